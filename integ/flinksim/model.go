@@ -1,0 +1,305 @@
+package flinksim
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	mrand "math/rand"
+	"sort"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// JobManager is one simulated Flink session-cluster JobManager (Dispatcher,
+// ResourceManager view and REST endpoint). All methods are safe for concurrent use.
+type JobManager struct {
+	mu       sync.Mutex
+	clock    clock.PassiveClock
+	name     string
+	appKey   string
+	timings  Timings
+	cfg      clusterConfig
+	storage  *Storage
+	timeline *Timeline
+
+	imageJars map[string]bool // nil: every jar exists
+	uploaded  []jarFile
+	deleted   map[string]bool // jars deleted through DELETE /jars/:id
+	uploadID  string
+
+	taskManagers int
+	slotsPerTM   int
+
+	jobs        []*job          // submission order, including terminal jobs still listed
+	resultStore map[string]bool // job ids that reached a globally terminal state
+	ops         []*operation    // async operations in trigger order
+	cache       map[string]cachedResponse
+
+	faults    Faults
+	faultRand *mrand.Rand
+	faultMu   sync.Mutex
+
+	savepointTriggers int
+	lastNow           time.Time
+	startedAt         time.Time
+}
+
+// JobInfo is a test-facing summary of one job.
+type JobInfo struct {
+	ID           string
+	Name         string
+	State        string
+	Parallelism  int
+	TasksRunning bool
+	RestoredFrom string
+	SubmittedAt  time.Time
+	Restarts     int
+}
+
+// NewJobManager starts a JobManager with no jobs.
+func NewJobManager(opts Options) *JobManager {
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	name := opts.Name
+	if name == "" {
+		name = "jobmanager"
+	}
+	storage := opts.Storage
+	if storage == nil {
+		storage = NewStorage()
+	}
+	jm := &JobManager{
+		clock:     clk,
+		name:      name,
+		appKey:    opts.AppKey,
+		timings:   opts.Timings.withDefaults(),
+		storage:   storage,
+		timeline:  opts.Timeline,
+		faultRand: mrand.New(mrand.NewSource(opts.Seed)),
+	}
+	jm.cfg = parseClusterConfig(copyMap(opts.FlinkConfig), "")
+	jm.reset(clk.Now())
+	if opts.Jars != nil {
+		jm.imageJars = map[string]bool{}
+		for _, j := range opts.Jars {
+			jm.imageJars[j] = true
+		}
+	}
+	jm.taskManagers = max(opts.TaskManagers, 0)
+	jm.slotsPerTM = opts.SlotsPerTaskManager
+	if jm.slotsPerTM <= 0 {
+		jm.slotsPerTM = jm.cfg.slotsPerTM
+	}
+	if jm.timeline != nil {
+		jm.timeline.attach(jm.sync)
+	}
+	return jm
+}
+
+// reset gives the JobManager the state of a freshly started, non-HA process.
+func (jm *JobManager) reset(now time.Time) {
+	jm.uploadID = newUUID()
+	jm.cfg = parseClusterConfig(jm.cfg.raw, jm.uploadID)
+	jm.uploaded = nil
+	jm.deleted = map[string]bool{}
+	jm.jobs = nil
+	jm.resultStore = map[string]bool{}
+	jm.ops = nil
+	jm.cache = map[string]cachedResponse{}
+	jm.lastNow = now
+	jm.startedAt = now
+}
+
+// Name is the JobManager's name as given in Options.
+func (jm *JobManager) Name() string { return jm.name }
+
+// Storage is where this JobManager writes savepoints and checkpoints.
+func (jm *JobManager) Storage() *Storage { return jm.storage }
+
+// Crash restarts the JobManager process without HA: every job, operation and
+// uploaded jar is gone; snapshots already written to Storage stay.
+func (jm *JobManager) Crash() {
+	jm.mu.Lock()
+	defer jm.mu.Unlock()
+	now := jm.advance()
+	for _, j := range jm.jobs {
+		if j.timelineHandle >= 0 && !isGloballyTerminal(j.state) {
+			jm.timeline.recordLost(j.timelineHandle, now)
+		}
+	}
+	jm.reset(now)
+}
+
+// SetTaskManagers changes the number of registered TaskManagers. Losing slots
+// that running jobs use fails those jobs over, as a lost TaskManager does.
+func (jm *JobManager) SetTaskManagers(n int) {
+	jm.mu.Lock()
+	defer jm.mu.Unlock()
+	now := jm.advance()
+	jm.taskManagers = max(n, 0)
+	jm.rebalanceSlots(now)
+}
+
+// SetSlotsPerTaskManager changes taskmanager.numberOfTaskSlots for all TaskManagers.
+func (jm *JobManager) SetSlotsPerTaskManager(n int) {
+	jm.mu.Lock()
+	defer jm.mu.Unlock()
+	now := jm.advance()
+	jm.slotsPerTM = max(n, 1)
+	jm.rebalanceSlots(now)
+}
+
+// Jobs summarises every job the JobManager still lists.
+func (jm *JobManager) Jobs() []JobInfo {
+	jm.mu.Lock()
+	defer jm.mu.Unlock()
+	jm.advance()
+	out := make([]JobInfo, 0, len(jm.jobs))
+	for _, j := range jm.jobs {
+		out = append(out, JobInfo{
+			ID: j.id, Name: j.name, State: j.state, Parallelism: j.parallelism,
+			TasksRunning: j.hasSlots && j.state == stateRunning, RestoredFrom: j.restorePath,
+			SubmittedAt: j.submittedAt, Restarts: j.restarts,
+		})
+	}
+	return out
+}
+
+// SavepointTriggers counts savepoint and stop-with-savepoint requests that
+// started a new savepoint since the JobManager was created (across crashes).
+// Idempotent repeats with a known triggerId do not count.
+func (jm *JobManager) SavepointTriggers() int {
+	jm.mu.Lock()
+	defer jm.mu.Unlock()
+	return jm.savepointTriggers
+}
+
+// sync evaluates due transitions so observers like the Timeline see them.
+func (jm *JobManager) sync() {
+	jm.mu.Lock()
+	defer jm.mu.Unlock()
+	jm.advance()
+}
+
+// advance applies every transition due up to now, in time order, and returns
+// now. Callers hold jm.mu. Time never runs backwards for the model.
+func (jm *JobManager) advance() time.Time {
+	now := jm.clock.Now()
+	if now.Before(jm.lastNow) {
+		now = jm.lastNow
+	}
+	for {
+		at, fire := jm.nextEvent()
+		if fire == nil || at.After(now) {
+			break
+		}
+		fire(at)
+	}
+	jm.lastNow = now
+	return now
+}
+
+// nextEvent finds the earliest pending transition. Ties go to jobs in
+// submission order, then operations in trigger order, so runs are deterministic.
+func (jm *JobManager) nextEvent() (time.Time, func(time.Time)) {
+	var best time.Time
+	var bestFire func(time.Time)
+	consider := func(at time.Time, fire func(time.Time)) {
+		if fire != nil && (bestFire == nil || at.Before(best)) {
+			best, bestFire = at, fire
+		}
+	}
+	for _, j := range jm.jobs {
+		consider(jm.jobEvent(j))
+	}
+	for _, op := range jm.ops {
+		consider(jm.operationEvent(op))
+	}
+	return best, bestFire
+}
+
+func (jm *JobManager) job(id string) *job {
+	for _, j := range jm.jobs {
+		if j.id == id {
+			return j
+		}
+	}
+	return nil
+}
+
+func (jm *JobManager) totalSlots() int { return jm.taskManagers * jm.slotsPerTM }
+
+func (jm *JobManager) usedSlots() int {
+	used := 0
+	for _, j := range jm.jobs {
+		if j.hasSlots {
+			used += j.parallelism
+		}
+	}
+	return used
+}
+
+// rebalanceSlots fails over the most recently deployed jobs while more slots
+// are in use than exist, then hands free slots to waiting jobs.
+func (jm *JobManager) rebalanceSlots(now time.Time) {
+	for jm.usedSlots() > jm.totalSlots() {
+		var victim *job
+		for _, j := range jm.jobs {
+			if j.hasSlots && (victim == nil || !j.deployedAt.Before(victim.deployedAt)) {
+				victim = j
+			}
+		}
+		tm := jm.taskManagerID(jm.taskManagers)
+		jm.failTasks(victim, now, taskManagerLost(tm))
+	}
+	jm.allocateSlots(now)
+}
+
+// allocateSlots deploys waiting RUNNING jobs, oldest first, when all of a
+// job's slots are free (a streaming job is one pipelined region).
+func (jm *JobManager) allocateSlots(now time.Time) {
+	free := jm.totalSlots() - jm.usedSlots()
+	for _, j := range jm.jobs {
+		if j.state == stateRunning && !j.hasSlots && j.parallelism <= free {
+			free -= j.parallelism
+			jm.deploy(j, now)
+		}
+	}
+}
+
+func (jm *JobManager) taskManagerID(i int) string {
+	return jm.name + "-taskmanager-" + itoa(i)
+}
+
+func copyMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// randomHex returns n random lowercase hex characters. IDs use crypto/rand so
+// independently seeded JobManagers never mint the same job id or savepoint path.
+func randomHex(n int) string {
+	b := make([]byte, (n+1)/2)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)[:n]
+}
+
+func newUUID() string {
+	h := randomHex(32)
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}

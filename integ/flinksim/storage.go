@@ -1,0 +1,83 @@
+package flinksim
+
+import (
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Snapshot is a savepoint or retained checkpoint directory that exists in Storage.
+type Snapshot struct {
+	Path         string
+	JobID        string
+	CheckpointID int64
+	Savepoint    bool
+	CreatedAt    time.Time
+}
+
+// Storage stands in for the durable file system (S3, a PVC) behind
+// state.savepoints.dir and state.checkpoints.dir. It outlives JobManagers: a
+// crashed or replaced cluster's savepoints stay restorable until deleted.
+type Storage struct {
+	mu    sync.Mutex
+	items map[string]Snapshot
+}
+
+// NewStorage returns an empty Storage.
+func NewStorage() *Storage {
+	return &Storage{items: map[string]Snapshot{}}
+}
+
+// storageKey accepts the spellings Flink accepts for one snapshot: with or
+// without "file:", a trailing slash, or the "/_metadata" file inside it.
+func storageKey(path string) string {
+	p := strings.TrimSpace(path)
+	p = strings.TrimRight(p, "/")
+	p = strings.TrimSuffix(p, "/_metadata")
+	return normalizePath(p)
+}
+
+// Exists reports whether a snapshot lives at path.
+func (s *Storage) Exists(path string) bool {
+	_, ok := s.Get(path)
+	return ok
+}
+
+// Get returns the snapshot at path.
+func (s *Storage) Get(path string) (Snapshot, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	snap, ok := s.items[storageKey(path)]
+	return snap, ok
+}
+
+// Delete removes the snapshot at path, as a lost or garbage-collected savepoint.
+func (s *Storage) Delete(path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.items, storageKey(path))
+}
+
+// Snapshots lists every existing snapshot, oldest first.
+func (s *Storage) Snapshots() []Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Snapshot, 0, len(s.items))
+	for _, snap := range s.items {
+		out = append(out, snap)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		}
+		return out[i].Path < out[j].Path
+	})
+	return out
+}
+
+func (s *Storage) put(snap Snapshot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.items[storageKey(snap.Path)] = snap
+}

@@ -1,0 +1,171 @@
+package flinksim
+
+import (
+	"sort"
+	"sync"
+	"time"
+)
+
+// StateChange is one job status transition.
+type StateChange struct {
+	State string
+	Time  time.Time
+}
+
+// JobRecord is the life of one job as recorded in a Timeline.
+type JobRecord struct {
+	AppKey       string
+	JobManager   string
+	JobID        string
+	RestoredFrom string
+	Parallelism  int
+	States       []StateChange
+	// LostAt is when the JobManager running the job crashed without HA while the
+	// job was still alive; zero otherwise.
+	LostAt time.Time
+}
+
+// AliveFrom is when the job was submitted.
+func (r JobRecord) AliveFrom() time.Time {
+	if len(r.States) == 0 {
+		return time.Time{}
+	}
+	return r.States[0].Time
+}
+
+// AliveUntil is when the job reached a globally terminal state or was lost with
+// its JobManager; ok is false while it is still alive.
+func (r JobRecord) AliveUntil() (t time.Time, ok bool) {
+	for _, s := range r.States {
+		if isGloballyTerminal(s.State) {
+			return s.Time, true
+		}
+	}
+	if !r.LostAt.IsZero() {
+		return r.LostAt, true
+	}
+	return time.Time{}, false
+}
+
+// Overlap is a period in which two jobs of one application were alive at once,
+// which for a streaming application means duplicated output.
+type Overlap struct {
+	First, Second JobRecord
+	From          time.Time
+	// To is zero while both jobs are still alive.
+	To time.Time
+}
+
+// Timeline records job state changes across JobManagers so tests can check
+// application-level invariants such as "never two jobs at once".
+type Timeline struct {
+	mu      sync.Mutex
+	records []*JobRecord
+	syncers []func()
+}
+
+// NewTimeline returns an empty Timeline.
+func NewTimeline() *Timeline {
+	return &Timeline{}
+}
+
+// attach registers a JobManager's lazy evaluation so queries see transitions
+// that are due but not yet observed.
+func (t *Timeline) attach(sync func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.syncers = append(t.syncers, sync)
+}
+
+func (t *Timeline) catchUp() {
+	t.mu.Lock()
+	syncers := append([]func(){}, t.syncers...)
+	t.mu.Unlock()
+	for _, s := range syncers {
+		s()
+	}
+}
+
+// register starts a record and returns its handle for later state changes.
+func (t *Timeline) register(rec JobRecord) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.records = append(t.records, &rec)
+	return len(t.records) - 1
+}
+
+func (t *Timeline) recordState(handle int, state string, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.records[handle]
+	r.States = append(r.States, StateChange{State: state, Time: at})
+}
+
+func (t *Timeline) recordLost(handle int, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.records[handle]
+	if _, ended := r.AliveUntil(); !ended {
+		r.LostAt = at
+	}
+}
+
+// Jobs returns the records of one application in submission order.
+func (t *Timeline) Jobs(appKey string) []JobRecord {
+	t.catchUp()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []JobRecord
+	for _, r := range t.records {
+		if r.AppKey == appKey {
+			c := *r
+			c.States = append([]StateChange(nil), r.States...)
+			out = append(out, c)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].AliveFrom().Before(out[j].AliveFrom()) })
+	return out
+}
+
+// Overlaps reports every period in which two jobs of appKey were alive at once.
+// Touching intervals (one ends the instant the other starts) do not overlap.
+func (t *Timeline) Overlaps(appKey string) []Overlap {
+	jobs := t.Jobs(appKey)
+	var out []Overlap
+	for i := range jobs {
+		for j := i + 1; j < len(jobs); j++ {
+			a, b := jobs[i], jobs[j]
+			from := later(a.AliveFrom(), b.AliveFrom())
+			aEnd, aDone := a.AliveUntil()
+			bEnd, bDone := b.AliveUntil()
+			var to time.Time
+			switch {
+			case aDone && bDone:
+				to = earlier(aEnd, bEnd)
+			case aDone:
+				to = aEnd
+			case bDone:
+				to = bEnd
+			}
+			if !to.IsZero() && !from.Before(to) {
+				continue
+			}
+			out = append(out, Overlap{First: a, Second: b, From: from, To: to})
+		}
+	}
+	return out
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}

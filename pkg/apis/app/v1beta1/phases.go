@@ -1,0 +1,48 @@
+package v1beta1
+
+// FlinkApplicationPhase is a state of the operator's state machine.
+// +kubebuilder:validation:Enum="";New;ClusterStarting;Savepointing;Cancelling;Submitting;Running;Updating;Recovering;RollingBack;DeployFailed;Deleting;Rescaling;DualRunning;Teardown;Suspended
+type FlinkApplicationPhase string
+
+// The phases. An empty phase is read as New.
+const (
+	PhaseNew             FlinkApplicationPhase = "New"
+	PhaseClusterStarting FlinkApplicationPhase = "ClusterStarting"
+	PhaseSavepointing    FlinkApplicationPhase = "Savepointing"
+	PhaseCancelling      FlinkApplicationPhase = "Cancelling"
+	PhaseSubmitting      FlinkApplicationPhase = "Submitting"
+	PhaseRunning         FlinkApplicationPhase = "Running"
+	PhaseUpdating        FlinkApplicationPhase = "Updating"
+	PhaseRecovering      FlinkApplicationPhase = "Recovering"
+	PhaseRollingBack     FlinkApplicationPhase = "RollingBack"
+	PhaseDeployFailed    FlinkApplicationPhase = "DeployFailed"
+	PhaseDeleting        FlinkApplicationPhase = "Deleting"
+	PhaseRescaling       FlinkApplicationPhase = "Rescaling"
+	PhaseDualRunning     FlinkApplicationPhase = "DualRunning"
+	PhaseTeardown        FlinkApplicationPhase = "Teardown"
+	PhaseSuspended       FlinkApplicationPhase = "Suspended"
+)
+
+// Phases lists every phase, in the order the docs present them.
+var Phases = []FlinkApplicationPhase{
+	PhaseNew, PhaseUpdating, PhaseClusterStarting, PhaseSavepointing, PhaseCancelling, PhaseRecovering,
+	PhaseSubmitting, PhaseRunning, PhaseRollingBack, PhaseDeployFailed, PhaseDeleting,
+	PhaseRescaling, PhaseDualRunning, PhaseTeardown, PhaseSuspended,
+}
+
+// Normalized reads the empty phase of a never-handled application as New.
+func (p FlinkApplicationPhase) Normalized() FlinkApplicationPhase {
+	if p == "" {
+		return PhaseNew
+	}
+	return p
+}
+
+// IsSteady tells whether the phase is a resting one, where the operator only watches the job.
+func (p FlinkApplicationPhase) IsSteady() bool {
+	switch p.Normalized() {
+	case PhaseRunning, PhaseDeployFailed, PhaseDualRunning, PhaseSuspended:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,175 @@
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// FlinkApplicationStatus is the operator's record of the application. It doubles as a write-ahead log:
+// the target hash, the savepoint trigger id and the job id are written here before the action that
+// depends on them, so an operator restarted at any point resumes instead of repeating the action.
+type FlinkApplicationStatus struct {
+	Phase  FlinkApplicationPhase `json:"phase,omitempty"`
+	Reason string                `json:"reason,omitempty"`
+	// ObservedGeneration is the spec generation the phase and hashes below were decided from.
+	ObservedGeneration int64        `json:"observedGeneration,omitempty"`
+	StartedAt          *metav1.Time `json:"startedAt,omitempty"`
+	LastUpdatedAt      *metav1.Time `json:"lastUpdatedAt,omitempty"`
+	// PhaseStartedAt is when the application entered its current phase; phase deadlines count from it.
+	PhaseStartedAt *metav1.Time `json:"phaseStartedAt,omitempty"`
+
+	DeployVersion   FlinkApplicationVersion         `json:"deployVersion,omitempty"`
+	UpdatingVersion FlinkApplicationVersion         `json:"updatingVersion,omitempty"`
+	ClusterStatus   FlinkClusterStatus              `json:"clusterStatus,omitempty"`
+	JobStatus       FlinkJobStatus                  `json:"jobStatus,omitempty"`
+	VersionStatuses []FlinkApplicationVersionStatus `json:"versionStatuses,omitempty"`
+
+	// DeployHash is the hash of the spec whose cluster and job are live.
+	DeployHash string `json:"deployHash,omitempty"`
+	// UpdatingHash is the hash of the spec being deployed; written before its cluster is created.
+	UpdatingHash string `json:"updatingHash,omitempty"`
+	// FailedDeployHash is the hash of a spec that failed to deploy; it is not retried until it changes.
+	FailedDeployHash string `json:"failedDeployHash,omitempty"`
+	// RollbackHash is the hash the application rolled back to after a failed deploy.
+	RollbackHash           string `json:"rollbackHash,omitempty"`
+	TeardownHash           string `json:"teardownHash,omitempty"`
+	InPlaceUpdatedFromHash string `json:"inPlaceUpdatedFromHash,omitempty"`
+
+	// SavepointTriggerID is chosen and recorded before the savepoint is triggered, and sent to Flink
+	// as the trigger id, so a restarted operator polls the same savepoint instead of taking another.
+	SavepointTriggerID string `json:"savepointTriggerId,omitempty"`
+	// SavepointPath is the state the next job starts from (a savepoint or an externalized checkpoint).
+	SavepointPath string `json:"savepointPath,omitempty"`
+	// FinalSavepointPath is the savepoint taken when the application was deleted.
+	FinalSavepointPath string `json:"finalSavepointPath,omitempty"`
+
+	// RetryCount counts consecutive failed attempts in the current phase; with LastSeenError it is
+	// the retry and backoff state, kept here so that it survives operator restarts.
+	RetryCount    int32                  `json:"retryCount,omitempty"`
+	LastSeenError *FlinkApplicationError `json:"lastSeenError,omitempty"`
+	// DeploymentMode is the mode the application was created with.
+	DeploymentMode DeploymentMode `json:"deploymentMode,omitempty"`
+
+	// Conditions are Ready (the job runs healthy on the intended spec) and Progressing (an update is under way).
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// History holds the most recent phase transitions, newest last.
+	// +kubebuilder:validation:MaxItems=20
+	History []PhaseTransition `json:"history,omitempty"`
+}
+
+// PhaseTransition is one entry of the status history.
+type PhaseTransition struct {
+	From   FlinkApplicationPhase `json:"from,omitempty"`
+	To     FlinkApplicationPhase `json:"to"`
+	Time   metav1.Time           `json:"time"`
+	Reason string                `json:"reason,omitempty"`
+}
+
+// MaxHistory is how many phase transitions the status keeps.
+const MaxHistory = 20
+
+// FlinkClusterStatus is the health of a Flink cluster as Flink reports it.
+type FlinkClusterStatus struct {
+	ClusterOverviewURL   string       `json:"clusterOverviewURL,omitempty"`
+	Health               HealthStatus `json:"health,omitempty"`
+	NumberOfTaskManagers int32        `json:"numberOfTaskManagers,omitempty"`
+	HealthyTaskManagers  int32        `json:"healthyTaskManagers,omitempty"`
+	NumberOfTaskSlots    int32        `json:"numberOfTaskSlots,omitempty"`
+	AvailableTaskSlots   int32        `json:"availableTaskSlots,omitempty"`
+}
+
+// FlinkJobStatus is the state of the application's job and the parameters it was started with.
+type FlinkJobStatus struct {
+	JobOverviewURL string       `json:"jobOverviewURL,omitempty"`
+	JobID          string       `json:"jobID,omitempty"`
+	Health         HealthStatus `json:"health,omitempty"`
+	State          JobState     `json:"state,omitempty"`
+
+	JarName               string `json:"jarName,omitempty"`
+	Parallelism           int32  `json:"parallelism,omitempty"`
+	EntryClass            string `json:"entryClass,omitempty"`
+	ProgramArgs           string `json:"programArgs,omitempty"`
+	AllowNonRestoredState bool   `json:"allowNonRestoredState,omitempty"`
+
+	StartTime                *metav1.Time `json:"startTime,omitempty"`
+	JobRestartCount          int32        `json:"jobRestartCount,omitempty"`
+	CompletedCheckpointCount int32        `json:"completedCheckpointCount,omitempty"`
+	FailedCheckpointCount    int32        `json:"failedCheckpointCount,omitempty"`
+	// RestorePath is where the running job's state came from, as Flink reports it.
+	RestorePath     string       `json:"restorePath,omitempty"`
+	RestoreTime     *metav1.Time `json:"restoreTime,omitempty"`
+	LastFailingTime *metav1.Time `json:"lastFailingTime,omitempty"`
+
+	LastCheckpointPath string       `json:"lastCheckpoint,omitempty"`
+	LastCheckpointTime *metav1.Time `json:"lastCheckpointTime,omitempty"`
+
+	RunningTasks int32 `json:"runningTasks,omitempty"`
+	TotalTasks   int32 `json:"totalTasks,omitempty"`
+}
+
+// FlinkApplicationVersion is a BlueGreen colour.
+type FlinkApplicationVersion string
+
+// The BlueGreen colours.
+const (
+	BlueFlinkApplication  FlinkApplicationVersion = "blue"
+	GreenFlinkApplication FlinkApplicationVersion = "green"
+)
+
+// FlinkApplicationVersionStatus is the status of one BlueGreen colour.
+type FlinkApplicationVersionStatus struct {
+	Version       FlinkApplicationVersion `json:"appVersion,omitempty"`
+	VersionHash   string                  `json:"versionHash,omitempty"`
+	ClusterStatus FlinkClusterStatus      `json:"clusterStatus,omitempty"`
+	JobStatus     FlinkJobStatus          `json:"jobStatus,omitempty"`
+}
+
+// HealthStatus summarises a cluster or a job.
+type HealthStatus string
+
+// The health values.
+const (
+	Green  HealthStatus = "Green"
+	Yellow HealthStatus = "Yellow"
+	Red    HealthStatus = "Red"
+)
+
+// JobState is a Flink job status as Flink spells it.
+type JobState string
+
+// The Flink job states the operator reads.
+const (
+	JobInitializing JobState = "INITIALIZING"
+	JobCreated      JobState = "CREATED"
+	JobRunning      JobState = "RUNNING"
+	JobFailing      JobState = "FAILING"
+	JobFailed       JobState = "FAILED"
+	JobCancelling   JobState = "CANCELLING"
+	JobCanceled     JobState = "CANCELED"
+	JobFinished     JobState = "FINISHED"
+	JobRestarting   JobState = "RESTARTING"
+	JobSuspended    JobState = "SUSPENDED"
+	JobReconciling  JobState = "RECONCILING"
+)
+
+// FlinkApplicationError is the last error an attempt ran into, persisted so that retries and backoff
+// continue across operator restarts.
+type FlinkApplicationError struct {
+	AppError            string       `json:"appError,omitempty"`
+	Method              string       `json:"method,omitempty"`
+	ErrorCode           string       `json:"errorCode,omitempty"`
+	IsRetryable         bool         `json:"isRetryable,omitempty"`
+	IsFailFast          bool         `json:"isFailFast,omitempty"`
+	MaxRetries          int32        `json:"maxRetries,omitempty"`
+	LastErrorUpdateTime *metav1.Time `json:"lastErrorUpdateTime,omitempty"`
+}
+
+// Error makes a persisted error usable as an error again.
+func (e *FlinkApplicationError) Error() string { return e.AppError }
+
+// The condition types in status.conditions.
+const (
+	ConditionReady       = "Ready"
+	ConditionProgressing = "Progressing"
+)

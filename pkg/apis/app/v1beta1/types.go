@@ -1,0 +1,218 @@
+package v1beta1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// FlinkApplication runs one Flink job on a Flink cluster that the operator creates and carries through
+// updates, failures and deletion without losing the job's state.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=flinkapp;flinkapps,categories=flink
+// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved, flinkfsm is not a Kubernetes project API"
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Cluster Health",type=string,JSONPath=`.status.clusterStatus.health`
+// +kubebuilder:printcolumn:name="Job Health",type=string,JSONPath=`.status.jobStatus.health`
+// +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.jobStatus.jobRestartCount`
+// +kubebuilder:printcolumn:name="Healthy TMs",type=integer,JSONPath=`.status.clusterStatus.healthyTaskManagers`,priority=1
+// +kubebuilder:printcolumn:name="Total TMs",type=integer,JSONPath=`.status.clusterStatus.numberOfTaskManagers`,priority=1
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type FlinkApplication struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   FlinkApplicationSpec   `json:"spec"`
+	Status FlinkApplicationStatus `json:"status,omitempty"`
+}
+
+// FlinkApplicationList is a list of FlinkApplications.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+type FlinkApplicationList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []FlinkApplication `json:"items"`
+}
+
+// FlinkApplicationSpec is what the user wants running. Every field of the Lyft operator's spec keeps its
+// name and meaning.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.savepointPath) || !has(self.savepointInfo) || !has(self.savepointInfo.savepointLocation) || self.savepointPath == self.savepointInfo.savepointLocation",message="savepointPath and the deprecated savepointInfo.savepointLocation name different savepoints; set only savepointPath"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.deploymentMode) || !has(self.deploymentMode) || (self.deploymentMode == 'BlueGreen') == (oldSelf.deploymentMode == 'BlueGreen')",message="deploymentMode cannot be switched to or from BlueGreen on an existing application; create a new FlinkApplication instead"
+type FlinkApplicationSpec struct {
+	// Image is the container image of the JobManager and TaskManagers; it must contain the job's jar in
+	// Flink's web upload directory.
+	// +kubebuilder:validation:MinLength=1
+	Image string `json:"image"`
+	// +kubebuilder:validation:Enum=Always;Never;IfNotPresent
+	ImagePullPolicy    corev1.PullPolicy             `json:"imagePullPolicy,omitempty"`
+	ImagePullSecrets   []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+	ServiceAccountName string                        `json:"serviceAccountName,omitempty"`
+	SecurityContext    *corev1.PodSecurityContext    `json:"securityContext,omitempty"`
+
+	// FlinkConfig is added to the cluster's Flink configuration. Values must be strings, numbers or
+	// booleans; the operator sets the keys it needs itself (ports, slots, memory).
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +optional
+	FlinkConfig FlinkConfig `json:"flinkConfig,omitempty"`
+	// FlinkVersion decides which memory keys are rendered (process size from 1.11 on, heap before).
+	FlinkVersion string `json:"flinkVersion,omitempty"`
+
+	JobManagerConfig  JobManagerConfig  `json:"jobManagerConfig,omitempty"`
+	TaskManagerConfig TaskManagerConfig `json:"taskManagerConfig,omitempty"`
+
+	// JarName is the jar id in the JobManager's upload directory, as Flink's /jars/:jarid/run takes it.
+	// +kubebuilder:validation:MinLength=1
+	JarName     string `json:"jarName"`
+	EntryClass  string `json:"entryClass,omitempty"`
+	ProgramArgs string `json:"programArgs,omitempty"`
+	// Parallelism of the job; TaskManagers = ceil(parallelism / taskSlots).
+	// +kubebuilder:validation:Minimum=1
+	Parallelism int32 `json:"parallelism"`
+	// AllowNonRestoredState lets a new job start from a savepoint that has state for operators it no longer has.
+	AllowNonRestoredState bool `json:"allowNonRestoredState,omitempty"`
+
+	// SavepointPath is restored by the first deployment only; later ones restore what the operator took.
+	SavepointPath string `json:"savepointPath,omitempty"`
+	// SavepointInfo is the deprecated form of SavepointPath.
+	SavepointInfo SavepointInfo `json:"savepointInfo,omitempty"`
+	// SavepointDisabled updates by cancelling the job without a savepoint.
+	SavepointDisabled bool `json:"savepointDisabled,omitempty"`
+	// MaxCheckpointRestoreAgeSeconds bounds how old an externalized checkpoint may be when a savepoint
+	// fails and the operator recovers from the newest checkpoint instead.
+	// +kubebuilder:validation:Minimum=1
+	MaxCheckpointRestoreAgeSeconds *int32 `json:"maxCheckpointRestoreAgeSeconds,omitempty"`
+	// FallbackWithoutState starts the new job without state when neither a savepoint nor a recent enough
+	// checkpoint exists. The operator never does that unless this is set.
+	FallbackWithoutState bool `json:"fallbackWithoutState,omitempty"`
+
+	// DeploymentMode is how an update replaces the running job: Dual (a new cluster beside the old one),
+	// Single (one cluster, replaced) or BlueGreen (both jobs run until one is torn down).
+	// +kubebuilder:validation:Enum=Single;Dual;BlueGreen
+	// +kubebuilder:default=Dual
+	DeploymentMode DeploymentMode `json:"deploymentMode,omitempty"`
+
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	RPCPort *int32 `json:"rpcPort,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	BlobPort *int32 `json:"blobPort,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	QueryPort *int32 `json:"queryPort,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	UIPort *int32 `json:"uiPort,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	MetricsQueryPort *int32 `json:"metricsQueryPort,omitempty"`
+
+	Volumes      []corev1.Volume      `json:"volumes,omitempty"`
+	VolumeMounts []corev1.VolumeMount `json:"volumeMounts,omitempty"`
+
+	// RestartNonce redeploys the application (new cluster, job restored from a savepoint) when changed.
+	RestartNonce string `json:"restartNonce,omitempty"`
+	// DeleteMode is what happens to the job when the FlinkApplication is deleted.
+	// +kubebuilder:validation:Enum=Savepoint;ForceCancel;None
+	// +kubebuilder:default=Savepoint
+	DeleteMode DeleteMode `json:"deleteMode,omitempty"`
+	// +kubebuilder:validation:Enum=NewCluster;InPlace
+	ScaleMode ScaleMode `json:"scaleMode,omitempty"`
+	// ForceRollback abandons an update in progress and returns to the previous cluster and job.
+	ForceRollback bool `json:"forceRollback,omitempty"`
+	// TearDownVersionHash ends BlueGreen's DualRunning by tearing down the version with this hash.
+	TearDownVersionHash string `json:"tearDownVersionHash,omitempty"`
+
+	IngressAnnotations   map[string]string `json:"ingressAnnotations,omitempty"`
+	IngressTLSSecretName string            `json:"ingressTLSSecretName,omitempty"`
+}
+
+// SavepointInfo is the deprecated place of the initial savepoint.
+type SavepointInfo struct {
+	SavepointLocation string `json:"savepointLocation,omitempty"`
+}
+
+// JobManagerConfig shapes the JobManager pods.
+type JobManagerConfig struct {
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+	EnvConfig EnvironmentConfig            `json:"envConfig,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	Replicas *int32 `json:"replicas,omitempty"`
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:ExclusiveMaximum=true
+	// +kubebuilder:validation:Maximum=1
+	OffHeapMemoryFraction *float64 `json:"offHeapMemoryFraction,omitempty"`
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:ExclusiveMaximum=true
+	// +kubebuilder:validation:Maximum=1
+	SystemMemoryFraction *float64            `json:"systemMemoryFraction,omitempty"`
+	NodeSelector         map[string]string   `json:"nodeSelector,omitempty"`
+	Tolerations          []corev1.Toleration `json:"tolerations,omitempty"`
+	Affinity             *corev1.Affinity    `json:"affinity,omitempty"`
+}
+
+// TaskManagerConfig shapes the TaskManager pods.
+type TaskManagerConfig struct {
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+	EnvConfig EnvironmentConfig            `json:"envConfig,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	TaskSlots *int32 `json:"taskSlots,omitempty"`
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:ExclusiveMaximum=true
+	// +kubebuilder:validation:Maximum=1
+	OffHeapMemoryFraction *float64 `json:"offHeapMemoryFraction,omitempty"`
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:ExclusiveMaximum=true
+	// +kubebuilder:validation:Maximum=1
+	SystemMemoryFraction *float64            `json:"systemMemoryFraction,omitempty"`
+	NodeSelector         map[string]string   `json:"nodeSelector,omitempty"`
+	Tolerations          []corev1.Toleration `json:"tolerations,omitempty"`
+	Affinity             *corev1.Affinity    `json:"affinity,omitempty"`
+}
+
+// EnvironmentConfig is extra environment for a Flink container, added after the operator's own.
+type EnvironmentConfig struct {
+	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
+	Env     []corev1.EnvVar        `json:"env,omitempty"`
+}
+
+// DeploymentMode is how an update replaces the running job.
+type DeploymentMode string
+
+// The deployment modes.
+const (
+	DeploymentModeSingle    DeploymentMode = "Single"
+	DeploymentModeDual      DeploymentMode = "Dual"
+	DeploymentModeBlueGreen DeploymentMode = "BlueGreen"
+)
+
+// DeleteMode is what deleting the FlinkApplication does to its job.
+type DeleteMode string
+
+// The delete modes.
+const (
+	// DeleteModeSavepoint takes a final savepoint, cancelling the job, before the cluster goes.
+	DeleteModeSavepoint DeleteMode = "Savepoint"
+	// DeleteModeForceCancel cancels the job without a savepoint.
+	DeleteModeForceCancel DeleteMode = "ForceCancel"
+	// DeleteModeNone leaves Flink alone and lets the cluster be garbage collected.
+	DeleteModeNone DeleteMode = "None"
+)
+
+// ScaleMode is how a parallelism change is carried out.
+type ScaleMode string
+
+// The scale modes.
+const (
+	ScaleModeNewCluster ScaleMode = "NewCluster"
+	ScaleModeInPlace    ScaleMode = "InPlace"
+)

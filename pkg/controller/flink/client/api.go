@@ -1,0 +1,125 @@
+package client
+
+import "context"
+
+// API is what the operator needs from a Flink JobManager.
+//
+// url is the JobManager's REST base URL, for example "http://app-abc123.ns:8081" or
+// "http://127.0.0.1:9000/ns/app-abc123". Every error returned is an *Error.
+type API interface {
+	// GetClusterOverview calls GET /overview. The operator uses it as a readiness probe.
+	GetClusterOverview(ctx context.Context, url string) (*ClusterOverview, error)
+	// GetJobs calls GET /jobs, which also lists terminal jobs for about an hour.
+	GetJobs(ctx context.Context, url string) ([]JobSummary, error)
+	// GetJob calls GET /jobs/:jobid.
+	GetJob(ctx context.Context, url, jobID string) (*JobDetails, error)
+	// GetJobExceptions calls GET /jobs/:jobid/exceptions.
+	GetJobExceptions(ctx context.Context, url, jobID string) (*JobExceptions, error)
+	// GetCheckpoints calls GET /jobs/:jobid/checkpoints. A job without checkpointing
+	// returns empty statistics, not an error.
+	GetCheckpoints(ctx context.Context, url, jobID string) (*CheckpointStats, error)
+	// GetTaskManagers calls GET /taskmanagers.
+	GetTaskManagers(ctx context.Context, url string) ([]TaskManager, error)
+	// TriggerSavepoint calls POST /jobs/:jobid/savepoints and returns the trigger id to poll.
+	TriggerSavepoint(ctx context.Context, url, jobID string, req SavepointRequest) (string, error)
+	// GetSavepointStatus calls GET /jobs/:jobid/savepoints/:triggerid.
+	GetSavepointStatus(ctx context.Context, url, jobID, triggerID string) (*SavepointStatus, error)
+	// CancelJob calls PATCH /jobs/:jobid?mode=cancel. Flink answers before the job is
+	// CANCELED; watch the job state to see it finish.
+	CancelJob(ctx context.Context, url, jobID string) error
+	// SubmitJob calls POST /jars/:jarid/run and returns the new job's id.
+	SubmitJob(ctx context.Context, url, jarID string, req SubmitJobRequest) (string, error)
+}
+
+// Job states as Flink spells them (JobStatus, identical in 1.17 to 2.x). Note CANCELED has one
+// L while CANCELLING has two.
+const (
+	JobInitializing = "INITIALIZING"
+	JobCreated      = "CREATED"
+	JobRunning      = "RUNNING"
+	JobFailing      = "FAILING"
+	JobFailed       = "FAILED"
+	JobCancelling   = "CANCELLING"
+	JobCanceled     = "CANCELED"
+	JobFinished     = "FINISHED"
+	JobRestarting   = "RESTARTING"
+	JobSuspended    = "SUSPENDED"
+	JobReconciling  = "RECONCILING"
+)
+
+// IsGloballyTerminal reports whether a job in this state can never change again.
+// SUSPENDED is deliberately excluded: the job resumes when a JobManager regains leadership.
+func IsGloballyTerminal(state string) bool {
+	switch state {
+	case JobFinished, JobCanceled, JobFailed:
+		return true
+	}
+	return false
+}
+
+// SavepointRequest is the body of POST /jobs/:jobid/savepoints. Flink spells these keys in
+// kebab case, unlike the stop endpoint.
+type SavepointRequest struct {
+	// TargetDirectory defaults to the cluster's state.savepoints.dir; Flink answers 400 when
+	// neither is set.
+	TargetDirectory string `json:"target-directory,omitempty"`
+	// CancelJob cancels the job right after the savepoint completes.
+	CancelJob bool `json:"cancel-job"`
+	// TriggerID, if set (32 hex characters), makes a repeated trigger a no-op that returns the
+	// same id, which is what makes retrying a lost trigger safe.
+	TriggerID string `json:"triggerId,omitempty"`
+	// FormatType is "CANONICAL" (Flink's default) or "NATIVE".
+	FormatType string `json:"formatType,omitempty"`
+}
+
+// SubmitJobRequest is the body of POST /jars/:jarid/run. Every field is optional.
+type SubmitJobRequest struct {
+	EntryClass string `json:"entryClass,omitempty"`
+	// ProgramArgs is a single string Flink tokenises. Flink 2.0 removed it and 1.20+
+	// silently ignores unknown fields, so prefer ProgramArgsList. Setting both is a 400.
+	ProgramArgs     string   `json:"programArgs,omitempty"`
+	ProgramArgsList []string `json:"programArgsList,omitempty"`
+	Parallelism     int32    `json:"parallelism,omitempty"`
+	// JobID (32 hex characters) fixes the job's id, so an uncertain submit can be checked by
+	// listing jobs, and a duplicate is rejected with 400.
+	JobID                 string `json:"jobId,omitempty"`
+	AllowNonRestoredState bool   `json:"allowNonRestoredState,omitempty"`
+	// SavepointPath is not checked by the submit call: a missing savepoint shows up later as
+	// the job going INITIALIZING -> FAILED.
+	SavepointPath string `json:"savepointPath,omitempty"`
+	// RestoreMode is CLAIM, NO_CLAIM or LEGACY (deprecated in 1.20 for ClaimMode).
+	RestoreMode string `json:"restoreMode,omitempty"`
+	// ClaimMode is the 1.20+ name of RestoreMode; 1.17-1.19 reject it as an unknown field.
+	ClaimMode string `json:"claimMode,omitempty"`
+	// FlinkConfiguration is merged into the job's configuration (1.17+).
+	FlinkConfiguration map[string]string `json:"flinkConfiguration,omitempty"`
+}
+
+// Savepoint operation states, as in the status.id of GET /jobs/:jobid/savepoints/:triggerid.
+const (
+	SavepointInProgress = "IN_PROGRESS"
+	SavepointCompleted  = "COMPLETED"
+)
+
+// SavepointStatus is the outcome of a savepoint (or stop-with-savepoint) operation.
+type SavepointStatus struct {
+	// State is "IN_PROGRESS" or "COMPLETED". COMPLETED alone does not mean success.
+	State string
+	// Location is the savepoint path when the savepoint succeeded.
+	Location string
+	// FailureCause is Flink's exception class and first stack-trace line (plus the root cause
+	// when there is one), or "" when the operation did not fail.
+	FailureCause string
+}
+
+// InProgress reports whether Flink is still taking the savepoint.
+func (s *SavepointStatus) InProgress() bool { return s.State == SavepointInProgress }
+
+// Succeeded reports whether the savepoint completed and can be restored from.
+func (s *SavepointStatus) Succeeded() bool {
+	return s.State == SavepointCompleted && s.FailureCause == "" && s.Location != ""
+}
+
+// Failed reports whether the operation is over without a usable savepoint. A completed
+// operation without a location counts as failed: there is nothing to restore from.
+func (s *SavepointStatus) Failed() bool { return !s.InProgress() && !s.Succeeded() }

@@ -1,0 +1,220 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/flyteorg/flytestdlib/promutils"
+	"github.com/go-resty/resty/v2"
+)
+
+// Config tunes the client. Zero durations and an empty UserAgent take DefaultConfig's values.
+type Config struct {
+	// GetTimeout bounds each GET. Reads are cheap and retried by the caller, so failing fast
+	// keeps a reconcile loop from stalling on a dead JobManager.
+	GetTimeout time.Duration
+	// PostTimeout bounds savepoint triggers and cancels, which Flink acknowledges quickly but
+	// only after a round trip to the JobMaster.
+	PostTimeout time.Duration
+	// SubmitTimeout bounds /jars/:jarid/run, which runs the program's main() in the request.
+	SubmitTimeout time.Duration
+	// UserAgent is sent with every request so JobManager logs show who called.
+	UserAgent string
+}
+
+// DefaultConfig returns the timeouts the operator uses unless configured otherwise.
+func DefaultConfig() Config {
+	return Config{
+		GetTimeout:    5 * time.Second,
+		PostTimeout:   30 * time.Second,
+		SubmitTimeout: 60 * time.Second,
+		UserAgent:     "flinkfsm",
+	}
+}
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.GetTimeout <= 0 {
+		c.GetTimeout = d.GetTimeout
+	}
+	if c.PostTimeout <= 0 {
+		c.PostTimeout = d.PostTimeout
+	}
+	if c.SubmitTimeout <= 0 {
+		c.SubmitTimeout = d.SubmitTimeout
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = d.UserAgent
+	}
+	return c
+}
+
+// maxResponseBody guards against a misbehaving endpoint; real Flink bodies (job details with a
+// large plan included) stay well below it.
+const maxResponseBody = 16 << 20
+
+// Client implements API over one shared resty client, so connections are pooled across calls
+// and JobManagers. It is safe for concurrent use.
+type Client struct {
+	cfg     Config
+	http    *resty.Client
+	metrics *metrics
+}
+
+var _ API = (*Client)(nil)
+
+// New returns a client whose metrics live under scope (see the package doc about sharing a
+// scope). A nil scope keeps the metrics out of the Prometheus registry.
+func New(cfg Config, scope promutils.Scope) *Client {
+	cfg = cfg.withDefaults()
+	h := resty.New().
+		SetHeader("User-Agent", cfg.UserAgent).
+		SetHeader("Accept", "application/json").
+		SetResponseBodyLimit(maxResponseBody)
+	return &Client{cfg: cfg, http: h, metrics: newMetrics(scope)}
+}
+
+// request describes one REST call.
+type request struct {
+	op      string // API method name: Error.Method and the metrics label
+	method  string
+	path    []string // unescaped path segments below the base URL
+	query   url.Values
+	body    any
+	timeout time.Duration
+	policy  retryPolicy
+}
+
+var (
+	errDecode          = errors.New("unexpected response body")
+	errInvalidArgument = errors.New("invalid argument")
+)
+
+// send performs r against baseURL and returns the status and body of a 2xx answer; any other
+// outcome is an *Error classified by r.policy.
+func (c *Client) send(ctx context.Context, baseURL string, r request) (int, []byte, error) {
+	target, err := endpoint(baseURL, r.query, r.path...)
+	if err != nil {
+		return 0, nil, invalid(r.op, err)
+	}
+	callCtx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+
+	// SubmitJob needs to know whether Flink may have seen the request; see retryableTransport.
+	var written atomic.Bool
+	traced := httptrace.WithClientTrace(callCtx, &httptrace.ClientTrace{
+		WroteHeaders: func() { written.Store(true) },
+	})
+	req := c.http.R().SetContext(traced)
+	if r.body != nil {
+		req.SetHeader("Content-Type", "application/json").SetBody(r.body)
+	}
+	resp, err := req.Execute(r.method, target)
+	if err != nil {
+		msg := err.Error()
+		if isTimeout(err) && ctx.Err() == nil {
+			msg = fmt.Sprintf("no answer within %s: %v", r.timeout, err)
+		}
+		return 0, nil, &Error{
+			Method:    r.op,
+			Message:   msg,
+			Retryable: r.policy.retryableTransport(written.Load()),
+			Cause:     err,
+		}
+	}
+	status, body := resp.StatusCode(), resp.Body()
+	if status < 200 || status > 299 {
+		return status, body, &Error{
+			Method:     r.op,
+			StatusCode: status,
+			Message:    errorMessage(status, body),
+			Retryable:  r.policy.retryableStatus(status, body),
+		}
+	}
+	return status, body, nil
+}
+
+// getJSON sends a GET and decodes its answer into out.
+func (c *Client) getJSON(ctx context.Context, baseURL, op string, out any, path ...string) error {
+	status, body, err := c.send(ctx, baseURL, request{
+		op: op, method: http.MethodGet, path: path, timeout: c.cfg.GetTimeout, policy: readPolicy,
+	})
+	if err != nil {
+		return err
+	}
+	return decode(op, status, body, out)
+}
+
+// decode fails with a non-retryable *Error: a body of the wrong shape will not change.
+func decode(op string, status int, body []byte, out any) error {
+	if err := json.Unmarshal(body, out); err != nil {
+		return &Error{
+			Method:     op,
+			StatusCode: status,
+			Message:    fmt.Sprintf("%v: %s", errDecode, truncate(strings.Join(strings.Fields(string(body)), " "), maxRawMessage)),
+			Cause:      fmt.Errorf("%w: %w", errDecode, err),
+		}
+	}
+	return nil
+}
+
+// invalid reports a call that was never sent because its arguments were unusable.
+func invalid(op string, err error) *Error {
+	return &Error{Method: op, Message: err.Error(), Cause: fmt.Errorf("%w: %w", errInvalidArgument, err)}
+}
+
+// requireID rejects an empty id, which would otherwise address a different route
+// (e.g. "/jobs/" instead of "/jobs/<id>").
+func requireID(op, name, value string) error {
+	if strings.TrimSpace(value) == "" {
+		return invalid(op, fmt.Errorf("%s must not be empty", name))
+	}
+	return nil
+}
+
+// endpoint appends escaped path segments to base, keeping any path prefix base carries.
+func endpoint(base string, query url.Values, segments ...string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", fmt.Errorf("invalid base URL %q: %w", base, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("invalid base URL %q: need http(s)://host[:port][/prefix]", base)
+	}
+	escaped := make([]string, len(segments))
+	for i, s := range segments {
+		escaped[i] = url.PathEscape(s)
+	}
+	raw := strings.TrimRight(u.EscapedPath(), "/") + "/" + strings.Join(escaped, "/")
+	unescaped, err := url.PathUnescape(raw)
+	if err != nil {
+		return "", fmt.Errorf("invalid base URL %q: %w", base, err)
+	}
+	u.Path, u.RawPath = unescaped, raw
+	if len(query) > 0 {
+		q := u.Query()
+		for k, v := range query {
+			q[k] = v
+		}
+		u.RawQuery = q.Encode()
+	}
+	u.Fragment = ""
+	return u.String(), nil
+}
+
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

@@ -1,0 +1,61 @@
+// Package client talks to a Flink JobManager over its REST API (Flink 1.17–1.20, 2.x).
+//
+// It calls the paths without the /v1 prefix (Flink serves both) under a base URL that may
+// itself carry a path prefix, such as a kubectl proxy URL
+// "http://127.0.0.1:9000/ns/app-abc123". Every call gets its own timeout from Config on top
+// of the caller's context.
+//
+// # No retries here
+//
+// The client never retries. The operator's state machine owns retries, counts them and
+// persists them in the resource status, so a retry loop in here would hide attempts from it
+// and stretch reconcile loops. Instead every failure is an *Error that says whether a retry is
+// safe and useful (IsRetryable), and the two outcomes the state machine branches on have
+// their own predicates (IsNotFound, IsConflict).
+//
+// # Retry classification
+//
+// "yes" means IsRetryable reports true.
+//
+//	call                  transport/timeout   404   408   409   503   other 4xx/3xx   other 5xx
+//	GET (all reads)       yes                 yes*  yes   no    yes   no              yes
+//	CancelJob (PATCH)     yes                 no    yes   no    yes   no              yes
+//	TriggerSavepoint      yes                 no    yes   no    yes   no              yes
+//	SubmitJob             no** (yes if the    no    no    no    yes   no              yes***
+//	                      request was never
+//	                      written)
+//
+// Why:
+//   - Reads have no side effects. A 404 on a read is what a JobManager that is still starting
+//     answers (the REST server is up before all state is recovered, and a proxy in front of a
+//     missing pod answers 404 too), and 503 is Flink's leader-election answer, so both are
+//     worth another look later. IsNotFound still tells the caller the job is missing.
+//     (*) Exception: polling an unknown savepoint trigger id ("There is no savepoint operation
+//     with triggerId=...") is not retryable. Flink forgets results 5 minutes after completion
+//     and forgets everything on restart, so polling again can never succeed; the caller has to
+//     trigger again.
+//   - Cancel is idempotent on Flink's side (cancelling a CANCELED job answers 202), so lost
+//     responses and 408 "Job cancellation timed out." can be retried. 404 (job unknown) and
+//     409 (job already FINISHED or FAILED) are final answers, not failures to retry.
+//   - A savepoint trigger is accepted even for unknown jobs, so errors are rare and mostly
+//     transport. A retry without SavepointRequest.TriggerID may start a second savepoint;
+//     set TriggerID to make retries idempotent. 400 (no target directory configured) is final.
+//   - SubmitJob runs the program's main() inside the request. (**) Once the request has been
+//     written, a timeout or broken connection leaves the outcome unknown: Flink may already be
+//     running the job, and a blind retry could submit it twice. The caller must reconcile by
+//     listing jobs. Dial and DNS failures happen before anything is written and are retryable.
+//     (***) A 5xx whose body names ProgramInvocationException or JobSubmissionException, or says
+//     the jar "does not exist", is a deterministic failure and not retryable. 502 and 504 are
+//     not retryable either: Flink never sends them, so they come from a proxy that may have
+//     forwarded the request. A 400 ("Could not execute application.", including a duplicate
+//     job id) is final.
+//   - A 2xx body that cannot be decoded, and invalid arguments (empty ids, bad base URL), are
+//     not retryable: the same request would fail the same way.
+//
+// # Metrics
+//
+// New registers, under the given promutils scope, a latency histogram and success and
+// failure counters labelled by operation (the API method name). Registering the same scope
+// twice in one process does not panic: the second client shares the first one's series. Tests
+// that assert on counts should pass promutils.NewTestScope() so each client gets its own.
+package client

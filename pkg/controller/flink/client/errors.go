@@ -1,0 +1,164 @@
+package client
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// Error is every failure the client returns. See the package doc for which ones are retryable.
+type Error struct {
+	// Method is the API operation that failed, e.g. "SubmitJob".
+	Method string
+	// StatusCode is the HTTP status, or 0 when no response arrived (transport error, timeout,
+	// invalid arguments).
+	StatusCode int
+	// Message is a one-line reason fit for a status field: the first line of Flink's errors[0]
+	// (with its deepest "Caused by:" appended when there is one), the most specific cause line
+	// of an "Internal server error.", or the start of a non-JSON body.
+	Message string
+	// Retryable says whether sending the same request later may succeed without doing harm.
+	Retryable bool
+	// Cause is the underlying transport or decoding error, if any.
+	Cause error
+}
+
+func (e *Error) Error() string {
+	if e.StatusCode == 0 {
+		return fmt.Sprintf("flink %s: %s", e.Method, e.Message)
+	}
+	return fmt.Sprintf("flink %s: HTTP %d: %s", e.Method, e.StatusCode, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Cause }
+
+// IsRetryable reports whether the request that produced err may be sent again. Errors that do
+// not come from this package (a caller's own context deadline, say) count as retryable: they
+// say nothing about the JobManager.
+func IsRetryable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Retryable
+	}
+	return true
+}
+
+// IsNotFound reports whether Flink answered 404: an unknown job, route or savepoint trigger.
+func IsNotFound(err error) bool { return hasStatus(err, http.StatusNotFound) }
+
+// IsConflict reports whether Flink answered 409, which CancelJob gets when the job has already
+// reached another terminal state (FINISHED or FAILED).
+func IsConflict(err error) bool { return hasStatus(err, http.StatusConflict) }
+
+func hasStatus(err error, code int) bool {
+	var e *Error
+	return errors.As(err, &e) && e.StatusCode == code
+}
+
+const (
+	// maxRawMessage caps the text taken from a body that is not Flink's error JSON (an HTML
+	// page from a proxy, say).
+	maxRawMessage = 300
+	// maxLineMessage caps one exception line; user exceptions can carry huge messages.
+	maxLineMessage = 500
+	// internalServerError is errors[0] of any exception Flink did not map to a status; the
+	// useful text is then in errors[1].
+	internalServerError = "Internal server error."
+)
+
+// errorMessage turns an error response body into a one-line reason.
+func errorMessage(status int, body []byte) string {
+	var parsed struct {
+		Errors []string `json:"errors"`
+	}
+	if err := json.Unmarshal(body, &parsed); err == nil && len(parsed.Errors) > 0 {
+		if strings.TrimSpace(parsed.Errors[0]) == internalServerError && len(parsed.Errors) > 1 {
+			if line := mostSpecificLine(parsed.Errors[1]); line != "" {
+				return line
+			}
+		}
+		if msg := summarizeTrace(parsed.Errors[0]); msg != "" {
+			return msg
+		}
+	}
+	raw := strings.Join(strings.Fields(string(body)), " ")
+	if raw == "" {
+		return http.StatusText(status)
+	}
+	return truncate(raw, maxRawMessage)
+}
+
+// exceptionLines keeps the lines of a Java stack trace that describe exceptions, dropping
+// frames, "... n more" elisions and Flink's "<Exception on server side:" envelope.
+func exceptionLines(trace string) []string {
+	var out []string
+	for _, line := range strings.Split(trace, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "",
+			strings.HasPrefix(line, "at "),
+			strings.HasPrefix(line, "..."),
+			strings.HasPrefix(line, "<Exception on server side"),
+			strings.HasPrefix(line, "End of exception on server side"):
+			continue
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// rootCause returns the deepest "Caused by:" of a trace, without the prefix, or "".
+func rootCause(lines []string) string {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if cause, ok := strings.CutPrefix(lines[i], "Caused by:"); ok {
+			return strings.TrimSpace(cause)
+		}
+	}
+	return ""
+}
+
+// mostSpecificLine picks the root cause of a trace, falling back to its first exception line.
+// For a missing jar this is the "Jar file <path> does not exist" line.
+func mostSpecificLine(trace string) string {
+	lines := exceptionLines(trace)
+	if len(lines) == 0 {
+		return ""
+	}
+	if cause := rootCause(lines); cause != "" {
+		return truncate(cause, maxLineMessage)
+	}
+	return truncate(lines[0], maxLineMessage)
+}
+
+// summarizeTrace returns the first line of a trace, plus its root cause when that adds
+// something: for "Could not execute application." the cause is the actual reason.
+func summarizeTrace(trace string) string {
+	lines := exceptionLines(trace)
+	if len(lines) == 0 {
+		return ""
+	}
+	first := truncate(lines[0], maxLineMessage)
+	cause := rootCause(lines)
+	if cause == "" || strings.Contains(first, cause) {
+		return first
+	}
+	return first + " (caused by " + truncate(cause, maxLineMessage) + ")"
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	// Cut on a rune boundary so the message stays valid UTF-8.
+	for n > 0 && !isRuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
