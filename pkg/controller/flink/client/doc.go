@@ -26,10 +26,11 @@
 //	                      written)
 //
 // Why:
-//   - Reads have no side effects. A 404 on a read is what a JobManager that is still starting
-//     answers (the REST server is up before all state is recovered, and a proxy in front of a
-//     missing pod answers 404 too), and 503 is Flink's leader-election answer, so both are
-//     worth another look later. IsNotFound still tells the caller the job is missing.
+//   - Reads have no side effects. 404 and 503 are what a starting JobManager answers (503 is
+//     Flink's leader-election reply, and a proxy in front of a pod that is not serving yet
+//     answers 404), so both are worth another look later; the Lyft operator tolerates both on
+//     its readiness probe for the same reason. IsNotFound still tells the caller a job is
+//     missing.
 //     (*) Exception: polling an unknown savepoint trigger id ("There is no savepoint operation
 //     with triggerId=...") is not retryable. Flink forgets results 5 minutes after completion
 //     and forgets everything on restart, so polling again can never succeed; the caller has to
