@@ -1,0 +1,142 @@
+package flink
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// hostIPRef is expanded to the pod's IP by the image's entrypoint (envsubst), from the HOST_IP variable
+// the operator sets; the pod's name does not resolve in cluster DNS, its IP always works.
+const hostIPRef = "$HOST_IP"
+
+// RenderFlinkConfig renders the Flink configuration of the JobManager and of the TaskManagers of the
+// cluster with this hash, as sorted "key: value" lines for FLINK_PROPERTIES.
+//
+// The user's flinkConfig comes first and the operator's keys override it, because the pods, Services
+// and REST calls are built around them: slots, the five ports, memory sized to the container, and
+// the JobManager's address. Without high availability every pod reaches the JobManager through the
+// cluster's versioned Service. With it (high-availability or high-availability.type set to anything
+// but "none"), the JobManager advertises its pod IP, TaskManagers find the leader through the HA
+// services, and kubernetes.cluster-id is set per cluster so that a new cluster never recovers the jobs
+// of the one it replaces. TaskManagers always advertise their pod IP.
+//
+// Memory keys follow flinkVersion: process size from 1.11 on, heap before. An empty or unparsable
+// flinkVersion counts as modern (Lyft treats it as old): every Flink version still maintained sizes
+// memory by process size, and the heap keys are deprecated or gone there.
+func RenderFlinkConfig(app *v1beta1.FlinkApplication, hash string) (jm, tm string, err error) {
+	common, err := app.Spec.FlinkConfig.Strings()
+	if err != nil {
+		return "", "", err
+	}
+	// The operator decides the JobManager's address; a user value would point one cluster at another.
+	delete(common, "jobmanager.rpc.address")
+
+	memory, err := memoryConfig(app)
+	if err != nil {
+		return "", "", err
+	}
+	maps.Copy(common, memory)
+	maps.Copy(common, map[string]string{
+		"taskmanager.numberOfTaskSlots":       strconv.Itoa(int(TaskSlots(app))),
+		"jobmanager.rpc.port":                 strconv.Itoa(int(RPCPort(app))),
+		"blob.server.port":                    strconv.Itoa(int(BlobPort(app))),
+		"query.server.port":                   strconv.Itoa(int(QueryPort(app))),
+		"rest.port":                           strconv.Itoa(int(UIPort(app))),
+		"metrics.internal.query-service.port": strconv.Itoa(int(MetricsQueryPort(app))),
+	})
+
+	jmConfig, tmConfig := maps.Clone(common), maps.Clone(common)
+	if highAvailability(common) {
+		clusterID := VersionedServiceName(app, hash)
+		jmConfig["kubernetes.cluster-id"] = clusterID
+		tmConfig["kubernetes.cluster-id"] = clusterID
+		jmConfig["jobmanager.rpc.address"] = hostIPRef
+	} else {
+		jmConfig["jobmanager.rpc.address"] = VersionedServiceName(app, hash)
+		tmConfig["jobmanager.rpc.address"] = VersionedServiceName(app, hash)
+	}
+	tmConfig["taskmanager.host"] = hostIPRef
+
+	if jm, err = configLines(jmConfig); err != nil {
+		return "", "", err
+	}
+	if tm, err = configLines(tmConfig); err != nil {
+		return "", "", err
+	}
+	return jm, tm, nil
+}
+
+// highAvailability reports whether the configuration turns on JobManager high availability, under
+// the key of Flink before 1.17 or the one after.
+func highAvailability(config map[string]string) bool {
+	for _, key := range []string{"high-availability", "high-availability.type"} {
+		if v := strings.TrimSpace(config[key]); v != "" && !strings.EqualFold(v, "none") {
+			return true
+		}
+	}
+	return false
+}
+
+// configLines writes one "key: value" line per key, sorted so that the same configuration always
+// renders the same. A line break would let one value inject other keys, so it is rejected.
+func configLines(config map[string]string) (string, error) {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(config)) {
+		v := config[k]
+		if strings.ContainsAny(k, "\r\n") || strings.ContainsAny(v, "\r\n") {
+			return "", fmt.Errorf("flinkConfig %q must be on one line", k)
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(k + ": " + v)
+	}
+	return b.String(), nil
+}
+
+// ParseFlinkVersion reads the major and minor version from strings like "1.20", "1.11.3", "v1.8" or
+// "2.0-SNAPSHOT". A lone major version ("2") reads as minor 0.
+func ParseFlinkVersion(s string) (major, minor int, ok bool) {
+	s = strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(s), "v"), "V")
+	parts := strings.SplitN(s, ".", 3)
+	major, ok = leadingNumber(parts[0], len(parts) == 1)
+	if !ok {
+		return 0, 0, false
+	}
+	if len(parts) == 1 {
+		return major, 0, true
+	}
+	minor, ok = leadingNumber(parts[1], true)
+	if !ok {
+		return 0, 0, false
+	}
+	return major, minor, true
+}
+
+// leadingNumber parses the digits that s starts with. Unless suffixOK, s must be only digits.
+func leadingNumber(s string, suffixOK bool) (int, bool) {
+	end := 0
+	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
+		end++
+	}
+	if end == 0 || (!suffixOK && end != len(s)) {
+		return 0, false
+	}
+	if end < len(s) && s[end] != '-' && s[end] != '+' {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s[:end])
+	return n, err == nil
+}
+
+// isModernFlink reports whether Flink sizes memory by process size (1.11 and later). Versions that
+// cannot be read count as modern; see RenderFlinkConfig.
+func isModernFlink(version string) bool {
+	major, minor, ok := ParseFlinkVersion(version)
+	return !ok || major > 1 || (major == 1 && minor >= 11)
+}

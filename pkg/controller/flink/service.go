@@ -1,0 +1,52 @@
+package flink
+
+import (
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// versionedService renders the Service of one cluster's JobManager. It is headless, so that its name
+// resolves straight to the JobManager pod: TaskManagers connect to the RPC and blob ports by it, and
+// there is no virtual IP whose endpoints lag behind a restarted JobManager.
+func versionedService(app *v1beta1.FlinkApplication, hash string) *corev1.Service {
+	svc := service(app, VersionedServiceName(app, hash), map[string]string{AppLabel: app.Name, HashLabel: hash})
+	svc.Spec.ClusterIP = corev1.ClusterIPNone
+	svc.Spec.Selector = podLabels(app, hash, JobManagerComponent)
+	svc.Spec.Ports = []corev1.ServicePort{
+		servicePort("rpc", RPCPort(app)),
+		servicePort("blob", BlobPort(app)),
+		servicePort("query", QueryPort(app)),
+		servicePort("ui", UIPort(app)),
+		servicePort("metrics", MetricsQueryPort(app)),
+	}
+	return svc
+}
+
+// RenderGenericService renders the application's stable Service, pointed at the JobManager of the
+// cluster with this hash; the operator re-renders it with the new hash once a new cluster's job runs.
+// It carries no hash label because it outlives every cluster.
+func RenderGenericService(app *v1beta1.FlinkApplication, hash string) *corev1.Service {
+	svc := service(app, GenericServiceName(app), map[string]string{AppLabel: app.Name})
+	svc.Spec.Type = corev1.ServiceTypeClusterIP
+	svc.Spec.Selector = podLabels(app, hash, JobManagerComponent)
+	svc.Spec.Ports = []corev1.ServicePort{
+		servicePort("ui", UIPort(app)),
+		servicePort("rpc", RPCPort(app)),
+	}
+	return svc
+}
+
+// service renders a Service's metadata. Services carry only the operator's labels: unlike pods,
+// nothing selects or groups them by the application's own labels.
+func service(app *v1beta1.FlinkApplication, name string, labels map[string]string) *corev1.Service {
+	return &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: objectMeta(app, name, labels),
+	}
+}
+
+func servicePort(name string, port int32) corev1.ServicePort {
+	return corev1.ServicePort{Name: name, Port: port, TargetPort: intstr.FromInt32(port), Protocol: corev1.ProtocolTCP}
+}
