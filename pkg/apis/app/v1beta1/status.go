@@ -81,10 +81,12 @@ type FlinkClusterStatus struct {
 
 // FlinkJobStatus is the state of the application's job and the parameters it was started with.
 type FlinkJobStatus struct {
-	JobOverviewURL string       `json:"jobOverviewURL,omitempty"`
-	JobID          string       `json:"jobID,omitempty"`
-	Health         HealthStatus `json:"health,omitempty"`
-	State          JobState     `json:"state,omitempty"`
+	JobOverviewURL string `json:"jobOverviewURL,omitempty"`
+	JobID          string `json:"jobID,omitempty"`
+	// ClusterHash is the cluster the job was submitted to; with JobID it is recorded before submission.
+	ClusterHash string       `json:"clusterHash,omitempty"`
+	Health      HealthStatus `json:"health,omitempty"`
+	State       JobState     `json:"state,omitempty"`
 
 	JarName               string `json:"jarName,omitempty"`
 	Parallelism           int32  `json:"parallelism,omitempty"`

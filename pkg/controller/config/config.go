@@ -1,0 +1,147 @@
+// Package config is the operator's configuration: one flytestdlib section, "operator", read from a YAML
+// file and flags. Nothing in it may shape a cluster: changing operator config must never redeploy jobs,
+// so it is passed to the controller explicitly and kept out of every rendered object and hash.
+package config
+
+import (
+	"fmt"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/flyteorg/flytestdlib/config"
+)
+
+// SectionKey is the name of the operator's section in the config file.
+const SectionKey = "operator"
+
+// FlinkURLMode says how the operator reaches a cluster's JobManager REST endpoint.
+type FlinkURLMode string
+
+// The ways to reach Flink.
+const (
+	// URLModeServiceDNS uses in-cluster DNS: http://<service>.<namespace>:<port>.
+	URLModeServiceDNS FlinkURLMode = "ServiceDNS"
+	// URLModeAPIServerProxy goes through the API server's service proxy (Lyft's useKubectlProxy).
+	URLModeAPIServerProxy FlinkURLMode = "APIServerProxy"
+	// URLModeTemplate renders FlinkURLTemplate with .Namespace, .Service and .Port.
+	URLModeTemplate FlinkURLMode = "Template"
+)
+
+// Config is the operator's configuration.
+type Config struct {
+	// LimitNamespace is a comma-separated list of namespaces to watch; empty watches all.
+	LimitNamespace string `json:"limitNamespace" pflag:",Comma-separated namespaces to watch; empty for all"`
+	Workers        int    `json:"workers" pflag:",Number of applications reconciled in parallel"`
+	MetricsPrefix  string `json:"metricsPrefix" pflag:",Prefix of every Prometheus metric"`
+	MetricsAddress string `json:"metricsAddress" pflag:",Address of the /metrics and /healthz server"`
+
+	FlinkURLMode     FlinkURLMode `json:"flinkUrlMode" pflag:",How to reach JobManagers: ServiceDNS, APIServerProxy or Template"`
+	FlinkURLTemplate string       `json:"flinkUrlTemplate" pflag:",Go template of a JobManager base URL with .Namespace .Service .Port (Template mode)"`
+	// UseKubectlProxy and ProxyPort are the Lyft operator's settings; they select APIServerProxy mode
+	// through a kubectl proxy on localhost.
+	UseKubectlProxy bool `json:"useKubectlProxy" pflag:",Lyft compatibility: reach JobManagers through kubectl proxy"`
+	ProxyPort       int  `json:"proxyPort" pflag:",Lyft compatibility: the kubectl proxy port"`
+
+	// WaitPollInterval is how soon a phase that waits on Flink looks again; owned-object events come sooner.
+	WaitPollInterval config.Duration `json:"waitPollInterval" pflag:",How soon a waiting phase looks again"`
+	// StatusPollInterval is how often a running job's status is refreshed.
+	StatusPollInterval config.Duration `json:"statusPollInterval" pflag:",How often a running job is observed"`
+	// ClusterStartTimeout bounds ClusterStarting; past it a first deploy fails and an update rolls back.
+	ClusterStartTimeout config.Duration `json:"clusterStartTimeout" pflag:",Deadline for a new cluster to become ready"`
+	// JobStartTimeout bounds how long a submitted job may take to have all its tasks running.
+	JobStartTimeout config.Duration `json:"jobStartTimeout" pflag:",Deadline for a submitted job to run all its tasks"`
+	// SavepointTimeout bounds a savepoint before the operator gives up on it.
+	SavepointTimeout config.Duration `json:"savepointTimeout" pflag:",Deadline for a savepoint"`
+	// CancelTimeout bounds how long a cancelled job may stay CANCELLING.
+	CancelTimeout config.Duration `json:"cancelTimeout" pflag:",Deadline for a job to finish cancelling"`
+
+	// MaxRetries is the retry budget of a phase for retryable errors.
+	MaxRetries          int             `json:"maxRetries" pflag:",Retries of a failing step before the phase gives up"`
+	BaseBackoffDuration config.Duration `json:"baseBackoffDuration" pflag:",First retry delay"`
+	MaxBackoffDuration  config.Duration `json:"maxBackoffDuration" pflag:",Longest retry delay"`
+	// DefaultMaxCheckpointRestoreAge applies when an application does not set maxCheckpointRestoreAgeSeconds.
+	DefaultMaxCheckpointRestoreAge config.Duration `json:"defaultMaxCheckpointRestoreAge" pflag:",Oldest checkpoint recovery may use by default"`
+}
+
+// Default is the configuration used when nothing is set.
+func Default() *Config {
+	return &Config{
+		Workers:                        4,
+		MetricsPrefix:                  "flinkfsm",
+		MetricsAddress:                 ":10254",
+		FlinkURLMode:                   URLModeServiceDNS,
+		ProxyPort:                      8001,
+		WaitPollInterval:               config.Duration{Duration: 2 * time.Second},
+		StatusPollInterval:             config.Duration{Duration: 10 * time.Second},
+		ClusterStartTimeout:            config.Duration{Duration: 5 * time.Minute},
+		JobStartTimeout:                config.Duration{Duration: 3 * time.Minute},
+		SavepointTimeout:               config.Duration{Duration: 10 * time.Minute},
+		CancelTimeout:                  config.Duration{Duration: 5 * time.Minute},
+		MaxRetries:                     5,
+		BaseBackoffDuration:            config.Duration{Duration: 500 * time.Millisecond},
+		MaxBackoffDuration:             config.Duration{Duration: 30 * time.Second},
+		DefaultMaxCheckpointRestoreAge: config.Duration{Duration: time.Hour},
+	}
+}
+
+var section = config.MustRegisterSection(SectionKey, Default())
+
+// Get returns the configuration loaded into the registered section.
+func Get() *Config { return section.GetConfig().(*Config) }
+
+// Namespaces lists the watched namespaces; nil means all.
+func (c *Config) Namespaces() []string {
+	var out []string
+	for _, ns := range strings.Split(c.LimitNamespace, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
+// Validate reports settings that cannot work, before the operator starts.
+func (c *Config) Validate() error {
+	if c.Workers < 1 {
+		return fmt.Errorf("operator.workers must be at least 1")
+	}
+	if _, err := c.URLResolver(""); err != nil {
+		return err
+	}
+	return nil
+}
+
+// URLResolver returns the function that names a JobManager's REST base URL. apiServer is the API
+// server's URL, used in APIServerProxy mode when no kubectl proxy is configured.
+func (c *Config) URLResolver(apiServer string) (func(namespace, service string, port int32) string, error) {
+	mode := c.FlinkURLMode
+	if c.UseKubectlProxy {
+		mode = URLModeAPIServerProxy
+		apiServer = fmt.Sprintf("http://localhost:%d", c.ProxyPort)
+	}
+	switch mode {
+	case URLModeServiceDNS, "":
+		return func(ns, svc string, port int32) string { return fmt.Sprintf("http://%s.%s:%d", svc, ns, port) }, nil
+	case URLModeAPIServerProxy:
+		base := strings.TrimSuffix(apiServer, "/")
+		return func(ns, svc string, port int32) string {
+			return fmt.Sprintf("%s/api/v1/namespaces/%s/services/%s:%d/proxy", base, ns, svc, port)
+		}, nil
+	case URLModeTemplate:
+		t, err := template.New("flinkUrlTemplate").Option("missingkey=error").Parse(c.FlinkURLTemplate)
+		if err != nil {
+			return nil, fmt.Errorf("operator.flinkUrlTemplate: %w", err)
+		}
+		return func(ns, svc string, port int32) string {
+			var b strings.Builder
+			_ = t.Execute(&b, struct {
+				Namespace, Service string
+				Port               int32
+			}{ns, svc, port})
+			return strings.TrimSuffix(b.String(), "/")
+		}, nil
+	default:
+		return nil, fmt.Errorf("operator.flinkUrlMode %q is not one of ServiceDNS, APIServerProxy, Template", mode)
+	}
+}

@@ -1,0 +1,189 @@
+package flinkapplication
+
+import (
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+)
+
+// Finalizer holds a FlinkApplication until its job is dealt with per deleteMode. The name is the Lyft
+// operator's, so applications it created are handled the same way.
+const Finalizer = "job.finalizers.flink.k8s.io"
+
+// fieldManager names the operator's writes in managedFields.
+const fieldManager = "flinkfsm"
+
+// createCluster creates whatever of the cluster with this hash does not exist yet. Names derive from
+// the hash, so a repeat after a crash finds the objects and creates nothing twice.
+func createCluster(rc *Context, hash string) error {
+	objs, err := flink.RenderCluster(rc.App, hash)
+	if err != nil {
+		return permanent("RenderCluster", err)
+	}
+	have := rc.Clusters[hash]
+	apps := rc.env.Kube.AppsV1().Deployments(rc.App.Namespace)
+	opts := metav1.CreateOptions{FieldManager: fieldManager}
+	if have == nil || have.JobManager == nil {
+		if _, err := apps.Create(rc, objs.JobManager, opts); err != nil && !apierrors.IsAlreadyExists(err) {
+			return retryable("CreateJobManager", err)
+		}
+	}
+	if have == nil || have.TaskManager == nil {
+		if _, err := apps.Create(rc, objs.TaskManager, opts); err != nil && !apierrors.IsAlreadyExists(err) {
+			return retryable("CreateTaskManager", err)
+		}
+	}
+	if have == nil || have.Service == nil {
+		svc := rc.env.Kube.CoreV1().Services(rc.App.Namespace)
+		if _, err := svc.Create(rc, objs.Service, opts); err != nil && !apierrors.IsAlreadyExists(err) {
+			return retryable("CreateService", err)
+		}
+	}
+	return nil
+}
+
+// deleteCluster deletes the cluster with this hash. Without HA, deleting the JobManager ends its jobs,
+// so callers only do this to clusters whose job is finished with or was never started.
+func deleteCluster(rc *Context, hash string) error {
+	c := rc.Clusters[hash]
+	if c == nil {
+		return nil
+	}
+	bg := metav1.DeletePropagationBackground
+	opts := metav1.DeleteOptions{PropagationPolicy: &bg}
+	apps := rc.env.Kube.AppsV1().Deployments(rc.App.Namespace)
+	for _, name := range []string{flink.JobManagerName(rc.App, hash), flink.TaskManagerName(rc.App, hash)} {
+		if err := apps.Delete(rc, name, opts); err != nil && !apierrors.IsNotFound(err) {
+			return retryable("DeleteCluster", err)
+		}
+	}
+	err := rc.env.Kube.CoreV1().Services(rc.App.Namespace).Delete(rc, flink.VersionedServiceName(rc.App, hash), opts)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return retryable("DeleteCluster", err)
+	}
+	delete(rc.Clusters, hash)
+	return nil
+}
+
+// deleteClustersExcept removes every owned cluster but the kept ones and says which went.
+func deleteClustersExcept(rc *Context, keep ...string) ([]string, error) {
+	var gone []string
+	for hash := range rc.Clusters {
+		if contains(keep, hash) {
+			continue
+		}
+		if err := deleteCluster(rc, hash); err != nil {
+			return gone, err
+		}
+		gone = append(gone, hash)
+	}
+	return gone, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x != "" && x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// pointGenericService makes the application's stable Service select the JobManager of this cluster.
+func pointGenericService(rc *Context, hash string) error {
+	want := flink.RenderGenericService(rc.App, hash)
+	svc := rc.env.Kube.CoreV1().Services(rc.App.Namespace)
+	have := rc.GenericService
+	if have == nil {
+		created, err := svc.Create(rc, want, metav1.CreateOptions{FieldManager: fieldManager})
+		if apierrors.IsAlreadyExists(err) {
+			return retryable("CreateGenericService", fmt.Errorf("service %s exists but is not in the cache yet", want.Name))
+		}
+		if err != nil {
+			return retryable("CreateGenericService", err)
+		}
+		rc.GenericService = created
+		return nil
+	}
+	if selects(have, want.Spec.Selector) {
+		return nil
+	}
+	patch, _ := json.Marshal(map[string]interface{}{"spec": map[string]interface{}{"selector": want.Spec.Selector}})
+	updated, err := svc.Patch(rc, have.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
+	if err != nil {
+		return retryable("SwitchGenericService", err)
+	}
+	rc.GenericService = updated
+	return nil
+}
+
+func selects(svc *corev1.Service, selector map[string]string) bool {
+	if len(svc.Spec.Selector) != len(selector) {
+		return false
+	}
+	for k, v := range selector {
+		if svc.Spec.Selector[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func hasFinalizer(app *v1beta1.FlinkApplication) bool {
+	for _, f := range app.Finalizers {
+		if f == Finalizer {
+			return true
+		}
+	}
+	return false
+}
+
+// ensureFinalizer adds the finalizer before anything is created, so that deleting the application
+// always passes through Deleting and its deleteMode.
+func ensureFinalizer(rc *Context) error {
+	if hasFinalizer(rc.App) {
+		return nil
+	}
+	return patchFinalizers(rc, append(append([]string(nil), rc.App.Finalizers...), Finalizer))
+}
+
+func removeFinalizer(rc *Context) error {
+	var keep []string
+	for _, f := range rc.App.Finalizers {
+		if f != Finalizer {
+			keep = append(keep, f)
+		}
+	}
+	if len(keep) == len(rc.App.Finalizers) {
+		return nil
+	}
+	return patchFinalizers(rc, keep)
+}
+
+func patchFinalizers(rc *Context, finalizers []string) error {
+	if finalizers == nil {
+		finalizers = []string{}
+	}
+	patch, _ := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{
+		"finalizers": finalizers, "resourceVersion": rc.App.ResourceVersion,
+	}})
+	updated, err := rc.env.Apps.FlinkV1beta1().FlinkApplications(rc.App.Namespace).Patch(
+		rc, rc.App.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
+	if apierrors.IsNotFound(err) {
+		rc.App.Finalizers = finalizers
+		return nil
+	}
+	if err != nil {
+		return retryable("PatchFinalizers", err)
+	}
+	rc.App.Finalizers = updated.Finalizers
+	rc.App.ResourceVersion = updated.ResourceVersion
+	return nil
+}

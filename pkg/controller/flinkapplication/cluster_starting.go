@@ -1,0 +1,65 @@
+package flinkapplication
+
+import (
+	"fmt"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+)
+
+// handleClusterStarting waits until the new cluster is ready for the job: Kubernetes reports its
+// Deployments available and Flink reports enough task slots. Then a first deploy submits the job and
+// an update stops the old job, with a savepoint unless the user disabled them.
+func handleClusterStarting(rc *Context) Outcome {
+	st := &rc.App.Status
+	target := st.UpdatingHash
+	if target != rc.Hash {
+		if target != st.DeployHash {
+			if err := deleteCluster(rc, target); err != nil {
+				return failed(err)
+			}
+		}
+		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", "spec changed while the new cluster was starting; starting over")
+	}
+	if rc.App.Spec.ForceRollback && st.DeployHash != "" {
+		return warnTo(v1beta1.PhaseRollingBack, "ForceRollback", "forceRollback set: abandoning the update before the old job was touched")
+	}
+	c := rc.Clusters[target]
+	if c == nil || c.JobManager == nil || c.TaskManager == nil || c.Service == nil {
+		// Someone deleted part of the cluster; put it back rather than wait for the deadline.
+		if err := createCluster(rc, target); err != nil {
+			return failed(err)
+		}
+		return stay(0)
+	}
+	if !c.Ready() {
+		return stay(0)
+	}
+	ov, err := rc.Overview(target)
+	if err != nil {
+		// The JobManager's REST endpoint comes up after the pod is ready; the phase deadline bounds this.
+		return stay(0)
+	}
+	if int32(ov.SlotsTotal) < rc.App.Spec.Parallelism {
+		return stay(0)
+	}
+	ready := fmt.Sprintf("cluster %s ready with %d task slots", flink.VersionedServiceName(rc.App, target), ov.SlotsTotal)
+	if st.DeployHash == "" {
+		st.SavepointPath = initialSavepoint(rc.App)
+		st.JobStatus.JobID, st.JobStatus.ClusterHash = "", ""
+		return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", ready)
+	}
+	if rc.App.Spec.SavepointDisabled {
+		return moveTo(v1beta1.PhaseCancelling, "ClusterReady", ready+"; cancelling the old job without a savepoint (savepointDisabled)")
+	}
+	st.SavepointPath = ""
+	return moveTo(v1beta1.PhaseSavepointing, "ClusterReady", ready+"; taking a savepoint of the old job")
+}
+
+// initialSavepoint is the state a first deploy restores: savepointPath, or its deprecated form.
+func initialSavepoint(app *v1beta1.FlinkApplication) string {
+	if app.Spec.SavepointPath != "" {
+		return app.Spec.SavepointPath
+	}
+	return app.Spec.SavepointInfo.SavepointLocation
+}

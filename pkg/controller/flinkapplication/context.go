@@ -1,0 +1,138 @@
+package flinkapplication
+
+import (
+	"context"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+)
+
+// Context is everything one reconcile of one application knows: the application (a working copy
+// whose status handlers change), the objects it owns, and a view of Flink that asks each question at
+// most once per reconcile. Handlers decide from it; they never list or watch on their own.
+type Context struct {
+	context.Context
+	App    *v1beta1.FlinkApplication
+	Config *config.Config
+	Now    time.Time
+	// Hash is the cluster hash of the current spec.
+	Hash string
+	// Clusters are the owned Flink clusters, by hash.
+	Clusters map[string]*ClusterObjects
+	// GenericService is the Service that points at the live cluster, if it exists.
+	GenericService *corev1.Service
+
+	env          *Environment
+	memo         map[string]memoEntry
+	events       []pendingEvent
+	transitioned bool
+}
+
+// ClusterObjects are the Kubernetes objects of one Flink cluster.
+type ClusterObjects struct {
+	Hash        string
+	JobManager  *appsv1.Deployment
+	TaskManager *appsv1.Deployment
+	Service     *corev1.Service
+}
+
+// Ready tells whether Kubernetes reports the cluster's JobManager available and all its TaskManagers ready.
+func (c *ClusterObjects) Ready() bool {
+	if c == nil || c.JobManager == nil || c.TaskManager == nil || c.Service == nil {
+		return false
+	}
+	jm, tm := c.JobManager, c.TaskManager
+	return jm.Status.ObservedGeneration >= jm.Generation && jm.Status.AvailableReplicas >= 1 &&
+		tm.Status.ObservedGeneration >= tm.Generation && tm.Status.ReadyReplicas >= replicas(tm)
+}
+
+func replicas(d *appsv1.Deployment) int32 {
+	if d.Spec.Replicas == nil {
+		return 1
+	}
+	return *d.Spec.Replicas
+}
+
+type memoEntry struct {
+	value interface{}
+	err   error
+}
+
+type pendingEvent struct {
+	warning         bool
+	reason, message string
+}
+
+func (rc *Context) event(warning bool, reason, message string) {
+	rc.events = append(rc.events, pendingEvent{warning, reason, message})
+}
+
+// Flink is the REST client, for the calls that change something (triggers, cancels, submissions).
+func (rc *Context) Flink() client.API { return rc.env.Flink }
+
+// FlinkURL is the REST base URL of the cluster with this hash.
+func (rc *Context) FlinkURL(hash string) string {
+	return rc.env.FlinkURL(rc.App.Namespace, flink.VersionedServiceName(rc.App, hash), flink.UIPort(rc.App))
+}
+
+func (rc *Context) remember(key string, fetch func() (interface{}, error)) (interface{}, error) {
+	if e, ok := rc.memo[key]; ok {
+		return e.value, e.err
+	}
+	v, err := fetch()
+	rc.memo[key] = memoEntry{v, err}
+	return v, err
+}
+
+// forget drops what was observed of a cluster after this reconcile changed it.
+func (rc *Context) forget() { rc.memo = map[string]memoEntry{} }
+
+// Overview is GET /overview on the cluster with this hash.
+func (rc *Context) Overview(hash string) (*client.ClusterOverview, error) {
+	v, err := rc.remember("overview/"+hash, func() (interface{}, error) {
+		return rc.env.Flink.GetClusterOverview(rc, rc.FlinkURL(hash))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*client.ClusterOverview), nil
+}
+
+// Job is GET /jobs/:id on the cluster with this hash.
+func (rc *Context) Job(hash, jobID string) (*client.JobDetails, error) {
+	v, err := rc.remember("job/"+hash+"/"+jobID, func() (interface{}, error) {
+		return rc.env.Flink.GetJob(rc, rc.FlinkURL(hash), jobID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*client.JobDetails), nil
+}
+
+// Jobs is GET /jobs on the cluster with this hash.
+func (rc *Context) Jobs(hash string) ([]client.JobSummary, error) {
+	v, err := rc.remember("jobs/"+hash, func() (interface{}, error) {
+		return rc.env.Flink.GetJobs(rc, rc.FlinkURL(hash))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]client.JobSummary), nil
+}
+
+// Checkpoints is GET /jobs/:id/checkpoints on the cluster with this hash.
+func (rc *Context) Checkpoints(hash, jobID string) (*client.CheckpointStats, error) {
+	v, err := rc.remember("checkpoints/"+hash+"/"+jobID, func() (interface{}, error) {
+		return rc.env.Flink.GetCheckpoints(rc, rc.FlinkURL(hash), jobID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*client.CheckpointStats), nil
+}

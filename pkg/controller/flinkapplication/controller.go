@@ -1,0 +1,167 @@
+package flinkapplication
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	appinformers "github.com/flinkfsm/flinkfsm/pkg/client/informers/externalversions"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
+)
+
+// Controller is sample-controller's loop around the state machine: informers feed a rate-limited
+// workqueue, and objects the operator owns enqueue their FlinkApplication, so waiting phases move
+// as soon as a Deployment or pod changes instead of on a resync.
+type Controller struct {
+	env          *Environment
+	queue        workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	synced       []cache.InformerSynced
+	factories    []interface{ Start(<-chan struct{}) }
+	podInformers []cache.SharedIndexInformer
+	workers      int
+}
+
+// NewController wires informers for the configured namespaces (all when none are listed) to the queue.
+func NewController(env *Environment) *Controller {
+	c := &Controller{
+		env: env,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
+			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "flinkapplications"}),
+		workers: env.Config.Workers,
+	}
+	namespaces := env.Config.Namespaces()
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	obs := &listerObserver{byNamespace: map[string]*namespaceListers{}}
+	for _, ns := range namespaces {
+		kubeInf := kubeinformers.NewSharedInformerFactoryWithOptions(env.Kube, 0, kubeinformers.WithNamespace(ns))
+		appInf := appinformers.NewSharedInformerFactoryWithOptions(env.Apps, 0, appinformers.WithNamespace(ns))
+		obs.byNamespace[ns] = c.watch(ns, kubeInf, appInf)
+		c.factories = append(c.factories, kubeInf, appInf)
+	}
+	env.Observer = obs
+	return c
+}
+
+func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactory, appInf appinformers.SharedInformerFactory) *namespaceListers {
+	apps := appInf.Flink().V1beta1().FlinkApplications()
+	deploys := kubeInf.Apps().V1().Deployments()
+	services := kubeInf.Core().V1().Services()
+	// Pods only wake applications up; a label selector keeps the cache to the operator's own pods.
+	pods := kubeinformers.NewSharedInformerFactoryWithOptions(c.env.Kube, 0, kubeinformers.WithNamespace(ns),
+		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = k8.AppLabel })).Core().V1().Pods()
+	c.synced = append(c.synced, apps.Informer().HasSynced, deploys.Informer().HasSynced,
+		services.Informer().HasSynced, pods.Informer().HasSynced)
+	c.podInformers = append(c.podInformers, pods.Informer())
+	_, _ = apps.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.enqueue,
+		UpdateFunc: func(old, new interface{}) {
+			if old.(*v1beta1.FlinkApplication).ResourceVersion != new.(*v1beta1.FlinkApplication).ResourceVersion {
+				c.enqueue(new)
+			}
+		},
+		DeleteFunc: c.enqueue,
+	})
+	owned := cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueOwner,
+		UpdateFunc: func(_, new interface{}) { c.enqueueOwner(new) },
+		DeleteFunc: c.enqueueOwner,
+	}
+	_, _ = deploys.Informer().AddEventHandler(owned)
+	_, _ = services.Informer().AddEventHandler(owned)
+	_, _ = pods.Informer().AddEventHandler(owned)
+	return &namespaceListers{apps: apps.Lister(), deploys: deploys.Lister(), services: services.Lister()}
+}
+
+func (c *Controller) enqueue(obj interface{}) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	if name, err := cache.ObjectToName(obj); err == nil {
+		c.queue.Add(name)
+	}
+}
+
+// enqueueOwner finds the FlinkApplication behind a Deployment, Service or pod. Pods belong to a
+// ReplicaSet, not to the application, so they are matched by the operator's app label.
+func (c *Controller) enqueueOwner(obj interface{}) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	if ref := metav1.GetControllerOf(m); ref != nil && ref.Kind == "FlinkApplication" {
+		c.queue.Add(cache.ObjectName{Namespace: m.GetNamespace(), Name: ref.Name})
+		return
+	}
+	if _, isPod := obj.(*corev1.Pod); isPod {
+		if app := m.GetLabels()[k8.AppLabel]; app != "" {
+			c.queue.Add(cache.ObjectName{Namespace: m.GetNamespace(), Name: app})
+		}
+	}
+}
+
+// Run waits for the caches and works the queue until ctx ends.
+func (c *Controller) Run(ctx context.Context) error {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	for _, f := range c.factories {
+		f.Start(ctx.Done())
+	}
+	for _, inf := range c.podInformers {
+		go inf.Run(ctx.Done())
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		return fmt.Errorf("caches did not sync")
+	}
+	for i := 0; i < c.workers; i++ {
+		go wait.UntilWithContext(ctx, func(ctx context.Context) {
+			for c.processNextWorkItem(ctx) {
+			}
+		}, time.Second)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+	after, err := c.reconcileSafely(ctx, key)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "reconcile failed", "application", key.String())
+		c.queue.AddRateLimited(key)
+		return true
+	}
+	c.queue.Forget(key)
+	if after > 0 {
+		c.queue.AddAfter(key, after)
+	}
+	return true
+}
+
+// reconcileSafely turns a panic in one application's reconcile into an error for that application.
+func (c *Controller) reconcileSafely(ctx context.Context, key cache.ObjectName) (after time.Duration, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic reconciling %s: %v", key, r)
+		}
+	}()
+	return c.env.Reconcile(ctx, key.Namespace, key.Name)
+}

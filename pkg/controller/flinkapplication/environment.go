@@ -1,0 +1,71 @@
+package flinkapplication
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+)
+
+// Environment is what reconciles share: clients, clock, configuration and the way to observe owned
+// objects. Tests build one from fakes; the controller builds one from informers.
+type Environment struct {
+	Kube     kubernetes.Interface
+	Apps     versioned.Interface
+	Flink    client.API
+	FlinkURL func(namespace, service string, port int32) string
+	Clock    clock.Clock
+	Recorder record.EventRecorder
+	Config   *config.Config
+	Observer Observer
+	Metrics  *Metrics
+
+	// written remembers the resourceVersion of our own last status write per application, to spot
+	// a cache that has not caught up with it yet.
+	written sync.Map
+}
+
+// Observer reads an application and the objects it owns, normally from informer caches.
+type Observer interface {
+	Application(namespace, name string) (*v1beta1.FlinkApplication, error)
+	// Owned returns the application's clusters by hash and its generic Service (nil if absent).
+	Owned(app *v1beta1.FlinkApplication) (map[string]*ClusterObjects, *corev1.Service, error)
+}
+
+// staleCache tells whether the cached application predates our own last status write: acting on it
+// could repeat a step already taken, so the reconcile waits for the cache instead.
+func (e *Environment) staleCache(app *v1beta1.FlinkApplication) bool {
+	v, ok := e.written.Load(app.Namespace + "/" + app.Name)
+	if !ok {
+		return false
+	}
+	have, err1 := strconv.ParseUint(app.ResourceVersion, 10, 64)
+	wrote, err2 := strconv.ParseUint(v.(string), 10, 64)
+	return err1 == nil && err2 == nil && have < wrote
+}
+
+func (e *Environment) rememberWrite(app *v1beta1.FlinkApplication) {
+	e.written.Store(app.Namespace+"/"+app.Name, app.ResourceVersion)
+}
+
+func (e *Environment) forgetApp(key string) { e.written.Delete(key) }
+
+func eventType(warning bool) string {
+	if warning {
+		return corev1.EventTypeWarning
+	}
+	return corev1.EventTypeNormal
+}
+
+func describe(app *v1beta1.FlinkApplication) string {
+	return fmt.Sprintf("%s/%s", app.Namespace, app.Name)
+}

@@ -1,0 +1,47 @@
+package flinkapplication
+
+import (
+	"fmt"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// abandonUpdate ends a deploy that cannot finish. A first deploy has nothing to go back to and ends
+// in DeployFailed with the cause; an update goes back to the previous cluster and job.
+func abandonUpdate(rc *Context, cause string) Outcome {
+	if rc.App.Status.DeployHash == "" {
+		return deployFailed(rc, "DeployFailed", cause)
+	}
+	return warnTo(v1beta1.PhaseRollingBack, "RollingBack", cause)
+}
+
+// deployFailed marks the target spec failed, so it is not retried until the spec changes, and rests.
+func deployFailed(rc *Context, reason, cause string) Outcome {
+	st := &rc.App.Status
+	st.FailedDeployHash = st.UpdatingHash
+	if st.FailedDeployHash == "" {
+		st.FailedDeployHash = rc.Hash
+	}
+	st.UpdatingHash, st.SavepointTriggerID = "", ""
+	return warnTo(v1beta1.PhaseDeployFailed, reason, cause)
+}
+
+// rollbackFailed gives up on restoring the previous job. The state it would have restored stays in
+// status.savepointPath and the message, so an operator can restore it by hand.
+func rollbackFailed(rc *Context, cause string) Outcome {
+	st := &rc.App.Status
+	msg := fmt.Sprintf("rollback failed: %s", cause)
+	if st.SavepointPath != "" {
+		msg += fmt.Sprintf("; the previous job's state is at %s", st.SavepointPath)
+	}
+	return deployFailed(rc, "RollbackFailed", msg)
+}
+
+// deleteBlocked stops retrying a final savepoint that keeps failing. The job keeps running and the
+// application stays until the user chooses to give up the savepoint.
+func deleteBlocked(rc *Context, cause string) Outcome {
+	rc.App.Status.SavepointTriggerID = ""
+	return Outcome{Reason: "DeleteBlocked", Warning: true, After: untilChanged,
+		Message: fmt.Sprintf("final savepoint failed: %s; the job keeps running. Set spec.deleteMode to ForceCancel "+
+			"(cancel without a savepoint) or None (leave Flink alone) to finish deleting", cause)}
+}

@@ -1,0 +1,160 @@
+package flinkapplication
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
+)
+
+// untilChanged asks not to be requeued: only a change to the application or its objects wakes it.
+const untilChanged time.Duration = -1
+
+// step runs one pass of the state machine: the global rules, the retry and deadline gates kept in
+// status, then the phase's handler. It records the transition in the working status and returns the
+// outcome; persisting the status and emitting events is the caller's job.
+func step(rc *Context) Outcome {
+	st := &rc.App.Status
+	from := st.Phase.Normalized()
+	cfg := rc.Config
+
+	if rc.App.DeletionTimestamp != nil && from != v1beta1.PhaseDeleting {
+		out := moveTo(v1beta1.PhaseDeleting, "DeletionRequested",
+			fmt.Sprintf("application deleted; deleteMode %s", deleteMode(rc.App)))
+		recordOutcome(rc, from, out)
+		return out
+	}
+	spec, ok := phaseTable[from]
+	if !ok {
+		out := Outcome{Reason: "UnsupportedPhase", Warning: true, After: untilChanged,
+			Message: fmt.Sprintf("phase %q is not handled by this operator version", from)}
+		recordOutcome(rc, from, out)
+		return out
+	}
+	if wait := backoffRemaining(rc, cfg); wait > 0 {
+		return stay(wait)
+	}
+
+	var out Outcome
+	if cause, over := pastDeadline(rc, spec); over {
+		out = giveUp(rc, spec, cause)
+	} else {
+		out = spec.handle(rc)
+	}
+	if out.Err != nil {
+		out = afterFailure(rc, spec, out.Err)
+	} else if out.Next == "" && st.LastSeenError != nil && st.RetryCount > 0 && out.After != untilChanged {
+		// A pass without error is progress: the next failure starts a fresh budget.
+		st.LastSeenError, st.RetryCount = nil, 0
+	}
+	if out.Next != "" && out.Next != from && !spec.allows(out.Next) {
+		// A handler asking for an undeclared transition is a bug; refusing keeps the table honest.
+		out = Outcome{Reason: "InvalidTransition", Warning: true, After: untilChanged,
+			Message: fmt.Sprintf("refused undeclared transition %s -> %s (%s)", from, out.Next, out.Message)}
+	}
+	if out.After == 0 {
+		out.After = spec.poll(cfg)
+	}
+	recordOutcome(rc, from, out)
+	return out
+}
+
+// afterFailure spends one retry of the phase's budget, or gives up when it is spent or the error
+// cannot succeed on retry. The count lives in status so a restarted operator keeps it.
+func afterFailure(rc *Context, spec phaseSpec, err error) Outcome {
+	st := &rc.App.Status
+	t := metav1.NewTime(rc.Now)
+	retry := isRetryable(err)
+	st.LastSeenError = &v1beta1.FlinkApplicationError{
+		AppError: err.Error(), Method: errorMethod(err), IsRetryable: retry, IsFailFast: !retry,
+		MaxRetries: int32(rc.Config.MaxRetries), LastErrorUpdateTime: &t,
+	}
+	if retry && int(st.RetryCount) < rc.Config.MaxRetries {
+		st.RetryCount++
+		return Outcome{After: backoff(rc.Config, st.RetryCount)}
+	}
+	cause := err.Error()
+	if retry {
+		cause = fmt.Sprintf("%s (after %d retries)", cause, st.RetryCount)
+	}
+	return giveUp(rc, spec, cause)
+}
+
+func giveUp(rc *Context, spec phaseSpec, cause string) Outcome {
+	if spec.giveUp == nil {
+		return Outcome{Reason: "RetriesExhausted", Message: cause, Warning: true, After: untilChanged}
+	}
+	return spec.giveUp(rc, cause)
+}
+
+func pastDeadline(rc *Context, spec phaseSpec) (string, bool) {
+	st := rc.App.Status
+	if spec.deadline == nil || st.PhaseStartedAt == nil {
+		return "", false
+	}
+	d := spec.deadline(rc.Config)
+	if d <= 0 || rc.Now.Sub(st.PhaseStartedAt.Time) <= d {
+		return "", false
+	}
+	return fmt.Sprintf("%s did not complete within %s", st.Phase.Normalized(), d), true
+}
+
+// backoff is the delay before retry n: base·2^(n-1), capped.
+func backoff(cfg *config.Config, n int32) time.Duration {
+	d := float64(cfg.BaseBackoffDuration.Duration) * math.Pow(2, float64(n-1))
+	if max := float64(cfg.MaxBackoffDuration.Duration); d > max {
+		d = max
+	}
+	return time.Duration(d)
+}
+
+func backoffRemaining(rc *Context, cfg *config.Config) time.Duration {
+	st := rc.App.Status
+	e := st.LastSeenError
+	if e == nil || !e.IsRetryable || st.RetryCount == 0 || e.LastErrorUpdateTime == nil {
+		return 0
+	}
+	return e.LastErrorUpdateTime.Add(backoff(cfg, st.RetryCount)).Sub(rc.Now)
+}
+
+// recordOutcome writes a transition into the working status: the phase, when it started, the history entry
+// and the reason, and queues the Event that tells users about it.
+func recordOutcome(rc *Context, from v1beta1.FlinkApplicationPhase, out Outcome) {
+	st := &rc.App.Status
+	t := metav1.NewTime(rc.Now)
+	if st.StartedAt == nil {
+		st.StartedAt = &t
+	}
+	if out.Next != "" && out.Next != from {
+		st.Phase = out.Next
+		st.PhaseStartedAt = &t
+		st.RetryCount, st.LastSeenError = 0, nil
+		st.History = append(st.History, v1beta1.PhaseTransition{From: from, To: out.Next, Time: t, Reason: out.Reason})
+		if n := len(st.History); n > v1beta1.MaxHistory {
+			st.History = append([]v1beta1.PhaseTransition(nil), st.History[n-v1beta1.MaxHistory:]...)
+		}
+		rc.transitioned = true
+	} else if st.Phase == "" {
+		st.Phase = v1beta1.PhaseNew
+		st.PhaseStartedAt = &t
+	}
+	if out.Reason != "" {
+		msg := out.Message
+		if msg == "" {
+			msg = out.Reason
+		}
+		st.Reason = msg
+		rc.event(out.Warning, out.Reason, msg)
+	}
+}
+
+func deleteMode(app *v1beta1.FlinkApplication) v1beta1.DeleteMode {
+	if app.Spec.DeleteMode == "" {
+		return v1beta1.DeleteModeSavepoint
+	}
+	return app.Spec.DeleteMode
+}

@@ -1,0 +1,121 @@
+package flinkapplication
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+)
+
+// observeLiveJob refreshes status.clusterStatus and status.jobStatus from Flink for the live
+// cluster. It reports, it never acts: a failing job is shown Red and announced once with its cause.
+func observeLiveJob(rc *Context) {
+	st := &rc.App.Status
+	hash := st.DeployHash
+	if hash == "" {
+		return
+	}
+	observeCluster(rc, hash)
+	jobID := st.JobStatus.JobID
+	if jobID == "" {
+		return
+	}
+	job, err := rc.Job(hash, jobID)
+	if client.IsNotFound(err) {
+		if st.JobStatus.Health != v1beta1.Red {
+			rc.event(true, "JobLost", fmt.Sprintf("job %s is no longer known to its JobManager", jobID))
+		}
+		st.JobStatus.Health = v1beta1.Red
+		return
+	}
+	if err != nil {
+		st.JobStatus.Health = v1beta1.Red
+		return
+	}
+	before := st.JobStatus.State
+	js := &st.JobStatus
+	js.State = v1beta1.JobState(job.State)
+	if job.StartTime > 0 {
+		js.StartTime = msTime(job.StartTime)
+	}
+	js.RunningTasks, js.TotalTasks = 0, 0
+	for _, v := range job.Vertices {
+		js.RunningTasks += int32(v.Tasks["RUNNING"])
+		js.TotalTasks += v.Parallelism
+	}
+	if job.State == client.JobFailing || job.State == client.JobRestarting {
+		t := metav1.NewTime(rc.Now)
+		js.LastFailingTime = &t
+	}
+	if cp, err := rc.Checkpoints(hash, jobID); err == nil {
+		js.CompletedCheckpointCount = int32(cp.Counts.Completed)
+		js.FailedCheckpointCount = int32(cp.Counts.Failed)
+		// Every restore after the initial one is a failover restart.
+		restarts := cp.Counts.Restored
+		if js.RestorePath != "" && restarts > 0 {
+			restarts--
+		}
+		js.JobRestartCount = int32(restarts)
+		if c := cp.Latest.Completed; c != nil && c.ExternalPath != "" {
+			js.LastCheckpointPath, js.LastCheckpointTime = c.ExternalPath, msTime(c.TriggerTimestamp)
+		}
+		if r := cp.Latest.Restored; r != nil && js.RestorePath == "" {
+			js.RestorePath, js.RestoreTime = r.ExternalPath, msTime(r.RestoreTimestamp)
+		}
+	}
+	js.Health = jobHealth(js, rc.Now)
+	if js.State != before && (js.State == v1beta1.JobFailed || js.State == v1beta1.JobFailing) {
+		rc.event(true, "JobFailing", fmt.Sprintf("job %s is %s: %s", jobID, js.State, failureCause(rc, hash, jobID)))
+	}
+}
+
+func observeCluster(rc *Context, hash string) {
+	cs := &rc.App.Status.ClusterStatus
+	ov, err := rc.Overview(hash)
+	if err != nil {
+		cs.Health = v1beta1.Red
+		return
+	}
+	cs.NumberOfTaskManagers = int32(ov.TaskManagers)
+	cs.HealthyTaskManagers = int32(ov.TaskManagers - ov.TaskManagersBlocked)
+	cs.NumberOfTaskSlots = int32(ov.SlotsTotal)
+	cs.AvailableTaskSlots = int32(ov.SlotsAvailable)
+	want := flink.TaskManagerReplicas(rc.App)
+	if c := rc.Clusters[hash]; c != nil && c.TaskManager != nil {
+		want = replicas(c.TaskManager)
+	}
+	switch {
+	case cs.HealthyTaskManagers >= want:
+		cs.Health = v1beta1.Green
+	default:
+		cs.Health = v1beta1.Yellow
+	}
+}
+
+// jobHealth is Red for a failed or failing job (and for a minute after it failed over), Yellow while
+// some tasks are not running, Green otherwise.
+func jobHealth(js *v1beta1.FlinkJobStatus, now time.Time) v1beta1.HealthStatus {
+	switch js.State {
+	case v1beta1.JobFailed, v1beta1.JobFailing, v1beta1.JobCanceled, v1beta1.JobFinished:
+		return v1beta1.Red
+	}
+	if js.LastFailingTime != nil && now.Sub(js.LastFailingTime.Time) < time.Minute {
+		return v1beta1.Red
+	}
+	if js.State != v1beta1.JobRunning || js.RunningTasks < js.TotalTasks {
+		return v1beta1.Yellow
+	}
+	return v1beta1.Green
+}
+
+func msTime(ms int64) *metav1.Time {
+	if ms <= 0 {
+		return nil
+	}
+	t := metav1.NewTime(time.UnixMilli(ms).UTC())
+	return &t
+}

@@ -1,0 +1,90 @@
+package flinkapplication
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	applisters "github.com/flinkfsm/flinkfsm/pkg/client/listers/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
+)
+
+type namespaceListers struct {
+	apps     applisters.FlinkApplicationLister
+	deploys  appslisters.DeploymentLister
+	services corelisters.ServiceLister
+}
+
+// listerObserver reads applications and their objects from the informer caches.
+type listerObserver struct {
+	byNamespace map[string]*namespaceListers
+}
+
+func (o *listerObserver) listers(namespace string) (*namespaceListers, error) {
+	if l, ok := o.byNamespace[namespace]; ok {
+		return l, nil
+	}
+	if l, ok := o.byNamespace[""]; ok {
+		return l, nil
+	}
+	return nil, fmt.Errorf("namespace %s is not watched", namespace)
+}
+
+func (o *listerObserver) Application(namespace, name string) (*v1beta1.FlinkApplication, error) {
+	l, err := o.listers(namespace)
+	if err != nil {
+		return nil, err
+	}
+	return l.apps.FlinkApplications(namespace).Get(name)
+}
+
+func (o *listerObserver) Owned(app *v1beta1.FlinkApplication) (map[string]*ClusterObjects, *corev1.Service, error) {
+	l, err := o.listers(app.Namespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	sel := k8.AppSelector(app.Name)
+	deploys, err := l.deploys.Deployments(app.Namespace).List(sel)
+	if err != nil {
+		return nil, nil, err
+	}
+	services, err := l.services.Services(app.Namespace).List(sel)
+	if err != nil {
+		return nil, nil, err
+	}
+	clusters := map[string]*ClusterObjects{}
+	get := func(hash string) *ClusterObjects {
+		if clusters[hash] == nil {
+			clusters[hash] = &ClusterObjects{Hash: hash}
+		}
+		return clusters[hash]
+	}
+	for _, d := range deploys {
+		hash := k8.HashOf(d)
+		if hash == "" || !k8.IsOwnedBy(d, app) {
+			continue
+		}
+		switch d.Name {
+		case flink.JobManagerName(app, hash):
+			get(hash).JobManager = d
+		case flink.TaskManagerName(app, hash):
+			get(hash).TaskManager = d
+		}
+	}
+	var generic *corev1.Service
+	for _, s := range services {
+		if !k8.IsOwnedBy(s, app) {
+			continue
+		}
+		if s.Name == flink.GenericServiceName(app) {
+			generic = s
+		} else if hash := k8.HashOf(s); hash != "" && s.Name == flink.VersionedServiceName(app, hash) {
+			get(hash).Service = s
+		}
+	}
+	return clusters, generic, nil
+}

@@ -1,0 +1,43 @@
+package flinkapplication
+
+import (
+	"time"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// Outcome is what a handler decided in one pass: stay in the phase and come back later, move to
+// another phase, or report a failed attempt that the state machine retries or gives up on.
+type Outcome struct {
+	// Next is the phase to move to; empty stays in the current phase.
+	Next v1beta1.FlinkApplicationPhase
+	// Reason is a stable UpperCamelCase word: the Event reason and status.reason.
+	Reason string
+	// Message says what happened in words a user can act on.
+	Message string
+	// Warning marks the transition's Event as a Warning.
+	Warning bool
+	// After is when to look again; zero means the phase's usual interval.
+	After time.Duration
+	// Err is a failed attempt. Retryable errors are retried with backoff kept in status until the
+	// phase's budget runs out; then, or at once for other errors, the phase gives up.
+	Err error
+}
+
+// now asks to be handled again at once: the handler has written intent to status that must be
+// persisted before the action that depends on it.
+const now = time.Millisecond
+
+func stay(after time.Duration) Outcome { return Outcome{After: after} }
+
+func persistThenContinue() Outcome { return Outcome{After: now} }
+
+func moveTo(next v1beta1.FlinkApplicationPhase, reason, message string) Outcome {
+	return Outcome{Next: next, Reason: reason, Message: message, After: now}
+}
+
+func warnTo(next v1beta1.FlinkApplicationPhase, reason, message string) Outcome {
+	return Outcome{Next: next, Reason: reason, Message: message, Warning: true, After: now}
+}
+
+func failed(err error) Outcome { return Outcome{Err: err} }

@@ -1,0 +1,127 @@
+package flinkapplication
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+)
+
+// staleCacheRetry is how soon a reconcile that found a cache older than our own write tries again.
+const staleCacheRetry = 100 * time.Millisecond
+
+// Reconcile runs one pass of the state machine for one application: it builds the reconcile context,
+// lets the phase's handler decide, writes the status once (as a patch, only when it changed) and
+// emits the pass's Events. It returns when to look again; negative means only on a change.
+func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (time.Duration, error) {
+	start := e.Clock.Now()
+	cached, err := e.Observer.Application(namespace, name)
+	if apierrors.IsNotFound(err) {
+		e.forgetApp(namespace + "/" + name)
+		return untilChanged, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if e.staleCache(cached) {
+		return staleCacheRetry, nil
+	}
+	app := cached.DeepCopy()
+	clusters, generic, err := e.Observer.Owned(app)
+	if err != nil {
+		return 0, err
+	}
+	rc := &Context{
+		Context: ctx, App: app, Config: e.Config, Now: e.Clock.Now(), Hash: flink.ClusterHash(app),
+		Clusters: clusters, GenericService: generic, env: e, memo: map[string]memoEntry{},
+	}
+	from := app.Status.Phase.Normalized()
+	fromStarted := app.Status.PhaseStartedAt
+	out := step(rc)
+	summarize(rc)
+	if err := e.persist(rc, cached); err != nil {
+		e.Metrics.reconcileErrors.Inc()
+		return 0, err
+	}
+	for _, ev := range rc.events {
+		e.Recorder.Event(rc.App, eventType(ev.warning), ev.reason, ev.message)
+	}
+	e.Metrics.observe(from, rc.App.Status.Phase, fromStarted, rc.Now, e.Clock.Since(start))
+	return out.After, nil
+}
+
+// summarize derives the parts of status that follow from the rest: the observed generation and the
+// Ready and Progressing conditions.
+func summarize(rc *Context) {
+	st := &rc.App.Status
+	st.ObservedGeneration = rc.App.Generation
+	phase := st.Phase.Normalized()
+	ready := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: string(phase),
+		ObservedGeneration: rc.App.Generation, Message: st.Reason}
+	if phase == v1beta1.PhaseRunning && st.JobStatus.State == v1beta1.JobRunning {
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionTrue, "JobRunning",
+			fmt.Sprintf("job %s is running", st.JobStatus.JobID)
+	}
+	progressing := metav1.Condition{Type: v1beta1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: string(phase),
+		ObservedGeneration: rc.App.Generation}
+	if !phase.IsSteady() && phase != v1beta1.PhaseDeleting {
+		progressing.Status = metav1.ConditionTrue
+	}
+	setCondition(st, ready, rc.Now)
+	setCondition(st, progressing, rc.Now)
+}
+
+func setCondition(st *v1beta1.FlinkApplicationStatus, c metav1.Condition, now time.Time) {
+	if old := meta.FindStatusCondition(st.Conditions, c.Type); old != nil && old.Status == c.Status {
+		c.LastTransitionTime = old.LastTransitionTime
+	} else {
+		c.LastTransitionTime = metav1.NewTime(now)
+	}
+	meta.SetStatusCondition(&st.Conditions, c)
+}
+
+// persist writes the status if it changed, as a merge patch guarded by the resourceVersion we read:
+// a write based on an out-of-date view fails instead of overwriting newer intent.
+func (e *Environment) persist(rc *Context, cached *v1beta1.FlinkApplication) error {
+	if apiequality.Semantic.DeepEqual(cached.Status, rc.App.Status) {
+		return nil
+	}
+	t := metav1.NewTime(rc.Now)
+	rc.App.Status.LastUpdatedAt = &t
+	oldJSON, err := json.Marshal(map[string]interface{}{"status": cached.Status})
+	if err != nil {
+		return err
+	}
+	newJSON, err := json.Marshal(map[string]interface{}{"status": rc.App.Status})
+	if err != nil {
+		return err
+	}
+	patch, err := jsonpatch.CreateMergePatch(oldJSON, newJSON)
+	if err != nil {
+		return err
+	}
+	var doc map[string]interface{}
+	_ = json.Unmarshal(patch, &doc)
+	doc["metadata"] = map[string]interface{}{"resourceVersion": rc.App.ResourceVersion}
+	patch, _ = json.Marshal(doc)
+	updated, err := e.Apps.FlinkV1beta1().FlinkApplications(rc.App.Namespace).Patch(
+		rc, rc.App.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, "status")
+	if apierrors.IsNotFound(err) {
+		return nil // the finalizer went and the application with it
+	}
+	if err != nil {
+		return fmt.Errorf("writing status of %s: %w", describe(rc.App), err)
+	}
+	e.rememberWrite(updated)
+	return nil
+}

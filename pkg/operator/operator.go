@@ -1,0 +1,90 @@
+// Package operator wires the controller to a Kubernetes API server: clients, event recording, the
+// Flink REST client, metrics, and the controller loop.
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/flyteorg/flytestdlib/promutils"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned"
+	appscheme "github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned/scheme"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flinkapplication"
+)
+
+// Component is the name the operator's Events carry as their source.
+const Component = "flinkfsm"
+
+// Run runs the operator until ctx ends.
+func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log := klog.FromContext(ctx)
+	kube, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		return err
+	}
+	apps, err := versioned.NewForConfig(restConfig)
+	if err != nil {
+		return err
+	}
+	resolve, err := cfg.URLResolver(restConfig.Host)
+	if err != nil {
+		return err
+	}
+	_ = appscheme.AddToScheme(scheme.Scheme)
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+
+	root := promutils.NewScope(cfg.MetricsPrefix)
+	env := &flinkapplication.Environment{
+		Kube: kube, Apps: apps, FlinkURL: resolve, Clock: clock.RealClock{}, Config: cfg,
+		Flink:    client.New(client.DefaultConfig(), root.NewSubScope("flink")),
+		Recorder: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: Component}),
+		Metrics:  flinkapplication.NewMetrics(root.NewSubScope("state_machine")),
+	}
+	ctrl := flinkapplication.NewController(env)
+
+	srv, addr, err := serveMetrics(cfg.MetricsAddress)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	log.Info("flinkfsm operator started", "namespaces", cfg.Namespaces(), "metrics", addr)
+	return ctrl.Run(ctx)
+}
+
+func serveMetrics(addr string) (*http.Server, string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("metrics server: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.Handler())
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			klog.Error(err, "metrics server stopped")
+		}
+	}()
+	return srv, ln.Addr().String(), nil
+}
