@@ -15,3 +15,4 @@ go tool lister-gen --go-header-file "$HDR" --output-dir pkg/client/listers --out
 go tool informer-gen --go-header-file "$HDR" --versioned-clientset-package "$MOD/pkg/client/clientset/versioned" \
   --listers-package "$MOD/pkg/client/listers" --output-dir pkg/client/informers --output-pkg "$MOD/pkg/client/informers" "$API"
 go tool controller-gen crd:crdVersions=v1,maxDescLen=400,allowDangerousTypes=true paths=./pkg/apis/... output:crd:dir=deploy/crd
+go run ./hack/docgen docs/state-machine.md

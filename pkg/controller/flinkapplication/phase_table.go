@@ -42,7 +42,8 @@ func init() {
 				{v1beta1.PhaseClusterStarting, "cluster objects created"},
 				{v1beta1.PhaseDeployFailed, "spec cannot be deployed"},
 			},
-			poll: waitPoll,
+			giveUp: func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
+			poll:   waitPoll,
 		},
 		v1beta1.PhaseUpdating: {
 			handle: handleDeploy,
@@ -50,7 +51,8 @@ func init() {
 				{v1beta1.PhaseClusterStarting, "new cluster created beside the old"},
 				{v1beta1.PhaseDeployFailed, "spec cannot be deployed"},
 			},
-			poll: waitPoll,
+			giveUp: func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
+			poll:   waitPoll,
 		},
 		v1beta1.PhaseClusterStarting: {
 			handle: handleClusterStarting,
@@ -59,7 +61,8 @@ func init() {
 				{v1beta1.PhaseSavepointing, "update: cluster ready"},
 				{v1beta1.PhaseCancelling, "update with savepointDisabled"},
 				{v1beta1.PhaseUpdating, "spec changed again"},
-				{v1beta1.PhaseRollingBack, "forceRollback"},
+				{v1beta1.PhaseRollingBack, "forceRollback, or an update that cannot start its cluster"},
+				{v1beta1.PhaseDeployFailed, "a first deploy that cannot start its cluster"},
 			},
 			deadline: func(c *config.Config) time.Duration { return c.ClusterStartTimeout.Duration },
 			giveUp:   abandonUpdate,
@@ -83,6 +86,7 @@ func init() {
 			handle: handleCancelling,
 			exits: []exit{
 				{v1beta1.PhaseSubmitting, "old job cancelled"},
+				{v1beta1.PhaseRollingBack, "the old job cannot be cancelled"},
 			},
 			deadline: func(c *config.Config) time.Duration { return c.CancelTimeout.Duration },
 			giveUp:   abandonUpdate,
@@ -93,6 +97,7 @@ func init() {
 			exits: []exit{
 				{v1beta1.PhaseSubmitting, "restoring the newest checkpoint"},
 				{v1beta1.PhaseDeployFailed, "no checkpoint young enough"},
+				{v1beta1.PhaseRollingBack, "the old job cannot be stopped"},
 			},
 			deadline: func(c *config.Config) time.Duration { return c.CancelTimeout.Duration },
 			giveUp:   abandonUpdate,
@@ -105,11 +110,9 @@ func init() {
 				{v1beta1.PhaseRollingBack, "job failed on an update"},
 				{v1beta1.PhaseDeployFailed, "job failed on the first deploy"},
 			},
-			deadline: func(c *config.Config) time.Duration {
-				return c.JobStartTimeout.Duration + c.ClusterStartTimeout.Duration
-			},
-			giveUp: abandonUpdate,
-			poll:   waitPoll,
+			deadline: func(c *config.Config) time.Duration { return c.JobStartTimeout.Duration },
+			giveUp:   abandonUpdate,
+			poll:     waitPoll,
 		},
 		v1beta1.PhaseRunning: {
 			handle: handleRunning,

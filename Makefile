@@ -1,0 +1,33 @@
+# flinkfsm — see README.md. Kubernetes binaries for the local cluster are built once into
+# $(FLINKFSM_CACHE) (default ~/.cache/flinkfsm) and reused.
+SHELL := /bin/bash
+export GOFLAGS ?= -buildvcs=false
+export GOTOOLCHAIN ?= local
+
+GENERATED := pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd docs/state-machine.md
+UNIT_PKGS = $(shell go list ./... | grep -v /integ/e2e)
+
+.PHONY: all build generate verify test unit integ demo cluster-up cluster-down k8s-binaries clean
+
+all: build
+
+build:
+	go build -o bin/flinkfsm ./cmd/flinkfsm
+
+generate:
+	./hack/update-codegen.sh
+
+# verify fails when generated files are stale, gofmt would change a file, or go vet complains.
+verify:
+	@./hack/verify.sh
+
+unit:
+	go test -count=1 $(UNIT_PKGS)
+
+test: unit
+
+k8s-binaries:
+	./hack/build-k8s-binaries.sh
+
+clean:
+	rm -rf bin .local

@@ -1,0 +1,154 @@
+package flinkapplication
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+)
+
+func TestFirstDeployRunsTheJob(t *testing.T) {
+	w := newWorld(t)
+	w.create(wordcount("wc"))
+	app := w.runUntilPhase("wc", v1beta1.PhaseRunning)
+
+	hash := flink.ClusterHash(app)
+	assert.Equal(t, hash, app.Status.DeployHash)
+	assert.Empty(t, app.Status.UpdatingHash)
+	assert.Contains(t, app.Finalizers, Finalizer)
+	jobs := w.jm(app, hash).Jobs()
+	require.Len(t, jobs, 1)
+	assert.Equal(t, app.Status.JobStatus.JobID, jobs[0].ID, "status names the job Flink runs")
+	assert.Equal(t, 3, jobs[0].Parallelism)
+	assert.Empty(t, jobs[0].RestoredFrom)
+	assert.Equal(t, v1beta1.JobRunning, app.Status.JobStatus.State)
+	assert.Equal(t, "wordcount.jar", app.Status.JobStatus.JarName)
+
+	// The cluster has the objects of its hash, owned by the application, and the generic Service points at it.
+	ctx := context.Background()
+	tm, err := w.kube.AppsV1().Deployments(ns).Get(ctx, flink.TaskManagerName(app, hash), metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, int32(2), *tm.Spec.Replicas, "ceil(3/2) TaskManagers")
+	assert.Equal(t, "wc", tm.OwnerReferences[0].Name)
+	svc, err := w.kube.CoreV1().Services(ns).Get(ctx, "wc", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, hash, svc.Spec.Selector["flink-app-hash"])
+
+	// History and Events tell the story; conditions say it is ready.
+	var path []v1beta1.FlinkApplicationPhase
+	for _, h := range app.Status.History {
+		path = append(path, h.To)
+	}
+	assert.Equal(t, []v1beta1.FlinkApplicationPhase{v1beta1.PhaseClusterStarting, v1beta1.PhaseSubmitting, v1beta1.PhaseRunning}, path)
+	assert.Contains(t, eventReasons(w.events()), "JobSubmitted")
+	ready := condition(app, v1beta1.ConditionReady)
+	require.NotNil(t, ready)
+	assert.Equal(t, metav1.ConditionTrue, ready.Status)
+	assert.Equal(t, app.Generation, app.Status.ObservedGeneration)
+}
+
+func TestFirstDeployRestoresTheGivenSavepoint(t *testing.T) {
+	w := newWorld(t)
+	// A savepoint left by an earlier incarnation of the job.
+	old := wordcount("old")
+	w.create(old)
+	oldApp := w.runUntilPhase("old", v1beta1.PhaseRunning)
+	w.update("old", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	oldApp = w.runUntil("old", "upgraded", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.DeployHash != oldApp.Status.DeployHash
+	})
+	savepoint := oldApp.Status.JobStatus.RestorePath
+	require.NotEmpty(t, savepoint)
+
+	app := wordcount("wc")
+	app.Spec.SavepointInfo.SavepointLocation = savepoint // the deprecated field still works
+	w.create(app)
+	got := w.runUntilPhase("wc", v1beta1.PhaseRunning)
+	jobs := w.jm(got, got.Status.DeployHash).Jobs()
+	require.Len(t, jobs, 1)
+	assert.Equal(t, savepoint, jobs[0].RestoredFrom)
+	assert.Equal(t, savepoint, got.Status.JobStatus.RestorePath)
+}
+
+func TestFailedFirstDeployEndsInDeployFailedWithTheCause(t *testing.T) {
+	cases := []struct {
+		name   string
+		break_ func(w *world)
+		reason string
+	}{
+		{"jar missing from the image", func(w *world) { w.imageJars["flink-wordcount:1"] = []string{"other.jar"} }, "wordcount.jar"},
+		{"cluster never becomes ready", func(w *world) {
+			w.broken["wc-"+flink.ClusterHash(withNamespace(wordcount("wc")))+"-jm"] = true
+		}, "ClusterStarting did not complete"},
+		{"savepoint to restore does not exist", func(w *world) {}, "savepoint"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			c.break_(w)
+			app := wordcount("wc")
+			if c.name == "savepoint to restore does not exist" {
+				app.Spec.SavepointPath = "file:///checkpoints/savepoints/savepoint-000000-gone"
+			}
+			w.create(app)
+			got := w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
+			assert.Contains(t, got.Status.Reason, c.reason)
+			assert.Empty(t, got.Status.DeployHash)
+			assert.Equal(t, flink.ClusterHash(got), got.Status.FailedDeployHash)
+			// It rests there: more passes change nothing until the spec changes.
+			for i := 0; i < 20; i++ {
+				_, _ = w.reconcile("wc")
+			}
+			assert.Equal(t, v1beta1.PhaseDeployFailed, w.get("wc").Status.Phase)
+
+			// Fixing the spec deploys it.
+			delete(w.imageJars, "flink-wordcount:1")
+			w.broken = map[string]bool{}
+			w.update("wc", func(a *v1beta1.FlinkApplication) {
+				a.Spec.Image = "flink-wordcount:1"
+				a.Spec.SavepointPath = ""
+				a.Spec.RestartNonce = "fixed"
+			})
+			w.runUntilPhase("wc", v1beta1.PhaseRunning)
+		})
+	}
+}
+
+func TestUnsupportedDeploymentModeIsReported(t *testing.T) {
+	w := newWorld(t)
+	app := wordcount("wc")
+	app.Spec.DeploymentMode = v1beta1.DeploymentModeBlueGreen
+	w.create(app)
+	got := w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
+	assert.Contains(t, got.Status.Reason, "BlueGreen is not supported")
+}
+
+func withNamespace(app *v1beta1.FlinkApplication) *v1beta1.FlinkApplication {
+	app.Namespace = ns
+	return app
+}
+
+func eventReasons(events []string) []string {
+	var out []string
+	for _, e := range events {
+		var typ, reason string
+		if n, _ := sscan(e, &typ, &reason); n == 2 {
+			out = append(out, reason)
+		}
+	}
+	return out
+}
+
+func condition(app *v1beta1.FlinkApplication, typ string) *metav1.Condition {
+	for i := range app.Status.Conditions {
+		if app.Status.Conditions[i].Type == typ {
+			return &app.Status.Conditions[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,325 @@
+package flinkapplication
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flyteorg/flytestdlib/promutils"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+	testclock "k8s.io/utils/clock/testing"
+
+	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	appfake "github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned/fake"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
+)
+
+const ns = "jobs"
+
+// world is a unit-test universe: fake Kubernetes clientsets whose Deployments a tiny "kubelet"
+// marks ready, one simulated Flink JobManager per ready cluster, and one fake clock driving both.
+type world struct {
+	t        *testing.T
+	clock    *testclock.FakeClock
+	kube     *kubefake.Clientset
+	apps     *appfake.Clientset
+	env      *Environment
+	recorder *record.FakeRecorder
+	storage  *flinksim.Storage
+	timeline *flinksim.Timeline
+	server   *httptest.Server
+
+	mu sync.Mutex
+	// jms are the running JobManagers by versioned service name.
+	jms map[string]*flinksim.JobManager
+	// imageJars limits the jars an image has; absent images have every jar.
+	imageJars map[string][]string
+	// broken deployments never become ready (a bad image, say).
+	broken map[string]bool
+	// faults apply to every JobManager started from now on.
+	faults flinksim.Faults
+}
+
+func newWorld(t *testing.T) *world {
+	w := &world{
+		t: t, clock: testclock.NewFakeClock(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)),
+		kube: kubefake.NewClientset(), apps: appfake.NewSimpleClientset(),
+		recorder: record.NewFakeRecorder(10000), storage: flinksim.NewStorage(), timeline: flinksim.NewTimeline(),
+		jms: map[string]*flinksim.JobManager{}, imageJars: map[string][]string{}, broken: map[string]bool{},
+	}
+	w.server = httptest.NewServer(http.HandlerFunc(w.route))
+	t.Cleanup(w.server.Close)
+	cfg := config.Default()
+	cfg.MaxRetries = 3
+	w.env = &Environment{
+		Kube: w.kube, Apps: w.apps, Clock: w.clock, Recorder: w.recorder, Config: cfg,
+		Flink: client.New(client.DefaultConfig(), promutils.NewTestScope()),
+		FlinkURL: func(namespace, service string, _ int32) string {
+			return w.server.URL + "/" + namespace + "/" + service
+		},
+		Observer: &clientObserver{w: w},
+		Metrics:  NewMetrics(promutils.NewTestScope()),
+	}
+	return w
+}
+
+// route sends /<ns>/<service>/<flink path> to that cluster's JobManager; a cluster without one
+// refuses the connection, as an unreachable JobManager does.
+func (w *world) route(rw http.ResponseWriter, r *http.Request) {
+	parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 3)
+	w.mu.Lock()
+	var jm *flinksim.JobManager
+	if len(parts) >= 2 {
+		jm = w.jms[parts[1]]
+	}
+	w.mu.Unlock()
+	if jm == nil {
+		if hj, ok := rw.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				_ = conn.Close()
+				return
+			}
+		}
+		http.Error(rw, "unreachable", http.StatusBadGateway)
+		return
+	}
+	rest := "/"
+	if len(parts) == 3 {
+		rest += parts[2]
+	}
+	r2 := r.Clone(r.Context())
+	r2.URL.Path = rest
+	jm.Handler().ServeHTTP(rw, r2)
+}
+
+// settle plays kubelet and Flink: Deployments report their pods ready (unless broken), and every
+// cluster whose JobManager is ready has a simulated JobManager sized by its ready TaskManagers.
+func (w *world) settle() {
+	ctx := context.Background()
+	deploys, err := w.kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	require.NoError(w.t, err)
+	live := map[string]bool{}
+	byHash := map[string]*appsv1.Deployment{}
+	for i := range deploys.Items {
+		d := &deploys.Items[i]
+		if !w.broken[d.Name] {
+			want := replicas(d)
+			if d.Status.ReadyReplicas != want || d.Status.ObservedGeneration != d.Generation {
+				d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: want,
+					ReadyReplicas: want, AvailableReplicas: want, UpdatedReplicas: want}
+				_, err := w.kube.AppsV1().Deployments(ns).UpdateStatus(ctx, d, metav1.UpdateOptions{})
+				require.NoError(w.t, err)
+			}
+		}
+		if d.Labels[k8.ComponentLabel] == flink.TaskManagerComponent {
+			byHash[d.Labels[k8.HashLabel]] = d
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := range deploys.Items {
+		d := &deploys.Items[i]
+		if d.Labels[k8.ComponentLabel] != flink.JobManagerComponent || w.broken[d.Name] {
+			continue
+		}
+		hash := d.Labels[k8.HashLabel]
+		svc := d.Labels[k8.AppLabel] + "-" + hash
+		live[svc] = true
+		jm := w.jms[svc]
+		if jm == nil {
+			c := d.Spec.Template.Spec.Containers[0]
+			props := ""
+			for _, e := range c.Env {
+				if e.Name == "FLINK_PROPERTIES" {
+					props = e.Value
+				}
+			}
+			var jars []string
+			if j, ok := w.imageJars[c.Image]; ok {
+				jars = j
+			}
+			jm = flinksim.NewJobManager(flinksim.Options{
+				Clock: w.clock, Name: svc, FlinkConfig: flinksim.ParseFlinkProperties(props), Jars: jars,
+				Timeline: w.timeline, AppKey: ns + "/" + d.Labels[k8.AppLabel], Storage: w.storage,
+			})
+			jm.SetFaults(w.faults)
+			w.jms[svc] = jm
+		}
+		tms := 0
+		if tm := byHash[hash]; tm != nil && !w.broken[tm.Name] {
+			tms = int(replicas(tm))
+		}
+		jm.SetTaskManagers(tms)
+	}
+	for svc, jm := range w.jms {
+		if !live[svc] {
+			jm.Crash()
+			delete(w.jms, svc)
+		}
+	}
+}
+
+func (w *world) jm(app *v1beta1.FlinkApplication, hash string) *flinksim.JobManager {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.jms[flink.VersionedServiceName(app, hash)]
+}
+
+func (w *world) create(app *v1beta1.FlinkApplication) *v1beta1.FlinkApplication {
+	app.Namespace = ns
+	created, err := w.apps.FlinkV1beta1().FlinkApplications(ns).Create(context.Background(), app, metav1.CreateOptions{})
+	require.NoError(w.t, err)
+	return created
+}
+
+func (w *world) get(name string) *v1beta1.FlinkApplication {
+	app, err := w.apps.FlinkV1beta1().FlinkApplications(ns).Get(context.Background(), name, metav1.GetOptions{})
+	require.NoError(w.t, err)
+	return app
+}
+
+// update changes the spec as `kubectl apply` would, bumping the generation.
+func (w *world) update(name string, change func(*v1beta1.FlinkApplication)) {
+	app := w.get(name)
+	change(app)
+	app.Generation++
+	_, err := w.apps.FlinkV1beta1().FlinkApplications(ns).Update(context.Background(), app, metav1.UpdateOptions{})
+	require.NoError(w.t, err)
+}
+
+// reconcile runs one pass, then lets the clock run to when the operator asked to look again
+// (never more than maxStep, so that simulated Flink time passes in small steps too).
+func (w *world) reconcile(name string) (time.Duration, error) {
+	w.settle()
+	after, err := w.env.Reconcile(context.Background(), ns, name)
+	step := after
+	if err != nil || step <= 0 || step > maxStep {
+		step = maxStep
+	}
+	w.clock.Step(step)
+	return after, err
+}
+
+const maxStep = 500 * time.Millisecond
+
+// runUntil reconciles until cond holds for the stored application, failing after a simulated hour.
+func (w *world) runUntil(name string, what string, cond func(*v1beta1.FlinkApplication) bool) *v1beta1.FlinkApplication {
+	w.t.Helper()
+	deadline := w.clock.Now().Add(time.Hour)
+	for w.clock.Now().Before(deadline) {
+		if _, err := w.reconcile(name); err != nil {
+			w.t.Logf("reconcile: %v", err)
+		}
+		if app, err := w.apps.FlinkV1beta1().FlinkApplications(ns).Get(context.Background(), name, metav1.GetOptions{}); err == nil && cond(app) {
+			return app
+		}
+	}
+	app := w.get(name)
+	w.t.Fatalf("%s: not reached within a simulated hour; phase %s, reason %q, history %v", what, app.Status.Phase, app.Status.Reason, app.Status.History)
+	return nil
+}
+
+func (w *world) runUntilPhase(name string, phase v1beta1.FlinkApplicationPhase) *v1beta1.FlinkApplication {
+	w.t.Helper()
+	return w.runUntil(name, "phase "+string(phase), func(a *v1beta1.FlinkApplication) bool { return a.Status.Phase == phase })
+}
+
+// events drains the recorded Events.
+func (w *world) events() []string {
+	var out []string
+	for {
+		select {
+		case e := <-w.recorder.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+// clientObserver reads straight from the fake clientsets, so a test never waits for a cache.
+type clientObserver struct{ w *world }
+
+func (o *clientObserver) Application(namespace, name string) (*v1beta1.FlinkApplication, error) {
+	return o.w.apps.FlinkV1beta1().FlinkApplications(namespace).Get(context.Background(), name, metav1.GetOptions{})
+}
+
+func (o *clientObserver) Owned(app *v1beta1.FlinkApplication) (map[string]*ClusterObjects, *corev1.Service, error) {
+	ctx := context.Background()
+	sel := metav1.ListOptions{LabelSelector: k8.AppLabel + "=" + app.Name}
+	deploys, err := o.w.kube.AppsV1().Deployments(app.Namespace).List(ctx, sel)
+	if err != nil {
+		return nil, nil, err
+	}
+	services, err := o.w.kube.CoreV1().Services(app.Namespace).List(ctx, sel)
+	if err != nil {
+		return nil, nil, err
+	}
+	clusters := map[string]*ClusterObjects{}
+	get := func(h string) *ClusterObjects {
+		if clusters[h] == nil {
+			clusters[h] = &ClusterObjects{Hash: h}
+		}
+		return clusters[h]
+	}
+	for i := range deploys.Items {
+		d := &deploys.Items[i]
+		h := k8.HashOf(d)
+		if d.Name == flink.JobManagerName(app, h) {
+			get(h).JobManager = d
+		} else if d.Name == flink.TaskManagerName(app, h) {
+			get(h).TaskManager = d
+		}
+	}
+	var generic *corev1.Service
+	for i := range services.Items {
+		s := &services.Items[i]
+		if s.Name == flink.GenericServiceName(app) {
+			generic = s
+		} else if h := k8.HashOf(s); h != "" {
+			get(h).Service = s
+		}
+	}
+	return clusters, generic, nil
+}
+
+// wordcount is a small application in the shape of the Lyft operator's example.
+func wordcount(name string) *v1beta1.FlinkApplication {
+	slots := int32(2)
+	return &v1beta1.FlinkApplication{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Generation: 1},
+		Spec: v1beta1.FlinkApplicationSpec{
+			Image:   "flink-wordcount:1",
+			JarName: "wordcount.jar", EntryClass: "org.apache.flink.WordCount", Parallelism: 3,
+			FlinkVersion: "1.20",
+			FlinkConfig: v1beta1.FlinkConfig{
+				"state.savepoints.dir":            "file:///checkpoints/savepoints",
+				"state.checkpoints.dir":           "file:///checkpoints/checkpoints",
+				"execution.checkpointing.interval": "10s",
+			},
+			TaskManagerConfig: v1beta1.TaskManagerConfig{TaskSlots: &slots},
+		},
+	}
+}
+
+func sscan(s string, typ, reason *string) (int, error) {
+	f := strings.Fields(s)
+	if len(f) < 2 {
+		return 0, nil
+	}
+	*typ, *reason = f[0], f[1]
+	return 2, nil
+}
