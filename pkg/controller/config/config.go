@@ -51,12 +51,15 @@ type Config struct {
 	ClusterStartTimeout config.Duration `json:"clusterStartTimeout" pflag:",Deadline for a new cluster to become ready"`
 	// JobStartTimeout bounds how long a submitted job may take to have all its tasks running.
 	JobStartTimeout config.Duration `json:"jobStartTimeout" pflag:",Deadline for a submitted job to run all its tasks"`
+	// JobStabilizationPeriod is how long a new job must run with all tasks running before the deploy
+	// counts as done and the previous cluster is removed; a job failing sooner is rolled back.
+	JobStabilizationPeriod config.Duration `json:"jobStabilizationPeriod" pflag:",How long a new job must run before its deploy is done"`
 	// SavepointTimeout bounds a savepoint before the operator gives up on it.
 	SavepointTimeout config.Duration `json:"savepointTimeout" pflag:",Deadline for a savepoint"`
 	// CancelTimeout bounds how long a cancelled job may stay CANCELLING.
 	CancelTimeout config.Duration `json:"cancelTimeout" pflag:",Deadline for a job to finish cancelling"`
 
-	// MaxRetries is the retry budget of a phase for retryable errors.
+	// MaxRetries is how many failed attempts a phase may make, per visit, before it gives up.
 	MaxRetries          int             `json:"maxRetries" pflag:",Retries of a failing step before the phase gives up"`
 	BaseBackoffDuration config.Duration `json:"baseBackoffDuration" pflag:",First retry delay"`
 	MaxBackoffDuration  config.Duration `json:"maxBackoffDuration" pflag:",Longest retry delay"`
@@ -76,9 +79,10 @@ func Default() *Config {
 		StatusPollInterval:             config.Duration{Duration: 10 * time.Second},
 		ClusterStartTimeout:            config.Duration{Duration: 5 * time.Minute},
 		JobStartTimeout:                config.Duration{Duration: 3 * time.Minute},
+		JobStabilizationPeriod:         config.Duration{Duration: 10 * time.Second},
 		SavepointTimeout:               config.Duration{Duration: 10 * time.Minute},
 		CancelTimeout:                  config.Duration{Duration: 5 * time.Minute},
-		MaxRetries:                     5,
+		MaxRetries:                     10,
 		BaseBackoffDuration:            config.Duration{Duration: 500 * time.Millisecond},
 		MaxBackoffDuration:             config.Duration{Duration: 30 * time.Second},
 		DefaultMaxCheckpointRestoreAge: config.Duration{Duration: time.Hour},

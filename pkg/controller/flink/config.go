@@ -35,6 +35,11 @@ func RenderFlinkConfig(app *v1beta1.FlinkApplication, hash string) (jm, tm strin
 	}
 	// The operator decides the JobManager's address; a user value would point one cluster at another.
 	delete(common, "jobmanager.rpc.address")
+	// Recovery after a failed savepoint restores the old job's newest checkpoint after cancelling it,
+	// which only works if cancelling keeps the checkpoint; Flink's default deletes it.
+	if _, set := common[CheckpointRetentionKey]; !set {
+		common[CheckpointRetentionKey] = RetainOnCancellation
+	}
 
 	memory, err := memoryConfig(app)
 	if err != nil {
@@ -69,6 +74,18 @@ func RenderFlinkConfig(app *v1beta1.FlinkApplication, hash string) (jm, tm strin
 		return "", "", err
 	}
 	return jm, tm, nil
+}
+
+// CheckpointRetentionKey is the Flink setting that decides whether a cancelled job's checkpoints survive.
+const CheckpointRetentionKey = "execution.checkpointing.externalized-checkpoint-retention"
+
+// RetainOnCancellation keeps externalized checkpoints when the job is cancelled.
+const RetainOnCancellation = "RETAIN_ON_CANCELLATION"
+
+// RetainsCheckpointsOnCancel tells whether the application's checkpoints survive a cancel.
+func RetainsCheckpointsOnCancel(app *v1beta1.FlinkApplication) bool {
+	v, ok := app.Spec.FlinkConfig[CheckpointRetentionKey].(string)
+	return !ok || strings.EqualFold(strings.TrimSpace(v), RetainOnCancellation)
 }
 
 // highAvailability reports whether the configuration turns on JobManager high availability, under

@@ -29,6 +29,7 @@ func TestRenderFlinkConfigExact(t *testing.T) {
 	jm, tm, err := RenderFlinkConfig(testApp(), "0a1b2c3d")
 	require.NoError(t, err)
 	assert.Equal(t, `blob.server.port: 6125
+execution.checkpointing.externalized-checkpoint-retention: RETAIN_ON_CANCELLATION
 execution.checkpointing.interval: 10s
 jobmanager.memory.process.size: 2516582k
 jobmanager.rpc.address: wordcount-0a1b2c3d
@@ -42,6 +43,7 @@ taskmanager.memory.process.size: 838860k
 taskmanager.network.memory.fraction: 0.15
 taskmanager.numberOfTaskSlots: 2`, jm)
 	assert.Equal(t, `blob.server.port: 6125
+execution.checkpointing.externalized-checkpoint-retention: RETAIN_ON_CANCELLATION
 execution.checkpointing.interval: 10s
 jobmanager.memory.process.size: 2516582k
 jobmanager.rpc.address: wordcount-0a1b2c3d
@@ -247,4 +249,18 @@ func TestParseFlinkVersion(t *testing.T) {
 		major, minor, ok := ParseFlinkVersion(tt.in)
 		assert.Equal(t, []interface{}{tt.major, tt.minor, tt.ok}, []interface{}{major, minor, ok}, "%q", tt.in)
 	}
+}
+
+func TestCheckpointRetentionDefaultsToRetainOnCancellation(t *testing.T) {
+	app := testApp()
+	jm, _, err := RenderFlinkConfig(app, "0a1b2c3d")
+	require.NoError(t, err)
+	assert.Contains(t, jm, CheckpointRetentionKey+": "+RetainOnCancellation)
+	assert.True(t, RetainsCheckpointsOnCancel(app))
+
+	app.Spec.FlinkConfig[CheckpointRetentionKey] = "DELETE_ON_CANCELLATION"
+	jm, _, err = RenderFlinkConfig(app, "0a1b2c3d")
+	require.NoError(t, err)
+	assert.Contains(t, jm, CheckpointRetentionKey+": DELETE_ON_CANCELLATION", "the user's choice is kept")
+	assert.False(t, RetainsCheckpointsOnCancel(app))
 }

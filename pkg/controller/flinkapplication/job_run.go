@@ -3,6 +3,7 @@ package flinkapplication
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
@@ -64,6 +65,12 @@ func runJob(rc *Context, hash string, p jobParams, restorePath string) jobStep {
 	st.JobStatus.State = v1beta1.JobState(job.State)
 	switch {
 	case job.State == client.JobRunning && allTasksRunning(job):
+		// A job that fails on its first records fails within seconds; it counts as started only
+		// after running that long, while the previous cluster is still there to roll back to.
+		if wait := rc.Config.JobStabilizationPeriod.Duration - runningFor(job, rc.Now); wait > 0 {
+			o := stay(wait)
+			return jobStep{Wait: &o}
+		}
 		return jobStep{Running: true}
 	case client.IsGloballyTerminal(job.State) || job.State == client.JobFailing:
 		return jobStep{Failure: fmt.Sprintf("job %s is %s: %s", id, job.State, failureCause(rc, hash, id))}
@@ -98,6 +105,18 @@ func submit(rc *Context, hash, id string, p jobParams, restorePath string) jobSt
 	rc.event(false, "JobSubmitted", fmt.Sprintf("submitted job %s (%s, parallelism %d) %s", id, p.JarName, p.Parallelism, from))
 	o := stay(0)
 	return jobStep{Wait: &o}
+}
+
+// runningFor is how long the job has been RUNNING since it last entered that state.
+func runningFor(job *client.JobDetails, now time.Time) time.Duration {
+	since := job.Timestamps["RUNNING"]
+	if since <= 0 {
+		since = job.StartTime
+	}
+	if since <= 0 {
+		return 0
+	}
+	return now.Sub(time.UnixMilli(since))
 }
 
 // allTasksRunning is Flink's RUNNING made strict: the job is RUNNING as soon as scheduling starts,

@@ -35,6 +35,14 @@ func step(rc *Context) Outcome {
 		recordOutcome(rc, from, out)
 		return out
 	}
+	if e := st.LastSeenError; e != nil && e.IsFailFast && st.RetryCount > 0 {
+		// The phase gave up and stayed. Trying again on every event would repeat what keeps
+		// failing (a savepoint, say); only a change to the spec earns a new budget.
+		if st.ObservedGeneration == rc.App.Generation {
+			return stay(untilChanged)
+		}
+		st.LastSeenError, st.RetryCount = nil, 0
+	}
 	if wait := backoffRemaining(rc, cfg); wait > 0 {
 		return stay(wait)
 	}
@@ -47,8 +55,9 @@ func step(rc *Context) Outcome {
 	}
 	if out.Err != nil {
 		out = afterFailure(rc, spec, out.Err)
-	} else if out.Next == "" && st.LastSeenError != nil && st.RetryCount > 0 && out.After != untilChanged {
-		// A pass without error is progress: the next failure starts a fresh budget.
+	} else if from.IsSteady() && st.LastSeenError != nil {
+		// A resting phase recovers with its first clean pass. A moving phase keeps its count until it
+		// moves on: its budget is per visit, so an attempt that keeps failing cannot retry forever.
 		st.LastSeenError, st.RetryCount = nil, 0
 	}
 	if out.Next != "" && out.Next != from && !spec.allows(out.Next) {
@@ -73,6 +82,13 @@ func afterFailure(rc *Context, spec phaseSpec, err error) Outcome {
 		AppError: err.Error(), Method: errorMethod(err), IsRetryable: retry, IsFailFast: !retry,
 		MaxRetries: int32(rc.Config.MaxRetries), LastErrorUpdateTime: &t,
 	}
+	if st.Phase.Normalized().IsSteady() {
+		// Resting phases only watch; they never give up watching.
+		if int(st.RetryCount) < rc.Config.MaxRetries {
+			st.RetryCount++
+		}
+		return Outcome{After: backoff(rc.Config, st.RetryCount)}
+	}
 	if retry && int(st.RetryCount) < rc.Config.MaxRetries {
 		st.RetryCount++
 		return Outcome{After: backoff(rc.Config, st.RetryCount)}
@@ -85,10 +101,22 @@ func afterFailure(rc *Context, spec phaseSpec, err error) Outcome {
 }
 
 func giveUp(rc *Context, spec phaseSpec, cause string) Outcome {
-	if spec.giveUp == nil {
-		return Outcome{Reason: "RetriesExhausted", Message: cause, Warning: true, After: untilChanged}
+	out := Outcome{Reason: "RetriesExhausted", Message: cause, Warning: true, After: untilChanged}
+	if spec.giveUp != nil {
+		out = spec.giveUp(rc, cause)
 	}
-	return spec.giveUp(rc, cause)
+	if st := &rc.App.Status; out.Next == "" {
+		// Staying after giving up is resting until the spec changes; the mark keeps it so.
+		if st.LastSeenError == nil {
+			t := metav1.NewTime(rc.Now)
+			st.LastSeenError = &v1beta1.FlinkApplicationError{AppError: cause, LastErrorUpdateTime: &t}
+		}
+		st.LastSeenError.IsFailFast, st.LastSeenError.IsRetryable = true, false
+		if st.RetryCount == 0 {
+			st.RetryCount = 1
+		}
+	}
+	return out
 }
 
 func pastDeadline(rc *Context, spec phaseSpec) (string, bool) {

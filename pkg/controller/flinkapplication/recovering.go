@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 )
 
 // handleRecovering replaces a savepoint that failed with the newest externalized checkpoint of the old
@@ -23,6 +24,10 @@ func handleRecovering(rc *Context) Outcome {
 		}
 		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("savepoint failed and %s; the old job is left as it was. "+
 			"Fix the cause and change the spec to retry, or set fallbackWithoutState to start without state", why))
+	}
+	if usable && !flink.RetainsCheckpointsOnCancel(rc.App) {
+		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("savepoint failed, and checkpoint %s would be deleted by cancelling "+
+			"the old job because %s is not %s; the old job is left as it was", path, flink.CheckpointRetentionKey, flink.RetainOnCancellation))
 	}
 	stopped, err := stopJob(rc, old, jobID)
 	if err != nil {

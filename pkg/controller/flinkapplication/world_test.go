@@ -306,8 +306,8 @@ func wordcount(name string) *v1beta1.FlinkApplication {
 			JarName: "wordcount.jar", EntryClass: "org.apache.flink.WordCount", Parallelism: 3,
 			FlinkVersion: "1.20",
 			FlinkConfig: v1beta1.FlinkConfig{
-				"state.savepoints.dir":            "file:///checkpoints/savepoints",
-				"state.checkpoints.dir":           "file:///checkpoints/checkpoints",
+				"state.savepoints.dir":             "file:///checkpoints/savepoints",
+				"state.checkpoints.dir":            "file:///checkpoints/checkpoints",
 				"execution.checkpointing.interval": "10s",
 			},
 			TaskManagerConfig: v1beta1.TaskManagerConfig{TaskSlots: &slots},

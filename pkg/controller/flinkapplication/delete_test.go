@@ -1,0 +1,132 @@
+package flinkapplication
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// deleteApp marks the application deleted as the API server does for an object with finalizers.
+func (w *world) deleteApp(name string) {
+	app := w.get(name)
+	now := metav1.NewTime(w.clock.Now())
+	app.DeletionTimestamp = &now
+	_, err := w.apps.FlinkV1beta1().FlinkApplications(ns).Update(context.Background(), app, metav1.UpdateOptions{})
+	require.NoError(w.t, err)
+}
+
+func finalized(a *v1beta1.FlinkApplication) bool { return !hasFinalizer(a) }
+
+func TestDeleteModes(t *testing.T) {
+	cases := []struct {
+		mode          v1beta1.DeleteMode
+		wantState     string
+		wantSavepoint bool
+	}{
+		{v1beta1.DeleteModeSavepoint, "CANCELED", true},
+		{v1beta1.DeleteModeForceCancel, "CANCELED", false},
+		{v1beta1.DeleteModeNone, "RUNNING", false},
+	}
+	for _, c := range cases {
+		t.Run(string(c.mode), func(t *testing.T) {
+			w := newWorld(t)
+			app := wordcount("wc")
+			app.Spec.DeleteMode = c.mode
+			w.create(app)
+			live := w.runUntilPhase("wc", v1beta1.PhaseRunning)
+			w.deleteApp("wc")
+			got := w.runUntil("wc", "finalizer removed", finalized)
+
+			jobs := w.jm(live, live.Status.DeployHash).Jobs()
+			require.Len(t, jobs, 1)
+			assert.Equal(t, c.wantState, jobs[0].State)
+			if c.wantSavepoint {
+				require.NotEmpty(t, got.Status.FinalSavepointPath)
+				assert.True(t, w.storage.Exists(got.Status.FinalSavepointPath))
+				assert.Contains(t, eventReasons(w.events()), "FinalSavepoint")
+			} else {
+				assert.Empty(t, got.Status.FinalSavepointPath)
+			}
+		})
+	}
+}
+
+func TestDeleteWithFailingSavepointStopsRetryingAndSaysWhatToDo(t *testing.T) {
+	w := newWorld(t)
+	live := running(t, w, "wc")
+	jm := w.jm(live, live.Status.DeployHash)
+	jm.SetFaults(flinksim.Faults{FailSavepoints: true})
+	w.deleteApp("wc")
+	got := w.runUntil("wc", "delete blocked", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseDeleting && strings.HasPrefix(a.Status.Reason, "final savepoint failed")
+	})
+	assert.Contains(t, got.Status.Reason, "deleteMode")
+	triggers := jm.SavepointTriggers()
+	for i := 0; i < 50; i++ {
+		_, _ = w.reconcile("wc")
+	}
+	assert.Equal(t, triggers, jm.SavepointTriggers(), "no more attempts until the user changes something")
+	assert.True(t, hasFinalizer(w.get("wc")), "the job's state is not given up silently")
+	assert.Equal(t, "RUNNING", jm.Jobs()[0].State)
+
+	// Choosing ForceCancel finishes the delete.
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.DeleteMode = v1beta1.DeleteModeForceCancel })
+	w.runUntil("wc", "finalizer removed", finalized)
+	assert.Equal(t, "CANCELED", jm.Jobs()[0].State)
+}
+
+// crashBeforeEveryOtherStatusWrite makes every other status write fail, which is what the operator
+// sees when it is killed after a pass's side effects and before its status write: the next pass
+// starts from the status before.
+func (w *world) crashBeforeEveryOtherStatusWrite() *int {
+	n := 0
+	w.apps.PrependReactor("patch", "flinkapplications", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "status" {
+			return false, nil, nil
+		}
+		n++
+		if n%2 == 1 {
+			return true, nil, errors.New("operator killed before the status write")
+		}
+		return false, nil, nil
+	})
+	return &n
+}
+
+func TestCrashBeforeAnyStatusWriteNeverRepeatsASavepointOrASubmission(t *testing.T) {
+	w := newWorld(t)
+	writes := w.crashBeforeEveryOtherStatusWrite()
+	old := running(t, w, "wc")
+	oldJM := w.jm(old, old.Status.DeployHash)
+	require.Len(t, oldJM.Jobs(), 1, "first deploy submitted once")
+
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	app := w.runUntil("wc", "upgraded", upgradedFrom(old))
+	assert.Equal(t, 1, oldJM.SavepointTriggers(), "savepoint triggered once")
+	assert.Len(t, w.jm(app, app.Status.DeployHash).Jobs(), 1, "new job submitted once")
+	assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
+
+	// A failed update's rollback, crashing the same way, restarts the old job once.
+	w.imageJars["flink-wordcount:bad"] = []string{}
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:bad" })
+	rolled := w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
+	jm := w.jm(rolled, rolled.Status.DeployHash)
+	assert.Equal(t, 1, jm.SavepointTriggers())
+	assert.Len(t, jm.Jobs(), 2, "the job and one restart")
+
+	w.deleteApp("wc")
+	w.runUntil("wc", "finalizer removed", finalized)
+	assert.Equal(t, 2, jm.SavepointTriggers(), "one final savepoint")
+	assert.Greater(t, *writes, 20)
+	assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
+}
