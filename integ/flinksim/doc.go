@@ -6,9 +6,46 @@
 // A JobManager evaluates every time-based transition lazily from its clock when it
 // is accessed; it never starts goroutines. With a fake clock a test therefore gets
 // the same answers every run, and stepping the clock is all it takes to make time
-// pass. The REST surface follows /work/shared/flink/REST.md (Flink 1.20).
+// pass. Storage and Timeline catch their JobManagers up before answering, so
+// reading them after a clock step sees what is due. The REST surface follows
+// /work/shared/flink/REST.md (Flink 1.20).
 //
 // A Fleet watches pods on a Kubernetes API and runs one JobManager per Flink
 // cluster (identified by the flink-app, flink-app-hash and flink-deployment-type
 // labels), so integration tests can point the operator at one HTTP address.
+//
+// # Served endpoints (each at /x and /v1/x)
+//
+// GET /config, /overview, /taskmanagers, /jobmanager/config, /jars, /jobs,
+// /jobs/overview, /jobs/:id, /jobs/:id/{status,config,plan,exceptions,
+// execution-result,metrics,checkpoints,checkpoints/config,
+// checkpoints/details/:cid,checkpoints/:tid,savepoints/:tid},
+// /savepoint-disposal/:tid; POST /jars/upload, /jars/:jarid/run,
+// /jobs/:id/{savepoints,stop,checkpoints}, /savepoint-disposal; PATCH /jobs/:id;
+// DELETE /jars/:jarid. Anything else is 404 "Not found: <uri>".
+//
+// # Modelled beyond the basics
+//
+//   - Slots: a job holds parallelism slots (slot sharing) from deployment until it
+//     is globally terminal; RUNNING jobs wait with SCHEDULED tasks, and fail (or
+//     restart, when checkpointing or a restart strategy is configured) after
+//     slot.request.timeout. Losing TaskManagers fails the newest jobs over.
+//   - Restarts restore the latest completed checkpoint (counts.restored++).
+//   - Checkpoint retention: state.checkpoints.num-retained (default 1) and
+//     execution.checkpointing.externalized-checkpoint-retention (default
+//     NO_EXTERNALIZED_CHECKPOINTS) decide which chk-<n> directories stay in Storage.
+//   - A job id stays a duplicate for the life of the JobManager process
+//     (non-HA job result store), even after the job left the job store
+//     (jobstore.expiration-time, default 1h).
+//   - Timings.JobCacheTTL reproduces the web.refresh-interval staleness of
+//     job-level GETs; it is off by default.
+//
+// # Known simplifications
+//
+//   - "serialized-throwable" in failure-cause is base64 of the stack trace, not
+//     Java serialisation; Java clients see a failure but not its message.
+//   - Jobs always have two vertices and job-type STREAMING; there is no
+//     application mode, adaptive scheduler, RECONCILING or SUSPENDED.
+//   - Initialising and init-failed jobs answer 404 "Checkpointing has not been
+//     enabled." on /checkpoints (unverified against real Flink).
 package flinksim

@@ -80,13 +80,10 @@ func NewJobManager(opts Options) *JobManager {
 		timeline:  opts.Timeline,
 		faultRand: mrand.New(mrand.NewSource(opts.Seed)),
 	}
-	jm.cfg = parseClusterConfig(copyMap(opts.FlinkConfig), "")
+	jm.cfg.raw = copyMap(opts.FlinkConfig)
 	jm.reset(clk.Now())
 	if opts.Jars != nil {
-		jm.imageJars = map[string]bool{}
-		for _, j := range opts.Jars {
-			jm.imageJars[j] = true
-		}
+		jm.imageJars = jarSet(opts.Jars)
 	}
 	jm.taskManagers = max(opts.TaskManagers, 0)
 	jm.slotsPerTM = opts.SlotsPerTaskManager
@@ -96,6 +93,7 @@ func NewJobManager(opts Options) *JobManager {
 	if jm.timeline != nil {
 		jm.timeline.attach(jm.sync)
 	}
+	jm.storage.attach(jm.sync)
 	return jm
 }
 
@@ -111,6 +109,20 @@ func (jm *JobManager) reset(now time.Time) {
 	jm.cache = map[string]cachedResponse{}
 	jm.lastNow = now
 	jm.startedAt = now
+}
+
+func jarSet(jars []string) map[string]bool {
+	set := map[string]bool{}
+	for _, j := range jars {
+		set[j] = true
+	}
+	return set
+}
+
+func (jm *JobManager) setImageJars(jars []string) {
+	jm.mu.Lock()
+	defer jm.mu.Unlock()
+	jm.imageJars = jarSet(jars)
 }
 
 // Name is the JobManager's name as given in Options.
@@ -252,8 +264,8 @@ func (jm *JobManager) rebalanceSlots(now time.Time) {
 				victim = j
 			}
 		}
-		tm := jm.taskManagerID(jm.taskManagers)
-		jm.failTasks(victim, now, taskManagerLost(tm))
+		lost := jm.taskManagerID(jm.taskManagers + 1)
+		jm.failTasks(victim, now, taskManagerLost(lost))
 	}
 	jm.allocateSlots(now)
 }

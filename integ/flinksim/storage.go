@@ -20,8 +20,9 @@ type Snapshot struct {
 // state.savepoints.dir and state.checkpoints.dir. It outlives JobManagers: a
 // crashed or replaced cluster's savepoints stay restorable until deleted.
 type Storage struct {
-	mu    sync.Mutex
-	items map[string]Snapshot
+	mu      sync.Mutex
+	items   map[string]Snapshot
+	syncers []func()
 }
 
 // NewStorage returns an empty Storage.
@@ -38,6 +39,23 @@ func storageKey(path string) string {
 	return normalizePath(p)
 }
 
+// attach registers a JobManager's lazy evaluation, so that checkpoints that
+// are due (or discarded) by now are visible to a test reading Storage.
+func (s *Storage) attach(sync func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.syncers = append(s.syncers, sync)
+}
+
+func (s *Storage) catchUp() {
+	s.mu.Lock()
+	syncers := append([]func(){}, s.syncers...)
+	s.mu.Unlock()
+	for _, f := range syncers {
+		f()
+	}
+}
+
 // Exists reports whether a snapshot lives at path.
 func (s *Storage) Exists(path string) bool {
 	_, ok := s.Get(path)
@@ -46,6 +64,12 @@ func (s *Storage) Exists(path string) bool {
 
 // Get returns the snapshot at path.
 func (s *Storage) Get(path string) (Snapshot, bool) {
+	s.catchUp()
+	return s.get(path)
+}
+
+// get reads without catching up; JobManagers call it while holding their lock.
+func (s *Storage) get(path string) (Snapshot, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	snap, ok := s.items[storageKey(path)]
@@ -54,6 +78,11 @@ func (s *Storage) Get(path string) (Snapshot, bool) {
 
 // Delete removes the snapshot at path, as a lost or garbage-collected savepoint.
 func (s *Storage) Delete(path string) {
+	s.catchUp()
+	s.remove(path)
+}
+
+func (s *Storage) remove(path string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.items, storageKey(path))
@@ -61,6 +90,7 @@ func (s *Storage) Delete(path string) {
 
 // Snapshots lists every existing snapshot, oldest first.
 func (s *Storage) Snapshots() []Snapshot {
+	s.catchUp()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]Snapshot, 0, len(s.items))

@@ -1,0 +1,128 @@
+package flinksim
+
+import (
+	"net/http"
+	"time"
+)
+
+// Endpoint names for per-endpoint faults. AnyEndpoint applies to every endpoint
+// that has no entry of its own.
+const (
+	AnyEndpoint              = "*"
+	EndpointConfig           = "config"            // GET /config
+	EndpointOverview         = "overview"          // GET /overview
+	EndpointJobs             = "jobs"              // GET /jobs
+	EndpointJobsOverview     = "jobs-overview"     // GET /jobs/overview
+	EndpointJob              = "job"               // GET /jobs/:jobid
+	EndpointJobStatus        = "job-status"        // GET /jobs/:jobid/status
+	EndpointJobConfig        = "job-config"        // GET /jobs/:jobid/config
+	EndpointJobPlan          = "job-plan"          // GET /jobs/:jobid/plan
+	EndpointCancel           = "cancel"            // PATCH /jobs/:jobid
+	EndpointExceptions       = "exceptions"        // GET /jobs/:jobid/exceptions
+	EndpointExecutionResult  = "execution-result"  // GET /jobs/:jobid/execution-result
+	EndpointJobMetrics       = "job-metrics"       // GET /jobs/:jobid/metrics
+	EndpointCheckpoints      = "checkpoints"       // GET /jobs/:jobid/checkpoints
+	EndpointCheckpointConfig = "checkpoint-config" // GET /jobs/:jobid/checkpoints/config
+	EndpointCheckpointDetail = "checkpoint-detail" // GET /jobs/:jobid/checkpoints/details/:checkpointid
+	EndpointCheckpointTrig   = "checkpoint-trigger"
+	EndpointCheckpointStatus = "checkpoint-status"
+	EndpointSavepointTrigger = "savepoint-trigger" // POST /jobs/:jobid/savepoints
+	EndpointSavepointStatus  = "savepoint-status"  // GET /jobs/:jobid/savepoints/:triggerid
+	EndpointStop             = "stop"              // POST /jobs/:jobid/stop
+	EndpointJars             = "jars"              // GET /jars
+	EndpointJarUpload        = "jar-upload"        // POST /jars/upload
+	EndpointJarRun           = "jar-run"           // POST /jars/:jarid/run
+	EndpointJarDelete        = "jar-delete"        // DELETE /jars/:jarid
+	EndpointTaskManagers     = "taskmanagers"      // GET /taskmanagers
+	EndpointJobManagerConfig = "jobmanager-config" // GET /jobmanager/config
+	EndpointDisposal         = "savepoint-disposal"
+	EndpointDisposalStatus   = "savepoint-disposal-status"
+)
+
+// Faults injects failures. Rates are probabilities in [0,1] drawn from a
+// math/rand seeded by Options.Seed, so a run is reproducible.
+type Faults struct {
+	// ErrorRate answers a request with an error before it is processed: 500
+	// Internal server error, or for GETs either that or the 503 Flink gives
+	// during leader election (chosen at random).
+	ErrorRate map[string]float64
+	// DropRate processes the request and then closes the connection without an
+	// answer, as when a response is lost: the client cannot tell whether its
+	// savepoint, cancel or submission happened.
+	DropRate map[string]float64
+	// Latency delays the answer with a real sleep (leave it zero with fake clocks).
+	Latency map[string]time.Duration
+	// FailSavepoints makes savepoints triggered from now on complete with a
+	// failure-cause; the job keeps RUNNING.
+	FailSavepoints bool
+	// HangSavepoints makes savepoints triggered from now on stay IN_PROGRESS
+	// until the job stops running.
+	HangSavepoints bool
+	// FailJobsAfter makes jobs submitted from now on go FAILING → FAILED this
+	// long after they first reach RUNNING. Zero disables it.
+	FailJobsAfter time.Duration
+}
+
+func (f Faults) clone() Faults {
+	c := f
+	c.ErrorRate = cloneMap(f.ErrorRate)
+	c.DropRate = cloneMap(f.DropRate)
+	c.Latency = cloneMap(f.Latency)
+	return c
+}
+
+func cloneMap[V any](m map[string]V) map[string]V {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]V, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func lookup[V any](m map[string]V, endpoint string) V {
+	if v, ok := m[endpoint]; ok {
+		return v
+	}
+	return m[AnyEndpoint]
+}
+
+// SetFaults replaces the injected faults.
+func (jm *JobManager) SetFaults(f Faults) {
+	jm.faultMu.Lock()
+	defer jm.faultMu.Unlock()
+	jm.faults = f.clone()
+}
+
+func (jm *JobManager) currentFaults() Faults {
+	jm.faultMu.Lock()
+	defer jm.faultMu.Unlock()
+	return jm.faults
+}
+
+// faultDecision is what the fault layer does to one request.
+type faultDecision struct {
+	latency time.Duration
+	status  int // 0: no injected error
+	drop    bool
+}
+
+func (jm *JobManager) decideFault(endpoint, method string) faultDecision {
+	jm.faultMu.Lock()
+	defer jm.faultMu.Unlock()
+	f := jm.faults
+	d := faultDecision{latency: lookup(f.Latency, endpoint)}
+	if rate := lookup(f.ErrorRate, endpoint); rate > 0 && jm.faultRand.Float64() < rate {
+		d.status = http.StatusInternalServerError
+		if method == http.MethodGet && jm.faultRand.Intn(2) == 0 {
+			d.status = http.StatusServiceUnavailable
+		}
+		return d
+	}
+	if rate := lookup(f.DropRate, endpoint); rate > 0 && jm.faultRand.Float64() < rate {
+		d.drop = true
+	}
+	return d
+}

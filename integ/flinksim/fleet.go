@@ -1,0 +1,320 @@
+package flinksim
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+)
+
+// Pod labels that identify a Flink cluster and a pod's role in it.
+const (
+	LabelApp            = "flink-app"
+	LabelAppHash        = "flink-app-hash"
+	LabelDeploymentType = "flink-deployment-type"
+	RoleJobManager      = "jobmanager"
+	RoleTaskManager     = "taskmanager"
+	jobManagerContainer = "jobmanager"
+	flinkPropertiesEnv  = "FLINK_PROPERTIES"
+)
+
+// FleetOptions configures a Fleet.
+type FleetOptions struct {
+	// Clock drives every JobManager. Nil means the real clock.
+	Clock clock.PassiveClock
+	// Namespace limits the pods watched; empty watches all namespaces.
+	Namespace string
+	// Timings apply to every JobManager.
+	Timings Timings
+	// Seed seeds each JobManager's fault randomness (Seed, Seed+1, ... in
+	// creation order).
+	Seed int64
+	// Logf, when set, receives one line per JobManager start, crash and scale change.
+	Logf func(format string, args ...any)
+}
+
+// Fleet runs one simulated JobManager per Flink cluster found on a Kubernetes
+// API, following the cluster's pods: a JobManager runs in a Ready jobmanager
+// pod and loses all state (no HA) when that pod stops being Ready or goes
+// away; the next Ready jobmanager pod of the cluster starts an empty one.
+type Fleet struct {
+	kube     kubernetes.Interface
+	opts     FleetOptions
+	storage  *Storage
+	timeline *Timeline
+
+	mu        sync.Mutex
+	pods      corelisters.PodLister
+	clusters  map[clusterKey]*cluster
+	imageJars map[string][]string
+	faults    map[string]Faults // by "<namespace>/<app>"
+	started   int
+}
+
+type clusterKey struct{ namespace, service string }
+
+type cluster struct {
+	namespace, app, hash string
+	image                string
+	jm                   *JobManager // nil while no jobmanager pod is Ready
+	host                 string      // "<name>/<uid>" of the pod the JobManager process runs in
+}
+
+// NewFleet prepares a Fleet; call Run to start watching pods.
+func NewFleet(kube kubernetes.Interface, opts FleetOptions) *Fleet {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	return &Fleet{
+		kube: kube, opts: opts, storage: NewStorage(), timeline: NewTimeline(),
+		clusters: map[clusterKey]*cluster{}, imageJars: map[string][]string{}, faults: map[string]Faults{},
+	}
+}
+
+// Timeline records the jobs of every JobManager of the Fleet, keyed "<namespace>/<app>".
+func (f *Fleet) Timeline() *Timeline { return f.timeline }
+
+// Storage is the file system shared by every JobManager of the Fleet.
+func (f *Fleet) Storage() *Storage { return f.storage }
+
+// Run starts a pod informer and returns once its cache has synced; the
+// informer keeps running until ctx ends.
+func (f *Fleet) Run(ctx context.Context) error {
+	factory := informers.NewSharedInformerFactoryWithOptions(f.kube, 0,
+		informers.WithNamespace(f.opts.Namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.LabelSelector = LabelApp + "," + LabelAppHash + "," + LabelDeploymentType
+		}))
+	podInformer := factory.Core().V1().Pods()
+	informer := podInformer.Informer()
+	f.mu.Lock()
+	f.pods = podInformer.Lister()
+	f.mu.Unlock()
+	onPod := func(obj any) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		if pod, ok := obj.(*corev1.Pod); ok {
+			f.syncCluster(pod.Namespace, pod.Labels[LabelApp], pod.Labels[LabelAppHash])
+		}
+	}
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    onPod,
+		UpdateFunc: func(_, obj any) { onPod(obj) },
+		DeleteFunc: onPod,
+	}); err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	go func() {
+		<-ctx.Done()
+		factory.Shutdown()
+	}()
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		return fmt.Errorf("flinksim: pod informer did not sync: %w", ctx.Err())
+	}
+	return nil
+}
+
+func podReady(p *corev1.Pod) bool {
+	if p.DeletionTimestamp != nil {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// podIdentity tells pod incarnations apart, even a pod recreated under the same name.
+func podIdentity(p *corev1.Pod) string {
+	return p.Name + "/" + string(p.UID)
+}
+
+// syncCluster recomputes one cluster from its pods: JobManager up or down, and
+// the number of TaskManagers.
+func (f *Fleet) syncCluster(namespace, app, hash string) {
+	if app == "" || hash == "" {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	sel := labels.SelectorFromSet(labels.Set{LabelApp: app, LabelAppHash: hash})
+	pods, err := f.pods.Pods(namespace).List(sel)
+	if err != nil {
+		return
+	}
+	key := clusterKey{namespace, app + "-" + hash}
+	c := f.clusters[key]
+	if c == nil {
+		c = &cluster{namespace: namespace, app: app, hash: hash}
+		f.clusters[key] = c
+	}
+	var jmPod *corev1.Pod
+	readyTMs, hostReady := 0, false
+	for _, p := range pods {
+		if !podReady(p) {
+			continue
+		}
+		switch p.Labels[LabelDeploymentType] {
+		case RoleJobManager:
+			hostReady = hostReady || podIdentity(p) == c.host
+			if jmPod == nil || p.CreationTimestamp.Before(&jmPod.CreationTimestamp) ||
+				(p.CreationTimestamp.Equal(&jmPod.CreationTimestamp) && p.Name < jmPod.Name) {
+				jmPod = p
+			}
+		case RoleTaskManager:
+			readyTMs++
+		}
+	}
+	// The JobManager process dies with its pod, even if another jobmanager pod
+	// of the cluster is Ready: without HA that one starts empty.
+	if c.jm != nil && !hostReady {
+		f.logf("flinksim: %s/%s: jobmanager pod gone or not ready; JobManager %s lost", namespace, key.service, c.jm.Name())
+		c.jm.Crash()
+		c.jm = nil
+	}
+	switch {
+	case jmPod != nil && c.jm == nil:
+		f.startJobManager(c, jmPod, readyTMs)
+	case jmPod != nil:
+		c.jm.SetTaskManagers(readyTMs)
+	}
+}
+
+func (f *Fleet) startJobManager(c *cluster, pod *corev1.Pod, taskManagers int) {
+	var config map[string]string
+	for _, ctr := range pod.Spec.Containers {
+		if ctr.Name == jobManagerContainer {
+			c.image = ctr.Image
+			for _, env := range ctr.Env {
+				if env.Name == flinkPropertiesEnv {
+					config = ParseFlinkProperties(env.Value)
+				}
+			}
+		}
+	}
+	var jars []string
+	if j, ok := f.imageJars[c.image]; ok {
+		jars = append([]string{}, j...)
+	}
+	c.host = podIdentity(pod)
+	c.jm = NewJobManager(Options{
+		Clock: f.opts.Clock, Name: pod.Name, FlinkConfig: config, Jars: jars,
+		TaskManagers: taskManagers, Timings: f.opts.Timings,
+		Timeline: f.timeline, AppKey: c.namespace + "/" + c.app, Storage: f.storage,
+		Seed: f.opts.Seed + int64(f.started),
+	})
+	f.started++
+	c.jm.SetFaults(f.faults[c.namespace+"/"+c.app])
+	f.logf("flinksim: %s/%s-%s: JobManager %s up with %d taskmanagers", c.namespace, c.app, c.hash, pod.Name, taskManagers)
+}
+
+// ParseFlinkProperties reads FLINK_PROPERTIES: one "key: value" per line.
+func ParseFlinkProperties(s string) map[string]string {
+	out := map[string]string{}
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, found := strings.Cut(line, ":")
+		if !found {
+			continue
+		}
+		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return out
+}
+
+func (f *Fleet) logf(format string, args ...any) {
+	if f.opts.Logf != nil {
+		f.opts.Logf(format, args...)
+	}
+}
+
+// JobManager returns the running JobManager of the cluster behind a versioned
+// service "<app>-<hash>", or nil while it is down.
+func (f *Fleet) JobManager(namespace, service string) *JobManager {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c := f.clusters[clusterKey{namespace, service}]; c != nil {
+		return c.jm
+	}
+	return nil
+}
+
+// SetImageJars declares that an image bundles only these jars; current and
+// future JobManagers whose jobmanager container runs that image see only them.
+// Images not declared bundle every jar.
+func (f *Fleet) SetImageJars(image string, jars []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.imageJars[image] = append([]string{}, jars...)
+	for _, c := range f.clusters {
+		if c.jm != nil && c.image == image {
+			c.jm.setImageJars(jars)
+		}
+	}
+}
+
+// SetFaults applies faults to the current and future JobManagers of an app.
+func (f *Fleet) SetFaults(namespace, app string, faults Faults) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.faults[namespace+"/"+app] = faults.clone()
+	for _, c := range f.clusters {
+		if c.namespace == namespace && c.app == app && c.jm != nil {
+			c.jm.SetFaults(faults)
+		}
+	}
+}
+
+// CrashJobManager restarts a cluster's JobManager process without HA: it stays
+// reachable but has lost every job. It reports whether the JobManager was up.
+func (f *Fleet) CrashJobManager(namespace, service string) bool {
+	jm := f.JobManager(namespace, service)
+	if jm == nil {
+		return false
+	}
+	f.logf("flinksim: %s/%s: JobManager %s crashed", namespace, service, jm.Name())
+	jm.Crash()
+	return true
+}
+
+// ServeHTTP routes /{namespace}/{service}/<flink path> to the cluster's
+// JobManager. A cluster that is down drops the connection, as a refused
+// connection would look to an HTTP client.
+func (f *Fleet) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	parts := strings.SplitN(strings.TrimPrefix(req.URL.Path, "/"), "/", 3)
+	if len(parts) < 2 {
+		dropConnection(w)
+		return
+	}
+	jm := f.JobManager(parts[0], parts[1])
+	if jm == nil {
+		dropConnection(w)
+		return
+	}
+	rest := "/"
+	if len(parts) == 3 {
+		rest += parts[2]
+	}
+	inner := req.Clone(req.Context())
+	inner.URL.Path = rest
+	inner.URL.RawPath = ""
+	inner.RequestURI = inner.URL.RequestURI()
+	jm.Handler().ServeHTTP(w, inner)
+}

@@ -1,0 +1,211 @@
+package flinksim
+
+import (
+	"bytes"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+)
+
+const (
+	flinkVersion  = "1.20.0"
+	flinkCommit   = "b1fe7b4"
+	flinkRevision = flinkCommit + " @ 2024-07-26T09:31:31+02:00"
+)
+
+func (jm *JobManager) handleConfig(rc *reqCtx) response {
+	return respondOK(map[string]any{
+		"refresh-interval": jm.cfg.refreshInterval,
+		"timezone-name":    "Coordinated Universal Time",
+		"timezone-offset":  0,
+		"flink-version":    flinkVersion,
+		"flink-revision":   flinkRevision,
+		"features": map[string]bool{
+			"web-submit": true, "web-cancel": true, "web-rescale": true, "web-history": false,
+		},
+	})
+}
+
+func (jm *JobManager) handleOverview(rc *reqCtx) response {
+	counts := map[string]int{}
+	for _, j := range jm.jobs {
+		switch j.state {
+		case stateFinished, stateCanceled, stateFailed:
+			counts[j.state]++
+		default:
+			counts["running"]++
+		}
+	}
+	return respondOK(map[string]any{
+		"taskmanagers":    jm.taskManagers,
+		"slots-total":     jm.totalSlots(),
+		"slots-available": max(jm.totalSlots()-jm.usedSlots(), 0),
+		"jobs-running":    counts["running"],
+		"jobs-finished":   counts[stateFinished],
+		"jobs-cancelled":  counts[stateCanceled],
+		"jobs-failed":     counts[stateFailed],
+		"flink-version":   flinkVersion,
+		"flink-commit":    flinkCommit,
+	})
+}
+
+// resourceProfile is ResourceProfileInfo for a number of slots (MB, cores).
+func resourceProfile(slots int) map[string]any {
+	return map[string]any{
+		"cpuCores":          jsonDouble(float64(slots)),
+		"taskHeapMemory":    384 * slots,
+		"taskOffHeapMemory": 0,
+		"managedMemory":     512 * slots,
+		"networkMemory":     128 * slots,
+		"extendedResources": map[string]any{},
+	}
+}
+
+func (jm *JobManager) handleTaskManagers(rc *reqCtx) response {
+	used := jm.usedSlots()
+	tms := make([]any, 0, jm.taskManagers)
+	const mb = 1 << 20
+	for i := 1; i <= jm.taskManagers; i++ {
+		busy := min(used, jm.slotsPerTM)
+		used -= busy
+		free := jm.slotsPerTM - busy
+		tms = append(tms, map[string]any{
+			"id":                     jm.taskManagerID(i),
+			"path":                   "pekko.tcp://flink@10.0.0." + itoa(i+1) + ":6122/user/rpc/taskmanager_0",
+			"dataPort":               6121,
+			"jmxPort":                -1,
+			"timeSinceLastHeartbeat": rc.now.UnixMilli(),
+			"slotsNumber":            jm.slotsPerTM,
+			"freeSlots":              free,
+			"totalResource":          resourceProfile(jm.slotsPerTM),
+			"freeResource":           resourceProfile(free),
+			"hardware": map[string]any{
+				"cpuCores": 4, "physicalMemory": int64(16384) * mb, "freeMemory": int64(1024) * mb,
+				"managedMemory": int64(512*jm.slotsPerTM) * mb,
+			},
+			"memoryConfiguration": map[string]any{
+				"frameworkHeap": 128 * mb, "taskHeap": 384 * jm.slotsPerTM * mb, "frameworkOffHeap": 128 * mb,
+				"taskOffHeap": 0, "networkMemory": 128 * jm.slotsPerTM * mb, "managedMemory": 512 * jm.slotsPerTM * mb,
+				"jvmMetaspace": 256 * mb, "jvmOverhead": 192 * mb,
+				"totalFlinkMemory":   (256 + 1024*jm.slotsPerTM) * mb,
+				"totalProcessMemory": (704 + 1024*jm.slotsPerTM) * mb,
+			},
+		})
+	}
+	return respondOK(map[string]any{"taskmanagers": tms})
+}
+
+func isSensitiveKey(k string) bool {
+	k = strings.ToLower(k)
+	for _, s := range []string{"password", "secret", "token", "apikey", "account.key", "auth-params", "jaas.config"} {
+		if strings.Contains(k, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (jm *JobManager) handleJobManagerConfig(rc *reqCtx) response {
+	cfg := map[string]string{
+		"jobmanager.rpc.address":        jm.name,
+		"rest.port":                     "8081",
+		"taskmanager.numberOfTaskSlots": itoa(jm.slotsPerTM),
+		"web.tmpdir":                    strings.TrimSuffix(jm.cfg.uploadDir, "/flink-web-upload"),
+	}
+	for k, v := range jm.cfg.raw {
+		cfg[k] = v
+	}
+	out := make([]map[string]string, 0, len(cfg))
+	for _, k := range sortedKeys(cfg) {
+		v := cfg[k]
+		if isSensitiveKey(k) {
+			v = "******"
+		}
+		out = append(out, map[string]string{"key": k, "value": v})
+	}
+	return respondOK(out)
+}
+
+// jarFile is a jar in the web upload directory.
+type jarFile struct {
+	id       string
+	uploaded time.Time
+}
+
+func (jm *JobManager) jarExists(id string) bool {
+	if jm.deleted[id] {
+		return false
+	}
+	for _, f := range jm.uploaded {
+		if f.id == id {
+			return true
+		}
+	}
+	return jm.imageJars == nil || jm.imageJars[id]
+}
+
+func (jm *JobManager) handleJars(rc *reqCtx) response {
+	files := append([]jarFile(nil), jm.uploaded...)
+	for id := range jm.imageJars {
+		files = append(files, jarFile{id: id, uploaded: jm.startedAt})
+	}
+	sort.SliceStable(files, func(i, j int) bool {
+		if !files[i].uploaded.Equal(files[j].uploaded) {
+			return files[i].uploaded.After(files[j].uploaded)
+		}
+		return files[i].id < files[j].id
+	})
+	out := []any{}
+	for _, f := range files {
+		// GET /jars lists only "<uuid>_<name>.jar" files, as uploads name them.
+		if jm.deleted[f.id] || !strings.Contains(f.id, "_") || !strings.HasSuffix(f.id, ".jar") {
+			continue
+		}
+		out = append(out, map[string]any{
+			"id": f.id, "name": f.id[strings.Index(f.id, "_")+1:], "uploaded": f.uploaded.UnixMilli(), "entry": []any{},
+		})
+	}
+	return respondOK(map[string]any{"address": "http://" + jm.name + ":8081", "files": out})
+}
+
+func (jm *JobManager) handleJarUpload(rc *reqCtx) response {
+	_, params, err := mime.ParseMediaType(rc.r.Header.Get("Content-Type"))
+	if err != nil || params["boundary"] == "" {
+		return restError(http.StatusBadRequest, classRestHandler, "Exactly 1 file must be sent, received 0.", nil)
+	}
+	mr := multipart.NewReader(bytes.NewReader(rc.body), params["boundary"])
+	var names []string
+	for {
+		part, err := mr.NextPart()
+		if err != nil {
+			break
+		}
+		if part.FileName() != "" {
+			names = append(names, part.FileName())
+		} else if part.FormName() != "request" {
+			return restError(http.StatusBadRequest, classRestHandler, "Received unknown attribute "+part.FormName()+".", nil)
+		}
+	}
+	if len(names) != 1 {
+		return restError(http.StatusBadRequest, classRestHandler, "Exactly 1 file must be sent, received "+itoa(len(names))+".", nil)
+	}
+	if !strings.HasSuffix(names[0], ".jar") {
+		return restError(http.StatusBadRequest, classRestHandler, "Only Jar files are allowed.", nil)
+	}
+	id := newUUID() + "_" + names[0]
+	jm.uploaded = append(jm.uploaded, jarFile{id: id, uploaded: rc.now})
+	return respondOK(map[string]any{"filename": jm.cfg.uploadDir + "/" + id, "status": "success"})
+}
+
+func (jm *JobManager) handleJarDelete(rc *reqCtx) response {
+	id := rc.params["jarid"]
+	if !jm.jarExists(id) {
+		return restError(http.StatusBadRequest, classRestHandler,
+			"File "+id+" does not exist in "+jm.cfg.uploadDir+".", nil)
+	}
+	jm.deleted[id] = true
+	return respondOK(map[string]any{})
+}

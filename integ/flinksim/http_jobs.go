@@ -1,0 +1,230 @@
+package flinksim
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// withJob answers 404 for a job the JobManager does not list.
+func (jm *JobManager) withJob(rc *reqCtx, f func(j *job) response) response {
+	j := jm.job(rc.params["jobid"])
+	if j == nil {
+		return jobNotFoundResponse(rc.params["jobid"])
+	}
+	return f(j)
+}
+
+func (jm *JobManager) handleJobs(rc *reqCtx) response {
+	out := []any{}
+	for _, j := range jm.jobs {
+		out = append(out, map[string]string{"id": j.id, "status": j.state})
+	}
+	return respondOK(map[string]any{"jobs": out})
+}
+
+func (j *job) endMillis() int64 {
+	if isGloballyTerminal(j.state) {
+		return j.endedAt.UnixMilli()
+	}
+	return -1
+}
+
+func (j *job) durationMillis(now time.Time) int64 {
+	end := now
+	if isGloballyTerminal(j.state) {
+		end = j.endedAt
+	}
+	return end.Sub(j.submittedAt).Milliseconds()
+}
+
+func (jm *JobManager) handleJobsOverview(rc *reqCtx) response {
+	out := []any{}
+	for _, j := range jm.jobs {
+		out = append(out, map[string]any{
+			"jid":               j.id,
+			"name":              j.name,
+			"start-time":        j.submittedAt.UnixMilli(),
+			"end-time":          j.endMillis(),
+			"duration":          j.durationMillis(rc.now),
+			"last-modification": j.lastChange.UnixMilli(),
+			"state":             j.state,
+			"tasks":             lowerKeys(j.jobTaskCounts()),
+		})
+	}
+	return respondOK(map[string]any{"jobs": out})
+}
+
+func (jm *JobManager) handleJobDetails(rc *reqCtx) response {
+	return jm.withJob(rc, func(j *job) response {
+		timestamps := map[string]int64{}
+		for _, s := range jobStates {
+			timestamps[s] = 0
+			if t, ok := j.stateTimes[s]; ok {
+				timestamps[s] = t.UnixMilli()
+			}
+		}
+		vertices := jm.vertexInfos(j, rc.now)
+		statusCounts := map[string]int{}
+		for _, s := range executionStates {
+			statusCounts[s] = 0
+		}
+		for _, v := range vertices {
+			statusCounts[v["status"].(string)]++
+		}
+		return respondOK(map[string]any{
+			"jid":            j.id,
+			"name":           j.name,
+			"isStoppable":    false,
+			"state":          j.state,
+			"job-type":       "STREAMING",
+			"start-time":     j.submittedAt.UnixMilli(),
+			"end-time":       j.endMillis(),
+			"duration":       j.durationMillis(rc.now),
+			"maxParallelism": -1,
+			"now":            rc.now.UnixMilli(),
+			"timestamps":     timestamps,
+			"vertices":       vertices,
+			"status-counts":  statusCounts,
+			"plan":           jm.plan(j),
+		})
+	})
+}
+
+func (jm *JobManager) handleJobStatus(rc *reqCtx) response {
+	return jm.withJob(rc, func(j *job) response {
+		return respondOK(map[string]string{"status": j.state})
+	})
+}
+
+func (jm *JobManager) handleJobPlan(rc *reqCtx) response {
+	return jm.withJob(rc, func(j *job) response {
+		return respondOK(map[string]any{"plan": jm.plan(j)})
+	})
+}
+
+func (jm *JobManager) handleJobConfig(rc *reqCtx) response {
+	return jm.withJob(rc, func(j *job) response {
+		body := map[string]any{"jid": j.id, "name": j.name}
+		// A sparse (initialising or init-failed) job has no archived execution config.
+		if j.hasGraph() {
+			body["execution-config"] = map[string]any{
+				"execution-mode":    "PIPELINED",
+				"restart-strategy":  "Cluster level default restart strategy",
+				"job-parallelism":   j.parallelism,
+				"object-reuse-mode": false,
+				"user-config":       map[string]string{},
+			}
+		}
+		return respondOK(body)
+	})
+}
+
+func exceptionInfo(e exceptionEntry) map[string]any {
+	info := map[string]any{
+		"exceptionName":        e.failure.class,
+		"stacktrace":           e.failure.stackTrace(),
+		"timestamp":            e.at.UnixMilli(),
+		"failureLabels":        map[string]string{},
+		"concurrentExceptions": []any{},
+	}
+	if e.taskName != "" { // NON_NULL fields, absent for global failures
+		info["taskName"] = e.taskName
+		info["location"] = "10.0.0.2:6121"
+		info["endpoint"] = "10.0.0.2:6121"
+		info["taskManagerId"] = e.tm
+	}
+	return info
+}
+
+func (jm *JobManager) handleExceptions(rc *reqCtx) response {
+	return jm.withJob(rc, func(j *job) response {
+		limit := len(j.exceptions)
+		if v := rc.r.URL.Query().Get("maxExceptions"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return badParams("Cannot resolve query parameter (maxExceptions) from value \"" + v + "\".")
+			}
+			limit = min(max(n, 0), limit)
+		}
+		entries := []any{}
+		for _, e := range j.exceptions[:limit] {
+			entries = append(entries, exceptionInfo(e))
+		}
+		body := map[string]any{
+			"root-exception": nil,
+			"timestamp":      nil,
+			"all-exceptions": []any{},
+			"truncated":      false,
+			"exceptionHistory": map[string]any{
+				"entries":   entries,
+				"truncated": limit < len(j.exceptions),
+			},
+		}
+		if j.rootCause != nil {
+			body["root-exception"] = j.rootCause.failure.stackTrace()
+			body["timestamp"] = j.rootCause.at.UnixMilli()
+		}
+		return respondOK(body)
+	})
+}
+
+func (jm *JobManager) handleExecutionResult(rc *reqCtx) response {
+	return jm.withJob(rc, func(j *job) response {
+		if !isGloballyTerminal(j.state) {
+			return respondOK(map[string]any{"status": map[string]string{"id": "IN_PROGRESS"}})
+		}
+		result := map[string]any{
+			"id":                  j.id,
+			"accumulator-results": map[string]any{},
+			"net-runtime":         j.durationMillis(rc.now),
+		}
+		switch j.state {
+		case stateFinished:
+			result["application-status"] = "SUCCEEDED"
+		case stateCanceled:
+			result["application-status"] = "CANCELED"
+		default:
+			result["application-status"] = "FAILED"
+			if j.rootCause != nil {
+				result["failure-cause"] = j.rootCause.failure.serialized()
+			}
+		}
+		return respondOK(map[string]any{"status": map[string]string{"id": "COMPLETED"}, "job-execution-result": result})
+	})
+}
+
+// handleJobMetrics answers from the metric store: an unknown job or metric is
+// simply absent, never an error.
+func (jm *JobManager) handleJobMetrics(rc *reqCtx) response {
+	values := map[string]string{}
+	if j := jm.job(rc.params["jobid"]); j != nil && j.hasGraph() {
+		uptime := int64(0)
+		if j.state == stateRunning && !j.firstRunningAt.IsZero() {
+			uptime = rc.now.Sub(j.firstRunningAt).Milliseconds()
+		}
+		values = map[string]string{
+			"numRestarts":                   itoa(j.restarts),
+			"fullRestarts":                  itoa(j.restarts),
+			"numberOfCompletedCheckpoints":  strconv.FormatInt(j.ckpt.completed, 10),
+			"numberOfFailedCheckpoints":     strconv.FormatInt(j.ckpt.failed, 10),
+			"numberOfInProgressCheckpoints": itoa(j.ckpt.inProgress()),
+			"totalNumberOfCheckpoints":      strconv.FormatInt(j.ckpt.completed+j.ckpt.failed+int64(j.ckpt.inProgress()), 10),
+			"uptime":                        strconv.FormatInt(uptime, 10),
+		}
+	}
+	out := []any{}
+	get := rc.r.URL.Query().Get("get")
+	if get == "" {
+		for _, k := range sortedKeys(values) {
+			out = append(out, map[string]string{"id": k})
+		}
+		return respondOK(out)
+	}
+	for _, k := range strings.Split(get, ",") {
+		if v, ok := values[k]; ok {
+			out = append(out, map[string]string{"id": k, "value": v})
+		}
+	}
+	return respondOK(out)
+}

@@ -1,0 +1,157 @@
+package flinksim
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// omittedByFlink lists properties Flink legitimately leaves out (NON_NULL or
+// NON_DEFAULT fields, REST.md §5.2, §5.7, §5.8, §5.19, §5.23).
+var omittedByFlink = map[string]bool{
+	"ClusterOverviewWithVersion.taskmanagers-blocked":     true,
+	"ClusterOverviewWithVersion.slots-free-and-blocked":   true,
+	"TaskManagerInfo.blocked":                             true,
+	"RootExceptionInfo.taskName":                          true,
+	"RootExceptionInfo.location":                          true,
+	"RootExceptionInfo.endpoint":                          true,
+	"RootExceptionInfo.taskManagerId":                     true,
+	"JobExecutionResultResponseBody.job-execution-result": true,
+	"JobResult.failure-cause":                             true,
+	"JobConfigInfo.execution-config":                      true,
+}
+
+// TestResponsesMatchOpenAPI drives a JobManager through every kind of state the
+// served endpoints can report and validates each body against Flink's spec.
+func TestResponsesMatchOpenAPI(t *testing.T) {
+	spec := loadOpenAPI(t)
+	h := newHarness(t, Options{Jars: []string{jar, "0f1e_listed.jar"}, FlinkConfig: checkpointConfig()})
+
+	a := h.runToRunning(map[string]any{"parallelism": 2})
+	h.step(10*time.Second + 200*time.Millisecond) // chk-1
+	spOK := h.savepoint(a, nil)
+	h.step(time.Second)
+	h.jm.SetFaults(Faults{FailSavepoints: true})
+	spFailed := h.savepoint(a, nil)
+	h.step(time.Second)
+	h.jm.SetFaults(Faults{})
+	h.jm.FailTasksNow(a) // restores chk-1, records a task exception
+	h.step(time.Second)
+	_, m := h.post("/jobs/"+a+"/checkpoints", nil)
+	manual := m["request-id"].(string)
+	h.step(200 * time.Millisecond)
+	h.jm.SetFaults(Faults{HangSavepoints: true})
+	spPending := h.savepoint(a, nil)
+	h.jm.SetFaults(Faults{})
+	cp := h.mustGet("/jobs/" + a + "/checkpoints")
+	failedID := num(at(cp, "latest", "failed", "id"))
+
+	b := h.run(map[string]any{"savepointPath": "s3://missing/savepoint-1"})
+	c := h.runToRunning(nil)
+	h.call("PATCH", "/jobs/"+c, nil)
+	h.step(time.Second)
+	_, m = h.post("/savepoint-disposal", map[string]any{"savepoint-path": "s3://missing/x"})
+	disposal := m["request-id"].(string)
+	d := h.run(nil) // still INITIALIZING
+
+	requests := []struct {
+		method, path, template string
+		body                   any
+		status                 int
+	}{
+		{"GET", "/config", "/config", nil, 200},
+		{"GET", "/overview", "/overview", nil, 200},
+		{"GET", "/jobs", "/jobs", nil, 200},
+		{"GET", "/jobs/overview", "/jobs/overview", nil, 200},
+		{"GET", "/jobs/" + a, "/jobs/{jobid}", nil, 200},
+		{"GET", "/jobs/" + b, "/jobs/{jobid}", nil, 200},
+		{"GET", "/jobs/" + c, "/jobs/{jobid}", nil, 200},
+		{"GET", "/jobs/" + d, "/jobs/{jobid}", nil, 200},
+		{"GET", "/jobs/" + a + "/status", "/jobs/{jobid}/status", nil, 200},
+		{"GET", "/jobs/" + a + "/config", "/jobs/{jobid}/config", nil, 200},
+		{"GET", "/jobs/" + b + "/config", "/jobs/{jobid}/config", nil, 200},
+		{"GET", "/jobs/" + a + "/plan", "/jobs/{jobid}/plan", nil, 200},
+		{"GET", "/jobs/" + a + "/exceptions", "/jobs/{jobid}/exceptions", nil, 200},
+		{"GET", "/jobs/" + b + "/exceptions", "/jobs/{jobid}/exceptions", nil, 200},
+		{"GET", "/jobs/" + a + "/execution-result", "/jobs/{jobid}/execution-result", nil, 200},
+		{"GET", "/jobs/" + b + "/execution-result", "/jobs/{jobid}/execution-result", nil, 200},
+		{"GET", "/jobs/" + c + "/execution-result", "/jobs/{jobid}/execution-result", nil, 200},
+		{"GET", "/jobs/" + a + "/metrics?get=numRestarts,numberOfCompletedCheckpoints", "/jobs/{jobid}/metrics", nil, 200},
+		{"GET", "/jobs/" + a + "/checkpoints", "/jobs/{jobid}/checkpoints", nil, 200},
+		{"GET", "/jobs/" + c + "/checkpoints", "/jobs/{jobid}/checkpoints", nil, 200},
+		{"GET", "/jobs/" + a + "/checkpoints/config", "/jobs/{jobid}/checkpoints/config", nil, 200},
+		{"GET", "/jobs/" + a + "/checkpoints/details/1", "/jobs/{jobid}/checkpoints/details/{checkpointid}", nil, 200},
+		{"GET", "/jobs/" + a + "/checkpoints/details/" + itoa(int(failedID)), "/jobs/{jobid}/checkpoints/details/{checkpointid}", nil, 200},
+		{"GET", "/jobs/" + a + "/checkpoints/" + manual, "/jobs/{jobid}/checkpoints/{triggerid}", nil, 200},
+		{"GET", "/jobs/" + a + "/savepoints/" + spOK, "/jobs/{jobid}/savepoints/{triggerid}", nil, 200},
+		{"GET", "/jobs/" + a + "/savepoints/" + spFailed, "/jobs/{jobid}/savepoints/{triggerid}", nil, 200},
+		{"GET", "/jobs/" + a + "/savepoints/" + spPending, "/jobs/{jobid}/savepoints/{triggerid}", nil, 200},
+		{"GET", "/savepoint-disposal/" + disposal, "/savepoint-disposal/{triggerid}", nil, 200},
+		{"GET", "/jars", "/jars", nil, 200},
+		{"GET", "/taskmanagers", "/taskmanagers", nil, 200},
+		{"GET", "/jobmanager/config", "/jobmanager/config", nil, 200},
+		{"POST", "/jobs/" + a + "/checkpoints", "/jobs/{jobid}/checkpoints", map[string]any{}, 202},
+		{"POST", "/jobs/" + a + "/savepoints", "/jobs/{jobid}/savepoints", map[string]any{"cancel-job": false}, 202},
+		{"POST", "/jobs/" + a + "/stop", "/jobs/{jobid}/stop", map[string]any{"drain": false}, 202},
+		{"POST", "/savepoint-disposal", "/savepoint-disposal", map[string]any{"savepoint-path": "s3://x"}, 200},
+		{"POST", "/jars/" + jar + "/run", "/jars/{jarid}/run", map[string]any{}, 200},
+		{"PATCH", "/jobs/" + a + "?mode=cancel", "/jobs/{jobid}", nil, 202},
+	}
+	for _, rq := range requests {
+		t.Run(rq.method+" "+rq.path, func(t *testing.T) {
+			status, raw, _ := h.callRaw(rq.method, "/v1"+rq.path, rq.body)
+			if status != rq.status {
+				t.Fatalf("status %d, want %d: %s", status, rq.status, raw)
+			}
+			schema, declared := spec.responseSchema(rq.template, rq.method, status)
+			if !declared {
+				t.Fatalf("status %d is not declared for %s %s", status, rq.method, rq.template)
+			}
+			doc, err := decodeJSON(raw)
+			if err != nil {
+				t.Fatalf("invalid JSON: %v", err)
+			}
+			if schema == nil {
+				return
+			}
+			v := &validator{spec: spec, strict: true, optional: omittedByFlink, dispatching: map[string]bool{}}
+			v.validate(schema, "response", doc, "$")
+			if len(v.errs) > 0 {
+				t.Fatalf("%s does not match the spec:\n  %s\nbody: %s", rq.path, strings.Join(v.errs, "\n  "), raw)
+			}
+		})
+	}
+}
+
+// TestValidatorCatchesMismatches keeps the validator honest.
+func TestValidatorCatchesMismatches(t *testing.T) {
+	spec := loadOpenAPI(t)
+	tests := []struct {
+		name, schema, body string
+		wantErr            string
+	}{
+		{"wrong type", "JobStatusInfo", `{"status":1}`, "want string"},
+		{"bad enum", "JobStatusInfo", `{"status":"SLEEPING"}`, "not in enum"},
+		{"missing property", "JobIdWithStatus", `{"id":"0123456789abcdef0123456789abcdef"}`, `missing property "status"`},
+		{"bad pattern", "JobIdWithStatus", `{"id":"nope","status":"RUNNING"}`, "does not match"},
+		{"double is not an integer", "Counts", `{"completed":1.5,"failed":0,"in_progress":0,"restored":0,"total":0}`, "want integer"},
+		{"missing discriminator target", "CheckpointStatistics", `{"className":"weird"}`, "names no subtype"},
+		{"required className", "CheckpointStatistics", `{"className":"completed"}`, "missing property"},
+		{"no oneOf alternative", "AsynchronousOperationResult", `{"status":{"id":"COMPLETED"},"operation":{"nope":1}}`, "matches no oneOf"},
+		{"valid", "JobIdWithStatus", `{"id":"0123456789abcdef0123456789abcdef","status":"RUNNING"}`, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			doc, err := decodeJSON([]byte(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := &validator{spec: spec, strict: true, optional: omittedByFlink, dispatching: map[string]bool{}}
+			v.validate(ref(tc.schema), "", doc, "$")
+			got := strings.Join(v.errs, "\n")
+			if (tc.wantErr == "") != (got == "") || !strings.Contains(got, tc.wantErr) {
+				t.Fatalf("errors %q, want %q", got, tc.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,189 @@
+package flinksim
+
+import (
+	"strings"
+	"time"
+)
+
+// executionStates is Flink's ExecutionState enum in declaration order.
+var executionStates = []string{
+	"CREATED", "SCHEDULED", "DEPLOYING", "RUNNING", "FINISHED",
+	"CANCELING", "CANCELED", "FAILED", "RECONCILING", "INITIALIZING",
+}
+
+var vertexNames = [2]string{"Source: Custom Source", "Sink: Print to Std. Out"}
+
+// hasGraph tells whether the job has an ExecutionGraph. Jobs still initialising
+// or that failed during initialisation are sparse: no vertices.
+func (j *job) hasGraph() bool {
+	return j.state != stateInitializing && j.initFailure == nil
+}
+
+// subtaskStates derives the state of every subtask of vertex v from the job
+// state, keeping the counters consistent with what Flink would report.
+func (j *job) subtaskStates(v int) map[string]int {
+	counts := map[string]int{}
+	for _, s := range executionStates {
+		counts[s] = 0
+	}
+	p := j.parallelism
+	all := func(s string) { counts[s] = p }
+	switch j.state {
+	case stateCreated:
+		all("CREATED")
+	case stateRunning:
+		if j.hasSlots {
+			all("RUNNING")
+		} else {
+			all("SCHEDULED")
+		}
+	case stateRestarting, stateCanceled:
+		all("CANCELED")
+	case stateCancelling:
+		if j.hasSlots {
+			all("CANCELING")
+		} else {
+			all("CANCELED")
+		}
+	case stateFinished:
+		all("FINISHED")
+	case stateFailing, stateFailed:
+		rest := "CANCELED"
+		if j.state == stateFailing && j.hasSlots {
+			rest = "CANCELING"
+		}
+		all(rest)
+		if v == 0 {
+			counts["FAILED"], counts[rest] = 1, p-1
+		}
+	}
+	return counts
+}
+
+// aggregateState is ExecutionJobVertex's aggregate of its subtask states.
+func aggregateState(counts map[string]int) string {
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	for _, s := range executionStates {
+		if counts[s] == total && total > 0 {
+			return s
+		}
+	}
+	for _, s := range []string{"FAILED", "CANCELING", "CANCELED", "RECONCILING", "INITIALIZING", "RUNNING", "DEPLOYING", "SCHEDULED", "FINISHED"} {
+		if counts[s] > 0 {
+			if s == "FINISHED" {
+				return "RUNNING"
+			}
+			return s
+		}
+	}
+	return "CREATED"
+}
+
+func lowerKeys(counts map[string]int) map[string]int {
+	out := make(map[string]int, len(counts)+1)
+	total := 0
+	for k, n := range counts {
+		out[strings.ToLower(k)] = n
+		total += n
+	}
+	out["total"] = total
+	return out
+}
+
+// jobTaskCounts sums subtask states over all vertices (empty for sparse jobs).
+func (j *job) jobTaskCounts() map[string]int {
+	sum := map[string]int{}
+	for _, s := range executionStates {
+		sum[s] = 0
+	}
+	if !j.hasGraph() {
+		return sum
+	}
+	for v := range vertexNames {
+		for s, n := range j.subtaskStates(v) {
+			sum[s] += n
+		}
+	}
+	return sum
+}
+
+func maxParallelismFor(p int) int {
+	// KeyGroupRangeAssignment.computeDefaultMaxParallelism: 1.5×p rounded up to a
+	// power of two, within [128, 32768].
+	n := 1
+	for n < p+p/2 {
+		n <<= 1
+	}
+	return min(max(n, 128), 32768)
+}
+
+func millis(t time.Time) int64 {
+	if t.IsZero() {
+		return -1
+	}
+	return t.UnixMilli()
+}
+
+func (jm *JobManager) vertexInfos(j *job, now time.Time) []map[string]any {
+	out := []map[string]any{}
+	if !j.hasGraph() {
+		return out
+	}
+	start := millis(j.deployedAt)
+	end := int64(-1)
+	if isGloballyTerminal(j.state) {
+		end = j.endedAt.UnixMilli()
+	}
+	duration := int64(-1)
+	if start >= 0 {
+		duration = now.UnixMilli() - start
+		if end >= 0 {
+			duration = end - start
+		}
+	}
+	for v := range vertexNames {
+		counts := j.subtaskStates(v)
+		out = append(out, map[string]any{
+			"id":                 j.vertexIDs[v],
+			"slotSharingGroupId": j.slotSharingGroup,
+			"name":               vertexNames[v],
+			"maxParallelism":     maxParallelismFor(j.parallelism),
+			"parallelism":        j.parallelism,
+			"status":             aggregateState(counts),
+			"start-time":         start,
+			"end-time":           end,
+			"duration":           duration,
+			"tasks":              counts,
+			"metrics": map[string]any{
+				"read-bytes": 0, "read-bytes-complete": true, "write-bytes": 0, "write-bytes-complete": true,
+				"read-records": 0, "read-records-complete": true, "write-records": 0, "write-records-complete": true,
+				"accumulated-backpressured-time": 0, "accumulated-idle-time": 0,
+				"accumulated-busy-time": jsonDouble(0),
+			},
+		})
+	}
+	return out
+}
+
+func (jm *JobManager) plan(j *job) map[string]any {
+	nodes := []any{}
+	if j.hasGraph() {
+		nodes = append(nodes,
+			map[string]any{
+				"id": j.vertexIDs[1], "parallelism": j.parallelism, "operator": "", "operator_strategy": "",
+				"description": vertexNames[1],
+				"inputs": []any{map[string]any{
+					"num": 0, "id": j.vertexIDs[0], "ship_strategy": "FORWARD", "exchange": "pipelined_bounded",
+				}},
+				"optimizer_properties": map[string]any{},
+			},
+			map[string]any{
+				"id": j.vertexIDs[0], "parallelism": j.parallelism, "operator": "", "operator_strategy": "",
+				"description": vertexNames[0], "optimizer_properties": map[string]any{},
+			})
+	}
+	return map[string]any{"jid": j.id, "name": j.name, "type": "STREAMING", "nodes": nodes}
+}
