@@ -32,6 +32,8 @@ type Options struct {
 	Nodes int
 	// Log receives one line per start-up step; nil discards them.
 	Log io.Writer
+
+	pickPorts func(n int) ([]int, error) // tests force port clashes through this
 }
 
 // DefaultStartTimeout bounds Start when ctx has no deadline; building the binaries is not counted.
@@ -49,11 +51,12 @@ type Cluster struct {
 	// Server is the API server URL, https://127.0.0.1:PORT.
 	Server string
 
-	binDir  string
-	log     io.Writer
-	creds   *credentials
-	caPool  *x509.CertPool
-	spawner *spawner
+	binDir    string
+	log       io.Writer
+	pickPorts func(n int) ([]int, error)
+	creds     *credentials
+	caPool    *x509.CertPool
+	spawner   *spawner
 
 	mu       sync.Mutex
 	procs    []*process // every process ever started, including failed attempts
@@ -105,6 +108,10 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		creds:          creds,
 		caPool:         pool,
 		spawner:        newSpawner(),
+		pickPorts:      opts.pickPorts,
+	}
+	if c.pickPorts == nil {
+		c.pickPorts = freePorts
 	}
 	if _, hasDeadline := ctx.Deadline(); !hasDeadline {
 		var cancel context.CancelFunc
@@ -144,19 +151,26 @@ func (c *Cluster) bringUp(ctx context.Context, nodes int) error {
 		return err
 	}
 	// The rest only need the API server, so they start together: on two cores this saves seconds.
-	comps := []component{c.controllerManager(), c.scheduler(), c.kwok()}
-	errs := make([]error, len(comps))
-	var wg sync.WaitGroup
-	for i, comp := range comps {
+	// The first failure cancels the others, whose "context canceled" would only bury its log.
+	groupCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		failOnce sync.Once
+		firstErr error
+	)
+	for _, comp := range []component{c.controllerManager(), c.scheduler(), c.kwok()} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _, errs[i] = c.startComponent(ctx, comp)
+			if _, _, err := c.startComponent(groupCtx, comp); err != nil {
+				failOnce.Do(func() { firstErr = err; cancel() })
+			}
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
+	if firstErr != nil {
+		return firstErr
 	}
 	began := time.Now()
 	if err := waitForNodes(ctx, client, nodes, c.checkAlive); err != nil {
@@ -166,14 +180,14 @@ func (c *Cluster) bringUp(ctx context.Context, nodes int) error {
 	return nil
 }
 
-func (c *Cluster) spawn(name string, args, env []string) (*process, error) {
+func (c *Cluster) spawn(name string, tier int, args, env []string) (*process, error) {
 	c.mu.Lock()
 	stopped := c.stopped
 	c.mu.Unlock()
 	if stopped {
 		return nil, errors.New("cluster is stopped")
 	}
-	p, err := c.spawner.start(name, filepath.Join(c.binDir, name), args, env, filepath.Join(c.LogDir(), name+".log"))
+	p, err := c.spawner.start(name, tier, filepath.Join(c.binDir, name), args, env, filepath.Join(c.LogDir(), name+".log"))
 	if err != nil {
 		return nil, err
 	}
@@ -211,9 +225,10 @@ func (c *Cluster) Stop() error {
 		c.mu.Lock()
 		c.stopped = true
 		c.mu.Unlock()
-		c.stopErr = stopAll(c.processes(), stopGrace)
+		began := time.Now()
+		c.stopErr = stopAll(c.processes(), stopGrace, c.logf)
 		c.spawner.close()
-		c.logf("cluster stopped; logs in %s", c.LogDir())
+		c.logf("cluster stopped in %s; logs in %s", time.Since(began).Round(10*time.Millisecond), c.LogDir())
 	})
 	return c.stopErr
 }

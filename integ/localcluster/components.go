@@ -15,12 +15,13 @@ import (
 // component describes how to run and check one binary.
 type component struct {
 	name  string
-	ports int                          // loopback ports it needs
-	args  func(ports []int) []string   // command line for the given ports
-	env   []string                     // extra environment
-	reset func(ports []int) error      // optional: clean state left by a failed attempt
-	ready probe                        // optional: nil means "running and listening" is enough
-	addr  func(ports []int) string     // for progress lines
+	tier  int                        // components in higher tiers depend on lower ones
+	ports int                        // loopback ports it needs
+	args  func(ports []int) []string // command line for the given ports
+	env   []string                   // extra environment
+	reset func(ports []int) error    // optional: clean state left by a failed attempt
+	ready probe                      // optional: nil means "running and listening" is enough
+	addr  func(ports []int) string   // for progress lines
 }
 
 const maxPortAttempts = 5
@@ -30,7 +31,7 @@ const maxPortAttempts = 5
 func (c *Cluster) startComponent(ctx context.Context, comp component) (*process, []int, error) {
 	var lastErr error
 	for attempt := 1; attempt <= maxPortAttempts; attempt++ {
-		ports, err := freePorts(comp.ports)
+		ports, err := c.pickPorts(comp.ports)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -45,13 +46,15 @@ func (c *Cluster) startComponent(ctx context.Context, comp component) (*process,
 		}
 		c.logf("starting %s%s", comp.name, where)
 		began := time.Now()
-		p, err := c.spawn(comp.name, comp.args(ports), comp.env)
+		p, err := c.spawn(comp.name, comp.tier, comp.args(ports), comp.env)
 		if err != nil {
 			return nil, nil, err
 		}
 		err = waitReady(ctx, p, ports, comp.ready)
 		if err == nil {
-			c.logf("%s ready after %s", comp.name, time.Since(began).Round(10*time.Millisecond))
+			if comp.ports > 0 || comp.ready != nil {
+				c.logf("%s ready after %s", comp.name, time.Since(began).Round(10*time.Millisecond))
+			}
 			return p, ports, nil
 		}
 		if p.exited() && p.logContains("address already in use") {
@@ -127,6 +130,7 @@ func (c *Cluster) etcdDataDir() string { return filepath.Join(c.Dir, "etcd-data"
 func (c *Cluster) apiserver(etcdPort int) component {
 	return component{
 		name:  "kube-apiserver",
+		tier:  1,
 		ports: 1,
 		addr:  func(p []int) string { return loopback(p[0]) },
 		args: func(p []int) []string {
@@ -159,6 +163,7 @@ func (c *Cluster) apiserver(etcdPort int) component {
 func (c *Cluster) controllerManager() component {
 	return component{
 		name:  "kube-controller-manager",
+		tier:  2,
 		ports: 1,
 		addr:  func(p []int) string { return loopback(p[0]) },
 		args: func(p []int) []string {
@@ -193,6 +198,7 @@ func (c *Cluster) controllerManager() component {
 func (c *Cluster) scheduler() component {
 	return component{
 		name:  "kube-scheduler",
+		tier:  2,
 		ports: 1,
 		addr:  func(p []int) string { return loopback(p[0]) },
 		args: func(p []int) []string {
@@ -214,6 +220,7 @@ func (c *Cluster) scheduler() component {
 func (c *Cluster) kwok() component {
 	return component{
 		name: "kwok",
+		tier: 2,
 		args: func([]int) []string {
 			return []string{
 				"--kubeconfig=" + c.KubeconfigPath,

@@ -19,6 +19,7 @@ import (
 // process is one running component binary.
 type process struct {
 	name     string
+	tier     int // stop order: higher tiers stop first
 	cmd      *exec.Cmd
 	logPath  string
 	logStart int64 // offset in logPath where this run's output starts
@@ -97,7 +98,7 @@ func (s *spawner) close() {
 }
 
 // start launches bin in its own process group with output appended to logPath.
-func (s *spawner) start(name, bin string, args, env []string, logPath string) (*process, error) {
+func (s *spawner) start(name string, tier int, bin string, args, env []string, logPath string) (*process, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -122,7 +123,7 @@ func (s *spawner) start(name, bin string, args, env []string, logPath string) (*
 		_ = logFile.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, logPath: logPath, logStart: offset, done: make(chan struct{})}
+	p := &process{name: name, tier: tier, cmd: cmd, logPath: logPath, logStart: offset, done: make(chan struct{})}
 	go func() {
 		p.waitErr = cmd.Wait()
 		_ = logFile.Close()
@@ -131,8 +132,25 @@ func (s *spawner) start(name, bin string, args, env []string, logPath string) (*
 	return p, nil
 }
 
-// stopAll asks every process group to terminate, then kills what is left after grace.
-func stopAll(procs []*process, grace time.Duration) error {
+// stopAll stops processes tier by tier, highest first: clients before kube-apiserver before etcd.
+// Terminating all at once makes etcd and kube-apiserver each wait for the other's connections to
+// drain and costs the whole grace period; in order the lot exits in about a second.
+func stopAll(procs []*process, grace time.Duration, logf func(string, ...any)) error {
+	tiers := map[int][]*process{}
+	top := 0
+	for _, p := range procs {
+		tiers[p.tier] = append(tiers[p.tier], p)
+		top = max(top, p.tier)
+	}
+	var errs []error
+	for tier := top; tier >= 0; tier-- {
+		errs = append(errs, stopTogether(tiers[tier], grace, logf))
+	}
+	return errors.Join(errs...)
+}
+
+// stopTogether sends SIGTERM to each process group, then SIGKILL to those left after grace.
+func stopTogether(procs []*process, grace time.Duration, logf func(string, ...any)) error {
 	for _, p := range procs {
 		if !p.exited() {
 			_ = syscall.Kill(-p.pid(), syscall.SIGTERM)
@@ -152,6 +170,7 @@ func stopAll(procs []*process, grace time.Duration) error {
 	}
 	var errs []error
 	for _, p := range left {
+		logf("%s (pid %d) still running %s after SIGTERM; killing it", p.name, p.pid(), grace)
 		_ = syscall.Kill(-p.pid(), syscall.SIGKILL)
 		select {
 		case <-p.done:
