@@ -36,6 +36,6 @@ func handleSavepointing(rc *Context) Outcome {
 	}
 	st.SavepointTriggerID = ""
 	st.JobStatus.JobID, st.JobStatus.ClusterHash = "", ""
-	return moveTo(v1beta1.PhaseSubmitting, "SavepointCompleted",
+	return moveTo(v1beta1.PhaseSubmitting, "OldJobStopped",
 		fmt.Sprintf("old job %s stopped with savepoint %s", jobID, st.SavepointPath))
 }

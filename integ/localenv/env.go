@@ -1,0 +1,260 @@
+// Package localenv runs flinkfsm for real on a local machine: a local Kubernetes control plane
+// (integ/localcluster), a Flink JobManager simulator per Flink cluster (integ/flinksim), and the
+// operator binary as its own process, so tests can kill it and start it again. `make cluster-up`,
+// `make demo` and the integration suite all use it.
+package localenv
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/integ/localcluster"
+	"github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned"
+)
+
+// Options configures a local environment.
+type Options struct {
+	// Dir holds the cluster's state, the operator's config and every log; default a new temp dir.
+	Dir string
+	// Log receives progress lines; nil discards them.
+	Log io.Writer
+	// Timings are the simulated Flink's; zero values keep the simulator's defaults.
+	Timings flinksim.Timings
+	// OperatorConfig is extra YAML under the operator section, one "key: value" per line, overriding
+	// the defaults written here (short intervals suited to a local cluster).
+	OperatorConfig map[string]string
+}
+
+// Env is a running local environment.
+type Env struct {
+	Dir      string
+	Cluster  *localcluster.Cluster
+	Fleet    *flinksim.Fleet
+	Kube     kubernetes.Interface
+	Apps     versioned.Interface
+	FlinkURL string
+
+	log        io.Writer
+	root       string
+	binary     string
+	configPath string
+	cancel     context.CancelFunc
+
+	mu       sync.Mutex
+	operator *exec.Cmd
+	exited   chan struct{}
+}
+
+// Start brings everything up: the cluster, the CRD, the simulator fleet and the operator.
+func Start(ctx context.Context, opts Options) (_ *Env, err error) {
+	root, err := repoRoot()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Dir == "" {
+		if opts.Dir, err = os.MkdirTemp("", "flinkfsm-env-"); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(opts.Dir, "logs"), 0o755); err != nil {
+		return nil, err
+	}
+	log := opts.Log
+	if log == nil {
+		log = io.Discard
+	}
+	e := &Env{Dir: opts.Dir, log: log, root: root}
+	defer func() {
+		if err != nil {
+			e.Stop()
+		}
+	}()
+	e.logf("building the operator")
+	e.binary = filepath.Join(opts.Dir, "bin", "flinkfsm")
+	build := exec.CommandContext(ctx, "go", "build", "-o", e.binary, "./cmd/flinkfsm")
+	build.Dir, build.Stdout, build.Stderr = root, log, log
+	if err := build.Run(); err != nil {
+		return nil, fmt.Errorf("building the operator: %w", err)
+	}
+
+	e.Cluster, err = localcluster.Start(ctx, localcluster.Options{Dir: filepath.Join(opts.Dir, "cluster"), Log: log})
+	if err != nil {
+		return nil, err
+	}
+	cfg := e.Cluster.RestConfig()
+	if e.Kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if e.Apps, err = versioned.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	e.logf("installing the FlinkApplication CRD")
+	if _, stderr, err := e.Cluster.Kubectl(ctx, "apply", "--server-side", "-f", filepath.Join(root, "deploy/crd")); err != nil {
+		return nil, fmt.Errorf("installing the CRD: %v: %s", err, stderr)
+	}
+	if err := e.waitForCRD(ctx); err != nil {
+		return nil, err
+	}
+
+	runCtx, cancel := context.WithCancel(context.Background())
+	e.cancel = cancel
+	e.Fleet = flinksim.NewFleet(e.Kube, flinksim.FleetOptions{Timings: opts.Timings,
+		Logf: func(f string, a ...any) { e.logf("flinksim: "+f, a...) }})
+	go func() { _ = e.Fleet.Run(runCtx) }()
+	addr, err := flinksim.ListenAndServe(runCtx, "127.0.0.1:0", e.Fleet)
+	if err != nil {
+		return nil, err
+	}
+	e.FlinkURL = "http://" + addr
+	e.logf("Flink simulator serving JobManagers at %s", e.FlinkURL)
+
+	e.configPath = filepath.Join(opts.Dir, "operator.yaml")
+	if err := os.WriteFile(e.configPath, []byte(operatorConfig(e.FlinkURL, opts.OperatorConfig)), 0o644); err != nil {
+		return nil, err
+	}
+	if err := e.StartOperator(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// operatorConfig is the operator's config file: Flink reached through the simulator's URL template,
+// and intervals short enough that a local run takes seconds.
+func operatorConfig(flinkURL string, extra map[string]string) string {
+	values := map[string]string{
+		"flinkUrlMode":           "Template",
+		"flinkUrlTemplate":       fmt.Sprintf("%q", flinkURL+"/{{.Namespace}}/{{.Service}}"),
+		"metricsAddress":         `"127.0.0.1:0"`,
+		"workers":                "4",
+		"waitPollInterval":       "500ms",
+		"statusPollInterval":     "2s",
+		"jobStabilizationPeriod": "2s",
+		"clusterStartTimeout":    "60s",
+		"jobStartTimeout":        "30s",
+		"savepointTimeout":       "60s",
+		"cancelTimeout":          "30s",
+		"maxBackoffDuration":     "5s",
+	}
+	for k, v := range extra {
+		values[k] = v
+	}
+	var b strings.Builder
+	b.WriteString("operator:\n")
+	for _, k := range sortedKeys(values) {
+		fmt.Fprintf(&b, "  %s: %s\n", k, values[k])
+	}
+	b.WriteString("logger:\n  level: 4\n  formatter:\n    type: text\n")
+	return b.String()
+}
+
+// StartOperator starts the operator process; its output goes to logs/operator.log.
+func (e *Env) StartOperator() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.operator != nil {
+		return fmt.Errorf("the operator is already running")
+	}
+	logFile, err := os.OpenFile(filepath.Join(e.Dir, "logs", "operator.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(e.binary, "run", "--kubeconfig", e.Cluster.KubeconfigPath, "--config", e.configPath)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// Its own process group, and killed with us, so that no operator outlives the environment.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return err
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); logFile.Close(); close(exited) }()
+	e.operator, e.exited = cmd, exited
+	e.logf("operator started (pid %d), log %s", cmd.Process.Pid, logFile.Name())
+	return nil
+}
+
+// KillOperator kills the operator with SIGKILL, as a node failure or OOM kill would, and waits for it.
+func (e *Env) KillOperator() {
+	e.mu.Lock()
+	cmd, exited := e.operator, e.exited
+	e.operator = nil
+	e.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	<-exited
+	e.logf("operator killed")
+}
+
+// OperatorLog is the operator's output so far.
+func (e *Env) OperatorLog() string {
+	b, _ := os.ReadFile(filepath.Join(e.Dir, "logs", "operator.log"))
+	return string(b)
+}
+
+// Stop stops the operator, the simulator and the cluster. Logs stay in Dir.
+func (e *Env) Stop() {
+	e.KillOperator()
+	if e.cancel != nil {
+		e.cancel()
+	}
+	if e.Cluster != nil {
+		_ = e.Cluster.Stop()
+	}
+}
+
+func (e *Env) logf(format string, args ...any) {
+	fmt.Fprintf(e.log, "[localenv] "+format+"\n", args...)
+}
+
+func (e *Env) waitForCRD(ctx context.Context) error {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := e.Apps.FlinkV1beta1().FlinkApplications("default").List(ctx, metav1.ListOptions{Limit: 1})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, nil
+	})
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
