@@ -6,6 +6,7 @@ export GOTOOLCHAIN ?= local
 
 GENERATED := pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd docs/state-machine.md
 UNIT_PKGS = $(shell go list ./... | grep -v /integ/e2e)
+export FLINKFSM_REQUIRE_CLUSTER ?= 1
 
 .PHONY: all build generate verify test unit integ demo cluster-up cluster-down k8s-binaries clean
 
@@ -24,7 +25,20 @@ verify:
 unit:
 	go test -count=1 $(UNIT_PKGS)
 
-test: unit
+# The integration suite runs the real operator against a real local API server (see integ/e2e).
+integ: k8s-binaries
+	go test -count=1 -timeout 30m ./integ/e2e/
+
+test: unit integ
+
+cluster-up:
+	./hack/cluster-up.sh
+
+cluster-down:
+	./hack/cluster-down.sh
+
+demo:
+	./hack/demo.sh
 
 k8s-binaries:
 	./hack/build-k8s-binaries.sh

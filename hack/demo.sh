@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The operator's main job on the local cluster: deploy examples/wordcount.yaml, watch it reach Running,
+# then change its image and watch the savepoint-based Dual upgrade.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./hack/cluster-up.sh
+export KUBECONFIG=$PWD/.local/kubeconfig
+KUBECTL="$(./hack/build-k8s-binaries.sh)/kubectl"
+APP=wordcount-operator-example
+
+watch_until() { # watch_until PHASE DEADLINE_SECONDS
+  local want=$1 last="" phase
+  for _ in $(seq 1 $(( $2 * 4 ))); do
+    phase=$("$KUBECTL" get flinkapp "$APP" -o jsonpath='{.status.phase}' 2>/dev/null || true)
+    if [ "$phase" != "$last" ]; then
+      printf '  %s  phase %-16s %s\n' "$(date +%T)" "$phase" "$("$KUBECTL" get flinkapp "$APP" -o jsonpath='{.status.reason}' 2>/dev/null)"
+      last=$phase
+    fi
+    [ "$phase" = "$want" ] && return 0
+    [ "$phase" = "DeployFailed" ] && { echo "deploy failed"; return 1; }
+    sleep 0.25
+  done
+  echo "timed out waiting for $want"; return 1
+}
+
+echo "== deploying examples/wordcount.yaml"
+"$KUBECTL" apply -f examples/wordcount.yaml
+watch_until Running 120
+"$KUBECTL" get flinkapp "$APP"
+old_job=$("$KUBECTL" get flinkapp "$APP" -o jsonpath='{.status.jobStatus.jobID}')
+
+echo "== updating the image: savepoint, new cluster, new job from the savepoint"
+"$KUBECTL" patch flinkapp "$APP" --type merge -p '{"spec":{"image":"docker.io/lyft/wordcount-operator-example:v2"}}'
+for _ in $(seq 1 20); do
+  [ "$("$KUBECTL" get flinkapp "$APP" -o jsonpath='{.status.phase}')" != "Running" ] && break; sleep 0.25
+done
+watch_until Running 180
+new_job=$("$KUBECTL" get flinkapp "$APP" -o jsonpath='{.status.jobStatus.jobID}')
+restored=$("$KUBECTL" get flinkapp "$APP" -o jsonpath='{.status.jobStatus.restorePath}')
+echo "   old job $old_job -> new job $new_job, restored from $restored"
+"$KUBECTL" get flinkapp,deployments
+echo
+echo "Events:"; "$KUBECTL" get events --field-selector involvedObject.kind=FlinkApplication --sort-by=.lastTimestamp \
+  -o custom-columns=REASON:.reason,MESSAGE:.message | tail -14
+[ -n "$restored" ] || { echo "the upgrade did not restore from a savepoint"; exit 1; }
+echo
+echo "The local environment keeps running (make cluster-down stops it). To use it:"
+echo "export KUBECONFIG=$KUBECONFIG"
