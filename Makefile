@@ -22,12 +22,12 @@ generate:
 verify:
 	@./hack/verify.sh
 
-unit:
+unit: k8s-binaries
 	go test -count=1 $(UNIT_PKGS)
 
 # The integration suite runs the real operator against a real local API server (see integ/e2e).
 integ: k8s-binaries
-	go test -count=1 -timeout 30m ./integ/e2e/
+	go test -count=1 -timeout 30m ./integ/e2e/...
 
 test: unit integ
 
