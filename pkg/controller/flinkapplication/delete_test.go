@@ -103,30 +103,72 @@ func (w *world) crashBeforeEveryOtherStatusWrite() *int {
 	return &n
 }
 
+// TestCrashBeforeAnyStatusWriteNeverRepeatsASavepointOrASubmission kills the operator after every
+// other pass's side effects, along every handler's path, and checks that Flink saw each savepoint
+// and each submission once.
 func TestCrashBeforeAnyStatusWriteNeverRepeatsASavepointOrASubmission(t *testing.T) {
-	w := newWorld(t)
-	writes := w.crashBeforeEveryOtherStatusWrite()
-	old := running(t, w, "wc")
-	oldJM := w.jm(old, old.Status.DeployHash)
-	require.Len(t, oldJM.Jobs(), 1, "first deploy submitted once")
+	cases := []struct {
+		name string
+		// update breaks what it needs to and changes the spec; it returns the phase the update must pass.
+		update        func(w *world, old *v1beta1.FlinkApplication) v1beta1.FlinkApplicationPhase
+		endPhase      v1beta1.FlinkApplicationPhase
+		wantTriggers  int // savepoints of the old job
+		wantOldJobs   int // jobs the old cluster ran (a rollback restarts one)
+		wantNewJobs   int // jobs the new cluster ran
+		wantRestoreOf string
+	}{
+		{"savepoint and upgrade", func(w *world, _ *v1beta1.FlinkApplication) v1beta1.FlinkApplicationPhase {
+			w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+			return v1beta1.PhaseSavepointing
+		}, v1beta1.PhaseRunning, 1, 1, 1, "savepoint-"},
+		{"savepoint fails, checkpoint recovery", func(w *world, old *v1beta1.FlinkApplication) v1beta1.FlinkApplicationPhase {
+			w.jm(old, old.Status.DeployHash).SetFaults(flinksim.Faults{FailSavepoints: true})
+			w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+			return v1beta1.PhaseRecovering
+		}, v1beta1.PhaseRunning, 1, 1, 1, "/chk-"},
+		{"savepointDisabled cancels", func(w *world, _ *v1beta1.FlinkApplication) v1beta1.FlinkApplicationPhase {
+			w.update("wc", func(a *v1beta1.FlinkApplication) {
+				a.Spec.Image = "flink-wordcount:2"
+				a.Spec.SavepointDisabled = true
+			})
+			return v1beta1.PhaseCancelling
+		}, v1beta1.PhaseRunning, 0, 1, 1, ""},
+		{"failed update rolls back", func(w *world, _ *v1beta1.FlinkApplication) v1beta1.FlinkApplicationPhase {
+			w.imageJars["flink-wordcount:bad"] = []string{}
+			w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:bad" })
+			return v1beta1.PhaseRollingBack
+		}, v1beta1.PhaseDeployFailed, 1, 2, 0, "savepoint-"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			writes := w.crashBeforeEveryOtherStatusWrite()
+			old := running(t, w, "wc")
+			oldJM := w.jm(old, old.Status.DeployHash)
+			require.Len(t, oldJM.Jobs(), 1, "first deploy submitted once")
 
-	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
-	app := w.runUntil("wc", "upgraded", upgradedFrom(old))
-	assert.Equal(t, 1, oldJM.SavepointTriggers(), "savepoint triggered once")
-	assert.Len(t, w.jm(app, app.Status.DeployHash).Jobs(), 1, "new job submitted once")
-	assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
+			via := c.update(w, old)
+			app := w.runUntil("wc", "update ended", func(a *v1beta1.FlinkApplication) bool {
+				return a.Status.Phase == c.endPhase && (a.Status.DeployHash != old.Status.DeployHash || c.endPhase == v1beta1.PhaseDeployFailed)
+			})
+			assert.Contains(t, phasesVisited(app), via)
+			assert.Equal(t, c.wantTriggers, oldJM.SavepointTriggers(), "savepoints of the old job")
+			assert.Len(t, oldJM.Jobs(), c.wantOldJobs, "jobs on the old cluster")
+			if c.wantNewJobs > 0 {
+				jobs := w.jm(app, app.Status.DeployHash).Jobs()
+				require.Len(t, jobs, c.wantNewJobs, "jobs on the new cluster")
+				assert.Contains(t, jobs[0].RestoredFrom, c.wantRestoreOf)
+			}
+			assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
 
-	// A failed update's rollback, crashing the same way, restarts the old job once.
-	w.imageJars["flink-wordcount:bad"] = []string{}
-	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:bad" })
-	rolled := w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
-	jm := w.jm(rolled, rolled.Status.DeployHash)
-	assert.Equal(t, 1, jm.SavepointTriggers())
-	assert.Len(t, jm.Jobs(), 2, "the job and one restart")
-
-	w.deleteApp("wc")
-	w.runUntil("wc", "finalizer removed", finalized)
-	assert.Equal(t, 2, jm.SavepointTriggers(), "one final savepoint")
-	assert.Greater(t, *writes, 20)
-	assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
+			// Deleting crashes the same way and still takes one final savepoint.
+			live := w.get("wc")
+			liveJM := w.jm(live, live.Status.DeployHash)
+			before := liveJM.SavepointTriggers()
+			w.deleteApp("wc")
+			w.runUntil("wc", "finalizer removed", finalized)
+			assert.Equal(t, before+1, liveJM.SavepointTriggers(), "one final savepoint")
+			assert.Greater(t, *writes, 10)
+		})
+	}
 }
