@@ -7,12 +7,11 @@ package crdtest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 
+	"github.com/flinkfsm/flinkfsm/internal/repo"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
@@ -39,24 +38,8 @@ import (
 // CRDPath is where controller-gen writes the FlinkApplication CRD, relative to the repository root.
 const CRDPath = "deploy/crd/flink.k8s.io_flinkapplications.yaml"
 
-// RepoRoot walks up from the working directory to the directory holding go.mod, so tests find the
-// manifests wherever `go test` runs them from.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
+// RepoRoot is the flinkfsm source tree, so tests find the manifests wherever `go test` runs them from.
+func RepoRoot() (string, error) { return repo.Root() }
 
 // CRD is a custom resource definition as an API server serving its storage version holds it.
 type CRD struct {

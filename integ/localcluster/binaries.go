@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/flinkfsm/flinkfsm/internal/repo"
 )
 
 // Versions of the cached binaries; they must match the defaults in hack/build-k8s-binaries.sh so
@@ -120,22 +121,11 @@ func runBuildScript(ctx context.Context, script string, log io.Writer) (string, 
 	return last, nil
 }
 
-// moduleRoot walks up from the working directory to flinkfsm's go.mod, which is where tests and
-// `make` run from.
+// moduleRoot is where tests and `make` find the build script.
 func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
+	root, err := repo.Root()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%w; set %s", err, BinDirEnv)
 	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && bytes.Contains(data, []byte("module "+modulePath+"\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("cannot find the flinkfsm module root above the working directory; set " + BinDirEnv)
-		}
-		dir = parent
-	}
+	return root, nil
 }

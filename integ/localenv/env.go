@@ -24,6 +24,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/integ/localcluster"
+	"github.com/flinkfsm/flinkfsm/internal/repo"
 	"github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned"
 )
 
@@ -62,7 +63,7 @@ type Env struct {
 
 // Start brings everything up: the cluster, the CRD, the simulator fleet and the operator.
 func Start(ctx context.Context, opts Options) (_ *Env, err error) {
-	root, err := repoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		return nil, err
 	}
@@ -231,23 +232,6 @@ func (e *Env) waitForCRD(ctx context.Context) error {
 		}
 		return err == nil, nil
 	})
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
 
 func sortedKeys(m map[string]string) []string {
