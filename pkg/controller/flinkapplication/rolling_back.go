@@ -31,16 +31,28 @@ func handleRollingBack(rc *Context) Outcome {
 			return failed(err)
 		}
 		st.FailedDeployHash, st.UpdatingHash = failedHash, ""
+		// The update may have failed before the old job was stopped; then there is nothing to restart.
+		alive, err := jobIsAlive(rc, live, st.JobStatus.JobID)
+		if err != nil {
+			return failed(err)
+		}
+		if alive {
+			return rolledBack(rc, fmt.Sprintf("update failed (%s); the previous job %s kept running", cause, st.JobStatus.JobID))
+		}
+		st.JobStatus.JobID, st.JobStatus.ClusterHash = "", ""
 		return persistThenContinue()
 	}
 	if err := pointGenericService(rc, live); err != nil {
 		return failed(err)
 	}
-	if id, err := aliveJobOn(rc, live); err != nil {
-		return failed(err)
-	} else if id != "" {
-		st.JobStatus.JobID, st.JobStatus.ClusterHash = id, live
-		return rolledBack(rc, fmt.Sprintf("update failed (%s); the previous job %s kept running", cause, id))
+	if st.JobStatus.JobID == "" {
+		// Before restarting, make sure nothing of this application already runs there.
+		if id, err := aliveJobOn(rc, live); err != nil {
+			return failed(err)
+		} else if id != "" {
+			st.JobStatus.JobID, st.JobStatus.ClusterHash = id, live
+			return rolledBack(rc, fmt.Sprintf("update failed (%s); job %s was found running on the previous cluster and kept", cause, id))
+		}
 	}
 	job := runJob(rc, live, statusJobParams(st), st.SavepointPath)
 	switch {

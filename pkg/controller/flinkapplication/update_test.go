@@ -153,6 +153,7 @@ func TestFailedUpdateRollsBackToTheOldJobFromTheSavepoint(t *testing.T) {
 
 	assert.Contains(t, phasesVisited(app), v1beta1.PhaseRollingBack)
 	assert.Contains(t, app.Status.Reason, "wordcount.jar")
+	assert.Contains(t, app.Status.Reason, "previous job restarted", "the old job was stopped for the savepoint, so it is restarted")
 	assert.Equal(t, old.Status.DeployHash, app.Status.DeployHash)
 	assert.Equal(t, old.Status.DeployHash, app.Status.RollbackHash)
 	assert.Equal(t, flink.ClusterHash(app), app.Status.FailedDeployHash)
@@ -181,6 +182,7 @@ func TestNewJobFailingAfterSubmitRollsBack(t *testing.T) {
 	app := w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
 	assert.Contains(t, phasesVisited(app), v1beta1.PhaseRollingBack)
 	assert.Contains(t, app.Status.Reason, "FAILED")
+	assert.Contains(t, app.Status.Reason, "previous job restarted")
 	assert.Equal(t, old.Status.DeployHash, app.Status.DeployHash)
 	assert.Equal(t, int32(3), app.Status.JobStatus.Parallelism, "the old job's parameters")
 	jobs := w.jm(old, old.Status.DeployHash).Jobs()
@@ -204,6 +206,7 @@ func TestForceRollbackAbandonsAnUpdateThatCannotStart(t *testing.T) {
 	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.ForceRollback = true })
 	app := w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
 	assert.Equal(t, old.Status.JobStatus.JobID, app.Status.JobStatus.JobID, "the old job was never touched")
+	assert.Contains(t, app.Status.Reason, "kept running")
 	assert.Equal(t, 0, w.jm(old, old.Status.DeployHash).SavepointTriggers())
 	_, err := w.kube.AppsV1().Deployments(ns).Get(context.Background(), flink.JobManagerName(next, next.Status.UpdatingHash), metav1.GetOptions{})
 	assert.Error(t, err, "the abandoned cluster is deleted")
