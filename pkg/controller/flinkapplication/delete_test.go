@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -171,4 +172,21 @@ func TestCrashBeforeAnyStatusWriteNeverRepeatsASavepointOrASubmission(t *testing
 			assert.Greater(t, *writes, 10)
 		})
 	}
+}
+
+// The savepoint-with-cancel completes and the job reaches CANCELED before the operator looks again:
+// the final savepoint must still be recorded, not skipped because the job is no longer alive.
+func TestFinalSavepointIsRecordedWhenTheJobEndsBeforeThePoll(t *testing.T) {
+	w := newWorld(t)
+	live := running(t, w, "wc")
+	w.deleteApp("wc")
+	w.runUntil("wc", "savepoint triggered", func(a *v1beta1.FlinkApplication) bool { return a.Status.SavepointTriggerID != "" })
+	for w.jm(live, live.Status.DeployHash).SavepointTriggers() == 0 {
+		_, _ = w.env.Reconcile(context.Background(), ns, "wc")
+	}
+	w.clock.Step(time.Minute) // savepoint done, job CANCELED, before the next pass
+	got := w.runUntil("wc", "finalizer removed", finalized)
+	require.NotEmpty(t, got.Status.FinalSavepointPath)
+	assert.True(t, w.storage.Exists(got.Status.FinalSavepointPath))
+	assert.Equal(t, 1, w.jm(live, live.Status.DeployHash).SavepointTriggers())
 }

@@ -33,16 +33,21 @@ func handleDeleting(rc *Context) Outcome {
 	if err != nil {
 		return failed(err)
 	}
-	if mode == v1beta1.DeleteModeSavepoint && st.FinalSavepointPath == "" && alive {
-		sp := takeSavepoint(rc, live, jobID, true)
+	// A savepoint with cancel ends the job, possibly before its result is read: a savepoint in flight
+	// is followed to its end even when the job is no longer alive.
+	if mode == v1beta1.DeleteModeSavepoint && st.FinalSavepointPath == "" && (alive || st.SavepointTriggerID != "") {
+		sp := takeSavepoint(rc, live, jobID, true, alive)
 		switch {
 		case sp.Wait != nil:
 			return *sp.Wait
-		case sp.Failure != "":
+		case sp.Failure != "" && alive:
 			return failed(retryable("FinalSavepoint", errors.New(sp.Failure)))
+		case sp.Failure != "":
+			rc.event(true, "FinalSavepointMissing", fmt.Sprintf("job %s ended without the final savepoint: %s", jobID, sp.Failure))
+		default:
+			st.FinalSavepointPath = sp.Location
+			rc.event(false, "FinalSavepoint", fmt.Sprintf("final savepoint of job %s: %s", jobID, sp.Location))
 		}
-		st.FinalSavepointPath = sp.Location
-		rc.event(false, "FinalSavepoint", fmt.Sprintf("final savepoint of job %s: %s", jobID, sp.Location))
 	}
 	if alive {
 		stopped, err := stopJob(rc, live, jobID)

@@ -30,15 +30,23 @@ type savepointStep struct {
 // takeSavepoint drives a savepoint of a job, safely across operator restarts. The trigger id is
 // chosen and persisted first and then sent to Flink as the trigger id, and the operator polls before
 // it triggers, so a restart finds the savepoint it already asked for instead of taking a second.
-func takeSavepoint(rc *Context, hash, jobID string, cancelJob bool) savepointStep {
+// With mayTrigger false it only follows a savepoint already asked for.
+func takeSavepoint(rc *Context, hash, jobID string, cancelJob, mayTrigger bool) savepointStep {
 	st := &rc.App.Status
 	if st.SavepointTriggerID == "" {
+		if !mayTrigger {
+			return savepointStep{Failure: "no savepoint was asked for"}
+		}
 		st.SavepointTriggerID = newID()
 		o := persistThenContinue()
 		return savepointStep{Wait: &o}
 	}
 	url := rc.FlinkURL(hash)
 	status, err := rc.Flink().GetSavepointStatus(rc, url, jobID, st.SavepointTriggerID)
+	if client.IsNotFound(err) && !mayTrigger {
+		st.SavepointTriggerID = ""
+		return savepointStep{Failure: "Flink no longer knows the savepoint that was asked for"}
+	}
 	if client.IsNotFound(err) {
 		_, err = rc.Flink().TriggerSavepoint(rc, url, jobID, client.SavepointRequest{
 			CancelJob: cancelJob, TriggerID: st.SavepointTriggerID,

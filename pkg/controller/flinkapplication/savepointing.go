@@ -18,7 +18,7 @@ func handleSavepointing(rc *Context) Outcome {
 		if st.SavepointTriggerID == "" && rc.App.Spec.ForceRollback {
 			return warnTo(v1beta1.PhaseRollingBack, "ForceRollback", "forceRollback set: abandoning the update before the savepoint")
 		}
-		sp := takeSavepoint(rc, old, jobID, true)
+		sp := takeSavepoint(rc, old, jobID, true, true)
 		switch {
 		case sp.Wait != nil:
 			return *sp.Wait
