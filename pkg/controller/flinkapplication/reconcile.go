@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
@@ -55,6 +56,10 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 	}
 	for _, ev := range rc.events {
 		e.Recorder.Event(rc.App, eventType(ev.warning), ev.reason, ev.message)
+	}
+	if rc.transitioned {
+		klog.FromContext(ctx).Info("phase transition", "application", describe(rc.App), "from", from,
+			"to", rc.App.Status.Phase, "reason", rc.App.Status.Reason)
 	}
 	e.Metrics.observe(from, rc.App.Status.Phase, fromStarted, rc.Now, e.Clock.Since(start))
 	return out.After, nil
