@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -136,9 +137,9 @@ func withNamespace(app *v1beta1.FlinkApplication) *v1beta1.FlinkApplication {
 func eventReasons(events []string) []string {
 	var out []string
 	for _, e := range events {
-		var typ, reason string
-		if n, _ := sscan(e, &typ, &reason); n == 2 {
-			out = append(out, reason)
+		// FakeRecorder writes "<type> <reason> <message>".
+		if f := strings.Fields(e); len(f) >= 2 {
+			out = append(out, f[1])
 		}
 	}
 	return out

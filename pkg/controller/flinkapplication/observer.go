@@ -3,6 +3,7 @@ package flinkapplication
 import (
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -56,6 +57,13 @@ func (o *listerObserver) Owned(app *v1beta1.FlinkApplication) (map[string]*Clust
 	if err != nil {
 		return nil, nil, err
 	}
+	clusters, generic := groupOwned(app, deploys, services)
+	return clusters, generic, nil
+}
+
+// groupOwned sorts the application's Deployments and Services into clusters by hash, and finds its
+// generic Service. Objects the application does not control are left out.
+func groupOwned(app *v1beta1.FlinkApplication, deploys []*appsv1.Deployment, services []*corev1.Service) (map[string]*ClusterObjects, *corev1.Service) {
 	clusters := map[string]*ClusterObjects{}
 	get := func(hash string) *ClusterObjects {
 		if clusters[hash] == nil {
@@ -86,5 +94,5 @@ func (o *listerObserver) Owned(app *v1beta1.FlinkApplication) (map[string]*Clust
 			get(hash).Service = s
 		}
 	}
-	return clusters, generic, nil
+	return clusters, generic
 }

@@ -268,31 +268,15 @@ func (o *clientObserver) Owned(app *v1beta1.FlinkApplication) (map[string]*Clust
 	if err != nil {
 		return nil, nil, err
 	}
-	clusters := map[string]*ClusterObjects{}
-	get := func(h string) *ClusterObjects {
-		if clusters[h] == nil {
-			clusters[h] = &ClusterObjects{Hash: h}
-		}
-		return clusters[h]
-	}
+	var ds []*appsv1.Deployment
 	for i := range deploys.Items {
-		d := &deploys.Items[i]
-		h := k8.HashOf(d)
-		if d.Name == flink.JobManagerName(app, h) {
-			get(h).JobManager = d
-		} else if d.Name == flink.TaskManagerName(app, h) {
-			get(h).TaskManager = d
-		}
+		ds = append(ds, &deploys.Items[i])
 	}
-	var generic *corev1.Service
+	var ss []*corev1.Service
 	for i := range services.Items {
-		s := &services.Items[i]
-		if s.Name == flink.GenericServiceName(app) {
-			generic = s
-		} else if h := k8.HashOf(s); h != "" {
-			get(h).Service = s
-		}
+		ss = append(ss, &services.Items[i])
 	}
+	clusters, generic := groupOwned(app, ds, ss)
 	return clusters, generic, nil
 }
 
@@ -313,13 +297,4 @@ func wordcount(name string) *v1beta1.FlinkApplication {
 			TaskManagerConfig: v1beta1.TaskManagerConfig{TaskSlots: &slots},
 		},
 	}
-}
-
-func sscan(s string, typ, reason *string) (int, error) {
-	f := strings.Fields(s)
-	if len(f) < 2 {
-		return 0, nil
-	}
-	*typ, *reason = f[0], f[1]
-	return 2, nil
 }
