@@ -68,17 +68,9 @@ func (jm *JobManager) handleSavepointTrigger(rc *reqCtx) response {
 	if err := decodeBody(rc.body, &body); err != nil {
 		return badRequestFormat(class, err)
 	}
-	triggerID, bad := parseTriggerID(body.TriggerID, class)
-	if bad == nil {
-		_, bad = parseFormat(body.FormatType, class)
-	}
+	triggerID, format, dir, bad := jm.parseSavepointRequest(class, body.TriggerID, body.FormatType, body.TargetDirectory, "target-directory")
 	if bad != nil {
 		return *bad
-	}
-	format, _ := parseFormat(body.FormatType, class)
-	dir, resp := jm.savepointDir(body.TargetDirectory, "target-directory")
-	if resp != nil {
-		return *resp
 	}
 	mode := modeSavepoint
 	if body.CancelJob != nil && *body.CancelJob {
@@ -99,17 +91,9 @@ func (jm *JobManager) handleStop(rc *reqCtx) response {
 	if err := decodeBody(rc.body, &body); err != nil {
 		return badRequestFormat(class, err)
 	}
-	triggerID, bad := parseTriggerID(body.TriggerID, class)
-	if bad == nil {
-		_, bad = parseFormat(body.FormatType, class)
-	}
+	triggerID, format, dir, bad := jm.parseSavepointRequest(class, body.TriggerID, body.FormatType, body.TargetDirectory, "targetDirectory")
 	if bad != nil {
 		return *bad
-	}
-	format, _ := parseFormat(body.FormatType, class)
-	dir, resp := jm.savepointDir(body.TargetDirectory, "targetDirectory")
-	if resp != nil {
-		return *resp
 	}
 	id := jm.triggerSavepoint(rc.now, rc.params["jobid"], triggerID, dir, format, modeStop)
 	return respondAccepted(map[string]string{"request-id": id})
@@ -117,6 +101,24 @@ func (jm *JobManager) handleStop(rc *reqCtx) response {
 
 // savepointDir resolves the target directory, failing synchronously (400) when
 // neither the request nor the configuration names one.
+// parseSavepointRequest reads what savepoint and stop-with-savepoint requests share, in the order
+// Flink reports problems: the trigger id, the format, then the target directory.
+func (jm *JobManager) parseSavepointRequest(class string, triggerID, formatType, targetDir *string, dirProperty string) (string, string, string, *response) {
+	id, bad := parseTriggerID(triggerID, class)
+	if bad != nil {
+		return "", "", "", bad
+	}
+	format, bad := parseFormat(formatType, class)
+	if bad != nil {
+		return "", "", "", bad
+	}
+	dir, bad := jm.savepointDir(targetDir, dirProperty)
+	if bad != nil {
+		return "", "", "", bad
+	}
+	return id, format, dir, nil
+}
+
 func (jm *JobManager) savepointDir(requested *string, property string) (string, *response) {
 	if requested != nil && strings.TrimSpace(*requested) != "" {
 		return normalizePath(*requested), nil
