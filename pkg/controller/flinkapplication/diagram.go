@@ -26,7 +26,7 @@ func PhaseDiagram() string {
 		}
 	}
 	for _, g := range globalExits {
-		fmt.Fprintf(&b, "    note right of %s: any phase goes to %s when %s\n", g.exit.to, g.exit.to, g.exit.when)
+		fmt.Fprintf(&b, "    note right of %s: any phase goes to %s when %s\n", g.to, g.to, g.when)
 	}
 	b.WriteString("    Deleting --> [*]: job handled per deleteMode, finalizer removed\n")
 	return b.String()

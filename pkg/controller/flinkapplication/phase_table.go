@@ -153,16 +153,8 @@ func init() {
 }
 
 // globalExits are transitions the state machine makes before any handler runs.
-var globalExits = []struct {
-	from []v1beta1.FlinkApplicationPhase
-	exit exit
-}{
-	{nil, exit{v1beta1.PhaseDeleting, "deletion requested"}},
-}
-
-// unsupportedPhases are in the API for later work; an application found in one is reported, not guessed at.
-var unsupportedPhases = []v1beta1.FlinkApplicationPhase{
-	v1beta1.PhaseRescaling, v1beta1.PhaseDualRunning, v1beta1.PhaseTeardown, v1beta1.PhaseSuspended,
+var globalExits = []exit{
+	{v1beta1.PhaseDeleting, "deletion requested"},
 }
 
 func (p phaseSpec) allows(next v1beta1.FlinkApplicationPhase) bool {
