@@ -46,6 +46,12 @@ type FlinkApplicationStatus struct {
 	// the retry and backoff state, kept here so that it survives operator restarts.
 	RetryCount    int32                  `json:"retryCount,omitempty"`
 	LastSeenError *FlinkApplicationError `json:"lastSeenError,omitempty"`
+	// UpgradeMode is the upgrade mode in effect: spec.upgradeMode, or what savepointDisabled implies.
+	UpgradeMode UpgradeMode `json:"upgradeMode,omitempty"`
+	// LastStableSpec is the newest spec whose job ran with all tasks running for the stabilization
+	// period. An update that does not become stable returns to it; it is never a suspended spec.
+	LastStableSpec *StableSpec `json:"lastStableSpec,omitempty"`
+
 	// DeploymentMode is the mode the application was created with.
 	DeploymentMode DeploymentMode `json:"deploymentMode,omitempty"`
 
@@ -56,6 +62,21 @@ type FlinkApplicationStatus struct {
 	// History holds the most recent phase transitions, newest last.
 	// +kubebuilder:validation:MaxItems=20
 	History []PhaseTransition `json:"history,omitempty"`
+}
+
+// StableSpec is a spec that ran stable, with what a rollback needs to start it again.
+type StableSpec struct {
+	// SpecHash is the cluster hash of the spec. It differs from status.deployHash, the cluster the job
+	// runs on, after a parallelism change made in place.
+	SpecHash string `json:"specHash"`
+	// Spec is the spec as JSON, so that its cluster can be rendered again after it was replaced.
+	Spec string `json:"spec"`
+	// JobID is the job that ran stable.
+	JobID string `json:"jobID,omitempty"`
+	// RestorePath is the state that job started from.
+	RestorePath string `json:"restorePath,omitempty"`
+	// StableTime is when the job was seen stable.
+	StableTime metav1.Time `json:"stableTime"`
 }
 
 // PhaseTransition is one entry of the status history.

@@ -17,6 +17,8 @@ import (
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Cluster Health",type=string,JSONPath=`.status.clusterStatus.health`
 // +kubebuilder:printcolumn:name="Job Health",type=string,JSONPath=`.status.jobStatus.health`
+// +kubebuilder:printcolumn:name="Upgrade Mode",type=string,JSONPath=`.status.upgradeMode`
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.spec.state`
 // +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.jobStatus.jobRestartCount`
 // +kubebuilder:printcolumn:name="Healthy TMs",type=integer,JSONPath=`.status.clusterStatus.healthyTaskManagers`,priority=1
 // +kubebuilder:printcolumn:name="Total TMs",type=integer,JSONPath=`.status.clusterStatus.numberOfTaskManagers`,priority=1
@@ -44,6 +46,7 @@ type FlinkApplicationList struct {
 // name and meaning.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.savepointPath) || !has(self.savepointInfo) || !has(self.savepointInfo.savepointLocation) || self.savepointPath == self.savepointInfo.savepointLocation",message="savepointPath and the deprecated savepointInfo.savepointLocation name different savepoints; set only savepointPath"
+// +kubebuilder:validation:XValidation:rule="!has(self.upgradeMode) || !has(self.savepointDisabled) || !self.savepointDisabled || self.upgradeMode != 'Savepoint'",message="savepointDisabled contradicts upgradeMode Savepoint; set upgradeMode to LastState or Stateless, or drop savepointDisabled"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.deploymentMode) || !has(self.deploymentMode) || (self.deploymentMode == 'BlueGreen') == (oldSelf.deploymentMode == 'BlueGreen')",message="deploymentMode cannot be switched to or from BlueGreen on an existing application; create a new FlinkApplication instead"
 type FlinkApplicationSpec struct {
 	// Image is the container image of the JobManager and TaskManagers; it must contain the job's jar in
@@ -84,8 +87,26 @@ type FlinkApplicationSpec struct {
 	SavepointPath string `json:"savepointPath,omitempty"`
 	// SavepointInfo is the deprecated form of SavepointPath.
 	SavepointInfo SavepointInfo `json:"savepointInfo,omitempty"`
-	// SavepointDisabled updates by cancelling the job without a savepoint.
+	// SavepointDisabled is the Lyft operator's way to update without a savepoint; without an
+	// upgradeMode it means LastState (cancel, then restore the newest retained checkpoint).
 	SavepointDisabled bool `json:"savepointDisabled,omitempty"`
+	// UpgradeMode is how the job's state crosses an update or a suspend: Savepoint (the default; a
+	// savepoint, then the new job starts from it), LastState (cancel, then start from the newest
+	// retained checkpoint) or Stateless (cancel, start empty).
+	// +kubebuilder:validation:Enum=Stateless;Savepoint;LastState
+	UpgradeMode UpgradeMode `json:"upgradeMode,omitempty"`
+	// State is the job's desired state: Running, or Suspended (stopped per upgradeMode, its state
+	// recorded in status.savepointPath and its cluster deleted until it is Running again).
+	// +kubebuilder:validation:Enum=Running;Suspended
+	// +kubebuilder:default=Running
+	State JobDesiredState `json:"state,omitempty"`
+	// RestartFailedJob restarts a job that ends FAILED while Running from its newest checkpoint
+	// instead of only reporting it.
+	RestartFailedJob bool `json:"restartFailedJob,omitempty"`
+	// ReadinessTimeoutSeconds bounds how long a newly submitted job may take to run stable before the
+	// update is rolled back; it overrides the operator's readinessTimeout.
+	// +kubebuilder:validation:Minimum=1
+	ReadinessTimeoutSeconds *int32 `json:"readinessTimeoutSeconds,omitempty"`
 	// MaxCheckpointRestoreAgeSeconds bounds how old an externalized checkpoint may be when a savepoint
 	// fails and the operator recovers from the newest checkpoint instead.
 	// +kubebuilder:validation:Minimum=1
@@ -193,6 +214,28 @@ const (
 	DeploymentModeSingle    DeploymentMode = "Single"
 	DeploymentModeDual      DeploymentMode = "Dual"
 	DeploymentModeBlueGreen DeploymentMode = "BlueGreen"
+)
+
+// UpgradeMode is how a job's state is carried from the old job to the new one.
+type UpgradeMode string
+
+// The upgrade modes.
+const (
+	// UpgradeModeStateless cancels the job and starts the new one without state.
+	UpgradeModeStateless UpgradeMode = "Stateless"
+	// UpgradeModeSavepoint takes a savepoint with cancel and starts the new job from it.
+	UpgradeModeSavepoint UpgradeMode = "Savepoint"
+	// UpgradeModeLastState cancels the job and starts the new one from its newest retained checkpoint.
+	UpgradeModeLastState UpgradeMode = "LastState"
+)
+
+// JobDesiredState is whether the user wants the job running or suspended.
+type JobDesiredState string
+
+// The desired job states.
+const (
+	JobStateRunning   JobDesiredState = "Running"
+	JobStateSuspended JobDesiredState = "Suspended"
 )
 
 // DeleteMode is what deleting the FlinkApplication does to its job.
