@@ -44,6 +44,24 @@ type clusterConfig struct {
 	exceptionHistory   int
 	stateBackend       string
 	exactlyOnce        bool
+	adaptive           adaptiveConfig
+}
+
+// adaptiveConfig is the part of the configuration the adaptive scheduler
+// (jobmanager.scheduler: adaptive) acts on, with Flink 1.20's defaults.
+type adaptiveConfig struct {
+	enabled bool
+	// cooldown is scaling-interval.min: a running job rescales no sooner than
+	// this after it started running or last changed scale.
+	cooldown time.Duration
+	// stabilization is how long a job waits with enough slots for its lower
+	// bounds, hoping for its upper bounds, before it runs with what it has.
+	stabilization time.Duration
+	// resourceWait is how long a job waits for resources at all before it runs
+	// with what it has or fails; negative waits forever.
+	resourceWait time.Duration
+	// minIncrease is the parallelism gain of one vertex that is worth a restart.
+	minIncrease int
 }
 
 func parseClusterConfig(raw map[string]string, uploadUUID string) clusterConfig {
@@ -89,6 +107,17 @@ func parseClusterConfig(raw map[string]string, uploadUUID string) clusterConfig 
 	}
 	if c.retention == "" {
 		c.retention = retainNever
+	}
+	c.adaptive = adaptiveConfig{
+		enabled:       strings.EqualFold(get("jobmanager.scheduler"), "adaptive"),
+		cooldown:      durOr(30*time.Second, "jobmanager.adaptive-scheduler.scaling-interval.min"),
+		stabilization: durOr(10*time.Second, "jobmanager.adaptive-scheduler.resource-stabilization-timeout"),
+		resourceWait:  durOr(5*time.Minute, "jobmanager.adaptive-scheduler.resource-wait-timeout"),
+		minIncrease:   max(intOr(1, "jobmanager.adaptive-scheduler.min-parallelism-increase"), 1),
+	}
+	// A negative resource-wait-timeout ("-1 ms") means waiting forever.
+	if strings.HasPrefix(get("jobmanager.adaptive-scheduler.resource-wait-timeout"), "-") {
+		c.adaptive.resourceWait = -1
 	}
 	if c.parallelism < 1 {
 		c.parallelism = 1

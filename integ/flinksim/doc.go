@@ -19,10 +19,11 @@
 // GET /config, /overview, /taskmanagers, /jobmanager/config, /jars, /jobs,
 // /jobs/overview, /jobs/:id, /jobs/:id/{status,config,plan,exceptions,
 // execution-result,metrics,checkpoints,checkpoints/config,
-// checkpoints/details/:cid,checkpoints/:tid,savepoints/:tid},
+// checkpoints/details/:cid,checkpoints/:tid,savepoints/:tid,resource-requirements},
 // /savepoint-disposal/:tid; POST /jars/upload, /jars/:jarid/run,
 // /jobs/:id/{savepoints,stop,checkpoints}, /savepoint-disposal; PATCH /jobs/:id;
-// DELETE /jars/:jarid. Anything else is 404 "Not found: <uri>".
+// PUT /jobs/:id/resource-requirements; DELETE /jars/:jarid. Anything else is
+// 404 "Not found: <uri>".
 //
 // # Modelled beyond the basics
 //
@@ -31,6 +32,16 @@
 //     restart, when checkpointing or a restart strategy is configured) after
 //     slot.request.timeout. Losing TaskManagers fails the newest jobs over.
 //   - Restarts restore the latest completed checkpoint (counts.restored++).
+//   - The adaptive scheduler (jobmanager.scheduler: adaptive) keeps a job
+//     CREATED until it has slots for every vertex's upper bound, or for the
+//     lower bounds for resource-stabilization-timeout, and fails it after
+//     resource-wait-timeout without them. PUT /jobs/:id/resource-requirements
+//     and new slots rescale a running job in place, no sooner than
+//     scaling-interval.min after it started running: same job id, RESTARTING
+//     → CREATED → RUNNING from the latest checkpoint, each vertex at
+//     min(upper bound, slots). A lower bound the slots cannot meet leaves the
+//     job running as it is. With the DefaultScheduler both resource-requirements
+//     calls answer 500 UnsupportedOperationException, as in Flink.
 //   - Checkpoint retention: state.checkpoints.num-retained (default 1) and
 //     execution.checkpointing.externalized-checkpoint-retention (default
 //     NO_EXTERNALIZED_CHECKPOINTS) decide which chk-<n> directories stay in Storage.
@@ -45,7 +56,9 @@
 //   - "serialized-throwable" in failure-cause is base64 of the stack trace, not
 //     Java serialisation; Java clients see a failure but not its message.
 //   - Jobs always have two vertices and job-type STREAMING; there is no
-//     application mode, adaptive scheduler, RECONCILING or SUSPENDED.
+//     application mode, reactive mode, RECONCILING or SUSPENDED.
+//   - The adaptive scheduler does not model scaling-interval.max, and frees a
+//     job's slots while it restarts, where Flink keeps them reserved.
 //   - Initialising and init-failed jobs answer 404 "Checkpointing has not been
 //     enabled." on /checkpoints (unverified against real Flink).
 package flinksim

@@ -37,6 +37,9 @@ const (
 	EndpointJobManagerConfig = "jobmanager-config" // GET /jobmanager/config
 	EndpointDisposal         = "savepoint-disposal"
 	EndpointDisposalStatus   = "savepoint-disposal-status"
+
+	EndpointResourceRequirements       = "resource-requirements"        // GET /jobs/:jobid/resource-requirements
+	EndpointResourceRequirementsUpdate = "resource-requirements-update" // PUT /jobs/:jobid/resource-requirements
 )
 
 // Faults injects failures. Rates are probabilities in [0,1] drawn from a

@@ -76,12 +76,16 @@ func (jm *JobManager) checkpointJSON(j *job, e *checkpointEntry, now time.Time, 
 	if withTasks {
 		tasks := map[string]any{}
 		for v := range vertexNames {
+			subtasks, ackedSubtasks := j.vertexParallelism[v], 0
+			if e.status == "COMPLETED" {
+				ackedSubtasks = subtasks
+			}
 			tasks[j.vertexIDs[v]] = map[string]any{
 				"id": e.id, "status": e.status, "latest_ack_timestamp": ack.UnixMilli(),
 				"checkpointed_size": e.stateSize / 2, "state_size": e.stateSize / 2,
 				"end_to_end_duration": ack.Sub(e.triggeredAt).Milliseconds(), "alignment_buffered": 0,
-				"processed_data": 0, "persisted_data": 0, "num_subtasks": j.parallelism,
-				"num_acknowledged_subtasks": acked / 2,
+				"processed_data": 0, "persisted_data": 0, "num_subtasks": subtasks,
+				"num_acknowledged_subtasks": ackedSubtasks,
 			}
 		}
 		out["tasks"] = tasks

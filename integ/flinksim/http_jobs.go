@@ -203,9 +203,11 @@ func (jm *JobManager) handleJobMetrics(rc *reqCtx) response {
 		if j.state == stateRunning && !j.firstRunningAt.IsZero() {
 			uptime = rc.now.Sub(j.firstRunningAt).Milliseconds()
 		}
+		// The adaptive scheduler counts its rescales as restarts.
+		restarts := itoa(j.restarts + j.rescales)
 		values = map[string]string{
-			"numRestarts":                   itoa(j.restarts),
-			"fullRestarts":                  itoa(j.restarts),
+			"numRestarts":                   restarts,
+			"fullRestarts":                  restarts,
 			"numberOfCompletedCheckpoints":  strconv.FormatInt(j.ckpt.completed, 10),
 			"numberOfFailedCheckpoints":     strconv.FormatInt(j.ckpt.failed, 10),
 			"numberOfInProgressCheckpoints": itoa(j.ckpt.inProgress()),

@@ -67,6 +67,8 @@ func buildRoutes() []route {
 		newRoute("POST", "/jobs/:jobid/savepoints", EndpointSavepointTrigger, (*JobManager).handleSavepointTrigger),
 		newRoute("GET", "/jobs/:jobid/savepoints/:triggerid", EndpointSavepointStatus, (*JobManager).handleSavepointStatus),
 		newRoute("POST", "/jobs/:jobid/stop", EndpointStop, (*JobManager).handleStop),
+		newRoute("GET", "/jobs/:jobid/resource-requirements", EndpointResourceRequirements, (*JobManager).handleResourceRequirements),
+		newRoute("PUT", "/jobs/:jobid/resource-requirements", EndpointResourceRequirementsUpdate, (*JobManager).handleUpdateResourceRequirements),
 		newRoute("POST", "/savepoint-disposal", EndpointDisposal, (*JobManager).handleDisposal),
 		newRoute("GET", "/savepoint-disposal/:triggerid", EndpointDisposalStatus, (*JobManager).handleDisposalStatus),
 	}

@@ -34,10 +34,16 @@ func isGloballyTerminal(s string) bool {
 // job is one submitted job and everything the REST API reports about it.
 type job struct {
 	id, name, jarID, entryClass string
-	parallelism                 int
+	parallelism                 int // as submitted; the ExecutionConfig's job parallelism
 	vertexIDs                   [2]string
-	slotSharingGroup            string
-	userConfig                  map[string]string
+	// vertexParallelism is what each vertex runs with now. The DefaultScheduler
+	// keeps the submitted parallelism; the adaptive scheduler picks it from the
+	// slots it gets, within bounds.
+	vertexParallelism [2]int
+	maxParallelism    int // fixed at submission, as Flink keeps it across rescales
+	bounds            [2]parallelismBounds
+	slotSharingGroup  string
+	userConfig        map[string]string
 
 	state       string
 	stateTimes  map[string]time.Time // last entry into each state
@@ -58,7 +64,9 @@ type job struct {
 	failingUntil    time.Time
 	cancelUntil     time.Time
 	restartAt       time.Time
-	restarts        int
+	restarts        int // failovers, which the restart strategy counts
+	rescales        int // in-place restarts of the adaptive scheduler
+	adaptive        adaptiveState
 
 	exceptions []exceptionEntry
 	rootCause  *exceptionEntry
@@ -79,17 +87,22 @@ func (jm *JobManager) submit(now time.Time, req submitRequest) *job {
 	name := jm.jobName(req)
 	// Vertex ids hash the program, as Flink's are stable for an unchanged JobGraph.
 	program := req.jarID + "/" + req.entryClass
+	faults := jm.currentFaults()
+	p := req.parallelism
 	j := &job{
 		id: req.jobID, name: name, jarID: req.jarID, entryClass: req.entryClass,
-		parallelism:      req.parallelism,
-		vertexIDs:        [2]string{stableHex(program + "/source"), stableHex(program + "/sink")},
-		slotSharingGroup: randomHex(32),
-		userConfig:       req.userConfig,
-		stateTimes:       map[string]time.Time{},
-		submittedAt:      now,
-		restorePath:      req.savepointPath,
-		failAfter:        jm.currentFaults().FailJobsAfter,
-		timelineHandle:   -1,
+		parallelism:       p,
+		vertexIDs:         [2]string{stableHex(program + "/source"), stableHex(program + "/sink")},
+		vertexParallelism: [2]int{p, p},
+		maxParallelism:    maxParallelismFor(p),
+		bounds:            [2]parallelismBounds{{1, p}, {1, p}},
+		slotSharingGroup:  randomHex(32),
+		userConfig:        req.userConfig,
+		stateTimes:        map[string]time.Time{},
+		submittedAt:       now,
+		restorePath:       req.savepointPath,
+		failAfter:         faults.FailJobsAfter,
+		timelineHandle:    -1,
 	}
 	j.ckpt.nextID = 1
 	if jm.timeline != nil {
@@ -115,11 +128,11 @@ func (jm *JobManager) jobEvent(j *job) (time.Time, func(time.Time)) {
 	case stateInitializing:
 		return j.submittedAt.Add(t.Initialize), func(at time.Time) { jm.finishInitialization(j, at) }
 	case stateCreated:
+		if jm.cfg.adaptive.enabled {
+			return jm.waitingForResourcesEvent(j)
+		}
 		return j.stateTimes[stateCreated].Add(t.Schedule), func(at time.Time) {
 			jm.setState(j, stateRunning, at)
-			if j.firstRunningAt.IsZero() {
-				j.firstRunningAt = at
-			}
 			j.waitingForSlots = at
 			jm.allocateSlots(at)
 		}
@@ -138,7 +151,7 @@ func (jm *JobManager) jobEvent(j *job) (time.Time, func(time.Time)) {
 }
 
 // runningEvent picks the earliest of: injected failure, slot request timeout,
-// checkpoint progress.
+// a due rescale, checkpoint progress.
 func (jm *JobManager) runningEvent(j *job) (time.Time, func(time.Time)) {
 	var best time.Time
 	var fire func(time.Time)
@@ -157,6 +170,7 @@ func (jm *JobManager) runningEvent(j *job) (time.Time, func(time.Time)) {
 			jm.failTasks(j, at, noResources(jm.cfg.slotRequestTimeout))
 		})
 	}
+	consider(jm.rescaleEvent(j))
 	consider(jm.checkpointEvent(j))
 	return best, fire
 }
@@ -196,6 +210,9 @@ func (jm *JobManager) setState(j *job, state string, at time.Time) {
 	j.state = state
 	j.stateTimes[state] = at
 	j.lastChange = at
+	if state == stateRunning && j.firstRunningAt.IsZero() {
+		j.firstRunningAt = at
+	}
 	if j.timelineHandle >= 0 {
 		jm.timeline.recordState(j.timelineHandle, state, at)
 	}
@@ -269,6 +286,7 @@ func (jm *JobManager) failTasks(j *job, at time.Time, cause *throwable) {
 	jm.failPendingOperations(j, at)
 	j.hasSlots = false
 	j.restarts++
+	j.adaptive.rescaleAt = time.Time{}
 	jm.setState(j, stateRestarting, at)
 	delay := jm.cfg.restartDelay
 	if delay == 0 {
@@ -278,12 +296,19 @@ func (jm *JobManager) failTasks(j *job, at time.Time, cause *throwable) {
 	jm.allocateSlots(at)
 }
 
-// restart brings a job back to RUNNING, restoring the latest completed checkpoint.
+// restart brings a job back to RUNNING, restoring the latest completed
+// checkpoint. The adaptive scheduler goes through CREATED first, while it
+// waits for resources and decides the new parallelism.
 func (jm *JobManager) restart(j *job, at time.Time) {
 	if c := j.ckpt.latestCompleted; c != nil && !c.discarded {
 		jm.restoreFrom(j, at, c.id, false, c.externalPath)
 	} else if r := j.ckpt.restored; r != nil {
 		jm.restoreFrom(j, at, r.id, r.isSavepoint, r.externalPath)
+	}
+	if jm.cfg.adaptive.enabled {
+		j.adaptive = adaptiveState{}
+		jm.setState(j, stateCreated, at)
+		return
 	}
 	jm.setState(j, stateRunning, at)
 	j.waitingForSlots = at
@@ -329,7 +354,7 @@ func (jm *JobManager) FailTasksNow(jobID string) bool {
 }
 
 func sourceTaskName(j *job) string {
-	return "Source: Custom Source (1/" + strconv.Itoa(j.parallelism) + ")"
+	return "Source: Custom Source (1/" + strconv.Itoa(j.vertexParallelism[0]) + ")"
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -47,14 +47,35 @@ type JobManager struct {
 
 // JobInfo is a test-facing summary of one job.
 type JobInfo struct {
-	ID           string
-	Name         string
-	State        string
+	ID    string
+	Name  string
+	State string
+	// Parallelism is the job's parallelism as submitted.
 	Parallelism  int
 	TasksRunning bool
 	RestoredFrom string
 	SubmittedAt  time.Time
-	Restarts     int
+	// Restarts counts failovers: restarts after task failures.
+	Restarts int
+	// Rescales counts the adaptive scheduler's in-place restarts to a new
+	// parallelism; the job keeps its id.
+	Rescales int
+	// VertexIDs are the job's vertices, source first, as GET /jobs/:id and
+	// /jobs/:id/resource-requirements name them.
+	VertexIDs []string
+	// VertexParallelism is each vertex's current parallelism, in VertexIDs
+	// order. Only the adaptive scheduler moves it away from Parallelism.
+	VertexParallelism []int
+}
+
+// CurrentParallelism is the highest current vertex parallelism, which is the
+// number of slots the job occupies while its tasks run.
+func (i JobInfo) CurrentParallelism() int {
+	n := 0
+	for _, p := range i.VertexParallelism {
+		n = max(n, p)
+	}
+	return n
 }
 
 // NewJobManager starts a JobManager with no jobs.
@@ -174,7 +195,9 @@ func (jm *JobManager) Jobs() []JobInfo {
 		out = append(out, JobInfo{
 			ID: j.id, Name: j.name, State: j.state, Parallelism: j.parallelism,
 			TasksRunning: j.hasSlots && j.state == stateRunning, RestoredFrom: j.restorePath,
-			SubmittedAt: j.submittedAt, Restarts: j.restarts,
+			SubmittedAt: j.submittedAt, Restarts: j.restarts, Rescales: j.rescales,
+			VertexIDs:         append([]string(nil), j.vertexIDs[:]...),
+			VertexParallelism: append([]int(nil), j.vertexParallelism[:]...),
 		})
 	}
 	return out
@@ -248,7 +271,7 @@ func (jm *JobManager) usedSlots() int {
 	used := 0
 	for _, j := range jm.jobs {
 		if j.hasSlots {
-			used += j.parallelism
+			used += j.slots()
 		}
 	}
 	return used
@@ -270,17 +293,26 @@ func (jm *JobManager) rebalanceSlots(now time.Time) {
 	jm.allocateSlots(now)
 }
 
-// allocateSlots deploys waiting RUNNING jobs, oldest first, when all of a
-// job's slots are free (a streaming job is one pipelined region).
+// allocateSlots offers free slots to jobs, oldest first. The DefaultScheduler
+// deploys a waiting RUNNING job when all of its slots are free (a streaming job
+// is one pipelined region); the adaptive scheduler has its own rules.
 func (jm *JobManager) allocateSlots(now time.Time) {
 	free := jm.totalSlots() - jm.usedSlots()
 	for _, j := range jm.jobs {
-		if j.state == stateRunning && !j.hasSlots && j.parallelism <= free {
-			free -= j.parallelism
+		if jm.cfg.adaptive.enabled {
+			free = jm.offerSlots(j, now, free)
+			continue
+		}
+		if j.state == stateRunning && !j.hasSlots && j.slots() <= free {
+			free -= j.slots()
 			jm.deploy(j, now)
 		}
 	}
 }
+
+// slots is how many slots the job occupies while deployed: its vertices share
+// one slot sharing group, so the widest vertex decides.
+func (j *job) slots() int { return max(j.vertexParallelism[0], j.vertexParallelism[1]) }
 
 func (jm *JobManager) taskManagerID(i int) string {
 	return jm.name + "-taskmanager-" + itoa(i)

@@ -54,11 +54,7 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	disposal := m["request-id"].(string)
 	d := h.run(nil) // still INITIALIZING
 
-	requests := []struct {
-		method, path, template string
-		body                   any
-		status                 int
-	}{
+	requests := []specRequest{
 		{"GET", "/config", "/config", nil, 200},
 		{"GET", "/overview", "/overview", nil, 200},
 		{"GET", "/jobs", "/jobs", nil, 200},
@@ -97,6 +93,37 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		{"POST", "/jars/" + jar + "/run", "/jars/{jarid}/run", map[string]any{}, 200},
 		{"PATCH", "/jobs/" + a + "?mode=cancel", "/jobs/{jobid}", nil, 202},
 	}
+	checkAgainstSpec(t, spec, h, requests)
+}
+
+// TestAdaptiveSchedulerResponsesMatchOpenAPI covers the endpoints that only
+// the adaptive scheduler answers successfully.
+func TestAdaptiveSchedulerResponsesMatchOpenAPI(t *testing.T) {
+	spec := loadOpenAPI(t)
+	h := newHarness(t, Options{FlinkConfig: adaptiveFlinkConfig()})
+	a := h.runToRunning(map[string]any{"parallelism": 2})
+	checkAgainstSpec(t, spec, h, []specRequest{
+		{"GET", "/jobs/" + a + "/resource-requirements", "/jobs/{jobid}/resource-requirements", nil, 200},
+		{"PUT", "/jobs/" + a + "/resource-requirements", "/jobs/{jobid}/resource-requirements", h.requirements(a, 1, 3), 200},
+		{"GET", "/jobs/" + a, "/jobs/{jobid}", nil, 200},
+	})
+	h.step(31 * time.Second) // rescaling
+	checkAgainstSpec(t, spec, h, []specRequest{
+		{"GET", "/jobs/" + a, "/jobs/{jobid}", nil, 200},
+		{"GET", "/jobs/overview", "/jobs/overview", nil, 200},
+		{"GET", "/jobs/" + a + "/checkpoints", "/jobs/{jobid}/checkpoints", nil, 200},
+	})
+}
+
+// specRequest is one request whose answer is validated against Flink's spec.
+type specRequest struct {
+	method, path, template string
+	body                   any
+	status                 int
+}
+
+func checkAgainstSpec(t *testing.T, spec *openAPI, h *harness, requests []specRequest) {
+	t.Helper()
 	for _, rq := range requests {
 		t.Run(rq.method+" "+rq.path, func(t *testing.T) {
 			status, raw, _ := h.callRaw(rq.method, "/v1"+rq.path, rq.body)
@@ -138,6 +165,8 @@ func TestValidatorCatchesMismatches(t *testing.T) {
 		{"missing discriminator target", "CheckpointStatistics", `{"className":"weird"}`, "names no subtype"},
 		{"required className", "CheckpointStatistics", `{"className":"completed"}`, "missing property"},
 		{"no oneOf alternative", "AsynchronousOperationResult", `{"status":{"id":"COMPLETED"},"operation":{"nope":1}}`, "matches no oneOf"},
+		{"resource requirements with a string bound", "JobResourceRequirementsBody",
+			`{"0123456789abcdef0123456789abcdef":{"parallelism":{"lowerBound":"1","upperBound":2}}}`, "want integer"},
 		{"valid", "JobIdWithStatus", `{"id":"0123456789abcdef0123456789abcdef","status":"RUNNING"}`, ""},
 	}
 	for _, tc := range tests {

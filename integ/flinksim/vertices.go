@@ -26,7 +26,7 @@ func (j *job) subtaskStates(v int) map[string]int {
 	for _, s := range executionStates {
 		counts[s] = 0
 	}
-	p := j.parallelism
+	p := j.vertexParallelism[v]
 	all := func(s string) { counts[s] = p }
 	switch j.state {
 	case stateCreated:
@@ -150,8 +150,8 @@ func (jm *JobManager) vertexInfos(j *job, now time.Time) []map[string]any {
 			"id":                 j.vertexIDs[v],
 			"slotSharingGroupId": j.slotSharingGroup,
 			"name":               vertexNames[v],
-			"maxParallelism":     maxParallelismFor(j.parallelism),
-			"parallelism":        j.parallelism,
+			"maxParallelism":     j.maxParallelism,
+			"parallelism":        j.vertexParallelism[v],
 			"status":             aggregateState(counts),
 			"start-time":         start,
 			"end-time":           end,
@@ -173,7 +173,7 @@ func (jm *JobManager) plan(j *job) map[string]any {
 	if j.hasGraph() {
 		nodes = append(nodes,
 			map[string]any{
-				"id": j.vertexIDs[1], "parallelism": j.parallelism, "operator": "", "operator_strategy": "",
+				"id": j.vertexIDs[1], "parallelism": j.vertexParallelism[1], "operator": "", "operator_strategy": "",
 				"description": vertexNames[1],
 				"inputs": []any{map[string]any{
 					"num": 0, "id": j.vertexIDs[0], "ship_strategy": "FORWARD", "exchange": "pipelined_bounded",
@@ -181,7 +181,7 @@ func (jm *JobManager) plan(j *job) map[string]any {
 				"optimizer_properties": map[string]any{},
 			},
 			map[string]any{
-				"id": j.vertexIDs[0], "parallelism": j.parallelism, "operator": "", "operator_strategy": "",
+				"id": j.vertexIDs[0], "parallelism": j.vertexParallelism[0], "operator": "", "operator_strategy": "",
 				"description": vertexNames[0], "optimizer_properties": map[string]any{},
 			})
 	}
