@@ -62,8 +62,17 @@ type Faults struct {
 	// until the job stops running.
 	HangSavepoints bool
 	// FailJobsAfter makes jobs submitted from now on go FAILING → FAILED this
-	// long after they first reach RUNNING. Zero disables it.
+	// long after they first reach RUNNING, whatever their restart strategy.
+	// Zero disables it.
 	FailJobsAfter time.Duration
+	// RestartJobsEvery makes the tasks of jobs submitted from now on fail this
+	// long after each time they start running (the job reaching RUNNING with
+	// its slots), so a job never stays up for long. The restart strategy
+	// decides what follows, as for a real task failure: RESTARTING and back to
+	// RUNNING from the latest checkpoint while it allows another attempt,
+	// FAILING → FAILED once it does not (at once without checkpointing or a
+	// restart strategy). Zero disables it.
+	RestartJobsEvery time.Duration
 }
 
 func (f Faults) clone() Faults {

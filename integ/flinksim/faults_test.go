@@ -96,7 +96,91 @@ func TestFailJobsAfter(t *testing.T) {
 	h.step(100 * time.Millisecond)
 	h.expectState(after, "FAILED")
 	h.expectState(before, "RUNNING")
-	if n := len(at(h.mustGet("/jobs/"+after+"/exceptions"), "exceptionHistory", "entries").([]any)); n != 1 {
+	// The operator reports the cause from either the root exception or the history.
+	ex := h.mustGet("/jobs/" + after + "/exceptions")
+	if n := len(at(ex, "exceptionHistory", "entries").([]any)); n != 1 {
 		t.Fatalf("exception history has %d entries", n)
+	}
+	injected := "Simulated failure injected by flinksim into job " + after
+	if root, _ := ex["root-exception"].(string); !strings.Contains(root, injected) || num(ex["timestamp"]) == 0 {
+		t.Fatalf("root-exception %v", ex["root-exception"])
+	}
+	if trace, _ := at(ex, "exceptionHistory", "entries", 0, "stacktrace").(string); !strings.Contains(trace, injected) {
+		t.Fatalf("history %v", ex["exceptionHistory"])
+	}
+	res := h.mustGet("/jobs/" + after + "/execution-result")
+	if at(res, "job-execution-result", "application-status") != "FAILED" || at(res, "job-execution-result", "failure-cause") == nil {
+		t.Fatalf("execution-result %v", res)
+	}
+}
+
+func TestRestartJobsEveryCyclesThroughRestarts(t *testing.T) {
+	h := newHarness(t, Options{FlinkConfig: checkpointConfig()})
+	before := h.runToRunning(nil)
+	h.jm.SetFaults(Faults{RestartJobsEvery: 15 * time.Second})
+	id := h.runToRunning(nil) // tasks run from 0.6s
+	h.step(10*time.Second + 200*time.Millisecond)
+	h.step(4800*time.Millisecond - time.Millisecond)
+	h.expectState(id, "RUNNING")
+	h.step(time.Millisecond) // 15s after the tasks started
+	h.expectState(id, "RESTARTING")
+	h.step(time.Second)
+	h.expectState(id, "RUNNING")
+	cp := h.mustGet("/jobs/" + id + "/checkpoints")
+	if num(at(cp, "counts", "restored")) != 1 || at(cp, "latest", "restored", "external_path") != ckpDir+"/"+id+"/chk-1" {
+		t.Fatalf("first failover: %v", cp["latest"])
+	}
+	h.step(11 * time.Second) // chk-2, 11s after the restart
+	h.step(4 * time.Second)
+	h.expectState(id, "RESTARTING")
+	h.step(time.Second)
+	cp = h.mustGet("/jobs/" + id + "/checkpoints")
+	if num(at(cp, "counts", "restored")) != 2 || at(cp, "latest", "restored", "external_path") != ckpDir+"/"+id+"/chk-2" {
+		t.Fatalf("second failover: %v", cp["latest"])
+	}
+	if info := h.jobInfo(id); info.Restarts != 2 || info.State != "RUNNING" {
+		t.Fatalf("job %+v", info)
+	}
+	if n := len(at(h.mustGet("/jobs/"+id+"/exceptions"), "exceptionHistory", "entries").([]any)); n != 2 {
+		t.Fatalf("exception history has %d entries, want one per failover", n)
+	}
+	h.step(time.Hour)
+	if info := h.jobInfo(before); info.Restarts != 0 || info.State != "RUNNING" {
+		t.Fatalf("a job submitted before the fault restarted: %+v", info)
+	}
+	if info := h.jobInfo(id); info.Restarts < 200 || isGloballyTerminal(info.State) {
+		t.Fatalf("after an hour: %+v", info)
+	}
+}
+
+func TestRestartJobsEveryHonoursTheRestartStrategy(t *testing.T) {
+	tests := []struct {
+		name     string
+		config   map[string]string
+		failures int // task failures the job survives
+	}{
+		{"no checkpointing and no strategy", map[string]string{"state.savepoints.dir": spDir}, 0},
+		{"fixed-delay with two attempts", checkpointConfig("restart-strategy.type", "fixed-delay",
+			"restart-strategy.fixed-delay.attempts", "2", "restart-strategy.fixed-delay.delay", "2s"), 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, Options{FlinkConfig: tc.config})
+			h.jm.SetFaults(Faults{RestartJobsEvery: time.Minute})
+			id := h.runToRunning(nil)
+			for i := 0; i < tc.failures; i++ {
+				h.step(time.Minute)
+				h.expectState(id, "RESTARTING")
+				h.step(2 * time.Second)
+				h.expectState(id, "RUNNING")
+			}
+			h.step(time.Minute)
+			h.expectState(id, "FAILING")
+			h.step(100 * time.Millisecond)
+			h.expectState(id, "FAILED")
+			if !strings.Contains(h.mustGet("/jobs/" + id + "/exceptions")["root-exception"].(string), "Recovery is suppressed") {
+				t.Fatal("root-exception does not say the restart strategy gave up")
+			}
+		})
 	}
 }

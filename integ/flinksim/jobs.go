@@ -61,6 +61,7 @@ type job struct {
 	waitingForSlots time.Time
 	firstRunningAt  time.Time
 	failAfter       time.Duration // FailJobsAfter fault captured at submission
+	restartEvery    time.Duration // RestartJobsEvery fault captured at submission
 	failingUntil    time.Time
 	cancelUntil     time.Time
 	restartAt       time.Time
@@ -102,6 +103,7 @@ func (jm *JobManager) submit(now time.Time, req submitRequest) *job {
 		submittedAt:       now,
 		restorePath:       req.savepointPath,
 		failAfter:         faults.FailJobsAfter,
+		restartEvery:      faults.RestartJobsEvery,
 		timelineHandle:    -1,
 	}
 	j.ckpt.nextID = 1
@@ -150,7 +152,7 @@ func (jm *JobManager) jobEvent(j *job) (time.Time, func(time.Time)) {
 	return time.Time{}, nil
 }
 
-// runningEvent picks the earliest of: injected failure, slot request timeout,
+// runningEvent picks the earliest of: injected failures, slot request timeout,
 // a due rescale, checkpoint progress.
 func (jm *JobManager) runningEvent(j *job) (time.Time, func(time.Time)) {
 	var best time.Time
@@ -163,6 +165,11 @@ func (jm *JobManager) runningEvent(j *job) (time.Time, func(time.Time)) {
 	if j.failAfter > 0 && !j.firstRunningAt.IsZero() {
 		consider(j.firstRunningAt.Add(j.failAfter), func(at time.Time) {
 			jm.failJob(j, at, injectedFailure(j))
+		})
+	}
+	if j.restartEvery > 0 && j.hasSlots {
+		consider(j.deployedAt.Add(j.restartEvery), func(at time.Time) {
+			jm.failTasks(j, at, injectedFailure(j))
 		})
 	}
 	if !j.hasSlots {
