@@ -100,18 +100,22 @@ func (f *Fleet) Run(ctx context.Context) error {
 	f.mu.Lock()
 	f.pods = podInformer.Lister()
 	f.mu.Unlock()
-	onPod := func(obj any) {
+	onPod := func(obj any, deleted bool) {
 		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = tomb.Obj
 		}
 		if pod, ok := obj.(*corev1.Pod); ok {
-			f.syncCluster(pod.Namespace, pod.Labels[LabelApp], pod.Labels[LabelAppHash])
+			gone := ""
+			if deleted {
+				gone = podIdentity(pod)
+			}
+			f.syncCluster(pod.Namespace, pod.Labels[LabelApp], pod.Labels[LabelAppHash], gone)
 		}
 	}
 	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    onPod,
-		UpdateFunc: func(_, obj any) { onPod(obj) },
-		DeleteFunc: onPod,
+		AddFunc:    func(obj any) { onPod(obj, false) },
+		UpdateFunc: func(_, obj any) { onPod(obj, false) },
+		DeleteFunc: func(obj any) { onPod(obj, true) },
 	}); err != nil {
 		return err
 	}
@@ -144,8 +148,8 @@ func podIdentity(p *corev1.Pod) string {
 }
 
 // syncCluster recomputes one cluster from its pods: JobManager up or down, and
-// the number of TaskManagers.
-func (f *Fleet) syncCluster(namespace, app, hash string) {
+// the number of TaskManagers. gone names a pod incarnation known to be deleted.
+func (f *Fleet) syncCluster(namespace, app, hash, gone string) {
 	if app == "" || hash == "" {
 		return
 	}
@@ -180,8 +184,11 @@ func (f *Fleet) syncCluster(namespace, app, hash string) {
 		}
 	}
 	// The JobManager process dies with its pod, even if another jobmanager pod
-	// of the cluster is Ready: without HA that one starts empty.
-	if c.jm != nil && !hostReady {
+	// of the cluster is Ready: without HA that one starts empty. The cache may
+	// already hold the pod's replacement when the deletion is handled, and a
+	// replacement under the same name looks the same where the API server sets
+	// no UID (fake clientsets), so the deletion itself ends the process.
+	if c.jm != nil && (!hostReady || c.host == gone) {
 		f.logf("flinksim: %s/%s: jobmanager pod gone or not ready; JobManager %s lost", namespace, key.service, c.jm.Name())
 		c.jm.Crash()
 		c.jm = nil

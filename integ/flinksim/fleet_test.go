@@ -326,3 +326,72 @@ func TestParseFlinkProperties(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetRecreatedJobManagerStartsEmpty deletes a cluster's pods, as deleting
+// its Deployments does, and brings them back under the same names: the new
+// JobManager process knows no job (no HA), so a job id can be used again and a
+// job restored from the old job's retained checkpoint.
+func TestFleetRecreatedJobManagerStartsEmpty(t *testing.T) {
+	e := newFleetEnv(t)
+	svc := "app-h1"
+	props := "taskmanager.numberOfTaskSlots: 2\nexecution.checkpointing.interval: 10s\n" +
+		"state.checkpoints.dir: " + ckpDir + "\nexecution.checkpointing.externalized-checkpoint-retention: RETAIN_ON_CANCELLATION"
+	withProps := func(p *corev1.Pod) *corev1.Pod {
+		p.Spec.Containers[1].Env[0].Value = props
+		return p
+	}
+	createCluster := func() {
+		e.create(withProps(pod("app", "h1", RoleJobManager, "app-h1-jm", "flink:1.20", true)))
+		e.create(withProps(pod("app", "h1", RoleTaskManager, "app-h1-tm", "flink:1.20", true)))
+	}
+	createCluster()
+	e.waitUp(svc, 1)
+	jobID := strings.Repeat("5a", 16)
+	run := func(body string) (int, map[string]any) {
+		status, m, err := e.request("POST", "/"+testNS+"/"+svc+"/jars/app.jar/run", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return status, m
+	}
+	if status, m := run(`{"jobId":"` + jobID + `"}`); status != 200 {
+		t.Fatalf("run: %d %v", status, m)
+	}
+	e.clk.Step(11 * time.Second) // chk-1
+	chk := ckpDir + "/" + jobID + "/chk-1"
+	if !e.f.Storage().Exists(chk) {
+		t.Fatal("no retained checkpoint to recover from")
+	}
+
+	e.delete("app-h1-jm")
+	e.delete("app-h1-tm")
+	e.waitDown(svc)
+	createCluster()
+	e.waitUp(svc, 1)
+	if jobs := e.f.JobManager(testNS, svc).Jobs(); len(jobs) != 0 {
+		t.Fatalf("a recreated JobManager without HA has jobs: %+v", jobs)
+	}
+	if records := e.f.Timeline().Jobs(testNS + "/app"); len(records) != 1 || records[0].LostAt.IsZero() {
+		t.Fatalf("timeline %+v", records)
+	}
+	// The job id is no duplicate for the new process, and the checkpoint
+	// survived on durable storage.
+	if status, m := run(`{"jobId":"` + jobID + `","savepointPath":"` + chk + `"}`); status != 200 {
+		t.Fatalf("run again: %d %v", status, m)
+	}
+	e.clk.Step(time.Second)
+	_, cp, _ := e.request("GET", "/"+testNS+"/"+svc+"/jobs/"+jobID+"/checkpoints", "")
+	if at(cp, "latest", "restored", "external_path") != chk || at(cp, "latest", "restored", "is_savepoint") != false {
+		t.Fatalf("restored %v", at(cp, "latest", "restored"))
+	}
+
+	// Deleted and recreated before the Fleet looks: the pod comes back under
+	// the same name (and, on a fake API server, without a UID), yet it is a
+	// new process all the same.
+	e.delete("app-h1-jm")
+	e.create(withProps(pod("app", "h1", RoleJobManager, "app-h1-jm", "flink:1.20", true)))
+	eventually(t, "a fresh JobManager", func() bool {
+		jm := e.f.JobManager(testNS, svc)
+		return jm != nil && len(jm.Jobs()) == 0
+	})
+}
