@@ -97,6 +97,39 @@ func TestCheckpointRetentionOnJobEnd(t *testing.T) {
 	}
 }
 
+// TestRetainedCheckpointReadableAfterCancel is what a last-state upgrade
+// relies on: after cancelling, the job's statistics still name its newest
+// checkpoint, and that checkpoint is still in Storage.
+func TestRetainedCheckpointReadableAfterCancel(t *testing.T) {
+	for _, cancel := range []struct {
+		name string
+		do   func(h *harness, id string)
+	}{
+		{"cancel", func(h *harness, id string) { h.call("PATCH", "/jobs/"+id+"?mode=cancel", nil) }},
+		{"cancel with savepoint", func(h *harness, id string) { h.savepoint(id, map[string]any{"cancel-job": true}) }},
+	} {
+		t.Run(cancel.name, func(t *testing.T) {
+			h := newHarness(t, Options{FlinkConfig: checkpointConfig(
+				"execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION",
+				"state.checkpoints.num-retained", "2")})
+			id := h.runToRunning(nil)
+			h.step(30*time.Second + 200*time.Millisecond) // chk-1 to chk-3
+			cancel.do(h, id)
+			h.step(2 * time.Second)
+			h.expectState(id, "CANCELED")
+			latest := at(h.mustGet("/jobs/"+id+"/checkpoints"), "latest", "completed")
+			path := ckpDir + "/" + id + "/chk-3"
+			if at(latest, "external_path") != path || at(latest, "discarded") != false || at(latest, "status") != "COMPLETED" {
+				t.Fatalf("latest.completed after CANCELED: %v", latest)
+			}
+			s := h.jm.Storage()
+			if !s.Exists(path) || !s.Exists(ckpDir+"/"+id+"/chk-2") || s.Exists(ckpDir+"/"+id+"/chk-1") {
+				t.Fatalf("retained checkpoints: %+v", s.Snapshots())
+			}
+		})
+	}
+}
+
 func TestRestoreFromAnotherJobManager(t *testing.T) {
 	clk := clocktesting.NewFakeClock(epoch)
 	storage := NewStorage()
