@@ -29,6 +29,18 @@ type API interface {
 	CancelJob(ctx context.Context, url, jobID string) error
 	// SubmitJob calls POST /jars/:jarid/run and returns the new job's id.
 	SubmitJob(ctx context.Context, url, jarID string, req SubmitJobRequest) (string, error)
+	// GetJobResourceRequirements calls GET /jobs/:jobid/resource-requirements (Flink 1.18+):
+	// each vertex's parallelism bounds. Only the adaptive scheduler answers it; with any other
+	// the error satisfies IsUnsupported. Flink answers an unknown or finished job with a 500
+	// naming FlinkJobNotFoundException, not a 404.
+	GetJobResourceRequirements(ctx context.Context, url, jobID string) (JobResourceRequirements, error)
+	// UpdateJobResourceRequirements calls PUT /jobs/:jobid/resource-requirements (Flink 1.18+).
+	// req must give every vertex of the job, and nothing else. The adaptive scheduler then
+	// restarts the job in place, keeping its id, with each vertex at as many slots as it gets
+	// up to the upper bound; it waits for jobmanager.adaptive-scheduler.scaling-interval.min
+	// (30 s) after the job last started running, and keeps the job as it is while the lower
+	// bounds cannot be met. Any other scheduler fails it with an error satisfying IsUnsupported.
+	UpdateJobResourceRequirements(ctx context.Context, url, jobID string, req JobResourceRequirements) error
 }
 
 // Job states as Flink spells them (JobStatus, identical in 1.17 to 2.x). Note CANCELED has one

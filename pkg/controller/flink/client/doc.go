@@ -10,17 +10,19 @@
 // The client never retries. The operator's state machine owns retries, counts them and
 // persists them in the resource status, so a retry loop in here would hide attempts from it
 // and stretch reconcile loops. Instead every failure is an *Error that says whether a retry is
-// safe and useful (IsRetryable), and the two outcomes the state machine branches on have
-// their own predicates (IsNotFound, IsConflict).
+// safe and useful (IsRetryable), and the outcomes the state machine branches on have their
+// own predicates (IsNotFound, IsConflict, IsUnsupported).
 //
 // # Retry classification
 //
 // "yes" means IsRetryable reports true.
 //
 //	call                  transport/timeout   404   408   409   503   other 4xx/3xx   other 5xx
-//	GET (all reads)       yes                 yes*  yes   no    yes   no              yes
+//	GET (all reads)       yes                 yes*  yes   no    yes   no              yes****
 //	CancelJob (PATCH)     yes                 no    yes   no    yes   no              yes
 //	TriggerSavepoint      yes                 no    yes   no    yes   no              yes
+//	UpdateJobResource-    yes                 no    yes   yes   yes   no              yes****
+//	Requirements (PUT)
 //	SubmitJob             no** (yes if the    no    no    no    yes   no              yes***
 //	                      request was never
 //	                      written)
@@ -50,6 +52,13 @@
 //     not retryable either: Flink never sends them, so they come from a proxy that may have
 //     forwarded the request. A 400 ("Could not execute application.", including a duplicate
 //     job id) is final.
+//   - Resource requirements are read and set only by the adaptive scheduler. (****) With any
+//     other scheduler Flink answers 500 with an UnsupportedOperationException, which
+//     IsUnsupported recognises and which is not retryable: the scheduler does not change
+//     while the cluster lives. Setting the same requirements twice is a no-op in Flink, so the
+//     PUT is retried like cancel; its 409 means another update is still being applied, so
+//     unlike cancel's it is retryable. A 400 lists what is wrong with the requirements (a
+//     missing or unknown vertex, bounds below 1, above the maximum parallelism, or crossed).
 //   - A 2xx body that cannot be decoded, and invalid arguments (empty ids, bad base URL), are
 //     not retryable: the same request would fail the same way.
 //
