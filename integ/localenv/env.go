@@ -146,7 +146,7 @@ func operatorConfig(flinkURL string, extra map[string]string) string {
 		"statusPollInterval":     "2s",
 		"jobStabilizationPeriod": "2s",
 		"clusterStartTimeout":    "60s",
-		"jobStartTimeout":        "30s",
+		"readinessTimeout":       "30s",
 		"savepointTimeout":       "60s",
 		"cancelTimeout":          "30s",
 		"maxBackoffDuration":     "5s",

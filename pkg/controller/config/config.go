@@ -49,8 +49,10 @@ type Config struct {
 	StatusPollInterval config.Duration `json:"statusPollInterval" pflag:",How often a running job is observed"`
 	// ClusterStartTimeout bounds ClusterStarting; past it a first deploy fails and an update rolls back.
 	ClusterStartTimeout config.Duration `json:"clusterStartTimeout" pflag:",Deadline for a new cluster to become ready"`
-	// JobStartTimeout bounds how long a submitted job may take to have all its tasks running.
-	JobStartTimeout config.Duration `json:"jobStartTimeout" pflag:",Deadline for a submitted job to run all its tasks"`
+	// ReadinessTimeout bounds how long a submitted job may take to run stable (all tasks running for
+	// JobStabilizationPeriod); past it an update rolls back to the last stable spec. An application's
+	// spec.readinessTimeoutSeconds overrides it.
+	ReadinessTimeout config.Duration `json:"readinessTimeout" pflag:",Deadline for a submitted job to run stable before its update rolls back"`
 	// JobStabilizationPeriod is how long a new job must run with all tasks running before the deploy
 	// counts as done and the previous cluster is removed; a job failing sooner is rolled back.
 	JobStabilizationPeriod config.Duration `json:"jobStabilizationPeriod" pflag:",How long a new job must run before its deploy is done"`
@@ -78,7 +80,7 @@ func Default() *Config {
 		WaitPollInterval:               config.Duration{Duration: 2 * time.Second},
 		StatusPollInterval:             config.Duration{Duration: 10 * time.Second},
 		ClusterStartTimeout:            config.Duration{Duration: 5 * time.Minute},
-		JobStartTimeout:                config.Duration{Duration: 3 * time.Minute},
+		ReadinessTimeout:               config.Duration{Duration: 3 * time.Minute},
 		JobStabilizationPeriod:         config.Duration{Duration: 10 * time.Second},
 		SavepointTimeout:               config.Duration{Duration: 10 * time.Minute},
 		CancelTimeout:                  config.Duration{Duration: 5 * time.Minute},

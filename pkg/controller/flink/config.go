@@ -157,3 +157,13 @@ func isModernFlink(version string) bool {
 	major, minor, ok := ParseFlinkVersion(version)
 	return !ok || major > 1 || (major == 1 && minor >= 11)
 }
+
+// SchedulerKey selects the JobManager's scheduler.
+const SchedulerKey = "jobmanager.scheduler"
+
+// AdaptiveScheduler tells whether the cluster runs Flink's adaptive scheduler, which can change a
+// running job's parallelism through its resource requirements without a new job.
+func AdaptiveScheduler(app *v1beta1.FlinkApplication) bool {
+	v, ok := app.Spec.FlinkConfig[SchedulerKey].(string)
+	return ok && strings.EqualFold(strings.TrimSpace(v), "adaptive")
+}

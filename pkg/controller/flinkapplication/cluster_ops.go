@@ -20,10 +20,11 @@ const Finalizer = "job.finalizers.flink.k8s.io"
 // fieldManager names the operator's writes in managedFields.
 const fieldManager = "flinkfsm"
 
-// createCluster creates whatever of the cluster with this hash does not exist yet. Names derive from
-// the hash, so a repeat after a crash finds the objects and creates nothing twice.
-func createCluster(rc *Context, hash string) error {
-	objs, err := flink.RenderCluster(rc.App, hash)
+// createCluster creates whatever of the cluster with this hash does not exist yet, rendered from app
+// (the application, or the application as a recorded spec had it). Names derive from the hash, so a
+// repeat after a crash finds the objects and creates nothing twice.
+func createCluster(rc *Context, app *v1beta1.FlinkApplication, hash string) error {
+	objs, err := flink.RenderCluster(app, hash)
 	if err != nil {
 		return permanent("RenderCluster", err)
 	}
@@ -46,6 +47,24 @@ func createCluster(rc *Context, hash string) error {
 			return retryable("CreateService", err)
 		}
 	}
+	return nil
+}
+
+// scaleTaskManagers sets the TaskManager replicas of the cluster with this hash, for a parallelism
+// changed in place.
+func scaleTaskManagers(rc *Context, hash string, want int32) error {
+	c := rc.Clusters[hash]
+	if c == nil || c.TaskManager == nil || replicas(c.TaskManager) == want {
+		return nil
+	}
+	patch, _ := json.Marshal(map[string]interface{}{"spec": map[string]interface{}{"replicas": want}})
+	updated, err := rc.env.Kube.AppsV1().Deployments(rc.App.Namespace).Patch(rc, c.TaskManager.Name, types.MergePatchType,
+		patch, metav1.PatchOptions{FieldManager: fieldManager})
+	if err != nil {
+		return retryable("ScaleTaskManagers", err)
+	}
+	rc.event(false, "TaskManagersScaled", fmt.Sprintf("scaled TaskManagers of %s from %d to %d", c.TaskManager.Name, replicas(c.TaskManager), want))
+	c.TaskManager = updated
 	return nil
 }
 
@@ -75,8 +94,8 @@ func deleteCluster(rc *Context, hash string) error {
 // deleteClustersExcept removes every owned cluster but the kept ones and says which went.
 func deleteClustersExcept(rc *Context, keep ...string) ([]string, error) {
 	var gone []string
-	for hash := range rc.Clusters {
-		if contains(keep, hash) {
+	for hash, c := range rc.Clusters {
+		if contains(keep, hash) || c.JobManager == nil && c.TaskManager == nil && c.Service == nil {
 			continue
 		}
 		if err := deleteCluster(rc, hash); err != nil {

@@ -8,8 +8,8 @@ import (
 )
 
 // handleClusterStarting waits until the new cluster is ready for the job: Kubernetes reports its
-// Deployments available and Flink reports enough task slots. Then a first deploy submits the job and
-// an update stops the old job, with a savepoint unless the user disabled them.
+// Deployments available and Flink reports enough task slots. Then, if the live job still runs (Dual),
+// it is stopped per upgradeMode; otherwise the job is submitted.
 func handleClusterStarting(rc *Context) Outcome {
 	st := &rc.App.Status
 	target := st.UpdatingHash
@@ -21,13 +21,17 @@ func handleClusterStarting(rc *Context) Outcome {
 		}
 		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", "spec changed while the new cluster was starting; starting over")
 	}
+	_, jobID := liveJob(st)
 	if rc.App.Spec.ForceRollback && st.DeployHash != "" {
 		return warnTo(v1beta1.PhaseRollingBack, "ForceRollback", "forceRollback set: abandoning the update before the old job was touched")
+	}
+	if jobID == "" && suspending(rc.App) {
+		return suspended(rc, "Suspended", "spec.state is Suspended; the new cluster is not needed")
 	}
 	c := rc.Clusters[target]
 	if c == nil || c.JobManager == nil || c.TaskManager == nil || c.Service == nil {
 		// Someone deleted part of the cluster; put it back rather than wait for the deadline.
-		if err := createCluster(rc, target); err != nil {
+		if err := createCluster(rc, rc.App, target); err != nil {
 			return failed(err)
 		}
 		return stay(0)
@@ -44,16 +48,14 @@ func handleClusterStarting(rc *Context) Outcome {
 		return stay(0)
 	}
 	ready := fmt.Sprintf("cluster %s ready with %d task slots", flink.VersionedServiceName(rc.App, target), ov.SlotsTotal)
+	if jobID != "" {
+		return stopLiveJob(rc, "ClusterReady", ready)
+	}
 	if st.DeployHash == "" {
 		st.SavepointPath = initialSavepoint(rc.App)
-		st.JobStatus.JobID, st.JobStatus.ClusterHash = "", ""
-		return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", ready)
 	}
-	if rc.App.Spec.SavepointDisabled {
-		return moveTo(v1beta1.PhaseCancelling, "ClusterReady", ready+"; cancelling the old job without a savepoint (savepointDisabled)")
-	}
-	st.SavepointPath = ""
-	return moveTo(v1beta1.PhaseSavepointing, "ClusterReady", ready+"; taking a savepoint of the old job")
+	st.JobStatus.JobID, st.JobStatus.ClusterHash = "", ""
+	return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting the job from %s", ready, describeState(st.SavepointPath)))
 }
 
 // initialSavepoint is the state a first deploy restores: savepointPath, or its deprecated form.

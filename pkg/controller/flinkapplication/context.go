@@ -40,6 +40,9 @@ type ClusterObjects struct {
 	JobManager  *appsv1.Deployment
 	TaskManager *appsv1.Deployment
 	Service     *corev1.Service
+	// JobManagerPods counts the cluster's JobManager pods, terminating ones included: a JobManager
+	// whose Deployment is gone may still run its job until its pod is.
+	JobManagerPods int
 }
 
 // Ready tells whether Kubernetes reports the cluster's JobManager available and all its TaskManagers ready.

@@ -81,7 +81,7 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 	_, _ = deploys.Informer().AddEventHandler(owned)
 	_, _ = services.Informer().AddEventHandler(owned)
 	_, _ = pods.Informer().AddEventHandler(owned)
-	return &namespaceListers{apps: apps.Lister(), deploys: deploys.Lister(), services: services.Lister()}
+	return &namespaceListers{apps: apps.Lister(), deploys: deploys.Lister(), services: services.Lister(), pods: pods.Lister()}
 }
 
 func (c *Controller) enqueue(obj interface{}) {

@@ -8,33 +8,53 @@ import (
 )
 
 // handleDeploy starts a deploy of the current spec (New and Updating): it checks the spec can be
-// rendered, records the target hash and creates the cluster beside any running one.
+// rendered, records the target, and creates its cluster. Dual creates it beside the live one; Single
+// first stops the live job and replaces the cluster. A suspended spec deploys nothing.
 func handleDeploy(rc *Context) Outcome {
 	st := &rc.App.Status
-	if st.DeploymentMode == "" {
-		st.DeploymentMode = deploymentMode(rc.App)
-	}
-	st.UpdatingHash = rc.Hash
 	if msg := unsupported(rc.App); msg != "" {
+		recordTarget(rc)
 		return deployFailed(rc, "UnsupportedSpec", msg)
 	}
+	st.DeploymentMode = deploymentMode(rc.App)
 	if _, err := flink.RenderCluster(rc.App, rc.Hash); err != nil {
+		recordTarget(rc)
 		return deployFailed(rc, "InvalidSpec", err.Error())
 	}
 	if err := ensureFinalizer(rc); err != nil {
 		return failed(err)
 	}
-	if err := createCluster(rc, rc.Hash); err != nil {
+	_, jobID := liveJob(st)
+	if suspending(rc.App) {
+		if jobID != "" {
+			return stopLiveJob(rc, "Suspending", "spec.state is Suspended")
+		}
+		return suspended(rc, "Suspended", "spec.state is Suspended")
+	}
+	single := deploymentMode(rc.App) == v1beta1.DeploymentModeSingle
+	if single && jobID != "" {
+		// One cluster only: the job stops before its cluster is replaced.
+		recordTarget(rc)
+		return stopLiveJob(rc, "SpecChanged", "deploymentMode Single replaces the cluster")
+	}
+	recordTarget(rc)
+	st.InPlaceUpdatedFromHash = ""
+	if single {
+		if _, err := deleteClustersExcept(rc, rc.Hash); err != nil {
+			return failed(err)
+		}
+	}
+	if err := createCluster(rc, rc.App, rc.Hash); err != nil {
 		return failed(err)
 	}
-	if st.DeployHash == "" {
+	if st.DeployHash == "" || single {
 		// The stable Service exists from the first deploy on, so the UI has one address.
 		if err := pointGenericService(rc, rc.Hash); err != nil {
 			return failed(err)
 		}
 	}
 	what := "creating Flink cluster " + flink.VersionedServiceName(rc.App, rc.Hash)
-	if st.DeployHash != "" {
+	if st.DeployHash != "" && !single && rc.Clusters[st.DeployHash] != nil && st.DeployHash != rc.Hash {
 		what += fmt.Sprintf(" beside %s", flink.VersionedServiceName(rc.App, st.DeployHash))
 	}
 	return moveTo(v1beta1.PhaseClusterStarting, "ClusterCreated", what)
@@ -50,13 +70,13 @@ func deploymentMode(app *v1beta1.FlinkApplication) v1beta1.DeploymentMode {
 // unsupported names what this operator version cannot deploy yet, so the user reads why instead of
 // watching an application that never starts.
 func unsupported(app *v1beta1.FlinkApplication) string {
-	switch m := deploymentMode(app); m {
-	case v1beta1.DeploymentModeDual:
-	default:
-		return fmt.Sprintf("deploymentMode %s is not supported by this operator version yet; use Dual", m)
+	m := deploymentMode(app)
+	if m != v1beta1.DeploymentModeDual && m != v1beta1.DeploymentModeSingle {
+		return fmt.Sprintf("deploymentMode %s is not supported by this operator version yet; use Dual or Single", m)
 	}
-	if app.Status.DeploymentMode != "" && app.Status.DeploymentMode != deploymentMode(app) {
-		return fmt.Sprintf("deploymentMode cannot change from %s to %s", app.Status.DeploymentMode, deploymentMode(app))
+	// Single and Dual differ only in how the next update runs, so switching between them is safe.
+	if was := app.Status.DeploymentMode; was == v1beta1.DeploymentModeBlueGreen {
+		return fmt.Sprintf("deploymentMode cannot change from %s to %s", was, m)
 	}
 	return ""
 }

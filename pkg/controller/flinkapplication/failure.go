@@ -7,12 +7,23 @@ import (
 )
 
 // abandonUpdate ends a deploy that cannot finish. A first deploy has nothing to go back to and ends
-// in DeployFailed with the cause; an update goes back to the previous cluster and job.
+// in DeployFailed with the cause, as does a restart of the stable spec itself; an update goes back to
+// the last stable spec.
 func abandonUpdate(rc *Context, cause string) Outcome {
-	if rc.App.Status.DeployHash == "" {
+	st := &rc.App.Status
+	if st.DeployHash == "" || st.UpdatingHash != "" && st.UpdatingHash == runningSpecHash(st) && st.InPlaceUpdatedFromHash != "" {
 		return deployFailed(rc, "DeployFailed", cause)
 	}
 	return warnTo(v1beta1.PhaseRollingBack, "RollingBack", cause)
+}
+
+// abandonStop ends a stop of the live job that cannot finish: an update rolls back, a suspend rests
+// with the job as it is until the user changes the spec.
+func abandonStop(rc *Context, cause string) Outcome {
+	if rc.App.Status.UpdatingHash == "" {
+		return blocked(rc, "SuspendBlocked", fmt.Sprintf("suspend failed: %s; change the spec to retry", cause))
+	}
+	return abandonUpdate(rc, cause)
 }
 
 // deployFailed marks the target spec failed, so it is not retried until the spec changes, and rests.
@@ -22,7 +33,8 @@ func deployFailed(rc *Context, reason, cause string) Outcome {
 	if st.FailedDeployHash == "" {
 		st.FailedDeployHash = rc.Hash
 	}
-	st.UpdatingHash, st.SavepointTriggerID = "", ""
+	clearTarget(st)
+	st.SavepointTriggerID = ""
 	return warnTo(v1beta1.PhaseDeployFailed, reason, cause)
 }
 

@@ -124,7 +124,7 @@ func pastDeadline(rc *Context, spec phaseSpec) (string, bool) {
 	if spec.deadline == nil || st.PhaseStartedAt == nil {
 		return "", false
 	}
-	d := spec.deadline(rc.Config)
+	d := spec.deadline(rc)
 	if d <= 0 || rc.Now.Sub(st.PhaseStartedAt.Time) <= d {
 		return "", false
 	}

@@ -18,6 +18,7 @@ type namespaceListers struct {
 	apps     applisters.FlinkApplicationLister
 	deploys  appslisters.DeploymentLister
 	services corelisters.ServiceLister
+	pods     corelisters.PodLister
 }
 
 // listerObserver reads applications and their objects from the informer caches.
@@ -57,13 +58,18 @@ func (o *listerObserver) Owned(app *v1beta1.FlinkApplication) (map[string]*Clust
 	if err != nil {
 		return nil, nil, err
 	}
-	clusters, generic := groupOwned(app, deploys, services)
+	pods, err := l.pods.Pods(app.Namespace).List(sel)
+	if err != nil {
+		return nil, nil, err
+	}
+	clusters, generic := groupOwned(app, deploys, services, pods)
 	return clusters, generic, nil
 }
 
-// groupOwned sorts the application's Deployments and Services into clusters by hash, and finds its
-// generic Service. Objects the application does not control are left out.
-func groupOwned(app *v1beta1.FlinkApplication, deploys []*appsv1.Deployment, services []*corev1.Service) (map[string]*ClusterObjects, *corev1.Service) {
+// groupOwned sorts the application's Deployments and Services into clusters by hash, counts each
+// cluster's JobManager pods, and finds its generic Service. Objects the application does not control
+// are left out.
+func groupOwned(app *v1beta1.FlinkApplication, deploys []*appsv1.Deployment, services []*corev1.Service, pods []*corev1.Pod) (map[string]*ClusterObjects, *corev1.Service) {
 	clusters := map[string]*ClusterObjects{}
 	get := func(hash string) *ClusterObjects {
 		if clusters[hash] == nil {
@@ -92,6 +98,14 @@ func groupOwned(app *v1beta1.FlinkApplication, deploys []*appsv1.Deployment, ser
 			generic = s
 		} else if hash := k8.HashOf(s); hash != "" && s.Name == flink.VersionedServiceName(app, hash) {
 			get(hash).Service = s
+		}
+	}
+	for _, p := range pods {
+		// Pods are owned by ReplicaSets; the labels tie them to a cluster of this application.
+		if p.Labels[k8.AppLabel] == app.Name && p.Labels[k8.ComponentLabel] == flink.JobManagerComponent {
+			if hash := k8.HashOf(p); hash != "" {
+				get(hash).JobManagerPods++
+			}
 		}
 	}
 	return clusters, generic

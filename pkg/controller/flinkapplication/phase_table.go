@@ -15,7 +15,7 @@ type phaseSpec struct {
 	// diagram in docs/ is the truth.
 	exits []exit
 	// deadline bounds the time in the phase; nil for phases that may last indefinitely.
-	deadline func(*config.Config) time.Duration
+	deadline func(*Context) time.Duration
 	// giveUp is called with the cause when retries or the deadline run out; nil keeps the phase
 	// and stops retrying until the spec changes.
 	giveUp func(rc *Context, cause string) Outcome
@@ -35,12 +35,19 @@ func statusPoll(c *config.Config) time.Duration { return c.StatusPollInterval.Du
 var phaseTable map[v1beta1.FlinkApplicationPhase]phaseSpec
 
 func init() {
+	stopExits := []exit{
+		{v1beta1.PhaseSubmitting, "job stopped; the update's cluster is ready"},
+		{v1beta1.PhaseUpdating, "job stopped; the cluster is replaced (Single, spec changed meanwhile)"},
+		{v1beta1.PhaseSuspended, "job stopped for a suspend"},
+		{v1beta1.PhaseRollingBack, "forceRollback before the job was touched, or it cannot be stopped"},
+	}
 	phaseTable = map[v1beta1.FlinkApplicationPhase]phaseSpec{
 		v1beta1.PhaseNew: {
 			handle: handleDeploy,
 			exits: []exit{
 				{v1beta1.PhaseClusterStarting, "cluster objects created"},
 				{v1beta1.PhaseDeployFailed, "spec cannot be deployed"},
+				{v1beta1.PhaseSuspended, "created with state Suspended"},
 			},
 			giveUp: func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
 			poll:   waitPoll,
@@ -48,7 +55,10 @@ func init() {
 		v1beta1.PhaseUpdating: {
 			handle: handleDeploy,
 			exits: []exit{
-				{v1beta1.PhaseClusterStarting, "new cluster created beside the old"},
+				{v1beta1.PhaseClusterStarting, "cluster created (Dual: beside the live one)"},
+				{v1beta1.PhaseSavepointing, "Single or suspend: stop the job first (Savepoint)"},
+				{v1beta1.PhaseCancelling, "Single or suspend: stop the job first (LastState, Stateless)"},
+				{v1beta1.PhaseSuspended, "suspend with no job running"},
 				{v1beta1.PhaseDeployFailed, "spec cannot be deployed"},
 			},
 			giveUp: func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
@@ -57,25 +67,25 @@ func init() {
 		v1beta1.PhaseClusterStarting: {
 			handle: handleClusterStarting,
 			exits: []exit{
-				{v1beta1.PhaseSubmitting, "first deploy: cluster ready"},
-				{v1beta1.PhaseSavepointing, "update: cluster ready"},
-				{v1beta1.PhaseCancelling, "update with savepointDisabled"},
+				{v1beta1.PhaseSubmitting, "cluster ready, no job running"},
+				{v1beta1.PhaseSavepointing, "Dual update: cluster ready (Savepoint)"},
+				{v1beta1.PhaseCancelling, "Dual update: cluster ready (LastState, Stateless)"},
 				{v1beta1.PhaseUpdating, "spec changed again"},
+				{v1beta1.PhaseSuspended, "suspended before the job started"},
 				{v1beta1.PhaseRollingBack, "forceRollback, or an update that cannot start its cluster"},
 				{v1beta1.PhaseDeployFailed, "a first deploy that cannot start its cluster"},
 			},
-			deadline: func(c *config.Config) time.Duration { return c.ClusterStartTimeout.Duration },
+			deadline: func(rc *Context) time.Duration { return rc.Config.ClusterStartTimeout.Duration },
 			giveUp:   abandonUpdate,
 			poll:     waitPoll,
 		},
 		v1beta1.PhaseSavepointing: {
 			handle: handleSavepointing,
-			exits: []exit{
-				{v1beta1.PhaseSubmitting, "savepoint taken, old job cancelled"},
+			exits: append([]exit{
 				{v1beta1.PhaseRecovering, "savepoint failed"},
-				{v1beta1.PhaseRollingBack, "forceRollback before the savepoint"},
-			},
-			deadline: func(c *config.Config) time.Duration { return c.SavepointTimeout.Duration },
+				{v1beta1.PhaseRunning, "suspend taken back before the savepoint"},
+			}, stopExits...),
+			deadline: func(rc *Context) time.Duration { return rc.Config.SavepointTimeout.Duration },
 			giveUp: func(rc *Context, cause string) Outcome {
 				rc.App.Status.SavepointTriggerID = ""
 				return warnTo(v1beta1.PhaseRecovering, "SavepointFailed", cause)
@@ -84,50 +94,66 @@ func init() {
 		},
 		v1beta1.PhaseCancelling: {
 			handle: handleCancelling,
-			exits: []exit{
-				{v1beta1.PhaseSubmitting, "old job cancelled"},
-				{v1beta1.PhaseRollingBack, "the old job cannot be cancelled"},
-			},
-			deadline: func(c *config.Config) time.Duration { return c.CancelTimeout.Duration },
-			giveUp:   abandonUpdate,
+			exits: append([]exit{
+				{v1beta1.PhaseDeployFailed, "LastState: no checkpoint young enough; the job keeps running"},
+				{v1beta1.PhaseRunning, "suspend taken back before the cancel"},
+			}, stopExits...),
+			deadline: func(rc *Context) time.Duration { return rc.Config.CancelTimeout.Duration },
+			giveUp:   abandonStop,
 			poll:     waitPoll,
 		},
 		v1beta1.PhaseRecovering: {
 			handle: handleRecovering,
-			exits: []exit{
-				{v1beta1.PhaseSubmitting, "restoring the newest checkpoint"},
-				{v1beta1.PhaseDeployFailed, "no checkpoint young enough"},
-				{v1beta1.PhaseRollingBack, "the old job cannot be stopped"},
-			},
-			deadline: func(c *config.Config) time.Duration { return c.CancelTimeout.Duration },
-			giveUp:   abandonUpdate,
+			exits: append([]exit{
+				{v1beta1.PhaseDeployFailed, "no checkpoint young enough; the job keeps running"},
+			}, stopExits...),
+			deadline: func(rc *Context) time.Duration { return rc.Config.CancelTimeout.Duration },
+			giveUp:   abandonStop,
 			poll:     waitPoll,
 		},
 		v1beta1.PhaseSubmitting: {
 			handle: handleSubmitting,
 			exits: []exit{
-				{v1beta1.PhaseRunning, "all tasks running"},
-				{v1beta1.PhaseRollingBack, "job failed on an update"},
-				{v1beta1.PhaseDeployFailed, "job failed on the first deploy"},
+				{v1beta1.PhaseRunning, "job ran stable"},
+				{v1beta1.PhaseRollingBack, "job failed or not stable in time on an update"},
+				{v1beta1.PhaseDeployFailed, "job failed on the first deploy or on a restart"},
 			},
-			deadline: func(c *config.Config) time.Duration { return c.JobStartTimeout.Duration },
+			deadline: readinessTimeout,
 			giveUp:   abandonUpdate,
 			poll:     waitPoll,
 		},
 		v1beta1.PhaseRunning: {
 			handle: handleRunning,
 			exits: []exit{
-				{v1beta1.PhaseUpdating, "spec changed"},
+				{v1beta1.PhaseUpdating, "spec changed, or the JobManager Deployment is gone"},
+				{v1beta1.PhaseRescaling, "only parallelism changed, scaleMode InPlace"},
+				{v1beta1.PhaseSavepointing, "suspend (Savepoint)"},
+				{v1beta1.PhaseCancelling, "suspend (LastState, Stateless)"},
+				{v1beta1.PhaseSuspended, "suspend with no job running"},
+				{v1beta1.PhaseSubmitting, "job FAILED and restartFailedJob"},
 			},
 			poll: statusPoll,
+		},
+		v1beta1.PhaseRescaling: {
+			handle: handleRescaling,
+			exits: []exit{
+				{v1beta1.PhaseRunning, "job rescaled in place (adaptive scheduler)"},
+				{v1beta1.PhaseSavepointing, "restart on the same cluster (Savepoint)"},
+				{v1beta1.PhaseCancelling, "restart on the same cluster (LastState, Stateless)"},
+				{v1beta1.PhaseDeployFailed, "not rescaled in time; the job keeps running"},
+			},
+			deadline: readinessTimeout,
+			giveUp:   func(rc *Context, cause string) Outcome { return deployFailed(rc, "RescaleFailed", cause) },
+			poll:     waitPoll,
 		},
 		v1beta1.PhaseRollingBack: {
 			handle: handleRollingBack,
 			exits: []exit{
-				{v1beta1.PhaseDeployFailed, "previous job restored, or rollback failed"},
+				{v1beta1.PhaseDeployFailed, "stable job kept or restored, or rollback failed"},
+				{v1beta1.PhaseUpdating, "spec changed during the rollback"},
 			},
-			deadline: func(c *config.Config) time.Duration {
-				return c.JobStartTimeout.Duration + c.CancelTimeout.Duration
+			deadline: func(rc *Context) time.Duration {
+				return rc.Config.ClusterStartTimeout.Duration + readinessTimeout(rc) + rc.Config.CancelTimeout.Duration
 			},
 			giveUp: func(rc *Context, cause string) Outcome {
 				return rollbackFailed(rc, cause)
@@ -138,7 +164,18 @@ func init() {
 			handle: handleDeployFailed,
 			exits: []exit{
 				{v1beta1.PhaseUpdating, "spec changed"},
+				{v1beta1.PhaseRescaling, "only parallelism changed, scaleMode InPlace"},
 				{v1beta1.PhaseRunning, "spec back to the running one"},
+				{v1beta1.PhaseSavepointing, "suspend (Savepoint)"},
+				{v1beta1.PhaseCancelling, "suspend (LastState, Stateless)"},
+				{v1beta1.PhaseSuspended, "suspend with no job running"},
+			},
+			poll: statusPoll,
+		},
+		v1beta1.PhaseSuspended: {
+			handle: handleSuspended,
+			exits: []exit{
+				{v1beta1.PhaseUpdating, "state Running: resume from the recorded state"},
 			},
 			poll: statusPoll,
 		},
@@ -150,6 +187,15 @@ func init() {
 			poll:   waitPoll,
 		},
 	}
+}
+
+// readinessTimeout bounds how long a new job may take to run stable: the application's
+// readinessTimeoutSeconds, or the operator's readinessTimeout.
+func readinessTimeout(rc *Context) time.Duration {
+	if s := rc.App.Spec.ReadinessTimeoutSeconds; s != nil {
+		return time.Duration(*s) * time.Second
+	}
+	return rc.Config.ReadinessTimeout.Duration
 }
 
 // globalExits are transitions the state machine makes before any handler runs.

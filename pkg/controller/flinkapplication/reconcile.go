@@ -70,6 +70,7 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 func summarize(rc *Context) {
 	st := &rc.App.Status
 	st.ObservedGeneration = rc.App.Generation
+	st.UpgradeMode = upgradeMode(rc.App)
 	phase := st.Phase.Normalized()
 	ready := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: string(phase),
 		ObservedGeneration: rc.App.Generation, Message: st.Reason}

@@ -8,53 +8,65 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 )
 
-// handleRollingBack returns a failed update to the previous cluster. It first stops and removes the
-// failed cluster, so two jobs never run at once, then keeps the old job if it still runs, or starts it
-// again as it was, from the state taken during the update.
+// handleRollingBack returns a failed update to the last stable spec. It first ends the failed
+// attempt: its job is stopped (its newest checkpoint is the newest state it left) and its cluster
+// removed, so two jobs never run at once. A newer spec takes over from there. Otherwise the stable job
+// is kept if it still runs, or started again as the stable spec had it, on its cluster (created again
+// if Single mode replaced it), from that newest state.
 func handleRollingBack(rc *Context) Outcome {
 	st := &rc.App.Status
-	live, failedHash := st.DeployHash, st.UpdatingHash
 	cause := st.Reason
-	if failedHash != "" && failedHash != live {
-		if st.JobStatus.ClusterHash == failedHash {
-			stopped, err := stopJob(rc, failedHash, st.JobStatus.JobID)
-			if err != nil && rc.Clusters[failedHash].Ready() {
-				return failed(err)
-			}
-			if err == nil && !stopped {
-				return stay(0)
-			}
-			st.JobStatus.JobID, st.JobStatus.ClusterHash = "", ""
-		}
-		// Without HA, deleting the JobManager also ends anything the operator did not know was running there.
-		if err := deleteCluster(rc, failedHash); err != nil {
+	if st.UpdatingHash != "" {
+		return endFailedAttempt(rc)
+	}
+	if rc.Hash != st.FailedDeployHash && rc.Hash != runningSpecHash(st) {
+		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", "spec changed during the rollback; deploying it instead")
+	}
+	live := st.DeployHash
+	if id := st.JobStatus.JobID; id != "" && st.LastStableSpec != nil && id == st.LastStableSpec.JobID {
+		job, err := rc.Job(live, id)
+		switch {
+		case err == nil && job.State == client.JobCancelling:
+			return stay(0)
+		case err == nil && !client.IsGloballyTerminal(job.State):
+			return rolledBack(rc, fmt.Sprintf("update failed (%s); the previous job %s kept running", cause, id))
+		case err != nil && !client.IsNotFound(err) && rc.Clusters[live].Ready():
 			return failed(err)
-		}
-		st.FailedDeployHash, st.UpdatingHash = failedHash, ""
-		// The update may have failed before the old job was stopped; then there is nothing to restart.
-		alive, err := jobIsAlive(rc, live, st.JobStatus.JobID)
-		if err != nil {
-			return failed(err)
-		}
-		if alive {
-			return rolledBack(rc, fmt.Sprintf("update failed (%s); the previous job %s kept running", cause, st.JobStatus.JobID))
 		}
 		st.JobStatus.JobID, st.JobStatus.ClusterHash = "", ""
-		return persistThenContinue()
+	}
+	app := stableApp(rc)
+	if app == nil {
+		return rollbackFailed(rc, "no stable spec is recorded to roll back to")
+	}
+	c := rc.Clusters[live]
+	if c == nil || c.JobManager == nil || c.TaskManager == nil || c.Service == nil {
+		if err := createCluster(rc, app, live); err != nil {
+			return failed(err)
+		}
+		return stay(0)
+	}
+	if err := scaleTaskManagers(rc, live, flink.TaskManagerReplicas(app)); err != nil {
+		return failed(err)
+	}
+	if !c.Ready() {
+		return stay(0)
 	}
 	if err := pointGenericService(rc, live); err != nil {
 		return failed(err)
 	}
 	if st.JobStatus.JobID == "" {
-		// Before restarting, make sure nothing of this application already runs there.
+		// Before starting the job again, make sure nothing of this application already runs there.
 		if id, err := aliveJobOn(rc, live); err != nil {
 			return failed(err)
 		} else if id != "" {
 			st.JobStatus.JobID, st.JobStatus.ClusterHash = id, live
-			return rolledBack(rc, fmt.Sprintf("update failed (%s); job %s was found running on the previous cluster and kept", cause, id))
+			st.LastStableSpec.JobID = id
+			return rolledBack(rc, fmt.Sprintf("update failed (%s); job %s was found running on the stable cluster and kept", cause, id))
 		}
 	}
-	job := runJob(rc, live, statusJobParams(st), st.SavepointPath)
+	params := specJobParams(app)
+	job := runJob(rc, live, params, st.SavepointPath)
 	switch {
 	case job.Wait != nil:
 		return *job.Wait
@@ -62,14 +74,54 @@ func handleRollingBack(rc *Context) Outcome {
 		return rollbackFailed(rc, job.Failure)
 	}
 	restored := st.SavepointPath
-	startedJob(rc, statusJobParams(st), restored)
-	return rolledBack(rc, fmt.Sprintf("update failed (%s); previous job restarted as %s from %s on %s",
-		cause, st.JobStatus.JobID, orNothing(restored), flink.VersionedServiceName(rc.App, live)))
+	startedJob(rc, params, restored)
+	st.LastStableSpec.JobID = st.JobStatus.JobID
+	return rolledBack(rc, fmt.Sprintf("update failed (%s); previous job restarted as %s on %s, %s",
+		cause, st.JobStatus.JobID, flink.VersionedServiceName(rc.App, live), restoredFrom(restored)))
+}
+
+// endFailedAttempt stops the failed attempt's job and removes its cluster, unless the stable job
+// lives there. The attempt's newest checkpoint, if it made one, replaces the state it started from.
+func endFailedAttempt(rc *Context) Outcome {
+	st := &rc.App.Status
+	if id := st.JobStatus.JobID; id != "" && (st.LastStableSpec == nil || id != st.LastStableSpec.JobID) {
+		hash := st.JobStatus.ClusterHash
+		stopped, err := stopJob(rc, hash, id)
+		if err != nil && rc.Clusters[hash].Ready() {
+			return failed(err)
+		}
+		if err == nil && !stopped {
+			return stay(0)
+		}
+		if path := attemptCheckpoint(rc, hash, id); path != "" {
+			st.SavepointPath = path
+		}
+		st.JobStatus.JobID, st.JobStatus.ClusterHash = "", ""
+	}
+	if failedCluster := targetCluster(st); failedCluster != st.DeployHash {
+		// Without HA, deleting the JobManager also ends anything the operator did not know was running there.
+		if err := deleteCluster(rc, failedCluster); err != nil {
+			return failed(err)
+		}
+	}
+	st.FailedDeployHash = st.UpdatingHash
+	clearTarget(st)
+	return persistThenContinue()
+}
+
+// attemptCheckpoint is the newest completed checkpoint Flink reports for exactly this job.
+func attemptCheckpoint(rc *Context, hash, jobID string) string {
+	rc.forget()
+	cp, err := rc.Checkpoints(hash, jobID)
+	if err != nil || cp.Latest.Completed == nil {
+		return ""
+	}
+	return cp.Latest.Completed.ExternalPath
 }
 
 func rolledBack(rc *Context, msg string) Outcome {
 	st := &rc.App.Status
-	st.RollbackHash = st.DeployHash
+	st.RollbackHash = runningSpecHash(st)
 	st.SavepointTriggerID = ""
 	return warnTo(v1beta1.PhaseDeployFailed, "RolledBack", msg)
 }
@@ -86,11 +138,4 @@ func aliveJobOn(rc *Context, hash string) (string, error) {
 		}
 	}
 	return "", nil
-}
-
-func orNothing(path string) string {
-	if path == "" {
-		return "no state"
-	}
-	return path
 }

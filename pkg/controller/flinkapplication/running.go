@@ -6,12 +6,51 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
-// handleRunning watches the live job and starts an update when the spec changes. Clusters of earlier
-// specs are removed here, once the job runs on the live one.
+// handleRunning watches the live job and starts what the spec asks for: an update, an in-place
+// rescale or a suspend. It recovers a cluster whose JobManager Deployment disappeared and, when
+// asked to, restarts a job that failed. Clusters of earlier specs are removed here, once the job runs
+// on the live one.
 func handleRunning(rc *Context) Outcome {
 	st := &rc.App.Status
-	if rc.Hash != st.DeployHash && rc.Hash != st.FailedDeployHash {
-		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s -> %s)", st.DeployHash, rc.Hash))
+	if suspending(rc.App) {
+		return suspendJob(rc)
+	}
+	switch classifyChange(rc) {
+	case upgradeChange:
+		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s -> %s)", runningSpecHash(st), rc.Hash))
+	case scaleChange:
+		return moveTo(v1beta1.PhaseRescaling, "ParallelismChanged", fmt.Sprintf("parallelism changed to %d with scaleMode InPlace; keeping cluster %s",
+			rc.App.Spec.Parallelism, st.DeployHash))
+	}
+	if c := rc.Clusters[st.DeployHash]; c == nil || c.JobManager == nil {
+		return recoverDeployment(rc)
+	}
+	if err := removeStaleClusters(rc); err != nil {
+		return failed(err)
+	}
+	observeLiveJob(rc)
+	if st.JobStatus.State == v1beta1.JobFailed && rc.App.Spec.RestartFailedJob {
+		return restartFailedJob(rc)
+	}
+	return stay(0)
+}
+
+// handleDeployFailed rests after a failed deploy, watching whatever job still runs, until the spec
+// changes. Going back to the running spec returns to Running without a redeploy.
+func handleDeployFailed(rc *Context) Outcome {
+	st := &rc.App.Status
+	if suspending(rc.App) {
+		return suspendJob(rc)
+	}
+	if _, jobID := liveJob(st); jobID != "" && rc.Hash == runningSpecHash(st) && rc.Hash != st.FailedDeployHash {
+		st.FailedDeployHash = ""
+		return moveTo(v1beta1.PhaseRunning, "SpecRestored", "spec is back to the running one")
+	}
+	switch classifyChange(rc) {
+	case upgradeChange:
+		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s); deploying", rc.Hash))
+	case scaleChange:
+		return moveTo(v1beta1.PhaseRescaling, "ParallelismChanged", fmt.Sprintf("parallelism changed to %d with scaleMode InPlace", rc.App.Spec.Parallelism))
 	}
 	if err := removeStaleClusters(rc); err != nil {
 		return failed(err)
@@ -20,22 +59,27 @@ func handleRunning(rc *Context) Outcome {
 	return stay(0)
 }
 
-// handleDeployFailed rests after a failed deploy, watching whatever job still runs, until the spec
-// changes. Going back to the running spec returns to Running without a redeploy.
-func handleDeployFailed(rc *Context) Outcome {
+// handleSuspended rests with no cluster until the job is wanted Running again, then deploys the
+// current spec from the state recorded when it was suspended.
+func handleSuspended(rc *Context) Outcome {
 	st := &rc.App.Status
-	switch {
-	case st.DeployHash != "" && rc.Hash == st.DeployHash:
-		st.FailedDeployHash = ""
-		return moveTo(v1beta1.PhaseRunning, "SpecRestored", "spec is back to the running one")
-	case rc.Hash != st.FailedDeployHash && rc.Hash != st.DeployHash:
-		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s); deploying", rc.Hash))
+	if !suspending(rc.App) {
+		return moveTo(v1beta1.PhaseUpdating, "Resuming", fmt.Sprintf("spec.state is Running; resuming from %s", describeState(st.SavepointPath)))
 	}
-	if err := removeStaleClusters(rc); err != nil {
+	if _, err := deleteClustersExcept(rc); err != nil {
 		return failed(err)
 	}
-	observeLiveJob(rc)
-	return stay(0)
+	return stay(untilChanged)
+}
+
+// suspendJob stops the live job per upgradeMode, or, with none running, goes straight to Suspended.
+func suspendJob(rc *Context) Outcome {
+	st := &rc.App.Status
+	clearTarget(st)
+	if _, jobID := liveJob(st); jobID != "" {
+		return stopLiveJob(rc, "Suspending", "spec.state is Suspended")
+	}
+	return suspended(rc, "Suspended", "spec.state is Suspended and no job runs")
 }
 
 func removeStaleClusters(rc *Context) error {

@@ -6,17 +6,20 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
-// handleSavepointing takes a savepoint of the old job and cancels it (Dual), then waits until the
-// old job is CANCELED: the new job is submitted only when no other job of the application is alive.
+// handleSavepointing takes a savepoint of the live job and cancels it (upgradeMode Savepoint), then
+// waits until the job is CANCELED: a new job is submitted only when no other job of the application
+// is alive.
 func handleSavepointing(rc *Context) Outcome {
 	st := &rc.App.Status
-	old, jobID := st.DeployHash, st.JobStatus.JobID
-	if jobID == "" || st.JobStatus.ClusterHash != "" && st.JobStatus.ClusterHash != old {
+	old, jobID := liveJob(st)
+	if jobID == "" {
 		return warnTo(v1beta1.PhaseRecovering, "NoJobToSavepoint", "no job is recorded for the running cluster; looking for a checkpoint instead")
 	}
 	if st.SavepointPath == "" {
-		if st.SavepointTriggerID == "" && rc.App.Spec.ForceRollback {
-			return warnTo(v1beta1.PhaseRollingBack, "ForceRollback", "forceRollback set: abandoning the update before the savepoint")
+		if st.SavepointTriggerID == "" {
+			if out, abandon := abandonBeforeStop(rc, "savepoint"); abandon {
+				return out
+			}
 		}
 		sp := takeSavepoint(rc, old, jobID, true, true)
 		switch {
@@ -34,8 +37,20 @@ func handleSavepointing(rc *Context) Outcome {
 	if !stopped {
 		return stay(0)
 	}
-	st.SavepointTriggerID = ""
-	st.JobStatus.JobID, st.JobStatus.ClusterHash = "", ""
-	return moveTo(v1beta1.PhaseSubmitting, "OldJobStopped",
-		fmt.Sprintf("old job %s stopped with savepoint %s", jobID, st.SavepointPath))
+	return afterJobStopped(rc, "JobStopped", fmt.Sprintf("job %s stopped with savepoint %s", jobID, st.SavepointPath))
+}
+
+// abandonBeforeStop ends a stop that has not touched the job yet when it is no longer wanted:
+// forceRollback of an update, or a suspend taken back. Once the job is being stopped it is always
+// resumed instead, so a job is never left stopped.
+func abandonBeforeStop(rc *Context, what string) (Outcome, bool) {
+	st := &rc.App.Status
+	switch {
+	case rc.App.Spec.ForceRollback && st.UpdatingHash != "":
+		return warnTo(v1beta1.PhaseRollingBack, "ForceRollback", fmt.Sprintf("forceRollback set: abandoning the update before the %s", what)), true
+	case !suspending(rc.App) && st.UpdatingHash == "":
+		// A stop that only a suspend asked for; the suspend was taken back.
+		return moveTo(v1beta1.PhaseRunning, "SuspendCancelled", fmt.Sprintf("spec.state is Running again before the %s; the job keeps running", what)), true
+	}
+	return Outcome{}, false
 }

@@ -212,20 +212,6 @@ func TestForceRollbackAbandonsAnUpdateThatCannotStart(t *testing.T) {
 	assert.Error(t, err, "the abandoned cluster is deleted")
 }
 
-func TestSavepointDisabledCancelsAndStartsWithoutState(t *testing.T) {
-	w := newWorld(t)
-	old := running(t, w, "wc")
-	w.update("wc", func(a *v1beta1.FlinkApplication) {
-		a.Spec.SavepointDisabled = true
-		a.Spec.Image = "flink-wordcount:2"
-	})
-	app := w.runUntil("wc", "upgraded", upgradedFrom(old))
-	assert.Contains(t, phasesVisited(app), v1beta1.PhaseCancelling)
-	assert.Equal(t, 0, w.jm(old, old.Status.DeployHash).SavepointTriggers())
-	assert.Empty(t, w.jm(app, app.Status.DeployHash).Jobs()[0].RestoredFrom)
-	assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
-}
-
 func phasesVisited(app *v1beta1.FlinkApplication) []v1beta1.FlinkApplicationPhase {
 	var out []v1beta1.FlinkApplicationPhase
 	for _, h := range app.Status.History {

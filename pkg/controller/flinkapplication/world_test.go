@@ -49,8 +49,9 @@ type world struct {
 	imageJars map[string][]string
 	// broken deployments never become ready (a bad image, say).
 	broken map[string]bool
-	// faults apply to every JobManager started from now on.
-	faults flinksim.Faults
+	// faults apply to every JobManager started from now on, but those of images in imageFaults.
+	faults      flinksim.Faults
+	imageFaults map[string]flinksim.Faults
 }
 
 func newWorld(t *testing.T) *world {
@@ -59,6 +60,7 @@ func newWorld(t *testing.T) *world {
 		kube: kubefake.NewClientset(), apps: appfake.NewSimpleClientset(),
 		recorder: record.NewFakeRecorder(10000), storage: flinksim.NewStorage(), timeline: flinksim.NewTimeline(),
 		jms: map[string]*flinksim.JobManager{}, imageJars: map[string][]string{}, broken: map[string]bool{},
+		imageFaults: map[string]flinksim.Faults{},
 	}
 	w.server = httptest.NewServer(http.HandlerFunc(w.route))
 	t.Cleanup(w.server.Close)
@@ -155,7 +157,11 @@ func (w *world) settle() {
 				Clock: w.clock, Name: svc, FlinkConfig: flinksim.ParseFlinkProperties(props), Jars: jars,
 				Timeline: w.timeline, AppKey: ns + "/" + d.Labels[k8.AppLabel], Storage: w.storage,
 			})
-			jm.SetFaults(w.faults)
+			if f, ok := w.imageFaults[c.Image]; ok {
+				jm.SetFaults(f)
+			} else {
+				jm.SetFaults(w.faults)
+			}
 			w.jms[svc] = jm
 		}
 		tms := 0
@@ -276,7 +282,15 @@ func (o *clientObserver) Owned(app *v1beta1.FlinkApplication) (map[string]*Clust
 	for i := range services.Items {
 		ss = append(ss, &services.Items[i])
 	}
-	clusters, generic := groupOwned(app, ds, ss)
+	pods, err := o.w.kube.CoreV1().Pods(app.Namespace).List(ctx, sel)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ps []*corev1.Pod
+	for i := range pods.Items {
+		ps = append(ps, &pods.Items[i])
+	}
+	clusters, generic := groupOwned(app, ds, ss, ps)
 	return clusters, generic, nil
 }
 

@@ -30,9 +30,15 @@ type FlinkApplicationStatus struct {
 	// FailedDeployHash is the hash of a spec that failed to deploy; it is not retried until it changes.
 	FailedDeployHash string `json:"failedDeployHash,omitempty"`
 	// RollbackHash is the hash the application rolled back to after a failed deploy.
-	RollbackHash           string `json:"rollbackHash,omitempty"`
-	TeardownHash           string `json:"teardownHash,omitempty"`
+	RollbackHash string `json:"rollbackHash,omitempty"`
+	TeardownHash string `json:"teardownHash,omitempty"`
+	// InPlaceUpdatedFromHash is the existing cluster an update is applied to when it gets no cluster of
+	// its own: a parallelism change made in place, or the restart of a failed job. Empty otherwise.
 	InPlaceUpdatedFromHash string `json:"inPlaceUpdatedFromHash,omitempty"`
+	// UpdatingSpec is the spec being deployed, as JSON, written with updatingHash before anything is
+	// created for it. The job is submitted with its parameters even if the spec changes meanwhile, and
+	// it becomes lastStableSpec once the job runs stable.
+	UpdatingSpec string `json:"updatingSpec,omitempty"`
 
 	// SavepointTriggerID is chosen and recorded before the savepoint is triggered, and sent to Flink
 	// as the trigger id, so a restarted operator polls the same savepoint instead of taking another.

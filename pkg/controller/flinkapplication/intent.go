@@ -1,0 +1,196 @@
+package flinkapplication
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+)
+
+// upgradeMode is the mode in effect: spec.upgradeMode, or LastState for the Lyft operator's
+// savepointDisabled, whose users asked for updates without a savepoint but never for losing state.
+func upgradeMode(app *v1beta1.FlinkApplication) v1beta1.UpgradeMode {
+	switch {
+	case app.Spec.UpgradeMode != "":
+		return app.Spec.UpgradeMode
+	case app.Spec.SavepointDisabled:
+		return v1beta1.UpgradeModeLastState
+	}
+	return v1beta1.UpgradeModeSavepoint
+}
+
+// suspending tells whether the user wants the job suspended.
+func suspending(app *v1beta1.FlinkApplication) bool {
+	return app.Spec.State == v1beta1.JobStateSuspended
+}
+
+// liveJob is the recorded job of the live cluster, or empty when no job is recorded there: before
+// the first deploy, and once the job was stopped for an update, a suspend or a recovery.
+func liveJob(st *v1beta1.FlinkApplicationStatus) (hash, jobID string) {
+	js := st.JobStatus
+	if st.DeployHash == "" || js.JobID == "" || js.ClusterHash != "" && js.ClusterHash != st.DeployHash {
+		return "", ""
+	}
+	return st.DeployHash, js.JobID
+}
+
+// targetCluster is the cluster the update in progress deploys to: its own, or the live one when the
+// change is made in place.
+func targetCluster(st *v1beta1.FlinkApplicationStatus) string {
+	if st.InPlaceUpdatedFromHash != "" {
+		return st.InPlaceUpdatedFromHash
+	}
+	return st.UpdatingHash
+}
+
+// runningSpecHash is the hash of the spec the live job runs. It is the live cluster's hash unless the
+// parallelism was changed in place.
+func runningSpecHash(st *v1beta1.FlinkApplicationStatus) string {
+	if s := st.LastStableSpec; s != nil && s.SpecHash != "" {
+		return s.SpecHash
+	}
+	return st.DeployHash
+}
+
+// recordTarget writes the spec about to be deployed into status before anything is done for it, so
+// that the job is submitted as that spec says even if the spec changes again meanwhile.
+func recordTarget(rc *Context) {
+	st := &rc.App.Status
+	st.UpdatingHash = rc.Hash
+	b, _ := json.Marshal(rc.App.Spec)
+	st.UpdatingSpec = string(b)
+}
+
+// clearTarget forgets the update in progress.
+func clearTarget(st *v1beta1.FlinkApplicationStatus) {
+	st.UpdatingHash, st.UpdatingSpec, st.InPlaceUpdatedFromHash = "", "", ""
+}
+
+// withSpec is the application as it was with a recorded spec (JSON); nil when there is none or it
+// cannot be read.
+func withSpec(app *v1beta1.FlinkApplication, specJSON string) *v1beta1.FlinkApplication {
+	if specJSON == "" {
+		return nil
+	}
+	out := app.DeepCopy()
+	out.Spec = v1beta1.FlinkApplicationSpec{}
+	if err := json.Unmarshal([]byte(specJSON), &out.Spec); err != nil {
+		return nil
+	}
+	return out
+}
+
+// targetApp is the application as the update in progress deploys it.
+func targetApp(rc *Context) *v1beta1.FlinkApplication {
+	if app := withSpec(rc.App, rc.App.Status.UpdatingSpec); app != nil {
+		return app
+	}
+	return rc.App
+}
+
+// stableApp is the application as its last stable spec had it; nil before a job ever ran stable.
+func stableApp(rc *Context) *v1beta1.FlinkApplication {
+	if s := rc.App.Status.LastStableSpec; s != nil {
+		return withSpec(rc.App, s.Spec)
+	}
+	return nil
+}
+
+// specChange is what a difference between the spec and the running job asks for.
+type specChange int
+
+const (
+	// noChange: the job runs the spec, or the spec is one that already failed and waits for a new one.
+	noChange specChange = iota
+	// scaleChange: only the parallelism differs and scaleMode is InPlace; the cluster is kept.
+	scaleChange
+	// upgradeChange: the cluster or the job must be replaced.
+	upgradeChange
+)
+
+// classifyChange compares the spec with the running job's. Fields outside the cluster hash (see
+// flink.ClusterHash) never count: changing them never restarts a job.
+func classifyChange(rc *Context) specChange {
+	st := &rc.App.Status
+	running := runningSpecHash(st)
+	if rc.Hash == running || rc.Hash == st.FailedDeployHash {
+		return noChange
+	}
+	if rc.App.Spec.ScaleMode != v1beta1.ScaleModeInPlace || running == "" {
+		return upgradeChange
+	}
+	stable := stableApp(rc)
+	if stable == nil {
+		return upgradeChange
+	}
+	probe := rc.App.DeepCopy()
+	probe.Spec.Parallelism = stable.Spec.Parallelism
+	if flink.ClusterHash(probe) == running {
+		return scaleChange
+	}
+	return upgradeChange
+}
+
+// stopLiveJob starts stopping the live job the way the upgrade mode keeps its state: a savepoint
+// with cancel, or a cancel (LastState then restores the newest retained checkpoint).
+func stopLiveJob(rc *Context, reason, why string) Outcome {
+	st := &rc.App.Status
+	_, jobID := liveJob(st)
+	st.SavepointPath, st.SavepointTriggerID = "", ""
+	mode := upgradeMode(rc.App)
+	next := v1beta1.PhaseCancelling
+	how := "cancelling it"
+	switch mode {
+	case v1beta1.UpgradeModeSavepoint:
+		next, how = v1beta1.PhaseSavepointing, "taking a savepoint with cancel"
+	case v1beta1.UpgradeModeLastState:
+		how = "cancelling it and keeping its newest checkpoint"
+	case v1beta1.UpgradeModeStateless:
+		how = "cancelling it without keeping state"
+	}
+	return moveTo(next, reason, fmt.Sprintf("%s: stopping job %s (upgradeMode %s): %s", why, jobID, mode, how))
+}
+
+// afterJobStopped decides what follows once the live job stopped with its state recorded in
+// status.savepointPath. It reads the spec as it is now, not as it was when the stop began: a suspend
+// that was taken back, or an update changed back while the job was cancelling, still resumes the job.
+func afterJobStopped(rc *Context, reason, msg string) Outcome {
+	st := &rc.App.Status
+	st.JobStatus.JobID, st.JobStatus.ClusterHash, st.SavepointTriggerID = "", "", ""
+	if suspending(rc.App) {
+		return suspended(rc, reason, msg)
+	}
+	if target := targetCluster(st); st.UpdatingHash == rc.Hash && rc.Clusters[target].Ready() {
+		return moveTo(v1beta1.PhaseSubmitting, reason, msg)
+	}
+	return moveTo(v1beta1.PhaseUpdating, reason, msg+"; deploying the current spec")
+}
+
+// suspended deletes every cluster of a stopped job and rests. The state to resume from stays in
+// status.savepointPath.
+func suspended(rc *Context, reason, msg string) Outcome {
+	st := &rc.App.Status
+	if _, err := deleteClustersExcept(rc); err != nil {
+		return failed(err)
+	}
+	clearTarget(st)
+	st.JobStatus.JobID, st.JobStatus.ClusterHash, st.SavepointTriggerID = "", "", ""
+	st.JobStatus.Health, st.ClusterStatus = "", v1beta1.FlinkClusterStatus{}
+	return moveTo(v1beta1.PhaseSuspended, reason, fmt.Sprintf("%s; clusters deleted, job suspended with %s", msg, describeState(st.SavepointPath)))
+}
+
+// blocked stops retrying a step whose outcome only the user can change, and rests in the phase
+// until the spec changes: the same mark giveUp leaves.
+func blocked(rc *Context, reason, msg string) Outcome {
+	return giveUp(rc, phaseSpec{giveUp: func(*Context, string) Outcome {
+		return Outcome{Reason: reason, Message: msg, Warning: true, After: untilChanged}
+	}}, msg)
+}
+
+func describeState(path string) string {
+	if path == "" {
+		return "no state"
+	}
+	return "state " + path
+}

@@ -1,0 +1,261 @@
+package flinkapplication
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+)
+
+// runningWith creates an application shaped by edit and waits until its job has run long enough
+// to complete two checkpoints.
+func runningWith(t *testing.T, w *world, name string, edit func(*v1beta1.FlinkApplicationSpec)) *v1beta1.FlinkApplication {
+	t.Helper()
+	app := wordcount(name)
+	if edit != nil {
+		edit(&app.Spec)
+	}
+	w.create(app)
+	w.runUntilPhase(name, v1beta1.PhaseRunning)
+	w.clock.Step(25 * time.Second)
+	for i := 0; i < 3; i++ {
+		_, _ = w.reconcile(name)
+	}
+	return w.get(name)
+}
+
+func (w *world) clusterExists(app *v1beta1.FlinkApplication, hash string) bool {
+	_, err := w.kube.AppsV1().Deployments(ns).Get(context.Background(), flink.JobManagerName(app, hash), metav1.GetOptions{})
+	return err == nil
+}
+
+// Each upgrade mode carries the job's state its own way, in Dual and in Single mode, and never runs
+// two jobs at once.
+func TestUpgradeModesCarryStateAsDeclared(t *testing.T) {
+	cases := []struct {
+		mode      v1beta1.UpgradeMode
+		single    bool
+		stopPhase v1beta1.FlinkApplicationPhase
+		// restored is what the new job's restore path contains; empty means none.
+		restored string
+		triggers int
+	}{
+		{v1beta1.UpgradeModeSavepoint, false, v1beta1.PhaseSavepointing, "savepoint-", 1},
+		{v1beta1.UpgradeModeLastState, false, v1beta1.PhaseCancelling, "/chk-", 0},
+		{v1beta1.UpgradeModeStateless, false, v1beta1.PhaseCancelling, "", 0},
+		{v1beta1.UpgradeModeSavepoint, true, v1beta1.PhaseSavepointing, "savepoint-", 1},
+		{v1beta1.UpgradeModeLastState, true, v1beta1.PhaseCancelling, "/chk-", 0},
+		{v1beta1.UpgradeModeStateless, true, v1beta1.PhaseCancelling, "", 0},
+	}
+	for _, c := range cases {
+		name := string(c.mode) + "/Dual"
+		if c.single {
+			name = string(c.mode) + "/Single"
+		}
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t)
+			old := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
+				s.UpgradeMode = c.mode
+				if c.single {
+					s.DeploymentMode = v1beta1.DeploymentModeSingle
+				}
+			})
+			assert.Equal(t, c.mode, old.Status.UpgradeMode)
+			oldJM := w.jm(old, old.Status.DeployHash)
+			oldJob := oldJM.Jobs()[0]
+
+			w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+			app := w.runUntil("wc", "upgraded", upgradedFrom(old))
+
+			visited := phasesVisited(app)
+			assert.Contains(t, visited, c.stopPhase)
+			assert.Equal(t, c.triggers, oldJM.SavepointTriggers())
+			jobs := w.jm(app, app.Status.DeployHash).Jobs()
+			require.Len(t, jobs, 1)
+			if c.restored == "" {
+				assert.Empty(t, jobs[0].RestoredFrom)
+			} else {
+				assert.Contains(t, jobs[0].RestoredFrom, c.restored)
+				snap, ok := w.storage.Get(jobs[0].RestoredFrom)
+				require.True(t, ok, "restored from a path that exists")
+				assert.Equal(t, oldJob.ID, snap.JobID, "the old job's state")
+			}
+			assert.Equal(t, jobs[0].RestoredFrom, app.Status.JobStatus.RestorePath)
+			assert.Empty(t, w.timeline.Overlaps(ns+"/wc"), "never two live jobs")
+			require.NotNil(t, app.Status.LastStableSpec)
+			assert.Equal(t, app.Status.DeployHash, app.Status.LastStableSpec.SpecHash)
+			assert.Equal(t, jobs[0].ID, app.Status.LastStableSpec.JobID)
+			if c.single {
+				// One cluster only: the job stopped before its cluster was replaced.
+				assert.Less(t, lastIndexOf(visited, c.stopPhase), lastIndexOf(visited, v1beta1.PhaseClusterStarting))
+				assert.False(t, w.clusterExists(old, old.Status.DeployHash), "the old cluster is gone")
+			}
+		})
+	}
+}
+
+func lastIndexOf(phases []v1beta1.FlinkApplicationPhase, p v1beta1.FlinkApplicationPhase) int {
+	for i := len(phases) - 1; i >= 0; i-- {
+		if phases[i] == p {
+			return i
+		}
+	}
+	return -1
+}
+
+// savepointDisabled from Lyft manifests means LastState: no savepoint, the newest checkpoint restored.
+func TestSavepointDisabledMeansLastState(t *testing.T) {
+	w := newWorld(t)
+	old := running(t, w, "wc")
+	w.update("wc", func(a *v1beta1.FlinkApplication) {
+		a.Spec.SavepointDisabled = true
+		a.Spec.Image = "flink-wordcount:2"
+	})
+	app := w.runUntil("wc", "upgraded", upgradedFrom(old))
+	assert.Equal(t, v1beta1.UpgradeModeLastState, app.Status.UpgradeMode)
+	assert.Contains(t, phasesVisited(app), v1beta1.PhaseCancelling)
+	assert.Equal(t, 0, w.jm(old, old.Status.DeployHash).SavepointTriggers())
+	assert.Contains(t, w.jm(app, app.Status.DeployHash).Jobs()[0].RestoredFrom, "/chk-")
+	assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
+}
+
+// LastState refuses, before cancelling, a checkpoint older than maxCheckpointRestoreAgeSeconds: the
+// job keeps running instead of a new one starting empty.
+func TestLastStateRefusesATooOldCheckpointAndKeepsTheJob(t *testing.T) {
+	w := newWorld(t)
+	old := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) { s.UpgradeMode = v1beta1.UpgradeModeLastState })
+	age := int32(1)
+	w.update("wc", func(a *v1beta1.FlinkApplication) {
+		a.Spec.Image = "flink-wordcount:2"
+		a.Spec.MaxCheckpointRestoreAgeSeconds = &age
+	})
+	app := w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
+	assert.Contains(t, app.Status.Reason, "was not cancelled")
+	assert.Contains(t, app.Status.Reason, "maxCheckpointRestoreAgeSeconds")
+	jobs := w.jm(old, old.Status.DeployHash).Jobs()
+	require.Len(t, jobs, 1)
+	assert.Equal(t, "RUNNING", jobs[0].State, "the job was never cancelled")
+}
+
+// A spec changed back while the job is cancelling still resumes the job, from its checkpoint, on
+// the cluster it ran on.
+func TestSpecChangedBackWhileCancellingResumesTheJob(t *testing.T) {
+	w := newWorld(t)
+	old := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) { s.UpgradeMode = v1beta1.UpgradeModeLastState })
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	w.runUntil("wc", "cancel issued", func(a *v1beta1.FlinkApplication) bool {
+		jobs := w.jm(old, old.Status.DeployHash).Jobs()
+		return a.Status.Phase == v1beta1.PhaseCancelling && len(jobs) == 1 && jobs[0].State != "RUNNING"
+	})
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = old.Spec.Image })
+	app := w.runUntil("wc", "resumed", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.JobID != old.Status.JobStatus.JobID
+	})
+	assert.Equal(t, old.Status.DeployHash, app.Status.DeployHash)
+	jobs := w.jm(app, app.Status.DeployHash).Jobs()
+	require.Len(t, jobs, 2)
+	assert.Equal(t, "RUNNING", jobs[1].State)
+	assert.Contains(t, jobs[1].RestoredFrom, "/chk-")
+	assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
+}
+
+// Suspend stops the job per upgradeMode, records its state and deletes the cluster; resume starts
+// a cluster and restores exactly that state.
+func TestSuspendAndResume(t *testing.T) {
+	for _, mode := range []v1beta1.UpgradeMode{v1beta1.UpgradeModeSavepoint, v1beta1.UpgradeModeLastState, v1beta1.UpgradeModeStateless} {
+		t.Run(string(mode), func(t *testing.T) {
+			w := newWorld(t)
+			old := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) { s.UpgradeMode = mode })
+			w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.State = v1beta1.JobStateSuspended })
+			app := w.runUntilPhase("wc", v1beta1.PhaseSuspended)
+			w.runUntil("wc", "cluster deleted", func(*v1beta1.FlinkApplication) bool { return !w.clusterExists(old, old.Status.DeployHash) })
+			recorded := app.Status.SavepointPath
+			switch mode {
+			case v1beta1.UpgradeModeSavepoint:
+				assert.Contains(t, recorded, "savepoint-")
+			case v1beta1.UpgradeModeLastState:
+				assert.Contains(t, recorded, "/chk-")
+			default:
+				assert.Empty(t, recorded)
+			}
+			assert.Empty(t, app.Status.JobStatus.JobID)
+
+			// Resting: nothing happens however long it stays suspended.
+			for i := 0; i < 10; i++ {
+				_, _ = w.reconcile("wc")
+			}
+			assert.Equal(t, v1beta1.PhaseSuspended, w.get("wc").Status.Phase)
+
+			w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.State = v1beta1.JobStateRunning })
+			app = w.runUntil("wc", "resumed", func(a *v1beta1.FlinkApplication) bool {
+				return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.JobID != ""
+			})
+			jobs := w.jm(app, app.Status.DeployHash).Jobs()
+			require.Len(t, jobs, 1)
+			assert.Equal(t, recorded, jobs[0].RestoredFrom)
+			assert.Equal(t, recorded, app.Status.JobStatus.RestorePath)
+			assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
+		})
+	}
+}
+
+// A suspended application is deleted without anything asked of Flink.
+func TestDeletingASuspendedApplicationLeavesFlinkAlone(t *testing.T) {
+	w := newWorld(t)
+	running(t, w, "wc")
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.State = v1beta1.JobStateSuspended })
+	w.runUntilPhase("wc", v1beta1.PhaseSuspended)
+	w.deleteApp("wc")
+	w.runUntil("wc", "finalized", finalized)
+}
+
+// A job that keeps failing over never becomes stable; the update rolls back to the last stable spec
+// within the readiness timeout, and ends in DeployFailed with reason RolledBack.
+func TestUnstableUpdateRollsBackToTheLastStableSpec(t *testing.T) {
+	for _, single := range []bool{false, true} {
+		name := "Dual"
+		if single {
+			name = "Single"
+		}
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t)
+			timeout := int32(40)
+			old := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
+				s.ReadinessTimeoutSeconds = &timeout
+				if single {
+					s.DeploymentMode = v1beta1.DeploymentModeSingle
+				}
+			})
+			// The new image's job keeps failing over; the old one is fine.
+			w.imageFaults["flink-wordcount:2"] = flinksim.Faults{RestartJobsEvery: 3 * time.Second}
+			w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+			started := w.clock.Now()
+			app := w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
+
+			assert.Contains(t, phasesVisited(app), v1beta1.PhaseRollingBack)
+			assert.Less(t, w.clock.Since(started), 3*time.Minute)
+			last := app.Status.History[len(app.Status.History)-1]
+			assert.Equal(t, "RolledBack", last.Reason)
+			assert.Equal(t, old.Status.DeployHash, app.Status.DeployHash)
+			assert.Equal(t, flink.ClusterHash(app), app.Status.FailedDeployHash)
+			jobs := w.jm(old, old.Status.DeployHash).Jobs()
+			require.NotEmpty(t, jobs)
+			restarted := jobs[len(jobs)-1]
+			assert.Equal(t, "RUNNING", restarted.State)
+			assert.Equal(t, "flink-wordcount:2", w.get("wc").Spec.Image, "the spec is the user's; only the job went back")
+			assert.NotEmpty(t, restarted.RestoredFrom, "restored from the newest state the attempt left")
+			assert.Equal(t, restarted.ID, app.Status.LastStableSpec.JobID)
+			assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
+			if single {
+				assert.True(t, w.clusterExists(old, old.Status.DeployHash), "the stable cluster is created again")
+			}
+		})
+	}
+}

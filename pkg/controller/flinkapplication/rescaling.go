@@ -1,0 +1,82 @@
+package flinkapplication
+
+import (
+	"fmt"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+)
+
+// handleRescaling changes the parallelism of the live job on its own cluster (scaleMode InPlace).
+// Under the adaptive scheduler the running job is asked to rescale through its resource
+// requirements and keeps its id; otherwise the job is stopped per upgradeMode and started again on
+// the same cluster with the TaskManagers the new parallelism needs.
+func handleRescaling(rc *Context) Outcome {
+	st := &rc.App.Status
+	hash, jobID := liveJob(st)
+	if st.UpdatingHash != rc.Hash {
+		if classifyChange(rc) != scaleChange || jobID == "" {
+			return moveTo(v1beta1.PhaseRunning, "SpecChanged", "spec changed before the rescale started")
+		}
+		recordTarget(rc)
+		st.InPlaceUpdatedFromHash = hash
+		return persistThenContinue()
+	}
+	want := rc.App.Spec.Parallelism
+	if !flink.AdaptiveScheduler(rc.App) {
+		return stopLiveJob(rc, "Rescaling", fmt.Sprintf("parallelism %d needs a new job (the cluster does not run the adaptive scheduler)", want))
+	}
+	// Slots first: the adaptive scheduler only grows a job into slots that exist.
+	if tms := flink.TaskManagerReplicas(rc.App); rc.Clusters[hash] != nil && replicas(rc.Clusters[hash].TaskManager) < tms {
+		if err := scaleTaskManagers(rc, hash, tms); err != nil {
+			return failed(err)
+		}
+	}
+	job, err := rc.Job(hash, jobID)
+	if err != nil {
+		return failed(err)
+	}
+	if job.State == client.JobRunning && allTasksRunning(job) && job.Parallelism() == want {
+		if err := scaleTaskManagers(rc, hash, flink.TaskManagerReplicas(rc.App)); err != nil {
+			return failed(err)
+		}
+		p := specJobParams(rc.App)
+		promote(rc, hash, rc.App, st.JobStatus.RestorePath)
+		p.recordIn(st)
+		observeLiveJob(rc)
+		return moveTo(v1beta1.PhaseRunning, "Rescaled", fmt.Sprintf("job %s rescaled in place to parallelism %d", jobID, want))
+	}
+	if err := requestParallelism(rc, hash, jobID, want); client.IsUnsupported(err) {
+		rc.event(true, "RescaleUnsupported", fmt.Sprintf("the JobManager refused to rescale job %s in place (%v); restarting it instead", jobID, err))
+		return stopLiveJob(rc, "Rescaling", fmt.Sprintf("parallelism %d needs a new job", want))
+	} else if err != nil {
+		return failed(err)
+	}
+	return stay(0)
+}
+
+// requestParallelism sets every vertex's upper parallelism bound to want, unless it already is.
+func requestParallelism(rc *Context, hash, jobID string, want int32) error {
+	url := rc.FlinkURL(hash)
+	reqs, err := rc.Flink().GetJobResourceRequirements(rc, url, jobID)
+	if err != nil {
+		return err
+	}
+	changed := false
+	for id, v := range reqs {
+		if v.Parallelism.UpperBound != want {
+			v.Parallelism.UpperBound, v.Parallelism.LowerBound = want, 1
+			reqs[id] = v
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	if err := rc.Flink().UpdateJobResourceRequirements(rc, url, jobID, reqs); err != nil {
+		return err
+	}
+	rc.event(false, "RescaleRequested", fmt.Sprintf("asked job %s to run with parallelism %d", jobID, want))
+	return nil
+}
