@@ -18,8 +18,11 @@ type JobRecord struct {
 	JobManager   string
 	JobID        string
 	RestoredFrom string
-	Parallelism  int
-	States       []StateChange
+	// Parallelism is the job's parallelism as submitted. A rescale by the
+	// adaptive scheduler shows in States (RESTARTING, CREATED, RUNNING) of the
+	// same record: the job keeps its id.
+	Parallelism int
+	States      []StateChange
 	// LostAt is when the JobManager running the job crashed without HA while the
 	// job was still alive; zero otherwise.
 	LostAt time.Time
