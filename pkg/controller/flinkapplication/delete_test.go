@@ -133,7 +133,7 @@ func TestCrashBeforeAnyStatusWriteNeverRepeatsASavepointOrASubmission(t *testing
 				a.Spec.SavepointDisabled = true
 			})
 			return v1beta1.PhaseCancelling
-		}, v1beta1.PhaseRunning, 0, 1, 1, ""},
+		}, v1beta1.PhaseRunning, 0, 1, 1, "/chk-"},
 		{"failed update rolls back", func(w *world, _ *v1beta1.FlinkApplication) v1beta1.FlinkApplicationPhase {
 			w.imageJars["flink-wordcount:bad"] = []string{}
 			w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:bad" })

@@ -167,17 +167,15 @@ func afterJobStopped(rc *Context, reason, msg string) Outcome {
 	return moveTo(v1beta1.PhaseUpdating, reason, msg+"; deploying the current spec")
 }
 
-// suspended deletes every cluster of a stopped job and rests. The state to resume from stays in
-// status.savepointPath.
+// suspended rests a stopped job in Suspended, whose handler deletes its clusters: only once the
+// state to resume from is persisted in status.savepointPath, because a savepoint's result is lost
+// with its JobManager.
 func suspended(rc *Context, reason, msg string) Outcome {
 	st := &rc.App.Status
-	if _, err := deleteClustersExcept(rc); err != nil {
-		return failed(err)
-	}
 	clearTarget(st)
 	st.JobStatus.JobID, st.JobStatus.ClusterHash, st.SavepointTriggerID = "", "", ""
 	st.JobStatus.Health, st.ClusterStatus = "", v1beta1.FlinkClusterStatus{}
-	return moveTo(v1beta1.PhaseSuspended, reason, fmt.Sprintf("%s; clusters deleted, job suspended with %s", msg, describeState(st.SavepointPath)))
+	return moveTo(v1beta1.PhaseSuspended, reason, fmt.Sprintf("%s; job suspended with %s, deleting its cluster", msg, describeState(st.SavepointPath)))
 }
 
 // blocked stops retrying a step whose outcome only the user can change, and rests in the phase

@@ -137,7 +137,8 @@ func init() {
 		v1beta1.PhaseRescaling: {
 			handle: handleRescaling,
 			exits: []exit{
-				{v1beta1.PhaseRunning, "job rescaled in place (adaptive scheduler)"},
+				{v1beta1.PhaseRunning, "job rescaled in place (adaptive scheduler), or spec changed before it started"},
+				{v1beta1.PhaseUpdating, "no job runs to rescale"},
 				{v1beta1.PhaseSavepointing, "restart on the same cluster (Savepoint)"},
 				{v1beta1.PhaseCancelling, "restart on the same cluster (LastState, Stateless)"},
 				{v1beta1.PhaseDeployFailed, "not rescaled in time; the job keeps running"},

@@ -24,6 +24,9 @@ func recoverDeployment(rc *Context) Outcome {
 	lost := js.JobID
 	st.SavepointPath = path
 	js.JobID, js.ClusterHash, js.State, js.Health = "", "", "", v1beta1.Red
+	if suspending(rc.App) {
+		return suspended(rc, "RecoverDeployment", fmt.Sprintf("the JobManager Deployment is gone and job %s with it", lost))
+	}
 	return warnTo(v1beta1.PhaseUpdating, "RecoverDeployment", fmt.Sprintf(
 		"the JobManager Deployment of %s is gone and job %s with it; recreating the cluster and restoring from %s",
 		flink.VersionedServiceName(rc.App, st.DeployHash), lost, describeState(path)))

@@ -16,7 +16,10 @@ func handleRescaling(rc *Context) Outcome {
 	st := &rc.App.Status
 	hash, jobID := liveJob(st)
 	if st.UpdatingHash != rc.Hash {
-		if classifyChange(rc) != scaleChange || jobID == "" {
+		if jobID == "" {
+			return moveTo(v1beta1.PhaseUpdating, "SpecChanged", "no job runs to rescale in place; deploying the spec")
+		}
+		if classifyChange(rc) != scaleChange {
 			return moveTo(v1beta1.PhaseRunning, "SpecChanged", "spec changed before the rescale started")
 		}
 		recordTarget(rc)

@@ -81,7 +81,8 @@ func handleRollingBack(rc *Context) Outcome {
 }
 
 // endFailedAttempt stops the failed attempt's job and removes its cluster, unless the stable job
-// lives there. The attempt's newest checkpoint, if it made one, replaces the state it started from.
+// lives there. The attempt's newest checkpoint, if it made one, replaces the state it started from;
+// it is persisted before the cluster that knows it goes.
 func endFailedAttempt(rc *Context) Outcome {
 	st := &rc.App.Status
 	if id := st.JobStatus.JobID; id != "" && (st.LastStableSpec == nil || id != st.LastStableSpec.JobID) {
@@ -97,6 +98,7 @@ func endFailedAttempt(rc *Context) Outcome {
 			st.SavepointPath = path
 		}
 		st.JobStatus.JobID, st.JobStatus.ClusterHash = "", ""
+		return persistThenContinue()
 	}
 	if failedCluster := targetCluster(st); failedCluster != st.DeployHash {
 		// Without HA, deleting the JobManager also ends anything the operator did not know was running there.

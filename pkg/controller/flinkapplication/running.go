@@ -12,6 +12,10 @@ import (
 // on the live one.
 func handleRunning(rc *Context) Outcome {
 	st := &rc.App.Status
+	if c := rc.Clusters[st.DeployHash]; c == nil || c.JobManager == nil {
+		// First, because nothing else can be asked of a JobManager that is gone.
+		return recoverDeployment(rc)
+	}
 	if suspending(rc.App) {
 		return suspendJob(rc)
 	}
@@ -21,9 +25,6 @@ func handleRunning(rc *Context) Outcome {
 	case scaleChange:
 		return moveTo(v1beta1.PhaseRescaling, "ParallelismChanged", fmt.Sprintf("parallelism changed to %d with scaleMode InPlace; keeping cluster %s",
 			rc.App.Spec.Parallelism, st.DeployHash))
-	}
-	if c := rc.Clusters[st.DeployHash]; c == nil || c.JobManager == nil {
-		return recoverDeployment(rc)
 	}
 	if err := removeStaleClusters(rc); err != nil {
 		return failed(err)
