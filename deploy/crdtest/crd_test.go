@@ -3,6 +3,7 @@ package crdtest
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -60,6 +61,21 @@ func TestWordcountExampleIsAdmittedAndDefaulted(t *testing.T) {
 	fraction := spec["flinkConfig"].(map[string]interface{})["taskmanager.network.memory.fraction"]
 	if fraction != 0.1 {
 		t.Errorf("flinkConfig keeps numbers as numbers: taskmanager.network.memory.fraction = %#v, want 0.1", fraction)
+	}
+}
+
+// Every example is admitted as it is written.
+func TestExamplesAreAdmitted(t *testing.T) {
+	files, err := filepath.Glob(repoFile(t, "examples/*.yaml"))
+	if err != nil || len(files) < 2 {
+		t.Fatalf("examples: %v %v", files, err)
+	}
+	crd := flinkCRD(t)
+	for _, f := range files {
+		rel := "examples/" + filepath.Base(f)
+		if r := crd.Create(context.Background(), readObject(t, rel)); len(r.Errs) > 0 {
+			t.Errorf("%s refused:\n%v", rel, r.Errs.ToAggregate())
+		}
 	}
 }
 

@@ -259,3 +259,31 @@ func TestUnstableUpdateRollsBackToTheLastStableSpec(t *testing.T) {
 		})
 	}
 }
+
+// A spec changed during a rollback takes over once the failed attempt has ended: the new spec is
+// deployed from the newest state instead of the stable one being restarted.
+func TestNewSpecDuringRollbackTakesOver(t *testing.T) {
+	w := newWorld(t)
+	timeout := int32(30)
+	old := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
+		s.ReadinessTimeoutSeconds = &timeout
+		s.DeploymentMode = v1beta1.DeploymentModeSingle
+	})
+	w.imageFaults["flink-wordcount:2"] = flinksim.Faults{RestartJobsEvery: 3 * time.Second}
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	w.runUntilPhase("wc", v1beta1.PhaseRollingBack)
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:3" })
+
+	app := w.runUntil("wc", "the newest spec runs", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.DeployHash == flink.ClusterHash(a)
+	})
+	visited := phasesVisited(app)
+	assert.Equal(t, v1beta1.PhaseUpdating, visited[lastIndexOf(visited, v1beta1.PhaseRollingBack)+1], "RollingBack hands over to Updating")
+	assert.NotContains(t, visited[lastIndexOf(visited, v1beta1.PhaseRollingBack):], v1beta1.PhaseDeployFailed)
+	jobs := w.timeline.Jobs(ns + "/wc")
+	require.Len(t, jobs, 3, "the original job, the failed attempt, the newest spec's job")
+	assert.NotEmpty(t, jobs[2].RestoredFrom)
+	assert.Equal(t, "flink-wordcount:3", w.get("wc").Spec.Image)
+	assert.False(t, w.clusterExists(old, old.Status.DeployHash))
+	assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
+}
