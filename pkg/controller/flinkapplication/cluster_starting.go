@@ -22,7 +22,7 @@ func handleClusterStarting(rc *Context) Outcome {
 		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", "spec changed while the new cluster was starting; starting over")
 	}
 	_, jobID := liveJob(st)
-	if rc.App.Spec.ForceRollback && st.DeployHash != "" {
+	if forcedRollback(rc) {
 		return warnTo(v1beta1.PhaseRollingBack, "ForceRollback", "forceRollback set: abandoning the update before the old job was touched")
 	}
 	if jobID == "" && suspending(rc.App) {

@@ -53,6 +53,13 @@ func runningSpecHash(st *v1beta1.FlinkApplicationStatus) string {
 	return st.DeployHash
 }
 
+// forcedRollback tells whether the user asked to abandon the update in progress. Restarts and
+// recoveries of the running spec are not updates: a forceRollback left set does not stop them.
+func forcedRollback(rc *Context) bool {
+	st := &rc.App.Status
+	return rc.App.Spec.ForceRollback && st.DeployHash != "" && st.UpdatingHash != "" && st.UpdatingHash != runningSpecHash(st)
+}
+
 // recordTarget writes the spec about to be deployed into status before anything is done for it, so
 // that the job is submitted as that spec says even if the spec changes again meanwhile.
 func recordTarget(rc *Context) {

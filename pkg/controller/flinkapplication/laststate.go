@@ -47,6 +47,9 @@ func stateAfterCancel(rc *Context, hash, jobID string) string {
 // cancelIssued tells whether the job is already being cancelled or gone, so that a refusal can no
 // longer keep it running.
 func cancelIssued(rc *Context, hash, jobID string) (bool, error) {
+	if jobID == "" {
+		return true, nil
+	}
 	job, err := rc.Job(hash, jobID)
 	if client.IsNotFound(err) {
 		return true, nil

@@ -84,6 +84,7 @@ func init() {
 			exits: append([]exit{
 				{v1beta1.PhaseRecovering, "savepoint failed"},
 				{v1beta1.PhaseRunning, "suspend taken back before the savepoint"},
+				{v1beta1.PhaseDeployFailed, "suspend taken back; the spec is one that failed"},
 			}, stopExits...),
 			deadline: func(rc *Context) time.Duration { return rc.Config.SavepointTimeout.Duration },
 			giveUp: func(rc *Context, cause string) Outcome {

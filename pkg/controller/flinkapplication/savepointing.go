@@ -46,11 +46,15 @@ func handleSavepointing(rc *Context) Outcome {
 func abandonBeforeStop(rc *Context, what string) (Outcome, bool) {
 	st := &rc.App.Status
 	switch {
-	case rc.App.Spec.ForceRollback && st.UpdatingHash != "":
+	case forcedRollback(rc):
 		return warnTo(v1beta1.PhaseRollingBack, "ForceRollback", fmt.Sprintf("forceRollback set: abandoning the update before the %s", what)), true
 	case !suspending(rc.App) && st.UpdatingHash == "":
 		// A stop that only a suspend asked for; the suspend was taken back.
-		return moveTo(v1beta1.PhaseRunning, "SuspendCancelled", fmt.Sprintf("spec.state is Running again before the %s; the job keeps running", what)), true
+		msg := fmt.Sprintf("spec.state is Running again before the %s; the job keeps running", what)
+		if st.FailedDeployHash != "" && rc.Hash == st.FailedDeployHash {
+			return moveTo(v1beta1.PhaseDeployFailed, "SuspendCancelled", msg+" on the spec before the one that failed"), true
+		}
+		return moveTo(v1beta1.PhaseRunning, "SuspendCancelled", msg), true
 	}
 	return Outcome{}, false
 }

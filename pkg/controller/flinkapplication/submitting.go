@@ -16,7 +16,7 @@ import (
 func handleSubmitting(rc *Context) Outcome {
 	st := &rc.App.Status
 	target := targetCluster(st)
-	if rc.App.Spec.ForceRollback && st.DeployHash != "" {
+	if forcedRollback(rc) {
 		return warnTo(v1beta1.PhaseRollingBack, "ForceRollback", "forceRollback set: abandoning the update")
 	}
 	app := targetApp(rc)
