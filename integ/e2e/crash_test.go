@@ -82,3 +82,43 @@ func TestOperatorKilledDuringFinalSavepointRecordsIt(t *testing.T) {
 	}
 	s.waitFinalSavepointEvent(app.Name, savepoints[0].Path)
 }
+
+// An operator killed while a Single-mode LastState update cancels the job comes back to a CANCELED
+// job and a cluster it has not replaced yet: it reads the job's newest checkpoint, replaces the
+// cluster and starts exactly one new job from that checkpoint.
+func TestOperatorKilledWhileCancellingForLastStateResumes(t *testing.T) {
+	defer stopEnvOnPanic()
+	// Not parallel, as above.
+	s := newScenario(t)
+	t.Cleanup(func() { _ = env.StartOperator() })
+	old := s.createRunning("wordcount", func(spec *v1beta1.FlinkApplicationSpec) {
+		checkpointing(spec)
+		spec.UpgradeMode = v1beta1.UpgradeModeLastState
+		spec.DeploymentMode = v1beta1.DeploymentModeSingle
+	})
+	oldJob := old.Status.JobStatus.JobID
+	s.waitCheckpoints(oldJob, 2)
+
+	s.update(old.Name, func(spec *v1beta1.FlinkApplicationSpec) { spec.Image = "flinkfsm.test/wordcount:v2" })
+	s.pollUntil("cancel issued", 20*time.Millisecond, func() (bool, string) {
+		r := s.record(old.Name, oldJob)
+		return reached(r, "CANCELLING"), states(r)
+	})
+	env.KillOperator()
+	s.eventually("job cancelled with no operator watching", func() (bool, string) {
+		r := s.record(old.Name, oldJob)
+		return reached(r, "CANCELED"), states(r)
+	})
+	if err := env.StartOperator(); err != nil {
+		t.Fatalf("restarting the operator: %v", err)
+	}
+
+	app := s.waitRunning(old.Name, old.Status.DeployHash)
+	job := s.onlyJob(s.jobManager(app))
+	s.assertRunningJob(job, 3)
+	s.assertNewestCheckpointOf(job.RestoredFrom, oldJob)
+	if n := len(s.timeline(app.Name)); n != 2 {
+		t.Errorf("the simulator saw %d jobs of %s, want the old one and one new one", n, app.Name)
+	}
+	s.waitClusterGone(app.Name, old.Status.DeployHash)
+}
