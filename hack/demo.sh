@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The operator's main job on the local cluster: deploy examples/wordcount.yaml, watch it reach Running,
-# then change its image and watch the savepoint-based Dual upgrade.
+# then change its image and watch the savepoint-based Dual upgrade, then suspend it and resume it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./hack/cluster-up.sh
@@ -38,11 +38,25 @@ watch_until Running 180
 new_job=$("$KUBECTL" get flinkapp "$APP" -o jsonpath='{.status.jobStatus.jobID}')
 restored=$("$KUBECTL" get flinkapp "$APP" -o jsonpath='{.status.jobStatus.restorePath}')
 echo "   old job $old_job -> new job $new_job, restored from $restored"
+[ -n "$restored" ] || { echo "the upgrade did not restore from a savepoint"; exit 1; }
+
+echo "== suspending: savepoint, cluster deleted, state recorded"
+"$KUBECTL" patch flinkapp "$APP" --type merge -p '{"spec":{"state":"Suspended"}}'
+watch_until Suspended 120
+suspended_at=$("$KUBECTL" get flinkapp "$APP" -o jsonpath='{.status.savepointPath}')
+echo "== resuming from $suspended_at"
+"$KUBECTL" patch flinkapp "$APP" --type merge -p '{"spec":{"state":"Running"}}'
+for _ in $(seq 1 20); do
+  [ "$("$KUBECTL" get flinkapp "$APP" -o jsonpath='{.status.phase}')" != "Suspended" ] && break; sleep 0.25
+done
+watch_until Running 180
+resumed=$("$KUBECTL" get flinkapp "$APP" -o jsonpath='{.status.jobStatus.restorePath}')
+echo "   resumed job restored from $resumed"
+[ -n "$resumed" ] && [ "$resumed" = "$suspended_at" ] || { echo "the resumed job did not restore the suspended state"; exit 1; }
 "$KUBECTL" get flinkapp,deployments
 echo
 echo "Events:"; "$KUBECTL" get events --field-selector involvedObject.kind=FlinkApplication --sort-by=.lastTimestamp \
-  -o custom-columns=REASON:.reason,MESSAGE:.message | tail -14
-[ -n "$restored" ] || { echo "the upgrade did not restore from a savepoint"; exit 1; }
+  -o custom-columns=REASON:.reason,MESSAGE:.message | tail -20
 echo
 echo "The local environment keeps running (make cluster-down stops it). To use it:"
 echo "export KUBECONFIG=$KUBECONFIG"
