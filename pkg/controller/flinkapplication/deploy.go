@@ -24,13 +24,10 @@ func handleDeploy(rc *Context) Outcome {
 	if err := ensureFinalizer(rc); err != nil {
 		return failed(err)
 	}
-	_, jobID := liveJob(st)
 	if suspending(rc.App) {
-		if jobID != "" {
-			return stopLiveJob(rc, "Suspending", "spec.state is Suspended")
-		}
-		return suspended(rc, "Suspended", "spec.state is Suspended")
+		return suspendJob(rc)
 	}
+	_, jobID := liveJob(st)
 	single := deploymentMode(rc.App) == v1beta1.DeploymentModeSingle
 	if single && jobID != "" {
 		// One cluster only: the job stops before its cluster is replaced.

@@ -287,3 +287,25 @@ func TestNewSpecDuringRollbackTakesOver(t *testing.T) {
 	assert.False(t, w.clusterExists(old, old.Status.DeployHash))
 	assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
 }
+
+// An application whose status was written by an operator version that kept no last stable spec
+// still rolls back on its own cluster, with the job parameters status recorded.
+func TestRollbackWithoutARecordedStableSpecReusesTheLiveCluster(t *testing.T) {
+	w := newWorld(t)
+	old := running(t, w, "wc")
+	legacy := old.DeepCopy()
+	legacy.Status.LastStableSpec = nil
+	_, err := w.apps.FlinkV1beta1().FlinkApplications(ns).UpdateStatus(context.Background(), legacy, metav1.UpdateOptions{})
+	require.NoError(t, err)
+
+	w.imageJars["flink-wordcount:bad"] = []string{"something-else.jar"}
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:bad" })
+	app := w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
+	assert.Equal(t, "RolledBack", app.Status.History[len(app.Status.History)-1].Reason, app.Status.Reason)
+	jobs := w.jm(old, old.Status.DeployHash).Jobs()
+	require.Len(t, jobs, 2, "the old job, and its restart")
+	assert.Equal(t, "RUNNING", jobs[1].State)
+	assert.Equal(t, 3, jobs[1].Parallelism)
+	assert.Contains(t, jobs[1].RestoredFrom, "savepoint-")
+	assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
+}

@@ -3,6 +3,8 @@ package flinkapplication
 import (
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
@@ -23,7 +25,7 @@ func handleRollingBack(rc *Context) Outcome {
 		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", "spec changed during the rollback; deploying it instead")
 	}
 	live := st.DeployHash
-	if id := st.JobStatus.JobID; id != "" && st.LastStableSpec != nil && id == st.LastStableSpec.JobID {
+	if id := st.JobStatus.JobID; id != "" && isStableJob(st, id) {
 		job, err := rc.Job(live, id)
 		switch {
 		case err == nil && job.State == client.JobCancelling:
@@ -35,19 +37,25 @@ func handleRollingBack(rc *Context) Outcome {
 		}
 		st.JobStatus.JobID, st.JobStatus.ClusterHash = "", ""
 	}
-	app := stableApp(rc)
-	if app == nil {
-		return rollbackFailed(rc, "no stable spec is recorded to roll back to")
-	}
 	c := rc.Clusters[live]
-	if c == nil || c.JobManager == nil || c.TaskManager == nil || c.Service == nil {
+	complete := c != nil && c.JobManager != nil && c.TaskManager != nil && c.Service != nil
+	app := stableApp(rc)
+	if app == nil && !complete {
+		// Recorded by an operator version that kept no stable spec: only its cluster can be reused.
+		return rollbackFailed(rc, "no stable spec is recorded to render the previous cluster from")
+	}
+	if !complete {
 		if err := createCluster(rc, app, live); err != nil {
 			return failed(err)
 		}
 		return stay(0)
 	}
-	if err := scaleTaskManagers(rc, live, flink.TaskManagerReplicas(app)); err != nil {
-		return failed(err)
+	params := statusJobParams(st)
+	if app != nil {
+		params = specJobParams(app)
+		if err := scaleTaskManagers(rc, live, flink.TaskManagerReplicas(app)); err != nil {
+			return failed(err)
+		}
 	}
 	if !c.Ready() {
 		return stay(0)
@@ -61,11 +69,9 @@ func handleRollingBack(rc *Context) Outcome {
 			return failed(err)
 		} else if id != "" {
 			st.JobStatus.JobID, st.JobStatus.ClusterHash = id, live
-			st.LastStableSpec.JobID = id
 			return rolledBack(rc, fmt.Sprintf("update failed (%s); job %s was found running on the stable cluster and kept", cause, id))
 		}
 	}
-	params := specJobParams(app)
 	job := runJob(rc, live, params, st.SavepointPath)
 	switch {
 	case job.Wait != nil:
@@ -75,7 +81,6 @@ func handleRollingBack(rc *Context) Outcome {
 	}
 	restored := st.SavepointPath
 	startedJob(rc, params, restored)
-	st.LastStableSpec.JobID = st.JobStatus.JobID
 	return rolledBack(rc, fmt.Sprintf("update failed (%s); previous job restarted as %s on %s, %s",
 		cause, st.JobStatus.JobID, flink.VersionedServiceName(rc.App, live), restoredFrom(restored)))
 }
@@ -85,7 +90,15 @@ func handleRollingBack(rc *Context) Outcome {
 // it is persisted before the cluster that knows it goes.
 func endFailedAttempt(rc *Context) Outcome {
 	st := &rc.App.Status
-	if id := st.JobStatus.JobID; id != "" && (st.LastStableSpec == nil || id != st.LastStableSpec.JobID) {
+	if st.LastStableSpec == nil {
+		// Written by an operator version that kept no stable spec: the live cluster and the job
+		// recorded on it are the stable ones.
+		st.LastStableSpec = &v1beta1.StableSpec{SpecHash: st.DeployHash, StableTime: metav1.NewTime(rc.Now)}
+		if st.JobStatus.ClusterHash == st.DeployHash {
+			st.LastStableSpec.JobID = st.JobStatus.JobID
+		}
+	}
+	if id := st.JobStatus.JobID; id != "" && !isStableJob(st, id) {
 		hash := st.JobStatus.ClusterHash
 		stopped, err := stopJob(rc, hash, id)
 		if err != nil && rc.Clusters[hash].Ready() {
@@ -121,8 +134,19 @@ func attemptCheckpoint(rc *Context, hash, jobID string) string {
 	return cp.Latest.Completed.ExternalPath
 }
 
+// isStableJob tells whether the recorded job is the last stable spec's, which a rollback keeps,
+// rather than the failed attempt's, which it stops.
+func isStableJob(st *v1beta1.FlinkApplicationStatus, jobID string) bool {
+	return st.LastStableSpec != nil && st.LastStableSpec.JobID != "" && jobID == st.LastStableSpec.JobID
+}
+
+// rolledBack rests in DeployFailed with the stable spec's job running; from now on that job is
+// the one a later rollback keeps.
 func rolledBack(rc *Context, msg string) Outcome {
 	st := &rc.App.Status
+	if st.LastStableSpec != nil {
+		st.LastStableSpec.JobID = st.JobStatus.JobID
+	}
 	st.RollbackHash = runningSpecHash(st)
 	st.SavepointTriggerID = ""
 	return warnTo(v1beta1.PhaseDeployFailed, "RolledBack", msg)
