@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -152,4 +153,24 @@ func condition(app *v1beta1.FlinkApplication, typ string) *metav1.Condition {
 		}
 	}
 	return nil
+}
+
+// A job RUNNING without slots is not stable: the stabilization period counts from when its tasks
+// were deployed, not from when Flink called it RUNNING.
+func TestStabilizationCountsFromTaskDeployment(t *testing.T) {
+	w := newWorld(t)
+	w.create(wordcount("wc"))
+	app := w.runUntilPhase("wc", v1beta1.PhaseSubmitting)
+	tm := flink.TaskManagerName(app, app.Status.UpdatingHash)
+	w.broken[tm] = true // its TaskManagers are gone: no slots
+	for start := w.clock.Now(); w.clock.Since(start) < 30*time.Second; {
+		_, _ = w.reconcile("wc")
+	}
+	require.Equal(t, v1beta1.PhaseSubmitting, w.get("wc").Status.Phase, "a job without slots is not running")
+	require.Equal(t, v1beta1.JobRunning, w.get("wc").Status.JobStatus.State, "Flink calls it RUNNING all the same")
+
+	delete(w.broken, tm)
+	slots := w.clock.Now()
+	w.runUntilPhase("wc", v1beta1.PhaseRunning)
+	assert.GreaterOrEqual(t, w.clock.Since(slots), w.env.Config.JobStabilizationPeriod.Duration)
 }

@@ -107,11 +107,18 @@ func submit(rc *Context, hash, id string, p jobParams, restorePath string) jobSt
 	return jobStep{Wait: &o}
 }
 
-// runningFor is how long the job has been RUNNING since it last entered that state.
+// runningFor is how long the job has been RUNNING with its tasks deployed: since it last entered
+// RUNNING, or since its last vertex was deployed if that came later. A job waiting for slots is
+// RUNNING long before its tasks run, and that wait proves nothing about its stability.
 func runningFor(job *client.JobDetails, now time.Time) time.Duration {
 	since := job.Timestamps["RUNNING"]
 	if since <= 0 {
 		since = job.StartTime
+	}
+	for _, v := range job.Vertices {
+		if v.StartTime > since {
+			since = v.StartTime
+		}
 	}
 	if since <= 0 {
 		return 0
