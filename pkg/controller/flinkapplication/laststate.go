@@ -47,17 +47,8 @@ func stateAfterCancel(rc *Context, hash, jobID string) string {
 // cancelIssued tells whether the job is already being cancelled or gone, so that a refusal can no
 // longer keep it running.
 func cancelIssued(rc *Context, hash, jobID string) (bool, error) {
-	if jobID == "" {
-		return true, nil
-	}
-	job, err := rc.Job(hash, jobID)
-	if client.IsNotFound(err) {
-		return true, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return job.State == client.JobCancelling || client.IsGloballyTerminal(job.State), nil
+	state, gone, err := jobState(rc, hash, jobID)
+	return gone || state == client.JobCancelling || client.IsGloballyTerminal(state), err
 }
 
 func maxCheckpointAge(rc *Context) time.Duration {

@@ -84,23 +84,33 @@ func takeSavepoint(rc *Context, hash, jobID string, cancelJob, mayTrigger bool) 
 	}
 }
 
-// stopJob cancels a job and reports whether it has stopped (globally terminal or unknown to its
-// JobManager). Cancelling twice is harmless: Flink answers a cancel of a cancelling job with 202.
-func stopJob(rc *Context, hash, jobID string) (bool, error) {
-	if jobID == "" {
-		return true, nil
+// jobState is the job's state as its JobManager reports it; gone when no job is recorded or the
+// JobManager does not know it (any more).
+func jobState(rc *Context, hash, jobID string) (state string, gone bool, err error) {
+	if jobID == "" || hash == "" {
+		return "", true, nil
 	}
 	job, err := rc.Job(hash, jobID)
 	if client.IsNotFound(err) {
-		return true, nil
+		return "", true, nil
 	}
+	if err != nil {
+		return "", false, err
+	}
+	return job.State, false, nil
+}
+
+// stopJob cancels a job and reports whether it has stopped (globally terminal or unknown to its
+// JobManager). Cancelling twice is harmless: Flink answers a cancel of a cancelling job with 202.
+func stopJob(rc *Context, hash, jobID string) (bool, error) {
+	state, gone, err := jobState(rc, hash, jobID)
 	if err != nil {
 		return false, err
 	}
-	if client.IsGloballyTerminal(job.State) {
+	if gone || client.IsGloballyTerminal(state) {
 		return true, nil
 	}
-	if job.State != client.JobCancelling {
+	if state != client.JobCancelling {
 		err := rc.Flink().CancelJob(rc, rc.FlinkURL(hash), jobID)
 		if client.IsNotFound(err) || client.IsConflict(err) {
 			return true, nil
@@ -115,15 +125,6 @@ func stopJob(rc *Context, hash, jobID string) (bool, error) {
 
 // jobIsAlive tells whether the job is known to its JobManager and not globally terminal.
 func jobIsAlive(rc *Context, hash, jobID string) (bool, error) {
-	if jobID == "" || hash == "" {
-		return false, nil
-	}
-	job, err := rc.Job(hash, jobID)
-	if client.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return !client.IsGloballyTerminal(job.State), nil
+	state, gone, err := jobState(rc, hash, jobID)
+	return err == nil && !gone && !client.IsGloballyTerminal(state), err
 }
