@@ -23,34 +23,36 @@ watch_until() { # watch_until PHASE DEADLINE_SECONDS
   echo "timed out waiting for $want"; return 1
 }
 
+field() { "$KUBECTL" get flinkapp "$APP" -o jsonpath="{$1}"; }
+
+patch_spec() { # patch_spec JSON: patches the spec and waits until the application leaves its phase
+  local from; from=$(field .status.phase)
+  "$KUBECTL" patch flinkapp "$APP" --type merge -p "{\"spec\":$1}"
+  for _ in $(seq 1 20); do [ "$(field .status.phase)" != "$from" ] && break; sleep 0.25; done
+}
+
 echo "== deploying examples/wordcount.yaml"
 "$KUBECTL" apply -f examples/wordcount.yaml
 watch_until Running 120
 "$KUBECTL" get flinkapp "$APP"
-old_job=$("$KUBECTL" get flinkapp "$APP" -o jsonpath='{.status.jobStatus.jobID}')
+old_job=$(field .status.jobStatus.jobID)
 
 echo "== updating the image: savepoint, new cluster, new job from the savepoint"
-"$KUBECTL" patch flinkapp "$APP" --type merge -p '{"spec":{"image":"docker.io/lyft/wordcount-operator-example:v2"}}'
-for _ in $(seq 1 20); do
-  [ "$("$KUBECTL" get flinkapp "$APP" -o jsonpath='{.status.phase}')" != "Running" ] && break; sleep 0.25
-done
+patch_spec '{"image":"docker.io/lyft/wordcount-operator-example:v2"}'
 watch_until Running 180
-new_job=$("$KUBECTL" get flinkapp "$APP" -o jsonpath='{.status.jobStatus.jobID}')
-restored=$("$KUBECTL" get flinkapp "$APP" -o jsonpath='{.status.jobStatus.restorePath}')
+new_job=$(field .status.jobStatus.jobID)
+restored=$(field .status.jobStatus.restorePath)
 echo "   old job $old_job -> new job $new_job, restored from $restored"
 [ -n "$restored" ] || { echo "the upgrade did not restore from a savepoint"; exit 1; }
 
 echo "== suspending: savepoint, cluster deleted, state recorded"
-"$KUBECTL" patch flinkapp "$APP" --type merge -p '{"spec":{"state":"Suspended"}}'
+patch_spec '{"state":"Suspended"}'
 watch_until Suspended 120
-suspended_at=$("$KUBECTL" get flinkapp "$APP" -o jsonpath='{.status.savepointPath}')
+suspended_at=$(field .status.savepointPath)
 echo "== resuming from $suspended_at"
-"$KUBECTL" patch flinkapp "$APP" --type merge -p '{"spec":{"state":"Running"}}'
-for _ in $(seq 1 20); do
-  [ "$("$KUBECTL" get flinkapp "$APP" -o jsonpath='{.status.phase}')" != "Suspended" ] && break; sleep 0.25
-done
+patch_spec '{"state":"Running"}'
 watch_until Running 180
-resumed=$("$KUBECTL" get flinkapp "$APP" -o jsonpath='{.status.jobStatus.restorePath}')
+resumed=$(field .status.jobStatus.restorePath)
 echo "   resumed job restored from $resumed"
 [ -n "$resumed" ] && [ "$resumed" = "$suspended_at" ] || { echo "the resumed job did not restore the suspended state"; exit 1; }
 "$KUBECTL" get flinkapp,deployments

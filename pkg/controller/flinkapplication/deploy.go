@@ -35,7 +35,6 @@ func handleDeploy(rc *Context) Outcome {
 		return stopLiveJob(rc, "SpecChanged", "deploymentMode Single replaces the cluster")
 	}
 	recordTarget(rc)
-	st.InPlaceUpdatedFromHash = ""
 	if single {
 		if _, err := deleteClustersExcept(rc, rc.Hash); err != nil {
 			return failed(err)

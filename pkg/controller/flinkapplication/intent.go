@@ -61,9 +61,11 @@ func forcedRollback(rc *Context) bool {
 }
 
 // recordTarget writes the spec about to be deployed into status before anything is done for it, so
-// that the job is submitted as that spec says even if the spec changes again meanwhile.
+// that the job is submitted as that spec says even if the spec changes again meanwhile. The target
+// gets a cluster of its own unless the caller then says otherwise (InPlaceUpdatedFromHash).
 func recordTarget(rc *Context) {
 	st := &rc.App.Status
+	st.InPlaceUpdatedFromHash = ""
 	st.UpdatingHash = rc.Hash
 	b, _ := json.Marshal(rc.App.Spec)
 	st.UpdatingSpec = string(b)

@@ -206,14 +206,25 @@ func TestSuspendAndResume(t *testing.T) {
 	}
 }
 
-// A suspended application is deleted without anything asked of Flink.
+// A suspended application is deleted without anything asked of Flink: its deleteMode (Savepoint by
+// default) has no job to take a final savepoint of, and no cluster is started for one.
 func TestDeletingASuspendedApplicationLeavesFlinkAlone(t *testing.T) {
 	w := newWorld(t)
-	running(t, w, "wc")
+	old := running(t, w, "wc")
 	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.State = v1beta1.JobStateSuspended })
 	w.runUntilPhase("wc", v1beta1.PhaseSuspended)
+	w.runUntil("wc", "cluster deleted", func(*v1beta1.FlinkApplication) bool { return !w.clusterExists(old, old.Status.DeployHash) })
+	savepoints, jobs := savepointsTaken(w), len(w.timeline.Jobs(ns+"/wc"))
+
 	w.deleteApp("wc")
-	w.runUntil("wc", "finalized", finalized)
+	app := w.runUntil("wc", "finalized", finalized)
+	assert.Contains(t, app.Status.Reason, "Flink left alone")
+	assert.Empty(t, app.Status.FinalSavepointPath)
+	assert.Equal(t, savepoints, savepointsTaken(w), "no final savepoint")
+	assert.Len(t, w.timeline.Jobs(ns+"/wc"), jobs, "no job started")
+	deploys, err := w.kube.AppsV1().Deployments(ns).List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, deploys.Items, "no cluster started")
 }
 
 // A job that keeps failing over never becomes stable; the update rolls back to the last stable spec
