@@ -120,6 +120,9 @@ func (jm *JobManager) completeCheckpoint(j *job, e *checkpointEntry, at time.Tim
 	} else {
 		j.ckpt.latestCompleted = e
 	}
+	if jm.haKey != "" && !e.isSavepoint() {
+		jm.storage.haCheckpointed(jm.haKey, j.id, haCheckpoint{id: e.id, path: path})
+	}
 	if path == noCheckpointPath {
 		return
 	}

@@ -1,7 +1,7 @@
 // Package flinksim simulates Flink 1.20 JobManagers so flinkfsm's tests can exercise
 // the operator against REST semantics that match a real cluster: asynchronous
 // savepoints, cancellation that takes time, slot shortage, lost savepoints,
-// JobManager crashes without HA, and flaky endpoints.
+// JobManager crashes and restarts with or without HA, and flaky endpoints.
 //
 // A JobManager evaluates every time-based transition lazily from its clock when it
 // is accessed; it never starts goroutines. With a fake clock a test therefore gets
@@ -50,15 +50,39 @@
 //     (jobstore.expiration-time, default 1h).
 //   - Timings.JobCacheTTL reproduces the web.refresh-interval staleness of
 //     job-level GETs; it is off by default.
+//   - JobManager processes: Crash restarts one at once; Restart (an OOMKill)
+//     makes it answer every call with the leader-election 503 for
+//     Timings.Recovery first. Without HA both lose every job, operation and
+//     jar, and the Timeline marks the jobs lost.
+//   - Flink HA (high-availability[.type] other than NONE): per cluster id
+//     (kubernetes.cluster-id, else high-availability.cluster-id, else the
+//     JobManager's name; in a Fleet, else the service) Storage keeps each
+//     submitted job's request and latest completed checkpoint, and the job
+//     result store. A JobManager that starts or restarts recovers every job
+//     without a result under its own id, INITIALIZING → CREATED → RUNNING from
+//     that checkpoint (or its submitted savepoint), counts.restored 1 and
+//     checkpoint ids continuing. In the Timeline the job is SUSPENDED while no
+//     JobManager runs it and then continues as the same record. A job id with
+//     a result in the HA job result store stays a duplicate for good.
+//   - Faults.SubmitRegistersAfter loses the answer to an accepted submission
+//     and registers the job only later; its id is a duplicate meanwhile.
+//     Faults.Hang leaves requests unanswered until the client gives up.
+//   - Options.FlinkVersion below 1.15 ignores the triggerId of savepoint and
+//     stop requests: each one starts a new savepoint under a fresh id.
 //
 // # Known simplifications
 //
 //   - "serialized-throwable" in failure-cause is base64 of the stack trace, not
 //     Java serialisation; Java clients see a failure but not its message.
 //   - Jobs always have two vertices and job-type STREAMING; there is no
-//     application mode, reactive mode, RECONCILING or SUSPENDED.
+//     application mode, reactive mode, and no RECONCILING or SUSPENDED in REST
+//     answers (only the Timeline shows SUSPENDED, for HA jobs between processes).
 //   - The adaptive scheduler does not model scaling-interval.max, and frees a
 //     job's slots while it restarts, where Flink keeps them reserved.
 //   - Initialising and init-failed jobs answer 404 "Checkpointing has not been
 //     enabled." on /checkpoints (unverified against real Flink).
+//   - HA has no leader election between live JobManagers: two sharing a
+//     cluster id both recover its jobs. job-result-store.delete-on-commit is
+//     not modelled (Flink's default deletes a clean entry, allowing reuse of
+//     the job id). Submissions not yet registered are lost in a crash.
 package flinksim

@@ -55,6 +55,14 @@ type Faults struct {
 	DropRate map[string]float64
 	// Latency delays the answer with a real sleep (leave it zero with fake clocks).
 	Latency map[string]time.Duration
+	// Hang leaves requests to these endpoints unprocessed and unanswered until
+	// the client gives up, as a wedged JobManager does.
+	Hang map[string]bool
+	// SubmitRegistersAfter makes POST /jars/:jarid/run, once it accepts a job,
+	// drop the connection without an answer; the job only shows in the job
+	// listings this long after the request, while its id is already taken (a
+	// second submit is a duplicate). Zero disables it.
+	SubmitRegistersAfter time.Duration
 	// FailSavepoints makes savepoints triggered from now on complete with a
 	// failure-cause; the job keeps RUNNING.
 	FailSavepoints bool
@@ -80,6 +88,7 @@ func (f Faults) clone() Faults {
 	c.ErrorRate = cloneMap(f.ErrorRate)
 	c.DropRate = cloneMap(f.DropRate)
 	c.Latency = cloneMap(f.Latency)
+	c.Hang = cloneMap(f.Hang)
 	return c
 }
 
@@ -119,12 +128,16 @@ type faultDecision struct {
 	latency time.Duration
 	status  int // 0: no injected error
 	drop    bool
+	hang    bool
 }
 
 func (jm *JobManager) decideFault(endpoint, method string) faultDecision {
 	jm.faultMu.Lock()
 	defer jm.faultMu.Unlock()
 	f := jm.faults
+	if lookup(f.Hang, endpoint) {
+		return faultDecision{hang: true}
+	}
 	d := faultDecision{latency: lookup(f.Latency, endpoint)}
 	if rate := lookup(f.ErrorRate, endpoint); rate > 0 && jm.faultRand.Float64() < rate {
 		d.status = http.StatusInternalServerError

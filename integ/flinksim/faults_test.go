@@ -184,3 +184,72 @@ func TestRestartJobsEveryHonoursTheRestartStrategy(t *testing.T) {
 		})
 	}
 }
+
+func TestSubmitRegistersAfterLosesTheAnswer(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.jm.SetFaults(Faults{SubmitRegistersAfter: 5 * time.Second})
+	fixed := strings.Repeat("3d", 16)
+	req, _ := http.NewRequest("POST", h.srv.URL+"/jars/"+jar+"/run", strings.NewReader(`{"jobId":"`+fixed+`"}`))
+	if resp, err := h.srv.Client().Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("expected a transport error, got %d", resp.StatusCode)
+	}
+	h.step(5*time.Second - time.Millisecond)
+	if status, m := h.get("/jobs/" + fixed); status != http.StatusNotFound || !strings.Contains(errorText(m), "Job "+fixed+" not found") {
+		t.Fatalf("GET before registration: %d %v", status, m)
+	}
+	if jobs := at(h.mustGet("/jobs"), "jobs").([]any); len(jobs) != 0 || len(h.jm.Jobs()) != 0 {
+		t.Fatalf("jobs before registration: %v", jobs)
+	}
+	// The Dispatcher already has the job: a retry with its id is a duplicate.
+	h.jm.SetFaults(Faults{})
+	status, m := h.post("/jars/"+jar+"/run", map[string]any{"jobId": fixed})
+	if status != http.StatusBadRequest || !strings.Contains(errorText(m), "DuplicateJobSubmissionException: Job has already been submitted.") {
+		t.Fatalf("retry before registration: %d %v", status, m)
+	}
+	h.step(time.Millisecond)
+	h.expectState(fixed, "INITIALIZING")
+	if jobs := h.jm.Jobs(); len(jobs) != 1 || !jobs[0].SubmittedAt.Equal(epoch.Add(5*time.Second)) {
+		t.Fatalf("jobs after registration %+v", jobs)
+	}
+	h.step(300 * time.Millisecond)
+	h.expectState(fixed, "RUNNING")
+}
+
+func TestHangAnswersNothingUntilTheClientGivesUp(t *testing.T) {
+	h := newHarness(t, Options{})
+	id := h.runToRunning(nil)
+	client := *h.srv.Client()
+	client.Timeout = 100 * time.Millisecond
+	call := func(method, path string) error {
+		req, _ := http.NewRequest(method, h.srv.URL+path, strings.NewReader(`{}`))
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+
+	h.jm.SetFaults(Faults{Hang: map[string]bool{EndpointSavepointTrigger: true}})
+	start := time.Now()
+	if err := call("POST", "/jobs/"+id+"/savepoints"); err == nil {
+		t.Fatal("a hung endpoint answered")
+	}
+	if elapsed := time.Since(start); elapsed < 100*time.Millisecond {
+		t.Fatalf("gave up after %v", elapsed)
+	}
+	if h.jm.SavepointTriggers() != 0 {
+		t.Fatal("a hung request was processed")
+	}
+	if err := call("GET", "/jobs/"+id); err != nil {
+		t.Fatalf("another endpoint: %v", err)
+	}
+
+	h.jm.SetFaults(Faults{Hang: map[string]bool{AnyEndpoint: true, EndpointJobs: false}})
+	if err := call("GET", "/overview"); err == nil {
+		t.Fatal("AnyEndpoint did not hang /overview")
+	}
+	if err := call("GET", "/jobs"); err != nil {
+		t.Fatalf("an endpoint excluded from AnyEndpoint: %v", err)
+	}
+}

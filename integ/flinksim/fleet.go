@@ -26,6 +26,7 @@ const (
 	RoleTaskManager     = "taskmanager"
 	jobManagerContainer = "jobmanager"
 	flinkPropertiesEnv  = "FLINK_PROPERTIES"
+	flinkVersionEnv     = "FLINK_VERSION"
 )
 
 // FleetOptions configures a Fleet.
@@ -45,8 +46,10 @@ type FleetOptions struct {
 
 // Fleet runs one simulated JobManager per Flink cluster found on a Kubernetes
 // API, following the cluster's pods: a JobManager runs in a Ready jobmanager
-// pod and loses all state (no HA) when that pod stops being Ready or goes
-// away; the next Ready jobmanager pod of the cluster starts an empty one.
+// pod and its process ends when that pod stops being Ready or goes away; the
+// next Ready jobmanager pod of the cluster starts a new one, empty without HA
+// and recovering the cluster's jobs with HA. HA stores are per namespace and
+// cluster id; a cluster that names none uses its service "<app>-<hash>".
 type Fleet struct {
 	kube     kubernetes.Interface
 	opts     FleetOptions
@@ -184,13 +187,13 @@ func (f *Fleet) syncCluster(namespace, app, hash, gone string) {
 		}
 	}
 	// The JobManager process dies with its pod, even if another jobmanager pod
-	// of the cluster is Ready: without HA that one starts empty. The cache may
+	// of the cluster is Ready: that one starts a new process. The cache may
 	// already hold the pod's replacement when the deletion is handled, and a
 	// replacement under the same name looks the same where the API server sets
 	// no UID (fake clientsets), so the deletion itself ends the process.
 	if c.jm != nil && (!hostReady || c.host == gone) {
-		f.logf("flinksim: %s/%s: jobmanager pod gone or not ready; JobManager %s lost", namespace, key.service, c.jm.Name())
-		c.jm.Crash()
+		f.logf("flinksim: %s/%s: jobmanager pod gone or not ready; JobManager %s ended", namespace, key.service, c.jm.Name())
+		c.jm.stop()
 		c.jm = nil
 	}
 	switch {
@@ -203,12 +206,16 @@ func (f *Fleet) syncCluster(namespace, app, hash, gone string) {
 
 func (f *Fleet) startJobManager(c *cluster, pod *corev1.Pod, taskManagers int) {
 	var config map[string]string
+	version := ""
 	for _, ctr := range pod.Spec.Containers {
 		if ctr.Name == jobManagerContainer {
 			c.image = ctr.Image
 			for _, env := range ctr.Env {
-				if env.Name == flinkPropertiesEnv {
+				switch env.Name {
+				case flinkPropertiesEnv:
 					config = ParseFlinkProperties(env.Value)
+				case flinkVersionEnv:
+					version = env.Value
 				}
 			}
 		}
@@ -222,7 +229,8 @@ func (f *Fleet) startJobManager(c *cluster, pod *corev1.Pod, taskManagers int) {
 		Clock: f.opts.Clock, Name: pod.Name, FlinkConfig: config, Jars: jars,
 		TaskManagers: taskManagers, Timings: f.opts.Timings,
 		Timeline: f.timeline, AppKey: c.namespace + "/" + c.app, Storage: f.storage,
-		Seed: f.opts.Seed + int64(f.started),
+		Seed: f.opts.Seed + int64(f.started), FlinkVersion: version,
+		haScope: c.namespace, haClusterID: c.app + "-" + c.hash,
 	})
 	f.started++
 	c.jm.SetFaults(f.faults[c.namespace+"/"+c.app])
@@ -289,8 +297,9 @@ func (f *Fleet) SetFaults(namespace, app string, faults Faults) {
 	}
 }
 
-// CrashJobManager restarts a cluster's JobManager process without HA: it stays
-// reachable but has lost every job. It reports whether the JobManager was up.
+// CrashJobManager restarts a cluster's JobManager process at once (see
+// JobManager.Crash): it stays reachable, and without HA has lost every job.
+// It reports whether the JobManager was up.
 func (f *Fleet) CrashJobManager(namespace, service string) bool {
 	jm := f.JobManager(namespace, service)
 	if jm == nil {
@@ -298,6 +307,18 @@ func (f *Fleet) CrashJobManager(namespace, service string) bool {
 	}
 	f.logf("flinksim: %s/%s: JobManager %s crashed", namespace, service, jm.Name())
 	jm.Crash()
+	return true
+}
+
+// RestartJobManager restarts a cluster's JobManager process in its pod, as an
+// OOMKill does (see JobManager.Restart). It reports whether the JobManager was up.
+func (f *Fleet) RestartJobManager(namespace, service string) bool {
+	jm := f.JobManager(namespace, service)
+	if jm == nil {
+		return false
+	}
+	f.logf("flinksim: %s/%s: JobManager %s restarting", namespace, service, jm.Name())
+	jm.Restart()
 	return true
 }
 

@@ -395,3 +395,63 @@ func TestFleetRecreatedJobManagerStartsEmpty(t *testing.T) {
 		return jm != nil && len(jm.Jobs()) == 0
 	})
 }
+
+// TestFleetWithHA: a cluster with HA and no cluster id of its own keeps its
+// jobs across JobManager pods and process restarts.
+func TestFleetWithHA(t *testing.T) {
+	e := newFleetEnv(t)
+	svc := "app-h1"
+	props := testProps + "\nstate.checkpoints.dir: " + ckpDir + "\nhigh-availability.type: kubernetes"
+	withHA := func(p *corev1.Pod) *corev1.Pod {
+		p.Spec.Containers[1].Env = []corev1.EnvVar{{Name: flinkPropertiesEnv, Value: props}, {Name: flinkVersionEnv, Value: "1.14.6"}}
+		return p
+	}
+	e.create(withHA(pod("app", "h1", RoleJobManager, "app-h1-jm-a", "flink:1.14", true)))
+	e.create(withHA(pod("app", "h1", RoleTaskManager, "app-h1-tm", "flink:1.14", true)))
+	e.waitUp(svc, 1)
+	status, m, _ := e.request("POST", "/"+testNS+"/"+svc+"/jars/app.jar/run", "")
+	if status != 200 {
+		t.Fatalf("run: %d %v", status, m)
+	}
+	jobID := m["jobid"].(string)
+	e.clk.Step(11 * time.Second) // chk-1
+
+	// FLINK_VERSION 1.14: a client trigger id is not honoured.
+	trigger := strings.Repeat("7e", 16)
+	_, m, _ = e.request("POST", "/"+testNS+"/"+svc+"/jobs/"+jobID+"/savepoints", `{"triggerId":"`+trigger+`"}`)
+	if m["request-id"] == trigger {
+		t.Fatal("FLINK_VERSION not applied")
+	}
+
+	e.delete("app-h1-jm-a")
+	e.waitDown(svc)
+	if r := e.f.Timeline().Jobs(testNS + "/app"); len(r) != 1 || !r[0].LostAt.IsZero() {
+		t.Fatalf("timeline after the pod went %+v", r)
+	}
+	e.create(withHA(pod("app", "h1", RoleJobManager, "app-h1-jm-b", "flink:1.14", true)))
+	e.waitUp(svc, 1)
+	e.clk.Step(time.Second)
+	jm := e.f.JobManager(testNS, svc)
+	if jobs := jm.Jobs(); len(jobs) != 1 || jobs[0].ID != jobID || jobs[0].State != "RUNNING" {
+		t.Fatalf("jobs in the new pod %+v", jobs)
+	}
+	_, cp, _ := e.request("GET", "/"+testNS+"/"+svc+"/jobs/"+jobID+"/checkpoints", "")
+	if at(cp, "latest", "restored", "external_path") != ckpDir+"/"+jobID+"/chk-1" {
+		t.Fatalf("restored %v", at(cp, "latest", "restored"))
+	}
+
+	if !e.f.RestartJobManager(testNS, svc) || e.f.RestartJobManager(testNS, "app-none") {
+		t.Fatal("RestartJobManager: wrong answer on up or unknown cluster")
+	}
+	if status, m, _ := e.request("GET", "/"+testNS+"/"+svc+"/jobs", ""); status != 503 || errorText(m) != leaderElectionMessage {
+		t.Fatalf("while restarting: %d %v", status, m)
+	}
+	e.clk.Step(time.Second)
+	if status, m, _ := e.request("GET", "/"+testNS+"/"+svc+"/jobs/"+jobID, ""); status != 200 || m["state"] != "INITIALIZING" {
+		t.Fatalf("after restarting: %d %v", status, m)
+	}
+	records := e.f.Timeline().Jobs(testNS + "/app")
+	if len(records) != 1 || records[0].JobManager != "app-h1-jm-b" || len(e.f.Timeline().Overlaps(testNS+"/app")) != 0 {
+		t.Fatalf("timeline %+v", records)
+	}
+}

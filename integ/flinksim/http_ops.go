@@ -3,6 +3,7 @@ package flinksim
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 )
@@ -99,11 +100,14 @@ func (jm *JobManager) handleStop(rc *reqCtx) response {
 	return respondAccepted(map[string]string{"request-id": id})
 }
 
-// savepointDir resolves the target directory, failing synchronously (400) when
-// neither the request nor the configuration names one.
 // parseSavepointRequest reads what savepoint and stop-with-savepoint requests share, in the order
 // Flink reports problems: the trigger id, the format, then the target directory.
 func (jm *JobManager) parseSavepointRequest(class string, triggerID, formatType, targetDir *string, dirProperty string) (string, string, string, *response) {
+	if jm.legacyTriggerIDs {
+		// Before Flink 1.15 the request bodies had no triggerId: every trigger
+		// starts a new savepoint under a fresh id, so a client retry doubles it.
+		triggerID = nil
+	}
 	id, bad := parseTriggerID(triggerID, class)
 	if bad != nil {
 		return "", "", "", bad
@@ -119,6 +123,8 @@ func (jm *JobManager) parseSavepointRequest(class string, triggerID, formatType,
 	return id, format, dir, nil
 }
 
+// savepointDir resolves the target directory, failing synchronously (400) when
+// neither the request nor the configuration names one.
 func (jm *JobManager) savepointDir(requested *string, property string) (string, *response) {
 	if requested != nil && strings.TrimSpace(*requested) != "" {
 		return normalizePath(*requested), nil
@@ -251,12 +257,29 @@ func (jm *JobManager) handleJarRun(rc *reqCtx) response {
 		savepointPath = q.Get("savepointPath")
 	}
 	req := submitRequest{jarID: jarID, entryClass: entryClass, jobID: jobID, savepointPath: savepointPath,
-		parallelism: parallelism, userConfig: copyMap(body.FlinkConfiguration)}
-	if jm.job(jobID) != nil || jm.resultStore[jobID] {
+		parallelism: parallelism, args: programArgs(body, q), userConfig: copyMap(body.FlinkConfiguration)}
+	if jm.isDuplicate(jobID) {
 		return duplicateSubmission(jm.jobName(req))
 	}
-	jm.submit(rc.now, req)
+	if d := jm.currentFaults().SubmitRegistersAfter; d > 0 {
+		jm.pending = append(jm.pending, &pendingSubmit{req: req, at: rc.now.Add(d)})
+		return response{drop: true}
+	}
+	jm.submit(rc.now, req, nil)
 	return respondOK(map[string]string{"jobid": jobID})
+}
+
+// programArgs are the arguments main() gets; an HA cluster persists them with the job.
+func programArgs(body jarRunBody, q url.Values) []string {
+	switch {
+	case len(body.ProgramArgsList) > 0:
+		return body.ProgramArgsList
+	case len(q["programArg"]) > 0:
+		return q["programArg"]
+	case deref(body.ProgramArgs) != "":
+		return strings.Fields(*body.ProgramArgs)
+	}
+	return strings.Fields(q.Get("program-args"))
 }
 
 func (jm *JobManager) jobName(req submitRequest) string {

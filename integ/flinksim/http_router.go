@@ -10,10 +10,12 @@ import (
 	"time"
 )
 
-// response is a handler's answer; body is marshalled to JSON.
+// response is a handler's answer; body is marshalled to JSON. drop closes the
+// connection instead, as when the answer is lost.
 type response struct {
 	status int
 	body   any
+	drop   bool
 }
 
 // reqCtx is one request as handlers see it. Handlers run under jm.mu after the
@@ -157,6 +159,11 @@ func (jm *JobManager) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	body, _ := io.ReadAll(io.LimitReader(req.Body, 64<<20))
 	fault := jm.decideFault(rt.endpoint, req.Method)
+	if fault.hang {
+		<-req.Context().Done()
+		dropConnection(w)
+		return
+	}
 	if fault.latency > 0 {
 		time.Sleep(fault.latency)
 	}
@@ -170,7 +177,7 @@ func (jm *JobManager) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	} else {
 		resp = jm.dispatch(rt, &reqCtx{r: req, params: params, body: body})
 	}
-	if fault.drop {
+	if fault.drop || resp.drop {
 		dropConnection(w)
 		return
 	}
@@ -181,6 +188,9 @@ func (jm *JobManager) dispatch(rt *route, rc *reqCtx) response {
 	jm.mu.Lock()
 	defer jm.mu.Unlock()
 	rc.now = jm.advance()
+	if rc.now.Before(jm.unavailableUntil) {
+		return leaderElection()
+	}
 	if !rt.cached || jm.timings.JobCacheTTL <= 0 {
 		return rt.handle(jm, rc)
 	}
@@ -258,9 +268,14 @@ func jobNotFoundResponse(jobID string) response {
 	return restError(http.StatusNotFound, classNotFound, "Job "+jobID+" not found", jobNotFound(jobID))
 }
 
+// leaderElection is Flink's answer while no JobManager leader is known.
+func leaderElection() response {
+	return errorBody(http.StatusServiceUnavailable, "Service temporarily unavailable due to an ongoing leader election. Please refresh.")
+}
+
 func injectedError(status int) response {
 	if status == http.StatusServiceUnavailable {
-		return errorBody(status, "Service temporarily unavailable due to an ongoing leader election. Please refresh.")
+		return leaderElection()
 	}
 	rpc := newThrowable("org.apache.flink.runtime.rpc.exceptions.RpcException", "Simulated fault injected by flinksim.", nil)
 	return internalError(newThrowable(classCompletion, rpc.String(), rpc))

@@ -52,8 +52,9 @@ type job struct {
 	endedAt     time.Time // globally terminal
 	expiresAt   time.Time // dropped from the job store
 
-	restorePath     string // savepointPath from the run request
-	cancelRequested bool   // PATCH arrived while INITIALIZING
+	restorePath     string    // savepointPath from the run request
+	recovered       *recovery // set when an HA JobManager recovered the job
+	cancelRequested bool      // PATCH arrived while INITIALIZING
 	initFailure     *throwable
 
 	hasSlots        bool
@@ -80,11 +81,30 @@ type job struct {
 type submitRequest struct {
 	jarID, entryClass, jobID, savepointPath string
 	parallelism                             int
+	args                                    []string
 	userConfig                              map[string]string
 }
 
-// submit registers a job as INITIALIZING, like the Dispatcher accepting a JobGraph.
-func (jm *JobManager) submit(now time.Time, req submitRequest) *job {
+// pendingSubmit is a submission the Dispatcher accepted but has not yet
+// registered (Faults.SubmitRegistersAfter).
+type pendingSubmit struct {
+	req submitRequest
+	at  time.Time
+}
+
+func (jm *JobManager) register(p *pendingSubmit, at time.Time) {
+	for i, x := range jm.pending {
+		if x == p {
+			jm.pending = append(jm.pending[:i], jm.pending[i+1:]...)
+			break
+		}
+	}
+	jm.submit(at, p.req, nil)
+}
+
+// submit registers a job as INITIALIZING, like the Dispatcher accepting a
+// JobGraph. rec is nil for a new submission, which an HA cluster persists.
+func (jm *JobManager) submit(now time.Time, req submitRequest, rec *recovery) *job {
 	name := jm.jobName(req)
 	// Vertex ids hash the program, as Flink's are stable for an unchanged JobGraph.
 	program := req.jarID + "/" + req.entryClass
@@ -102,16 +122,26 @@ func (jm *JobManager) submit(now time.Time, req submitRequest) *job {
 		stateTimes:        map[string]time.Time{},
 		submittedAt:       now,
 		restorePath:       req.savepointPath,
+		recovered:         rec,
 		failAfter:         faults.FailJobsAfter,
 		restartEvery:      faults.RestartJobsEvery,
 		timelineHandle:    -1,
 	}
 	j.ckpt.nextID = 1
+	if jm.haKey != "" && rec == nil {
+		jm.storage.haSubmitted(jm.haKey, req)
+	}
 	if jm.timeline != nil {
-		j.timelineHandle = jm.timeline.register(JobRecord{
-			AppKey: jm.appKey, JobManager: jm.name, JobID: j.id,
-			RestoredFrom: req.savepointPath, Parallelism: j.parallelism,
-		})
+		resumed := false
+		if rec != nil {
+			j.timelineHandle, resumed = jm.timeline.resume(jm.appKey, j.id, jm.name)
+		}
+		if !resumed {
+			j.timelineHandle = jm.timeline.register(JobRecord{
+				AppKey: jm.appKey, JobManager: jm.name, JobID: j.id,
+				RestoredFrom: req.savepointPath, Parallelism: j.parallelism,
+			})
+		}
 	}
 	jm.jobs = append(jm.jobs, j)
 	jm.setState(j, stateInitializing, now)
@@ -183,12 +213,18 @@ func (jm *JobManager) runningEvent(j *job) (time.Time, func(time.Time)) {
 }
 
 func (jm *JobManager) finishInitialization(j *job, at time.Time) {
-	if j.restorePath != "" {
+	switch {
+	case j.recovered != nil && j.recovered.checkpoint != nil:
+		c := j.recovered.checkpoint
+		if _, ok := jm.storage.get(c.path); !ok && c.path != noCheckpointPath {
+			jm.failRestore(j, at, c.path)
+			return
+		}
+		jm.restoreFrom(j, at, c.id, false, c.path)
+	case j.restorePath != "":
 		snap, ok := jm.storage.get(j.restorePath)
 		if !ok {
-			j.initFailure = restoreNotFound(j.restorePath)
-			jm.recordException(j, at, exceptionEntry{failure: j.initFailure})
-			jm.setState(j, stateFailed, at)
+			jm.failRestore(j, at, j.restorePath)
 			return
 		}
 		jm.restoreFrom(j, at, snap.CheckpointID, snap.Savepoint, snap.Path)
@@ -197,6 +233,13 @@ func (jm *JobManager) finishInitialization(j *job, at time.Time) {
 	if j.cancelRequested {
 		jm.cancel(j, at)
 	}
+}
+
+// failRestore fails a job whose snapshot is missing: the JobMaster cannot start.
+func (jm *JobManager) failRestore(j *job, at time.Time, path string) {
+	j.initFailure = restoreNotFound(path)
+	jm.recordException(j, at, exceptionEntry{failure: j.initFailure})
+	jm.setState(j, stateFailed, at)
 }
 
 // deploy gives a RUNNING job its slots: all tasks become RUNNING.
@@ -229,6 +272,9 @@ func (jm *JobManager) setState(j *job, state string, at time.Time) {
 	j.endedAt = at
 	j.expiresAt = at.Add(jm.cfg.jobStoreTTL)
 	jm.resultStore[j.id] = true
+	if jm.haKey != "" {
+		jm.storage.haFinished(jm.haKey, j.id)
+	}
 	jm.abortCheckpoints(j, at, checkpointDeclined("Checkpoint Coordinator is suspending."))
 	jm.failPendingOperations(j, at)
 	jm.discardCheckpoints(j, state)

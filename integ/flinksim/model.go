@@ -33,16 +33,22 @@ type JobManager struct {
 
 	jobs        []*job          // submission order, including terminal jobs still listed
 	resultStore map[string]bool // job ids that reached a globally terminal state
-	ops         []*operation    // async operations in trigger order
+	pending     []*pendingSubmit
+	ops         []*operation // async operations in trigger order
 	cache       map[string]cachedResponse
 
 	faults    Faults
 	faultRand *mrand.Rand
 	faultMu   sync.Mutex
 
+	haKey            string // "" without HA
+	legacyTriggerIDs bool   // Flink < 1.15 ignores client trigger ids
+
 	savepointTriggers int
 	lastNow           time.Time
 	startedAt         time.Time
+	unavailableUntil  time.Time // REST answers 503 until then, while a restarted process elects a leader
+	recoverAt         time.Time // when the process recovers its HA jobs; zero when it has
 }
 
 // JobInfo is a test-facing summary of one job.
@@ -93,16 +99,22 @@ func NewJobManager(opts Options) *JobManager {
 		storage = NewStorage()
 	}
 	jm := &JobManager{
-		clock:     clk,
-		name:      name,
-		appKey:    opts.AppKey,
-		timings:   opts.Timings.withDefaults(),
-		storage:   storage,
-		timeline:  opts.Timeline,
-		faultRand: mrand.New(mrand.NewSource(opts.Seed)),
+		clock:            clk,
+		name:             name,
+		appKey:           opts.AppKey,
+		timings:          opts.Timings.withDefaults(),
+		storage:          storage,
+		timeline:         opts.Timeline,
+		faultRand:        mrand.New(mrand.NewSource(opts.Seed)),
+		haKey:            haKey(opts, name),
+		legacyTriggerIDs: flinkBefore(opts.FlinkVersion, 1, 15),
 	}
 	jm.cfg.raw = copyMap(opts.FlinkConfig)
 	jm.reset(clk.Now())
+	if jm.haKey != "" {
+		// Lazily, so that faults set right after creation apply to recovered jobs.
+		jm.recoverAt = jm.startedAt
+	}
 	if opts.Jars != nil {
 		jm.imageJars = jarSet(opts.Jars)
 	}
@@ -126,6 +138,8 @@ func (jm *JobManager) reset(now time.Time) {
 	jm.deleted = map[string]bool{}
 	jm.jobs = nil
 	jm.resultStore = map[string]bool{}
+	jm.pending = nil
+	jm.recoverAt = time.Time{}
 	jm.ops = nil
 	jm.cache = map[string]cachedResponse{}
 	jm.lastNow = now
@@ -151,20 +165,6 @@ func (jm *JobManager) Name() string { return jm.name }
 
 // Storage is where this JobManager writes savepoints and checkpoints.
 func (jm *JobManager) Storage() *Storage { return jm.storage }
-
-// Crash restarts the JobManager process without HA: every job, operation and
-// uploaded jar is gone; snapshots already written to Storage stay.
-func (jm *JobManager) Crash() {
-	jm.mu.Lock()
-	defer jm.mu.Unlock()
-	now := jm.advance()
-	for _, j := range jm.jobs {
-		if j.timelineHandle >= 0 && !isGloballyTerminal(j.state) {
-			jm.timeline.recordLost(j.timelineHandle, now)
-		}
-	}
-	jm.reset(now)
-}
 
 // SetTaskManagers changes the number of registered TaskManagers. Losing slots
 // that running jobs use fails those jobs over, as a lost TaskManager does.
@@ -238,7 +238,8 @@ func (jm *JobManager) advance() time.Time {
 }
 
 // nextEvent finds the earliest pending transition. Ties go to jobs in
-// submission order, then operations in trigger order, so runs are deterministic.
+// submission order, then operations in trigger order, then registrations and
+// HA recovery, so runs are deterministic.
 func (jm *JobManager) nextEvent() (time.Time, func(time.Time)) {
 	var best time.Time
 	var bestFire func(time.Time)
@@ -252,6 +253,12 @@ func (jm *JobManager) nextEvent() (time.Time, func(time.Time)) {
 	}
 	for _, op := range jm.ops {
 		consider(jm.operationEvent(op))
+	}
+	for _, p := range jm.pending {
+		consider(p.at, func(at time.Time) { jm.register(p, at) })
+	}
+	if !jm.recoverAt.IsZero() {
+		consider(jm.recoverAt, jm.recoverJobs)
 	}
 	return best, bestFire
 }

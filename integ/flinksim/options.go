@@ -1,6 +1,9 @@
 package flinksim
 
 import (
+	"regexp"
+	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -32,6 +35,15 @@ type Options struct {
 	Storage *Storage
 	// Seed makes injected faults reproducible.
 	Seed int64
+	// FlinkVersion is the Flink release simulated, such as "1.14" or "1.18.1"
+	// ("v1_14" is accepted too). Empty means 1.20. Only behaviour that differs
+	// in ways the operator can observe follows it: see doc.go.
+	FlinkVersion string
+
+	// haScope and haClusterID are set by the Fleet: HA stores are namespaced
+	// like the ConfigMaps that hold them, and a pod name is no stable fallback
+	// for the cluster id.
+	haScope, haClusterID string
 }
 
 // Timings are the simulated durations of asynchronous work. A zero field takes
@@ -48,6 +60,9 @@ type Timings struct {
 	// /checkpoints) serve a snapshot up to this old, like Flink's
 	// web.refresh-interval cache (3s in real clusters). Zero disables it.
 	JobCacheTTL time.Duration
+	// Recovery is how long a restarted JobManager process answers 503 while it
+	// elects a leader, before it serves again and recovers HA jobs; default 1s.
+	Recovery time.Duration
 }
 
 func (t Timings) withDefaults() Timings {
@@ -69,5 +84,20 @@ func (t Timings) withDefaults() Timings {
 		Fail:        pick(t.Fail, 100*time.Millisecond),
 		Restart:     pick(t.Restart, time.Second),
 		JobCacheTTL: max(t.JobCacheTTL, 0),
+		Recovery:    pick(t.Recovery, time.Second),
 	}
+}
+
+var versionRE = regexp.MustCompile(`^[vV]?(\d+)[._](\d+)`)
+
+// flinkBefore tells whether a FlinkVersion is older than major.minor. An empty
+// or unreadable version is the simulated 1.20.
+func flinkBefore(version string, major, minor int) bool {
+	m := versionRE.FindStringSubmatch(strings.TrimSpace(version))
+	if m == nil {
+		return false
+	}
+	ma, _ := strconv.Atoi(m[1])
+	mi, _ := strconv.Atoi(m[2])
+	return ma < major || (ma == major && mi < minor)
 }

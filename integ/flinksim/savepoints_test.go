@@ -141,6 +141,37 @@ func TestSavepointTriggerIDIsIdempotent(t *testing.T) {
 	}
 }
 
+// TestSavepointTriggerIDBeforeFlink115: older Flink had no triggerId in the
+// request bodies, so every trigger took a savepoint of its own.
+func TestSavepointTriggerIDBeforeFlink115(t *testing.T) {
+	for _, version := range []string{"1.14", "1.13.6", "v1_14"} {
+		t.Run(version, func(t *testing.T) {
+			h := newHarness(t, Options{FlinkVersion: version})
+			id := h.runToRunning(nil)
+			trigger := strings.Repeat("12", 16)
+			first := h.savepoint(id, map[string]any{"triggerId": trigger})
+			second := h.savepoint(id, map[string]any{"triggerId": trigger})
+			status, m := h.post("/jobs/"+id+"/stop", map[string]any{"triggerId": trigger})
+			if first == trigger || second == trigger || first == second || status != 202 || m["request-id"] == trigger {
+				t.Fatalf("request-ids %s, %s, stop %d %v; want fresh ones", first, second, status, m)
+			}
+			if h.jm.SavepointTriggers() != 3 {
+				t.Fatalf("SavepointTriggers %d, want 3", h.jm.SavepointTriggers())
+			}
+		})
+	}
+}
+
+func TestFlinkBefore(t *testing.T) {
+	for version, want := range map[string]bool{
+		"": false, "1.20": false, "1.15.0": false, "1.14": true, "1.14.6": true, "v1_13": true, "2.0": false, "x": false,
+	} {
+		if got := flinkBefore(version, 1, 15); got != want {
+			t.Errorf("flinkBefore(%q, 1, 15) = %v, want %v", version, got, want)
+		}
+	}
+}
+
 func TestSavepointResultIsForgotten(t *testing.T) {
 	h := newHarness(t, Options{})
 	id := h.runToRunning(nil)
@@ -175,6 +206,36 @@ func TestCancelWithSavepoint(t *testing.T) {
 	h.expectState(id, "CANCELED")
 	if got := at(h.mustGet("/jobs/"+id+"/checkpoints"), "latest", "savepoint", "external_path"); got != at(st, "operation", "location") {
 		t.Fatalf("latest.savepoint %v", got)
+	}
+}
+
+// TestCancelWithSavepointStaysFindable is how a client that stopped polling
+// its trigger finds the savepoint: the CANCELED job's statistics name it.
+func TestCancelWithSavepointStaysFindable(t *testing.T) {
+	h := newHarness(t, Options{FlinkConfig: checkpointConfig()})
+	id := h.runToRunning(nil)
+	h.step(10*time.Second + 200*time.Millisecond) // chk-1
+	triggeredAt := h.clk.Now()
+	h.savepoint(id, map[string]any{"cancel-job": true})
+	h.step(2 * time.Second)
+	h.expectState(id, "CANCELED")
+	loc := ""
+	for _, s := range h.jm.Storage().Snapshots() {
+		if s.Savepoint {
+			loc = s.Path
+		}
+	}
+	cp := h.mustGet("/jobs/" + id + "/checkpoints")
+	sp := at(cp, "latest", "savepoint")
+	if loc == "" || at(sp, "external_path") != loc || num(at(sp, "trigger_timestamp")) != triggeredAt.UnixMilli() ||
+		at(sp, "status") != "COMPLETED" || at(sp, "is_savepoint") != true || num(at(sp, "id")) != 2 {
+		t.Fatalf("latest.savepoint %v, want %s triggered at %d", sp, loc, triggeredAt.UnixMilli())
+	}
+	if h0 := at(cp, "history", 0); at(h0, "id") != at(sp, "id") || at(h0, "is_savepoint") != true || at(h0, "external_path") != loc {
+		t.Fatalf("history[0] %v", h0)
+	}
+	if h1 := at(cp, "history", 1); at(h1, "is_savepoint") != false || num(at(h1, "id")) != 1 {
+		t.Fatalf("history[1] %v", h1)
 	}
 }
 

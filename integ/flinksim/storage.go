@@ -18,10 +18,12 @@ type Snapshot struct {
 
 // Storage stands in for the durable file system (S3, a PVC) behind
 // state.savepoints.dir and state.checkpoints.dir. It outlives JobManagers: a
-// crashed or replaced cluster's savepoints stay restorable until deleted.
+// crashed or replaced cluster's savepoints stay restorable until deleted. It
+// also holds the HA data of clusters that run with Flink HA.
 type Storage struct {
 	mu      sync.Mutex
 	items   map[string]Snapshot
+	ha      map[string]*haStore // by HA scope and cluster id
 	syncers []func()
 }
 

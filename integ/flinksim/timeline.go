@@ -14,7 +14,8 @@ type StateChange struct {
 
 // JobRecord is the life of one job as recorded in a Timeline.
 type JobRecord struct {
-	AppKey       string
+	AppKey string
+	// JobManager is the JobManager that ran the job last.
 	JobManager   string
 	JobID        string
 	RestoredFrom string
@@ -22,7 +23,10 @@ type JobRecord struct {
 	// adaptive scheduler shows in States (RESTARTING, CREATED, RUNNING) of the
 	// same record: the job keeps its id.
 	Parallelism int
-	States      []StateChange
+	// States are the job's transitions. With HA, a JobManager that goes away
+	// leaves its jobs SUSPENDED; a JobManager that recovers one continues the
+	// same record from INITIALIZING. A job is not alive while suspended.
+	States []StateChange
 	// LostAt is when the JobManager running the job crashed without HA while the
 	// job was still alive; zero otherwise.
 	LostAt time.Time
@@ -36,18 +40,43 @@ func (r JobRecord) AliveFrom() time.Time {
 	return r.States[0].Time
 }
 
-// AliveUntil is when the job reached a globally terminal state or was lost with
-// its JobManager; ok is false while it is still alive.
+// AliveUntil is when the job reached a globally terminal state, was lost with
+// its JobManager or was suspended; ok is false while it is alive.
 func (r JobRecord) AliveUntil() (t time.Time, ok bool) {
+	spans := r.aliveSpans()
+	if len(spans) == 0 {
+		return r.AliveFrom(), len(r.States) > 0
+	}
+	last := spans[len(spans)-1]
+	return last.to, !last.to.IsZero()
+}
+
+// span is a period in which a job was alive; to is zero while it still is.
+type span struct{ from, to time.Time }
+
+// aliveSpans splits the job's life at suspensions under HA.
+func (r JobRecord) aliveSpans() []span {
+	var out []span
+	var cur *span
 	for _, s := range r.States {
+		ends := isGloballyTerminal(s.State) || s.State == stateSuspended
+		if ends && cur != nil {
+			cur.to = s.Time
+			out = append(out, *cur)
+			cur = nil
+		}
 		if isGloballyTerminal(s.State) {
-			return s.Time, true
+			return out
+		}
+		if !ends && cur == nil {
+			cur = &span{from: s.Time}
 		}
 	}
-	if !r.LostAt.IsZero() {
-		return r.LostAt, true
+	if cur != nil {
+		cur.to = r.LostAt
+		out = append(out, *cur)
 	}
-	return time.Time{}, false
+	return out
 }
 
 // Overlap is a period in which two jobs of one application were alive at once,
@@ -104,6 +133,24 @@ func (t *Timeline) recordState(handle int, state string, at time.Time) {
 	r.States = append(r.States, StateChange{State: state, Time: at})
 }
 
+// resume finds the record of a suspended job that a JobManager recovers, so
+// that it continues as the same job.
+func (t *Timeline) resume(appKey, jobID, jobManager string) (int, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for h := len(t.records) - 1; h >= 0; h-- {
+		r := t.records[h]
+		if r.AppKey != appKey || r.JobID != jobID || len(r.States) == 0 || !r.LostAt.IsZero() {
+			continue
+		}
+		if r.States[len(r.States)-1].State == stateSuspended {
+			r.JobManager = jobManager
+			return h, true
+		}
+	}
+	return -1, false
+}
+
 func (t *Timeline) recordLost(handle int, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -137,26 +184,30 @@ func (t *Timeline) Overlaps(appKey string) []Overlap {
 	var out []Overlap
 	for i := range jobs {
 		for j := i + 1; j < len(jobs); j++ {
-			a, b := jobs[i], jobs[j]
-			from := later(a.AliveFrom(), b.AliveFrom())
-			aEnd, aDone := a.AliveUntil()
-			bEnd, bDone := b.AliveUntil()
-			var to time.Time
-			switch {
-			case aDone && bDone:
-				to = earlier(aEnd, bEnd)
-			case aDone:
-				to = aEnd
-			case bDone:
-				to = bEnd
+			for _, a := range jobs[i].aliveSpans() {
+				for _, b := range jobs[j].aliveSpans() {
+					if from, to, ok := intersect(a, b); ok {
+						out = append(out, Overlap{First: jobs[i], Second: jobs[j], From: from, To: to})
+					}
+				}
 			}
-			if !to.IsZero() && !from.Before(to) {
-				continue
-			}
-			out = append(out, Overlap{First: a, Second: b, From: from, To: to})
 		}
 	}
 	return out
+}
+
+// intersect is the common part of two spans; a zero to is open-ended.
+func intersect(a, b span) (from, to time.Time, ok bool) {
+	from = later(a.from, b.from)
+	switch {
+	case a.to.IsZero():
+		to = b.to
+	case b.to.IsZero():
+		to = a.to
+	default:
+		to = earlier(a.to, b.to)
+	}
+	return from, to, to.IsZero() || from.Before(to)
 }
 
 func later(a, b time.Time) time.Time {

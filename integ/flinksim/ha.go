@@ -1,0 +1,189 @@
+package flinksim
+
+import (
+	"sort"
+	"strings"
+	"time"
+)
+
+// JobManager processes end and start again; what survives depends on HA. Flink
+// HA (high-availability.type: kubernetes or zookeeper) keeps, per cluster id,
+// the submitted JobGraphs, each job's latest completed checkpoint and the job
+// result store outside the process, and a new process recovers every job that
+// has no result yet under the same job id.
+
+// haStore is one cluster id's HA data, held in Storage because it outlives
+// JobManager processes and pods as the HA ConfigMaps and storageDir do.
+type haStore struct {
+	jobs    map[string]*haJob
+	results map[string]bool // job ids that reached a globally terminal state
+	seq     int
+}
+
+type haJob struct {
+	req        submitRequest
+	seq        int // submission order, which recovery keeps
+	checkpoint *haCheckpoint
+}
+
+// haCheckpoint is the latest completed checkpoint of a job, which recovery restores.
+type haCheckpoint struct {
+	id   int64
+	path string
+}
+
+// haKey returns the key of the cluster's HA store, or "" when HA is off.
+func haKey(opts Options, name string) string {
+	cfg := opts.FlinkConfig
+	kind := strings.TrimSpace(cfg["high-availability.type"])
+	if kind == "" {
+		kind = strings.TrimSpace(cfg["high-availability"])
+	}
+	if kind == "" || strings.EqualFold(kind, "none") {
+		return ""
+	}
+	for _, id := range []string{cfg["kubernetes.cluster-id"], cfg["high-availability.cluster-id"], opts.haClusterID, name} {
+		if id = strings.TrimSpace(id); id != "" {
+			return opts.haScope + "/" + id
+		}
+	}
+	return ""
+}
+
+// haStoreFor returns the store under key, creating it. Callers hold s.mu.
+func (s *Storage) haStoreFor(key string) *haStore {
+	if s.ha == nil {
+		s.ha = map[string]*haStore{}
+	}
+	st := s.ha[key]
+	if st == nil {
+		st = &haStore{jobs: map[string]*haJob{}, results: map[string]bool{}}
+		s.ha[key] = st
+	}
+	return st
+}
+
+func (s *Storage) haSubmitted(key string, req submitRequest) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.haStoreFor(key)
+	st.seq++
+	req.userConfig = copyMap(req.userConfig)
+	req.args = append([]string(nil), req.args...)
+	st.jobs[req.jobID] = &haJob{req: req, seq: st.seq}
+}
+
+func (s *Storage) haCheckpointed(key, jobID string, c haCheckpoint) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if hj := s.haStoreFor(key).jobs[jobID]; hj != nil {
+		hj.checkpoint = &c
+	}
+}
+
+// haFinished moves a job from the JobGraph store to the job result store.
+func (s *Storage) haFinished(key, jobID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.haStoreFor(key)
+	delete(st.jobs, jobID)
+	st.results[jobID] = true
+}
+
+func (s *Storage) haHasResult(key, jobID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.haStoreFor(key).results[jobID]
+}
+
+// haJobs lists the jobs to recover, in submission order.
+func (s *Storage) haJobs(key string) []haJob {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []haJob
+	for _, hj := range s.haStoreFor(key).jobs {
+		out = append(out, *hj)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	return out
+}
+
+// Crash kills the JobManager process and starts it again at once, with no
+// leader-election window. Without HA every job, operation and uploaded jar is
+// gone and the Timeline marks the jobs lost; with HA the jobs are recovered as
+// after Restart. Snapshots already written to Storage stay.
+func (jm *JobManager) Crash() { jm.restartProcess(0) }
+
+// Restart restarts the JobManager process in its pod, as after an OOMKill: it
+// loses everything Crash loses, then answers every REST call with 503 (no
+// leader yet) for Timings.Recovery, after which it serves again and, with HA,
+// recovers its jobs.
+func (jm *JobManager) Restart() { jm.restartProcess(jm.timings.Recovery) }
+
+func (jm *JobManager) restartProcess(leaderless time.Duration) {
+	jm.mu.Lock()
+	defer jm.mu.Unlock()
+	now := jm.exit()
+	jm.unavailableUntil = now.Add(leaderless)
+	if jm.haKey != "" {
+		jm.recoverAt = jm.unavailableUntil
+	}
+	jm.advance()
+}
+
+// stop ends the process for good, as when its pod goes away; with HA its
+// jobs wait in the HA store for the cluster's next JobManager.
+func (jm *JobManager) stop() {
+	jm.mu.Lock()
+	defer jm.mu.Unlock()
+	jm.exit()
+}
+
+// exit ends the current process. Callers hold jm.mu.
+func (jm *JobManager) exit() time.Time {
+	now := jm.advance()
+	for _, j := range jm.jobs {
+		if j.timelineHandle < 0 || isGloballyTerminal(j.state) {
+			continue
+		}
+		if jm.haKey != "" {
+			// The job is not lost: it is suspended until a JobManager recovers it.
+			jm.timeline.recordState(j.timelineHandle, stateSuspended, now)
+		} else {
+			jm.timeline.recordLost(j.timelineHandle, now)
+		}
+	}
+	jm.reset(now)
+	return now
+}
+
+// recoverJobs resubmits every job of the HA store that has no result yet,
+// each restoring its latest completed checkpoint (or, lacking one, the
+// savepoint it was submitted with).
+func (jm *JobManager) recoverJobs(at time.Time) {
+	jm.recoverAt = time.Time{}
+	for _, hj := range jm.storage.haJobs(jm.haKey) {
+		if jm.job(hj.req.jobID) == nil {
+			jm.submit(at, hj.req, &recovery{checkpoint: hj.checkpoint})
+		}
+	}
+}
+
+// recovery marks a submission as an HA recovery of a known job.
+type recovery struct {
+	checkpoint *haCheckpoint // nil: restore the submitted savepointPath, if any
+}
+
+// isDuplicate tells whether the Dispatcher already knows a job id: running,
+// about to register, or with a result in the (per-process or HA) job result store.
+func (jm *JobManager) isDuplicate(jobID string) bool {
+	if jm.job(jobID) != nil || jm.resultStore[jobID] {
+		return true
+	}
+	for _, p := range jm.pending {
+		if p.req.jobID == jobID {
+			return true
+		}
+	}
+	return jm.haKey != "" && jm.storage.haHasResult(jm.haKey, jobID)
+}
