@@ -60,6 +60,9 @@ type Config struct {
 	SavepointTimeout config.Duration `json:"savepointTimeout" pflag:",Deadline for a savepoint"`
 	// CancelTimeout bounds how long a cancelled job may stay CANCELLING.
 	CancelTimeout config.Duration `json:"cancelTimeout" pflag:",Deadline for a job to finish cancelling"`
+	// SubmitGracePeriod is how long a submission that got no answer is given to show up in Flink
+	// before it is sent again (with the same job id, which Flink refuses to run twice).
+	SubmitGracePeriod config.Duration `json:"submitGracePeriod" pflag:",How long an unanswered job submission is waited for before it is sent again"`
 
 	// MaxRetries is how many failed attempts a phase may make, per visit, before it gives up.
 	MaxRetries          int             `json:"maxRetries" pflag:",Retries of a failing step before the phase gives up"`
@@ -84,6 +87,7 @@ func Default() *Config {
 		JobStabilizationPeriod:         config.Duration{Duration: 10 * time.Second},
 		SavepointTimeout:               config.Duration{Duration: 10 * time.Minute},
 		CancelTimeout:                  config.Duration{Duration: 5 * time.Minute},
+		SubmitGracePeriod:              config.Duration{Duration: 30 * time.Second},
 		MaxRetries:                     10,
 		BaseBackoffDuration:            config.Duration{Duration: 500 * time.Millisecond},
 		MaxBackoffDuration:             config.Duration{Duration: 30 * time.Second},

@@ -167,3 +167,10 @@ func AdaptiveScheduler(app *v1beta1.FlinkApplication) bool {
 	v, ok := app.Spec.FlinkConfig[SchedulerKey].(string)
 	return ok && strings.EqualFold(strings.TrimSpace(v), "adaptive")
 }
+
+// HighAvailability tells whether the application's clusters run Flink HA: a JobManager that
+// restarts, or a cluster created again under the same hash, recovers the cluster's jobs itself.
+func HighAvailability(app *v1beta1.FlinkApplication) bool {
+	common, err := app.Spec.FlinkConfig.Strings()
+	return err == nil && highAvailability(common)
+}

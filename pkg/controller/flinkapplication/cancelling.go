@@ -7,53 +7,57 @@ import (
 )
 
 // handleCancelling stops the live job with PATCH /jobs/:id?mode=cancel (upgradeMode LastState or
-// Stateless) and stays while it is CANCELLING: nothing is submitted until it is CANCELED or gone.
-// LastState then restores the newest retained checkpoint, which was checked before the cancel to be
-// young enough; Stateless starts without state.
+// Stateless) and stays while it is CANCELLING: nothing is submitted until it is stopped. LastState
+// first checks that the newest retained checkpoint can carry the state across the cancel; when it
+// cannot, it takes a savepoint instead, and fails only when that fails too.
 func handleCancelling(rc *Context) Outcome {
 	st := &rc.App.Status
 	hash, jobID := liveJob(st)
 	mode := upgradeMode(rc.App)
-	issued, err := cancelIssued(rc, hash, jobID)
-	if err != nil {
-		return failed(err)
+	v := rc.JobView(hash, jobID)
+	if v.Liveness == Unknown {
+		return failed(retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
 	}
-	if !issued {
+	if !cancelIssued(v) {
 		if out, abandon := abandonBeforeStop(rc, "cancel"); abandon {
 			return out
 		}
-		if mode != v1beta1.UpgradeModeStateless {
-			if why := lastStateProblem(rc, hash, jobID); why != "" {
-				return refuseLastState(rc, jobID, why)
+		if mode != v1beta1.UpgradeModeStateless && !rc.App.Spec.FallbackWithoutState {
+			if why := lastStateProblem(rc, v.Ref); why != "" {
+				clearSavepointTrigger(st)
+				return warnTo(v1beta1.PhaseSavepointing, "LastStateViaSavepoint", fmt.Sprintf(
+					"job %s cannot keep its state through a cancel: %s; taking a savepoint with cancel instead", jobID, why))
 			}
 		}
 	}
-	stopped, err := stopJob(rc, hash, jobID)
-	if err != nil {
+	live, err := stopJob(rc, v)
+	switch {
+	case live == Unknown:
 		return failed(err)
-	}
-	if !stopped {
+	case live == Alive:
 		return stay(0)
 	}
 	if mode == v1beta1.UpgradeModeStateless {
 		st.SavepointPath = ""
 		return afterJobStopped(rc, "JobCancelled", fmt.Sprintf("job %s cancelled; upgradeMode Stateless starts the next job without state", jobID))
 	}
-	st.SavepointPath = stateAfterCancel(rc, hash, jobID)
-	if st.SavepointPath == "" && !rc.App.Spec.FallbackWithoutState {
-		return deployFailed(rc, "LastStateLost", fmt.Sprintf("job %s was cancelled but left no retained checkpoint; "+
-			"restore it by hand, or set fallbackWithoutState to start it without state", jobID))
+	choice := chooseRestore(rc, &v.Ref)
+	if choice.Problem != "" {
+		return stateLost(rc, "LastStateLost", fmt.Sprintf("job %s was cancelled but %s", jobID, choice.Problem))
 	}
-	return afterJobStopped(rc, "JobCancelled", fmt.Sprintf("job %s cancelled; its newest checkpoint is %s", jobID, describeState(st.SavepointPath)))
+	st.SavepointPath = choice.Path
+	if choice.WithoutState {
+		rc.event(true, "RestoringWithoutState", "no usable savepoint or checkpoint; the next job starts without state because fallbackWithoutState is set")
+	}
+	return afterJobStopped(rc, "JobCancelled", fmt.Sprintf("job %s cancelled; its newest state is %s", jobID, describeState(st.SavepointPath)))
 }
 
-// refuseLastState leaves the job running when its state could not be carried over: an update fails
-// with the reason, a suspend waits for the user.
-func refuseLastState(rc *Context, jobID, why string) Outcome {
-	msg := fmt.Sprintf("job %s was not cancelled: %s. Fix checkpointing, use upgradeMode Savepoint, "+
-		"or set fallbackWithoutState to accept starting without state", jobID, why)
+// stateLost ends a stop whose job stopped without state that may be restored. Nothing is started:
+// an update fails and a suspend waits, both saying how to go on.
+func stateLost(rc *Context, reason, why string) Outcome {
+	msg := why + "; restore it by hand (spec.savepointPath), or set fallbackWithoutState to start it without state"
 	if suspending(rc.App) && rc.App.Status.UpdatingHash == "" {
 		return blocked(rc, "SuspendBlocked", msg)
 	}
-	return deployFailed(rc, "LastStateUnavailable", msg)
+	return deployFailed(rc, reason, msg)
 }

@@ -18,7 +18,9 @@ import (
 // most once per reconcile. Handlers decide from it; they never list or watch on their own.
 type Context struct {
 	context.Context
-	App    *v1beta1.FlinkApplication
+	App *v1beta1.FlinkApplication
+	// Stored is the application as the pass read it, before any change of this pass.
+	Stored *v1beta1.FlinkApplication
 	Config *config.Config
 	Now    time.Time
 	// Hash is the cluster hash of the current spec.
@@ -28,7 +30,12 @@ type Context struct {
 	// GenericService is the Service that points at the live cluster, if it exists.
 	GenericService *corev1.Service
 
+	// Overdue is set when the phase's deadline has passed. The handler still runs, so that what
+	// Flink completed meanwhile is used, but it starts nothing new: no trigger, no submission.
+	Overdue bool
+
 	env          *Environment
+	flink        *breaker
 	memo         map[string]memoEntry
 	events       []pendingEvent
 	transitioned bool
@@ -76,8 +83,14 @@ func (rc *Context) event(warning bool, reason, message string) {
 	rc.events = append(rc.events, pendingEvent{warning, reason, message})
 }
 
-// Flink is the REST client, for the calls that change something (triggers, cancels, submissions).
-func (rc *Context) Flink() client.API { return rc.env.Flink }
+// Flink is the pass's REST client, for the calls that change something (triggers, cancels,
+// submissions); what runs is read from the pass's view (JobView) instead.
+func (rc *Context) Flink() client.API {
+	if rc.flink == nil {
+		rc.flink = newBreaker(rc.env.Flink)
+	}
+	return rc.flink
+}
 
 // FlinkURL is the REST base URL of the cluster with this hash.
 func (rc *Context) FlinkURL(hash string) string {
@@ -99,7 +112,7 @@ func (rc *Context) forget() { rc.memo = map[string]memoEntry{} }
 // Overview is GET /overview on the cluster with this hash.
 func (rc *Context) Overview(hash string) (*client.ClusterOverview, error) {
 	v, err := rc.remember("overview/"+hash, func() (interface{}, error) {
-		return rc.env.Flink.GetClusterOverview(rc, rc.FlinkURL(hash))
+		return rc.Flink().GetClusterOverview(rc, rc.FlinkURL(hash))
 	})
 	if err != nil {
 		return nil, err
@@ -107,21 +120,10 @@ func (rc *Context) Overview(hash string) (*client.ClusterOverview, error) {
 	return v.(*client.ClusterOverview), nil
 }
 
-// Job is GET /jobs/:id on the cluster with this hash.
-func (rc *Context) Job(hash, jobID string) (*client.JobDetails, error) {
-	v, err := rc.remember("job/"+hash+"/"+jobID, func() (interface{}, error) {
-		return rc.env.Flink.GetJob(rc, rc.FlinkURL(hash), jobID)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*client.JobDetails), nil
-}
-
 // Jobs is GET /jobs on the cluster with this hash.
 func (rc *Context) Jobs(hash string) ([]client.JobSummary, error) {
 	v, err := rc.remember("jobs/"+hash, func() (interface{}, error) {
-		return rc.env.Flink.GetJobs(rc, rc.FlinkURL(hash))
+		return rc.Flink().GetJobs(rc, rc.FlinkURL(hash))
 	})
 	if err != nil {
 		return nil, err
@@ -129,10 +131,14 @@ func (rc *Context) Jobs(hash string) ([]client.JobSummary, error) {
 	return v.([]client.JobSummary), nil
 }
 
-// Checkpoints is GET /jobs/:id/checkpoints on the cluster with this hash.
+// Checkpoints is GET /jobs/:id/checkpoints of a job on the cluster with this hash.
 func (rc *Context) Checkpoints(hash, jobID string) (*client.CheckpointStats, error) {
-	v, err := rc.remember("checkpoints/"+hash+"/"+jobID, func() (interface{}, error) {
-		return rc.env.Flink.GetCheckpoints(rc, rc.FlinkURL(hash), jobID)
+	return rc.checkpointsOf(rc.jobRef(hash, jobID))
+}
+
+func (rc *Context) checkpointsOf(ref JobRef) (*client.CheckpointStats, error) {
+	v, err := rc.remember("checkpoints/"+ref.URL+"/"+ref.ID, func() (interface{}, error) {
+		return rc.Flink().GetCheckpoints(rc, ref.URL, ref.ID)
 	})
 	if err != nil {
 		return nil, err

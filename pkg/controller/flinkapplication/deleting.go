@@ -5,12 +5,12 @@ import (
 	"fmt"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 )
 
 // handleDeleting deals with the live job per deleteMode before the finalizer goes: Savepoint takes a
 // final savepoint and cancels the job, ForceCancel cancels it, None leaves Flink alone. The owned
-// clusters then go by garbage collection.
+// clusters then go by garbage collection. A job whose state is unknown is waited for: it is never
+// taken as stopped because its JobManager does not answer.
 func handleDeleting(rc *Context) Outcome {
 	st := &rc.App.Status
 	if !hasFinalizer(rc.App) {
@@ -22,21 +22,18 @@ func handleDeleting(rc *Context) Outcome {
 		live = st.JobStatus.ClusterHash
 	}
 	mode := deleteMode(rc.App)
-	if mode == v1beta1.DeleteModeNone || live == "" || jobID == "" {
+	if mode == v1beta1.DeleteModeNone {
 		return finishDelete(rc, fmt.Sprintf("deleteMode %s: Flink left alone", mode))
 	}
-	alive, err := jobIsAlive(rc, live, jobID)
-	if err != nil && mode == v1beta1.DeleteModeForceCancel && !rc.Clusters[live].Ready() {
-		// The JobManager is gone, and with it the job: nothing is left to cancel.
-		return finishDelete(rc, "JobManager unreachable and not running; nothing to cancel")
+	v := rc.JobView(live, jobID)
+	if v.Liveness == Unknown {
+		return failed(retryable("ObserveJob", errors.New(v.Evidence)))
 	}
-	if err != nil {
-		return failed(err)
-	}
+	alive := v.Liveness == Alive
 	// A savepoint with cancel ends the job, possibly before its result is read: a savepoint in flight
 	// is followed to its end even when the job is no longer alive.
 	if mode == v1beta1.DeleteModeSavepoint && st.FinalSavepointPath == "" && (alive || st.SavepointTriggerID != "") {
-		sp := takeSavepoint(rc, live, jobID, true, alive)
+		sp := takeSavepoint(rc, v.Ref, true, alive)
 		switch {
 		case sp.Wait != nil:
 			return *sp.Wait
@@ -50,21 +47,54 @@ func handleDeleting(rc *Context) Outcome {
 		}
 	}
 	if alive {
-		stopped, err := stopJob(rc, live, jobID)
-		if err != nil && !client.IsConflict(err) {
+		state, err := stopJob(rc, v)
+		switch {
+		case state == Unknown:
 			return failed(err)
-		}
-		if !stopped {
+		case state == Alive:
 			return stay(0)
 		}
 	}
-	if st.FinalSavepointPath != "" {
-		return finishDelete(rc, fmt.Sprintf("job %s stopped; final savepoint %s", jobID, st.FinalSavepointPath))
+	if st.FinalSavepointPath == "" {
+		keepStateAddress(rc, v)
 	}
-	return finishDelete(rc, fmt.Sprintf("job %s stopped (deleteMode %s)", jobID, mode))
+	if st.FinalSavepointPath != "" {
+		return finishDelete(rc, fmt.Sprintf("job stopped; its state is at %s", st.FinalSavepointPath))
+	}
+	return finishDelete(rc, fmt.Sprintf("job stopped (deleteMode %s); no state was recorded", mode))
 }
 
+// keepStateAddress names, in finalSavepointPath and an Event, the newest state the application
+// recorded when it goes away with no job alive: a suspended job's savepoint, or what an update
+// had stopped its job with. The Event outlives the object.
+func keepStateAddress(rc *Context, v *JobView) {
+	st := &rc.App.Status
+	path := ""
+	if st.JobStatus.JobID == "" {
+		// The job was stopped before: that stop recorded the state to resume from.
+		path = st.SavepointPath
+	}
+	if path == "" {
+		points := recordedState(rc)
+		if v.Details != nil {
+			points = append(points, flinkState(rc, v.Ref)...)
+		}
+		if p := newestState(points); p != nil {
+			path = p.Path
+		}
+	}
+	if path == "" {
+		return
+	}
+	st.FinalSavepointPath, st.SavepointPath = path, path
+	rc.event(false, "StateKept", fmt.Sprintf("the application's state is at %s; restore it with spec.savepointPath", path))
+}
+
+// finishDelete removes the finalizer once what status says about the job's state is persisted.
 func finishDelete(rc *Context, msg string) Outcome {
+	if rc.Stored != nil && rc.Stored.Status.FinalSavepointPath != rc.App.Status.FinalSavepointPath {
+		return persistThenContinue()
+	}
 	if err := removeFinalizer(rc); err != nil {
 		return failed(err)
 	}

@@ -29,6 +29,9 @@ type Environment struct {
 	Observer Observer
 	Metrics  *Metrics
 
+	// activity remembers when this process could not act, which phase deadlines do not count.
+	activity activity
+
 	// written remembers the resourceVersion of our own last status write per application, to spot
 	// a cache that has not caught up with it yet.
 	written sync.Map

@@ -33,8 +33,8 @@ func deployFailed(rc *Context, reason, cause string) Outcome {
 	if st.FailedDeployHash == "" {
 		st.FailedDeployHash = rc.Hash
 	}
+	// A savepoint asked for stays recorded: if it completes after all, its trigger time finds it.
 	clearTarget(st)
-	st.SavepointTriggerID = ""
 	return warnTo(v1beta1.PhaseDeployFailed, reason, cause)
 }
 
@@ -52,7 +52,7 @@ func rollbackFailed(rc *Context, cause string) Outcome {
 // deleteBlocked stops retrying a final savepoint that keeps failing. The job keeps running and the
 // application stays until the user chooses to give up the savepoint.
 func deleteBlocked(rc *Context, cause string) Outcome {
-	rc.App.Status.SavepointTriggerID = ""
+	clearSavepointTrigger(&rc.App.Status)
 	return Outcome{Reason: "DeleteBlocked", Warning: true, After: untilChanged,
 		Message: fmt.Sprintf("final savepoint failed: %s; the job keeps running. Set spec.deleteMode to ForceCancel "+
 			"(cancel without a savepoint) or None (leave Flink alone) to finish deleting", cause)}

@@ -146,7 +146,8 @@ func classifyChange(rc *Context) specChange {
 func stopLiveJob(rc *Context, reason, why string) Outcome {
 	st := &rc.App.Status
 	_, jobID := liveJob(st)
-	st.SavepointPath, st.SavepointTriggerID = "", ""
+	st.SavepointPath = ""
+	clearSavepointTrigger(st)
 	mode := upgradeMode(rc.App)
 	next := v1beta1.PhaseCancelling
 	how := "cancelling it"
@@ -166,7 +167,8 @@ func stopLiveJob(rc *Context, reason, why string) Outcome {
 // that was taken back, or an update changed back while the job was cancelling, still resumes the job.
 func afterJobStopped(rc *Context, reason, msg string) Outcome {
 	st := &rc.App.Status
-	st.JobStatus.JobID, st.JobStatus.ClusterHash, st.SavepointTriggerID = "", "", ""
+	st.JobStatus.JobID, st.JobStatus.ClusterHash, st.JobStatus.SubmittedAt = "", "", nil
+	clearSavepointTrigger(st)
 	if suspending(rc.App) {
 		return suspended(rc, reason, msg)
 	}
@@ -182,7 +184,8 @@ func afterJobStopped(rc *Context, reason, msg string) Outcome {
 func suspended(rc *Context, reason, msg string) Outcome {
 	st := &rc.App.Status
 	clearTarget(st)
-	st.JobStatus.JobID, st.JobStatus.ClusterHash, st.SavepointTriggerID = "", "", ""
+	st.JobStatus.JobID, st.JobStatus.ClusterHash, st.JobStatus.SubmittedAt = "", "", nil
+	clearSavepointTrigger(st)
 	st.JobStatus.Health, st.ClusterStatus = "", v1beta1.FlinkClusterStatus{}
 	return moveTo(v1beta1.PhaseSuspended, reason, fmt.Sprintf("%s; job suspended with %s, deleting its cluster", msg, describeState(st.SavepointPath)))
 }

@@ -5,7 +5,10 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 )
 
@@ -46,65 +49,109 @@ type jobStep struct {
 // runJob starts a job on the cluster with this hash and follows it until all its tasks run. The job
 // id is chosen and persisted before submission and sent to Flink as the job id: after a crash the
 // operator finds the job it submitted, and Flink itself refuses a second job with the same id.
+// Nothing is submitted while the job's state is unknown, and never beside a job that is alive
+// (the fence).
 func runJob(rc *Context, hash string, p jobParams, restorePath string) jobStep {
 	st := &rc.App.Status
-	if st.JobStatus.JobID == "" || st.JobStatus.ClusterHash != hash {
-		st.JobStatus.JobID, st.JobStatus.ClusterHash, st.JobStatus.State = newID(), hash, ""
-		o := persistThenContinue()
-		return jobStep{Wait: &o}
+	js := &st.JobStatus
+	if js.JobID == "" || js.ClusterHash != hash {
+		js.JobID, js.ClusterHash, js.State, js.SubmittedAt = newJobID(rc.App), hash, "", nil
+		return waitJob(persistThenContinue())
 	}
-	id := st.JobStatus.JobID
-	job, err := rc.Job(hash, id)
-	if client.IsNotFound(err) {
-		return submit(rc, hash, id, p, restorePath)
+	v := rc.JobView(hash, js.JobID)
+	switch {
+	case v.Liveness == Alive:
+		return followJob(rc, v)
+	case v.Details != nil:
+		return jobStep{Failure: fmt.Sprintf("job %s is %s: %s", v.Ref.ID, v.State(), failureCause(rc, v.Ref))}
+	case v.Liveness == Unknown, jobManagerGone(rc.Clusters[hash]):
+		return waitJob(stay(0))
 	}
-	if err != nil {
-		o := failed(err)
-		return jobStep{Wait: &o}
+	// The JobManager answers that it does not know the job: not submitted yet, lost with a
+	// JobManager process, or submitted without an answer and not registered yet.
+	if js.SubmittedAt != nil && rc.Now.Sub(js.SubmittedAt.Time) < rc.Config.SubmitGracePeriod.Duration {
+		return waitJob(stay(0))
 	}
-	st.JobStatus.State = v1beta1.JobState(job.State)
+	if out, fenced := fence(rc, hash); fenced {
+		return out
+	}
+	if rc.Overdue {
+		return waitJob(stay(0))
+	}
+	return submit(rc, v.Ref, p, restorePath)
+}
+
+func waitJob(o Outcome) jobStep { return jobStep{Wait: &o} }
+
+// followJob waits until a job that is alive runs stable.
+func followJob(rc *Context, v *JobView) jobStep {
+	job := v.Details
+	rc.App.Status.JobStatus.State = v1beta1.JobState(job.State)
 	switch {
 	case job.State == client.JobRunning && allTasksRunning(job):
 		// A job that fails on its first records fails within seconds; it counts as started only
 		// after running that long, while the previous cluster is still there to roll back to.
 		if wait := rc.Config.JobStabilizationPeriod.Duration - runningFor(job, rc.Now); wait > 0 {
-			o := stay(wait)
-			return jobStep{Wait: &o}
+			return waitJob(stay(wait))
 		}
 		return jobStep{Running: true}
-	case client.IsGloballyTerminal(job.State) || job.State == client.JobFailing:
-		return jobStep{Failure: fmt.Sprintf("job %s is %s: %s", id, job.State, failureCause(rc, hash, id))}
-	default:
-		o := stay(0)
-		return jobStep{Wait: &o}
+	case job.State == client.JobFailing:
+		return jobStep{Failure: fmt.Sprintf("job %s is %s: %s", v.Ref.ID, job.State, failureCause(rc, v.Ref))}
 	}
+	return waitJob(stay(0))
 }
 
-func submit(rc *Context, hash, id string, p jobParams, restorePath string) jobStep {
-	_, err := rc.Flink().SubmitJob(rc, rc.FlinkURL(hash), p.JarName, client.SubmitJobRequest{
-		EntryClass: p.EntryClass, ProgramArgs: p.ProgramArgs, Parallelism: p.Parallelism, JobID: id,
+// fence looks at every job on the cluster before a submission. A job alive there that this
+// application started (its id carries the application's prefix) is adopted instead of starting
+// another; any other job alive there blocks the submission. A cluster that cannot list its jobs
+// blocks it too: what runs there is unknown.
+func fence(rc *Context, hash string) (jobStep, bool) {
+	js := &rc.App.Status.JobStatus
+	jobs, err := rc.Jobs(hash)
+	if err != nil {
+		return waitJob(failed(retryable("ListJobs", err))), true
+	}
+	for _, j := range jobs {
+		if client.IsGloballyTerminal(j.Status) || j.ID == js.JobID {
+			continue
+		}
+		if startedByApp(rc.App, j.ID) || isStableJob(&rc.App.Status, j.ID) {
+			rc.event(false, "JobAdopted", fmt.Sprintf("job %s of this application is %s on %s; following it instead of submitting another",
+				j.ID, j.Status, flink.VersionedServiceName(rc.App, hash)))
+			js.JobID, js.SubmittedAt = j.ID, nil
+			return waitJob(persistThenContinue()), true
+		}
+		return waitJob(failed(retryable("SubmitJob", fmt.Errorf("cluster %s runs job %s (%s), which this application did not start; "+
+			"not submitting beside it", flink.VersionedServiceName(rc.App, hash), j.ID, j.Status)))), true
+	}
+	return jobStep{}, false
+}
+
+// submit sends the job. Only an answered refusal is a failure: a submission that got no answer
+// may still start the job, so it is waited for (SubmittedAt) and then sent again with the same id,
+// which Flink refuses to run twice; that refusal means the job was submitted.
+func submit(rc *Context, ref JobRef, p jobParams, restorePath string) jobStep {
+	js := &rc.App.Status.JobStatus
+	_, err := rc.Flink().SubmitJob(rc, ref.URL, p.JarName, client.SubmitJobRequest{
+		EntryClass: p.EntryClass, ProgramArgs: p.ProgramArgs, Parallelism: p.Parallelism, JobID: ref.ID,
 		AllowNonRestoredState: p.AllowNonRestoredState, SavepointPath: restorePath,
 	})
 	rc.forget()
-	if err != nil {
-		// A submission that failed on our side may still have reached Flink; if the job exists, it is ours.
-		if alive, _ := jobIsAlive(rc, hash, id); alive {
-			o := stay(0)
-			return jobStep{Wait: &o}
-		}
-		if !isRetryable(err) {
-			return jobStep{Failure: fmt.Sprintf("Flink refused job submission: %v", err)}
-		}
-		o := failed(err)
-		return jobStep{Wait: &o}
+	t := metav1.NewTime(rc.Now)
+	switch {
+	case err == nil:
+		js.SubmittedAt = &t
+		rc.event(false, "JobSubmitted", fmt.Sprintf("submitted job %s (%s, parallelism %d) %s", ref.ID, p.JarName, p.Parallelism, restoredFrom(restorePath)))
+		return waitJob(stay(0))
+	case client.IsDuplicateSubmission(err):
+		js.SubmittedAt = &t
+		return waitJob(stay(0))
+	case client.IsNoAnswer(err) || client.IsRetryable(err):
+		js.SubmittedAt = &t
+		rc.event(true, "SubmissionUnanswered", fmt.Sprintf("submission of job %s got no answer (%v); waiting for it to show up before sending it again", ref.ID, err))
+		return waitJob(stay(0))
 	}
-	from := "without state"
-	if restorePath != "" {
-		from = "from " + restorePath
-	}
-	rc.event(false, "JobSubmitted", fmt.Sprintf("submitted job %s (%s, parallelism %d) %s", id, p.JarName, p.Parallelism, from))
-	o := stay(0)
-	return jobStep{Wait: &o}
+	return jobStep{Failure: fmt.Sprintf("Flink refused job submission: %v", err)}
 }
 
 // runningFor is how long the job has been RUNNING with its tasks deployed: since it last entered
@@ -144,8 +191,8 @@ func allTasksRunning(job *client.JobDetails) bool {
 }
 
 // failureCause is the first line of the job's root exception, for reasons users read.
-func failureCause(rc *Context, hash, jobID string) string {
-	ex, err := rc.Flink().GetJobExceptions(rc, rc.FlinkURL(hash), jobID)
+func failureCause(rc *Context, ref JobRef) string {
+	ex, err := rc.Flink().GetJobExceptions(rc, ref.URL, ref.ID)
 	if err != nil || ex == nil {
 		return "no exception reported"
 	}

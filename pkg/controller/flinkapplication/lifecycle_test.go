@@ -126,9 +126,9 @@ func TestSavepointDisabledMeansLastState(t *testing.T) {
 	assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
 }
 
-// LastState refuses, before cancelling, a checkpoint older than maxCheckpointRestoreAgeSeconds: the
-// job keeps running instead of a new one starting empty.
-func TestLastStateRefusesATooOldCheckpointAndKeepsTheJob(t *testing.T) {
+// LastState never cancels a job whose newest checkpoint is older than
+// maxCheckpointRestoreAgeSeconds: it takes a savepoint with cancel instead, and says so.
+func TestLastStateTakesASavepointWhenTheCheckpointIsTooOld(t *testing.T) {
 	w := newWorld(t)
 	old := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) { s.UpgradeMode = v1beta1.UpgradeModeLastState })
 	age := int32(1)
@@ -136,8 +136,38 @@ func TestLastStateRefusesATooOldCheckpointAndKeepsTheJob(t *testing.T) {
 		a.Spec.Image = "flink-wordcount:2"
 		a.Spec.MaxCheckpointRestoreAgeSeconds = &age
 	})
+	app := w.runUntil("wc", "upgraded", upgradedFrom(old))
+	assert.Contains(t, eventReasons(w.events()), "LastStateViaSavepoint")
+	assert.Equal(t, 1, savepointsTaken(w))
+	assert.Contains(t, w.jm(app, app.Status.DeployHash).Jobs()[0].RestoredFrom, "savepoint-")
+	assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
+}
+
+// A job started without checkpointing can be given it by a LastState update: the update itself
+// finds no checkpoint and takes a savepoint, instead of failing on every attempt.
+func TestLastStateJobWithoutCheckpointingCanBeGivenIt(t *testing.T) {
+	w := newWorld(t)
+	old := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
+		s.UpgradeMode = v1beta1.UpgradeModeLastState
+		delete(s.FlinkConfig, "execution.checkpointing.interval")
+	})
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.FlinkConfig["execution.checkpointing.interval"] = "10s" })
+	app := w.runUntil("wc", "upgraded", upgradedFrom(old))
+	assert.Contains(t, w.jm(app, app.Status.DeployHash).Jobs()[0].RestoredFrom, "savepoint-")
+}
+
+// LastState fails only when neither a checkpoint nor a savepoint can carry the state, and then the
+// job keeps running.
+func TestLastStateFailsOnlyWhenNeitherCheckpointNorSavepointWorks(t *testing.T) {
+	w := newWorld(t)
+	old := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) { s.UpgradeMode = v1beta1.UpgradeModeLastState })
+	w.jm(old, old.Status.DeployHash).SetFaults(flinksim.Faults{FailSavepoints: true})
+	age := int32(1)
+	w.update("wc", func(a *v1beta1.FlinkApplication) {
+		a.Spec.Image = "flink-wordcount:2"
+		a.Spec.MaxCheckpointRestoreAgeSeconds = &age
+	})
 	app := w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
-	assert.Contains(t, app.Status.Reason, "was not cancelled")
 	assert.Contains(t, app.Status.Reason, "maxCheckpointRestoreAgeSeconds")
 	jobs := w.jm(old, old.Status.DeployHash).Jobs()
 	require.Len(t, jobs, 1)
@@ -207,19 +237,30 @@ func TestSuspendAndResume(t *testing.T) {
 }
 
 // A suspended application is deleted without anything asked of Flink: its deleteMode (Savepoint by
-// default) has no job to take a final savepoint of, and no cluster is started for one.
-func TestDeletingASuspendedApplicationLeavesFlinkAlone(t *testing.T) {
+// default) has no job to take a final savepoint of, and no cluster is started for one. The state it
+// was suspended with is named in finalSavepointPath and an Event, so it outlives the object.
+func TestDeletingASuspendedApplicationLeavesFlinkAloneAndKeepsTheStateAddress(t *testing.T) {
 	w := newWorld(t)
 	old := running(t, w, "wc")
 	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.State = v1beta1.JobStateSuspended })
 	w.runUntilPhase("wc", v1beta1.PhaseSuspended)
 	w.runUntil("wc", "cluster deleted", func(*v1beta1.FlinkApplication) bool { return !w.clusterExists(old, old.Status.DeployHash) })
+	suspendedWith := w.get("wc").Status.SavepointPath
+	require.Contains(t, suspendedWith, "savepoint-")
 	savepoints, jobs := savepointsTaken(w), len(w.timeline.Jobs(ns+"/wc"))
+	w.events()
 
 	w.deleteApp("wc")
-	app := w.runUntil("wc", "finalized", finalized)
-	assert.Contains(t, app.Status.Reason, "Flink left alone")
-	assert.Empty(t, app.Status.FinalSavepointPath)
+	var recorded string
+	app := w.runUntil("wc", "finalized", func(a *v1beta1.FlinkApplication) bool {
+		if a.Status.FinalSavepointPath != "" {
+			recorded = a.Status.FinalSavepointPath
+		}
+		return finalized(a)
+	})
+	assert.Equal(t, suspendedWith, recorded, "finalSavepointPath persisted before the finalizer went")
+	assert.Equal(t, suspendedWith, app.Status.FinalSavepointPath)
+	assert.Contains(t, eventReasons(w.events()), "StateKept")
 	assert.Equal(t, savepoints, savepointsTaken(w), "no final savepoint")
 	assert.Len(t, w.timeline.Jobs(ns+"/wc"), jobs, "no job started")
 	deploys, err := w.kube.AppsV1().Deployments(ns).List(context.Background(), metav1.ListOptions{})

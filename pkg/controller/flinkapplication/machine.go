@@ -47,23 +47,34 @@ func step(rc *Context) Outcome {
 		return stay(wait)
 	}
 
-	var out Outcome
-	if cause, over := pastDeadline(rc, spec); over {
-		out = giveUp(rc, spec, cause)
-	} else {
-		out = spec.handle(rc)
+	// The deadline is judged after the handler has looked at what Flink did: a savepoint or a cancel
+	// that completed meanwhile is used exactly as if it had been seen in time. An overdue handler
+	// starts nothing new, and unless it moves on, the phase gives up.
+	cause, overdue := pastDeadline(rc, spec)
+	rc.Overdue = overdue
+	before, events := st.DeepCopy(), len(rc.events)
+	out := spec.handle(rc)
+	if out.Next != "" && out.Next != from && !spec.allows(out.Next) {
+		// A handler asking for an undeclared transition is a bug. Refusing keeps the table honest,
+		// and nothing the handler decided along with it is kept: only the refusal is written.
+		*st, rc.events = *before, rc.events[:events]
+		out = Outcome{Reason: "InvalidTransition", Warning: true, After: untilChanged,
+			Message: fmt.Sprintf("refused undeclared transition %s -> %s (%s)", from, out.Next, out.Message)}
+		recordOutcome(rc, from, out)
+		return out
 	}
-	if out.Err != nil {
+	switch {
+	case overdue && (out.Next == "" || out.Next == from):
+		if out.Err != nil {
+			cause = fmt.Sprintf("%s: %v", cause, out.Err)
+		}
+		out = giveUp(rc, spec, cause)
+	case out.Err != nil:
 		out = afterFailure(rc, spec, out.Err)
-	} else if from.IsSteady() && st.LastSeenError != nil {
+	case from.IsSteady() && st.LastSeenError != nil:
 		// A resting phase recovers with its first clean pass. A moving phase keeps its count until it
 		// moves on: its budget is per visit, so an attempt that keeps failing cannot retry forever.
 		st.LastSeenError, st.RetryCount = nil, 0
-	}
-	if out.Next != "" && out.Next != from && !spec.allows(out.Next) {
-		// A handler asking for an undeclared transition is a bug; refusing keeps the table honest.
-		out = Outcome{Reason: "InvalidTransition", Warning: true, After: untilChanged,
-			Message: fmt.Sprintf("refused undeclared transition %s -> %s (%s)", from, out.Next, out.Message)}
 	}
 	if out.After == 0 {
 		out.After = spec.poll(cfg)
@@ -125,7 +136,7 @@ func pastDeadline(rc *Context, spec phaseSpec) (string, bool) {
 		return "", false
 	}
 	d := spec.deadline(rc)
-	if d <= 0 || rc.Now.Sub(st.PhaseStartedAt.Time) <= d {
+	if d <= 0 || rc.env.activity.acting(st.PhaseStartedAt.Time, rc.Now) <= d {
 		return "", false
 	}
 	return fmt.Sprintf("%s did not complete within %s", st.Phase.Normalized(), d), true

@@ -24,15 +24,10 @@ func observeLiveJob(rc *Context) {
 	if jobID == "" {
 		return
 	}
-	job, err := rc.Job(hash, jobID)
-	if client.IsNotFound(err) {
-		if st.JobStatus.Health != v1beta1.Red {
-			rc.event(true, "JobLost", fmt.Sprintf("job %s is no longer known to its JobManager", jobID))
-		}
-		st.JobStatus.Health = v1beta1.Red
-		return
-	}
-	if err != nil {
+	v := rc.JobView(hash, jobID)
+	job := v.Details
+	if job == nil {
+		// Lost (Stopped without an answer) or unknown: summarize says which in the Ready condition.
 		st.JobStatus.Health = v1beta1.Red
 		return
 	}
@@ -51,7 +46,7 @@ func observeLiveJob(rc *Context) {
 		t := metav1.NewTime(rc.Now)
 		js.LastFailingTime = &t
 	}
-	if cp, err := rc.Checkpoints(hash, jobID); err == nil {
+	if cp, err := rc.checkpointsOf(v.Ref); err == nil {
 		js.CompletedCheckpointCount = int32(cp.Counts.Completed)
 		js.FailedCheckpointCount = int32(cp.Counts.Failed)
 		// Every restore after the initial one is a failover restart.
@@ -69,7 +64,7 @@ func observeLiveJob(rc *Context) {
 	}
 	js.Health = jobHealth(js, rc.Now)
 	if js.State != before && (js.State == v1beta1.JobFailed || js.State == v1beta1.JobFailing) {
-		rc.event(true, "JobFailing", fmt.Sprintf("job %s is %s: %s", jobID, js.State, failureCause(rc, hash, jobID)))
+		rc.event(true, "JobFailing", fmt.Sprintf("job %s is %s: %s", jobID, js.State, failureCause(rc, v.Ref)))
 	}
 }
 

@@ -87,8 +87,9 @@ func init() {
 				{v1beta1.PhaseDeployFailed, "suspend taken back; the spec is one that failed"},
 			}, stopExits...),
 			deadline: func(rc *Context) time.Duration { return rc.Config.SavepointTimeout.Duration },
+			// Giving up keeps the trigger: a savepoint that completes after all is found by its
+			// trigger time and restored, exactly as if it had been seen in time.
 			giveUp: func(rc *Context, cause string) Outcome {
-				rc.App.Status.SavepointTriggerID = ""
 				return warnTo(v1beta1.PhaseRecovering, "SavepointFailed", cause)
 			},
 			poll: waitPoll,
@@ -96,7 +97,8 @@ func init() {
 		v1beta1.PhaseCancelling: {
 			handle: handleCancelling,
 			exits: append([]exit{
-				{v1beta1.PhaseDeployFailed, "LastState: no checkpoint young enough; the job keeps running"},
+				{v1beta1.PhaseSavepointing, "LastState without a usable checkpoint: a savepoint instead"},
+				{v1beta1.PhaseDeployFailed, "the cancelled job left no state to restore"},
 				{v1beta1.PhaseRunning, "suspend taken back before the cancel"},
 			}, stopExits...),
 			deadline: func(rc *Context) time.Duration { return rc.Config.CancelTimeout.Duration },
@@ -106,7 +108,7 @@ func init() {
 		v1beta1.PhaseRecovering: {
 			handle: handleRecovering,
 			exits: append([]exit{
-				{v1beta1.PhaseDeployFailed, "no checkpoint young enough; the job keeps running"},
+				{v1beta1.PhaseDeployFailed, "no state young enough; the job keeps running, or it stopped without state"},
 			}, stopExits...),
 			deadline: func(rc *Context) time.Duration { return rc.Config.CancelTimeout.Duration },
 			giveUp:   abandonStop,
@@ -126,12 +128,13 @@ func init() {
 		v1beta1.PhaseRunning: {
 			handle: handleRunning,
 			exits: []exit{
-				{v1beta1.PhaseUpdating, "spec changed, or the JobManager Deployment is gone"},
+				{v1beta1.PhaseUpdating, "spec changed"},
 				{v1beta1.PhaseRescaling, "only parallelism changed, scaleMode InPlace"},
 				{v1beta1.PhaseSavepointing, "suspend (Savepoint)"},
 				{v1beta1.PhaseCancelling, "suspend (LastState, Stateless)"},
 				{v1beta1.PhaseSuspended, "suspend with no job running"},
-				{v1beta1.PhaseSubmitting, "job FAILED and restartFailedJob"},
+				{v1beta1.PhaseSubmitting, "job lost, FAILED with restartFailedJob, or its JobManager Deployment gone: again on the same cluster"},
+				{v1beta1.PhaseDeployFailed, "a job that stopped left no state to restore"},
 			},
 			poll: statusPoll,
 		},

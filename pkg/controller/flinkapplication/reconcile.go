@@ -43,11 +43,15 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 		return 0, err
 	}
 	rc := &Context{
-		Context: ctx, App: app, Config: e.Config, Now: e.Clock.Now(), Hash: flink.ClusterHash(app),
+		Context: ctx, App: app, Stored: cached, Config: e.Config, Now: e.Clock.Now(), Hash: flink.ClusterHash(app),
 		Clusters: clusters, GenericService: generic, env: e, memo: map[string]memoEntry{},
 	}
+	e.activity.passStarted(rc.Now)
 	from := app.Status.Phase.Normalized()
 	fromStarted := app.Status.PhaseStartedAt
+	if app.DeletionTimestamp == nil || from == v1beta1.PhaseDeleting {
+		observe(rc)
+	}
 	out := step(rc)
 	summarize(rc)
 	if err := e.persist(rc, cached); err != nil {
@@ -126,8 +130,12 @@ func (e *Environment) persist(rc *Context, cached *v1beta1.FlinkApplication) err
 		return nil // the finalizer went and the application with it
 	}
 	if err != nil {
+		if !apierrors.IsConflict(err) {
+			e.activity.writeFailed(e.Clock.Now())
+		}
 		return fmt.Errorf("writing status of %s: %w", describe(rc.App), err)
 	}
+	e.activity.wrote(e.Clock.Now())
 	e.rememberWrite(updated)
 	return nil
 }

@@ -7,46 +7,83 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 )
 
-// recoverDeployment handles a live cluster whose JobManager Deployment is gone. Without HA the job
-// went with its JobManager, so the cluster is created again and the job restored from the newest
-// state known: its last checkpoint, or else the state it started from. A JobManager pod that is still
-// terminating may still run the job, so nothing starts until it is gone.
+// recoverDeployment handles a live cluster whose JobManager Deployment is gone. A JobManager pod
+// that is still terminating may still run the job, so nothing starts until it is gone. Then the
+// cluster is created again under the same hash. With Flink HA its new JobManager recovers the job
+// from the HA store under the same cluster id, and the recorded job is waited for and adopted.
+// Without HA the job went with its JobManager and starts again from the newest state known
+// (chooseRestore), or the application fails with the reason.
 func recoverDeployment(rc *Context) Outcome {
 	st := &rc.App.Status
 	if c := rc.Clusters[st.DeployHash]; c != nil && c.JobManagerPods > 0 {
 		return stay(0)
 	}
 	js := &st.JobStatus
-	path := js.LastCheckpointPath
-	if path == "" {
-		path = js.RestorePath
-	}
 	lost := js.JobID
-	st.SavepointPath = path
-	js.JobID, js.ClusterHash, js.State, js.Health = "", "", "", v1beta1.Red
+	msg := fmt.Sprintf("the JobManager Deployment of %s is gone", flink.VersionedServiceName(rc.App, st.DeployHash))
 	if suspending(rc.App) {
-		return suspended(rc, "RecoverDeployment", fmt.Sprintf("the JobManager Deployment is gone and job %s with it", lost))
+		if choice := chooseRestore(rc, nil); choice.Path != "" {
+			st.SavepointPath = choice.Path
+		}
+		return suspended(rc, "RecoverDeployment", msg+" and job "+lost+" with it")
 	}
-	return warnTo(v1beta1.PhaseUpdating, "RecoverDeployment", fmt.Sprintf(
-		"the JobManager Deployment of %s is gone and job %s with it; recreating the cluster and restoring from %s",
-		flink.VersionedServiceName(rc.App, st.DeployHash), lost, describeState(path)))
+	app := stableApp(rc)
+	if app == nil {
+		// Recorded by an operator version that kept no stable spec: deploy the spec as it is.
+		st.SavepointPath = chooseRestore(rc, nil).Path
+		js.JobID, js.ClusterHash, js.State, js.Health = "", "", "", v1beta1.Red
+		return warnTo(v1beta1.PhaseUpdating, "RecoverDeployment", fmt.Sprintf("%s; deploying the spec from %s", msg, describeState(st.SavepointPath)))
+	}
+	if err := createCluster(rc, app, st.DeployHash); err != nil {
+		return failed(err)
+	}
+	if flink.HighAvailability(app) && lost != "" {
+		// Should HA not have the job, it is submitted again from the newest state known.
+		st.SavepointPath = chooseRestore(rc, nil).Path
+		return restartInPlace(rc, "RecoverDeployment", fmt.Sprintf("%s; created it again, and Flink HA recovers job %s", msg, lost), true)
+	}
+	choice := chooseRestore(rc, nil)
+	if choice.Problem != "" {
+		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s and job %s with it, and %s; restore it by hand (spec.savepointPath), "+
+			"or set fallbackWithoutState to start it without state", msg, lost, choice.Problem))
+	}
+	st.SavepointPath = choice.Path
+	return restartInPlace(rc, "RecoverDeployment", fmt.Sprintf("%s and job %s with it; created it again, restoring from %s", msg, lost, describeState(choice.Path)), false)
 }
 
-// restartFailedJob starts a job that ended FAILED again on its cluster, from its newest checkpoint
-// (or the state it started from), because the user set restartFailedJob.
-func restartFailedJob(rc *Context) Outcome {
+// recoverStoppedJob starts a job again on its own cluster after it stopped without being asked to
+// (lost with its JobManager process, or FAILED with restartFailedJob), from the newest state known.
+func recoverStoppedJob(rc *Context, v *JobView, reason, what string) Outcome {
+	st := &rc.App.Status
+	var ref *JobRef
+	if v.Details != nil {
+		ref = &v.Ref
+	}
+	choice := chooseRestore(rc, ref)
+	if choice.Problem != "" {
+		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s, and %s; restore it by hand (spec.savepointPath), "+
+			"or set fallbackWithoutState to start it without state", what, choice.Problem))
+	}
+	st.SavepointPath = choice.Path
+	if choice.WithoutState {
+		rc.event(true, "RestoringWithoutState", "no usable savepoint or checkpoint; the job starts without state because fallbackWithoutState is set")
+	}
+	return restartInPlace(rc, reason, fmt.Sprintf("%s; starting it again from %s", what, describeState(choice.Path)), false)
+}
+
+// restartInPlace runs the last stable spec again on the live cluster, from status.savepointPath.
+// keepJob waits for the recorded job instead (Flink HA recovers it); the fence adopts it.
+func restartInPlace(rc *Context, reason, msg string, keepJob bool) Outcome {
 	st := &rc.App.Status
 	if st.LastStableSpec == nil {
 		return stay(0)
 	}
-	hash, jobID := liveJob(st)
-	path, _ := newestCheckpoint(rc, hash, jobID)
-	if path == "" {
-		path = st.JobStatus.RestorePath
+	st.UpdatingHash, st.UpdatingSpec, st.InPlaceUpdatedFromHash = st.LastStableSpec.SpecHash, st.LastStableSpec.Spec, st.DeployHash
+	js := &st.JobStatus
+	if !keepJob {
+		js.JobID, js.ClusterHash = "", ""
 	}
-	st.SavepointPath = path
-	st.UpdatingHash, st.UpdatingSpec, st.InPlaceUpdatedFromHash = st.LastStableSpec.SpecHash, st.LastStableSpec.Spec, hash
-	st.JobStatus.JobID, st.JobStatus.ClusterHash = "", ""
-	return warnTo(v1beta1.PhaseSubmitting, "RestartingFailedJob", fmt.Sprintf(
-		"job %s FAILED and restartFailedJob is set; starting it again from %s", jobID, describeState(path)))
+	js.State, js.SubmittedAt = "", nil
+	clearSavepointTrigger(st)
+	return warnTo(v1beta1.PhaseSubmitting, reason, msg)
 }

@@ -4,40 +4,44 @@ import (
 	"fmt"
 )
 
-// handleRecovering replaces a savepoint that failed with the newest externalized checkpoint of the
-// live job, if it is younger than maxCheckpointRestoreAgeSeconds. Without one the job is left running
-// and the update fails (a suspend waits); the job only starts without state when the user set
-// fallbackWithoutState.
+// handleRecovering replaces a savepoint that failed or never completed with the newest state the
+// live job leaves (chooseRestore), which is checked to exist before the job is cancelled. Without
+// it the job is left running and the update fails (a suspend waits). A savepoint that completes
+// after all is found by its trigger time and used.
 func handleRecovering(rc *Context) Outcome {
 	st := &rc.App.Status
 	hash, jobID := liveJob(st)
-	issued, err := cancelIssued(rc, hash, jobID)
-	if err != nil && rc.Clusters[hash].Ready() {
-		return failed(err)
+	v := rc.JobView(hash, jobID)
+	if v.Liveness == Unknown {
+		return failed(retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
 	}
-	if !issued && err == nil {
-		if why := lastStateProblem(rc, hash, jobID); why != "" {
+	if !cancelIssued(v) {
+		if choice := chooseRestore(rc, &v.Ref); choice.Problem != "" {
 			msg := fmt.Sprintf("savepoint failed and %s; job %s is left as it was. Fix the cause and change the spec to retry, "+
-				"or set fallbackWithoutState to start without state", why, jobID)
+				"or set fallbackWithoutState to start without state", choice.Problem, jobID)
 			if suspending(rc.App) && st.UpdatingHash == "" {
 				return blocked(rc, "SuspendBlocked", msg)
 			}
 			return deployFailed(rc, "RecoveryFailed", msg)
 		}
 	}
-	stopped, err := stopJob(rc, hash, jobID)
-	if err != nil && rc.Clusters[hash].Ready() {
+	live, err := stopJob(rc, v)
+	switch {
+	case live == Unknown:
 		return failed(err)
-	}
-	if err == nil && !stopped {
+	case live == Alive:
 		return stay(0)
 	}
-	st.SavepointPath = stateAfterCancel(rc, hash, jobID)
-	if st.SavepointPath == "" {
-		if !rc.App.Spec.FallbackWithoutState {
-			return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("job %s is stopped and left no checkpoint to restore; "+
-				"set fallbackWithoutState to start it without state", jobID))
-		}
+	var ref *JobRef
+	if v.Details != nil {
+		ref = &v.Ref
+	}
+	choice := chooseRestore(rc, ref)
+	if choice.Problem != "" {
+		return stateLost(rc, "RecoveryFailed", fmt.Sprintf("job %s is stopped and %s", jobID, choice.Problem))
+	}
+	st.SavepointPath = choice.Path
+	if choice.WithoutState {
 		rc.event(true, "RestoringWithoutState", "no usable savepoint or checkpoint; the next job starts without state because fallbackWithoutState is set")
 	}
 	return afterJobStopped(rc, "RestoringFromCheckpoint", fmt.Sprintf("job %s stopped; restoring from %s", jobID, describeState(st.SavepointPath)))

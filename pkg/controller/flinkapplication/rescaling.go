@@ -36,10 +36,14 @@ func handleRescaling(rc *Context) Outcome {
 			return failed(err)
 		}
 	}
-	job, err := rc.Job(hash, jobID)
-	if err != nil {
-		return failed(err)
+	v := rc.JobView(hash, jobID)
+	switch v.Liveness {
+	case Unknown:
+		return failed(retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
+	case Stopped:
+		return stopLiveJob(rc, "Rescaling", fmt.Sprintf("parallelism %d needs a new job: %s", want, v.Evidence))
 	}
+	job := v.Details
 	if job.State == client.JobRunning && allTasksRunning(job) && job.Parallelism() == want {
 		if err := scaleTaskManagers(rc, hash, flink.TaskManagerReplicas(rc.App)); err != nil {
 			return failed(err)

@@ -26,16 +26,16 @@ func handleRollingBack(rc *Context) Outcome {
 	}
 	live := st.DeployHash
 	if id := st.JobStatus.JobID; id != "" && isStableJob(st, id) {
-		job, err := rc.Job(live, id)
+		v := rc.JobView(live, id)
 		switch {
-		case err == nil && job.State == client.JobCancelling:
+		case v.Liveness == Unknown:
+			return failed(retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
+		case v.State() == client.JobCancelling:
 			return stay(0)
-		case err == nil && !client.IsGloballyTerminal(job.State):
+		case v.Liveness == Alive:
 			return rolledBack(rc, fmt.Sprintf("update failed (%s); the previous job %s kept running", cause, id))
-		case err != nil && !client.IsNotFound(err) && rc.Clusters[live].Ready():
-			return failed(err)
 		}
-		st.JobStatus.JobID, st.JobStatus.ClusterHash = "", ""
+		st.JobStatus.JobID, st.JobStatus.ClusterHash, st.JobStatus.SubmittedAt = "", "", nil
 	}
 	c := rc.Clusters[live]
 	complete := c != nil && c.JobManager != nil && c.TaskManager != nil && c.Service != nil
@@ -62,15 +62,6 @@ func handleRollingBack(rc *Context) Outcome {
 	}
 	if err := pointGenericService(rc, live); err != nil {
 		return failed(err)
-	}
-	if st.JobStatus.JobID == "" {
-		// Before starting the job again, make sure nothing of this application already runs there.
-		if id, err := aliveJobOn(rc, live); err != nil {
-			return failed(err)
-		} else if id != "" {
-			st.JobStatus.JobID, st.JobStatus.ClusterHash = id, live
-			return rolledBack(rc, fmt.Sprintf("update failed (%s); job %s was found running on the stable cluster and kept", cause, id))
-		}
 	}
 	job := runJob(rc, live, params, st.SavepointPath)
 	switch {
@@ -100,17 +91,18 @@ func endFailedAttempt(rc *Context) Outcome {
 	}
 	if id := st.JobStatus.JobID; id != "" && !isStableJob(st, id) {
 		hash := st.JobStatus.ClusterHash
-		stopped, err := stopJob(rc, hash, id)
-		if err != nil && rc.Clusters[hash].Ready() {
+		v := rc.JobView(hash, id)
+		live, err := stopJob(rc, v)
+		switch {
+		case live == Unknown:
 			return failed(err)
-		}
-		if err == nil && !stopped {
+		case live == Alive:
 			return stay(0)
 		}
-		if path := attemptCheckpoint(rc, hash, id); path != "" {
+		if path := attemptCheckpoint(rc, v); path != "" {
 			st.SavepointPath = path
 		}
-		st.JobStatus.JobID, st.JobStatus.ClusterHash = "", ""
+		st.JobStatus.JobID, st.JobStatus.ClusterHash, st.JobStatus.SubmittedAt = "", "", nil
 		return persistThenContinue()
 	}
 	if failedCluster := targetCluster(st); failedCluster != st.DeployHash {
@@ -125,10 +117,13 @@ func endFailedAttempt(rc *Context) Outcome {
 }
 
 // attemptCheckpoint is the newest completed checkpoint Flink reports for exactly this job.
-func attemptCheckpoint(rc *Context, hash, jobID string) string {
+func attemptCheckpoint(rc *Context, v *JobView) string {
+	if v.Details == nil {
+		return ""
+	}
 	rc.forget()
-	cp, err := rc.Checkpoints(hash, jobID)
-	if err != nil || cp.Latest.Completed == nil {
+	cp, err := rc.checkpointsOf(v.Ref)
+	if err != nil || cp.Latest.Completed == nil || !restorable(cp.Latest.Completed.ExternalPath) {
 		return ""
 	}
 	return cp.Latest.Completed.ExternalPath
@@ -148,20 +143,7 @@ func rolledBack(rc *Context, msg string) Outcome {
 		st.LastStableSpec.JobID = st.JobStatus.JobID
 	}
 	st.RollbackHash = runningSpecHash(st)
-	st.SavepointTriggerID = ""
+	clearSavepointTrigger(st)
 	return warnTo(v1beta1.PhaseDeployFailed, "RolledBack", msg)
 }
 
-// aliveJobOn finds a job that is not globally terminal on the cluster with this hash.
-func aliveJobOn(rc *Context, hash string) (string, error) {
-	jobs, err := rc.Jobs(hash)
-	if err != nil {
-		return "", err
-	}
-	for _, j := range jobs {
-		if !client.IsGloballyTerminal(j.Status) {
-			return j.ID, nil
-		}
-	}
-	return "", nil
-}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 )
 
 // handleRunning watches the live job and starts what the spec asks for: an update, an in-place
@@ -30,8 +31,15 @@ func handleRunning(rc *Context) Outcome {
 		return failed(err)
 	}
 	observeLiveJob(rc)
-	if st.JobStatus.State == v1beta1.JobFailed && rc.App.Spec.RestartFailedJob {
-		return restartFailedJob(rc)
+	if hash, jobID := liveJob(st); jobID != "" {
+		v := rc.JobView(hash, jobID)
+		switch {
+		case v.Liveness == Stopped && v.Details == nil:
+			rc.event(true, "JobLost", fmt.Sprintf("job %s is lost: %s", jobID, v.Evidence))
+			return recoverStoppedJob(rc, v, "JobLost", fmt.Sprintf("job %s is lost (%s)", jobID, v.Evidence))
+		case v.State() == client.JobFailed && rc.App.Spec.RestartFailedJob:
+			return recoverStoppedJob(rc, v, "RestartingFailedJob", fmt.Sprintf("job %s FAILED and restartFailedJob is set", jobID))
+		}
 	}
 	return stay(0)
 }

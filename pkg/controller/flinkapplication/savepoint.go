@@ -2,9 +2,14 @@ package flinkapplication
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 )
 
@@ -15,116 +20,182 @@ func newID() string {
 	return hex.EncodeToString(b)
 }
 
+// newJobID is a job id that names its application: its first 12 hex characters derive from the
+// application's namespace and name, the rest is random. A job found on a cluster with that prefix
+// was started by this application, so the fence before a submission adopts it; any other job alive
+// there was not, and blocks the submission.
+func newJobID(app *v1beta1.FlinkApplication) string {
+	prefix := jobIDPrefix(app)
+	return prefix + newID()[len(prefix):]
+}
+
+func jobIDPrefix(app *v1beta1.FlinkApplication) string {
+	sum := sha256.Sum256([]byte(app.Namespace + "/" + app.Name))
+	return hex.EncodeToString(sum[:6])
+}
+
+func startedByApp(app *v1beta1.FlinkApplication, jobID string) bool {
+	return strings.HasPrefix(jobID, jobIDPrefix(app))
+}
+
 // savepointStep is where one savepoint stands after a pass.
 type savepointStep struct {
 	// Location is set once the savepoint completed.
 	Location string
-	// Failure is set when Flink reports the savepoint failed; the trigger id is cleared so that a
-	// later attempt takes a new one.
+	// Failure is set when the savepoint failed or can no longer be had; the trigger id is cleared
+	// so that a later attempt takes a new one.
 	Failure string
 	// Wait is non-nil while the caller must return it: the intent is being persisted, the savepoint is
 	// in progress, or a call failed.
 	Wait *Outcome
 }
 
-// takeSavepoint drives a savepoint of a job, safely across operator restarts. The trigger id is
-// chosen and persisted first and then sent to Flink as the trigger id, and the operator polls before
-// it triggers, so a restart finds the savepoint it already asked for instead of taking a second.
-// With mayTrigger false it only follows a savepoint already asked for.
-func takeSavepoint(rc *Context, hash, jobID string, cancelJob, mayTrigger bool) savepointStep {
+func waitStep(o Outcome) savepointStep { return savepointStep{Wait: &o} }
+
+// takeSavepoint drives a savepoint of a job, safely across operator restarts. The trigger id and
+// time are chosen and persisted first, and the id is sent to Flink as the trigger id, so a restart
+// polls the savepoint it already asked for instead of taking a second. When Flink does not know the
+// trigger id (it restarted, it forgot the result after five minutes, or, before Flink 1.15, it
+// chose an id of its own), the job's checkpoint history is read for a savepoint triggered since
+// the recorded time before anything is triggered again. With mayTrigger false, or once the phase
+// is overdue, it only follows a savepoint already asked for.
+func takeSavepoint(rc *Context, ref JobRef, cancelJob, mayTrigger bool) savepointStep {
 	st := &rc.App.Status
 	if st.SavepointTriggerID == "" {
-		if !mayTrigger {
+		switch {
+		case !mayTrigger:
 			return savepointStep{Failure: "no savepoint was asked for"}
+		case rc.Overdue:
+			return savepointStep{Failure: "the deadline passed before the savepoint was asked for"}
 		}
-		st.SavepointTriggerID = newID()
-		o := persistThenContinue()
-		return savepointStep{Wait: &o}
+		t := metav1.NewTime(rc.Now)
+		st.SavepointTriggerID, st.SavepointTriggerTime = newID(), &t
+		return waitStep(persistThenContinue())
 	}
-	url := rc.FlinkURL(hash)
-	status, err := rc.Flink().GetSavepointStatus(rc, url, jobID, st.SavepointTriggerID)
-	if client.IsNotFound(err) && !mayTrigger {
-		st.SavepointTriggerID = ""
-		return savepointStep{Failure: "Flink no longer knows the savepoint that was asked for"}
-	}
+	status, err := rc.Flink().GetSavepointStatus(rc, ref.URL, ref.ID, st.SavepointTriggerID)
 	if client.IsNotFound(err) {
-		_, err = rc.Flink().TriggerSavepoint(rc, url, jobID, client.SavepointRequest{
-			CancelJob: cancelJob, TriggerID: st.SavepointTriggerID,
-		})
-		if err != nil {
-			o := failed(err)
-			return savepointStep{Wait: &o}
+		if step, found := savepointInHistory(rc, ref); found {
+			return step
 		}
-		verb := "savepoint"
-		if cancelJob {
-			verb = "savepoint and cancel"
+		if !mayTrigger || rc.Overdue {
+			clearSavepointTrigger(st)
+			return savepointStep{Failure: "Flink no longer knows the savepoint that was asked for, and lists none taken since"}
 		}
-		rc.event(false, "SavepointTriggered", fmt.Sprintf("triggered %s of job %s (trigger %s)", verb, jobID, st.SavepointTriggerID))
-		o := stay(0)
-		return savepointStep{Wait: &o}
+		return triggerSavepoint(rc, ref, cancelJob)
 	}
 	if err != nil {
-		o := failed(err)
-		return savepointStep{Wait: &o}
+		return waitStep(failed(err))
 	}
 	switch {
 	case status.Succeeded():
-		rc.event(false, "SavepointCompleted", fmt.Sprintf("savepoint of job %s completed at %s", jobID, status.Location))
+		rc.event(false, "SavepointCompleted", fmt.Sprintf("savepoint of job %s completed at %s", ref.ID, status.Location))
 		return savepointStep{Location: status.Location}
 	case status.Failed():
-		st.SavepointTriggerID = ""
+		clearSavepointTrigger(st)
 		cause := status.FailureCause
 		if cause == "" {
 			cause = "Flink reported no cause"
 		}
-		return savepointStep{Failure: fmt.Sprintf("savepoint of job %s failed: %s", jobID, cause)}
-	default:
-		o := stay(0)
-		return savepointStep{Wait: &o}
+		return savepointStep{Failure: fmt.Sprintf("savepoint of job %s failed: %s", ref.ID, cause)}
 	}
+	return waitStep(stay(0))
 }
 
-// jobState is the job's state as its JobManager reports it; gone when no job is recorded or the
-// JobManager does not know it (any more).
-func jobState(rc *Context, hash, jobID string) (state string, gone bool, err error) {
-	if jobID == "" || hash == "" {
-		return "", true, nil
-	}
-	job, err := rc.Job(hash, jobID)
-	if client.IsNotFound(err) {
-		return "", true, nil
-	}
+// triggerSavepoint sends the recorded trigger. Flink before 1.15 ignores the trigger id it is sent
+// and answers with one of its own: that one is recorded in its place. Between the trigger and that
+// record a restart finds the savepoint by its trigger time in the job's checkpoint history, once
+// Flink lists it there; only a restart before that may trigger a second savepoint.
+func triggerSavepoint(rc *Context, ref JobRef, cancelJob bool) savepointStep {
+	st := &rc.App.Status
+	id, err := rc.Flink().TriggerSavepoint(rc, ref.URL, ref.ID, client.SavepointRequest{
+		CancelJob: cancelJob, TriggerID: st.SavepointTriggerID,
+	})
 	if err != nil {
-		return "", false, err
+		return waitStep(failed(err))
 	}
-	return job.State, false, nil
+	if id != "" && id != st.SavepointTriggerID {
+		st.SavepointTriggerID = id
+	}
+	verb := "savepoint"
+	if cancelJob {
+		verb = "savepoint and cancel"
+	}
+	rc.event(false, "SavepointTriggered", fmt.Sprintf("triggered %s of job %s (trigger %s)", verb, ref.ID, st.SavepointTriggerID))
+	return waitStep(stay(0))
 }
 
-// stopJob cancels a job and reports whether it has stopped (globally terminal or unknown to its
-// JobManager). Cancelling twice is harmless: Flink answers a cancel of a cancelling job with 202.
-func stopJob(rc *Context, hash, jobID string) (bool, error) {
-	state, gone, err := jobState(rc, hash, jobID)
+// savepointInHistory looks for the savepoint of the recorded trigger in the job's checkpoint
+// statistics: the newest savepoint triggered since the recorded trigger time.
+func savepointInHistory(rc *Context, ref JobRef) (savepointStep, bool) {
+	st := &rc.App.Status
+	cp := savepointSince(rc, ref, st.SavepointTriggerTime)
+	if cp == nil {
+		return savepointStep{}, false
+	}
+	switch cp.Status {
+	case "COMPLETED":
+		rc.event(false, "SavepointCompleted", fmt.Sprintf("savepoint of job %s completed at %s (found in its checkpoint history)", ref.ID, cp.ExternalPath))
+		return savepointStep{Location: cp.ExternalPath}, true
+	case "FAILED":
+		clearSavepointTrigger(st)
+		return savepointStep{Failure: fmt.Sprintf("savepoint %d of job %s failed", cp.ID, ref.ID)}, true
+	}
+	return waitStep(stay(0)), true
+}
+
+// savepointSince is the newest savepoint Flink lists for the job as triggered at or after since,
+// completed or not; nil when there is none or Flink cannot say. No allowance is made for a
+// JobManager clock behind the operator's: missing a savepoint only costs another, while taking an
+// older one for it would restore older state.
+func savepointSince(rc *Context, ref JobRef, since *metav1.Time) *client.Checkpoint {
+	if since == nil {
+		return nil
+	}
+	cps, err := rc.checkpointsOf(ref)
 	if err != nil {
-		return false, err
+		return nil
 	}
-	if gone || client.IsGloballyTerminal(state) {
-		return true, nil
-	}
-	if state != client.JobCancelling {
-		err := rc.Flink().CancelJob(rc, rc.FlinkURL(hash), jobID)
-		if client.IsNotFound(err) || client.IsConflict(err) {
-			return true, nil
+	from := since.UnixMilli()
+	var best *client.Checkpoint
+	consider := func(c *client.Checkpoint) {
+		if c != nil && c.IsSavepoint && c.TriggerTimestamp >= from && (best == nil || c.TriggerTimestamp > best.TriggerTimestamp) {
+			best = c
 		}
-		if err != nil {
-			return false, err
-		}
-		rc.event(false, "CancellingJob", fmt.Sprintf("cancelling job %s", jobID))
 	}
-	return false, nil
+	consider(cps.Latest.Savepoint)
+	for i := range cps.History {
+		consider(&cps.History[i])
+	}
+	return best
 }
 
-// jobIsAlive tells whether the job is known to its JobManager and not globally terminal.
-func jobIsAlive(rc *Context, hash, jobID string) (bool, error) {
-	state, gone, err := jobState(rc, hash, jobID)
-	return err == nil && !gone && !client.IsGloballyTerminal(state), err
+func clearSavepointTrigger(st *v1beta1.FlinkApplicationStatus) {
+	st.SavepointTriggerID, st.SavepointTriggerTime = "", nil
+}
+
+// stopJob cancels a job that is alive and reports how it stands: Stopped once Flink says so or the
+// evidence of judgeLiveness holds; Unknown (with the cause) while nothing says. Cancelling twice is
+// harmless: Flink answers a cancel of a cancelling job with 202.
+func stopJob(rc *Context, v *JobView) (Liveness, error) {
+	switch v.Liveness {
+	case Stopped:
+		return Stopped, nil
+	case Unknown:
+		return Unknown, retryable("ObserveJob", fmt.Errorf("%s", v.Evidence))
+	}
+	if v.State() != client.JobCancelling {
+		err := rc.Flink().CancelJob(rc, v.Ref.URL, v.Ref.ID)
+		rc.forget()
+		switch {
+		case client.IsJobNotFound(err, v.Ref.ID):
+			return Stopped, nil
+		case client.IsConflict(err):
+			// It reached another terminal state on its own; the next look says which.
+			return Alive, nil
+		case err != nil:
+			return Unknown, err
+		}
+		rc.event(false, "CancellingJob", fmt.Sprintf("cancelling job %s", v.Ref.ID))
+	}
+	return Alive, nil
 }

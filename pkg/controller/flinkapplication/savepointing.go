@@ -6,22 +6,29 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
-// handleSavepointing takes a savepoint of the live job and cancels it (upgradeMode Savepoint), then
-// waits until the job is CANCELED: a new job is submitted only when no other job of the application
-// is alive.
+// handleSavepointing takes a savepoint of the live job and cancels it (upgradeMode Savepoint, or
+// LastState without a usable checkpoint), then waits until the job is stopped: a new job is
+// submitted only when no other job of the application is alive.
 func handleSavepointing(rc *Context) Outcome {
 	st := &rc.App.Status
 	old, jobID := liveJob(st)
 	if jobID == "" {
 		return warnTo(v1beta1.PhaseRecovering, "NoJobToSavepoint", "no job is recorded for the running cluster; looking for a checkpoint instead")
 	}
+	v := rc.JobView(old, jobID)
 	if st.SavepointPath == "" {
 		if st.SavepointTriggerID == "" {
 			if out, abandon := abandonBeforeStop(rc, "savepoint"); abandon {
 				return out
 			}
+			switch v.Liveness {
+			case Stopped:
+				return warnTo(v1beta1.PhaseRecovering, "JobStopped", fmt.Sprintf("no savepoint can be taken: %s; looking for its newest state", v.Evidence))
+			case Unknown:
+				return failed(retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
+			}
 		}
-		sp := takeSavepoint(rc, old, jobID, true, true)
+		sp := takeSavepoint(rc, v.Ref, true, true)
 		switch {
 		case sp.Wait != nil:
 			return *sp.Wait
@@ -30,11 +37,11 @@ func handleSavepointing(rc *Context) Outcome {
 		}
 		st.SavepointPath = sp.Location
 	}
-	stopped, err := stopJob(rc, old, jobID)
-	if err != nil {
+	live, err := stopJob(rc, v)
+	switch {
+	case live == Unknown:
 		return failed(err)
-	}
-	if !stopped {
+	case live == Alive:
 		return stay(0)
 	}
 	return afterJobStopped(rc, "JobStopped", fmt.Sprintf("job %s stopped with savepoint %s", jobID, st.SavepointPath))

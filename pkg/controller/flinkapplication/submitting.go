@@ -58,7 +58,8 @@ func promote(rc *Context, cluster string, app *v1beta1.FlinkApplication, restore
 	}
 	st.DeployHash = cluster
 	clearTarget(st)
-	st.FailedDeployHash, st.RollbackHash, st.SavepointTriggerID = "", "", ""
+	st.FailedDeployHash, st.RollbackHash = "", ""
+	clearSavepointTrigger(st)
 }
 
 // startedJob records a job that just ran stable: its parameters (for a later rollback) and the

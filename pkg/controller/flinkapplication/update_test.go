@@ -126,7 +126,7 @@ func TestTooOldCheckpointFailsTheUpdateAndKeepsTheOldJob(t *testing.T) {
 
 	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
 	got := w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
-	assert.Contains(t, got.Status.Reason, "no externalized checkpoint")
+	assert.Contains(t, got.Status.Reason, "no savepoint or retained checkpoint was found")
 	assert.Equal(t, old.Status.DeployHash, got.Status.DeployHash)
 	assert.Equal(t, old.Status.JobStatus.JobID, got.Status.JobStatus.JobID)
 	jobs := w.jm(old, old.Status.DeployHash).Jobs()

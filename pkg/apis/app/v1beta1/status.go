@@ -43,6 +43,10 @@ type FlinkApplicationStatus struct {
 	// SavepointTriggerID is chosen and recorded before the savepoint is triggered, and sent to Flink
 	// as the trigger id, so a restarted operator polls the same savepoint instead of taking another.
 	SavepointTriggerID string `json:"savepointTriggerId,omitempty"`
+	// SavepointTriggerTime is when the savepoint of savepointTriggerId was asked for, recorded with
+	// it. A savepoint Flink lists as triggered since then is that savepoint, found even after Flink
+	// forgot the trigger id or the operator stopped waiting for it.
+	SavepointTriggerTime *metav1.Time `json:"savepointTriggerTime,omitempty"`
 	// SavepointPath is the state the next job starts from (a savepoint or an externalized checkpoint).
 	SavepointPath string `json:"savepointPath,omitempty"`
 	// FinalSavepointPath is the savepoint taken when the application was deleted.
@@ -112,6 +116,9 @@ type FlinkJobStatus struct {
 	JobID          string `json:"jobID,omitempty"`
 	// ClusterHash is the cluster the job was submitted to; with JobID it is recorded before submission.
 	ClusterHash string       `json:"clusterHash,omitempty"`
+	// SubmittedAt is when the submission of jobID was sent without an answer. Until the operator's
+	// submitGracePeriod has passed since then, the job is waited for rather than submitted again.
+	SubmittedAt *metav1.Time `json:"submittedAt,omitempty"`
 	Health      HealthStatus `json:"health,omitempty"`
 	State       JobState     `json:"state,omitempty"`
 

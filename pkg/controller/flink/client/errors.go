@@ -162,3 +162,32 @@ func truncate(s string, n int) string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// duplicateSubmission is the exception Flink answers a submission with when a job with the
+// requested id already exists (or, with a persistent job result store, existed).
+const duplicateSubmission = "DuplicateJobSubmissionException"
+
+// IsDuplicateSubmission reports whether Flink refused a submission because the job id is already
+// taken: the job was submitted before, so the submission the caller wanted has happened.
+func IsDuplicateSubmission(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.StatusCode != 0 && strings.Contains(e.Message, duplicateSubmission)
+}
+
+// IsNoAnswer reports whether a request that was sent got no answer from Flink: a transport
+// failure, a timeout, or a proxy's 502/504. Flink may or may not have acted on it.
+func IsNoAnswer(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) || errors.Is(e.Cause, errInvalidArgument) {
+		return false
+	}
+	return e.StatusCode == 0 || e.StatusCode == http.StatusBadGateway || e.StatusCode == http.StatusGatewayTimeout
+}
+
+// IsJobNotFound reports whether the JobManager itself answered that it does not know the job:
+// a 404 whose message names the job. A 404 from anything in between (a proxy, a Service that
+// points nowhere) does not name it and is not evidence about the job.
+func IsJobNotFound(err error, jobID string) bool {
+	var e *Error
+	return jobID != "" && errors.As(err, &e) && e.StatusCode == http.StatusNotFound && strings.Contains(e.Message, jobID)
+}

@@ -1,0 +1,67 @@
+package flinkapplication
+
+import (
+	"context"
+
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+)
+
+// The breaker's methods: each call goes through guard.
+
+func (b *breaker) GetClusterOverview(ctx context.Context, url string) (out *client.ClusterOverview, err error) {
+	err = b.guard(url, func() (e error) { out, e = b.API.GetClusterOverview(ctx, url); return })
+	return
+}
+
+func (b *breaker) GetJobs(ctx context.Context, url string) (out []client.JobSummary, err error) {
+	err = b.guard(url, func() (e error) { out, e = b.API.GetJobs(ctx, url); return })
+	return
+}
+
+func (b *breaker) GetJob(ctx context.Context, url, jobID string) (out *client.JobDetails, err error) {
+	err = b.guard(url, func() (e error) { out, e = b.API.GetJob(ctx, url, jobID); return })
+	return
+}
+
+func (b *breaker) GetJobExceptions(ctx context.Context, url, jobID string) (out *client.JobExceptions, err error) {
+	err = b.guard(url, func() (e error) { out, e = b.API.GetJobExceptions(ctx, url, jobID); return })
+	return
+}
+
+func (b *breaker) GetCheckpoints(ctx context.Context, url, jobID string) (out *client.CheckpointStats, err error) {
+	err = b.guard(url, func() (e error) { out, e = b.API.GetCheckpoints(ctx, url, jobID); return })
+	return
+}
+
+func (b *breaker) GetTaskManagers(ctx context.Context, url string) (out []client.TaskManager, err error) {
+	err = b.guard(url, func() (e error) { out, e = b.API.GetTaskManagers(ctx, url); return })
+	return
+}
+
+func (b *breaker) TriggerSavepoint(ctx context.Context, url, jobID string, req client.SavepointRequest) (out string, err error) {
+	err = b.guard(url, func() (e error) { out, e = b.API.TriggerSavepoint(ctx, url, jobID, req); return })
+	return
+}
+
+func (b *breaker) GetSavepointStatus(ctx context.Context, url, jobID, triggerID string) (out *client.SavepointStatus, err error) {
+	err = b.guard(url, func() (e error) { out, e = b.API.GetSavepointStatus(ctx, url, jobID, triggerID); return })
+	return
+}
+
+func (b *breaker) CancelJob(ctx context.Context, url, jobID string) error {
+	return b.guard(url, func() error { return b.API.CancelJob(ctx, url, jobID) })
+}
+
+func (b *breaker) SubmitJob(ctx context.Context, url, jarID string, req client.SubmitJobRequest) (out string, err error) {
+	err = b.guard(url, func() (e error) { out, e = b.API.SubmitJob(ctx, url, jarID, req); return })
+	return
+}
+
+func (b *breaker) GetJobResourceRequirements(ctx context.Context, url, jobID string) (out client.JobResourceRequirements, err error) {
+	err = b.guard(url, func() (e error) { out, e = b.API.GetJobResourceRequirements(ctx, url, jobID); return })
+	return
+}
+
+func (b *breaker) UpdateJobResourceRequirements(ctx context.Context, url, jobID string, req client.JobResourceRequirements) error {
+	return b.guard(url, func() error { return b.API.UpdateJobResourceRequirements(ctx, url, jobID, req) })
+}

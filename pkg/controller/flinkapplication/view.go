@@ -1,0 +1,105 @@
+package flinkapplication
+
+import (
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+)
+
+// JobRef names one Flink job: where its JobManager answers and the job's id. The job operations
+// (savepoint, cancel, run, restore) take one, so every kind of resource that runs jobs uses them
+// as they are.
+type JobRef struct {
+	URL string
+	ID  string
+}
+
+// JobView is what one pass knows of one job: how alive it is and why, and what its JobManager said.
+type JobView struct {
+	Ref JobRef
+	// Cluster is the hash of the cluster the job was started on.
+	Cluster  string
+	Liveness Liveness
+	// Evidence says in words what the liveness rests on.
+	Evidence string
+	// Details is Flink's answer to GET /jobs/:id; nil when it did not answer.
+	Details *client.JobDetails
+	// Err is the failed call when Details is nil.
+	Err error
+}
+
+// State is the job's state as Flink reported it, or "" when it did not.
+func (v *JobView) State() string {
+	if v.Details == nil {
+		return ""
+	}
+	return v.Details.State
+}
+
+// jobRef is the reference of a job on one of the application's clusters.
+func (rc *Context) jobRef(hash, jobID string) JobRef {
+	return JobRef{URL: rc.FlinkURL(hash), ID: jobID}
+}
+
+// JobView is the pass's view of a job on the cluster with this hash. The view of every job the
+// application records is taken when the pass starts (observe); others are looked at on first use
+// in the same way, and after an action on a job, forget makes the next look fresh.
+func (rc *Context) JobView(hash, jobID string) *JobView {
+	v, _ := rc.remember("view/"+hash+"/"+jobID, func() (interface{}, error) {
+		view := &JobView{Ref: rc.jobRef(hash, jobID), Cluster: hash}
+		if jobID == "" || hash == "" {
+			view.Liveness, view.Evidence = Stopped, "no job is recorded"
+			return view, nil
+		}
+		job, err := rc.Flink().GetJob(rc, view.Ref.URL, jobID)
+		if err == nil {
+			view.Details = job
+		}
+		view.Err = err
+		view.Liveness, view.Evidence = judgeLiveness(rc.Clusters[hash], jobID, job, err)
+		return view, nil
+	})
+	return v.(*JobView)
+}
+
+// observe takes the pass's view of Flink before any decision: every job the application records
+// (the one being deployed or running, and the last stable one), and the jobs listed on each of its
+// clusters. Calls to a JobManager that did not answer once fail fast for the rest of the pass.
+func observe(rc *Context) {
+	st := &rc.App.Status
+	for hash, c := range rc.Clusters {
+		if c.JobManager != nil {
+			_, _ = rc.Jobs(hash)
+		}
+	}
+	if id := st.JobStatus.JobID; id != "" {
+		hash := st.JobStatus.ClusterHash
+		if hash == "" {
+			hash = st.DeployHash
+		}
+		if v := rc.JobView(hash, id); v.Details != nil {
+			_, _ = rc.Checkpoints(hash, id)
+		}
+	}
+	if s := st.LastStableSpec; s != nil && s.JobID != "" && s.JobID != st.JobStatus.JobID && st.DeployHash != "" {
+		rc.JobView(st.DeployHash, s.JobID)
+	}
+}
+
+// breaker is the pass's Flink client: after a JobManager fails to answer once, its other calls in
+// the same pass fail at once with that error, so one hung JobManager costs one timeout per pass.
+type breaker struct {
+	client.API
+	open map[string]error
+}
+
+func newBreaker(api client.API) *breaker { return &breaker{API: api, open: map[string]error{}} }
+
+func (b *breaker) guard(url string, call func() error) error {
+	if err := b.open[url]; err != nil {
+		return err
+	}
+	err := call()
+	if client.IsNoAnswer(err) {
+		b.open[url] = err
+	}
+	return err
+}
