@@ -146,4 +146,3 @@ func rolledBack(rc *Context, msg string) Outcome {
 	clearSavepointTrigger(st)
 	return warnTo(v1beta1.PhaseDeployFailed, "RolledBack", msg)
 }
-

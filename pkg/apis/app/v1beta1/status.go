@@ -115,7 +115,7 @@ type FlinkJobStatus struct {
 	JobOverviewURL string `json:"jobOverviewURL,omitempty"`
 	JobID          string `json:"jobID,omitempty"`
 	// ClusterHash is the cluster the job was submitted to; with JobID it is recorded before submission.
-	ClusterHash string       `json:"clusterHash,omitempty"`
+	ClusterHash string `json:"clusterHash,omitempty"`
 	// SubmittedAt is when the submission of jobID was sent without an answer. Until the operator's
 	// submitGracePeriod has passed since then, the job is waited for rather than submitted again.
 	SubmittedAt *metav1.Time `json:"submittedAt,omitempty"`
