@@ -131,8 +131,10 @@ func (jm *JobManager) restartProcess(leaderless time.Duration) {
 	jm.advance()
 }
 
-// stop ends the process for good, as when its pod goes away; with HA its
+// Stop ends the process for good, as when its pod goes away; with HA its
 // jobs wait in the HA store for the cluster's next JobManager.
+func (jm *JobManager) Stop() { jm.stop() }
+
 func (jm *JobManager) stop() {
 	jm.mu.Lock()
 	defer jm.mu.Unlock()

@@ -146,10 +146,13 @@ func submit(rc *Context, ref JobRef, p jobParams, restorePath string) jobStep {
 	case client.IsDuplicateSubmission(err):
 		js.SubmittedAt = &t
 		return waitJob(stay(0))
-	case client.IsNoAnswer(err) || client.IsRetryable(err):
+	case client.IsNoAnswer(err):
 		js.SubmittedAt = &t
 		rc.event(true, "SubmissionUnanswered", fmt.Sprintf("submission of job %s got no answer (%v); waiting for it to show up before sending it again", ref.ID, err))
 		return waitJob(stay(0))
+	case client.IsRetryable(err):
+		// Flink answered that it could not take the job now; the same id is sent again after a backoff.
+		return waitJob(failed(err))
 	}
 	return jobStep{Failure: fmt.Sprintf("Flink refused job submission: %v", err)}
 }

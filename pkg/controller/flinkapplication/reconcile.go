@@ -79,8 +79,14 @@ func summarize(rc *Context) {
 	ready := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: string(phase),
 		ObservedGeneration: rc.App.Generation, Message: st.Reason}
 	if phase == v1beta1.PhaseRunning && st.JobStatus.State == v1beta1.JobRunning {
-		ready.Status, ready.Reason, ready.Message = metav1.ConditionTrue, "JobRunning",
-			fmt.Sprintf("job %s is running", st.JobStatus.JobID)
+		// Ready says what the pass saw, not what an earlier one did: a job whose JobManager does
+		// not answer is not known to run.
+		if hash, jobID := liveJob(st); jobID != "" && rc.JobView(hash, jobID).Liveness != Alive {
+			ready.Reason, ready.Message = "JobStateUnknown", rc.JobView(hash, jobID).Evidence
+		} else {
+			ready.Status, ready.Reason, ready.Message = metav1.ConditionTrue, "JobRunning",
+				fmt.Sprintf("job %s is running", st.JobStatus.JobID)
+		}
 	}
 	progressing := metav1.Condition{Type: v1beta1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: string(phase),
 		ObservedGeneration: rc.App.Generation}

@@ -49,6 +49,9 @@ type world struct {
 	imageJars map[string][]string
 	// broken deployments never become ready (a bad image, say).
 	broken map[string]bool
+	// notReady deployments are reported not ready by Kubernetes while their processes still run,
+	// as when a TaskManager fails its readiness probe.
+	notReady map[string]bool
 	// faults apply to every JobManager started from now on, but those of images in imageFaults.
 	faults      flinksim.Faults
 	imageFaults map[string]flinksim.Faults
@@ -60,6 +63,7 @@ func newWorld(t *testing.T) *world {
 		kube: kubefake.NewClientset(), apps: appfake.NewSimpleClientset(),
 		recorder: record.NewFakeRecorder(10000), storage: flinksim.NewStorage(), timeline: flinksim.NewTimeline(),
 		jms: map[string]*flinksim.JobManager{}, imageJars: map[string][]string{}, broken: map[string]bool{},
+		notReady: map[string]bool{},
 		imageFaults: map[string]flinksim.Faults{},
 	}
 	w.server = httptest.NewServer(http.HandlerFunc(w.route))
@@ -117,7 +121,13 @@ func (w *world) settle() {
 	byHash := map[string]*appsv1.Deployment{}
 	for i := range deploys.Items {
 		d := &deploys.Items[i]
-		if !w.broken[d.Name] {
+		if w.notReady[d.Name] {
+			if d.Status.ReadyReplicas != 0 {
+				d.Status.ReadyReplicas, d.Status.AvailableReplicas = 0, 0
+				_, err := w.kube.AppsV1().Deployments(ns).UpdateStatus(ctx, d, metav1.UpdateOptions{})
+				require.NoError(w.t, err)
+			}
+		} else if !w.broken[d.Name] {
 			want := replicas(d)
 			if d.Status.ReadyReplicas != want || d.Status.ObservedGeneration != d.Generation {
 				d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: want,
@@ -153,9 +163,14 @@ func (w *world) settle() {
 			if j, ok := w.imageJars[c.Image]; ok {
 				jars = j
 			}
+			version := ""
+			if app, err := w.apps.FlinkV1beta1().FlinkApplications(ns).Get(ctx, d.Labels[k8.AppLabel], metav1.GetOptions{}); err == nil {
+				version = app.Spec.FlinkVersion
+			}
 			jm = flinksim.NewJobManager(flinksim.Options{
 				Clock: w.clock, Name: svc, FlinkConfig: flinksim.ParseFlinkProperties(props), Jars: jars,
 				Timeline: w.timeline, AppKey: ns + "/" + d.Labels[k8.AppLabel], Storage: w.storage,
+				FlinkVersion: version,
 			})
 			if f, ok := w.imageFaults[c.Image]; ok {
 				jm.SetFaults(f)
@@ -172,7 +187,7 @@ func (w *world) settle() {
 	}
 	for svc, jm := range w.jms {
 		if !live[svc] {
-			jm.Crash()
+			jm.Stop()
 			delete(w.jms, svc)
 		}
 	}
