@@ -63,7 +63,7 @@ func newWorld(t *testing.T) *world {
 		kube: kubefake.NewClientset(), apps: appfake.NewSimpleClientset(),
 		recorder: record.NewFakeRecorder(10000), storage: flinksim.NewStorage(), timeline: flinksim.NewTimeline(),
 		jms: map[string]*flinksim.JobManager{}, imageJars: map[string][]string{}, broken: map[string]bool{},
-		notReady: map[string]bool{},
+		notReady:    map[string]bool{},
 		imageFaults: map[string]flinksim.Faults{},
 	}
 	w.server = httptest.NewServer(http.HandlerFunc(w.route))
