@@ -151,8 +151,8 @@ func TestUnstableUpdateRollsBackToTheLastStableSpec(t *testing.T) {
 		spec.ReadinessTimeoutSeconds = &timeout
 	})
 	oldHash, oldJob := old.Status.DeployHash, old.Status.JobStatus.JobID
-	if old.Status.LastStableSpec == nil || old.Status.LastStableSpec.SpecHash != oldHash || old.Status.LastStableSpec.JobID != oldJob {
-		t.Fatalf("the running job's spec is not recorded as the last stable one: %+v", old.Status.LastStableSpec)
+	if s := old.Status.Deployments.Stable; s == nil || s.SpecHash != oldHash || s.JobID != oldJob {
+		t.Fatalf("the running job's spec is not recorded as the stable deployment: %+v", old.Status.Deployments.Stable)
 	}
 
 	// Jobs submitted while the fault is set fail over every 700 ms: only the update's new job.
@@ -184,8 +184,8 @@ func TestUnstableUpdateRollsBackToTheLastStableSpec(t *testing.T) {
 	if job.ID == oldJob || job.RestoredFrom == "" {
 		t.Errorf("rollback job %s restored %q; want a new job from the newest state", job.ID, job.RestoredFrom)
 	}
-	if app.Status.LastStableSpec == nil || app.Status.LastStableSpec.SpecHash != oldHash {
-		t.Errorf("lastStableSpec %+v, want the original spec %s", app.Status.LastStableSpec, oldHash)
+	if s := app.Status.Deployments.Stable; s == nil || s.SpecHash != oldHash {
+		t.Errorf("deployments.stable %+v, want the original spec %s", s, oldHash)
 	}
 	for _, r := range s.timeline(app.Name) {
 		if r.JobID != oldJob && r.JobID != job.ID && !reached(r, "RESTARTING") {

@@ -24,7 +24,7 @@ func handleCancelling(rc *Context) Outcome {
 		}
 		if mode != v1beta1.UpgradeModeStateless && !rc.App.Spec.FallbackWithoutState {
 			if why := lastStateProblem(rc, v.Ref); why != "" {
-				clearSavepointTrigger(st)
+				stable(st).Savepoint = nil
 				return warnTo(v1beta1.PhaseSavepointing, "LastStateViaSavepoint", fmt.Sprintf(
 					"job %s cannot keep its state through a cancel: %s; taking a savepoint with cancel instead", jobID, why))
 			}
@@ -56,7 +56,7 @@ func handleCancelling(rc *Context) Outcome {
 // an update fails and a suspend waits, both saying how to go on.
 func stateLost(rc *Context, reason, why string) Outcome {
 	msg := why + "; restore it by hand (spec.savepointPath), or set fallbackWithoutState to start it without state"
-	if suspending(rc.App) && rc.App.Status.UpdatingHash == "" {
+	if suspending(rc.App) && candidate(&rc.App.Status) == nil {
 		return blocked(rc, "SuspendBlocked", msg)
 	}
 	return deployFailed(rc, reason, msg)

@@ -12,15 +12,15 @@ import (
 // it is stopped per upgradeMode; otherwise the job is submitted.
 func handleClusterStarting(rc *Context) Outcome {
 	st := &rc.App.Status
-	target := st.UpdatingHash
-	if target != rc.Hash {
-		if target != st.DeployHash {
+	if targetSpecHash(st) != rc.Hash {
+		if target := targetCluster(st); target != "" && target != liveCluster(st) {
 			if err := deleteCluster(rc, target); err != nil {
 				return failed(err)
 			}
 		}
 		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", "spec changed while the new cluster was starting; starting over")
 	}
+	target := targetCluster(st)
 	_, jobID := liveJob(st)
 	if forcedRollback(rc) {
 		return warnTo(v1beta1.PhaseRollingBack, "ForceRollback", "forceRollback set: abandoning the update before the old job was touched")
@@ -51,10 +51,9 @@ func handleClusterStarting(rc *Context) Outcome {
 	if jobID != "" {
 		return stopLiveJob(rc, "ClusterReady", ready)
 	}
-	if st.DeployHash == "" {
+	if stable(st) == nil {
 		st.SavepointPath = initialSavepoint(rc.App)
 	}
-	st.JobStatus.JobID, st.JobStatus.ClusterHash = "", ""
 	return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting the job from %s", ready, describeState(st.SavepointPath)))
 }
 

@@ -16,24 +16,26 @@ func handleDeleting(rc *Context) Outcome {
 	if !hasFinalizer(rc.App) {
 		return stay(untilChanged)
 	}
-	live, jobID := st.DeployHash, st.JobStatus.JobID
-	if st.JobStatus.ClusterHash != "" && st.JobStatus.ClusterHash != live {
-		// The recorded job belongs to a cluster of an unfinished update; garbage collection ends it.
-		live = st.JobStatus.ClusterHash
+	// The job is the candidate's while it has one (the stable job was stopped for it), else the
+	// stable deployment's.
+	rec := candidate(st)
+	if rec == nil || rec.JobID == "" {
+		rec = stable(st)
 	}
 	mode := deleteMode(rc.App)
-	if mode == v1beta1.DeleteModeNone {
+	if mode == v1beta1.DeleteModeNone || rec == nil {
 		return finishDelete(rc, fmt.Sprintf("deleteMode %s: Flink left alone", mode))
 	}
-	v := rc.JobView(live, jobID)
+	jobID := rec.JobID
+	v := rc.JobView(rec.ClusterHash, jobID)
 	if v.Liveness == Unknown {
 		return failed(retryable("ObserveJob", errors.New(v.Evidence)))
 	}
 	alive := v.Liveness == Alive
 	// A savepoint with cancel ends the job, possibly before its result is read: a savepoint in flight
 	// is followed to its end even when the job is no longer alive.
-	if mode == v1beta1.DeleteModeSavepoint && st.FinalSavepointPath == "" && (alive || st.SavepointTriggerID != "") {
-		sp := takeSavepoint(rc, v.Ref, true, alive)
+	if mode == v1beta1.DeleteModeSavepoint && st.FinalSavepointPath == "" && (alive || rec.Savepoint != nil) {
+		sp := takeSavepoint(rc, rec, v.Ref, true, alive)
 		switch {
 		case sp.Wait != nil:
 			return *sp.Wait
@@ -56,7 +58,7 @@ func handleDeleting(rc *Context) Outcome {
 		}
 	}
 	if st.FinalSavepointPath == "" {
-		keepStateAddress(rc, v)
+		keepStateAddress(rc, rec, v)
 	}
 	if st.FinalSavepointPath != "" {
 		return finishDelete(rc, fmt.Sprintf("job stopped; its state is at %s", st.FinalSavepointPath))
@@ -67,17 +69,17 @@ func handleDeleting(rc *Context) Outcome {
 // keepStateAddress names, in finalSavepointPath and an Event, the newest state the application
 // recorded when it goes away with no job alive: a suspended job's savepoint, or what an update
 // had stopped its job with. The Event outlives the object.
-func keepStateAddress(rc *Context, v *JobView) {
+func keepStateAddress(rc *Context, rec *v1beta1.DeploymentRecord, v *JobView) {
 	st := &rc.App.Status
 	path := ""
-	if st.JobStatus.JobID == "" {
+	if rec.JobID == "" {
 		// The job was stopped before: that stop recorded the state to resume from.
 		path = st.SavepointPath
 	}
 	if path == "" {
 		points := recordedState(rc)
 		if v.Details != nil {
-			points = append(points, flinkState(rc, v.Ref)...)
+			points = append(points, flinkState(rc, v.Ref, rec.Savepoint)...)
 		}
 		if p := newestState(points); p != nil {
 			path = p.Path

@@ -43,15 +43,15 @@ func handleDeploy(rc *Context) Outcome {
 	if err := createCluster(rc, rc.App, rc.Hash); err != nil {
 		return failed(err)
 	}
-	if st.DeployHash == "" || single {
+	if liveCluster(st) == "" || single {
 		// The stable Service exists from the first deploy on, so the UI has one address.
 		if err := pointGenericService(rc, rc.Hash); err != nil {
 			return failed(err)
 		}
 	}
 	what := "creating Flink cluster " + flink.VersionedServiceName(rc.App, rc.Hash)
-	if st.DeployHash != "" && !single && rc.Clusters[st.DeployHash] != nil && st.DeployHash != rc.Hash {
-		what += fmt.Sprintf(" beside %s", flink.VersionedServiceName(rc.App, st.DeployHash))
+	if liveCluster(st) != "" && !single && rc.Clusters[liveCluster(st)] != nil && liveCluster(st) != rc.Hash {
+		what += fmt.Sprintf(" beside %s", flink.VersionedServiceName(rc.App, liveCluster(st)))
 	}
 	return moveTo(v1beta1.PhaseClusterStarting, "ClusterCreated", what)
 }

@@ -11,7 +11,7 @@ import (
 // the last stable spec.
 func abandonUpdate(rc *Context, cause string) Outcome {
 	st := &rc.App.Status
-	if st.DeployHash == "" || st.UpdatingHash != "" && st.UpdatingHash == runningSpecHash(st) && st.InPlaceUpdatedFromHash != "" {
+	if stable(st) == nil || !updating(st) {
 		return deployFailed(rc, "DeployFailed", cause)
 	}
 	return warnTo(v1beta1.PhaseRollingBack, "RollingBack", cause)
@@ -20,7 +20,7 @@ func abandonUpdate(rc *Context, cause string) Outcome {
 // abandonStop ends a stop of the live job that cannot finish: an update rolls back, a suspend rests
 // with the job as it is until the user changes the spec.
 func abandonStop(rc *Context, cause string) Outcome {
-	if rc.App.Status.UpdatingHash == "" {
+	if candidate(&rc.App.Status) == nil {
 		return blocked(rc, "SuspendBlocked", fmt.Sprintf("suspend failed: %s; change the spec to retry", cause))
 	}
 	return abandonUpdate(rc, cause)
@@ -29,7 +29,7 @@ func abandonStop(rc *Context, cause string) Outcome {
 // deployFailed marks the target spec failed, so it is not retried until the spec changes, and rests.
 func deployFailed(rc *Context, reason, cause string) Outcome {
 	st := &rc.App.Status
-	st.FailedDeployHash = st.UpdatingHash
+	st.FailedDeployHash = targetSpecHash(st)
 	if st.FailedDeployHash == "" {
 		st.FailedDeployHash = rc.Hash
 	}
@@ -52,7 +52,11 @@ func rollbackFailed(rc *Context, cause string) Outcome {
 // deleteBlocked stops retrying a final savepoint that keeps failing. The job keeps running and the
 // application stays until the user chooses to give up the savepoint.
 func deleteBlocked(rc *Context, cause string) Outcome {
-	clearSavepointTrigger(&rc.App.Status)
+	for _, r := range []*v1beta1.DeploymentRecord{stable(&rc.App.Status), candidate(&rc.App.Status)} {
+		if r != nil {
+			r.Savepoint = nil
+		}
+	}
 	return Outcome{Reason: "DeleteBlocked", Warning: true, After: untilChanged,
 		Message: fmt.Sprintf("final savepoint failed: %s; the job keeps running. Set spec.deleteMode to ForceCancel "+
 			"(cancel without a savepoint) or None (leave Flink alone) to finish deleting", cause)}

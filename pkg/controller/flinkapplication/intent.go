@@ -25,57 +25,6 @@ func suspending(app *v1beta1.FlinkApplication) bool {
 	return app.Spec.State == v1beta1.JobStateSuspended
 }
 
-// liveJob is the recorded job of the live cluster, or empty when no job is recorded there: before
-// the first deploy, and once the job was stopped for an update, a suspend or a recovery.
-func liveJob(st *v1beta1.FlinkApplicationStatus) (hash, jobID string) {
-	js := st.JobStatus
-	if st.DeployHash == "" || js.JobID == "" || js.ClusterHash != "" && js.ClusterHash != st.DeployHash {
-		return "", ""
-	}
-	return st.DeployHash, js.JobID
-}
-
-// targetCluster is the cluster the update in progress deploys to: its own, or the live one when the
-// change is made in place.
-func targetCluster(st *v1beta1.FlinkApplicationStatus) string {
-	if st.InPlaceUpdatedFromHash != "" {
-		return st.InPlaceUpdatedFromHash
-	}
-	return st.UpdatingHash
-}
-
-// runningSpecHash is the hash of the spec the live job runs. It is the live cluster's hash unless the
-// parallelism was changed in place.
-func runningSpecHash(st *v1beta1.FlinkApplicationStatus) string {
-	if s := st.LastStableSpec; s != nil && s.SpecHash != "" {
-		return s.SpecHash
-	}
-	return st.DeployHash
-}
-
-// forcedRollback tells whether the user asked to abandon the update in progress. Restarts and
-// recoveries of the running spec are not updates: a forceRollback left set does not stop them.
-func forcedRollback(rc *Context) bool {
-	st := &rc.App.Status
-	return rc.App.Spec.ForceRollback && st.DeployHash != "" && st.UpdatingHash != "" && st.UpdatingHash != runningSpecHash(st)
-}
-
-// recordTarget writes the spec about to be deployed into status before anything is done for it, so
-// that the job is submitted as that spec says even if the spec changes again meanwhile. The target
-// gets a cluster of its own unless the caller then says otherwise (InPlaceUpdatedFromHash).
-func recordTarget(rc *Context) {
-	st := &rc.App.Status
-	st.InPlaceUpdatedFromHash = ""
-	st.UpdatingHash = rc.Hash
-	b, _ := json.Marshal(rc.App.Spec)
-	st.UpdatingSpec = string(b)
-}
-
-// clearTarget forgets the update in progress.
-func clearTarget(st *v1beta1.FlinkApplicationStatus) {
-	st.UpdatingHash, st.UpdatingSpec, st.InPlaceUpdatedFromHash = "", "", ""
-}
-
 // withSpec is the application as it was with a recorded spec (JSON); nil when there is none or it
 // cannot be read.
 func withSpec(app *v1beta1.FlinkApplication, specJSON string) *v1beta1.FlinkApplication {
@@ -90,17 +39,20 @@ func withSpec(app *v1beta1.FlinkApplication, specJSON string) *v1beta1.FlinkAppl
 	return out
 }
 
-// targetApp is the application as the update in progress deploys it.
+// targetApp is the application as the deployment in progress deploys it.
 func targetApp(rc *Context) *v1beta1.FlinkApplication {
-	if app := withSpec(rc.App, rc.App.Status.UpdatingSpec); app != nil {
-		return app
+	if c := candidate(&rc.App.Status); c != nil {
+		if app := withSpec(rc.App, c.Spec); app != nil {
+			return app
+		}
 	}
 	return rc.App
 }
 
-// stableApp is the application as its last stable spec had it; nil before a job ever ran stable.
+// stableApp is the application as its stable deployment's spec had it; nil before a job ever ran
+// stable.
 func stableApp(rc *Context) *v1beta1.FlinkApplication {
-	if s := rc.App.Status.LastStableSpec; s != nil {
+	if s := stable(&rc.App.Status); s != nil {
 		return withSpec(rc.App, s.Spec)
 	}
 	return nil
@@ -147,7 +99,7 @@ func stopLiveJob(rc *Context, reason, why string) Outcome {
 	st := &rc.App.Status
 	_, jobID := liveJob(st)
 	st.SavepointPath = ""
-	clearSavepointTrigger(st)
+	stable(st).Savepoint = nil
 	mode := upgradeMode(rc.App)
 	next := v1beta1.PhaseCancelling
 	how := "cancelling it"
@@ -167,12 +119,11 @@ func stopLiveJob(rc *Context, reason, why string) Outcome {
 // that was taken back, or an update changed back while the job was cancelling, still resumes the job.
 func afterJobStopped(rc *Context, reason, msg string) Outcome {
 	st := &rc.App.Status
-	st.JobStatus.JobID, st.JobStatus.ClusterHash, st.JobStatus.SubmittedAt = "", "", nil
-	clearSavepointTrigger(st)
+	stopRecorded(st)
 	if suspending(rc.App) {
 		return suspended(rc, reason, msg)
 	}
-	if target := targetCluster(st); st.UpdatingHash == rc.Hash && rc.Clusters[target].Ready() {
+	if target := targetCluster(st); targetSpecHash(st) == rc.Hash && rc.Clusters[target].Ready() {
 		return moveTo(v1beta1.PhaseSubmitting, reason, msg)
 	}
 	return moveTo(v1beta1.PhaseUpdating, reason, msg+"; deploying the current spec")
@@ -184,8 +135,7 @@ func afterJobStopped(rc *Context, reason, msg string) Outcome {
 func suspended(rc *Context, reason, msg string) Outcome {
 	st := &rc.App.Status
 	clearTarget(st)
-	st.JobStatus.JobID, st.JobStatus.ClusterHash, st.JobStatus.SubmittedAt = "", "", nil
-	clearSavepointTrigger(st)
+	stopRecorded(st)
 	st.JobStatus.Health, st.ClusterStatus = "", v1beta1.FlinkClusterStatus{}
 	return moveTo(v1beta1.PhaseSuspended, reason, fmt.Sprintf("%s; job suspended with %s, deleting its cluster", msg, describeState(st.SavepointPath)))
 }

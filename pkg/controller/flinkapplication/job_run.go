@@ -51,14 +51,14 @@ type jobStep struct {
 // operator finds the job it submitted, and Flink itself refuses a second job with the same id.
 // Nothing is submitted while the job's state is unknown, and never beside a job that is alive
 // (the fence).
-func runJob(rc *Context, hash string, p jobParams, restorePath string) jobStep {
-	st := &rc.App.Status
-	js := &st.JobStatus
-	if js.JobID == "" || js.ClusterHash != hash {
-		js.JobID, js.ClusterHash, js.State, js.SubmittedAt = newJobID(rc.App), hash, "", nil
+func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath string) jobStep {
+	hash := rec.ClusterHash
+	if rec.JobID == "" {
+		rec.JobID, rec.SubmittedAt = newJobID(rc.App), nil
+		rc.App.Status.JobStatus.State = ""
 		return waitJob(persistThenContinue())
 	}
-	v := rc.JobView(hash, js.JobID)
+	v := rc.JobView(hash, rec.JobID)
 	switch {
 	case v.Liveness == Alive:
 		return followJob(rc, v)
@@ -69,16 +69,16 @@ func runJob(rc *Context, hash string, p jobParams, restorePath string) jobStep {
 	}
 	// The JobManager answers that it does not know the job: not submitted yet, lost with a
 	// JobManager process, or submitted without an answer and not registered yet.
-	if js.SubmittedAt != nil && rc.Now.Sub(js.SubmittedAt.Time) < rc.Config.SubmitGracePeriod.Duration {
+	if rec.SubmittedAt != nil && rc.Now.Sub(rec.SubmittedAt.Time) < rc.Config.SubmitGracePeriod.Duration {
 		return waitJob(stay(0))
 	}
-	if out, fenced := fence(rc, hash); fenced {
+	if out, fenced := fence(rc, rec); fenced {
 		return out
 	}
 	if rc.Overdue {
 		return waitJob(stay(0))
 	}
-	return submit(rc, v.Ref, p, restorePath)
+	return submit(rc, rec, v.Ref, p, restorePath)
 }
 
 func waitJob(o Outcome) jobStep { return jobStep{Wait: &o} }
@@ -105,20 +105,20 @@ func followJob(rc *Context, v *JobView) jobStep {
 // application started (its id carries the application's prefix) is adopted instead of starting
 // another; any other job alive there blocks the submission. A cluster that cannot list its jobs
 // blocks it too: what runs there is unknown.
-func fence(rc *Context, hash string) (jobStep, bool) {
-	js := &rc.App.Status.JobStatus
+func fence(rc *Context, rec *v1beta1.DeploymentRecord) (jobStep, bool) {
+	hash := rec.ClusterHash
 	jobs, err := rc.Jobs(hash)
 	if err != nil {
 		return waitJob(failed(retryable("ListJobs", err))), true
 	}
 	for _, j := range jobs {
-		if client.IsGloballyTerminal(j.Status) || j.ID == js.JobID {
+		if client.IsGloballyTerminal(j.Status) || j.ID == rec.JobID {
 			continue
 		}
-		if startedByApp(rc.App, j.ID) || isStableJob(&rc.App.Status, j.ID) {
+		if startedByApp(rc.App, j.ID) {
 			rc.event(false, "JobAdopted", fmt.Sprintf("job %s of this application is %s on %s; following it instead of submitting another",
 				j.ID, j.Status, flink.VersionedServiceName(rc.App, hash)))
-			js.JobID, js.SubmittedAt = j.ID, nil
+			rec.JobID, rec.SubmittedAt = j.ID, nil
 			return waitJob(persistThenContinue()), true
 		}
 		return waitJob(failed(retryable("SubmitJob", fmt.Errorf("cluster %s runs job %s (%s), which this application did not start; "+
@@ -130,8 +130,7 @@ func fence(rc *Context, hash string) (jobStep, bool) {
 // submit sends the job. Only an answered refusal is a failure: a submission that got no answer
 // may still start the job, so it is waited for (SubmittedAt) and then sent again with the same id,
 // which Flink refuses to run twice; that refusal means the job was submitted.
-func submit(rc *Context, ref JobRef, p jobParams, restorePath string) jobStep {
-	js := &rc.App.Status.JobStatus
+func submit(rc *Context, rec *v1beta1.DeploymentRecord, ref JobRef, p jobParams, restorePath string) jobStep {
 	_, err := rc.Flink().SubmitJob(rc, ref.URL, p.JarName, client.SubmitJobRequest{
 		EntryClass: p.EntryClass, ProgramArgs: p.ProgramArgs, Parallelism: p.Parallelism, JobID: ref.ID,
 		AllowNonRestoredState: p.AllowNonRestoredState, SavepointPath: restorePath,
@@ -140,14 +139,14 @@ func submit(rc *Context, ref JobRef, p jobParams, restorePath string) jobStep {
 	t := metav1.NewTime(rc.Now)
 	switch {
 	case err == nil:
-		js.SubmittedAt = &t
+		rec.SubmittedAt = &t
 		rc.event(false, "JobSubmitted", fmt.Sprintf("submitted job %s (%s, parallelism %d) %s", ref.ID, p.JarName, p.Parallelism, restoredFrom(restorePath)))
 		return waitJob(stay(0))
 	case client.IsDuplicateSubmission(err):
-		js.SubmittedAt = &t
+		rec.SubmittedAt = &t
 		return waitJob(stay(0))
 	case client.IsNoAnswer(err):
-		js.SubmittedAt = &t
+		rec.SubmittedAt = &t
 		rc.event(true, "SubmissionUnanswered", fmt.Sprintf("submission of job %s got no answer (%v); waiting for it to show up before sending it again", ref.ID, err))
 		return waitJob(stay(0))
 	case client.IsRetryable(err):

@@ -89,9 +89,9 @@ func TestUpgradeModesCarryStateAsDeclared(t *testing.T) {
 			}
 			assert.Equal(t, jobs[0].RestoredFrom, app.Status.JobStatus.RestorePath)
 			assert.Empty(t, w.timeline.Overlaps(ns+"/wc"), "never two live jobs")
-			require.NotNil(t, app.Status.LastStableSpec)
-			assert.Equal(t, app.Status.DeployHash, app.Status.LastStableSpec.SpecHash)
-			assert.Equal(t, jobs[0].ID, app.Status.LastStableSpec.JobID)
+			require.NotNil(t, app.Status.Deployments.Stable)
+			assert.Equal(t, app.Status.DeployHash, app.Status.Deployments.Stable.SpecHash)
+			assert.Equal(t, jobs[0].ID, app.Status.Deployments.Stable.JobID)
 			if c.single {
 				// One cluster only: the job stopped before its cluster was replaced.
 				assert.Less(t, lastIndexOf(visited, c.stopPhase), lastIndexOf(visited, v1beta1.PhaseClusterStarting))
@@ -303,7 +303,7 @@ func TestUnstableUpdateRollsBackToTheLastStableSpec(t *testing.T) {
 			assert.Equal(t, "RUNNING", restarted.State)
 			assert.Equal(t, "flink-wordcount:2", w.get("wc").Spec.Image, "the spec is the user's; only the job went back")
 			assert.NotEmpty(t, restarted.RestoredFrom, "restored from the newest state the attempt left")
-			assert.Equal(t, restarted.ID, app.Status.LastStableSpec.JobID)
+			assert.Equal(t, restarted.ID, app.Status.Deployments.Stable.JobID)
 			assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
 			if single {
 				assert.True(t, w.clusterExists(old, old.Status.DeployHash), "the stable cluster is created again")
@@ -346,7 +346,7 @@ func TestRollbackWithoutARecordedStableSpecReusesTheLiveCluster(t *testing.T) {
 	w := newWorld(t)
 	old := running(t, w, "wc")
 	legacy := old.DeepCopy()
-	legacy.Status.LastStableSpec = nil
+	legacy.Status.Deployments = v1beta1.Deployments{}
 	_, err := w.apps.FlinkV1beta1().FlinkApplications(ns).UpdateStatus(context.Background(), legacy, metav1.UpdateOptions{})
 	require.NoError(t, err)
 

@@ -15,12 +15,12 @@ import (
 // cluster. It reports, it never acts: a failing job is shown Red and announced once with its cause.
 func observeLiveJob(rc *Context) {
 	st := &rc.App.Status
-	hash := st.DeployHash
+	hash := liveCluster(st)
 	if hash == "" {
 		return
 	}
 	observeCluster(rc, hash)
-	jobID := st.JobStatus.JobID
+	_, jobID := liveJob(st)
 	if jobID == "" {
 		return
 	}

@@ -47,6 +47,7 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 		Clusters: clusters, GenericService: generic, env: e, memo: map[string]memoEntry{},
 	}
 	e.activity.passStarted(rc.Now)
+	migrateStatus(rc)
 	from := app.Status.Phase.Normalized()
 	fromStarted := app.Status.PhaseStartedAt
 	if app.DeletionTimestamp == nil || from == v1beta1.PhaseDeleting {
@@ -73,6 +74,7 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 // Ready and Progressing conditions.
 func summarize(rc *Context) {
 	st := &rc.App.Status
+	deriveStatus(st)
 	st.ObservedGeneration = rc.App.Generation
 	st.UpgradeMode = upgradeMode(rc.App)
 	phase := st.Phase.Normalized()

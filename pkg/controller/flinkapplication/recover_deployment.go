@@ -15,12 +15,12 @@ import (
 // (chooseRestore), or the application fails with the reason.
 func recoverDeployment(rc *Context) Outcome {
 	st := &rc.App.Status
-	if c := rc.Clusters[st.DeployHash]; c != nil && c.JobManagerPods > 0 {
+	if c := rc.Clusters[liveCluster(st)]; c != nil && c.JobManagerPods > 0 {
 		return stay(0)
 	}
 	js := &st.JobStatus
 	lost := js.JobID
-	msg := fmt.Sprintf("the JobManager Deployment of %s is gone", flink.VersionedServiceName(rc.App, st.DeployHash))
+	msg := fmt.Sprintf("the JobManager Deployment of %s is gone", flink.VersionedServiceName(rc.App, liveCluster(st)))
 	if suspending(rc.App) {
 		if choice := chooseRestore(rc, nil); choice.Path != "" {
 			st.SavepointPath = choice.Path
@@ -34,7 +34,7 @@ func recoverDeployment(rc *Context) Outcome {
 		js.JobID, js.ClusterHash, js.State, js.Health = "", "", "", v1beta1.Red
 		return warnTo(v1beta1.PhaseUpdating, "RecoverDeployment", fmt.Sprintf("%s; deploying the spec from %s", msg, describeState(st.SavepointPath)))
 	}
-	if err := createCluster(rc, app, st.DeployHash); err != nil {
+	if err := createCluster(rc, app, liveCluster(st)); err != nil {
 		return failed(err)
 	}
 	if flink.HighAvailability(app) && lost != "" {
@@ -75,15 +75,16 @@ func recoverStoppedJob(rc *Context, v *JobView, reason, what string) Outcome {
 // keepJob waits for the recorded job instead (Flink HA recovers it); the fence adopts it.
 func restartInPlace(rc *Context, reason, msg string, keepJob bool) Outcome {
 	st := &rc.App.Status
-	if st.LastStableSpec == nil {
+	s := stable(st)
+	if s == nil {
 		return stay(0)
 	}
-	st.UpdatingHash, st.UpdatingSpec, st.InPlaceUpdatedFromHash = st.LastStableSpec.SpecHash, st.LastStableSpec.Spec, st.DeployHash
-	js := &st.JobStatus
-	if !keepJob {
-		js.JobID, js.ClusterHash = "", ""
+	lost := s.JobID
+	stopRecorded(st)
+	c := recordRestart(st, v1beta1.DeploymentRestart)
+	if keepJob {
+		c.JobID = lost
 	}
-	js.State, js.SubmittedAt = "", nil
-	clearSavepointTrigger(st)
+	st.JobStatus.State = ""
 	return warnTo(v1beta1.PhaseSubmitting, reason, msg)
 }

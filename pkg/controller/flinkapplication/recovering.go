@@ -19,7 +19,7 @@ func handleRecovering(rc *Context) Outcome {
 		if choice := chooseRestore(rc, &v.Ref); choice.Problem != "" {
 			msg := fmt.Sprintf("savepoint failed and %s; job %s is left as it was. Fix the cause and change the spec to retry, "+
 				"or set fallbackWithoutState to start without state", choice.Problem, jobID)
-			if suspending(rc.App) && st.UpdatingHash == "" {
+			if suspending(rc.App) && candidate(st) == nil {
 				return blocked(rc, "SuspendBlocked", msg)
 			}
 			return deployFailed(rc, "RecoveryFailed", msg)

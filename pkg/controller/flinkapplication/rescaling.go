@@ -15,7 +15,7 @@ import (
 func handleRescaling(rc *Context) Outcome {
 	st := &rc.App.Status
 	hash, jobID := liveJob(st)
-	if st.UpdatingHash != rc.Hash {
+	if targetSpecHash(st) != rc.Hash {
 		if jobID == "" {
 			return moveTo(v1beta1.PhaseUpdating, "SpecChanged", "no job runs to rescale in place; deploying the spec")
 		}
@@ -23,7 +23,7 @@ func handleRescaling(rc *Context) Outcome {
 			return moveTo(v1beta1.PhaseRunning, "SpecChanged", "spec changed before the rescale started")
 		}
 		recordTarget(rc)
-		st.InPlaceUpdatedFromHash = hash
+		candidate(st).ClusterHash = hash
 		return persistThenContinue()
 	}
 	want := rc.App.Spec.Parallelism
@@ -49,7 +49,9 @@ func handleRescaling(rc *Context) Outcome {
 			return failed(err)
 		}
 		p := specJobParams(rc.App)
-		promote(rc, hash, rc.App, st.JobStatus.RestorePath)
+		candidate(st).JobID = jobID
+		promote(rc, stable(st).RestorePath)
+		st.FailedDeployHash, st.RollbackHash = "", ""
 		p.recordIn(st)
 		observeLiveJob(rc)
 		return moveTo(v1beta1.PhaseRunning, "Rescaled", fmt.Sprintf("job %s rescaled in place to parallelism %d", jobID, want))

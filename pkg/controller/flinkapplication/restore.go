@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 )
@@ -37,7 +38,7 @@ type restoreChoice struct {
 func chooseRestore(rc *Context, job *JobRef) restoreChoice {
 	points := recordedState(rc)
 	if job != nil {
-		points = append(points, flinkState(rc, *job)...)
+		points = append(points, flinkState(rc, *job, stableSavepoint(&rc.App.Status))...)
 	}
 	newest := newestState(points)
 	maxAge := maxCheckpointAge(rc)
@@ -57,6 +58,14 @@ func chooseRestore(rc *Context, job *JobRef) restoreChoice {
 	return restoreChoice{Problem: problem}
 }
 
+// stableSavepoint is the savepoint asked of the stable deployment's job, if any.
+func stableSavepoint(st *v1beta1.FlinkApplicationStatus) *v1beta1.SavepointTrigger {
+	if s := stable(st); s != nil {
+		return s.Savepoint
+	}
+	return nil
+}
+
 func newestState(points []statePoint) *statePoint {
 	var newest *statePoint
 	for i := range points {
@@ -68,15 +77,15 @@ func newestState(points []statePoint) *statePoint {
 }
 
 // flinkState is the state Flink reports for a job: its newest externalized checkpoint, and the
-// savepoint of the recorded trigger.
-func flinkState(rc *Context, ref JobRef) []statePoint {
+// savepoint of the trigger recorded for it.
+func flinkState(rc *Context, ref JobRef, trigger *v1beta1.SavepointTrigger) []statePoint {
 	var out []statePoint
 	if cps, err := rc.checkpointsOf(ref); err == nil {
 		if c := cps.Latest.Completed; c != nil && restorable(c.ExternalPath) {
 			out = append(out, statePoint{c.ExternalPath, time.UnixMilli(c.TriggerTimestamp)})
 		}
 	}
-	if sp := savepointSince(rc, ref, rc.App.Status.SavepointTriggerTime); sp != nil && sp.Status == "COMPLETED" && restorable(sp.ExternalPath) {
+	if sp := savepointSince(rc, ref, trigger); sp != nil && sp.Status == "COMPLETED" && restorable(sp.ExternalPath) {
 		out = append(out, statePoint{sp.ExternalPath, time.UnixMilli(sp.TriggerTimestamp)})
 	}
 	return out
@@ -90,8 +99,9 @@ func recordedState(rc *Context) []statePoint {
 	if js.LastCheckpointPath != "" && js.LastCheckpointTime != nil {
 		out = append(out, statePoint{js.LastCheckpointPath, js.LastCheckpointTime.Time})
 	}
-	if st.SavepointPath != "" && st.SavepointTriggerTime != nil {
-		out = append(out, statePoint{st.SavepointPath, st.SavepointTriggerTime.Time})
+	if sp := stableSavepoint(st); st.SavepointPath != "" && sp != nil {
+		// The savepoint this stop completed.
+		out = append(out, statePoint{st.SavepointPath, sp.Time.Time})
 	}
 	if js.RestorePath != "" && js.RestoreTime != nil {
 		// The state a job started from is at least as old as its start.

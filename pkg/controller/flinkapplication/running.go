@@ -13,7 +13,7 @@ import (
 // on the live one.
 func handleRunning(rc *Context) Outcome {
 	st := &rc.App.Status
-	if c := rc.Clusters[st.DeployHash]; c == nil || c.JobManager == nil {
+	if c := rc.Clusters[liveCluster(st)]; c == nil || c.JobManager == nil {
 		// First, because nothing else can be asked of a JobManager that is gone.
 		return recoverDeployment(rc)
 	}
@@ -25,7 +25,7 @@ func handleRunning(rc *Context) Outcome {
 		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s -> %s)", runningSpecHash(st), rc.Hash))
 	case scaleChange:
 		return moveTo(v1beta1.PhaseRescaling, "ParallelismChanged", fmt.Sprintf("parallelism changed to %d with scaleMode InPlace; keeping cluster %s",
-			rc.App.Spec.Parallelism, st.DeployHash))
+			rc.App.Spec.Parallelism, liveCluster(st)))
 	}
 	if err := removeStaleClusters(rc); err != nil {
 		return failed(err)
@@ -92,7 +92,7 @@ func suspendJob(rc *Context) Outcome {
 }
 
 func removeStaleClusters(rc *Context) error {
-	gone, err := deleteClustersExcept(rc, rc.App.Status.DeployHash)
+	gone, err := deleteClustersExcept(rc, liveCluster(&rc.App.Status))
 	for _, h := range gone {
 		rc.event(false, "ClusterDeleted", fmt.Sprintf("deleted Flink cluster %s-%s", rc.App.Name, h))
 	}

@@ -59,29 +59,27 @@ func waitStep(o Outcome) savepointStep { return savepointStep{Wait: &o} }
 // chose an id of its own), the job's checkpoint history is read for a savepoint triggered since
 // the recorded time before anything is triggered again. With mayTrigger false, or once the phase
 // is overdue, it only follows a savepoint already asked for.
-func takeSavepoint(rc *Context, ref JobRef, cancelJob, mayTrigger bool) savepointStep {
-	st := &rc.App.Status
-	if st.SavepointTriggerID == "" {
+func takeSavepoint(rc *Context, rec *v1beta1.DeploymentRecord, ref JobRef, cancelJob, mayTrigger bool) savepointStep {
+	if rec.Savepoint == nil {
 		switch {
 		case !mayTrigger:
 			return savepointStep{Failure: "no savepoint was asked for"}
 		case rc.Overdue:
 			return savepointStep{Failure: "the deadline passed before the savepoint was asked for"}
 		}
-		t := metav1.NewTime(rc.Now)
-		st.SavepointTriggerID, st.SavepointTriggerTime = newID(), &t
+		rec.Savepoint = &v1beta1.SavepointTrigger{TriggerID: newID(), Time: metav1.NewTime(rc.Now)}
 		return waitStep(persistThenContinue())
 	}
-	status, err := rc.Flink().GetSavepointStatus(rc, ref.URL, ref.ID, st.SavepointTriggerID)
+	status, err := rc.Flink().GetSavepointStatus(rc, ref.URL, ref.ID, rec.Savepoint.TriggerID)
 	if client.IsNotFound(err) {
-		if step, found := savepointInHistory(rc, ref); found {
+		if step, found := savepointInHistory(rc, rec, ref); found {
 			return step
 		}
 		if !mayTrigger || rc.Overdue {
-			clearSavepointTrigger(st)
+			rec.Savepoint = nil
 			return savepointStep{Failure: "Flink no longer knows the savepoint that was asked for, and lists none taken since"}
 		}
-		return triggerSavepoint(rc, ref, cancelJob)
+		return triggerSavepoint(rc, rec, ref, cancelJob)
 	}
 	if err != nil {
 		return waitStep(failed(err))
@@ -91,7 +89,7 @@ func takeSavepoint(rc *Context, ref JobRef, cancelJob, mayTrigger bool) savepoin
 		rc.event(false, "SavepointCompleted", fmt.Sprintf("savepoint of job %s completed at %s", ref.ID, status.Location))
 		return savepointStep{Location: status.Location}
 	case status.Failed():
-		clearSavepointTrigger(st)
+		rec.Savepoint = nil
 		cause := status.FailureCause
 		if cause == "" {
 			cause = "Flink reported no cause"
@@ -105,30 +103,28 @@ func takeSavepoint(rc *Context, ref JobRef, cancelJob, mayTrigger bool) savepoin
 // and answers with one of its own: that one is recorded in its place. Between the trigger and that
 // record a restart finds the savepoint by its trigger time in the job's checkpoint history, once
 // Flink lists it there; only a restart before that may trigger a second savepoint.
-func triggerSavepoint(rc *Context, ref JobRef, cancelJob bool) savepointStep {
-	st := &rc.App.Status
+func triggerSavepoint(rc *Context, rec *v1beta1.DeploymentRecord, ref JobRef, cancelJob bool) savepointStep {
 	id, err := rc.Flink().TriggerSavepoint(rc, ref.URL, ref.ID, client.SavepointRequest{
-		CancelJob: cancelJob, TriggerID: st.SavepointTriggerID,
+		CancelJob: cancelJob, TriggerID: rec.Savepoint.TriggerID,
 	})
 	if err != nil {
 		return waitStep(failed(err))
 	}
-	if id != "" && id != st.SavepointTriggerID {
-		st.SavepointTriggerID = id
+	if id != "" && id != rec.Savepoint.TriggerID {
+		rec.Savepoint.TriggerID = id
 	}
 	verb := "savepoint"
 	if cancelJob {
 		verb = "savepoint and cancel"
 	}
-	rc.event(false, "SavepointTriggered", fmt.Sprintf("triggered %s of job %s (trigger %s)", verb, ref.ID, st.SavepointTriggerID))
+	rc.event(false, "SavepointTriggered", fmt.Sprintf("triggered %s of job %s (trigger %s)", verb, ref.ID, rec.Savepoint.TriggerID))
 	return waitStep(stay(0))
 }
 
-// savepointInHistory looks for the savepoint of the recorded trigger in the job's checkpoint
+// savepointInHistory looks for the savepoint of the record's trigger in the job's checkpoint
 // statistics: the newest savepoint triggered since the recorded trigger time.
-func savepointInHistory(rc *Context, ref JobRef) (savepointStep, bool) {
-	st := &rc.App.Status
-	cp := savepointSince(rc, ref, st.SavepointTriggerTime)
+func savepointInHistory(rc *Context, rec *v1beta1.DeploymentRecord, ref JobRef) (savepointStep, bool) {
+	cp := savepointSince(rc, ref, rec.Savepoint)
 	if cp == nil {
 		return savepointStep{}, false
 	}
@@ -137,7 +133,7 @@ func savepointInHistory(rc *Context, ref JobRef) (savepointStep, bool) {
 		rc.event(false, "SavepointCompleted", fmt.Sprintf("savepoint of job %s completed at %s (found in its checkpoint history)", ref.ID, cp.ExternalPath))
 		return savepointStep{Location: cp.ExternalPath}, true
 	case "FAILED":
-		clearSavepointTrigger(st)
+		rec.Savepoint = nil
 		return savepointStep{Failure: fmt.Sprintf("savepoint %d of job %s failed", cp.ID, ref.ID)}, true
 	}
 	return waitStep(stay(0)), true
@@ -147,15 +143,15 @@ func savepointInHistory(rc *Context, ref JobRef) (savepointStep, bool) {
 // completed or not; nil when there is none or Flink cannot say. No allowance is made for a
 // JobManager clock behind the operator's: missing a savepoint only costs another, while taking an
 // older one for it would restore older state.
-func savepointSince(rc *Context, ref JobRef, since *metav1.Time) *client.Checkpoint {
-	if since == nil {
+func savepointSince(rc *Context, ref JobRef, trigger *v1beta1.SavepointTrigger) *client.Checkpoint {
+	if trigger == nil {
 		return nil
 	}
 	cps, err := rc.checkpointsOf(ref)
 	if err != nil {
 		return nil
 	}
-	from := since.UnixMilli()
+	from := trigger.Time.UnixMilli()
 	var best *client.Checkpoint
 	consider := func(c *client.Checkpoint) {
 		if c != nil && c.IsSavepoint && c.TriggerTimestamp >= from && (best == nil || c.TriggerTimestamp > best.TriggerTimestamp) {
@@ -167,10 +163,6 @@ func savepointSince(rc *Context, ref JobRef, since *metav1.Time) *client.Checkpo
 		consider(&cps.History[i])
 	}
 	return best
-}
-
-func clearSavepointTrigger(st *v1beta1.FlinkApplicationStatus) {
-	st.SavepointTriggerID, st.SavepointTriggerTime = "", nil
 }
 
 // stopJob cancels a job that is alive and reports how it stands: Stopped once Flink says so or the

@@ -17,7 +17,7 @@ func handleSavepointing(rc *Context) Outcome {
 	}
 	v := rc.JobView(old, jobID)
 	if st.SavepointPath == "" {
-		if st.SavepointTriggerID == "" {
+		if stable(st).Savepoint == nil {
 			if out, abandon := abandonBeforeStop(rc, "savepoint"); abandon {
 				return out
 			}
@@ -28,7 +28,7 @@ func handleSavepointing(rc *Context) Outcome {
 				return failed(retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
 			}
 		}
-		sp := takeSavepoint(rc, v.Ref, true, true)
+		sp := takeSavepoint(rc, stable(st), v.Ref, true, true)
 		switch {
 		case sp.Wait != nil:
 			return *sp.Wait
@@ -55,7 +55,7 @@ func abandonBeforeStop(rc *Context, what string) (Outcome, bool) {
 	switch {
 	case forcedRollback(rc):
 		return warnTo(v1beta1.PhaseRollingBack, "ForceRollback", fmt.Sprintf("forceRollback set: abandoning the update before the %s", what)), true
-	case !suspending(rc.App) && st.UpdatingHash == "":
+	case !suspending(rc.App) && candidate(st) == nil:
 		// A stop that only a suspend asked for; the suspend was taken back.
 		msg := fmt.Sprintf("spec.state is Running again before the %s; the job keeps running", what)
 		if st.FailedDeployHash != "" && rc.Hash == st.FailedDeployHash {

@@ -39,8 +39,8 @@ func TestInPlaceRescaleKeepsTheCluster(t *testing.T) {
 
 			w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Parallelism = 6 })
 			app := w.runUntil("wc", "rescaled", func(a *v1beta1.FlinkApplication) bool {
-				return a.Status.Phase == v1beta1.PhaseRunning && a.Status.LastStableSpec != nil &&
-					a.Status.LastStableSpec.SpecHash == flink.ClusterHash(a)
+				return a.Status.Phase == v1beta1.PhaseRunning && a.Status.Deployments.Stable != nil &&
+					a.Status.Deployments.Stable.SpecHash == flink.ClusterHash(a)
 			})
 			assert.Contains(t, phasesVisited(app), v1beta1.PhaseRescaling)
 			assert.Equal(t, old.Status.DeployHash, app.Status.DeployHash, "same cluster")

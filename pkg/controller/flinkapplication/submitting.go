@@ -1,7 +1,6 @@
 package flinkapplication
 
 import (
-	"encoding/json"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,27 +9,30 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 )
 
-// handleSubmitting points the application's Service at the target cluster and starts the job there
-// from the recorded state, as the recorded target spec says, until it runs stable. Then that spec is
-// the live one and the last stable one.
+// handleSubmitting points the application's Service at the candidate's cluster and starts the
+// candidate's job there from the recorded state, as the candidate's spec says, until it runs stable.
+// Then the candidate is the stable deployment.
 func handleSubmitting(rc *Context) Outcome {
 	st := &rc.App.Status
-	target := targetCluster(st)
+	c := candidate(st)
+	if c == nil {
+		return moveTo(v1beta1.PhaseUpdating, "NothingToSubmit", "no deployment is in progress; deploying the spec")
+	}
 	if forcedRollback(rc) {
 		return warnTo(v1beta1.PhaseRollingBack, "ForceRollback", "forceRollback set: abandoning the update")
 	}
 	app := targetApp(rc)
-	if st.InPlaceUpdatedFromHash != "" {
+	if c.ClusterHash != c.SpecHash {
 		// The cluster is kept; only its TaskManagers follow the new parallelism.
-		if err := scaleTaskManagers(rc, target, flink.TaskManagerReplicas(app)); err != nil {
+		if err := scaleTaskManagers(rc, c.ClusterHash, flink.TaskManagerReplicas(app)); err != nil {
 			return failed(err)
 		}
 	}
-	if err := pointGenericService(rc, target); err != nil {
+	if err := pointGenericService(rc, c.ClusterHash); err != nil {
 		return failed(err)
 	}
 	params := specJobParams(app)
-	job := runJob(rc, target, params, st.SavepointPath)
+	job := runJob(rc, c, params, st.SavepointPath)
 	switch {
 	case job.Wait != nil:
 		return *job.Wait
@@ -38,28 +40,11 @@ func handleSubmitting(rc *Context) Outcome {
 		return abandonUpdate(rc, job.Failure)
 	}
 	restored := st.SavepointPath
-	promote(rc, target, app, restored)
+	promote(rc, restored)
+	st.FailedDeployHash, st.RollbackHash = "", ""
 	startedJob(rc, params, restored)
 	return moveTo(v1beta1.PhaseRunning, "JobRunning", fmt.Sprintf("job %s running on %s, %s",
-		st.JobStatus.JobID, flink.VersionedServiceName(rc.App, target), restoredFrom(restored)))
-}
-
-// promote makes the deployed spec the live and the last stable one: its job ran stable on cluster.
-func promote(rc *Context, cluster string, app *v1beta1.FlinkApplication, restorePath string) {
-	st := &rc.App.Status
-	specHash := st.UpdatingHash
-	if specHash == "" {
-		specHash = flink.ClusterHash(app)
-	}
-	b, _ := json.Marshal(app.Spec)
-	st.LastStableSpec = &v1beta1.StableSpec{
-		SpecHash: specHash, Spec: string(b), JobID: st.JobStatus.JobID, RestorePath: restorePath,
-		StableTime: metav1.NewTime(rc.Now),
-	}
-	st.DeployHash = cluster
-	clearTarget(st)
-	st.FailedDeployHash, st.RollbackHash = "", ""
-	clearSavepointTrigger(st)
+		c.JobID, flink.VersionedServiceName(rc.App, c.ClusterHash), restoredFrom(restored)))
 }
 
 // startedJob records a job that just ran stable: its parameters (for a later rollback) and the

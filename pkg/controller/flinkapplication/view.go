@@ -1,6 +1,7 @@
 package flinkapplication
 
 import (
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 )
 
@@ -60,9 +61,8 @@ func (rc *Context) JobView(hash, jobID string) *JobView {
 	return v.(*JobView)
 }
 
-// observe takes the pass's view of Flink before any decision: every job the application records
-// (the one being deployed or running, and the last stable one), and the jobs listed on each of its
-// clusters. Calls to a JobManager that did not answer once fail fast for the rest of the pass.
+// observe takes the pass's view of Flink before any decision: the jobs of both deployment records
+// (the stable one and the candidate), and the jobs listed on each of the application's clusters. Calls to a JobManager that did not answer once fail fast for the rest of the pass.
 func observe(rc *Context) {
 	st := &rc.App.Status
 	for hash, c := range rc.Clusters {
@@ -70,17 +70,12 @@ func observe(rc *Context) {
 			_, _ = rc.Jobs(hash)
 		}
 	}
-	if id := st.JobStatus.JobID; id != "" {
-		hash := st.JobStatus.ClusterHash
-		if hash == "" {
-			hash = st.DeployHash
+	for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
+		if r != nil && r.JobID != "" {
+			if v := rc.JobView(r.ClusterHash, r.JobID); v.Details != nil {
+				_, _ = rc.checkpointsOf(v.Ref)
+			}
 		}
-		if v := rc.JobView(hash, id); v.Details != nil {
-			_, _ = rc.Checkpoints(hash, id)
-		}
-	}
-	if s := st.LastStableSpec; s != nil && s.JobID != "" && s.JobID != st.JobStatus.JobID && st.DeployHash != "" {
-		rc.JobView(st.DeployHash, s.JobID)
 	}
 }
 

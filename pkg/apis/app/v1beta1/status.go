@@ -23,30 +23,28 @@ type FlinkApplicationStatus struct {
 	JobStatus       FlinkJobStatus                  `json:"jobStatus,omitempty"`
 	VersionStatuses []FlinkApplicationVersionStatus `json:"versionStatuses,omitempty"`
 
-	// DeployHash is the hash of the spec whose cluster and job are live.
+	// Deployments are the operator's records of what runs and what is being deployed; every decision
+	// reads them. deployHash, updatingHash, jobStatus.jobID and jobStatus.clusterHash, and
+	// savepointTriggerId are derived from them, for readers of the Lyft operator's status.
+	Deployments Deployments `json:"deployments,omitempty"`
+
+	// DeployHash is the cluster of the stable deployment (deployments.stable.clusterHash).
 	DeployHash string `json:"deployHash,omitempty"`
-	// UpdatingHash is the hash of the spec being deployed; written before its cluster is created.
+	// UpdatingHash is the spec of the deployment in progress (deployments.candidate.specHash).
 	UpdatingHash string `json:"updatingHash,omitempty"`
 	// FailedDeployHash is the hash of a spec that failed to deploy; it is not retried until it changes.
 	FailedDeployHash string `json:"failedDeployHash,omitempty"`
 	// RollbackHash is the hash the application rolled back to after a failed deploy.
 	RollbackHash string `json:"rollbackHash,omitempty"`
 	TeardownHash string `json:"teardownHash,omitempty"`
-	// InPlaceUpdatedFromHash is the existing cluster an update is applied to when it gets no cluster of
-	// its own: a parallelism change made in place, or the restart of a failed job. Empty otherwise.
+	// InPlaceUpdatedFromHash and UpdatingSpec were written by operator versions before deployments;
+	// they are read once, to migrate, and then left empty.
 	InPlaceUpdatedFromHash string `json:"inPlaceUpdatedFromHash,omitempty"`
-	// UpdatingSpec is the spec being deployed, as JSON, written with updatingHash before anything is
-	// created for it. The job is submitted with its parameters even if the spec changes meanwhile, and
-	// it becomes lastStableSpec once the job runs stable.
-	UpdatingSpec string `json:"updatingSpec,omitempty"`
+	UpdatingSpec           string `json:"updatingSpec,omitempty"`
 
-	// SavepointTriggerID is chosen and recorded before the savepoint is triggered, and sent to Flink
-	// as the trigger id, so a restarted operator polls the same savepoint instead of taking another.
+	// SavepointTriggerID is the savepoint in progress of the stable deployment's job
+	// (deployments.stable.savepoint.triggerID).
 	SavepointTriggerID string `json:"savepointTriggerId,omitempty"`
-	// SavepointTriggerTime is when the savepoint of savepointTriggerId was asked for, recorded with
-	// it. A savepoint Flink lists as triggered since then is that savepoint, found even after Flink
-	// forgot the trigger id or the operator stopped waiting for it.
-	SavepointTriggerTime *metav1.Time `json:"savepointTriggerTime,omitempty"`
 	// SavepointPath is the state the next job starts from (a savepoint or an externalized checkpoint).
 	SavepointPath string `json:"savepointPath,omitempty"`
 	// FinalSavepointPath is the savepoint taken when the application was deleted.
@@ -58,8 +56,8 @@ type FlinkApplicationStatus struct {
 	LastSeenError *FlinkApplicationError `json:"lastSeenError,omitempty"`
 	// UpgradeMode is the upgrade mode in effect: spec.upgradeMode, or what savepointDisabled implies.
 	UpgradeMode UpgradeMode `json:"upgradeMode,omitempty"`
-	// LastStableSpec is the newest spec whose job ran with all tasks running for the stabilization
-	// period. An update that does not become stable returns to it; it is never a suspended spec.
+	// LastStableSpec was written by operator versions before deployments (now deployments.stable); it
+	// is read once, to migrate, and then left empty.
 	LastStableSpec *StableSpec `json:"lastStableSpec,omitempty"`
 
 	// DeploymentMode is the mode the application was created with.
@@ -72,6 +70,66 @@ type FlinkApplicationStatus struct {
 	// History holds the most recent phase transitions, newest last.
 	// +kubebuilder:validation:MaxItems=20
 	History []PhaseTransition `json:"history,omitempty"`
+}
+
+// Deployments are the stable deployment and the one in progress.
+type Deployments struct {
+	// Stable is the deployment whose job last ran stable: what runs, and what a failed update
+	// returns to. Nil before a job first ran stable.
+	Stable *DeploymentRecord `json:"stable,omitempty"`
+	// Candidate is the deployment in progress: an update to a new spec, a restart of the stable
+	// spec, or a rollback to it. It is recorded before anything is created for it. Nil when none.
+	Candidate *DeploymentRecord `json:"candidate,omitempty"`
+}
+
+// DeploymentKind says why a candidate deployment exists.
+type DeploymentKind string
+
+// The kinds of candidate deployments.
+const (
+	// DeploymentUpdate deploys a new spec; if it fails, the application rolls back to the stable one.
+	DeploymentUpdate DeploymentKind = "Update"
+	// DeploymentRestart runs the stable spec again on its cluster: a lost, failed or recovered job.
+	DeploymentRestart DeploymentKind = "Restart"
+	// DeploymentRollback runs the stable spec again after an update failed.
+	DeploymentRollback DeploymentKind = "Rollback"
+)
+
+// DeploymentRecord is one spec deployed on one cluster, with its job.
+type DeploymentRecord struct {
+	// Kind is why a candidate exists; empty for the stable deployment.
+	Kind DeploymentKind `json:"kind,omitempty"`
+	// SpecHash identifies the spec: the hash of the fields that shape its cluster and job.
+	SpecHash string `json:"specHash"`
+	// Spec is the spec as JSON, so that its cluster is rendered and its job submitted as it was,
+	// even after spec changes again or its cluster was replaced.
+	Spec string `json:"spec,omitempty"`
+	// ClusterHash is the cluster the job runs on: the spec's own, or the existing cluster a change
+	// was applied to in place (a parallelism change, a restart).
+	ClusterHash string `json:"clusterHash"`
+	// JobID is the deployment's job. It is chosen and recorded before the job is submitted, and
+	// cleared once the job was stopped on purpose or found gone.
+	JobID string `json:"jobID,omitempty"`
+	// SubmittedAt is when the job was last sent to Flink. A job the JobManager does not list within
+	// the operator's submitGracePeriod of it is sent again, under the same id.
+	SubmittedAt *metav1.Time `json:"submittedAt,omitempty"`
+	// RestorePath is the state the job started (or starts) from.
+	RestorePath string `json:"restorePath,omitempty"`
+	// Savepoint is the savepoint asked of the job, recorded before it is triggered.
+	Savepoint *SavepointTrigger `json:"savepoint,omitempty"`
+	// StableTime is when the job was seen running stable.
+	StableTime *metav1.Time `json:"stableTime,omitempty"`
+}
+
+// SavepointTrigger is a savepoint asked of a job.
+type SavepointTrigger struct {
+	// TriggerID is chosen and recorded before the savepoint is triggered, and sent to Flink as the
+	// trigger id, so a restarted operator polls the same savepoint instead of taking another. Flink
+	// before 1.15 chooses its own, which then replaces it.
+	TriggerID string `json:"triggerID"`
+	// Time is when it was asked for. A savepoint Flink lists as triggered since then is this one,
+	// found even after Flink forgot the trigger id or the operator stopped waiting for it.
+	Time metav1.Time `json:"time"`
 }
 
 // StableSpec is a spec that ran stable, with what a rollback needs to start it again.
@@ -115,10 +173,7 @@ type FlinkJobStatus struct {
 	JobOverviewURL string `json:"jobOverviewURL,omitempty"`
 	JobID          string `json:"jobID,omitempty"`
 	// ClusterHash is the cluster the job was submitted to; with JobID it is recorded before submission.
-	ClusterHash string `json:"clusterHash,omitempty"`
-	// SubmittedAt is when the submission of jobID was sent without an answer. Until the operator's
-	// submitGracePeriod has passed since then, the job is waited for rather than submitted again.
-	SubmittedAt *metav1.Time `json:"submittedAt,omitempty"`
+	ClusterHash string       `json:"clusterHash,omitempty"`
 	Health      HealthStatus `json:"health,omitempty"`
 	State       JobState     `json:"state,omitempty"`
 

@@ -1,0 +1,185 @@
+package flinkapplication
+
+import (
+	"encoding/json"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// status.deployments holds two explicit records: the stable deployment (what runs, and what a
+// failed update returns to) and the candidate (what is being deployed). Handlers read and change
+// them; the fields the Lyft operator's users read are derived from them once per pass (deriveStatus).
+
+func stable(st *v1beta1.FlinkApplicationStatus) *v1beta1.DeploymentRecord {
+	return st.Deployments.Stable
+}
+
+func candidate(st *v1beta1.FlinkApplicationStatus) *v1beta1.DeploymentRecord {
+	return st.Deployments.Candidate
+}
+
+// liveJob is the stable deployment's job, or empty when it has none: before the first deploy, and
+// once the job was stopped for an update, a suspend or a recovery, or found gone.
+func liveJob(st *v1beta1.FlinkApplicationStatus) (hash, jobID string) {
+	if s := stable(st); s != nil && s.JobID != "" {
+		return s.ClusterHash, s.JobID
+	}
+	return "", ""
+}
+
+// liveCluster is the stable deployment's cluster; "" before a job first ran stable.
+func liveCluster(st *v1beta1.FlinkApplicationStatus) string {
+	if s := stable(st); s != nil {
+		return s.ClusterHash
+	}
+	return ""
+}
+
+// targetCluster is the cluster the deployment in progress deploys to: its own, or the live one
+// when the change is made in place.
+func targetCluster(st *v1beta1.FlinkApplicationStatus) string {
+	if c := candidate(st); c != nil {
+		return c.ClusterHash
+	}
+	return ""
+}
+
+// targetSpecHash is the spec the deployment in progress deploys; "" when none is in progress.
+func targetSpecHash(st *v1beta1.FlinkApplicationStatus) string {
+	if c := candidate(st); c != nil {
+		return c.SpecHash
+	}
+	return ""
+}
+
+// runningSpecHash is the spec the stable deployment runs. It is its cluster's hash unless the
+// parallelism was changed in place.
+func runningSpecHash(st *v1beta1.FlinkApplicationStatus) string {
+	if s := stable(st); s != nil {
+		return s.SpecHash
+	}
+	return ""
+}
+
+// updating tells whether a new spec is being deployed (not a restart or a rollback of the stable one).
+func updating(st *v1beta1.FlinkApplicationStatus) bool {
+	c := candidate(st)
+	return c != nil && c.Kind == v1beta1.DeploymentUpdate
+}
+
+// forcedRollback tells whether the user asked to abandon the update in progress. Restarts and
+// recoveries of the running spec are not updates: a forceRollback left set does not stop them.
+func forcedRollback(rc *Context) bool {
+	st := &rc.App.Status
+	return rc.App.Spec.ForceRollback && stable(st) != nil && updating(st) && targetSpecHash(st) != runningSpecHash(st)
+}
+
+// recordTarget records the spec about to be deployed as the candidate, before anything is done for
+// it, so that the job is submitted as that spec says even if the spec changes again meanwhile. The
+// candidate gets a cluster of its own unless the caller then says otherwise.
+func recordTarget(rc *Context) {
+	b, _ := json.Marshal(rc.App.Spec)
+	rc.App.Status.Deployments.Candidate = &v1beta1.DeploymentRecord{
+		Kind: v1beta1.DeploymentUpdate, SpecHash: rc.Hash, Spec: string(b), ClusterHash: rc.Hash,
+	}
+}
+
+// recordRestart records the stable spec as the candidate on the stable cluster: a restart after the
+// job was lost or failed, or a rollback after an update failed.
+func recordRestart(st *v1beta1.FlinkApplicationStatus, kind v1beta1.DeploymentKind) *v1beta1.DeploymentRecord {
+	s := stable(st)
+	c := &v1beta1.DeploymentRecord{Kind: kind, SpecHash: s.SpecHash, Spec: s.Spec, ClusterHash: s.ClusterHash}
+	st.Deployments.Candidate = c
+	return c
+}
+
+// clearTarget forgets the deployment in progress.
+func clearTarget(st *v1beta1.FlinkApplicationStatus) {
+	st.Deployments.Candidate = nil
+}
+
+// stopRecorded marks the stable deployment's job stopped (on purpose or found gone): it is no
+// longer anyone's job, and no savepoint of it is in progress.
+func stopRecorded(st *v1beta1.FlinkApplicationStatus) {
+	if s := stable(st); s != nil {
+		s.JobID, s.SubmittedAt, s.Savepoint = "", nil, nil
+	}
+}
+
+// promote makes the candidate the stable deployment: its job ran stable on its cluster.
+func promote(rc *Context, restorePath string) {
+	st := &rc.App.Status
+	c := candidate(st)
+	t := metav1.NewTime(rc.Now)
+	c.Kind, c.RestorePath, c.StableTime, c.SubmittedAt, c.Savepoint = "", restorePath, &t, nil, nil
+	st.Deployments.Stable, st.Deployments.Candidate = c, nil
+}
+
+// deriveStatus writes the fields the Lyft operator's users read from the records: the live cluster,
+// the spec in progress, the job the application runs now and its savepoint in progress.
+func deriveStatus(st *v1beta1.FlinkApplicationStatus) {
+	st.DeployHash, st.UpdatingHash, st.SavepointTriggerID = liveCluster(st), targetSpecHash(st), ""
+	job := stable(st)
+	if c := candidate(st); c != nil && (c.JobID != "" || job == nil || job.JobID == "") {
+		job = c
+	}
+	st.JobStatus.JobID, st.JobStatus.ClusterHash = "", ""
+	if job != nil && job.JobID != "" {
+		st.JobStatus.JobID, st.JobStatus.ClusterHash = job.JobID, job.ClusterHash
+	}
+	for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
+		if r != nil && r.Savepoint != nil {
+			st.SavepointTriggerID = r.Savepoint.TriggerID
+		}
+	}
+}
+
+// migrateStatus builds the records from status written by operator versions before them, which kept
+// the same facts in hash fields, lastStableSpec and updatingSpec.
+func migrateStatus(rc *Context) {
+	st := &rc.App.Status
+	d := &st.Deployments
+	if d.Stable != nil || d.Candidate != nil || st.DeployHash == "" && st.UpdatingHash == "" {
+		return
+	}
+	js := st.JobStatus
+	old := st.LastStableSpec
+	if st.DeployHash != "" {
+		d.Stable = &v1beta1.DeploymentRecord{SpecHash: st.DeployHash, ClusterHash: st.DeployHash, RestorePath: js.RestorePath}
+		if old != nil {
+			d.Stable.SpecHash, d.Stable.Spec, d.Stable.RestorePath = old.SpecHash, old.Spec, old.RestorePath
+			t := old.StableTime
+			d.Stable.StableTime = &t
+		}
+	}
+	if st.UpdatingHash != "" {
+		c := &v1beta1.DeploymentRecord{Kind: v1beta1.DeploymentUpdate, SpecHash: st.UpdatingHash, Spec: st.UpdatingSpec, ClusterHash: st.UpdatingHash}
+		if st.InPlaceUpdatedFromHash != "" {
+			c.ClusterHash = st.InPlaceUpdatedFromHash
+			if d.Stable != nil && st.UpdatingHash == d.Stable.SpecHash {
+				c.Kind = v1beta1.DeploymentRestart
+			}
+		}
+		d.Candidate = c
+	}
+	// The recorded job is the stable one unless it runs on the candidate's cluster and is not the
+	// job that ran stable.
+	if js.JobID != "" {
+		c := d.Candidate
+		stableJob := old != nil && old.JobID == js.JobID
+		onCandidate := c != nil && js.ClusterHash == c.ClusterHash && (js.ClusterHash != st.DeployHash || old != nil && !stableJob)
+		switch {
+		case onCandidate:
+			c.JobID = js.JobID
+		case d.Stable != nil && (js.ClusterHash == "" || js.ClusterHash == st.DeployHash):
+			d.Stable.JobID = js.JobID
+		}
+	}
+	if st.SavepointTriggerID != "" && d.Stable != nil {
+		// The trigger time was not recorded: the savepoint is followed by its id only.
+		d.Stable.Savepoint = &v1beta1.SavepointTrigger{TriggerID: st.SavepointTriggerID, Time: metav1.NewTime(rc.Now)}
+	}
+	st.LastStableSpec, st.UpdatingSpec, st.InPlaceUpdatedFromHash = nil, "", ""
+}
