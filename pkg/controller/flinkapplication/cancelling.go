@@ -47,7 +47,7 @@ func handleCancelling(rc *Context) Outcome {
 	}
 	st.SavepointPath = choice.Path
 	if choice.WithoutState {
-		rc.event(true, "RestoringWithoutState", "no usable savepoint or checkpoint; the next job starts without state because fallbackWithoutState is set")
+		warnWithoutState(rc)
 	}
 	return afterJobStopped(rc, "JobCancelled", fmt.Sprintf("job %s cancelled; its newest state is %s", jobID, describeState(st.SavepointPath)))
 }

@@ -71,19 +71,21 @@ func handleDeleting(rc *Context) Outcome {
 // had stopped its job with. The Event outlives the object.
 func keepStateAddress(rc *Context, rec *v1beta1.DeploymentRecord, v *JobView) {
 	st := &rc.App.Status
+	var points []statePoint
+	if v.Details != nil {
+		points = flinkState(rc, v.Ref, rec.Savepoint)
+	}
+	if rec == stable(st) && rec.JobID != "" {
+		points = append(points, recordedState(rc)...)
+	}
 	path := ""
-	if rec.JobID == "" {
-		// The job was stopped before: that stop recorded the state to resume from.
-		path = st.SavepointPath
+	if p := newestState(points); p != nil {
+		path = p.Path
 	}
 	if path == "" {
-		points := recordedState(rc)
-		if v.Details != nil {
-			points = append(points, flinkState(rc, v.Ref, rec.Savepoint)...)
-		}
-		if p := newestState(points); p != nil {
-			path = p.Path
-		}
+		// The stable job was stopped before (a suspend, or an update whose job has not run yet):
+		// that stop recorded the state to resume from.
+		path = st.SavepointPath
 	}
 	if path == "" {
 		return

@@ -264,3 +264,73 @@ func TestSavepointOnFlinkBefore115FollowsFlinksRequestID(t *testing.T) {
 	assert.True(t, strings.Contains(w.jm(app, app.Status.DeployHash).Jobs()[0].RestoredFrom, "savepoint-"))
 	w.assertOneJobAtATime(w.events())
 }
+
+// An application deleted in the middle of an update, after its job was stopped with a savepoint and
+// before the new job ran, keeps the address of that savepoint: in finalSavepointPath and an Event.
+func TestDeletedMidUpdateKeepsTheUpdatesSavepoint(t *testing.T) {
+	w := newWorld(t)
+	old := running(t, w, "wc")
+	w.imageFaults["flink-wordcount:2"] = flinksim.Faults{SubmitRegistersAfter: time.Hour}
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	mid := w.runUntil("wc", "new job submitted", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseSubmitting && strings.Contains(a.Status.SavepointPath, "savepoint-") &&
+			a.Status.JobStatus.JobID != "" && a.Status.JobStatus.JobID != old.Status.JobStatus.JobID
+	})
+	w.passes("wc", 2)
+	w.events()
+	w.deleteApp("wc")
+	app := w.runUntil("wc", "finalized", finalized)
+	assert.Equal(t, mid.Status.SavepointPath, app.Status.FinalSavepointPath)
+	assert.Contains(t, eventReasons(w.events()), "StateKept")
+	assert.Equal(t, 1, savepointsTaken(w))
+}
+
+// A JobManager lost with no state to restore (the job never checkpointed) is not started again
+// silently without state: the application fails with the reason, unless fallbackWithoutState.
+func TestJobManagerRecoveryNeverStartsSilentlyWithoutState(t *testing.T) {
+	for _, fallback := range []bool{false, true} {
+		t.Run(map[bool]string{false: "refused", true: "fallbackWithoutState"}[fallback], func(t *testing.T) {
+			w := newWorld(t)
+			old := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
+				s.FlinkConfig["execution.checkpointing.interval"] = "24h"
+				s.FallbackWithoutState = fallback
+			})
+			require.NoError(t, w.kube.AppsV1().Deployments(ns).Delete(context.Background(), flink.JobManagerName(old, old.Status.DeployHash), metav1.DeleteOptions{}))
+			if !fallback {
+				app := w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
+				assert.Contains(t, app.Status.Reason, "no savepoint or retained checkpoint was found")
+				assert.Len(t, w.timeline.Jobs(ns+"/wc"), 1, "nothing started")
+				return
+			}
+			w.runUntil("wc", "restarted", func(a *v1beta1.FlinkApplication) bool {
+				return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.JobID != old.Status.JobStatus.JobID
+			})
+			assert.Contains(t, eventReasons(w.events()), "RestoringWithoutState")
+			w.assertOneJobAtATime(nil)
+		})
+	}
+}
+
+// A handler that asks for a transition the phase table does not declare changes nothing: only the
+// refusal is written and announced.
+func TestRefusedTransitionWritesOnlyTheRefusal(t *testing.T) {
+	w := newWorld(t)
+	old := running(t, w, "wc")
+	saved := phaseTable[v1beta1.PhaseRunning]
+	t.Cleanup(func() { phaseTable[v1beta1.PhaseRunning] = saved })
+	broken := saved
+	broken.handle = func(rc *Context) Outcome {
+		rc.App.Status.SavepointPath = "file:///somewhere-else"
+		stable(&rc.App.Status).JobID = ""
+		rc.event(false, "Decided", "a decision that must not be kept")
+		return moveTo(v1beta1.PhaseRollingBack, "NotDeclared", "Running may not go to RollingBack")
+	}
+	phaseTable[v1beta1.PhaseRunning] = broken
+	w.events()
+	w.reconcile("wc")
+	app := w.get("wc")
+	assert.Equal(t, v1beta1.PhaseRunning, app.Status.Phase)
+	assert.Equal(t, old.Status.SavepointPath, app.Status.SavepointPath)
+	assert.Equal(t, old.Status.JobStatus.JobID, app.Status.JobStatus.JobID)
+	assert.Equal(t, []string{"InvalidTransition"}, eventReasons(w.events()))
+}

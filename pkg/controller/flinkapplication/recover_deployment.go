@@ -48,6 +48,9 @@ func recoverDeployment(rc *Context) Outcome {
 			"or set fallbackWithoutState to start it without state", msg, lost, choice.Problem))
 	}
 	st.SavepointPath = choice.Path
+	if choice.WithoutState {
+		warnWithoutState(rc)
+	}
 	return restartInPlace(rc, "RecoverDeployment", fmt.Sprintf("%s and job %s with it; created it again, restoring from %s", msg, lost, describeState(choice.Path)), false)
 }
 
@@ -66,7 +69,7 @@ func recoverStoppedJob(rc *Context, v *JobView, reason, what string) Outcome {
 	}
 	st.SavepointPath = choice.Path
 	if choice.WithoutState {
-		rc.event(true, "RestoringWithoutState", "no usable savepoint or checkpoint; the job starts without state because fallbackWithoutState is set")
+		warnWithoutState(rc)
 	}
 	return restartInPlace(rc, reason, fmt.Sprintf("%s; starting it again from %s", what, describeState(choice.Path)), false)
 }

@@ -42,7 +42,7 @@ func handleRecovering(rc *Context) Outcome {
 	}
 	st.SavepointPath = choice.Path
 	if choice.WithoutState {
-		rc.event(true, "RestoringWithoutState", "no usable savepoint or checkpoint; the next job starts without state because fallbackWithoutState is set")
+		warnWithoutState(rc)
 	}
 	return afterJobStopped(rc, "RestoringFromCheckpoint", fmt.Sprintf("job %s stopped; restoring from %s", jobID, describeState(st.SavepointPath)))
 }

@@ -76,6 +76,12 @@ func newestState(points []statePoint) *statePoint {
 	return newest
 }
 
+// warnWithoutState says, as a Warning Event, that a job starts without state because no usable
+// state exists and the user set fallbackWithoutState.
+func warnWithoutState(rc *Context) {
+	rc.event(true, "RestoringWithoutState", "no usable savepoint or checkpoint; the job starts without state because fallbackWithoutState is set")
+}
+
 // flinkState is the state Flink reports for a job: its newest externalized checkpoint, and the
 // savepoint of the trigger recorded for it.
 func flinkState(rc *Context, ref JobRef, trigger *v1beta1.SavepointTrigger) []statePoint {
