@@ -116,6 +116,8 @@ func TestJobLostWithAJobManagerRestartIsRecoveredFromItsCheckpoint(t *testing.T)
 	w.reconcile("wc")
 	assert.Equal(t, metav1.ConditionFalse, condition(w.get("wc"), v1beta1.ConditionReady).Status, "not ready while the JobManager has no leader")
 
+	lost := w.runUntil("wc", "job lost", func(a *v1beta1.FlinkApplication) bool { return a.Status.Phase == v1beta1.PhaseSubmitting })
+	assert.Equal(t, "JobLost", condition(lost, v1beta1.ConditionReady).Reason)
 	app := w.runUntil("wc", "job running again", func(a *v1beta1.FlinkApplication) bool {
 		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.JobID != old.Status.JobStatus.JobID &&
 			a.Status.JobStatus.State == v1beta1.JobRunning

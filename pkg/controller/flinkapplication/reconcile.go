@@ -78,7 +78,12 @@ func summarize(rc *Context) {
 	st.ObservedGeneration = rc.App.Generation
 	st.UpgradeMode = upgradeMode(rc.App)
 	phase := st.Phase.Normalized()
-	ready := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: string(phase),
+	// Not ready for the reason the application entered its phase: JobLost, SpecChanged, RolledBack...
+	notReady := string(phase)
+	if n := len(st.History); n > 0 && st.History[n-1].To == st.Phase && st.History[n-1].Reason != "" {
+		notReady = st.History[n-1].Reason
+	}
+	ready := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: notReady,
 		ObservedGeneration: rc.App.Generation, Message: st.Reason}
 	if phase == v1beta1.PhaseRunning && st.JobStatus.State == v1beta1.JobRunning {
 		// Ready says what the pass saw, not what an earlier one did: a job whose JobManager does
