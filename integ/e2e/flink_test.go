@@ -175,3 +175,18 @@ func (s *scenario) waitClusterGone(name, hash string) {
 		return true, ""
 	})
 }
+
+// assertJobCount checks how many jobs the simulator ever ran for an application, and returns them:
+// a job recovered by Flink HA is the same job, not a second one.
+func (s *scenario) assertJobCount(name string, want int) []flinksim.JobRecord {
+	s.t.Helper()
+	jobs := s.timeline(name)
+	if len(jobs) != want {
+		var ids []string
+		for _, j := range jobs {
+			ids = append(ids, fmt.Sprintf("%s (%s)", j.JobID, states(j)))
+		}
+		s.t.Fatalf("the simulator ran %d jobs of %s, want %d: %s", len(jobs), name, want, strings.Join(ids, "; "))
+	}
+	return jobs
+}
