@@ -136,7 +136,7 @@ func suspended(rc *Context, reason, msg string) Outcome {
 	st := &rc.App.Status
 	clearTarget(st)
 	stopRecorded(st)
-	st.JobStatus.Health, st.ClusterStatus = "", v1beta1.FlinkClusterStatus{}
+	st.JobStatus.State, st.JobStatus.Health, st.ClusterStatus = "", "", v1beta1.FlinkClusterStatus{}
 	return moveTo(v1beta1.PhaseSuspended, reason, fmt.Sprintf("%s; job suspended with %s, deleting its cluster", msg, describeState(st.SavepointPath)))
 }
 

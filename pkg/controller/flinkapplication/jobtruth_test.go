@@ -336,3 +336,32 @@ func TestRefusedTransitionWritesOnlyTheRefusal(t *testing.T) {
 	assert.Equal(t, old.Status.JobStatus.JobID, app.Status.JobStatus.JobID)
 	assert.Equal(t, []string{"InvalidTransition"}, eventReasons(w.events()))
 }
+
+// An update gives up while the stable job is still cancelling. Once the cancel completes, the
+// rollback starts the stable spec again from the newest checkpoint the job left, never without state.
+func TestRollbackAfterACancelThatOutlastedItsDeadlineRestoresTheNewestCheckpoint(t *testing.T) {
+	w := newWorld(t)
+	w.timings.Cancel = 5 * time.Second
+	w.env.Config.CancelTimeout.Duration = time.Second
+	runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
+		s.DeploymentMode = v1beta1.DeploymentModeSingle
+		s.UpgradeMode = v1beta1.UpgradeModeLastState
+	})
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	app := w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
+	assert.Equal(t, "RolledBack", app.Status.History[len(app.Status.History)-1].Reason, app.Status.Reason)
+	jobs := w.timeline.Jobs(ns + "/wc")
+	require.Len(t, jobs, 2)
+	assert.Contains(t, jobs[1].RestoredFrom, "/chk-", "the restarted stable job keeps its state")
+	w.assertOneJobAtATime(w.events())
+}
+
+// A suspended application's status names no job and no job state.
+func TestSuspendedStatusNamesNoJob(t *testing.T) {
+	w := newWorld(t)
+	running(t, w, "wc")
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.State = v1beta1.JobStateSuspended })
+	app := w.runUntilPhase("wc", v1beta1.PhaseSuspended)
+	assert.Empty(t, app.Status.JobStatus.JobID)
+	assert.Empty(t, app.Status.JobStatus.State)
+}

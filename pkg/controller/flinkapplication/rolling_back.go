@@ -42,6 +42,20 @@ func handleRollingBack(rc *Context) Outcome {
 		case v.Liveness == Alive:
 			return rolledBack(rc, fmt.Sprintf("update failed (%s); the previous job %s kept running", cause, s.JobID))
 		}
+		// The stable job stopped without its stop completing (the update gave up while it was
+		// cancelling, say): it starts again from the newest state it left, as any stopped job does.
+		var ref *JobRef
+		if v.Details != nil {
+			ref = &v.Ref
+		}
+		choice := chooseRestore(rc, ref)
+		if choice.Problem != "" {
+			return rollbackFailed(rc, fmt.Sprintf("job %s stopped and %s", s.JobID, choice.Problem))
+		}
+		if choice.WithoutState {
+			warnWithoutState(rc)
+		}
+		st.SavepointPath = choice.Path
 		stopRecorded(st)
 	}
 	c := candidate(st)

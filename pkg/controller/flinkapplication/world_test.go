@@ -52,6 +52,8 @@ type world struct {
 	// notReady deployments are reported not ready by Kubernetes while their processes still run,
 	// as when a TaskManager fails its readiness probe.
 	notReady map[string]bool
+	// timings apply to every JobManager started from now on.
+	timings flinksim.Timings
 	// faults apply to every JobManager started from now on, but those of images in imageFaults.
 	faults      flinksim.Faults
 	imageFaults map[string]flinksim.Faults
@@ -170,7 +172,7 @@ func (w *world) settle() {
 			jm = flinksim.NewJobManager(flinksim.Options{
 				Clock: w.clock, Name: svc, FlinkConfig: flinksim.ParseFlinkProperties(props), Jars: jars,
 				Timeline: w.timeline, AppKey: ns + "/" + d.Labels[k8.AppLabel], Storage: w.storage,
-				FlinkVersion: version,
+				FlinkVersion: version, Timings: w.timings,
 			})
 			if f, ok := w.imageFaults[c.Image]; ok {
 				jm.SetFaults(f)
