@@ -122,6 +122,15 @@ func TestInvalidManifestsAreRefusedNamingTheField(t *testing.T) {
 			},
 			"spec", "savepointPath and the deprecated savepointInfo.savepointLocation name different savepoints",
 		},
+		{
+			"scaleMode InPlace with BlueGreen",
+			func(obj map[string]interface{}) {
+				set("BlueGreen", "spec", "deploymentMode")(obj)
+				set("InPlace", "spec", "scaleMode")(obj)
+			},
+			"spec", "scaleMode InPlace cannot apply to deploymentMode BlueGreen",
+		},
+		{"unknown teardownMode", set("Drain", "spec", "blueGreen", "teardownMode"), "spec.blueGreen.teardownMode", `Unsupported value: "Drain"`},
 		{"wrong kind", set("FlinkApp", "kind"), "kind", "must be FlinkApplication"},
 		{"wrong apiVersion", set("flink.k8s.io/v1", "apiVersion"), "apiVersion", "must be flink.k8s.io/v1beta1"},
 	}
@@ -150,6 +159,10 @@ func TestValidVariantsAreAdmitted(t *testing.T) {
 		{"no flinkConfig", del("spec", "flinkConfig")},
 		{"no taskManagerConfig", del("spec", "taskManagerConfig")},
 		{"BlueGreen", set("BlueGreen", "spec", "deploymentMode")},
+		{"BlueGreen torn down by cancel", func(obj map[string]interface{}) {
+			set("BlueGreen", "spec", "deploymentMode")(obj)
+			set("ForceCancel", "spec", "blueGreen", "teardownMode")(obj)
+		}},
 		{"highest port", set(int64(65535), "spec", "uiPort")},
 		{"fraction 0", set(0.0, "spec", "jobManagerConfig", "systemMemoryFraction")},
 	}

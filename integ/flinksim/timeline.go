@@ -223,3 +223,35 @@ func earlier(a, b time.Time) time.Time {
 	}
 	return b
 }
+
+// MostAlive is the largest number of the application's jobs alive at one instant. A BlueGreen
+// application runs two while both its versions do, and never three.
+func (t *Timeline) MostAlive(appKey string) int {
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	var edges []edge
+	for _, j := range t.Jobs(appKey) {
+		for _, s := range j.aliveSpans() {
+			edges = append(edges, edge{s.from, +1})
+			if !s.to.IsZero() {
+				edges = append(edges, edge{s.to, -1})
+			}
+		}
+	}
+	// At one instant ends count before starts: a job that starts as another ends is no overlap,
+	// as in Overlaps.
+	sort.Slice(edges, func(i, k int) bool {
+		if edges[i].at.Equal(edges[k].at) {
+			return edges[i].delta < edges[k].delta
+		}
+		return edges[i].at.Before(edges[k].at)
+	})
+	most, alive := 0, 0
+	for _, e := range edges {
+		alive += e.delta
+		most = max(most, alive)
+	}
+	return most
+}

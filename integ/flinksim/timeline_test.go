@@ -66,6 +66,10 @@ func TestTimelineOverlaps(t *testing.T) {
 			if len(tl.Overlaps("ns/other")) != 0 {
 				t.Fatal("overlap in a single-job app")
 			}
+			// Two jobs at most here: each overlap is one more job alive at once.
+			if most := tl.MostAlive("ns/app"); most != tc.wantOverlaps+1 {
+				t.Fatalf("most alive at once %d, want %d", most, tc.wantOverlaps+1)
+			}
 		})
 	}
 }

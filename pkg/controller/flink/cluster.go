@@ -17,21 +17,46 @@ type Cluster struct {
 	TaskManager *appsv1.Deployment
 	// Service is the cluster's versioned Service, named VersionedServiceName.
 	Service *corev1.Service
+	// VersionService is the Service named after a BlueGreen colour (VersionServiceName); nil
+	// outside BlueGreen.
+	VersionService *corev1.Service
 }
 
 // RenderCluster renders the cluster with this hash, each object controlled by app so that deleting
 // the application garbage-collects it. The hash is taken as given (normally ClusterHash(app)), so a
-// caller can re-render a cluster it knows by hash.
-func RenderCluster(app *v1beta1.FlinkApplication, hash string) (*Cluster, error) {
+// caller can re-render a cluster it knows by hash. A BlueGreen version's cluster carries its colour:
+// the pod label VersionLabel, the environment variable FLINK_APPLICATION_VERSION (so that a job can
+// tag its output by colour) and a Service named after the colour; version is empty otherwise.
+func RenderCluster(app *v1beta1.FlinkApplication, hash string, version v1beta1.FlinkApplicationVersion) (*Cluster, error) {
 	jmConfig, tmConfig, err := RenderFlinkConfig(app, hash)
 	if err != nil {
 		return nil, err
 	}
-	jm := deployment(app, hash, JobManagerComponent, JobManagerName(app, hash), JobManagerReplicas(app))
-	jm.Spec.Template.Spec = podSpec(app, jobManagerPod(app, jmConfig))
-	tm := deployment(app, hash, TaskManagerComponent, TaskManagerName(app, hash), TaskManagerReplicas(app))
-	tm.Spec.Template.Spec = podSpec(app, taskManagerPod(app, tmConfig))
-	return &Cluster{JobManager: jm, TaskManager: tm, Service: versionedService(app, hash)}, nil
+	c := &Cluster{Service: versionedService(app, hash)}
+	for _, d := range []struct {
+		out       **appsv1.Deployment
+		component string
+		name      string
+		replicas  int32
+		pod       component
+	}{
+		{&c.JobManager, JobManagerComponent, JobManagerName(app, hash), JobManagerReplicas(app), jobManagerPod(app, jmConfig)},
+		{&c.TaskManager, TaskManagerComponent, TaskManagerName(app, hash), TaskManagerReplicas(app), taskManagerPod(app, tmConfig)},
+	} {
+		dep := deployment(app, hash, d.component, d.name, d.replicas)
+		dep.Spec.Template.Spec = podSpec(app, d.pod)
+		if version != "" {
+			dep.Labels[VersionLabel] = string(version)
+			dep.Spec.Template.Labels[VersionLabel] = string(version)
+			ctr := &dep.Spec.Template.Spec.Containers[0]
+			ctr.Env = append([]corev1.EnvVar{{Name: VersionEnv, Value: string(version)}}, ctr.Env...)
+		}
+		*d.out = dep
+	}
+	if version != "" {
+		c.VersionService = versionService(app, hash, version)
+	}
+	return c, nil
 }
 
 // podLabels identify the pods of one component of one cluster. They are also the Deployment's

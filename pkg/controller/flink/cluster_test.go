@@ -17,7 +17,7 @@ import (
 
 func renderTestCluster(t *testing.T, app *v1beta1.FlinkApplication) *Cluster {
 	t.Helper()
-	c, err := RenderCluster(app, "0a1b2c3d")
+	c, err := RenderCluster(app, "0a1b2c3d", "")
 	require.NoError(t, err)
 	return c
 }
@@ -207,7 +207,7 @@ func equalResources(a, b corev1.ResourceList) bool {
 func TestRenderClusterPropagatesConfigErrors(t *testing.T) {
 	app := testApp()
 	app.Spec.FlinkConfig["nested"] = map[string]interface{}{"a": "b"}
-	_, err := RenderCluster(app, "h")
+	_, err := RenderCluster(app, "h", "")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"nested"`)
 }

@@ -10,7 +10,13 @@ const (
 	AppLabel       = k8.AppLabel
 	HashLabel      = k8.HashLabel
 	ComponentLabel = k8.ComponentLabel
+	// VersionLabel carries a BlueGreen version's colour on its pods and objects, as the Lyft
+	// operator names it.
+	VersionLabel = "flink-application-version"
 )
+
+// VersionEnv is the environment variable that tells a BlueGreen version's processes their colour.
+const VersionEnv = "FLINK_APPLICATION_VERSION"
 
 // Values of ComponentLabel, and the argument the Flink image's entrypoint takes to start each component.
 const (
@@ -43,6 +49,11 @@ func TaskManagerName(app *v1beta1.FlinkApplication, hash string) string {
 // that cluster's REST calls to, and the cluster's jobmanager.rpc.address.
 func VersionedServiceName(app *v1beta1.FlinkApplication, hash string) string {
 	return app.Name + "-" + hash
+}
+
+// VersionServiceName is the Service of a BlueGreen colour: <app>-blue or <app>-green.
+func VersionServiceName(app *v1beta1.FlinkApplication, version v1beta1.FlinkApplicationVersion) string {
+	return app.Name + "-" + string(version)
 }
 
 // GenericServiceName is the stable Service that follows the live cluster's JobManager, for users and

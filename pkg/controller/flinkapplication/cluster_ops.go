@@ -24,7 +24,7 @@ const fieldManager = "flinkfsm"
 // (the application, or the application as a recorded spec had it). Names derive from the hash, so a
 // repeat after a crash finds the objects and creates nothing twice.
 func createCluster(rc *Context, app *v1beta1.FlinkApplication, hash string) error {
-	objs, err := flink.RenderCluster(app, hash)
+	objs, err := flink.RenderCluster(app, hash, versionOf(&rc.App.Status, hash))
 	if err != nil {
 		return permanent("RenderCluster", err)
 	}
@@ -41,10 +41,18 @@ func createCluster(rc *Context, app *v1beta1.FlinkApplication, hash string) erro
 			return retryable("CreateTaskManager", err)
 		}
 	}
+	svc := rc.env.Kube.CoreV1().Services(rc.App.Namespace)
 	if have == nil || have.Service == nil {
-		svc := rc.env.Kube.CoreV1().Services(rc.App.Namespace)
 		if _, err := svc.Create(rc, objs.Service, opts); err != nil && !apierrors.IsAlreadyExists(err) {
 			return retryable("CreateService", err)
+		}
+	}
+	if objs.VersionService != nil && (have == nil || have.VersionService == nil) {
+		// The colour's Service may still point at the version this colour had before, on its way out.
+		if _, err := svc.Create(rc, objs.VersionService, opts); apierrors.IsAlreadyExists(err) {
+			return retryable("CreateVersionService", fmt.Errorf("service %s still belongs to an earlier version", objs.VersionService.Name))
+		} else if err != nil {
+			return retryable("CreateVersionService", err)
 		}
 	}
 	return nil
@@ -83,9 +91,15 @@ func deleteCluster(rc *Context, hash string) error {
 			return retryable("DeleteCluster", err)
 		}
 	}
-	err := rc.env.Kube.CoreV1().Services(rc.App.Namespace).Delete(rc, flink.VersionedServiceName(rc.App, hash), opts)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return retryable("DeleteCluster", err)
+	services := []string{flink.VersionedServiceName(rc.App, hash)}
+	if c.VersionService != nil {
+		services = append(services, c.VersionService.Name)
+	}
+	for _, name := range services {
+		err := rc.env.Kube.CoreV1().Services(rc.App.Namespace).Delete(rc, name, opts)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return retryable("DeleteCluster", err)
+		}
 	}
 	delete(rc.Clusters, hash)
 	return nil
@@ -95,7 +109,7 @@ func deleteCluster(rc *Context, hash string) error {
 func deleteClustersExcept(rc *Context, keep ...string) ([]string, error) {
 	var gone []string
 	for hash, c := range rc.Clusters {
-		if contains(keep, hash) || c.JobManager == nil && c.TaskManager == nil && c.Service == nil {
+		if contains(keep, hash) || c.JobManager == nil && c.TaskManager == nil && c.Service == nil && c.VersionService == nil {
 			continue
 		}
 		if err := deleteCluster(rc, hash); err != nil {

@@ -48,6 +48,9 @@ func handleClusterStarting(rc *Context) Outcome {
 		return stay(0)
 	}
 	ready := fmt.Sprintf("cluster %s ready with %d task slots", flink.VersionedServiceName(rc.App, target), ov.SlotsTotal)
+	if jobID != "" && besideLive(rc) {
+		return startBeside(rc, ready)
+	}
 	if jobID != "" {
 		return stopLiveJob(rc, "ClusterReady", ready)
 	}

@@ -47,6 +47,8 @@ type ClusterObjects struct {
 	JobManager  *appsv1.Deployment
 	TaskManager *appsv1.Deployment
 	Service     *corev1.Service
+	// VersionService is the Service named after the cluster's BlueGreen colour, if it has one.
+	VersionService *corev1.Service
 	// JobManagerPods counts the cluster's JobManager pods, terminating ones included: a JobManager
 	// whose Deployment is gone may still run its job until its pod is.
 	JobManagerPods int

@@ -16,6 +16,9 @@ func handleDeleting(rc *Context) Outcome {
 	if !hasFinalizer(rc.App) {
 		return stay(untilChanged)
 	}
+	if out, stopping := stopSecondVersion(rc); stopping {
+		return out
+	}
 	// The job is the candidate's while it has one (the stable job was stopped for it), else the
 	// stable deployment's.
 	rec := candidate(st)
@@ -103,4 +106,23 @@ func finishDelete(rc *Context, msg string) Outcome {
 		return failed(err)
 	}
 	return Outcome{Reason: "Deleted", Message: msg, After: untilChanged}
+}
+
+// stopSecondVersion cancels the job of a BlueGreen version running beside the deployed one, before
+// the deployed job is dealt with per deleteMode: the deployed version's state is the one recorded.
+func stopSecondVersion(rc *Context) (Outcome, bool) {
+	st := &rc.App.Status
+	s, c := stable(st), candidate(st)
+	if c == nil || c.JobID == "" || s == nil || s.JobID == "" || deleteMode(rc.App) == v1beta1.DeleteModeNone {
+		return Outcome{}, false
+	}
+	state, err := stopJob(rc, rc.JobView(c.ClusterHash, c.JobID))
+	switch state {
+	case Unknown:
+		return failed(err), true
+	case Alive:
+		return stay(0), true
+	}
+	c.JobID, c.Savepoint = "", nil
+	return persistThenContinue(), true
 }

@@ -17,7 +17,7 @@ func handleDeploy(rc *Context) Outcome {
 		return deployFailed(rc, "UnsupportedSpec", msg)
 	}
 	st.DeploymentMode = deploymentMode(rc.App)
-	if _, err := flink.RenderCluster(rc.App, rc.Hash); err != nil {
+	if _, err := flink.RenderCluster(rc.App, rc.Hash, ""); err != nil {
 		recordTarget(rc)
 		return deployFailed(rc, "InvalidSpec", err.Error())
 	}
@@ -35,6 +35,10 @@ func handleDeploy(rc *Context) Outcome {
 		return stopLiveJob(rc, "SpecChanged", "deploymentMode Single replaces the cluster")
 	}
 	recordTarget(rc)
+	if blueGreen(rc.App) {
+		candidate(st).Version = nextVersion(st)
+		st.TeardownHash = ""
+	}
 	if single {
 		if _, err := deleteClustersExcept(rc, rc.Hash); err != nil {
 			return failed(err)
@@ -67,11 +71,14 @@ func deploymentMode(app *v1beta1.FlinkApplication) v1beta1.DeploymentMode {
 // watching an application that never starts.
 func unsupported(app *v1beta1.FlinkApplication) string {
 	m := deploymentMode(app)
-	if m != v1beta1.DeploymentModeDual && m != v1beta1.DeploymentModeSingle {
-		return fmt.Sprintf("deploymentMode %s is not supported by this operator version yet; use Dual or Single", m)
+	switch m {
+	case v1beta1.DeploymentModeDual, v1beta1.DeploymentModeSingle, v1beta1.DeploymentModeBlueGreen:
+	default:
+		return fmt.Sprintf("deploymentMode %s is not supported; use Dual, Single or BlueGreen", m)
 	}
-	// Single and Dual differ only in how the next update runs, so switching between them is safe.
-	if was := app.Status.DeploymentMode; was == v1beta1.DeploymentModeBlueGreen {
+	// Single and Dual differ only in how the next update runs, so switching between them is safe;
+	// BlueGreen keeps two versions' records and objects that the others do not.
+	if was := app.Status.DeploymentMode; was != "" && was != m && (was == v1beta1.DeploymentModeBlueGreen || m == v1beta1.DeploymentModeBlueGreen) {
 		return fmt.Sprintf("deploymentMode cannot change from %s to %s", was, m)
 	}
 	return ""

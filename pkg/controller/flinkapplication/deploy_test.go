@@ -121,13 +121,15 @@ func TestFailedFirstDeployEndsInDeployFailedWithTheCause(t *testing.T) {
 	}
 }
 
+// A deployment mode the CRD would refuse (written around it, or by a newer version) is reported,
+// not guessed at. BlueGreen, which this test used before it was built, is supported now.
 func TestUnsupportedDeploymentModeIsReported(t *testing.T) {
 	w := newWorld(t)
 	app := wordcount("wc")
-	app.Spec.DeploymentMode = v1beta1.DeploymentModeBlueGreen
+	app.Spec.DeploymentMode = "Canary"
 	w.create(app)
 	got := w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
-	assert.Contains(t, got.Status.Reason, "BlueGreen is not supported")
+	assert.Contains(t, got.Status.Reason, "deploymentMode Canary is not supported")
 }
 
 func withNamespace(app *v1beta1.FlinkApplication) *v1beta1.FlinkApplication {

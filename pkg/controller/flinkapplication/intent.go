@@ -75,7 +75,8 @@ const (
 func classifyChange(rc *Context) specChange {
 	st := &rc.App.Status
 	running := runningSpecHash(st)
-	if rc.Hash == running || rc.Hash == st.FailedDeployHash {
+	if rc.Hash == running || rc.Hash == st.FailedDeployHash || rc.Hash == st.TeardownHash {
+		// A BlueGreen version the user tore down is not deployed again until the spec changes.
 		return noChange
 	}
 	if rc.App.Spec.ScaleMode != v1beta1.ScaleModeInPlace || running == "" {

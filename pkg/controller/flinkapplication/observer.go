@@ -98,6 +98,8 @@ func groupOwned(app *v1beta1.FlinkApplication, deploys []*appsv1.Deployment, ser
 			generic = s
 		} else if hash := k8.HashOf(s); hash != "" && s.Name == flink.VersionedServiceName(app, hash) {
 			get(hash).Service = s
+		} else if v := s.Labels[flink.VersionLabel]; hash != "" && v != "" && s.Name == flink.VersionServiceName(app, v1beta1.FlinkApplicationVersion(v)) {
+			get(hash).VersionService = s
 		}
 	}
 	for _, p := range pods {

@@ -1,6 +1,7 @@
 package flinkapplication
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -67,7 +68,7 @@ func init() {
 		v1beta1.PhaseClusterStarting: {
 			handle: handleClusterStarting,
 			exits: []exit{
-				{v1beta1.PhaseSubmitting, "cluster ready, no job running"},
+				{v1beta1.PhaseSubmitting, "cluster ready, no job running; or a BlueGreen version starts beside the deployed job"},
 				{v1beta1.PhaseSavepointing, "Dual update: cluster ready (Savepoint)"},
 				{v1beta1.PhaseCancelling, "Dual update: cluster ready (LastState, Stateless)"},
 				{v1beta1.PhaseUpdating, "spec changed again"},
@@ -118,6 +119,7 @@ func init() {
 			handle: handleSubmitting,
 			exits: []exit{
 				{v1beta1.PhaseRunning, "job ran stable"},
+				{v1beta1.PhaseDualRunning, "BlueGreen: the new version ran stable beside the deployed one"},
 				{v1beta1.PhaseRollingBack, "job failed or not stable in time on an update"},
 				{v1beta1.PhaseDeployFailed, "job failed on the first deploy or on a restart"},
 			},
@@ -183,6 +185,29 @@ func init() {
 				{v1beta1.PhaseUpdating, "state Running: resume from the recorded state"},
 			},
 			poll: statusPoll,
+		},
+		v1beta1.PhaseDualRunning: {
+			handle: handleDualRunning,
+			exits: []exit{
+				{v1beta1.PhaseTeardown, "tearDownVersionHash names a version; or a new spec, a suspend or forceRollback removes the new one"},
+				{v1beta1.PhaseRunning, "only one version is recorded"},
+			},
+			poll: statusPoll,
+		},
+		v1beta1.PhaseTeardown: {
+			handle: handleTeardown,
+			exits: []exit{
+				{v1beta1.PhaseRunning, "the version is gone; the other is deployed"},
+			},
+			deadline: func(rc *Context) time.Duration {
+				return rc.Config.SavepointTimeout.Duration + rc.Config.CancelTimeout.Duration
+			},
+			// Both versions keep running; the user changes the spec (teardownMode ForceCancel, say).
+			giveUp: func(rc *Context, cause string) Outcome {
+				return blocked(rc, "TeardownFailed", fmt.Sprintf("teardown failed: %s; both versions keep running. "+
+					"Set spec.blueGreen.teardownMode to ForceCancel to tear down without a savepoint", cause))
+			},
+			poll: waitPoll,
 		},
 		v1beta1.PhaseDeleting: {
 			handle: handleDeleting,

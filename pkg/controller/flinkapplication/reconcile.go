@@ -75,6 +75,7 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 func summarize(rc *Context) {
 	st := &rc.App.Status
 	deriveStatus(st)
+	summarizeVersions(rc)
 	st.ObservedGeneration = rc.App.Generation
 	st.UpgradeMode = upgradeMode(rc.App)
 	phase := st.Phase.Normalized()

@@ -121,8 +121,10 @@ func promote(rc *Context, restorePath string) {
 // the spec in progress, the job the application runs now and its savepoint in progress.
 func deriveStatus(st *v1beta1.FlinkApplicationStatus) {
 	st.DeployHash, st.UpdatingHash, st.SavepointTriggerID = liveCluster(st), targetSpecHash(st), ""
+	// The job the application runs now: the candidate's once the stable job was stopped for it; a
+	// BlueGreen application shows its deployed version's while both run.
 	job := stable(st)
-	if c := candidate(st); c != nil && (c.JobID != "" || job == nil || job.JobID == "") {
+	if c := candidate(st); c != nil && (c.JobID != "" || job == nil) && (job == nil || job.JobID == "") {
 		job = c
 	}
 	st.JobStatus.JobID, st.JobStatus.ClusterHash = "", ""
@@ -182,4 +184,36 @@ func migrateStatus(rc *Context) {
 		d.Stable.Savepoint = &v1beta1.SavepointTrigger{TriggerID: st.SavepointTriggerID, Time: metav1.NewTime(rc.Now)}
 	}
 	st.LastStableSpec, st.UpdatingSpec, st.InPlaceUpdatedFromHash = nil, "", ""
+}
+
+// blueGreen tells whether the application runs BlueGreen versions.
+func blueGreen(app *v1beta1.FlinkApplication) bool {
+	return deploymentMode(app) == v1beta1.DeploymentModeBlueGreen
+}
+
+// versionOf is the BlueGreen colour of the deployment on the cluster with this hash; "" outside
+// BlueGreen.
+func versionOf(st *v1beta1.FlinkApplicationStatus, hash string) v1beta1.FlinkApplicationVersion {
+	for _, r := range []*v1beta1.DeploymentRecord{candidate(st), stable(st)} {
+		if r != nil && r.ClusterHash == hash && r.Version != "" {
+			return r.Version
+		}
+	}
+	return ""
+}
+
+// nextVersion is the colour of a new BlueGreen version: green first, as the Lyft operator does,
+// then the colour the deployed version does not have.
+func nextVersion(st *v1beta1.FlinkApplicationStatus) v1beta1.FlinkApplicationVersion {
+	if s := stable(st); s != nil && s.Version == v1beta1.GreenFlinkApplication {
+		return v1beta1.BlueFlinkApplication
+	}
+	return v1beta1.GreenFlinkApplication
+}
+
+// dualRunning tells whether two BlueGreen versions' jobs are recorded: the deployed one and the
+// candidate that ran stable beside it.
+func dualRunning(st *v1beta1.FlinkApplicationStatus) bool {
+	s, c := stable(st), candidate(st)
+	return s != nil && c != nil && s.JobID != "" && c.JobID != "" && c.StableTime != nil
 }

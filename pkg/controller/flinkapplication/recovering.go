@@ -2,6 +2,8 @@ package flinkapplication
 
 import (
 	"fmt"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
 // handleRecovering replaces a savepoint that failed or never completed with the newest state the
@@ -14,6 +16,9 @@ func handleRecovering(rc *Context) Outcome {
 	v := rc.JobView(hash, jobID)
 	if v.Liveness == Unknown {
 		return failed(retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
+	}
+	if besideLive(rc) && v.Liveness == Alive {
+		return recoverBeside(rc, v)
 	}
 	if !cancelIssued(v) {
 		if choice := chooseRestore(rc, &v.Ref); choice.Problem != "" {
@@ -45,4 +50,23 @@ func handleRecovering(rc *Context) Outcome {
 		warnWithoutState(rc)
 	}
 	return afterJobStopped(rc, "RestoringFromCheckpoint", fmt.Sprintf("job %s stopped; restoring from %s", jobID, describeState(st.SavepointPath)))
+}
+
+// recoverBeside starts a new BlueGreen version from the deployed job's newest state when its
+// savepoint failed; the deployed job is never touched. Without usable state the update fails.
+func recoverBeside(rc *Context, v *JobView) Outcome {
+	st := &rc.App.Status
+	choice := chooseRestore(rc, &v.Ref)
+	if choice.Problem != "" {
+		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("savepoint failed and %s; version %s keeps running untouched. "+
+			"Fix the cause and change the spec to retry, or set fallbackWithoutState to start the new version without state",
+			choice.Problem, stable(st).Version))
+	}
+	if choice.WithoutState {
+		warnWithoutState(rc)
+	}
+	st.SavepointPath = choice.Path
+	stable(st).Savepoint = nil
+	return moveTo(v1beta1.PhaseSubmitting, "RestoringFromCheckpoint", fmt.Sprintf("starting version %s from %s; job %s keeps running",
+		candidate(st).Version, describeState(choice.Path), v.Ref.ID))
 }

@@ -28,7 +28,8 @@ func handleSavepointing(rc *Context) Outcome {
 				return failed(retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
 			}
 		}
-		sp := takeSavepoint(rc, stable(st), v.Ref, true, true)
+		beside := besideLive(rc)
+		sp := takeSavepoint(rc, stable(st), v.Ref, !beside, true)
 		switch {
 		case sp.Wait != nil:
 			return *sp.Wait
@@ -36,6 +37,11 @@ func handleSavepointing(rc *Context) Outcome {
 			return warnTo(v1beta1.PhaseRecovering, "SavepointFailed", sp.Failure)
 		}
 		st.SavepointPath = sp.Location
+		if beside {
+			stable(st).Savepoint = nil
+			return moveTo(v1beta1.PhaseSubmitting, "SavepointCompleted", fmt.Sprintf(
+				"savepoint %s of job %s taken; the job keeps running while version %s starts from it", sp.Location, jobID, candidate(st).Version))
+		}
 	}
 	live, err := stopJob(rc, v)
 	switch {

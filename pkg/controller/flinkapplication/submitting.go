@@ -22,14 +22,18 @@ func handleSubmitting(rc *Context) Outcome {
 		return warnTo(v1beta1.PhaseRollingBack, "ForceRollback", "forceRollback set: abandoning the update")
 	}
 	app := targetApp(rc)
+	beside := besideLive(rc) && stable(st) != nil && stable(st).JobID != ""
 	if c.ClusterHash != c.SpecHash {
 		// The cluster is kept; only its TaskManagers follow the new parallelism.
 		if err := scaleTaskManagers(rc, c.ClusterHash, flink.TaskManagerReplicas(app)); err != nil {
 			return failed(err)
 		}
 	}
-	if err := pointGenericService(rc, c.ClusterHash); err != nil {
-		return failed(err)
+	if !beside {
+		// A BlueGreen version beside the deployed one gets the application's Service at promotion.
+		if err := pointGenericService(rc, c.ClusterHash); err != nil {
+			return failed(err)
+		}
 	}
 	params := specJobParams(app)
 	job := runJob(rc, c, params, st.SavepointPath)
@@ -40,6 +44,9 @@ func handleSubmitting(rc *Context) Outcome {
 		return abandonUpdate(rc, job.Failure)
 	}
 	restored := st.SavepointPath
+	if beside {
+		return enterDualRunning(rc, restored)
+	}
 	promote(rc, restored)
 	st.FailedDeployHash, st.RollbackHash = "", ""
 	startedJob(rc, params, restored)

@@ -36,7 +36,10 @@ type FlinkApplicationStatus struct {
 	FailedDeployHash string `json:"failedDeployHash,omitempty"`
 	// RollbackHash is the hash the application rolled back to after a failed deploy.
 	RollbackHash string `json:"rollbackHash,omitempty"`
+	// TeardownHash is the spec hash of the BlueGreen version torn down last.
 	TeardownHash string `json:"teardownHash,omitempty"`
+	// LastTeardown is the BlueGreen version torn down last, with the state its job stopped with.
+	LastTeardown *TeardownRecord `json:"lastTeardown,omitempty"`
 	// InPlaceUpdatedFromHash and UpdatingSpec were written by operator versions before deployments;
 	// they are read once, to migrate, and then left empty.
 	InPlaceUpdatedFromHash string `json:"inPlaceUpdatedFromHash,omitempty"`
@@ -99,6 +102,8 @@ const (
 type DeploymentRecord struct {
 	// Kind is why a candidate exists; empty for the stable deployment.
 	Kind DeploymentKind `json:"kind,omitempty"`
+	// Version is the deployment's colour under deploymentMode BlueGreen; empty otherwise.
+	Version FlinkApplicationVersion `json:"version,omitempty"`
 	// SpecHash identifies the spec: the hash of the fields that shape its cluster and job.
 	SpecHash string `json:"specHash"`
 	// Spec is the spec as JSON, so that its cluster is rendered and its job submitted as it was,
@@ -130,6 +135,16 @@ type SavepointTrigger struct {
 	// Time is when it was asked for. A savepoint Flink lists as triggered since then is this one,
 	// found even after Flink forgot the trigger id or the operator stopped waiting for it.
 	Time metav1.Time `json:"time"`
+}
+
+// TeardownRecord is a BlueGreen version that was torn down.
+type TeardownRecord struct {
+	Version     FlinkApplicationVersion `json:"version,omitempty"`
+	VersionHash string                  `json:"versionHash,omitempty"`
+	JobID       string                  `json:"jobID,omitempty"`
+	// SavepointPath is the savepoint its job stopped with; empty when it was cancelled without one.
+	SavepointPath string      `json:"savepointPath,omitempty"`
+	Time          metav1.Time `json:"time"`
 }
 
 // StableSpec is a spec that ran stable, with what a rollback needs to start it again.

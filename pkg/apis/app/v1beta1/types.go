@@ -20,6 +20,8 @@ import (
 // +kubebuilder:printcolumn:name="Upgrade Mode",type=string,JSONPath=`.status.upgradeMode`
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.spec.state`
 // +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.jobStatus.jobRestartCount`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.deployVersion`
+// +kubebuilder:printcolumn:name="Updating Version",type=string,JSONPath=`.status.updatingVersion`
 // +kubebuilder:printcolumn:name="Healthy TMs",type=integer,JSONPath=`.status.clusterStatus.healthyTaskManagers`,priority=1
 // +kubebuilder:printcolumn:name="Total TMs",type=integer,JSONPath=`.status.clusterStatus.numberOfTaskManagers`,priority=1
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.reason`,priority=1
@@ -48,6 +50,7 @@ type FlinkApplicationList struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.savepointPath) || !has(self.savepointInfo) || !has(self.savepointInfo.savepointLocation) || self.savepointPath == self.savepointInfo.savepointLocation",message="savepointPath and the deprecated savepointInfo.savepointLocation name different savepoints; set only savepointPath"
 // +kubebuilder:validation:XValidation:rule="!has(self.upgradeMode) || !has(self.savepointDisabled) || !self.savepointDisabled || self.upgradeMode != 'Savepoint'",message="savepointDisabled contradicts upgradeMode Savepoint; set upgradeMode to LastState or Stateless, or drop savepointDisabled"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.deploymentMode) || !has(self.deploymentMode) || (self.deploymentMode == 'BlueGreen') == (oldSelf.deploymentMode == 'BlueGreen')",message="deploymentMode cannot be switched to or from BlueGreen on an existing application; create a new FlinkApplication instead"
+// +kubebuilder:validation:XValidation:rule="!has(self.deploymentMode) || self.deploymentMode != 'BlueGreen' || !has(self.scaleMode) || self.scaleMode != 'InPlace'",message="scaleMode InPlace cannot apply to deploymentMode BlueGreen, where every change starts a new version beside the deployed one; drop scaleMode"
 type FlinkApplicationSpec struct {
 	// Image is the container image of the JobManager and TaskManagers; it must contain the job's jar in
 	// Flink's web upload directory.
@@ -152,6 +155,8 @@ type FlinkApplicationSpec struct {
 	ForceRollback bool `json:"forceRollback,omitempty"`
 	// TearDownVersionHash ends BlueGreen's DualRunning by tearing down the version with this hash.
 	TearDownVersionHash string `json:"tearDownVersionHash,omitempty"`
+	// BlueGreen tunes deploymentMode BlueGreen.
+	BlueGreen *BlueGreenSpec `json:"blueGreen,omitempty"`
 
 	IngressAnnotations   map[string]string `json:"ingressAnnotations,omitempty"`
 	IngressTLSSecretName string            `json:"ingressTLSSecretName,omitempty"`
@@ -205,6 +210,24 @@ type EnvironmentConfig struct {
 	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
 	Env     []corev1.EnvVar        `json:"env,omitempty"`
 }
+
+// BlueGreenSpec tunes how BlueGreen versions are torn down.
+type BlueGreenSpec struct {
+	// TeardownMode is how the job of a version that is torn down stops: Savepoint (the default; the
+	// savepoint is recorded in status.lastTeardown, so the version's state is never lost) or
+	// ForceCancel (a cancel without a savepoint, as the Lyft operator does).
+	// +kubebuilder:validation:Enum=Savepoint;ForceCancel
+	TeardownMode TeardownMode `json:"teardownMode,omitempty"`
+}
+
+// TeardownMode is how the job of a torn-down BlueGreen version stops.
+type TeardownMode string
+
+// The teardown modes.
+const (
+	TeardownModeSavepoint   TeardownMode = "Savepoint"
+	TeardownModeForceCancel TeardownMode = "ForceCancel"
+)
 
 // DeploymentMode is how an update replaces the running job.
 type DeploymentMode string

@@ -1,0 +1,150 @@
+package flinkapplication
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// besideLive tells whether the update in progress starts its job beside the deployed one, which
+// keeps running: deploymentMode BlueGreen. Suspends and restarts stop the deployed job as always.
+func besideLive(rc *Context) bool {
+	return blueGreen(rc.App) && updating(&rc.App.Status)
+}
+
+// startBeside takes the state a new BlueGreen version starts from without stopping the deployed
+// job: a savepoint without cancel (upgradeMode Savepoint, and LastState when the newest checkpoint
+// will not do), the newest checkpoint (LastState), or nothing (Stateless).
+func startBeside(rc *Context, ready string) Outcome {
+	st := &rc.App.Status
+	hash, jobID := liveJob(st)
+	st.SavepointPath = ""
+	stable(st).Savepoint = nil
+	switch upgradeMode(rc.App) {
+	case v1beta1.UpgradeModeStateless:
+		return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s without state beside job %s", ready, candidate(st).Version, jobID))
+	case v1beta1.UpgradeModeLastState:
+		v := rc.JobView(hash, jobID)
+		if v.Liveness == Alive && lastStateProblem(rc, v.Ref) == "" {
+			if cps, err := rc.checkpointsOf(v.Ref); err == nil {
+				st.SavepointPath = cps.Latest.Completed.ExternalPath
+				return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s from checkpoint %s of job %s, which keeps running",
+					ready, candidate(st).Version, st.SavepointPath, jobID))
+			}
+		}
+	}
+	return moveTo(v1beta1.PhaseSavepointing, "ClusterReady", fmt.Sprintf("%s; taking a savepoint of job %s without cancelling it, for version %s",
+		ready, jobID, candidate(st).Version))
+}
+
+// enterDualRunning keeps both versions: the new one ran stable beside the deployed one, which the
+// user tears down (tearDownVersionHash) when they choose.
+func enterDualRunning(rc *Context, restorePath string) Outcome {
+	st := &rc.App.Status
+	s, c := stable(st), candidate(st)
+	t := metav1.NewTime(rc.Now)
+	c.StableTime, c.RestorePath, c.SubmittedAt = &t, restorePath, nil
+	st.SavepointPath = ""
+	return moveTo(v1beta1.PhaseDualRunning, "DualRunning", fmt.Sprintf(
+		"version %s (hash %s, job %s) runs beside version %s (hash %s, job %s), %s; set tearDownVersionHash to the hash of the version to remove",
+		c.Version, c.SpecHash, c.JobID, s.Version, s.SpecHash, s.JobID, restoredFrom(restorePath)))
+}
+
+// handleDualRunning watches both BlueGreen versions until one is to go: the one tearDownVersionHash
+// names, or the new one when the spec changes again, the application is suspended or forceRollback
+// is set.
+func handleDualRunning(rc *Context) Outcome {
+	st := &rc.App.Status
+	if !dualRunning(st) {
+		return moveTo(v1beta1.PhaseRunning, "VersionGone", "only one version is recorded")
+	}
+	s, c := stable(st), candidate(st)
+	observeLiveJob(rc)
+	switch {
+	case suspending(rc.App):
+		return startTeardown(rc, c, "Suspending", "spec.state is Suspended; the deployed version is suspended once the new one is torn down")
+	case rc.App.Spec.ForceRollback:
+		return startTeardown(rc, c, "ForceRollback", "forceRollback set; the deployed version stays")
+	case rc.Hash != s.SpecHash && rc.Hash != c.SpecHash:
+		return startTeardown(rc, c, "SpecChanged", fmt.Sprintf("spec changed (hash %s); its version replaces this one beside version %s", rc.Hash, s.Version))
+	}
+	if h := rc.App.Spec.TearDownVersionHash; h != "" && h != st.TeardownHash {
+		switch h {
+		case s.SpecHash:
+			return startTeardown(rc, s, "TeardownRequested", fmt.Sprintf("tearDownVersionHash names the deployed version; version %s is deployed from now on", c.Version))
+		case c.SpecHash:
+			return startTeardown(rc, c, "TeardownRequested", fmt.Sprintf("tearDownVersionHash names the new version; version %s stays deployed", s.Version))
+		}
+		if st.ObservedGeneration != rc.App.Generation {
+			rc.event(true, "UnknownTeardownHash", fmt.Sprintf("tearDownVersionHash %s names no running version; the versions are %s (hash %s) and %s (hash %s)",
+				h, s.Version, s.SpecHash, c.Version, c.SpecHash))
+		}
+	}
+	return stay(0)
+}
+
+func startTeardown(rc *Context, gone *v1beta1.DeploymentRecord, reason, why string) Outcome {
+	rc.App.Status.TeardownHash = gone.SpecHash
+	return moveTo(v1beta1.PhaseTeardown, reason, fmt.Sprintf("tearing down version %s (hash %s, job %s): %s",
+		gone.Version, gone.SpecHash, gone.JobID, why))
+}
+
+// teardownMode is how a torn-down version's job stops.
+func teardownMode(app *v1beta1.FlinkApplication) v1beta1.TeardownMode {
+	if b := app.Spec.BlueGreen; b != nil && b.TeardownMode != "" {
+		return b.TeardownMode
+	}
+	return v1beta1.TeardownModeSavepoint
+}
+
+// summarizeVersions writes the BlueGreen fields in the Lyft operator's shape: deployVersion and
+// updatingVersion, and versionStatuses with the deployed version first and the updating one second.
+// The top-level jobStatus and clusterStatus are the deployed version's.
+func summarizeVersions(rc *Context) {
+	st := &rc.App.Status
+	if st.DeploymentMode != v1beta1.DeploymentModeBlueGreen {
+		st.DeployVersion, st.UpdatingVersion, st.VersionStatuses = "", "", nil
+		return
+	}
+	s, c := stable(st), candidate(st)
+	statuses := make([]v1beta1.FlinkApplicationVersionStatus, 2)
+	st.DeployVersion, st.UpdatingVersion = "", ""
+	if s != nil {
+		st.DeployVersion = s.Version
+		statuses[0] = v1beta1.FlinkApplicationVersionStatus{Version: s.Version, VersionHash: s.SpecHash,
+			ClusterStatus: st.ClusterStatus, JobStatus: st.JobStatus}
+	}
+	if c != nil && c.Version != "" {
+		st.UpdatingVersion = c.Version
+		if s == nil {
+			// Lyft shows the first version as deployed from the start.
+			st.DeployVersion = c.Version
+		}
+		statuses[1] = v1beta1.FlinkApplicationVersionStatus{Version: c.Version, VersionHash: c.SpecHash,
+			JobStatus: versionJobStatus(rc, c)}
+	}
+	st.VersionStatuses = statuses
+}
+
+// versionJobStatus is what the pass saw of a version's job.
+func versionJobStatus(rc *Context, r *v1beta1.DeploymentRecord) v1beta1.FlinkJobStatus {
+	js := v1beta1.FlinkJobStatus{JobID: r.JobID, ClusterHash: r.ClusterHash, RestorePath: r.RestorePath}
+	if r.JobID == "" {
+		return js
+	}
+	v := rc.JobView(r.ClusterHash, r.JobID)
+	if v.Details == nil {
+		js.Health = v1beta1.Red
+		return js
+	}
+	js.State = v1beta1.JobState(v.Details.State)
+	for _, vx := range v.Details.Vertices {
+		js.RunningTasks += int32(vx.Tasks["RUNNING"])
+		js.TotalTasks += vx.Parallelism
+	}
+	js.StartTime = msTime(v.Details.StartTime)
+	js.Health = jobHealth(&js, rc.Now)
+	return js
+}

@@ -1,0 +1,99 @@
+package flinkapplication
+
+import (
+	"errors"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+)
+
+// handleTeardown removes the BlueGreen version status.teardownHash names. Its job stops per
+// blueGreen.teardownMode: with a savepoint (the default), recorded in status.lastTeardown before the
+// cluster goes, so the version's state is never lost; or by a cancel. Then its cluster and Services
+// are deleted, and the other version is the deployed one, with the application's Service on it.
+func handleTeardown(rc *Context) Outcome {
+	st := &rc.App.Status
+	s, c := stable(st), candidate(st)
+	var gone, survivor *v1beta1.DeploymentRecord
+	switch {
+	case c != nil && c.SpecHash == st.TeardownHash:
+		gone, survivor = c, s
+	case s != nil && c != nil && s.SpecHash == st.TeardownHash:
+		gone, survivor = s, c
+	default:
+		return moveTo(v1beta1.PhaseRunning, "TeardownCompleted", "no version left to tear down")
+	}
+	if gone.JobID != "" {
+		return stopVersion(rc, gone)
+	}
+	if survivor == nil {
+		return moveTo(v1beta1.PhaseRunning, "TeardownCompleted", "no version left to tear down")
+	}
+	if gone.ClusterHash != survivor.ClusterHash {
+		if err := deleteCluster(rc, gone.ClusterHash); err != nil {
+			return failed(err)
+		}
+	}
+	if gone == s {
+		// Promotion: the new version is the deployed one from now on.
+		if err := pointGenericService(rc, survivor.ClusterHash); err != nil {
+			return failed(err)
+		}
+		promote(rc, survivor.RestorePath)
+		st.FailedDeployHash, st.RollbackHash = "", ""
+	} else {
+		clearTarget(st)
+	}
+	return moveTo(v1beta1.PhaseRunning, "TeardownCompleted", fmt.Sprintf("version %s (hash %s) torn down; version %s (hash %s, job %s) is deployed",
+		gone.Version, gone.SpecHash, survivor.Version, survivor.SpecHash, survivor.JobID))
+}
+
+// stopVersion stops the job of a version being torn down and records how it stopped, before its
+// cluster goes.
+func stopVersion(rc *Context, gone *v1beta1.DeploymentRecord) Outcome {
+	st := &rc.App.Status
+	v := rc.JobView(gone.ClusterHash, gone.JobID)
+	if v.Liveness == Unknown {
+		return failed(retryable("ObserveJob", errors.New(v.Evidence)))
+	}
+	alive := v.Liveness == Alive
+	path := ""
+	if teardownMode(rc.App) == v1beta1.TeardownModeSavepoint && (alive || gone.Savepoint != nil) {
+		sp := takeSavepoint(rc, gone, v.Ref, true, alive)
+		switch {
+		case sp.Wait != nil:
+			return *sp.Wait
+		case sp.Failure != "" && alive:
+			return failed(retryable("TeardownSavepoint", errors.New(sp.Failure)))
+		case sp.Failure != "":
+			rc.event(true, "TeardownSavepointMissing", fmt.Sprintf("job %s of version %s ended without its savepoint: %s", gone.JobID, gone.Version, sp.Failure))
+		}
+		path = sp.Location
+	}
+	if alive {
+		state, err := stopJob(rc, v)
+		switch {
+		case state == Unknown:
+			return failed(err)
+		case state == Alive:
+			return stay(0)
+		}
+	}
+	st.LastTeardown = &v1beta1.TeardownRecord{Version: gone.Version, VersionHash: gone.SpecHash, JobID: gone.JobID,
+		SavepointPath: path, Time: metav1.NewTime(rc.Now)}
+	rc.event(false, "VersionStopped", fmt.Sprintf("job %s of version %s (%s) stopped, %s", gone.JobID, gone.Version,
+		flink.VersionedServiceName(rc.App, gone.ClusterHash), describeStop(path)))
+	gone.JobID, gone.SubmittedAt, gone.Savepoint = "", nil, nil
+	// The record of how it stopped is persisted before its cluster, which knows the savepoint, goes.
+	return persistThenContinue()
+}
+
+func describeStop(path string) string {
+	if path == "" {
+		return "cancelled without a savepoint"
+	}
+	return "with savepoint " + path
+}
