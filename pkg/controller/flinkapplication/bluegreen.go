@@ -66,7 +66,14 @@ func handleDualRunning(rc *Context) Outcome {
 	case suspending(rc.App):
 		return startTeardown(rc, c, "Suspending", "spec.state is Suspended; the deployed version is suspended once the new one is torn down")
 	case rc.App.Spec.ForceRollback:
-		return startTeardown(rc, c, "ForceRollback", "forceRollback set; the deployed version stays")
+		if c.PromotedAt != nil {
+			// Back from an automatic promotion: the application's Service returns to the deployed version.
+			if err := pointGenericService(rc, s.ClusterHash); err != nil {
+				return failed(err)
+			}
+		}
+		st.FailedDeployHash = c.SpecHash
+		return startTeardown(rc, c, "ForceRollback", fmt.Sprintf("forceRollback set; version %s stays deployed", s.Version))
 	case rc.Hash != s.SpecHash && rc.Hash != c.SpecHash:
 		return startTeardown(rc, c, "SpecChanged", fmt.Sprintf("spec changed (hash %s); its version replaces this one beside version %s", rc.Hash, s.Version))
 	}
@@ -82,7 +89,7 @@ func handleDualRunning(rc *Context) Outcome {
 				h, s.Version, s.SpecHash, c.Version, c.SpecHash))
 		}
 	}
-	return stay(0)
+	return promoteOrAbort(rc)
 }
 
 func startTeardown(rc *Context, gone *v1beta1.DeploymentRecord, reason, why string) Outcome {

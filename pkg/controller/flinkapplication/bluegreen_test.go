@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -254,4 +255,91 @@ func TestBlueGreenSuspendDuringDualRunning(t *testing.T) {
 		assert.True(t, ended, "job %s stopped", j.JobID)
 	}
 	w.assertAtMostTwoJobs(w.events())
+}
+
+func int32p(v int32) *int32 { return &v }
+
+// Auto promotion tears the deployed version down once the new one has passed the health gate.
+func TestBlueGreenAutoPromotionAfterTheHealthGate(t *testing.T) {
+	w := newWorld(t)
+	old := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
+		blueGreenSpec(s)
+		s.BlueGreen = &v1beta1.BlueGreenSpec{Promotion: v1beta1.PromotionAuto, PromoteAfterSeconds: int32p(15), MinCheckpoints: int32p(1)}
+	})
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	dual := w.runUntilPhase("wc", v1beta1.PhaseDualRunning)
+	app := w.runUntilPhase("wc", v1beta1.PhaseRunning)
+	assert.Equal(t, dual.Status.UpdatingHash, app.Status.DeployHash)
+	assert.Equal(t, v1beta1.BlueFlinkApplication, app.Status.DeployVersion)
+	assert.False(t, w.clusterExists(old, old.Status.DeployHash))
+	require.NotNil(t, app.Status.LastTeardown)
+	assert.Contains(t, app.Status.LastTeardown.SavepointPath, "savepoint-")
+	w.assertAtMostTwoJobs(w.events())
+}
+
+// With a teardown delay the application's Service moves to the new version first; forceRollback
+// within the delay moves it back and tears the new version down.
+func TestBlueGreenForceRollbackWithinTheTeardownDelay(t *testing.T) {
+	w := newWorld(t)
+	old := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
+		blueGreenSpec(s)
+		s.BlueGreen = &v1beta1.BlueGreenSpec{Promotion: v1beta1.PromotionAuto, PromoteAfterSeconds: int32p(5), TeardownDelaySeconds: int32p(600)}
+	})
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	promoted := w.runUntil("wc", "promoted", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Deployments.Candidate != nil && a.Status.Deployments.Candidate.PromotedAt != nil
+	})
+	ctx := context.Background()
+	generic, err := w.kube.CoreV1().Services(ns).Get(ctx, "wc", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, promoted.Status.UpdatingHash, generic.Spec.Selector[flink.HashLabel], "the Service serves the new version")
+	assert.Equal(t, "RUNNING", w.jm(old, old.Status.DeployHash).Jobs()[0].State, "the previous version runs on")
+
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.ForceRollback = true })
+	app := w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
+	assert.Equal(t, "RolledBack", app.Status.History[len(app.Status.History)-1].Reason)
+	assert.Equal(t, old.Status.JobStatus.JobID, app.Status.JobStatus.JobID)
+	generic, err = w.kube.CoreV1().Services(ns).Get(ctx, "wc", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, old.Status.DeployHash, generic.Spec.Selector[flink.HashLabel], "the Service is back on the deployed version")
+	assert.False(t, w.clusterExists(promoted, promoted.Status.UpdatingHash))
+	w.assertAtMostTwoJobs(w.events())
+}
+
+// A new version whose job fails, or that does not pass the gate in time, is aborted: torn down,
+// DeployFailed with reason BlueGreenAborted, and the deployed job never touched.
+func TestBlueGreenAbort(t *testing.T) {
+	cases := map[string]struct {
+		bg     v1beta1.BlueGreenSpec
+		faults flinksim.Faults
+		cause  string
+	}{
+		"job fails": {v1beta1.BlueGreenSpec{Promotion: v1beta1.PromotionAuto, AbortAfterSeconds: int32p(600)},
+			flinksim.Faults{FailJobsAfter: 20 * time.Second}, "is FAILING"},
+		"gate not passed in time": {v1beta1.BlueGreenSpec{Promotion: v1beta1.PromotionAuto, MinCheckpoints: int32p(1000), AbortAfterSeconds: int32p(60)},
+			flinksim.Faults{}, "did not pass the health gate within 1m0s"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t)
+			old := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
+				blueGreenSpec(s)
+				bg := c.bg
+				s.BlueGreen = &bg
+			})
+			w.imageFaults["flink-wordcount:2"] = c.faults
+			w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+			w.runUntilPhase("wc", v1beta1.PhaseDualRunning)
+			app := w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
+			assert.Equal(t, "BlueGreenAborted", app.Status.History[len(app.Status.History)-1].Reason)
+			assert.Contains(t, app.Status.Reason, c.cause)
+			assert.Equal(t, old.Status.JobStatus.JobID, app.Status.JobStatus.JobID)
+			oldJobs := w.jm(old, old.Status.DeployHash).Jobs()
+			require.Len(t, oldJobs, 1, "the deployed job was never restarted")
+			assert.Equal(t, "RUNNING", oldJobs[0].State)
+			w.passes("wc", 5)
+			assert.Equal(t, v1beta1.PhaseDeployFailed, w.get("wc").Status.Phase, "the aborted spec is not deployed again")
+			w.assertAtMostTwoJobs(w.events())
+		})
+	}
 }

@@ -189,7 +189,7 @@ func init() {
 		v1beta1.PhaseDualRunning: {
 			handle: handleDualRunning,
 			exits: []exit{
-				{v1beta1.PhaseTeardown, "tearDownVersionHash names a version; or a new spec, a suspend or forceRollback removes the new one"},
+				{v1beta1.PhaseTeardown, "tearDownVersionHash names a version, Auto promotion, or the new one goes: a new spec, a suspend, forceRollback, an abort"},
 				{v1beta1.PhaseRunning, "only one version is recorded"},
 			},
 			poll: statusPoll,
@@ -198,6 +198,7 @@ func init() {
 			handle: handleTeardown,
 			exits: []exit{
 				{v1beta1.PhaseRunning, "the version is gone; the other is deployed"},
+				{v1beta1.PhaseDeployFailed, "an aborted or rolled-back new version is gone; the deployed one stays"},
 			},
 			deadline: func(rc *Context) time.Duration {
 				return rc.Config.SavepointTimeout.Duration + rc.Config.CancelTimeout.Duration

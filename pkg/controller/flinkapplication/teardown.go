@@ -46,6 +46,16 @@ func handleTeardown(rc *Context) Outcome {
 		st.FailedDeployHash, st.RollbackHash = "", ""
 	} else {
 		clearTarget(st)
+		if st.FailedDeployHash == gone.SpecHash {
+			// An aborted or rolled-back version: DeployFailed until the spec changes.
+			reason := "BlueGreenAborted"
+			if rc.App.Spec.ForceRollback {
+				reason = "RolledBack"
+			}
+			st.RollbackHash = survivor.SpecHash
+			return warnTo(v1beta1.PhaseDeployFailed, reason, fmt.Sprintf("%s; version %s (hash %s, job %s) stays deployed",
+				st.Reason, survivor.Version, survivor.SpecHash, survivor.JobID))
+		}
 	}
 	return moveTo(v1beta1.PhaseRunning, "TeardownCompleted", fmt.Sprintf("version %s (hash %s) torn down; version %s (hash %s, job %s) is deployed",
 		gone.Version, gone.SpecHash, survivor.Version, survivor.SpecHash, survivor.JobID))

@@ -124,6 +124,9 @@ type DeploymentRecord struct {
 	Savepoint *SavepointTrigger `json:"savepoint,omitempty"`
 	// StableTime is when the job was seen running stable.
 	StableTime *metav1.Time `json:"stableTime,omitempty"`
+	// PromotedAt is when a BlueGreen version was promoted automatically: the application's Service
+	// moved to it while the previous version runs on for blueGreen.teardownDelaySeconds.
+	PromotedAt *metav1.Time `json:"promotedAt,omitempty"`
 }
 
 // SavepointTrigger is a savepoint asked of a job.

@@ -211,14 +211,50 @@ type EnvironmentConfig struct {
 	Env     []corev1.EnvVar        `json:"env,omitempty"`
 }
 
-// BlueGreenSpec tunes how BlueGreen versions are torn down.
+// BlueGreenSpec tunes deploymentMode BlueGreen. Left out, it is the Lyft operator's behaviour: both
+// versions run until the user sets tearDownVersionHash.
 type BlueGreenSpec struct {
 	// TeardownMode is how the job of a version that is torn down stops: Savepoint (the default; the
 	// savepoint is recorded in status.lastTeardown, so the version's state is never lost) or
 	// ForceCancel (a cancel without a savepoint, as the Lyft operator does).
 	// +kubebuilder:validation:Enum=Savepoint;ForceCancel
 	TeardownMode TeardownMode `json:"teardownMode,omitempty"`
+	// Promotion is Manual (the default: the user sets tearDownVersionHash) or Auto: the deployed
+	// version is torn down once the new one has passed the health gate for promoteAfterSeconds.
+	// +kubebuilder:validation:Enum=Manual;Auto
+	Promotion Promotion `json:"promotion,omitempty"`
+	// PromoteAfterSeconds is how long the new version's job must pass the health gate before Auto
+	// promotion: RUNNING with every task running, without a restart, for this long (default 60).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	PromoteAfterSeconds *int32 `json:"promoteAfterSeconds,omitempty"`
+	// MinCheckpoints is how many checkpoints the new version's job must have completed before the
+	// gate passes (default 1).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	MinCheckpoints *int32 `json:"minCheckpoints,omitempty"`
+	// AbortAfterSeconds tears a new version down when it has not passed the gate this long after
+	// it started running beside the deployed one, or as soon as its job fails; the deployed version
+	// was never touched and keeps running. Unset never aborts.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=604800
+	AbortAfterSeconds *int32 `json:"abortAfterSeconds,omitempty"`
+	// TeardownDelaySeconds keeps the previous version running this long after an Auto promotion
+	// moved the application's Service to the new one, as a fast way back: forceRollback within it
+	// tears the new version down instead.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=604800
+	TeardownDelaySeconds *int32 `json:"teardownDelaySeconds,omitempty"`
 }
+
+// Promotion is how a new BlueGreen version replaces the deployed one.
+type Promotion string
+
+// The promotion modes.
+const (
+	PromotionManual Promotion = "Manual"
+	PromotionAuto   Promotion = "Auto"
+)
 
 // TeardownMode is how the job of a torn-down BlueGreen version stops.
 type TeardownMode string
