@@ -343,3 +343,20 @@ func TestBlueGreenAbort(t *testing.T) {
 		})
 	}
 }
+
+// A deployed BlueGreen version whose job is lost is restarted on its cluster and keeps its colour,
+// so that the next update takes the other one.
+func TestBlueGreenRestartKeepsTheVersionsColour(t *testing.T) {
+	w := newWorld(t)
+	old := runningWith(t, w, "wc", blueGreenSpec)
+	w.jm(old, old.Status.DeployHash).Restart()
+	restarted := w.runUntil("wc", "job running again", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.JobID != old.Status.JobStatus.JobID &&
+			a.Status.JobStatus.State == v1beta1.JobRunning
+	})
+	assert.Equal(t, v1beta1.GreenFlinkApplication, restarted.Status.DeployVersion)
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	dual := w.runUntilPhase("wc", v1beta1.PhaseDualRunning)
+	assert.Equal(t, v1beta1.BlueFlinkApplication, dual.Status.UpdatingVersion)
+	w.assertAtMostTwoJobs(w.events())
+}

@@ -90,7 +90,7 @@ func recordTarget(rc *Context) {
 // job was lost or failed, or a rollback after an update failed.
 func recordRestart(st *v1beta1.FlinkApplicationStatus, kind v1beta1.DeploymentKind) *v1beta1.DeploymentRecord {
 	s := stable(st)
-	c := &v1beta1.DeploymentRecord{Kind: kind, SpecHash: s.SpecHash, Spec: s.Spec, ClusterHash: s.ClusterHash}
+	c := &v1beta1.DeploymentRecord{Kind: kind, Version: s.Version, SpecHash: s.SpecHash, Spec: s.Spec, ClusterHash: s.ClusterHash}
 	st.Deployments.Candidate = c
 	return c
 }
