@@ -19,6 +19,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	appfake "github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned/fake"
 )
 
 // resourceVersions makes the FlinkApplication fake clientset keep resourceVersions as the API
@@ -42,9 +43,11 @@ type resourceVersions struct {
 
 // enforceResourceVersions installs resourceVersions on the world's FlinkApplication clientset. Call
 // it before the first application is created.
-func (w *world) enforceResourceVersions() *resourceVersions {
-	g := &resourceVersions{tracker: w.apps.Tracker(), last: 100}
-	w.apps.PrependReactor("*", "flinkapplications", g.react)
+func (w *world) enforceResourceVersions() *resourceVersions { return enforceResourceVersions(w.apps) }
+
+func enforceResourceVersions(apps *appfake.Clientset) *resourceVersions {
+	g := &resourceVersions{tracker: apps.Tracker(), last: 100}
+	apps.PrependReactor("*", "flinkapplications", g.react)
 	return g
 }
 
