@@ -182,8 +182,10 @@ func (c updatePath) play(t *testing.T, w *world) {
 	liveJM := w.jm(live, live.Status.DeployHash)
 	before := liveJM.SavepointTriggers()
 	w.deleteApp("wc")
-	w.runUntil("wc", "finalizer removed", finalized)
+	got := w.runUntil("wc", "finalizer removed", finalized)
 	assert.Equal(t, before+1, liveJM.SavepointTriggers(), "one final savepoint")
+	assert.NotEmpty(t, got.Status.FinalSavepointPath, "the final savepoint is recorded before the finalizer goes")
+	assert.True(t, w.storage.Exists(got.Status.FinalSavepointPath))
 }
 
 // The savepoint-with-cancel completes and the job reaches CANCELED before the operator looks again:
