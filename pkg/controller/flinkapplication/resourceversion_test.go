@@ -41,10 +41,11 @@ type resourceVersions struct {
 	injected int
 }
 
-// enforceResourceVersions installs resourceVersions on the world's FlinkApplication clientset. Call
-// it before the first application is created.
-func (w *world) enforceResourceVersions() *resourceVersions { return enforceResourceVersions(w.apps) }
+// enforceResourceVersions returns the world's resourceVersions, which newWorld installs.
+func (w *world) enforceResourceVersions() *resourceVersions { return w.rv }
 
+// enforceResourceVersions installs resourceVersions on a FlinkApplication clientset, before its
+// first application is created.
 func enforceResourceVersions(apps *appfake.Clientset) *resourceVersions {
 	g := &resourceVersions{tracker: apps.Tracker(), last: 100}
 	apps.PrependReactor("*", "flinkapplications", g.react)
