@@ -123,10 +123,10 @@ func (f *controllerFixture) countWatches() func() int {
 	}
 }
 
-// next takes the next key from the queue, failing when none comes within a second.
+// next takes the next key from the queue, failing when none comes within five seconds.
 func (f *controllerFixture) next() cache.ObjectName {
 	f.t.Helper()
-	key, ok := f.poll(time.Second)
+	key, ok := f.poll(5 * time.Second)
 	require.True(f.t, ok, "nothing was enqueued")
 	return key
 }
