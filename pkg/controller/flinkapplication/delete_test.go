@@ -108,16 +108,31 @@ func (w *world) crashBeforeEveryOtherStatusWrite() *int {
 // other pass's side effects, along every handler's path, and checks that Flink saw each savepoint
 // and each submission once.
 func TestCrashBeforeAnyStatusWriteNeverRepeatsASavepointOrASubmission(t *testing.T) {
-	cases := []struct {
-		name string
-		// update breaks what it needs to and changes the spec; it returns the phase the update must pass.
-		update        func(w *world, old *v1beta1.FlinkApplication) v1beta1.FlinkApplicationPhase
-		endPhase      v1beta1.FlinkApplicationPhase
-		wantTriggers  int // savepoints of the old job
-		wantOldJobs   int // jobs the old cluster ran (a rollback restarts one)
-		wantNewJobs   int // jobs the new cluster ran
-		wantRestoreOf string
-	}{
+	for _, c := range updatePaths() {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			writes := w.crashBeforeEveryOtherStatusWrite()
+			c.play(t, w)
+			assert.Greater(t, *writes, 10)
+		})
+	}
+}
+
+// updatePath is an update through one handler's path, followed by a delete, and what Flink must
+// have seen.
+type updatePath struct {
+	name string
+	// update breaks what it needs to and changes the spec; it returns the phase the update must pass.
+	update        func(w *world, old *v1beta1.FlinkApplication) v1beta1.FlinkApplicationPhase
+	endPhase      v1beta1.FlinkApplicationPhase
+	wantTriggers  int // savepoints of the old job
+	wantOldJobs   int // jobs the old cluster ran (a rollback restarts one)
+	wantNewJobs   int // jobs the new cluster ran
+	wantRestoreOf string
+}
+
+func updatePaths() []updatePath {
+	return []updatePath{
 		{"savepoint and upgrade", func(w *world, _ *v1beta1.FlinkApplication) v1beta1.FlinkApplicationPhase {
 			w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
 			return v1beta1.PhaseSavepointing
@@ -140,38 +155,37 @@ func TestCrashBeforeAnyStatusWriteNeverRepeatsASavepointOrASubmission(t *testing
 			return v1beta1.PhaseRollingBack
 		}, v1beta1.PhaseDeployFailed, 1, 2, 0, "savepoint-"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			w := newWorld(t)
-			writes := w.crashBeforeEveryOtherStatusWrite()
-			old := running(t, w, "wc")
-			oldJM := w.jm(old, old.Status.DeployHash)
-			require.Len(t, oldJM.Jobs(), 1, "first deploy submitted once")
+}
 
-			via := c.update(w, old)
-			app := w.runUntil("wc", "update ended", func(a *v1beta1.FlinkApplication) bool {
-				return a.Status.Phase == c.endPhase && (a.Status.DeployHash != old.Status.DeployHash || c.endPhase == v1beta1.PhaseDeployFailed)
-			})
-			assert.Contains(t, phasesVisited(app), via)
-			assert.Equal(t, c.wantTriggers, oldJM.SavepointTriggers(), "savepoints of the old job")
-			assert.Len(t, oldJM.Jobs(), c.wantOldJobs, "jobs on the old cluster")
-			if c.wantNewJobs > 0 {
-				jobs := w.jm(app, app.Status.DeployHash).Jobs()
-				require.Len(t, jobs, c.wantNewJobs, "jobs on the new cluster")
-				assert.Contains(t, jobs[0].RestoredFrom, c.wantRestoreOf)
-			}
-			assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
+// play runs the update and the delete in w and checks what Flink saw.
+func (c updatePath) play(t *testing.T, w *world) {
+	old := running(t, w, "wc")
+	oldJM := w.jm(old, old.Status.DeployHash)
+	require.Len(t, oldJM.Jobs(), 1, "first deploy submitted once")
 
-			// Deleting crashes the same way and still takes one final savepoint.
-			live := w.get("wc")
-			liveJM := w.jm(live, live.Status.DeployHash)
-			before := liveJM.SavepointTriggers()
-			w.deleteApp("wc")
-			w.runUntil("wc", "finalizer removed", finalized)
-			assert.Equal(t, before+1, liveJM.SavepointTriggers(), "one final savepoint")
-			assert.Greater(t, *writes, 10)
-		})
+	via := c.update(w, old)
+	app := w.runUntil("wc", "update ended", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == c.endPhase && (a.Status.DeployHash != old.Status.DeployHash || c.endPhase == v1beta1.PhaseDeployFailed)
+	})
+	assert.Contains(t, phasesVisited(app), via)
+	assert.Equal(t, c.wantTriggers, oldJM.SavepointTriggers(), "savepoints of the old job")
+	assert.Len(t, oldJM.Jobs(), c.wantOldJobs, "jobs on the old cluster")
+	if c.wantNewJobs > 0 {
+		jobs := w.jm(app, app.Status.DeployHash).Jobs()
+		require.Len(t, jobs, c.wantNewJobs, "jobs on the new cluster")
+		assert.Contains(t, jobs[0].RestoredFrom, c.wantRestoreOf)
 	}
+	assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
+
+	// Deleting crashes the same way and still takes one final savepoint.
+	live := w.get("wc")
+	liveJM := w.jm(live, live.Status.DeployHash)
+	before := liveJM.SavepointTriggers()
+	w.deleteApp("wc")
+	got := w.runUntil("wc", "finalizer removed", finalized)
+	assert.Equal(t, before+1, liveJM.SavepointTriggers(), "one final savepoint")
+	assert.NotEmpty(t, got.Status.FinalSavepointPath, "the final savepoint is recorded before the finalizer goes")
+	assert.True(t, w.storage.Exists(got.Status.FinalSavepointPath))
 }
 
 // The savepoint-with-cancel completes and the job reaches CANCELED before the operator looks again:

@@ -57,6 +57,8 @@ type world struct {
 	// faults apply to every JobManager started from now on, but those of images in imageFaults.
 	faults      flinksim.Faults
 	imageFaults map[string]flinksim.Faults
+	// rv keeps resourceVersions on FlinkApplication writes as the API server does.
+	rv *resourceVersions
 }
 
 func newWorld(t *testing.T) *world {
@@ -68,6 +70,7 @@ func newWorld(t *testing.T) *world {
 		notReady:    map[string]bool{},
 		imageFaults: map[string]flinksim.Faults{},
 	}
+	w.rv = enforceResourceVersions(w.apps)
 	w.server = httptest.NewServer(http.HandlerFunc(w.route))
 	t.Cleanup(w.server.Close)
 	cfg := config.Default()

@@ -1,0 +1,321 @@
+package flinkapplication
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flyteorg/flytestdlib/promutils"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	appfake "github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned/fake"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
+)
+
+// controllerFixture is sample-controller's fixture for the Controller: fake clientsets, the
+// Controller NewController builds over them with its informers running and no workers, so that
+// what the event handlers put in the queue can be read.
+//
+// One Controller serves every test of this file: NewController cannot be called twice in a
+// process, as its workqueue registers metrics under a fixed name with the global Prometheus
+// registry (flytestdlib's workqueue metrics provider panics on the second registration). Each test
+// uses names of its own and starts from an empty queue.
+type controllerFixture struct {
+	t    *testing.T
+	ctx  context.Context
+	kube *kubefake.Clientset
+	apps *appfake.Clientset
+	env  *Environment
+	c    *Controller
+	// run makes the names of one test's objects its own.
+	run string
+}
+
+// n is name made unique to this run of the test.
+func (f *controllerFixture) n(name string) string { return name + "-" + f.run }
+
+var sharedController struct {
+	once sync.Once
+	f    controllerFixture
+	err  error
+	runs int
+}
+
+func newControllerFixture(t *testing.T) *controllerFixture {
+	sharedController.once.Do(func() { sharedController.err = startController(&sharedController.f) })
+	require.NoError(t, sharedController.err)
+	f := sharedController.f
+	f.t = t
+	sharedController.runs++
+	f.run = strconv.Itoa(sharedController.runs)
+	// Whatever an earlier test left is taken out of the queue.
+	marker := f.n("start-of-" + strings.ToLower(t.Name()))
+	f.createApp(appNamed(marker))
+	f.until(marker)
+	f.expectEmpty()
+	return &f
+}
+
+func startController(f *controllerFixture) error {
+	f.kube, f.apps = kubefake.NewClientset(), appfake.NewSimpleClientset()
+	enforceResourceVersions(f.apps)
+	// The fake clientsets do not replay what happened between an informer's list and its watch;
+	// objects are created only once every informer watches.
+	watches := f.countWatches()
+	cfg := config.Default()
+	cfg.Workers = 0 // the tests read the queue
+	f.env = &Environment{
+		Kube: f.kube, Apps: f.apps, Clock: clock.RealClock{}, Recorder: record.NewFakeRecorder(1000), Config: cfg,
+		Flink: client.New(client.DefaultConfig(), promutils.NewTestScope()),
+		FlinkURL: func(namespace, service string, _ int32) string {
+			return "http://127.0.0.1:1/" + namespace + "/" + service
+		},
+		Metrics: NewMetrics(promutils.NewTestScope()),
+	}
+	f.c = NewController(f.env)
+	f.ctx = context.Background()
+	go func() { _ = f.c.Run(f.ctx) }()
+	// FlinkApplications, Deployments, Services and pods.
+	for deadline := time.Now().Add(5 * time.Second); watches() < 4; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("informers not watching")
+		}
+	}
+	return nil
+}
+
+// countWatches counts the watches the informers opened on both clientsets.
+func (f *controllerFixture) countWatches() func() int {
+	var mu sync.Mutex
+	n := 0
+	count := func(k8stesting.Action) (bool, watch.Interface, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return false, nil, nil
+	}
+	f.kube.PrependWatchReactor("*", count)
+	f.apps.PrependWatchReactor("*", count)
+	return func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return n
+	}
+}
+
+// next takes the next key from the queue, failing when none comes within five seconds.
+func (f *controllerFixture) next() cache.ObjectName {
+	f.t.Helper()
+	key, ok := f.poll(5 * time.Second)
+	require.True(f.t, ok, "nothing was enqueued")
+	return key
+}
+
+func (f *controllerFixture) poll(within time.Duration) (cache.ObjectName, bool) {
+	deadline := time.Now().Add(within)
+	for f.c.queue.Len() == 0 {
+		if time.Now().After(deadline) {
+			return cache.ObjectName{}, false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	key, _ := f.c.queue.Get()
+	f.c.queue.Done(key)
+	f.c.queue.Forget(key)
+	return key, true
+}
+
+// until drains the queue up to and including marker, which an event queued after everything before
+// it brings, and returns what came before it.
+func (f *controllerFixture) until(marker string) []string {
+	f.t.Helper()
+	var before []string
+	for {
+		key := f.next()
+		if key.Name == marker {
+			return before
+		}
+		before = append(before, key.Name)
+	}
+}
+
+func (f *controllerFixture) expectEmpty() {
+	f.t.Helper()
+	assert.Zero(f.t, f.c.queue.Len(), "nothing else is enqueued")
+}
+
+func (f *controllerFixture) createApp(app *v1beta1.FlinkApplication) *v1beta1.FlinkApplication {
+	f.t.Helper()
+	app.Namespace = ns
+	created, err := f.apps.FlinkV1beta1().FlinkApplications(ns).Create(f.ctx, app, metav1.CreateOptions{})
+	require.NoError(f.t, err)
+	return created
+}
+
+func (f *controllerFixture) create(obj runtime.Object) {
+	f.t.Helper()
+	var err error
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		_, err = f.kube.AppsV1().Deployments(ns).Create(f.ctx, o, metav1.CreateOptions{})
+	case *corev1.Service:
+		_, err = f.kube.CoreV1().Services(ns).Create(f.ctx, o, metav1.CreateOptions{})
+	case *corev1.Pod:
+		_, err = f.kube.CoreV1().Pods(ns).Create(f.ctx, o, metav1.CreateOptions{})
+	default:
+		f.t.Fatalf("cannot create %T", obj)
+	}
+	require.NoError(f.t, err)
+}
+
+func appNamed(name string) *v1beta1.FlinkApplication {
+	app := wordcount(name)
+	app.Namespace, app.UID = ns, types.UID("uid-"+name)
+	app.APIVersion, app.Kind = v1beta1.SchemeGroupVersion.String(), "FlinkApplication"
+	return app
+}
+
+func ownedMeta(name string, owner *v1beta1.FlinkApplication) metav1.ObjectMeta {
+	m := metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{k8.AppLabel: owner.Name, k8.HashLabel: "abc"}}
+	m.OwnerReferences = []metav1.OwnerReference{k8.OwnerReference(owner)}
+	return m
+}
+
+func jobManagerPod(name, app string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{
+		k8.AppLabel: app, k8.HashLabel: "abc", k8.ComponentLabel: flink.JobManagerComponent,
+	}}}
+}
+
+// A Deployment, Service or JobManager pod of an application wakes the application up, so that a
+// phase waiting for them moves on the event instead of on a poll.
+func TestControllerEnqueuesTheApplicationOfItsObjects(t *testing.T) {
+	f := newControllerFixture(t)
+	app := appNamed(f.n("owned"))
+
+	f.create(&appsv1.Deployment{ObjectMeta: ownedMeta(f.n("owned-abc-jm"), app)})
+	assert.Equal(t, cache.ObjectName{Namespace: ns, Name: f.n("owned")}, f.next(), "Deployment controlled by the application")
+	f.create(&corev1.Service{ObjectMeta: ownedMeta(f.n("owned-abc"), app)})
+	assert.Equal(t, cache.ObjectName{Namespace: ns, Name: f.n("owned")}, f.next(), "Service controlled by the application")
+	// Pods belong to a ReplicaSet; the app label names the application.
+	f.create(jobManagerPod(f.n("owned-abc-jm-0"), f.n("owned")))
+	assert.Equal(t, cache.ObjectName{Namespace: ns, Name: f.n("owned")}, f.next(), "JobManager pod with the app label")
+
+	// An owner that is not a FlinkApplication, or none, wakes nothing.
+	other := ownedMeta(f.n("not-ours"), app)
+	other.Labels = nil
+	other.OwnerReferences[0].Kind = "Deployment"
+	f.create(&appsv1.Deployment{ObjectMeta: other})
+	f.create(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: f.n("unowned"), Namespace: ns}})
+	f.create(&appsv1.Deployment{ObjectMeta: ownedMeta(f.n("owned-marker-jm"), appNamed(f.n("owned-marker")))})
+	assert.Empty(t, f.until(f.n("owned-marker")), "objects of no FlinkApplication")
+	f.create(&corev1.Service{ObjectMeta: ownedMeta(f.n("owned-marker"), appNamed(f.n("owned-marker")))})
+	assert.Empty(t, f.until(f.n("owned-marker")))
+	f.expectEmpty()
+}
+
+// A delete the informer missed reaches the handlers as a DeletedFinalStateUnknown tombstone that
+// carries the last state it knew; the application behind it is woken up all the same.
+func TestControllerEnqueuesTheApplicationOfATombstone(t *testing.T) {
+	f := newControllerFixture(t)
+	app := appNamed(f.n("tomb"))
+	want := cache.ObjectName{Namespace: ns, Name: f.n("tomb")}
+	tombstone := func(obj metav1.Object) cache.DeletedFinalStateUnknown {
+		return cache.DeletedFinalStateUnknown{Key: obj.GetNamespace() + "/" + obj.GetName(), Obj: obj}
+	}
+
+	f.c.enqueueOwner(tombstone(&appsv1.Deployment{ObjectMeta: ownedMeta(f.n("tomb-abc-jm"), app)}))
+	assert.Equal(t, want, f.next(), "tombstone of a Deployment")
+	f.c.enqueueOwner(tombstone(&corev1.Service{ObjectMeta: ownedMeta(f.n("tomb-abc"), app)}))
+	assert.Equal(t, want, f.next(), "tombstone of a Service")
+	f.c.enqueueOwner(tombstone(jobManagerPod(f.n("tomb-abc-jm-0"), f.n("tomb"))))
+	assert.Equal(t, want, f.next(), "tombstone of a JobManager pod")
+	f.c.enqueue(tombstone(app))
+	assert.Equal(t, want, f.next(), "tombstone of the application")
+	f.expectEmpty()
+}
+
+// An application event enqueues the application when its resourceVersion changed. An informer
+// resync delivers the cached object again as an update with the same resourceVersion; that wakes
+// nothing, or every application would be reconciled at each resync.
+func TestControllerIgnoresAResyncOfAnApplication(t *testing.T) {
+	f := newControllerFixture(t)
+	app := f.createApp(appNamed(f.n("resync")))
+	assert.Equal(t, f.n("resync"), f.next().Name, "a new application")
+
+	// The object tracker under the fake clientset stores and announces the object unchanged,
+	// resourceVersion included, as a resync does.
+	gvr := v1beta1.SchemeGroupVersion.WithResource("flinkapplications")
+	require.NoError(t, f.apps.Tracker().Update(gvr, app.DeepCopy(), ns))
+	f.createApp(appNamed(f.n("resync-marker")))
+	assert.Empty(t, f.until(f.n("resync-marker")), "an update with the same resourceVersion")
+
+	// A user's change is a new resourceVersion.
+	app.Spec.Parallelism = 6
+	app.Generation++
+	_, err := f.apps.FlinkV1beta1().FlinkApplications(ns).Update(f.ctx, app, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, f.n("resync"), f.next().Name, "a spec change")
+
+	require.NoError(t, f.apps.FlinkV1beta1().FlinkApplications(ns).Delete(f.ctx, f.n("resync"), metav1.DeleteOptions{}))
+	assert.Equal(t, f.n("resync"), f.next().Name, "a deleted application")
+	f.expectEmpty()
+}
+
+// The operator's own status write comes back from the informer as an update with a new
+// resourceVersion. The handler cannot tell it from anyone else's write, so it enqueues the
+// application once more. That echo is wanted: it is how a pass that found the cache older than the
+// operator's last write (staleCache) gets to run on the caught-up cache, and the pass it causes
+// finds nothing to do and writes nothing, so it does not echo again.
+func TestControllerEchoOfItsOwnStatusWriteCostsOnePass(t *testing.T) {
+	f := newControllerFixture(t)
+	// An application whose first pass writes status and adds the finalizer, and creates nothing:
+	// its deployment mode is not supported.
+	app := appNamed(f.n("echo"))
+	app.Spec.DeploymentMode = v1beta1.DeploymentModeBlueGreen
+	f.createApp(app)
+	require.Equal(t, f.n("echo"), f.next().Name)
+
+	// The passes are run as a worker runs them, but without the requeue the worker adds after a
+	// pass, so that what enters the queue comes from the informers.
+	_, err := f.env.Reconcile(f.ctx, ns, f.n("echo"))
+	require.NoError(t, err)
+	written, err := f.apps.FlinkV1beta1().FlinkApplications(ns).Get(f.ctx, f.n("echo"), metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, v1beta1.PhaseDeployFailed, written.Status.Phase, "the pass wrote status")
+	f.createApp(appNamed(f.n("echo-marker")))
+	echoes := f.until(f.n("echo-marker"))
+	require.NotEmpty(t, echoes, "the echo of the pass's writes enqueues the application")
+	for _, e := range echoes {
+		assert.Equal(t, f.n("echo"), e)
+	}
+
+	_, err = f.env.Reconcile(f.ctx, ns, f.n("echo"))
+	require.NoError(t, err)
+	again, err := f.apps.FlinkV1beta1().FlinkApplications(ns).Get(f.ctx, f.n("echo"), metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, written.ResourceVersion, again.ResourceVersion, "the echo's pass writes nothing")
+	f.createApp(appNamed(f.n("echo-marker-2")))
+	assert.Empty(t, f.until(f.n("echo-marker-2")), "no echo of an echo")
+	f.expectEmpty()
+}
