@@ -292,7 +292,7 @@ func TestControllerEchoOfItsOwnStatusWriteCostsOnePass(t *testing.T) {
 	// An application whose first pass writes status and adds the finalizer, and creates nothing:
 	// its deployment mode is not supported.
 	app := appNamed(f.n("echo"))
-	app.Spec.DeploymentMode = v1beta1.DeploymentModeBlueGreen
+	app.Spec.DeploymentMode = "Canary"
 	f.createApp(app)
 	require.Equal(t, f.n("echo"), f.next().Name)
 
