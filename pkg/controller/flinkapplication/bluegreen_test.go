@@ -220,22 +220,29 @@ func TestBlueGreenFailingNewVersionRollsBackLeavingTheDeployedJob(t *testing.T) 
 	w.assertAtMostTwoJobs(w.events())
 }
 
-// The BlueGreen path with the operator killed before every other status write: one savepoint for
-// the update, one for the teardown, two jobs, never a third at once.
-func TestBlueGreenSurvivesCrashesBeforeStatusWrites(t *testing.T) {
-	w := newWorld(t)
-	writes := w.crashBeforeEveryOtherStatusWrite()
+// playBlueGreenPromotion is the BlueGreen path of the crash tables: an update to DualRunning, then
+// promotion by tearing the first version down. Whatever status write is lost, Flink sees one
+// savepoint for the update and one for the teardown, two jobs, and never a third at once.
+func playBlueGreenPromotion(t *testing.T, w *world) {
 	old, dual := dualRunningAfterUpdate(t, w)
 	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.TearDownVersionHash = old.Status.DeployHash })
 	app := w.runUntil("wc", "promoted", func(a *v1beta1.FlinkApplication) bool {
 		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.DeployHash == dual.Status.UpdatingHash
 	})
-	assert.Equal(t, 2, savepointsTaken(w))
-	assert.Len(t, w.timeline.Jobs(ns+"/wc"), 2)
+	assert.Equal(t, 2, savepointsTaken(w), "savepoints taken")
+	jobs := w.timeline.Jobs(ns + "/wc")
+	require.Len(t, jobs, 2, "jobs Flink ran")
+	assert.Contains(t, jobs[1].RestoredFrom, "savepoint-")
 	require.NotNil(t, app.Status.LastTeardown)
 	assert.Contains(t, app.Status.LastTeardown.SavepointPath, "savepoint-")
-	assert.Greater(t, *writes, 10)
 	w.assertAtMostTwoJobs(w.events())
+}
+
+func TestBlueGreenSurvivesCrashesBeforeStatusWrites(t *testing.T) {
+	w := newWorld(t)
+	writes := w.crashBeforeEveryOtherStatusWrite()
+	playBlueGreenPromotion(t, w)
+	assert.Greater(t, *writes, 10)
 }
 
 // Suspending during DualRunning tears the new version down, then suspends the deployed one with a

@@ -77,7 +77,7 @@ func crashPaths() []crashPath {
 	for _, c := range updatePaths() {
 		paths = append(paths, crashPath{c.name + ", then delete", c.play})
 	}
-	return paths
+	return append(paths, crashPath{"BlueGreen update and promotion", playBlueGreenPromotion})
 }
 
 // maxCrashes bounds the runs of one path: a path with more status writes (a job that keeps
