@@ -55,7 +55,9 @@ func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath
 	hash := rec.ClusterHash
 	if rec.JobID == "" {
 		rec.JobID, rec.SubmittedAt = newJobID(rc.App), nil
-		rc.App.Status.JobStatus.State = ""
+		if !besideLive(rc) {
+			rc.App.Status.JobStatus.State = ""
+		}
 		return waitJob(persistThenContinue())
 	}
 	v := rc.JobView(hash, rec.JobID)
@@ -86,7 +88,11 @@ func waitJob(o Outcome) jobStep { return jobStep{Wait: &o} }
 // followJob waits until a job that is alive runs stable.
 func followJob(rc *Context, v *JobView) jobStep {
 	job := v.Details
-	rc.App.Status.JobStatus.State = v1beta1.JobState(job.State)
+	if !besideLive(rc) {
+		// The top-level job status is the job being started, unless a BlueGreen version starts
+		// beside the deployed one, whose job it keeps showing.
+		rc.App.Status.JobStatus.State = v1beta1.JobState(job.State)
+	}
 	switch {
 	case job.State == client.JobRunning && allTasksRunning(job):
 		// A job that fails on its first records fails within seconds; it counts as started only
