@@ -1,7 +1,6 @@
 package flinkapplication
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -29,36 +28,16 @@ func handleDeleting(rc *Context) Outcome {
 	if mode == v1beta1.DeleteModeNone || rec == nil {
 		return finishDelete(rc, fmt.Sprintf("deleteMode %s: Flink left alone", mode))
 	}
-	jobID := rec.JobID
-	v := rc.JobView(rec.ClusterHash, jobID)
-	if v.Liveness == Unknown {
-		return failed(retryable("ObserveJob", errors.New(v.Evidence)))
-	}
-	alive := v.Liveness == Alive
-	// A savepoint with cancel ends the job, possibly before its result is read: a savepoint in flight
-	// is followed to its end even when the job is no longer alive.
-	if mode == v1beta1.DeleteModeSavepoint && st.FinalSavepointPath == "" && (alive || rec.Savepoint != nil) {
-		sp := takeSavepoint(rc, rec, v.Ref, true, alive)
-		switch {
-		case sp.Wait != nil:
-			return *sp.Wait
-		case sp.Failure != "" && alive:
-			return failed(retryable("FinalSavepoint", errors.New(sp.Failure)))
-		case sp.Failure != "":
-			rc.event(true, "FinalSavepointMissing", fmt.Sprintf("job %s ended without the final savepoint: %s", jobID, sp.Failure))
-		default:
-			st.FinalSavepointPath = sp.Location
-			rc.event(false, "FinalSavepoint", fmt.Sprintf("final savepoint of job %s: %s", jobID, sp.Location))
-		}
-	}
-	if alive {
-		state, err := stopJob(rc, v)
-		switch {
-		case state == Unknown:
-			return failed(err)
-		case state == Alive:
-			return stay(0)
-		}
+	v := rc.JobView(rec.ClusterHash, rec.JobID)
+	end := endJob(rc, rec, v, mode == v1beta1.DeleteModeSavepoint && st.FinalSavepointPath == "", "FinalSavepoint")
+	switch {
+	case end.Wait != nil:
+		return *end.Wait
+	case end.Missing != "":
+		rc.event(true, "FinalSavepointMissing", end.Missing)
+	case end.SavepointPath != "":
+		st.FinalSavepointPath = end.SavepointPath
+		rc.event(false, "FinalSavepoint", fmt.Sprintf("final savepoint of job %s: %s", rec.JobID, end.SavepointPath))
 	}
 	if st.FinalSavepointPath == "" {
 		keepStateAddress(rc, rec, v)

@@ -1,7 +1,6 @@
 package flinkapplication
 
 import (
-	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,33 +64,14 @@ func handleTeardown(rc *Context) Outcome {
 // cluster goes.
 func stopVersion(rc *Context, gone *v1beta1.DeploymentRecord) Outcome {
 	st := &rc.App.Status
-	v := rc.JobView(gone.ClusterHash, gone.JobID)
-	if v.Liveness == Unknown {
-		return failed(retryable("ObserveJob", errors.New(v.Evidence)))
+	end := endJob(rc, gone, rc.JobView(gone.ClusterHash, gone.JobID), teardownMode(rc.App) == v1beta1.TeardownModeSavepoint, "TeardownSavepoint")
+	switch {
+	case end.Wait != nil:
+		return *end.Wait
+	case end.Missing != "":
+		rc.event(true, "TeardownSavepointMissing", fmt.Sprintf("version %s: %s", gone.Version, end.Missing))
 	}
-	alive := v.Liveness == Alive
-	path := ""
-	if teardownMode(rc.App) == v1beta1.TeardownModeSavepoint && (alive || gone.Savepoint != nil) {
-		sp := takeSavepoint(rc, gone, v.Ref, true, alive)
-		switch {
-		case sp.Wait != nil:
-			return *sp.Wait
-		case sp.Failure != "" && alive:
-			return failed(retryable("TeardownSavepoint", errors.New(sp.Failure)))
-		case sp.Failure != "":
-			rc.event(true, "TeardownSavepointMissing", fmt.Sprintf("job %s of version %s ended without its savepoint: %s", gone.JobID, gone.Version, sp.Failure))
-		}
-		path = sp.Location
-	}
-	if alive {
-		state, err := stopJob(rc, v)
-		switch {
-		case state == Unknown:
-			return failed(err)
-		case state == Alive:
-			return stay(0)
-		}
-	}
+	path := end.SavepointPath
 	st.LastTeardown = &v1beta1.TeardownRecord{Version: gone.Version, VersionHash: gone.SpecHash, JobID: gone.JobID,
 		SavepointPath: path, Time: metav1.NewTime(rc.Now)}
 	rc.event(false, "VersionStopped", fmt.Sprintf("job %s of version %s (%s) stopped, %s", gone.JobID, gone.Version,
