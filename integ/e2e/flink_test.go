@@ -16,14 +16,28 @@ import (
 // in the Flink UI and the savepoint bucket, whatever the operator's status claims.
 
 // assertNoOverlaps fails the test if two jobs of one of its applications were ever alive at once,
-// which for a streaming job means duplicated output.
+// which for a streaming job means duplicated output. A BlueGreen application runs its two versions'
+// jobs at once on purpose; a third beside them is never allowed.
 func (s *scenario) assertNoOverlaps() {
 	for _, name := range s.apps {
+		if s.blueGreen[name] {
+			s.assertAtMostTwoAlive(name)
+			continue
+		}
 		for _, o := range env.Fleet.Timeline().Overlaps(s.appKey(name)) {
 			s.t.Errorf("%s: jobs %s (on %s) and %s (on %s) were alive together from %s to %v",
 				name, o.First.JobID, o.First.JobManager, o.Second.JobID, o.Second.JobManager,
 				o.From.Format("15:04:05.000"), o.To)
 		}
+	}
+}
+
+// assertAtMostTwoAlive checks BlueGreen's invariant over the application's whole timeline so far:
+// the deployed and the updating version's jobs may run at once, never a third.
+func (s *scenario) assertAtMostTwoAlive(name string) {
+	s.t.Helper()
+	if most := env.Fleet.Timeline().MostAlive(s.appKey(name)); most > 2 {
+		s.t.Errorf("%s: %d jobs were alive at once, want at most 2 (the deployed and the updating version)", name, most)
 	}
 }
 

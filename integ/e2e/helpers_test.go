@@ -39,10 +39,14 @@ type scenario struct {
 	ctx  context.Context
 	ns   string
 	apps []string
+	// blueGreen are the applications created with deploymentMode BlueGreen, whose two versions
+	// run their jobs side by side by design.
+	blueGreen map[string]bool
 }
 
 // newScenario creates the test's namespace. When the test ends, no job of any application it
-// created may have overlapped another, and a failed test logs what the operator and Flink did.
+// created may have overlapped another (a BlueGreen application may run two at once, never three),
+// and a failed test logs what the operator and Flink did.
 func newScenario(t *testing.T) *scenario {
 	t.Helper()
 	s := &scenario{t: t, ctx: context.Background()}
@@ -113,6 +117,12 @@ func (s *scenario) create(name string, edit func(*v1beta1.FlinkApplicationSpec))
 		s.t.Fatalf("creating %s/%s: %v", s.ns, name, err)
 	}
 	s.apps = append(s.apps, name)
+	if app.Spec.DeploymentMode == v1beta1.DeploymentModeBlueGreen {
+		if s.blueGreen == nil {
+			s.blueGreen = map[string]bool{}
+		}
+		s.blueGreen[name] = true
+	}
 	return created
 }
 
