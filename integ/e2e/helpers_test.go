@@ -39,6 +39,9 @@ type scenario struct {
 	ctx  context.Context
 	ns   string
 	apps []string
+	// blueGreen are the applications created with deploymentMode BlueGreen, whose two versions run
+	// at once by design.
+	blueGreen []string
 }
 
 // newScenario creates the test's namespace. When the test ends, no job of any application it
@@ -113,6 +116,9 @@ func (s *scenario) create(name string, edit func(*v1beta1.FlinkApplicationSpec))
 		s.t.Fatalf("creating %s/%s: %v", s.ns, name, err)
 	}
 	s.apps = append(s.apps, name)
+	if app.Spec.DeploymentMode == v1beta1.DeploymentModeBlueGreen {
+		s.blueGreen = append(s.blueGreen, name)
+	}
 	return created
 }
 
