@@ -64,7 +64,8 @@ func handleTeardown(rc *Context) Outcome {
 // cluster goes.
 func stopVersion(rc *Context, gone *v1beta1.DeploymentRecord) Outcome {
 	st := &rc.App.Status
-	end := endJob(rc, gone, rc.JobView(gone.ClusterHash, gone.JobID), teardownMode(rc.App) == v1beta1.TeardownModeSavepoint, "TeardownSavepoint")
+	v := rc.JobView(gone.ClusterHash, gone.JobID)
+	end := endJob(rc, gone, v, teardownMode(rc.App) == v1beta1.TeardownModeSavepoint, "TeardownSavepoint")
 	switch {
 	case end.Wait != nil:
 		return *end.Wait
@@ -75,15 +76,18 @@ func stopVersion(rc *Context, gone *v1beta1.DeploymentRecord) Outcome {
 	st.LastTeardown = &v1beta1.TeardownRecord{Version: gone.Version, VersionHash: gone.SpecHash, JobID: gone.JobID,
 		SavepointPath: path, Time: metav1.NewTime(rc.Now)}
 	rc.event(false, "VersionStopped", fmt.Sprintf("job %s of version %s (%s) stopped, %s", gone.JobID, gone.Version,
-		flink.VersionedServiceName(rc.App, gone.ClusterHash), describeStop(path)))
+		flink.VersionedServiceName(rc.App, gone.ClusterHash), describeStop(path, v)))
 	gone.JobID, gone.SubmittedAt, gone.Savepoint = "", nil, nil
 	// The record of how it stopped is persisted before its cluster, which knows the savepoint, goes.
 	return persistThenContinue()
 }
 
-func describeStop(path string) string {
-	if path == "" {
-		return "cancelled without a savepoint"
+func describeStop(path string, v *JobView) string {
+	switch {
+	case path != "":
+		return "with savepoint " + path
+	case v.Liveness == Stopped:
+		return "having ended already: " + v.Evidence
 	}
-	return "with savepoint " + path
+	return "cancelled without a savepoint"
 }
