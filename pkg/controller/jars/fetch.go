@@ -1,0 +1,225 @@
+// Package jars fetches the jars of session jobs for upload to a Flink session cluster. A jarURI is
+// user input that makes the operator open a connection from inside the cluster, so every fetch is
+// checked against the operator's policy at the moment it connects: the scheme, the host, and the
+// address the host resolved to (loopback, link-local and private addresses are refused unless the
+// operator's config allows them, which also defeats DNS names that resolve to them and redirects).
+package jars
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Policy is what the operator lets a jarURI reach.
+type Policy struct {
+	// AllowHTTP admits http:// as well as https://.
+	AllowHTTP bool
+	// AllowedHosts, when not empty, are the only hosts a jar may come from (exact names, or
+	// ".example.com" for a domain and its subdomains).
+	AllowedHosts []string
+	// AllowedNetworks are address ranges admitted although they are loopback, link-local or private
+	// (e.g. "127.0.0.1/32" for a test server on the operator's own machine).
+	AllowedNetworks []string
+	// MaxBytes bounds a jar's size.
+	MaxBytes int64
+	// Timeout bounds one fetch, connection and body included.
+	Timeout time.Duration
+}
+
+// DefaultPolicy is https only, to public addresses, 256 MiB and two minutes at most.
+func DefaultPolicy() Policy {
+	return Policy{MaxBytes: 256 << 20, Timeout: 2 * time.Minute}
+}
+
+// Jar is a fetched jar, or the name of one already in the cluster's upload directory (local://).
+type Jar struct {
+	// Name is the jar's file name, as it is uploaded.
+	Name string
+	// Content is the jar's bytes; nil for a local jar.
+	Content []byte
+	// Local is set for local://, which names a jar already in the cluster's upload directory.
+	Local bool
+}
+
+// Error is a fetch that failed; Retryable says whether the same fetch may succeed later.
+type Error struct {
+	URI       string
+	Reason    string
+	Retryable bool
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("jarURI %s: %s", e.URI, e.Reason) }
+
+// IsRetryable tells whether err is a fetch that may succeed later (a network error, a 5xx).
+func IsRetryable(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Retryable
+}
+
+// Fetcher fetches jars under a policy.
+type Fetcher struct {
+	policy   Policy
+	networks []netip.Prefix
+	client   *http.Client
+}
+
+// NewFetcher checks the policy and builds a fetcher that applies it to every connection it makes.
+func NewFetcher(p Policy) (*Fetcher, error) {
+	d := DefaultPolicy()
+	if p.MaxBytes <= 0 {
+		p.MaxBytes = d.MaxBytes
+	}
+	if p.Timeout <= 0 {
+		p.Timeout = d.Timeout
+	}
+	f := &Fetcher{policy: p}
+	for _, n := range p.AllowedNetworks {
+		prefix, err := netip.ParsePrefix(strings.TrimSpace(n))
+		if err != nil {
+			return nil, fmt.Errorf("jar policy: allowed network %q: %w", n, err)
+		}
+		f.networks = append(f.networks, prefix)
+	}
+	dialer := &net.Dialer{Timeout: 30 * time.Second, Control: f.checkAddress}
+	transport := &http.Transport{
+		// No proxy from the environment: the policy judges the address actually connected to.
+		Proxy:                 nil,
+		DialContext:           dialer.DialContext,
+		TLSHandshakeTimeout:   30 * time.Second,
+		ResponseHeaderTimeout: p.Timeout,
+		MaxIdleConns:          4,
+		IdleConnTimeout:       30 * time.Second,
+	}
+	f.client = &http.Client{
+		Transport: transport,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 5 {
+				return errors.New("too many redirects")
+			}
+			return f.checkURL(req.URL)
+		},
+	}
+	return f, nil
+}
+
+// Fetch returns the jar a jarURI names. A sha256 (hex) given is checked against the content.
+func (f *Fetcher) Fetch(ctx context.Context, uri, sha256Hex string) (*Jar, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return nil, &Error{URI: uri, Reason: "not a URL: " + err.Error()}
+	}
+	if u.Scheme == "local" {
+		name := strings.TrimPrefix(u.Host+u.Path, "/")
+		if name == "" || strings.Contains(name, "/") {
+			return nil, &Error{URI: uri, Reason: "local:// names a jar file in the cluster's upload directory, as local://<file>.jar"}
+		}
+		return &Jar{Name: name, Local: true}, nil
+	}
+	if err := f.checkURL(u); err != nil {
+		return nil, &Error{URI: uri, Reason: err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.policy.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, &Error{URI: uri, Reason: err.Error()}
+	}
+	resp, err := f.client.Do(req)
+	if err != nil {
+		var refused *refusedAddress
+		if errors.As(err, &refused) {
+			return nil, &Error{URI: uri, Reason: refused.Error()}
+		}
+		return nil, &Error{URI: uri, Reason: err.Error(), Retryable: true}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, &Error{URI: uri, Reason: fmt.Sprintf("HTTP %d", resp.StatusCode), Retryable: resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests}
+	}
+	content, err := io.ReadAll(io.LimitReader(resp.Body, f.policy.MaxBytes+1))
+	if err != nil {
+		return nil, &Error{URI: uri, Reason: "reading the jar: " + err.Error(), Retryable: true}
+	}
+	if int64(len(content)) > f.policy.MaxBytes {
+		return nil, &Error{URI: uri, Reason: fmt.Sprintf("the jar is larger than the operator's limit of %d bytes", f.policy.MaxBytes)}
+	}
+	if sha256Hex != "" {
+		sum := sha256.Sum256(content)
+		if got := hex.EncodeToString(sum[:]); !strings.EqualFold(got, sha256Hex) {
+			return nil, &Error{URI: uri, Reason: fmt.Sprintf("SHA-256 %s does not match jarSHA256 %s", got, sha256Hex)}
+		}
+	}
+	name := u.Path[strings.LastIndex(u.Path, "/")+1:]
+	if !strings.HasSuffix(name, ".jar") {
+		name += ".jar"
+	}
+	return &Jar{Name: name, Content: content}, nil
+}
+
+// checkURL applies the policy's scheme and host rules.
+func (f *Fetcher) checkURL(u *url.URL) error {
+	switch u.Scheme {
+	case "https":
+	case "http":
+		if !f.policy.AllowHTTP {
+			return errors.New("http:// is not allowed by the operator's jar policy; use https://")
+		}
+	default:
+		return fmt.Errorf("scheme %q is not allowed; use https://, or local:// for a jar already in the cluster", u.Scheme)
+	}
+	host := u.Hostname()
+	if host == "" {
+		return errors.New("the URL names no host")
+	}
+	if len(f.policy.AllowedHosts) > 0 && !slices.ContainsFunc(f.policy.AllowedHosts, func(h string) bool { return hostMatches(host, h) }) {
+		return fmt.Errorf("host %s is not in the operator's allowed jar hosts", host)
+	}
+	return nil
+}
+
+func hostMatches(host, allowed string) bool {
+	host, allowed = strings.ToLower(host), strings.ToLower(strings.TrimSpace(allowed))
+	if strings.HasPrefix(allowed, ".") {
+		return host == allowed[1:] || strings.HasSuffix(host, allowed)
+	}
+	return host == allowed
+}
+
+// refusedAddress is a connection the policy refused, by the address a host resolved to.
+type refusedAddress struct{ addr netip.Addr }
+
+func (r *refusedAddress) Error() string {
+	return fmt.Sprintf("address %s is loopback, link-local, private or unspecified, which the operator's jar policy does not allow", r.addr)
+}
+
+// checkAddress runs for every connection, after name resolution: the address connected to is the
+// one judged, whatever name or redirect led there.
+func (f *Fetcher) checkAddress(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return err
+	}
+	addr := ap.Addr().Unmap()
+	for _, n := range f.networks {
+		if n.Contains(addr) {
+			return nil
+		}
+	}
+	if addr.IsLoopback() || addr.IsPrivate() || addr.IsLinkLocalUnicast() || addr.IsLinkLocalMulticast() ||
+		addr.IsUnspecified() || addr.IsMulticast() || addr.IsInterfaceLocalMulticast() {
+		return &refusedAddress{addr}
+	}
+	return nil
+}

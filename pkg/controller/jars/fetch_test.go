@@ -1,0 +1,127 @@
+package jars
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var jarBytes = []byte("PK\x03\x04 a jar, as far as this test cares")
+
+func jarServer(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/wordcount.jar":
+			_, _ = w.Write(jarBytes)
+		case "/big.jar":
+			_, _ = w.Write(bytes.Repeat([]byte("x"), 2048))
+		case "/broken.jar":
+			w.WriteHeader(http.StatusBadGateway)
+		case "/elsewhere.jar":
+			port := r.Host[strings.LastIndex(r.Host, ":"):]
+			http.Redirect(w, r, "http://localhost"+port+"/wordcount.jar", http.StatusFound)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func fetcher(t *testing.T, p Policy) *Fetcher {
+	f, err := NewFetcher(p)
+	require.NoError(t, err)
+	return f
+}
+
+func sum(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// A test server on the operator's own machine stands for an address inside the cluster: the
+// default policy refuses it, by the address connected to, and says so.
+func TestTheDefaultPolicyRefusesPrivateAndLoopbackAddresses(t *testing.T) {
+	srv := jarServer(t)
+	p := DefaultPolicy()
+	p.AllowHTTP = true
+	f := fetcher(t, p)
+	for _, uri := range []string{
+		srv.URL + "/wordcount.jar",
+		strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + "/wordcount.jar", // a name resolving to loopback
+	} {
+		_, err := f.Fetch(context.Background(), uri, "")
+		require.Error(t, err, uri)
+		assert.Contains(t, err.Error(), "loopback, link-local, private")
+		assert.False(t, IsRetryable(err), "a refused address stays refused")
+	}
+}
+
+func TestSchemesOutsideThePolicyAreRefused(t *testing.T) {
+	srv := jarServer(t)
+	f := fetcher(t, Policy{AllowedNetworks: []string{"127.0.0.1/32", "::1/128"}})
+	_, err := f.Fetch(context.Background(), srv.URL+"/wordcount.jar", "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "http:// is not allowed")
+	_, err = f.Fetch(context.Background(), "ftp://example.com/wordcount.jar", "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `scheme "ftp" is not allowed`)
+}
+
+func TestAnAllowedSourceIsFetchedAndChecked(t *testing.T) {
+	srv := jarServer(t)
+	f := fetcher(t, Policy{AllowHTTP: true, AllowedNetworks: []string{"127.0.0.1/32"}, MaxBytes: 1024})
+	ctx := context.Background()
+
+	jar, err := f.Fetch(ctx, srv.URL+"/wordcount.jar", sum(jarBytes))
+	require.NoError(t, err)
+	assert.Equal(t, "wordcount.jar", jar.Name)
+	assert.Equal(t, jarBytes, jar.Content)
+
+	_, err = f.Fetch(ctx, srv.URL+"/wordcount.jar", sum([]byte("another jar")))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "does not match jarSHA256")
+	assert.False(t, IsRetryable(err))
+
+	_, err = f.Fetch(ctx, srv.URL+"/big.jar", "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "larger than the operator's limit of 1024 bytes")
+
+	_, err = f.Fetch(ctx, srv.URL+"/broken.jar", "")
+	require.Error(t, err)
+	assert.True(t, IsRetryable(err), "a server error may pass")
+}
+
+// A redirect is judged like the first URL: here to a host outside the allowed hosts.
+func TestARedirectIsHeldToThePolicy(t *testing.T) {
+	srv := jarServer(t)
+	f := fetcher(t, Policy{AllowHTTP: true, AllowedHosts: []string{"127.0.0.1"}, AllowedNetworks: []string{"127.0.0.1/32", "::1/128"}})
+	_, err := f.Fetch(context.Background(), srv.URL+"/elsewhere.jar", "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "host localhost is not in the operator's allowed jar hosts")
+}
+
+func TestLocalNamesAJarAlreadyInTheCluster(t *testing.T) {
+	f := fetcher(t, DefaultPolicy())
+	jar, err := f.Fetch(context.Background(), "local://wordcount.jar", "")
+	require.NoError(t, err)
+	assert.Equal(t, &Jar{Name: "wordcount.jar", Local: true}, jar)
+	_, err = f.Fetch(context.Background(), "local:///opt/flink/usrlib/wordcount.jar", "")
+	require.Error(t, err)
+}
+
+func TestAllowedHostsMatchNamesAndDomains(t *testing.T) {
+	assert.True(t, hostMatches("repo.example.com", ".example.com"))
+	assert.True(t, hostMatches("example.com", ".example.com"))
+	assert.False(t, hostMatches("badexample.com", ".example.com"))
+	assert.True(t, hostMatches("Repo.Example.com", "repo.example.com"))
+	assert.False(t, hostMatches("repo.example.com.evil.io", "repo.example.com"))
+}
