@@ -38,6 +38,13 @@ import (
 // CRDPath is where controller-gen writes the FlinkApplication CRD, relative to the repository root.
 const CRDPath = "deploy/crd/flink.k8s.io_flinkapplications.yaml"
 
+// CRDPaths are every CRD controller-gen writes, by the kind each defines.
+var CRDPaths = map[string]string{
+	"FlinkApplication":    CRDPath,
+	"FlinkSessionCluster": "deploy/crd/flink.k8s.io_flinksessionclusters.yaml",
+	"FlinkSessionJob":     "deploy/crd/flink.k8s.io_flinksessionjobs.yaml",
+}
+
 // RepoRoot is the flinkfsm source tree, so tests find the manifests wherever `go test` runs them from.
 func RepoRoot() (string, error) { return repo.Root() }
 

@@ -21,8 +21,10 @@ import (
 // The CRD as generated must be accepted by an API server at all; a CEL rule over the cost budget or
 // a default that fails its own schema is refused at `kubectl apply -k deploy/`.
 func TestCRDIsAcceptedByTheAPIServer(t *testing.T) {
-	if errs := flinkCRD(t).ValidateDefinition(context.Background()); len(errs) > 0 {
-		t.Fatalf("the API server would refuse the CRD:\n%v", errs.ToAggregate())
+	for kind := range CRDPaths {
+		if errs := crdFor(t, kind).ValidateDefinition(context.Background()); len(errs) > 0 {
+			t.Errorf("the API server would refuse the %s CRD:\n%v", kind, errs.ToAggregate())
+		}
 	}
 }
 
@@ -31,12 +33,14 @@ func TestCRDIsAcceptedByTheAPIServer(t *testing.T) {
 // (affinity, volumes), so growth is a real risk; past the cap `kubectl apply -k deploy/` fails and
 // only --server-side works.
 func TestCRDFitsClientSideApply(t *testing.T) {
-	j, err := utiljson.Marshal(readObject(t, CRDPath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(j) > apivalidation.TotalAnnotationSizeLimitB {
-		t.Errorf("the CRD is %d bytes of JSON; kubectl apply cannot annotate more than %d", len(j), apivalidation.TotalAnnotationSizeLimitB)
+	for kind, rel := range CRDPaths {
+		j, err := utiljson.Marshal(readObject(t, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(j) > apivalidation.TotalAnnotationSizeLimitB {
+			t.Errorf("the %s CRD is %d bytes of JSON; kubectl apply cannot annotate more than %d", kind, len(j), apivalidation.TotalAnnotationSizeLimitB)
+		}
 	}
 }
 
@@ -64,17 +68,32 @@ func TestWordcountExampleIsAdmittedAndDefaulted(t *testing.T) {
 	}
 }
 
-// Every example is admitted as it is written.
+// Every document of every example is admitted as it is written, by the CRD of its kind.
 func TestExamplesAreAdmitted(t *testing.T) {
 	files, err := filepath.Glob(repoFile(t, "examples/*.yaml"))
 	if err != nil || len(files) < 2 {
 		t.Fatalf("examples: %v %v", files, err)
 	}
-	crd := flinkCRD(t)
 	for _, f := range files {
 		rel := "examples/" + filepath.Base(f)
-		if r := crd.Create(context.Background(), readObject(t, rel)); len(r.Errs) > 0 {
-			t.Errorf("%s refused:\n%v", rel, r.Errs.ToAggregate())
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, doc := range documents(data) {
+			obj := parseObject(t, doc)
+			kind, _ := obj["kind"].(string)
+			if _, ok := CRDPaths[kind]; !ok {
+				t.Errorf("%s document %d is a %q, which no CRD of flinkfsm defines", rel, i, kind)
+				continue
+			}
+			r := crdFor(t, kind).Create(context.Background(), obj)
+			if len(r.Errs) > 0 {
+				t.Errorf("%s document %d (%s) refused:\n%v", rel, i, kind, r.Errs.ToAggregate())
+			}
+			if len(r.Pruned) > 0 {
+				t.Errorf("%s document %d (%s): fields the CRD does not know, dropped by the server: %v", rel, i, kind, r.Pruned)
+			}
 		}
 	}
 }
@@ -347,7 +366,13 @@ func TestEveryLyftFieldSurvivesTheRoundTrip(t *testing.T) {
 // The CRD is generated from the Go types; this fails when one was changed without running
 // `make generate`, before the mismatch prunes a field on a cluster.
 func TestCRDMatchesTheGoTypes(t *testing.T) {
-	compareSchema(t, "", reflect.TypeOf(v1beta1.FlinkApplication{}), flinkCRD(t).Structural)
+	for kind, typ := range map[string]reflect.Type{
+		"FlinkApplication":    reflect.TypeOf(v1beta1.FlinkApplication{}),
+		"FlinkSessionCluster": reflect.TypeOf(v1beta1.FlinkSessionCluster{}),
+		"FlinkSessionJob":     reflect.TypeOf(v1beta1.FlinkSessionJob{}),
+	} {
+		compareSchema(t, kind, typ, crdFor(t, kind).Structural)
+	}
 }
 
 var apiPackage = reflect.TypeOf(v1beta1.FlinkApplication{}).PkgPath()

@@ -17,20 +17,37 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-var loadOnce = sync.OnceValues(func() (*CRD, error) {
-	root, err := RepoRoot()
-	if err != nil {
-		return nil, err
+// loaders load each generated CRD once per test binary.
+var loaders = func() map[string]func() (*CRD, error) {
+	out := map[string]func() (*CRD, error){}
+	for kind, rel := range CRDPaths {
+		out[kind] = sync.OnceValues(func() (*CRD, error) {
+			root, err := RepoRoot()
+			if err != nil {
+				return nil, err
+			}
+			return LoadCRD(filepath.Join(root, rel))
+		})
 	}
-	return LoadCRD(filepath.Join(root, CRDPath))
-})
+	return out
+}()
 
-// flinkCRD is the generated CRD, loaded once per test binary.
+// flinkCRD is the generated FlinkApplication CRD.
 func flinkCRD(t *testing.T) *CRD {
 	t.Helper()
-	crd, err := loadOnce()
+	return crdFor(t, "FlinkApplication")
+}
+
+// crdFor is the generated CRD of the kind.
+func crdFor(t *testing.T, kind string) *CRD {
+	t.Helper()
+	load, ok := loaders[kind]
+	if !ok {
+		t.Fatalf("no CRD defines kind %q", kind)
+	}
+	crd, err := load()
 	if err != nil {
-		t.Fatalf("loading the CRD: %v", err)
+		t.Fatalf("loading the %s CRD: %v", kind, err)
 	}
 	return crd
 }

@@ -35,6 +35,12 @@ var operatorPermissions = []struct {
 	{"flink.k8s.io", "flinkapplications", []string{"get", "list", "watch", "update", "patch"}},
 	{"flink.k8s.io", "flinkapplications/status", []string{"get", "update", "patch"}},
 	{"flink.k8s.io", "flinkapplications/finalizers", []string{"update"}},
+	{"flink.k8s.io", "flinksessionclusters", []string{"get", "list", "watch", "update", "patch"}},
+	{"flink.k8s.io", "flinksessionclusters/status", []string{"get", "update", "patch"}},
+	{"flink.k8s.io", "flinksessionclusters/finalizers", []string{"update"}},
+	{"flink.k8s.io", "flinksessionjobs", []string{"get", "list", "watch", "update", "patch"}},
+	{"flink.k8s.io", "flinksessionjobs/status", []string{"get", "update", "patch"}},
+	{"flink.k8s.io", "flinksessionjobs/finalizers", []string{"update"}},
 	{"apps", "deployments", []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 	{"", "services", []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 	{"", "pods", []string{"get", "list", "watch"}},
@@ -147,7 +153,10 @@ func TestKustomizationInstallsEverything(t *testing.T) {
 			t.Errorf("kustomization lists %s: %v", r, err)
 		}
 	}
-	want := []string{strings.TrimPrefix(CRDPath, "deploy/")}
+	var want []string
+	for _, crd := range CRDPaths {
+		want = append(want, strings.TrimPrefix(crd, "deploy/"))
+	}
 	files, _ := filepath.Glob(repoFile(t, "deploy/*.yaml"))
 	for _, f := range files {
 		if base := filepath.Base(f); base != "kustomization.yaml" {
@@ -416,7 +425,8 @@ func TestKustomizeBuild(t *testing.T) {
 		}
 	}
 	sort.Strings(kinds)
-	want := []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "CustomResourceDefinition", "Deployment", "Namespace", "ServiceAccount"}
+	want := []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "CustomResourceDefinition", "CustomResourceDefinition",
+		"CustomResourceDefinition", "Deployment", "Namespace", "ServiceAccount"}
 	if !slices.Equal(kinds, want) {
 		t.Errorf("kubectl kustomize deploy/ yields %v, want %v", kinds, want)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -65,6 +66,16 @@ func (h *harness) call(method, path string, body any) (int, any) {
 func (h *harness) callRaw(method, path string, body any) (int, []byte, http.Header) {
 	h.t.Helper()
 	var rd io.Reader
+	contentType := "application/json"
+	if up, ok := body.(jarUpload); ok {
+		// Sent as Flink's web UI and curl -F "jarfile=@job.jar" send it.
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		fw, _ := mw.CreateFormFile("jarfile", string(up))
+		_, _ = fw.Write([]byte("PK\x03\x04"))
+		_ = mw.Close()
+		rd, contentType, body = &buf, mw.FormDataContentType(), nil
+	}
 	if body != nil {
 		data, err := json.Marshal(body)
 		if err != nil {
@@ -76,7 +87,7 @@ func (h *harness) callRaw(method, path string, body any) (int, []byte, http.Head
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	resp, err := h.srv.Client().Do(req)
 	if err != nil {
 		h.t.Fatalf("%s %s: %v", method, path, err)
@@ -84,6 +95,20 @@ func (h *harness) callRaw(method, path string, body any) (int, []byte, http.Head
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, raw, resp.Header
+}
+
+// jarUpload, as the body of a call, uploads a jar of this file name as multipart/form-data.
+type jarUpload string
+
+// upload uploads a jar and returns the id Flink gave it.
+func (h *harness) upload(name string) string {
+	h.t.Helper()
+	status, raw, _ := h.callRaw("POST", "/jars/upload", jarUpload(name))
+	var out map[string]string
+	if err := json.Unmarshal(raw, &out); err != nil || status != http.StatusOK {
+		h.t.Fatalf("upload %s: %d %s", name, status, raw)
+	}
+	return out["filename"][strings.LastIndex(out["filename"], "/")+1:]
 }
 
 func (h *harness) get(path string) (int, map[string]any) {

@@ -189,3 +189,49 @@ func TestNormalizePath(t *testing.T) {
 		}
 	}
 }
+
+// A session cluster runs several jobs from uploaded jars on one JobManager: they share its slots
+// (a job without enough free slots waits with SCHEDULED tasks until another one frees them) and
+// the Timeline keeps each job's states apart.
+func TestJobsFromUploadedJarsShareTheSlots(t *testing.T) {
+	tl := NewTimeline()
+	h := newHarness(t, Options{TaskManagers: 2, SlotsPerTaskManager: 2, Timeline: tl, AppKey: "ns/session", Name: "session-jm"})
+	runJar := func(jarID string, parallelism int) string {
+		t.Helper()
+		status, m := h.post("/jars/"+jarID+"/run", map[string]any{"parallelism": parallelism})
+		if status != http.StatusOK {
+			t.Fatalf("run %s: %d %v", jarID, status, m)
+		}
+		return m["jobid"].(string)
+	}
+	a := runJar(h.upload("a.jar"), 3)
+	b := runJar(h.upload("b.jar"), 2)
+	h.step(time.Second)
+
+	h.expectState(a, "RUNNING")
+	h.expectState(b, "RUNNING")
+	if got := h.mustGet("/overview"); num(got["slots-available"]) != 1 {
+		t.Fatalf("slots-available %v, want 1: only the first job is deployed", got["slots-available"])
+	}
+	if got := at(h.mustGet("/jobs/"+b), "vertices", 0, "status"); got != "SCHEDULED" {
+		t.Fatalf("second job's vertex %v, want SCHEDULED while the first holds 3 of 4 slots", got)
+	}
+
+	h.call("PATCH", "/jobs/"+a, nil)
+	h.step(time.Second)
+	h.expectState(a, "CANCELED")
+	if got := at(h.mustGet("/jobs/"+b), "vertices", 0, "status"); got != "RUNNING" {
+		t.Fatalf("second job's vertex %v, want RUNNING once the first freed its slots", got)
+	}
+
+	jobs := tl.Jobs("ns/session")
+	if len(jobs) != 2 {
+		t.Fatalf("timeline jobs %+v, want both", jobs)
+	}
+	for _, j := range jobs {
+		_, ended := j.AliveUntil()
+		if want := j.JobID == a; ended != want {
+			t.Errorf("job %s ended=%v in the timeline, want %v", j.JobID, ended, want)
+		}
+	}
+}

@@ -53,6 +53,7 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	_, m = h.post("/savepoint-disposal", map[string]any{"savepoint-path": "s3://missing/x"})
 	disposal := m["request-id"].(string)
 	d := h.run(nil) // still INITIALIZING
+	uploaded, doomed := h.upload("session-job.jar"), h.upload("doomed.jar")
 
 	requests := []specRequest{
 		{"GET", "/config", "/config", nil, 200},
@@ -91,6 +92,9 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 		{"POST", "/jobs/" + a + "/stop", "/jobs/{jobid}/stop", map[string]any{"drain": false}, 202},
 		{"POST", "/savepoint-disposal", "/savepoint-disposal", map[string]any{"savepoint-path": "s3://x"}, 200},
 		{"POST", "/jars/" + jar + "/run", "/jars/{jarid}/run", map[string]any{}, 200},
+		{"POST", "/jars/upload", "/jars/upload", jarUpload("another.jar"), 200},
+		{"POST", "/jars/" + uploaded + "/run", "/jars/{jarid}/run", map[string]any{"programArgsList": []string{"--x", "1"}}, 200},
+		{"DELETE", "/jars/" + doomed, "/jars/{jarid}", nil, 200},
 		{"PATCH", "/jobs/" + a + "?mode=cancel", "/jobs/{jobid}", nil, 202},
 	}
 	checkAgainstSpec(t, spec, h, requests)

@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"context"
+	"io"
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 )
@@ -55,6 +56,15 @@ func (b *breaker) CancelJob(ctx context.Context, url, jobID string) error {
 func (b *breaker) SubmitJob(ctx context.Context, url, jarID string, req client.SubmitJobRequest) (out string, err error) {
 	err = b.guard(url, func() (e error) { out, e = b.API.SubmitJob(ctx, url, jarID, req); return })
 	return
+}
+
+func (b *breaker) UploadJar(ctx context.Context, url, name string, body io.Reader) (out string, err error) {
+	err = b.guard(url, func() (e error) { out, e = b.API.UploadJar(ctx, url, name, body); return })
+	return
+}
+
+func (b *breaker) DeleteJar(ctx context.Context, url, jarID string) error {
+	return b.guard(url, func() error { return b.API.DeleteJar(ctx, url, jarID) })
 }
 
 func (b *breaker) GetJobResourceRequirements(ctx context.Context, url, jobID string) (out client.JobResourceRequirements, err error) {

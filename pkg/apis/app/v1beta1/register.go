@@ -28,7 +28,11 @@ var (
 )
 
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(SchemeGroupVersion, &FlinkApplication{}, &FlinkApplicationList{})
+	scheme.AddKnownTypes(SchemeGroupVersion,
+		&FlinkApplication{}, &FlinkApplicationList{},
+		&FlinkSessionCluster{}, &FlinkSessionClusterList{},
+		&FlinkSessionJob{}, &FlinkSessionJobList{},
+	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil
 }

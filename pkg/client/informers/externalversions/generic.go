@@ -43,6 +43,10 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 	// Group=flink.k8s.io, Version=v1beta1
 	case v1beta1.SchemeGroupVersion.WithResource("flinkapplications"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Flink().V1beta1().FlinkApplications().Informer()}, nil
+	case v1beta1.SchemeGroupVersion.WithResource("flinksessionclusters"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Flink().V1beta1().FlinkSessionClusters().Informer()}, nil
+	case v1beta1.SchemeGroupVersion.WithResource("flinksessionjobs"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Flink().V1beta1().FlinkSessionJobs().Informer()}, nil
 
 	}
 

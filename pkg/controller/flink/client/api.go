@@ -1,6 +1,9 @@
 package client
 
-import "context"
+import (
+	"context"
+	"io"
+)
 
 // API is what the operator needs from a Flink JobManager.
 //
@@ -29,6 +32,14 @@ type API interface {
 	CancelJob(ctx context.Context, url, jobID string) error
 	// SubmitJob calls POST /jars/:jarid/run and returns the new job's id.
 	SubmitJob(ctx context.Context, url, jarID string, req SubmitJobRequest) (string, error)
+	// UploadJar calls POST /jars/upload with body as the jar file name (which must end in .jar)
+	// and returns the id Flink gave it, "<uuid>_<name>", for SubmitJob and DeleteJar. Every upload
+	// is a new file, so a retry after a lost answer leaves the first one behind; list /jars or
+	// delete it by id. A retry needs a fresh body: this one has been read.
+	UploadJar(ctx context.Context, url, name string, body io.Reader) (jarID string, err error)
+	// DeleteJar calls DELETE /jars/:jarid. Flink answers 400 for a jar it does not have
+	// (IsJarNotFound), which a retry of a delete that did happen meets.
+	DeleteJar(ctx context.Context, url, jarID string) error
 	// GetJobResourceRequirements calls GET /jobs/:jobid/resource-requirements (Flink 1.18+):
 	// each vertex's parallelism bounds. Only the adaptive scheduler answers it; with any other
 	// the error satisfies IsUnsupported. Flink answers an unknown or finished job with a 500

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -90,8 +91,15 @@ type request struct {
 	path    []string // unescaped path segments below the base URL
 	query   url.Values
 	body    any
+	upload  *fileUpload // sent as multipart/form-data instead of body
 	timeout time.Duration
 	policy  retryPolicy
+}
+
+// fileUpload is the one file part of a multipart/form-data request.
+type fileUpload struct {
+	field, name, contentType string
+	body                     io.Reader
 }
 
 var (
@@ -115,7 +123,10 @@ func (c *Client) send(ctx context.Context, baseURL string, r request) (int, []by
 		WroteHeaders: func() { written.Store(true) },
 	})
 	req := c.http.R().SetContext(traced)
-	if r.body != nil {
+	switch {
+	case r.upload != nil:
+		req.SetMultipartField(r.upload.field, r.upload.name, r.upload.contentType, r.upload.body)
+	case r.body != nil:
 		req.SetHeader("Content-Type", "application/json").SetBody(r.body)
 	}
 	resp, err := req.Execute(r.method, target)

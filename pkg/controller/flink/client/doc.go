@@ -26,6 +26,8 @@
 //	SubmitJob             no** (yes if the    no    no    no    yes   no              yes***
 //	                      request was never
 //	                      written)
+//	UploadJar (POST)      yes                 no    yes   no    yes   no              yes
+//	DeleteJar             yes                 no    yes   no    yes   no              yes
 //
 // Why:
 //   - Reads have no side effects. 404 and 503 are what a starting JobManager answers (503 is
@@ -59,6 +61,11 @@
 //     PUT is retried like cancel; its 409 means another update is still being applied, so
 //     unlike cancel's it is retryable. A 400 lists what is wrong with the requirements (a
 //     missing or unknown vertex, bounds below 1, above the maximum parallelism, or crossed).
+//   - Every jar upload is a new file ("<uuid>_<name>.jar"), so a retried upload whose first
+//     answer was lost only leaves an unused jar behind, which the caller can find in /jars and
+//     delete. A 400 ("Only Jar files are allowed.") is final. Deleting a jar Flink does not have
+//     is a 400 naming the file ("does not exist in"), which IsJarNotFound recognises: a retried
+//     delete that had happened meets it, and can take it as done.
 //   - A 2xx body that cannot be decoded, and invalid arguments (empty ids, bad base URL), are
 //     not retryable: the same request would fail the same way.
 //

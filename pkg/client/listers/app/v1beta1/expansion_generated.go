@@ -13,3 +13,19 @@ type FlinkApplicationListerExpansion interface{}
 // FlinkApplicationNamespaceListerExpansion allows custom methods to be added to
 // FlinkApplicationNamespaceLister.
 type FlinkApplicationNamespaceListerExpansion interface{}
+
+// FlinkSessionClusterListerExpansion allows custom methods to be added to
+// FlinkSessionClusterLister.
+type FlinkSessionClusterListerExpansion interface{}
+
+// FlinkSessionClusterNamespaceListerExpansion allows custom methods to be added to
+// FlinkSessionClusterNamespaceLister.
+type FlinkSessionClusterNamespaceListerExpansion interface{}
+
+// FlinkSessionJobListerExpansion allows custom methods to be added to
+// FlinkSessionJobLister.
+type FlinkSessionJobListerExpansion interface{}
+
+// FlinkSessionJobNamespaceListerExpansion allows custom methods to be added to
+// FlinkSessionJobNamespaceLister.
+type FlinkSessionJobNamespaceListerExpansion interface{}

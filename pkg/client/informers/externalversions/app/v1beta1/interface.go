@@ -14,6 +14,10 @@ import (
 type Interface interface {
 	// FlinkApplications returns a FlinkApplicationInformer.
 	FlinkApplications() FlinkApplicationInformer
+	// FlinkSessionClusters returns a FlinkSessionClusterInformer.
+	FlinkSessionClusters() FlinkSessionClusterInformer
+	// FlinkSessionJobs returns a FlinkSessionJobInformer.
+	FlinkSessionJobs() FlinkSessionJobInformer
 }
 
 type version struct {
@@ -30,4 +34,14 @@ func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakList
 // FlinkApplications returns a FlinkApplicationInformer.
 func (v *version) FlinkApplications() FlinkApplicationInformer {
 	return &flinkApplicationInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// FlinkSessionClusters returns a FlinkSessionClusterInformer.
+func (v *version) FlinkSessionClusters() FlinkSessionClusterInformer {
+	return &flinkSessionClusterInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// FlinkSessionJobs returns a FlinkSessionJobInformer.
+func (v *version) FlinkSessionJobs() FlinkSessionJobInformer {
+	return &flinkSessionJobInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }

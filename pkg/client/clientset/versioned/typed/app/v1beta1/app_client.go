@@ -17,6 +17,8 @@ import (
 type FlinkV1beta1Interface interface {
 	RESTClient() rest.Interface
 	FlinkApplicationsGetter
+	FlinkSessionClustersGetter
+	FlinkSessionJobsGetter
 }
 
 // FlinkV1beta1Client is used to interact with features provided by the flink.k8s.io group.
@@ -26,6 +28,14 @@ type FlinkV1beta1Client struct {
 
 func (c *FlinkV1beta1Client) FlinkApplications(namespace string) FlinkApplicationInterface {
 	return newFlinkApplications(c, namespace)
+}
+
+func (c *FlinkV1beta1Client) FlinkSessionClusters(namespace string) FlinkSessionClusterInterface {
+	return newFlinkSessionClusters(c, namespace)
+}
+
+func (c *FlinkV1beta1Client) FlinkSessionJobs(namespace string) FlinkSessionJobInterface {
+	return newFlinkSessionJobs(c, namespace)
 }
 
 // NewForConfig creates a new FlinkV1beta1Client for the given config.

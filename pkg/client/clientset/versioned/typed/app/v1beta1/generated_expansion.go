@@ -7,3 +7,7 @@ Copyright The flinkfsm Authors. Licensed under the Apache License, Version 2.0.
 package v1beta1
 
 type FlinkApplicationExpansion interface{}
+
+type FlinkSessionClusterExpansion interface{}
+
+type FlinkSessionJobExpansion interface{}

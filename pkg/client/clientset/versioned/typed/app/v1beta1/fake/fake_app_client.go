@@ -20,6 +20,14 @@ func (c *FakeFlinkV1beta1) FlinkApplications(namespace string) v1beta1.FlinkAppl
 	return newFakeFlinkApplications(c, namespace)
 }
 
+func (c *FakeFlinkV1beta1) FlinkSessionClusters(namespace string) v1beta1.FlinkSessionClusterInterface {
+	return newFakeFlinkSessionClusters(c, namespace)
+}
+
+func (c *FakeFlinkV1beta1) FlinkSessionJobs(namespace string) v1beta1.FlinkSessionJobInterface {
+	return newFakeFlinkSessionJobs(c, namespace)
+}
+
 // RESTClient returns a RESTClient that is used to communicate
 // with API server by this client implementation.
 func (c *FakeFlinkV1beta1) RESTClient() rest.Interface {

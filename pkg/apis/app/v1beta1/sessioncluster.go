@@ -1,0 +1,164 @@
+package v1beta1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// FlinkSessionCluster is a long-running Flink cluster that FlinkSessionJobs in its namespace share, so
+// that many small jobs do not each pay for a JobManager of their own.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=flinksessioncluster;fsc,categories=flink
+// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved, flinkfsm is not a Kubernetes project API"
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Cluster Health",type=string,JSONPath=`.status.clusterStatus.health`
+// +kubebuilder:printcolumn:name="TMs",type=integer,JSONPath=`.spec.taskManagerConfig.replicas`
+// +kubebuilder:printcolumn:name="Total Slots",type=integer,JSONPath=`.status.clusterStatus.numberOfTaskSlots`
+// +kubebuilder:printcolumn:name="Free Slots",type=integer,JSONPath=`.status.clusterStatus.availableTaskSlots`
+// +kubebuilder:printcolumn:name="Healthy TMs",type=integer,JSONPath=`.status.clusterStatus.healthyTaskManagers`,priority=1
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type FlinkSessionCluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   FlinkSessionClusterSpec   `json:"spec"`
+	Status FlinkSessionClusterStatus `json:"status,omitempty"`
+}
+
+// FlinkSessionClusterList is a list of FlinkSessionClusters.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+type FlinkSessionClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []FlinkSessionCluster `json:"items"`
+}
+
+// FlinkSessionClusterSpec is the cluster-shaping part of a FlinkApplicationSpec, with the same names and
+// meanings, so a FlinkApplication's cluster can be turned into a session cluster by copying fields.
+type FlinkSessionClusterSpec struct {
+	// Image is the container image of the JobManager and TaskManagers. Jobs bring their own jars.
+	// +kubebuilder:validation:MinLength=1
+	Image string `json:"image"`
+	// +kubebuilder:validation:Enum=Always;Never;IfNotPresent
+	ImagePullPolicy    corev1.PullPolicy             `json:"imagePullPolicy,omitempty"`
+	ImagePullSecrets   []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+	ServiceAccountName string                        `json:"serviceAccountName,omitempty"`
+	SecurityContext    *corev1.PodSecurityContext    `json:"securityContext,omitempty"`
+
+	// FlinkConfig is added to the cluster's Flink configuration. Values must be strings, numbers or
+	// booleans; the operator sets the keys it needs itself (ports, slots, memory).
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +optional
+	FlinkConfig FlinkConfig `json:"flinkConfig,omitempty"`
+	// FlinkVersion decides which memory keys are rendered (process size from 1.11 on, heap before).
+	FlinkVersion string `json:"flinkVersion,omitempty"`
+
+	JobManagerConfig  JobManagerConfig         `json:"jobManagerConfig,omitempty"`
+	TaskManagerConfig SessionTaskManagerConfig `json:"taskManagerConfig,omitempty"`
+
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	RPCPort *int32 `json:"rpcPort,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	BlobPort *int32 `json:"blobPort,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	QueryPort *int32 `json:"queryPort,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	UIPort *int32 `json:"uiPort,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	MetricsQueryPort *int32 `json:"metricsQueryPort,omitempty"`
+
+	Volumes      []corev1.Volume      `json:"volumes,omitempty"`
+	VolumeMounts []corev1.VolumeMount `json:"volumeMounts,omitempty"`
+}
+
+// SessionTaskManagerConfig is a TaskManagerConfig with an explicit TaskManager count. A session cluster
+// has no single job whose parallelism could decide it, as a FlinkApplication's does. It is a type of
+// its own so that FlinkApplication does not gain a replicas field it would ignore.
+type SessionTaskManagerConfig struct {
+	TaskManagerConfig `json:",inline"`
+	// Replicas is how many TaskManagers run; the cluster offers replicas × taskSlots slots to its jobs.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=1
+	Replicas *int32 `json:"replicas,omitempty"`
+}
+
+// FlinkSessionClusterStatus is the operator's record of a session cluster and the jobs placed on it.
+type FlinkSessionClusterStatus struct {
+	Phase  FlinkSessionClusterPhase `json:"phase,omitempty"`
+	Reason string                   `json:"reason,omitempty"`
+	// ObservedGeneration is the spec generation the phase was decided from.
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// PhaseStartedAt is when the cluster entered its current phase; phase deadlines count from it.
+	PhaseStartedAt *metav1.Time `json:"phaseStartedAt,omitempty"`
+	LastUpdatedAt  *metav1.Time `json:"lastUpdatedAt,omitempty"`
+
+	ClusterStatus FlinkClusterStatus `json:"clusterStatus,omitempty"`
+	// Jobs are the FlinkSessionJobs that name this cluster, with their jobs as Flink reports them.
+	// +listType=map
+	// +listMapKey=name
+	Jobs []SessionJobReference `json:"jobs,omitempty"`
+
+	// RetryCount and LastSeenError are the retry and backoff state, kept here so that they survive
+	// operator restarts.
+	RetryCount    int32                  `json:"retryCount,omitempty"`
+	LastSeenError *FlinkApplicationError `json:"lastSeenError,omitempty"`
+
+	// Conditions are Ready (the cluster serves jobs on the intended spec) and Progressing.
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// History holds the most recent phase transitions, newest last.
+	// +kubebuilder:validation:MaxItems=20
+	History []SessionClusterPhaseTransition `json:"history,omitempty"`
+}
+
+// SessionJobReference is one FlinkSessionJob on a session cluster.
+type SessionJobReference struct {
+	// Name is the FlinkSessionJob's name, in the cluster's namespace.
+	Name  string   `json:"name"`
+	JobID string   `json:"jobID,omitempty"`
+	State JobState `json:"state,omitempty"`
+}
+
+// SessionClusterPhaseTransition is one entry of a session cluster's history. It has PhaseTransition's
+// shape; its phases are the session cluster's own, so the CRD admits no phase the cluster never enters.
+type SessionClusterPhaseTransition struct {
+	From   FlinkSessionClusterPhase `json:"from,omitempty"`
+	To     FlinkSessionClusterPhase `json:"to"`
+	Time   metav1.Time              `json:"time"`
+	Reason string                   `json:"reason,omitempty"`
+}
+
+// FlinkSessionClusterPhase is a state of a session cluster.
+// +kubebuilder:validation:Enum="";New;ClusterStarting;Running;Updating;Deleting;DeployFailed
+type FlinkSessionClusterPhase string
+
+// The session cluster phases. An empty phase is read as New.
+const (
+	SessionClusterNew          FlinkSessionClusterPhase = "New"
+	SessionClusterStarting     FlinkSessionClusterPhase = "ClusterStarting"
+	SessionClusterRunning      FlinkSessionClusterPhase = "Running"
+	SessionClusterUpdating     FlinkSessionClusterPhase = "Updating"
+	SessionClusterDeleting     FlinkSessionClusterPhase = "Deleting"
+	SessionClusterDeployFailed FlinkSessionClusterPhase = "DeployFailed"
+)
+
+// SessionClusterPhases lists every session cluster phase.
+var SessionClusterPhases = []FlinkSessionClusterPhase{
+	SessionClusterNew, SessionClusterStarting, SessionClusterRunning, SessionClusterUpdating,
+	SessionClusterDeleting, SessionClusterDeployFailed,
+}

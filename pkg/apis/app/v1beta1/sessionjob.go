@@ -1,0 +1,171 @@
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// FlinkSessionJob is one Flink job on a FlinkSessionCluster, carried through updates, failures and
+// deletion without losing its state, as a FlinkApplication's job is.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=flinksessionjob;fsj,categories=flink
+// +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved, flinkfsm is not a Kubernetes project API"
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.clusterName`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Job State",type=string,JSONPath=`.status.jobStatus.state`
+// +kubebuilder:printcolumn:name="Job Health",type=string,JSONPath=`.status.jobStatus.health`
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.spec.job.state`
+// +kubebuilder:printcolumn:name="Upgrade Mode",type=string,JSONPath=`.spec.job.upgradeMode`
+// +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.jobStatus.jobRestartCount`
+// +kubebuilder:printcolumn:name="Job ID",type=string,JSONPath=`.status.jobStatus.jobID`,priority=1
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type FlinkSessionJob struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   FlinkSessionJobSpec   `json:"spec"`
+	Status FlinkSessionJobStatus `json:"status,omitempty"`
+}
+
+// FlinkSessionJobList is a list of FlinkSessionJobs.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+type FlinkSessionJobList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []FlinkSessionJob `json:"items"`
+}
+
+// FlinkSessionJobSpec is the job a user wants running on a session cluster.
+type FlinkSessionJobSpec struct {
+	// ClusterName is the FlinkSessionCluster, in the job's namespace, that runs the job.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ClusterName string `json:"clusterName"`
+	// Job is what runs and how its state crosses updates.
+	Job JobSpec `json:"job"`
+	// DeleteMode is what happens to the job when the FlinkSessionJob is deleted.
+	// +kubebuilder:validation:Enum=Savepoint;ForceCancel;None
+	// +kubebuilder:default=Savepoint
+	DeleteMode DeleteMode `json:"deleteMode,omitempty"`
+	// FlinkConfig is the job's own configuration, sent as flinkConfiguration with the submission; it
+	// cannot change what the shared cluster was started with (memory, slots, ports).
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +optional
+	FlinkConfig FlinkConfig `json:"flinkConfig,omitempty"`
+}
+
+// JobSpec is a job's jar, its arguments and how its state is carried across updates.
+type JobSpec struct {
+	// JarURI is where the operator fetches the jar to upload to the cluster: an https:// or http://
+	// URL, or local:// for a path inside the cluster's image.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://') || self.startsWith('local://')",message="jarURI must start with https://, http:// or local://"
+	JarURI string `json:"jarURI"`
+	// JarSHA256 is the jar's SHA-256 as 64 hex digits; a fetched jar that does not match is not uploaded.
+	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{64}$`
+	JarSHA256  string `json:"jarSHA256,omitempty"`
+	EntryClass string `json:"entryClass,omitempty"`
+	// Args are the program arguments, one per item, sent as programArgsList so that none is re-split.
+	Args []string `json:"args,omitempty"`
+	// Parallelism of the job; unset, the cluster's parallelism.default applies.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
+	Parallelism *int32 `json:"parallelism,omitempty"`
+	// UpgradeMode is how the job's state crosses an update or a suspend: Savepoint, LastState (the
+	// newest retained checkpoint) or Stateless.
+	// +kubebuilder:validation:Enum=Stateless;Savepoint;LastState
+	// +kubebuilder:default=Savepoint
+	UpgradeMode UpgradeMode `json:"upgradeMode,omitempty"`
+	// State is the job's desired state: Running, or Suspended (stopped per upgradeMode, its state
+	// recorded in status.savepointPath until it is Running again).
+	// +kubebuilder:validation:Enum=Running;Suspended
+	// +kubebuilder:default=Running
+	State JobDesiredState `json:"state,omitempty"`
+	// InitialSavepointPath is restored by the first submission only; later ones restore what the
+	// operator took.
+	InitialSavepointPath string `json:"initialSavepointPath,omitempty"`
+	// AllowNonRestoredState lets a new job start from a savepoint that has state for operators it no longer has.
+	AllowNonRestoredState bool `json:"allowNonRestoredState,omitempty"`
+	// RestartNonce resubmits the job, its state carried per upgradeMode, when changed.
+	RestartNonce string `json:"restartNonce,omitempty"`
+}
+
+// FlinkSessionJobStatus is the operator's record of a session job, in a FlinkApplicationStatus's shape
+// so that the same job operations (submit, savepoint, cancel, recover) can work on either.
+type FlinkSessionJobStatus struct {
+	Phase  FlinkSessionJobPhase `json:"phase,omitempty"`
+	Reason string               `json:"reason,omitempty"`
+	// ObservedGeneration is the spec generation the phase was decided from.
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// PhaseStartedAt is when the job entered its current phase; phase deadlines count from it.
+	PhaseStartedAt *metav1.Time `json:"phaseStartedAt,omitempty"`
+	LastUpdatedAt  *metav1.Time `json:"lastUpdatedAt,omitempty"`
+
+	JobStatus FlinkJobStatus `json:"jobStatus,omitempty"`
+	// Deployments are the job that runs stable and the submission in progress, recorded before the
+	// action that depends on them, so a restarted operator resumes instead of submitting twice.
+	Deployments Deployments `json:"deployments,omitempty"`
+
+	// SavepointPath is the state the next job starts from (a savepoint or an externalized checkpoint).
+	SavepointPath string `json:"savepointPath,omitempty"`
+	// FinalSavepointPath is the savepoint taken when the FlinkSessionJob was deleted.
+	FinalSavepointPath string `json:"finalSavepointPath,omitempty"`
+
+	// RetryCount and LastSeenError are the retry and backoff state, kept here so that they survive
+	// operator restarts.
+	RetryCount    int32                  `json:"retryCount,omitempty"`
+	LastSeenError *FlinkApplicationError `json:"lastSeenError,omitempty"`
+
+	// Conditions are Ready (the job runs healthy on the intended spec) and Progressing.
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// History holds the most recent phase transitions, newest last.
+	// +kubebuilder:validation:MaxItems=20
+	History []SessionJobPhaseTransition `json:"history,omitempty"`
+}
+
+// SessionJobPhaseTransition is one entry of a session job's history. It has PhaseTransition's shape;
+// its phases are the session job's own, as WaitingForCluster is no FlinkApplication phase.
+type SessionJobPhaseTransition struct {
+	From   FlinkSessionJobPhase `json:"from,omitempty"`
+	To     FlinkSessionJobPhase `json:"to"`
+	Time   metav1.Time          `json:"time"`
+	Reason string               `json:"reason,omitempty"`
+}
+
+// FlinkSessionJobPhase is a state of a session job.
+// +kubebuilder:validation:Enum="";New;WaitingForCluster;Submitting;Running;Updating;Savepointing;Cancelling;Recovering;Suspended;DeployFailed;Deleting
+type FlinkSessionJobPhase string
+
+// The session job phases. An empty phase is read as New.
+const (
+	SessionJobNew FlinkSessionJobPhase = "New"
+	// SessionJobWaitingForCluster waits for the named FlinkSessionCluster to exist and run.
+	SessionJobWaitingForCluster FlinkSessionJobPhase = "WaitingForCluster"
+	SessionJobSubmitting        FlinkSessionJobPhase = "Submitting"
+	SessionJobRunning           FlinkSessionJobPhase = "Running"
+	SessionJobUpdating          FlinkSessionJobPhase = "Updating"
+	SessionJobSavepointing      FlinkSessionJobPhase = "Savepointing"
+	SessionJobCancelling        FlinkSessionJobPhase = "Cancelling"
+	SessionJobRecovering        FlinkSessionJobPhase = "Recovering"
+	SessionJobSuspended         FlinkSessionJobPhase = "Suspended"
+	SessionJobDeployFailed      FlinkSessionJobPhase = "DeployFailed"
+	SessionJobDeleting          FlinkSessionJobPhase = "Deleting"
+)
+
+// SessionJobPhases lists every session job phase.
+var SessionJobPhases = []FlinkSessionJobPhase{
+	SessionJobNew, SessionJobWaitingForCluster, SessionJobSubmitting, SessionJobRunning,
+	SessionJobUpdating, SessionJobSavepointing, SessionJobCancelling, SessionJobRecovering,
+	SessionJobSuspended, SessionJobDeployFailed, SessionJobDeleting,
+}
