@@ -216,3 +216,19 @@ func phaseNames[P ~string](phases []P) []string {
 	}
 	return out
 }
+
+// A job moved to another cluster by editing clusterName would leave its job running on the first:
+// the change is refused at apply time.
+func TestSessionJobClusterNameCannotChange(t *testing.T) {
+	crd := crdFor(t, "FlinkSessionJob")
+	stored := crd.Create(context.Background(), sessionExample(t, "FlinkSessionJob", "top-speed"))
+	if len(stored.Errs) > 0 {
+		t.Fatalf("creating the example: %v", stored.Errs.ToAggregate())
+	}
+	old := stored.Object
+	r := crd.Update(context.Background(), edited(old, set("another-cluster", "spec", "clusterName")), old)
+	checkRefused(t, r.Errs, "spec.clusterName", "clusterName cannot change")
+	if r := crd.Update(context.Background(), edited(old, set(int64(4), "spec", "job", "parallelism")), old); len(r.Errs) > 0 {
+		t.Errorf("another change refused:\n%v", r.Errs.ToAggregate())
+	}
+}

@@ -43,9 +43,11 @@ type FlinkSessionJobList struct {
 
 // FlinkSessionJobSpec is the job a user wants running on a session cluster.
 type FlinkSessionJobSpec struct {
-	// ClusterName is the FlinkSessionCluster, in the job's namespace, that runs the job.
+	// ClusterName is the FlinkSessionCluster, in the job's namespace, that runs the job. It cannot
+	// change: the job would be left running on the cluster it names now, beside its copy on the new one.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="clusterName cannot change; delete the FlinkSessionJob (its final savepoint is recorded) and create it on the other cluster from that savepoint"
 	ClusterName string `json:"clusterName"`
 	// Job is what runs and how its state crosses updates.
 	Job JobSpec `json:"job"`
