@@ -92,6 +92,7 @@ func TestBlueGreenUpdateRunsBothVersionsUntilOneIsTornDown(t *testing.T) {
 	assert.Equal(t, old.Status.DeployHash, app.Status.TeardownHash)
 	assert.Equal(t, v1beta1.FlinkApplicationVersionStatus{}, app.Status.VersionStatuses[1])
 	assert.Equal(t, newJobs[0].ID, app.Status.JobStatus.JobID)
+	assert.Equal(t, newJobs[0].RestoredFrom, app.Status.JobStatus.RestorePath, "the job status is the promoted version's")
 	require.NotNil(t, app.Status.LastTeardown)
 	assert.Contains(t, app.Status.LastTeardown.SavepointPath, "savepoint-", "green's state is recorded")
 	assert.False(t, w.clusterExists(old, old.Status.DeployHash), "green's cluster is gone")

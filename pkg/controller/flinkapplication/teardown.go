@@ -43,6 +43,10 @@ func handleTeardown(rc *Context) Outcome {
 		}
 		promote(rc, survivor.RestorePath)
 		st.FailedDeployHash, st.RollbackHash = "", ""
+		if app := stableApp(rc); app != nil {
+			// The application's job status is the promoted version's from now on.
+			startedJob(rc, specJobParams(app), survivor.RestorePath)
+		}
 	} else {
 		clearTarget(st)
 		if st.FailedDeployHash == gone.SpecHash {
