@@ -27,22 +27,21 @@ func versionedService(app *v1beta1.FlinkApplication, hash string) *corev1.Servic
 // versionService renders the Service named after a BlueGreen colour, pointed at the JobManager of
 // that colour's cluster, so that a colour has one address across its versions.
 func versionService(app *v1beta1.FlinkApplication, hash string, version v1beta1.FlinkApplicationVersion) *corev1.Service {
-	svc := service(app, VersionServiceName(app, version),
+	return jobManagerService(app, hash, VersionServiceName(app, version),
 		map[string]string{AppLabel: app.Name, HashLabel: hash, VersionLabel: string(version)})
-	svc.Spec.Type = corev1.ServiceTypeClusterIP
-	svc.Spec.Selector = podLabels(app, hash, JobManagerComponent)
-	svc.Spec.Ports = []corev1.ServicePort{
-		servicePort("ui", UIPort(app)),
-		servicePort("rpc", RPCPort(app)),
-	}
-	return svc
 }
 
 // RenderGenericService renders the application's stable Service, pointed at the JobManager of the
 // cluster with this hash; the operator re-renders it with the new hash once a new cluster's job runs.
 // It carries no hash label because it outlives every cluster.
 func RenderGenericService(app *v1beta1.FlinkApplication, hash string) *corev1.Service {
-	svc := service(app, GenericServiceName(app), map[string]string{AppLabel: app.Name})
+	return jobManagerService(app, hash, GenericServiceName(app), map[string]string{AppLabel: app.Name})
+}
+
+// jobManagerService renders a ClusterIP Service for users and tools: the UI and RPC ports of the
+// JobManager of the cluster with this hash.
+func jobManagerService(app *v1beta1.FlinkApplication, hash, name string, labels map[string]string) *corev1.Service {
+	svc := service(app, name, labels)
 	svc.Spec.Type = corev1.ServiceTypeClusterIP
 	svc.Spec.Selector = podLabels(app, hash, JobManagerComponent)
 	svc.Spec.Ports = []corev1.ServicePort{

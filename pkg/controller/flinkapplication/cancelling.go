@@ -45,10 +45,7 @@ func handleCancelling(rc *Context) Outcome {
 	if choice.Problem != "" {
 		return stateLost(rc, "LastStateLost", fmt.Sprintf("job %s was cancelled but %s", jobID, choice.Problem))
 	}
-	st.SavepointPath = choice.Path
-	if choice.WithoutState {
-		warnWithoutState(rc)
-	}
+	useRestore(rc, choice)
 	return afterJobStopped(rc, "JobCancelled", fmt.Sprintf("job %s cancelled; its newest state is %s", jobID, describeState(st.SavepointPath)))
 }
 

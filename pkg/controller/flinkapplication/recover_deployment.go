@@ -47,30 +47,19 @@ func recoverDeployment(rc *Context) Outcome {
 		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s and job %s with it, and %s; restore it by hand (spec.savepointPath), "+
 			"or set fallbackWithoutState to start it without state", msg, lost, choice.Problem))
 	}
-	st.SavepointPath = choice.Path
-	if choice.WithoutState {
-		warnWithoutState(rc)
-	}
+	useRestore(rc, choice)
 	return restartInPlace(rc, "RecoverDeployment", fmt.Sprintf("%s and job %s with it; created it again, restoring from %s", msg, lost, describeState(choice.Path)), false)
 }
 
 // recoverStoppedJob starts a job again on its own cluster after it stopped without being asked to
 // (lost with its JobManager process, or FAILED with restartFailedJob), from the newest state known.
 func recoverStoppedJob(rc *Context, v *JobView, reason, what string) Outcome {
-	st := &rc.App.Status
-	var ref *JobRef
-	if v.Details != nil {
-		ref = &v.Ref
-	}
-	choice := chooseRestore(rc, ref)
+	choice := chooseRestore(rc, v.answered())
 	if choice.Problem != "" {
 		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s, and %s; restore it by hand (spec.savepointPath), "+
 			"or set fallbackWithoutState to start it without state", what, choice.Problem))
 	}
-	st.SavepointPath = choice.Path
-	if choice.WithoutState {
-		warnWithoutState(rc)
-	}
+	useRestore(rc, choice)
 	return restartInPlace(rc, reason, fmt.Sprintf("%s; starting it again from %s", what, describeState(choice.Path)), false)
 }
 

@@ -37,18 +37,11 @@ func handleRecovering(rc *Context) Outcome {
 	case live == Alive:
 		return stay(0)
 	}
-	var ref *JobRef
-	if v.Details != nil {
-		ref = &v.Ref
-	}
-	choice := chooseRestore(rc, ref)
+	choice := chooseRestore(rc, v.answered())
 	if choice.Problem != "" {
 		return stateLost(rc, "RecoveryFailed", fmt.Sprintf("job %s is stopped and %s", jobID, choice.Problem))
 	}
-	st.SavepointPath = choice.Path
-	if choice.WithoutState {
-		warnWithoutState(rc)
-	}
+	useRestore(rc, choice)
 	return afterJobStopped(rc, "RestoringFromCheckpoint", fmt.Sprintf("job %s stopped; restoring from %s", jobID, describeState(st.SavepointPath)))
 }
 
@@ -62,10 +55,7 @@ func recoverBeside(rc *Context, v *JobView) Outcome {
 			"Fix the cause and change the spec to retry, or set fallbackWithoutState to start the new version without state",
 			choice.Problem, stable(st).Version))
 	}
-	if choice.WithoutState {
-		warnWithoutState(rc)
-	}
-	st.SavepointPath = choice.Path
+	useRestore(rc, choice)
 	stable(st).Savepoint = nil
 	return moveTo(v1beta1.PhaseSubmitting, "RestoringFromCheckpoint", fmt.Sprintf("starting version %s from %s; job %s keeps running",
 		candidate(st).Version, describeState(choice.Path), v.Ref.ID))

@@ -76,6 +76,14 @@ func newestState(points []statePoint) *statePoint {
 	return newest
 }
 
+// useRestore records the policy's choice as the state the next job starts from.
+func useRestore(rc *Context, choice restoreChoice) {
+	rc.App.Status.SavepointPath = choice.Path
+	if choice.WithoutState {
+		warnWithoutState(rc)
+	}
+}
+
 // warnWithoutState says, as a Warning Event, that a job starts without state because no usable
 // state exists and the user set fallbackWithoutState.
 func warnWithoutState(rc *Context) {

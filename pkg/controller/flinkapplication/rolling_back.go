@@ -44,18 +44,11 @@ func handleRollingBack(rc *Context) Outcome {
 		}
 		// The stable job stopped without its stop completing (the update gave up while it was
 		// cancelling, say): it starts again from the newest state it left, as any stopped job does.
-		var ref *JobRef
-		if v.Details != nil {
-			ref = &v.Ref
-		}
-		choice := chooseRestore(rc, ref)
+		choice := chooseRestore(rc, v.answered())
 		if choice.Problem != "" {
 			return rollbackFailed(rc, fmt.Sprintf("job %s stopped and %s", s.JobID, choice.Problem))
 		}
-		if choice.WithoutState {
-			warnWithoutState(rc)
-		}
-		st.SavepointPath = choice.Path
+		useRestore(rc, choice)
 		stopRecorded(st)
 	}
 	c := candidate(st)

@@ -35,6 +35,15 @@ func (v *JobView) State() string {
 	return v.Details.State
 }
 
+// answered is the job's reference when its JobManager answered about it, so that Flink can be
+// asked for its checkpoints; nil when it did not (gone, or no such job there).
+func (v *JobView) answered() *JobRef {
+	if v.Details == nil {
+		return nil
+	}
+	return &v.Ref
+}
+
 // jobRef is the reference of a job on one of the application's clusters.
 func (rc *Context) jobRef(hash, jobID string) JobRef {
 	return JobRef{URL: rc.FlinkURL(hash), ID: jobID}
