@@ -185,6 +185,19 @@ func (jm *JobManager) SetSlotsPerTaskManager(n int) {
 	jm.rebalanceSlots(now)
 }
 
+// UploadedJars are the jars uploaded to the JobManager and not deleted since.
+func (jm *JobManager) UploadedJars() []string {
+	jm.mu.Lock()
+	defer jm.mu.Unlock()
+	var out []string
+	for _, f := range jm.uploaded {
+		if !jm.deleted[f.id] {
+			out = append(out, f.id)
+		}
+	}
+	return out
+}
+
 // Jobs summarises every job the JobManager still lists.
 func (jm *JobManager) Jobs() []JobInfo {
 	jm.mu.Lock()

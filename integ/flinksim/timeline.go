@@ -180,7 +180,12 @@ func (t *Timeline) Jobs(appKey string) []JobRecord {
 // Overlaps reports every period in which two jobs of appKey were alive at once.
 // Touching intervals (one ends the instant the other starts) do not overlap.
 func (t *Timeline) Overlaps(appKey string) []Overlap {
-	jobs := t.Jobs(appKey)
+	return Overlapping(t.Jobs(appKey))
+}
+
+// Overlapping reports every period in which two of the jobs were alive at once: for the jobs of one
+// session job, say, among the other jobs of their session cluster.
+func Overlapping(jobs []JobRecord) []Overlap {
 	var out []Overlap
 	for i := range jobs {
 		for j := i + 1; j < len(jobs); j++ {

@@ -26,6 +26,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flinkapplication"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jars"
 )
 
 // Component is the name the operator's Events carry as their source.
@@ -65,6 +66,12 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 		Flink:    client.New(client.DefaultConfig(), root.NewSubScope("flink")),
 		Recorder: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: Component}),
 		Metrics:  flinkapplication.NewMetrics(root.NewSubScope("state_machine")),
+	}
+	if env.Jars, err = jars.NewFetcher(jars.Policy{
+		AllowHTTP: cfg.Jars.AllowHTTP, AllowedHosts: cfg.Jars.AllowedHosts, AllowedNetworks: cfg.Jars.AllowedNetworks,
+		MaxBytes: cfg.Jars.MaxBytes, Timeout: cfg.Jars.Timeout.Duration,
+	}); err != nil {
+		return fmt.Errorf("operator.jars: %w", err)
 	}
 	ctrl := flinkapplication.NewController(env)
 

@@ -28,6 +28,22 @@ const (
 	URLModeTemplate FlinkURLMode = "Template"
 )
 
+// JarPolicy is what the jarURI of a FlinkSessionJob may reach. A jarURI is user input that makes the
+// operator open a connection, so by default only https:// to public addresses is fetched.
+type JarPolicy struct {
+	// AllowHTTP admits http:// as well as https://.
+	AllowHTTP bool `json:"allowHTTP" pflag:",Fetch session jobs' jars over plain http:// too"`
+	// AllowedHosts, when set, are the only hosts jars come from ("repo.example.com", or ".example.com"
+	// for a domain and its subdomains).
+	AllowedHosts []string `json:"allowedHosts" pflag:",Only hosts jars may come from; empty for any public host"`
+	// AllowedNetworks admits address ranges that are refused otherwise: loopback, link-local, private.
+	AllowedNetworks []string `json:"allowedNetworks" pflag:",CIDR ranges admitted although loopback, link-local or private"`
+	// MaxBytes bounds a jar's size.
+	MaxBytes int64 `json:"maxBytes" pflag:",Largest jar fetched, in bytes"`
+	// Timeout bounds one fetch.
+	Timeout config.Duration `json:"timeout" pflag:",Longest a jar fetch may take"`
+}
+
 // Config is the operator's configuration.
 type Config struct {
 	// LimitNamespace is a comma-separated list of namespaces to watch; empty watches all.
@@ -70,6 +86,9 @@ type Config struct {
 	MaxBackoffDuration  config.Duration `json:"maxBackoffDuration" pflag:",Longest retry delay"`
 	// DefaultMaxCheckpointRestoreAge applies when an application does not set maxCheckpointRestoreAgeSeconds.
 	DefaultMaxCheckpointRestoreAge config.Duration `json:"defaultMaxCheckpointRestoreAge" pflag:",Oldest checkpoint recovery may use by default"`
+
+	// Jars is what the jarURIs of session jobs may reach.
+	Jars JarPolicy `json:"jars"`
 }
 
 // Default is the configuration used when nothing is set.
@@ -92,6 +111,7 @@ func Default() *Config {
 		BaseBackoffDuration:            config.Duration{Duration: 500 * time.Millisecond},
 		MaxBackoffDuration:             config.Duration{Duration: 30 * time.Second},
 		DefaultMaxCheckpointRestoreAge: config.Duration{Duration: time.Hour},
+		Jars:                           JarPolicy{MaxBytes: 256 << 20, Timeout: config.Duration{Duration: 2 * time.Minute}},
 	}
 }
 

@@ -207,8 +207,7 @@ func patchFinalizers(rc *Context, finalizers []string) error {
 	patch, _ := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{
 		"finalizers": finalizers, "resourceVersion": rc.App.ResourceVersion,
 	}})
-	updated, err := rc.env.Apps.FlinkV1beta1().FlinkApplications(rc.App.Namespace).Patch(
-		rc, rc.App.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
+	updated, err := rc.kind.patch(rc, patch)
 	if apierrors.IsNotFound(err) {
 		rc.App.Finalizers = finalizers
 		return nil
@@ -216,7 +215,7 @@ func patchFinalizers(rc *Context, finalizers []string) error {
 	if err != nil {
 		return retryable("PatchFinalizers", err)
 	}
-	rc.App.Finalizers = updated.Finalizers
-	rc.App.ResourceVersion = updated.ResourceVersion
+	rc.App.Finalizers = updated.GetFinalizers()
+	rc.App.ResourceVersion = updated.GetResourceVersion()
 	return nil
 }

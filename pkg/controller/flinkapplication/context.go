@@ -34,6 +34,15 @@ type Context struct {
 	// Flink completed meanwhile is used, but it starts nothing new: no trigger, no submission.
 	Overdue bool
 
+	// kind is what differs between the resources the machine runs: their phase table, where they
+	// write, and whose cluster their jobs run on.
+	kind *objectKind
+	// ClusterOwner is the application view of the object that owns the clusters in Clusters: the
+	// application itself, or a session job's FlinkSessionCluster.
+	ClusterOwner *v1beta1.FlinkApplication
+	// session is what a session job or cluster knows of its counterpart; nil for a FlinkApplication.
+	session *sessionState
+
 	env          *Environment
 	flink        *breaker
 	memo         map[string]memoEntry
@@ -96,7 +105,16 @@ func (rc *Context) Flink() client.API {
 
 // FlinkURL is the REST base URL of the cluster with this hash.
 func (rc *Context) FlinkURL(hash string) string {
-	return rc.env.FlinkURL(rc.App.Namespace, flink.VersionedServiceName(rc.App, hash), flink.UIPort(rc.App))
+	owner := rc.clusterOwner()
+	return rc.env.FlinkURL(owner.Namespace, flink.VersionedServiceName(owner, hash), flink.UIPort(owner))
+}
+
+// clusterOwner is the application view of whoever owns the pass's clusters.
+func (rc *Context) clusterOwner() *v1beta1.FlinkApplication {
+	if rc.ClusterOwner != nil {
+		return rc.ClusterOwner
+	}
+	return rc.App
 }
 
 func (rc *Context) remember(key string, fetch func() (interface{}, error)) (interface{}, error) {

@@ -14,6 +14,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jars"
 )
 
 // Environment is what reconciles share: clients, clock, configuration and the way to observe owned
@@ -27,7 +28,11 @@ type Environment struct {
 	Recorder record.EventRecorder
 	Config   *config.Config
 	Observer Observer
-	Metrics  *Metrics
+	// Sessions reads FlinkSessionClusters and FlinkSessionJobs; nil when the operator runs none.
+	Sessions SessionObserver
+	// Jars fetches session jobs' jars under the operator's jar policy.
+	Jars    *jars.Fetcher
+	Metrics *Metrics
 
 	// activity remembers when this process could not act, which phase deadlines do not count.
 	activity activity
@@ -44,10 +49,18 @@ type Observer interface {
 	Owned(app *v1beta1.FlinkApplication) (map[string]*ClusterObjects, *corev1.Service, error)
 }
 
+// SessionObserver reads session clusters and session jobs, normally from informer caches.
+type SessionObserver interface {
+	SessionCluster(namespace, name string) (*v1beta1.FlinkSessionCluster, error)
+	SessionJob(namespace, name string) (*v1beta1.FlinkSessionJob, error)
+	// SessionJobsOf lists the FlinkSessionJobs that name the cluster.
+	SessionJobsOf(namespace, cluster string) ([]*v1beta1.FlinkSessionJob, error)
+}
+
 // staleCache tells whether the cached application predates our own last status write: acting on it
 // could repeat a step already taken, so the reconcile waits for the cache instead.
 func (e *Environment) staleCache(app *v1beta1.FlinkApplication) bool {
-	v, ok := e.written.Load(app.Namespace + "/" + app.Name)
+	v, ok := e.written.Load(writeKey(app))
 	if !ok {
 		return false
 	}
@@ -56,8 +69,8 @@ func (e *Environment) staleCache(app *v1beta1.FlinkApplication) bool {
 	return err1 == nil && err2 == nil && have < wrote
 }
 
-func (e *Environment) rememberWrite(app *v1beta1.FlinkApplication) {
-	e.written.Store(app.Namespace+"/"+app.Name, app.ResourceVersion)
+func (e *Environment) rememberWrite(key, resourceVersion string) {
+	e.written.Store(key, resourceVersion)
 }
 
 func (e *Environment) forgetApp(key string) { e.written.Delete(key) }

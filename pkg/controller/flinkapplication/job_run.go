@@ -18,16 +18,24 @@ type jobParams struct {
 	JarName, EntryClass, ProgramArgs string
 	Parallelism                      int32
 	AllowNonRestoredState            bool
+	// Args and FlinkConfig are a session job's program arguments, one per item, and its own Flink
+	// configuration; a FlinkApplication's arguments are ProgramArgs.
+	Args        []string
+	FlinkConfig map[string]string
+	// Uploaded is set when JarName is a jar the operator uploaded, which a JobManager can lose.
+	Uploaded bool
 }
 
 func specJobParams(app *v1beta1.FlinkApplication) jobParams {
 	s := app.Spec
-	return jobParams{s.JarName, s.EntryClass, s.ProgramArgs, s.Parallelism, s.AllowNonRestoredState}
+	return jobParams{JarName: s.JarName, EntryClass: s.EntryClass, ProgramArgs: s.ProgramArgs, Parallelism: s.Parallelism,
+		AllowNonRestoredState: s.AllowNonRestoredState}
 }
 
 func statusJobParams(st *v1beta1.FlinkApplicationStatus) jobParams {
 	j := st.JobStatus
-	return jobParams{j.JarName, j.EntryClass, j.ProgramArgs, j.Parallelism, j.AllowNonRestoredState}
+	return jobParams{JarName: j.JarName, EntryClass: j.EntryClass, ProgramArgs: j.ProgramArgs, Parallelism: j.Parallelism,
+		AllowNonRestoredState: j.AllowNonRestoredState}
 }
 
 func (p jobParams) recordIn(st *v1beta1.FlinkApplicationStatus) {
@@ -44,6 +52,8 @@ type jobStep struct {
 	Failure string
 	// Wait is non-nil while the caller must return it.
 	Wait *Outcome
+	// JarMissing is set when the JobManager no longer has the uploaded jar the job was to run from.
+	JarMissing bool
 }
 
 // runJob starts a job on the cluster with this hash and follows it until all its tasks run. The job
@@ -122,10 +132,14 @@ func fence(rc *Context, rec *v1beta1.DeploymentRecord) (jobStep, bool) {
 			continue
 		}
 		if startedByApp(rc.App, j.ID) {
-			rc.event(false, "JobAdopted", fmt.Sprintf("job %s of this application is %s on %s; following it instead of submitting another",
-				j.ID, j.Status, flink.VersionedServiceName(rc.App, hash)))
+			rc.event(false, "JobAdopted", fmt.Sprintf("job %s of this %s is %s on %s; following it instead of submitting another",
+				j.ID, kindName(rc.App), j.Status, flink.VersionedServiceName(rc.clusterOwner(), hash)))
 			rec.JobID, rec.SubmittedAt = j.ID, nil
 			return waitJob(persistThenContinue()), true
+		}
+		if rc.kind.sharedCluster {
+			// Another session job's: a session cluster runs many.
+			continue
 		}
 		return waitJob(failed(retryable("SubmitJob", fmt.Errorf("cluster %s runs job %s (%s), which this application did not start; "+
 			"not submitting beside it", flink.VersionedServiceName(rc.App, hash), j.ID, j.Status)))), true
@@ -138,8 +152,8 @@ func fence(rc *Context, rec *v1beta1.DeploymentRecord) (jobStep, bool) {
 // which Flink refuses to run twice; that refusal means the job was submitted.
 func submit(rc *Context, rec *v1beta1.DeploymentRecord, ref JobRef, p jobParams, restorePath string) jobStep {
 	_, err := rc.Flink().SubmitJob(rc, ref.URL, p.JarName, client.SubmitJobRequest{
-		EntryClass: p.EntryClass, ProgramArgs: p.ProgramArgs, Parallelism: p.Parallelism, JobID: ref.ID,
-		AllowNonRestoredState: p.AllowNonRestoredState, SavepointPath: restorePath,
+		EntryClass: p.EntryClass, ProgramArgs: p.ProgramArgs, ProgramArgsList: p.Args, Parallelism: p.Parallelism, JobID: ref.ID,
+		AllowNonRestoredState: p.AllowNonRestoredState, SavepointPath: restorePath, FlinkConfiguration: p.FlinkConfig,
 	})
 	rc.forget()
 	t := metav1.NewTime(rc.Now)
@@ -155,6 +169,9 @@ func submit(rc *Context, rec *v1beta1.DeploymentRecord, ref JobRef, p jobParams,
 		rec.SubmittedAt = &t
 		rc.event(true, "SubmissionUnanswered", fmt.Sprintf("submission of job %s got no answer (%v); waiting for it to show up before sending it again", ref.ID, err))
 		return waitJob(stay(0))
+	case p.Uploaded && client.IsJarNotFound(err):
+		// The session cluster's JobManager lost the uploaded jar (it restarted); upload it again.
+		return jobStep{JarMissing: true}
 	case client.IsRetryable(err):
 		// Flink answered that it could not take the job now; the same id is sent again after a backoff.
 		return waitJob(failed(err))

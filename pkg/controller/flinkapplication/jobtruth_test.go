@@ -26,6 +26,7 @@ func (w *world) restartOperator() {
 	w.env = &Environment{
 		Kube: old.Kube, Apps: old.Apps, Flink: old.Flink, FlinkURL: old.FlinkURL, Clock: old.Clock,
 		Recorder: old.Recorder, Config: old.Config, Observer: old.Observer, Metrics: old.Metrics,
+		Sessions: old.Sessions, Jars: old.Jars,
 	}
 }
 

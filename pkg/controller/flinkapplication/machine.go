@@ -28,7 +28,7 @@ func step(rc *Context) Outcome {
 		recordOutcome(rc, from, out)
 		return out
 	}
-	spec, ok := phaseTable[from]
+	spec, ok := rc.phases()[from]
 	if !ok {
 		out := Outcome{Reason: "UnsupportedPhase", Warning: true, After: untilChanged,
 			Message: fmt.Sprintf("phase %q is not handled by this operator version", from)}

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	applisters "github.com/flinkfsm/flinkfsm/pkg/client/listers/app/v1beta1"
@@ -19,6 +20,10 @@ type namespaceListers struct {
 	deploys  appslisters.DeploymentLister
 	services corelisters.ServiceLister
 	pods     corelisters.PodLister
+
+	sessionClusters applisters.FlinkSessionClusterLister
+	sessionJobs     applisters.FlinkSessionJobLister
+	sessionJobIndex cache.Indexer
 }
 
 // listerObserver reads applications and their objects from the informer caches.
@@ -42,6 +47,40 @@ func (o *listerObserver) Application(namespace, name string) (*v1beta1.FlinkAppl
 		return nil, err
 	}
 	return l.apps.FlinkApplications(namespace).Get(name)
+}
+
+func (o *listerObserver) SessionCluster(namespace, name string) (*v1beta1.FlinkSessionCluster, error) {
+	l, err := o.listers(namespace)
+	if err != nil {
+		return nil, err
+	}
+	return l.sessionClusters.FlinkSessionClusters(namespace).Get(name)
+}
+
+func (o *listerObserver) SessionJob(namespace, name string) (*v1beta1.FlinkSessionJob, error) {
+	l, err := o.listers(namespace)
+	if err != nil {
+		return nil, err
+	}
+	return l.sessionJobs.FlinkSessionJobs(namespace).Get(name)
+}
+
+func (o *listerObserver) SessionJobsOf(namespace, cluster string) ([]*v1beta1.FlinkSessionJob, error) {
+	l, err := o.listers(namespace)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := l.sessionJobIndex.ByIndex(clusterIndex, namespace+"/"+cluster)
+	if err != nil {
+		return nil, err
+	}
+	var out []*v1beta1.FlinkSessionJob
+	for _, obj := range objs {
+		if j, ok := obj.(*v1beta1.FlinkSessionJob); ok {
+			out = append(out, j)
+		}
+	}
+	return out, nil
 }
 
 func (o *listerObserver) Owned(app *v1beta1.FlinkApplication) (map[string]*ClusterObjects, *corev1.Service, error) {

@@ -218,6 +218,7 @@ func init() {
 			poll:   waitPoll,
 		},
 	}
+	applicationKind.table = phaseTable
 }
 
 // readinessTimeout bounds how long a new job may take to run stable: the application's

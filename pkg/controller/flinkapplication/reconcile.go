@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -28,7 +27,7 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 	start := e.Clock.Now()
 	cached, err := e.Observer.Application(namespace, name)
 	if apierrors.IsNotFound(err) {
-		e.forgetApp(namespace + "/" + name)
+		e.forgetApp(applicationKindName + "/" + namespace + "/" + name)
 		return untilChanged, nil
 	}
 	if err != nil {
@@ -44,7 +43,7 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 	}
 	rc := &Context{
 		Context: ctx, App: app, Stored: cached, Config: e.Config, Now: e.Clock.Now(), Hash: flink.ClusterHash(app),
-		Clusters: clusters, GenericService: generic, env: e, memo: map[string]memoEntry{},
+		Clusters: clusters, GenericService: generic, env: e, memo: map[string]memoEntry{}, kind: applicationKind,
 	}
 	e.activity.passStarted(rc.Now)
 	migrateStatus(rc)
@@ -117,16 +116,17 @@ func setCondition(st *v1beta1.FlinkApplicationStatus, c metav1.Condition, now ti
 // persist writes the status if it changed, as a merge patch guarded by the resourceVersion we read:
 // a write based on an out-of-date view fails instead of overwriting newer intent.
 func (e *Environment) persist(rc *Context, cached *v1beta1.FlinkApplication) error {
-	if apiequality.Semantic.DeepEqual(cached.Status, rc.App.Status) {
+	before, after := rc.kind.status(cached), rc.kind.status(rc.App)
+	if apiequality.Semantic.DeepEqual(before, after) {
 		return nil
 	}
 	t := metav1.NewTime(rc.Now)
 	rc.App.Status.LastUpdatedAt = &t
-	oldJSON, err := json.Marshal(map[string]interface{}{"status": cached.Status})
+	oldJSON, err := json.Marshal(map[string]interface{}{"status": before})
 	if err != nil {
 		return err
 	}
-	newJSON, err := json.Marshal(map[string]interface{}{"status": rc.App.Status})
+	newJSON, err := json.Marshal(map[string]interface{}{"status": rc.kind.status(rc.App)})
 	if err != nil {
 		return err
 	}
@@ -138,8 +138,7 @@ func (e *Environment) persist(rc *Context, cached *v1beta1.FlinkApplication) err
 	_ = json.Unmarshal(patch, &doc)
 	doc["metadata"] = map[string]interface{}{"resourceVersion": rc.App.ResourceVersion}
 	patch, _ = json.Marshal(doc)
-	updated, err := e.Apps.FlinkV1beta1().FlinkApplications(rc.App.Namespace).Patch(
-		rc, rc.App.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, "status")
+	updated, err := rc.kind.patch(rc, patch, "status")
 	if apierrors.IsNotFound(err) {
 		return nil // the finalizer went and the application with it
 	}
@@ -150,6 +149,6 @@ func (e *Environment) persist(rc *Context, cached *v1beta1.FlinkApplication) err
 		return fmt.Errorf("writing status of %s: %w", describe(rc.App), err)
 	}
 	e.activity.wrote(e.Clock.Now())
-	e.rememberWrite(updated)
+	e.rememberWrite(writeKey(rc.App), updated.GetResourceVersion())
 	return nil
 }

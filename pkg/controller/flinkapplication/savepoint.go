@@ -30,7 +30,12 @@ func newJobID(app *v1beta1.FlinkApplication) string {
 }
 
 func jobIDPrefix(app *v1beta1.FlinkApplication) string {
-	sum := sha256.Sum256([]byte(app.Namespace + "/" + app.Name))
+	name := app.Namespace + "/" + app.Name
+	if k := kindName(app); k != applicationKindName {
+		// A session job may share its name with a FlinkApplication; their jobs are told apart.
+		name = k + "/" + name
+	}
+	sum := sha256.Sum256([]byte(name))
 	return hex.EncodeToString(sum[:6])
 }
 

@@ -107,6 +107,12 @@ type FlinkSessionClusterStatus struct {
 	LastUpdatedAt  *metav1.Time `json:"lastUpdatedAt,omitempty"`
 
 	ClusterStatus FlinkClusterStatus `json:"clusterStatus,omitempty"`
+	// DeployHash is the running Flink cluster (its objects carry it as flink-app-hash): the one jobs are
+	// submitted to. After a spec change it moves to the new cluster once that one is ready; each job
+	// then moves itself across, per its upgradeMode, and the old cluster is deleted when none is left on it.
+	DeployHash string `json:"deployHash,omitempty"`
+	// UpdatingHash is the cluster being started for a spec change, recorded before it is created.
+	UpdatingHash string `json:"updatingHash,omitempty"`
 	// Jobs are the FlinkSessionJobs that name this cluster, with their jobs as Flink reports them.
 	// +listType=map
 	// +listMapKey=name

@@ -121,6 +121,10 @@ type FlinkSessionJobStatus struct {
 	SavepointPath string `json:"savepointPath,omitempty"`
 	// FinalSavepointPath is the savepoint taken when the FlinkSessionJob was deleted.
 	FinalSavepointPath string `json:"finalSavepointPath,omitempty"`
+	// FailedDeployHash is the hash of a job spec that failed to deploy; it is not retried until it changes.
+	FailedDeployHash string `json:"failedDeployHash,omitempty"`
+	// UpgradeMode is the upgrade mode in effect.
+	UpgradeMode UpgradeMode `json:"upgradeMode,omitempty"`
 
 	// RetryCount and LastSeenError are the retry and backoff state, kept here so that they survive
 	// operator restarts.

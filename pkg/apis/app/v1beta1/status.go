@@ -127,6 +127,9 @@ type DeploymentRecord struct {
 	// PromotedAt is when a BlueGreen version was promoted automatically: the application's Service
 	// moved to it while the previous version runs on for blueGreen.teardownDelaySeconds.
 	PromotedAt *metav1.Time `json:"promotedAt,omitempty"`
+	// JarID is the jar a session job's submission runs, as the session cluster's JobManager named it
+	// on upload; it is recorded before the run and deleted from the cluster once the job runs.
+	JarID string `json:"jarID,omitempty"`
 }
 
 // SavepointTrigger is a savepoint asked of a job.

@@ -1,0 +1,63 @@
+package flinkapplication
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// Three kinds of resource run through the same state machine and job operations: FlinkApplication,
+// FlinkSessionJob and FlinkSessionCluster. The session kinds are reconciled through an application
+// view: a FlinkApplication whose metadata is the object's own (TypeMeta names its kind) and whose
+// spec and status are the object's, field for field, in a FlinkApplication's shape. Handlers, the
+// savepoint, cancel, run and restore operations, retries and deadlines then work on all three as
+// they are; what differs is in objectKind.
+
+const (
+	applicationKindName    = "FlinkApplication"
+	sessionJobKindName     = "FlinkSessionJob"
+	sessionClusterKindName = "FlinkSessionCluster"
+)
+
+// objectKind is what differs between the kinds the machine runs.
+type objectKind struct {
+	// table is the kind's phase table.
+	table map[v1beta1.FlinkApplicationPhase]phaseSpec
+	// sharedCluster is set when other objects' jobs run on the same cluster (a session cluster):
+	// the fence before a submission then only looks for this object's own jobs.
+	sharedCluster bool
+	// status is the object's status, in its own shape, made from the application view's.
+	status func(view *v1beta1.FlinkApplication) interface{}
+	// patch sends a merge patch to the object, to its status when status is set.
+	patch func(rc *Context, patch []byte, status ...string) (metav1.Object, error)
+}
+
+var applicationKind = &objectKind{
+	status: func(app *v1beta1.FlinkApplication) interface{} { return app.Status },
+	patch: func(rc *Context, patch []byte, status ...string) (metav1.Object, error) {
+		return rc.env.Apps.FlinkV1beta1().FlinkApplications(rc.App.Namespace).Patch(
+			rc, rc.App.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, status...)
+	},
+}
+
+// phases is the phase table of the pass's kind.
+func (rc *Context) phases() map[v1beta1.FlinkApplicationPhase]phaseSpec {
+	if rc.kind == nil {
+		return phaseTable
+	}
+	return rc.kind.table
+}
+
+// kindName is the kind an application view stands for.
+func kindName(app *v1beta1.FlinkApplication) string {
+	if app.Kind == sessionJobKindName || app.Kind == sessionClusterKindName {
+		return app.Kind
+	}
+	return applicationKindName
+}
+
+// writeKey names an object across kinds, for the record of our own last write.
+func writeKey(app *v1beta1.FlinkApplication) string {
+	return kindName(app) + "/" + app.Namespace + "/" + app.Name
+}

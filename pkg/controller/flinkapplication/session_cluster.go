@@ -1,0 +1,177 @@
+package flinkapplication
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+)
+
+// A FlinkSessionCluster's handlers. A spec change starts the new Flink cluster beside the running
+// one; once it is ready, status.deployHash names it and every job moves itself across per its own
+// upgradeMode (the session job's Running handler). The old cluster is deleted when no job is left
+// on it, so a job that cannot be stopped safely keeps it, and says why in its own status.
+
+// handleSessionClusterDeploy records the spec's cluster as the one being started, then creates it.
+func handleSessionClusterDeploy(rc *Context) Outcome {
+	if err := ensureFinalizer(rc); err != nil {
+		return failed(err)
+	}
+	st := &rc.App.Status
+	if st.UpdatingHash != rc.Hash {
+		st.UpdatingHash = rc.Hash
+		return persistThenContinue()
+	}
+	if err := createCluster(rc, rc.App, rc.Hash); err != nil {
+		return failed(err)
+	}
+	what := "creating Flink cluster " + flink.VersionedServiceName(rc.App, rc.Hash)
+	if st.DeployHash != "" {
+		what += " beside " + flink.VersionedServiceName(rc.App, st.DeployHash) + "; its jobs move over once it is ready"
+	}
+	return moveTo(v1beta1.PhaseClusterStarting, "ClusterCreated", what)
+}
+
+// handleSessionClusterStarting waits until the new cluster's JobManager answers; then jobs are
+// submitted to it.
+func handleSessionClusterStarting(rc *Context) Outcome {
+	st := &rc.App.Status
+	if rc.Hash != st.UpdatingHash {
+		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed again (cluster hash %s)", rc.Hash))
+	}
+	if err := createCluster(rc, rc.App, rc.Hash); err != nil {
+		return failed(err)
+	}
+	if !rc.Clusters[rc.Hash].Ready() {
+		return stay(0)
+	}
+	ov, err := rc.Overview(rc.Hash)
+	if err != nil {
+		return stay(0)
+	}
+	previous := st.DeployHash
+	st.DeployHash, st.UpdatingHash, st.FailedDeployHash = rc.Hash, "", ""
+	observeCluster(rc, rc.Hash)
+	msg := fmt.Sprintf("Flink cluster %s ready with %d task slots", flink.VersionedServiceName(rc.App, rc.Hash), ov.SlotsTotal)
+	if previous != "" {
+		msg += fmt.Sprintf("; jobs on %s move to it", flink.VersionedServiceName(rc.App, previous))
+	}
+	return moveTo(v1beta1.PhaseRunning, "ClusterReady", msg)
+}
+
+// handleSessionClusterRunning keeps the running cluster's objects in place, reports its slots, and
+// deletes earlier clusters once no job is left on them.
+func handleSessionClusterRunning(rc *Context) Outcome {
+	st := &rc.App.Status
+	if rc.Hash != st.DeployHash && rc.Hash != st.FailedDeployHash {
+		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s -> %s)", st.DeployHash, rc.Hash))
+	}
+	return watchSessionCluster(rc)
+}
+
+// handleSessionClusterDeployFailed rests after a cluster that did not start, keeping the running one
+// and its jobs, until the spec changes.
+func handleSessionClusterDeployFailed(rc *Context) Outcome {
+	st := &rc.App.Status
+	switch {
+	case rc.Hash == st.DeployHash:
+		st.FailedDeployHash = ""
+		return moveTo(v1beta1.PhaseRunning, "SpecRestored", "spec is back to the running cluster's")
+	case rc.Hash != st.FailedDeployHash:
+		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s)", rc.Hash))
+	}
+	return watchSessionCluster(rc)
+}
+
+// watchSessionCluster recreates objects of the running cluster that went missing (its jobs are lost
+// with a JobManager and restart from their state), reports its slots and removes earlier clusters
+// no job runs on any more.
+func watchSessionCluster(rc *Context) Outcome {
+	st := &rc.App.Status
+	if st.DeployHash == "" {
+		return stay(0)
+	}
+	if c := rc.Clusters[st.DeployHash]; c == nil || c.JobManager == nil || c.TaskManager == nil || c.Service == nil {
+		if err := createCluster(rc, rc.App, st.DeployHash); err != nil {
+			return failed(err)
+		}
+		rc.event(true, "ClusterRecreated", fmt.Sprintf("objects of Flink cluster %s were missing and were created again",
+			flink.VersionedServiceName(rc.App, st.DeployHash)))
+	}
+	observeCluster(rc, st.DeployHash)
+	for hash, c := range rc.Clusters {
+		if hash == st.DeployHash || hash == st.UpdatingHash || c.JobManager == nil && c.TaskManager == nil && c.Service == nil {
+			continue
+		}
+		if on := jobsOnCluster(rc, hash); len(on) > 0 {
+			st.Reason = fmt.Sprintf("Flink cluster %s is kept while jobs run on it: %s", flink.VersionedServiceName(rc.App, hash), strings.Join(on, ", "))
+			continue
+		}
+		if err := deleteCluster(rc, hash); err != nil {
+			return failed(err)
+		}
+		rc.event(false, "ClusterDeleted", fmt.Sprintf("deleted Flink cluster %s: no job runs on it any more", flink.VersionedServiceName(rc.App, hash)))
+	}
+	return stay(0)
+}
+
+// jobsOnCluster names the session jobs whose records place a job on the Flink cluster with this hash,
+// with the phase each is in.
+func jobsOnCluster(rc *Context, hash string) []string {
+	var out []string
+	for _, j := range rc.session.Jobs {
+		for _, r := range []*v1beta1.DeploymentRecord{j.Status.Deployments.Stable, j.Status.Deployments.Candidate} {
+			if r != nil && r.ClusterHash == hash && r.JobID != "" {
+				out = append(out, fmt.Sprintf("%s (%s)", j.Name, j.Status.Phase))
+				break
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// handleSessionClusterDeleting holds the deletion while FlinkSessionJobs name the cluster: their jobs
+// need it to be stopped with their state. Once none is left the finalizer goes and the cluster's
+// objects go by garbage collection. Deleting the jobs, or the namespace, always lets it finish.
+func handleSessionClusterDeleting(rc *Context) Outcome {
+	st := &rc.App.Status
+	if !hasFinalizer(rc.App) {
+		return stay(untilChanged)
+	}
+	var names []string
+	for _, j := range rc.session.Jobs {
+		names = append(names, j.Name)
+	}
+	sort.Strings(names)
+	if len(names) > 0 {
+		msg := fmt.Sprintf("deletion waits for the FlinkSessionJobs on this cluster: %s; delete them first (each stops its job per its deleteMode)",
+			strings.Join(names, ", "))
+		if st.Reason == msg {
+			return stay(0)
+		}
+		return Outcome{Reason: "DeletionHeld", Message: msg, Warning: true}
+	}
+	if err := removeFinalizer(rc); err != nil {
+		return failed(err)
+	}
+	return Outcome{Reason: "Deleted", Message: "no FlinkSessionJob is left; the cluster's objects go by garbage collection", After: untilChanged}
+}
+
+// sessionJobRefs are the jobs placed on a cluster, for its status.
+func sessionJobRefs(jobs []*v1beta1.FlinkSessionJob) []v1beta1.SessionJobReference {
+	var out []v1beta1.SessionJobReference
+	for _, j := range jobs {
+		ref := v1beta1.SessionJobReference{Name: j.Name, JobID: j.Status.JobStatus.JobID, State: j.Status.JobStatus.State}
+		if s := j.Status.Deployments.Stable; s != nil && s.JobID != "" {
+			ref.JobID = s.JobID
+		} else if c := j.Status.Deployments.Candidate; c != nil && c.JobID != "" {
+			ref.JobID = c.JobID
+		}
+		out = append(out, ref)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out
+}

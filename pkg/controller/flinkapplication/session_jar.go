@@ -1,0 +1,54 @@
+package flinkapplication
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jars"
+)
+
+// uploadJar fetches the recorded spec's jar under the operator's jar policy (scheme, host, address,
+// size, time, SHA-256) and uploads it to the record's cluster; local:// names a jar the cluster
+// already has. The jar id is recorded before the job is run from it. A jar the policy refuses, or
+// whose checksum differs, fails the deploy with the reason: retrying cannot change it.
+func uploadJar(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
+	uri := recordedSessionSpec(c).Job
+	if rc.env.Jars == nil {
+		return deployFailed(rc, "JarRefused", "the operator has no jar policy configured")
+	}
+	jar, err := rc.env.Jars.Fetch(rc, uri.JarURI, uri.JarSHA256)
+	switch {
+	case err != nil && jars.IsRetryable(err):
+		return failed(retryable("FetchJar", err))
+	case err != nil:
+		return deployFailed(rc, "JarRefused", err.Error())
+	case jar.Local:
+		c.JarID = jar.Name
+		return persistThenContinue()
+	}
+	id, err := rc.Flink().UploadJar(rc, rc.FlinkURL(c.ClusterHash), jar.Name, bytes.NewReader(jar.Content))
+	if err != nil {
+		return failed(err)
+	}
+	// A crash before this is persisted leaves the upload behind as an unused jar in the cluster's
+	// upload directory, never as a job.
+	c.JarID = id
+	rc.event(false, "JarUploaded", fmt.Sprintf("uploaded %s (%d bytes) to the session cluster as %s", uri.JarURI, len(jar.Content), id))
+	return persistThenContinue()
+}
+
+// deleteUploadedJar removes the jar a job was run from once it is no longer needed: the job runs (a
+// restart uploads it again) or it failed. local:// jars are the cluster's own and stay. A delete that
+// fails leaves an unused file in the upload directory, which is not worth failing a deploy for.
+func deleteUploadedJar(rc *Context, c *v1beta1.DeploymentRecord) {
+	if c.JarID == "" || !sessionJobParams(c).Uploaded {
+		c.JarID = ""
+		return
+	}
+	if err := rc.Flink().DeleteJar(rc, rc.FlinkURL(c.ClusterHash), c.JarID); err != nil && !client.IsJarNotFound(err) {
+		rc.event(true, "JarNotDeleted", fmt.Sprintf("jar %s stays in the session cluster's upload directory: %v", c.JarID, err))
+	}
+	c.JarID = ""
+}

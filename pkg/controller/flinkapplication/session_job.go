@@ -1,0 +1,313 @@
+package flinkapplication
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+)
+
+// A FlinkSessionJob's own handlers: starting its job on the session cluster, watching it, and
+// moving it when its spec or its cluster changes. Stopping it (Savepointing, Cancelling,
+// Recovering) and deleting it are the FlinkApplication's handlers, run on the session job's
+// application view; see session_table.go.
+
+// phaseWaitingForCluster is the session job's wait for its FlinkSessionCluster.
+const phaseWaitingForCluster = v1beta1.FlinkApplicationPhase(v1beta1.SessionJobWaitingForCluster)
+
+// sessionState is what one pass of a session kind knows beyond the object itself.
+type sessionState struct {
+	// ClusterName is the FlinkSessionCluster a job names, or the cluster being reconciled.
+	ClusterName string
+	// Cluster is that FlinkSessionCluster; nil when it does not exist.
+	Cluster *v1beta1.FlinkSessionCluster
+	// Job is the FlinkSessionJob being reconciled, in its own shape; nil for a cluster.
+	Job *v1beta1.FlinkSessionJob
+	// Jobs are the FlinkSessionJobs that name the cluster being reconciled.
+	Jobs []*v1beta1.FlinkSessionJob
+}
+
+// handleSessionJobNew starts a new session job: on its cluster when that runs, from
+// initialSavepointPath when one is given.
+func handleSessionJobNew(rc *Context) Outcome {
+	if err := ensureFinalizer(rc); err != nil {
+		return failed(err)
+	}
+	st := &rc.App.Status
+	st.SavepointPath = rc.App.Spec.SavepointPath
+	if suspending(rc.App) {
+		return moveTo(v1beta1.PhaseSuspended, "CreatedSuspended", fmt.Sprintf("created with state Suspended; it starts from %s when Running",
+			describeState(st.SavepointPath)))
+	}
+	return startSessionJob(rc, v1beta1.DeploymentUpdate, "Submitting", "submitting the job")
+}
+
+// startSessionJob records the job to start as the candidate, on the cluster's running Flink
+// cluster, and submits it; without a ready cluster it waits for one.
+func startSessionJob(rc *Context, kind v1beta1.DeploymentKind, reason, what string) Outcome {
+	hash, why := sessionClusterReady(rc)
+	if hash == "" {
+		clearTarget(&rc.App.Status)
+		return moveTo(phaseWaitingForCluster, "WaitingForCluster", fmt.Sprintf("%s: %s", what, why))
+	}
+	recordSessionTarget(rc, kind, hash)
+	return moveTo(v1beta1.PhaseSubmitting, reason, fmt.Sprintf("%s on %s from %s", what,
+		flink.VersionedServiceName(rc.clusterOwner(), hash), describeState(rc.App.Status.SavepointPath)))
+}
+
+// handleWaitingForCluster waits, with the job's state recorded, until its FlinkSessionCluster
+// exists and runs a ready Flink cluster. Changes of the cluster wake it (the cluster-to-jobs index).
+func handleWaitingForCluster(rc *Context) Outcome {
+	st := &rc.App.Status
+	if suspending(rc.App) {
+		clearTarget(st)
+		return moveTo(v1beta1.PhaseSuspended, "Suspended", fmt.Sprintf("spec.state is Suspended and no job runs; it resumes from %s",
+			describeState(st.SavepointPath)))
+	}
+	hash, why := sessionClusterReady(rc)
+	if hash == "" {
+		// Said once, on entering the phase and when the reason changes, not as an Event per pass.
+		st.Reason = "waiting for the session cluster: " + why
+		return stay(0)
+	}
+	kind := v1beta1.DeploymentUpdate
+	if stable(st) != nil {
+		kind = v1beta1.DeploymentRestart
+	}
+	recordSessionTarget(rc, kind, hash)
+	return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", fmt.Sprintf("session cluster %s is ready; submitting from %s",
+		flink.VersionedServiceName(rc.clusterOwner(), hash), describeState(st.SavepointPath)))
+}
+
+// handleSessionSubmitting uploads the job's jar to the session cluster and runs it with the
+// persisted job id from the recorded state, until it runs stable. The jar is deleted from the
+// cluster then: a restart uploads it again.
+func handleSessionSubmitting(rc *Context) Outcome {
+	st := &rc.App.Status
+	c := candidate(st)
+	if c == nil {
+		return moveTo(v1beta1.PhaseUpdating, "NothingToSubmit", "no submission is in progress; deploying the spec")
+	}
+	if live, why := sessionClusterReady(rc); c.ClusterHash != live && (c.JobID == "" || jobManagerGone(rc.Clusters[c.ClusterHash])) {
+		// The cluster recorded for the job is gone or replaced before the job ran there.
+		if live == "" {
+			return moveTo(phaseWaitingForCluster, "WaitingForCluster", "the session cluster went away before the job ran: "+why)
+		}
+		c.ClusterHash, c.JobID, c.SubmittedAt, c.JarID = live, "", nil, ""
+		return persistThenContinue()
+	}
+	if c.JarID == "" && (c.JobID == "" || rc.JobView(c.ClusterHash, c.JobID).Liveness == Stopped) {
+		return uploadJar(rc, c)
+	}
+	params := sessionJobParams(c)
+	job := runJob(rc, c, params, st.SavepointPath)
+	switch {
+	case job.JarMissing:
+		rc.event(true, "JarMissing", fmt.Sprintf("the session cluster no longer has jar %s; uploading it again", c.JarID))
+		c.JarID = ""
+		return persistThenContinue()
+	case job.Wait != nil:
+		if why := waitingForSlots(rc, c); why != "" {
+			st.Reason = why
+		}
+		return *job.Wait
+	case job.Failure != "":
+		deleteUploadedJar(rc, c)
+		return deployFailed(rc, "DeployFailed", job.Failure)
+	}
+	deleteUploadedJar(rc, c)
+	restored := st.SavepointPath
+	promote(rc, restored)
+	st.FailedDeployHash = ""
+	startedJob(rc, params, restored)
+	return moveTo(v1beta1.PhaseRunning, "JobRunning", fmt.Sprintf("job %s running on %s, %s",
+		c.JobID, flink.VersionedServiceName(rc.clusterOwner(), c.ClusterHash), restoredFrom(restored)))
+}
+
+// handleSessionJobRunning watches the job and starts what the spec or the cluster asks for: an
+// update of this job only, a suspend, a move to the session cluster's new Flink cluster, or a
+// restart from the job's newest state when the job or its cluster was lost.
+func handleSessionJobRunning(rc *Context) Outcome {
+	st := &rc.App.Status
+	if suspending(rc.App) {
+		return suspendJob(rc)
+	}
+	hash, jobID := liveJob(st)
+	if jobID == "" {
+		return startSessionJob(rc, v1beta1.DeploymentUpdate, "Submitting", "no job is recorded; submitting the job")
+	}
+	v := rc.JobView(hash, jobID)
+	live, _ := sessionClusterReady(rc)
+	switch {
+	case v.Liveness == Stopped && v.Details == nil:
+		return sessionJobLost(rc, v)
+	case rc.Hash != runningSpecHash(st) && rc.Hash != st.FailedDeployHash:
+		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("job spec changed (%s -> %s)", runningSpecHash(st), rc.Hash))
+	case live != "" && live != hash && v.Liveness == Alive:
+		return moveTo(v1beta1.PhaseUpdating, "ClusterChanged", fmt.Sprintf("FlinkSessionCluster %s now runs Flink cluster %s; moving job %s there (upgradeMode %s)",
+			rc.session.ClusterName, live, jobID, upgradeMode(rc.App)))
+	}
+	observeLiveJob(rc)
+	return stay(0)
+}
+
+// sessionJobLost restarts a job that is gone (its JobManager answers that it does not know it, or the
+// session cluster's JobManager is gone) from the newest state recorded, on the session cluster as
+// soon as it runs. Without usable state the job is not started again: DeployFailed says why.
+func sessionJobLost(rc *Context, v *JobView) Outcome {
+	st := &rc.App.Status
+	rc.event(true, "JobLost", fmt.Sprintf("job %s is lost: %s", v.Ref.ID, v.Evidence))
+	choice := chooseRestore(rc, nil)
+	if choice.Problem != "" {
+		stopRecorded(st)
+		return deployFailed(rc, "JobLost", fmt.Sprintf("job %s is lost (%s) and %s; restore it by hand (spec.job.initialSavepointPath "+
+			"on a new FlinkSessionJob)", v.Ref.ID, v.Evidence, choice.Problem))
+	}
+	useRestore(rc, choice)
+	stopRecorded(st)
+	return startSessionJob(rc, v1beta1.DeploymentRestart, "JobLost", fmt.Sprintf("job %s is lost (%s); restarting it", v.Ref.ID, v.Evidence))
+}
+
+// handleSessionJobUpdating stops the job per its upgradeMode, then submits the new spec from the
+// state it stopped with. Only this job is touched: the cluster and its other jobs run on.
+func handleSessionJobUpdating(rc *Context) Outcome {
+	st := &rc.App.Status
+	if suspending(rc.App) {
+		return suspendJob(rc)
+	}
+	hash, jobID := liveJob(st)
+	if jobID == "" {
+		return startSessionJob(rc, v1beta1.DeploymentUpdate, "Submitting", "submitting the job")
+	}
+	target := hash
+	if live, _ := sessionClusterReady(rc); live != "" {
+		target = live
+	}
+	recordSessionTarget(rc, v1beta1.DeploymentUpdate, target)
+	return stopLiveJob(rc, "StoppingJob", "updating the job")
+}
+
+// handleSessionJobSuspended rests without a job until the job is wanted Running again, then submits
+// it from the state recorded when it was suspended.
+func handleSessionJobSuspended(rc *Context) Outcome {
+	if !suspending(rc.App) {
+		return moveTo(v1beta1.PhaseUpdating, "Resuming", fmt.Sprintf("spec.state is Running; resuming from %s",
+			describeState(rc.App.Status.SavepointPath)))
+	}
+	return stay(untilChanged)
+}
+
+// handleSessionJobDeployFailed rests after a failed submission or stop, watching whatever job still
+// runs, until the spec changes.
+func handleSessionJobDeployFailed(rc *Context) Outcome {
+	st := &rc.App.Status
+	if suspending(rc.App) {
+		return suspendJob(rc)
+	}
+	_, jobID := liveJob(st)
+	switch {
+	case jobID != "" && rc.Hash == runningSpecHash(st) && rc.Hash != st.FailedDeployHash:
+		st.FailedDeployHash = ""
+		return moveTo(v1beta1.PhaseRunning, "SpecRestored", "spec is back to the running one")
+	case rc.Hash != st.FailedDeployHash && rc.Hash != runningSpecHash(st):
+		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("job spec changed (%s); deploying", rc.Hash))
+	}
+	observeLiveJob(rc)
+	return stay(0)
+}
+
+// sessionClusterReady is the Flink cluster (hash) of the job's FlinkSessionCluster that jobs are
+// submitted to, when it runs and is ready; otherwise "" and why not.
+func sessionClusterReady(rc *Context) (hash, why string) {
+	c := rc.session.Cluster
+	name := rc.session.ClusterName
+	switch {
+	case c == nil:
+		return "", fmt.Sprintf("FlinkSessionCluster %s does not exist", name)
+	case c.DeletionTimestamp != nil:
+		return "", fmt.Sprintf("FlinkSessionCluster %s is being deleted", name)
+	case c.Status.DeployHash == "":
+		return "", fmt.Sprintf("FlinkSessionCluster %s has not started a Flink cluster yet (phase %s)", name, c.Status.Phase)
+	case !rc.Clusters[c.Status.DeployHash].Ready():
+		return "", fmt.Sprintf("Flink cluster %s of FlinkSessionCluster %s is not ready", c.Status.DeployHash, name)
+	}
+	return c.Status.DeployHash, ""
+}
+
+// recordSessionTarget records the job spec about to run as the candidate, on the given cluster,
+// before anything is done for it.
+func recordSessionTarget(rc *Context, kind v1beta1.DeploymentKind, hash string) {
+	b, _ := json.Marshal(rc.session.Job.Spec)
+	rc.App.Status.Deployments.Candidate = &v1beta1.DeploymentRecord{Kind: kind, SpecHash: rc.Hash, Spec: string(b), ClusterHash: hash}
+}
+
+// recordedSessionSpec is the session job spec a record was made for.
+func recordedSessionSpec(rec *v1beta1.DeploymentRecord) v1beta1.FlinkSessionJobSpec {
+	var spec v1beta1.FlinkSessionJobSpec
+	_ = json.Unmarshal([]byte(rec.Spec), &spec)
+	return spec
+}
+
+// sessionJobParams are what the record's job is submitted with: the uploaded jar, its arguments as
+// a list (none is re-split) and the job's own Flink configuration.
+func sessionJobParams(rec *v1beta1.DeploymentRecord) jobParams {
+	spec := recordedSessionSpec(rec)
+	j := spec.Job
+	p := jobParams{JarName: rec.JarID, EntryClass: j.EntryClass, Args: j.Args, AllowNonRestoredState: j.AllowNonRestoredState,
+		Uploaded: !strings.HasPrefix(j.JarURI, "local://")}
+	if j.Parallelism != nil {
+		p.Parallelism = *j.Parallelism
+	}
+	if conf, err := spec.FlinkConfig.Strings(); err == nil && len(conf) > 0 {
+		p.FlinkConfig = conf
+	}
+	return p
+}
+
+// waitingForSlots says why a submitted job does not run yet when that is a lack of task slots on the
+// session cluster: it then waits, it is not failed. "" when that is not the reason.
+func waitingForSlots(rc *Context, c *v1beta1.DeploymentRecord) string {
+	if c.JobID == "" {
+		return ""
+	}
+	v := rc.JobView(c.ClusterHash, c.JobID)
+	if v.Liveness != Alive || allTasksRunning(v.Details) {
+		return ""
+	}
+	ov, err := rc.Overview(c.ClusterHash)
+	if err != nil || ov.SlotsAvailable > 0 {
+		return ""
+	}
+	return fmt.Sprintf("job %s waits for task slots: all %d slots of the session cluster are taken", c.JobID, ov.SlotsTotal)
+}
+
+// sessionSubmitDeadline bounds the time a submitted job takes to run stable, counted from when its
+// tasks got their slots: waiting for slots on a full session cluster is not a failure of the job.
+func sessionSubmitDeadline(rc *Context) time.Duration {
+	st := &rc.App.Status
+	c := candidate(st)
+	if c == nil || c.JobID == "" || st.PhaseStartedAt == nil {
+		return readinessTimeout(rc)
+	}
+	if waitingForSlots(rc, c) != "" {
+		return 0
+	}
+	v := rc.JobView(c.ClusterHash, c.JobID)
+	if v.Details == nil {
+		return readinessTimeout(rc)
+	}
+	var tasksFrom int64
+	for _, vx := range v.Details.Vertices {
+		if vx.StartTime > tasksFrom {
+			tasksFrom = vx.StartTime
+		}
+	}
+	waited := time.UnixMilli(tasksFrom).Sub(st.PhaseStartedAt.Time)
+	if tasksFrom <= 0 || waited < 0 {
+		waited = 0
+	}
+	return readinessTimeout(rc) + waited
+}

@@ -1,0 +1,158 @@
+package flinkapplication
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+)
+
+var sessionJobKind = &objectKind{
+	sharedCluster: true,
+	status:        func(view *v1beta1.FlinkApplication) interface{} { return sessionJobStatus(view) },
+	patch: func(rc *Context, patch []byte, status ...string) (metav1.Object, error) {
+		return rc.env.Apps.FlinkV1beta1().FlinkSessionJobs(rc.App.Namespace).Patch(
+			rc, rc.App.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, status...)
+	},
+}
+
+// ReconcileSessionJob runs one pass of the state machine for one FlinkSessionJob, through its
+// application view, on the Flink clusters of the FlinkSessionCluster it names.
+func (e *Environment) ReconcileSessionJob(ctx context.Context, namespace, name string) (time.Duration, error) {
+	job, err := e.Sessions.SessionJob(namespace, name)
+	if apierrors.IsNotFound(err) {
+		e.forgetApp(sessionJobKindName + "/" + namespace + "/" + name)
+		return untilChanged, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	cluster, err := e.Sessions.SessionCluster(namespace, job.Spec.ClusterName)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return 0, err
+	}
+	if err != nil {
+		cluster = nil
+	}
+	cached := sessionJobView(job, cluster)
+	if e.staleCache(cached) {
+		return staleCacheRetry, nil
+	}
+	owner := sessionClusterView(&v1beta1.FlinkSessionCluster{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: job.Spec.ClusterName}})
+	clusters := map[string]*ClusterObjects{}
+	if cluster != nil {
+		owner = sessionClusterView(cluster)
+		if clusters, _, err = e.Observer.Owned(owner); err != nil {
+			return 0, err
+		}
+	}
+	rc := &Context{
+		Context: ctx, App: cached.DeepCopy(), Stored: cached, Config: e.Config, Now: e.Clock.Now(), Hash: sessionJobHash(job),
+		Clusters: clusters, ClusterOwner: owner, env: e, memo: map[string]memoEntry{}, kind: sessionJobKind,
+		session: &sessionState{ClusterName: job.Spec.ClusterName, Cluster: cluster, Job: job},
+	}
+	return e.runPass(rc, cached, summarize)
+}
+
+// ReconcileSessionCluster runs one pass of the state machine for one FlinkSessionCluster, through its
+// application view.
+func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, name string) (time.Duration, error) {
+	cluster, err := e.Sessions.SessionCluster(namespace, name)
+	if apierrors.IsNotFound(err) {
+		e.forgetApp(sessionClusterKindName + "/" + namespace + "/" + name)
+		return untilChanged, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	cached := sessionClusterView(cluster)
+	if e.staleCache(cached) {
+		return staleCacheRetry, nil
+	}
+	jobs, err := e.Sessions.SessionJobsOf(namespace, name)
+	if err != nil {
+		return 0, err
+	}
+	clusters, _, err := e.Observer.Owned(cached)
+	if err != nil {
+		return 0, err
+	}
+	refs := sessionJobRefs(jobs)
+	kind := &objectKind{table: sessionClusterTable, sharedCluster: true,
+		status: func(view *v1beta1.FlinkApplication) interface{} {
+			if view == cached {
+				return sessionClusterStatus(view, cluster.Status.Jobs)
+			}
+			return sessionClusterStatus(view, refs)
+		},
+		patch: func(rc *Context, patch []byte, status ...string) (metav1.Object, error) {
+			return e.Apps.FlinkV1beta1().FlinkSessionClusters(namespace).Patch(
+				rc, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, status...)
+		},
+	}
+	rc := &Context{
+		Context: ctx, App: cached.DeepCopy(), Stored: cached, Config: e.Config, Now: e.Clock.Now(), Hash: flink.ClusterHash(cached),
+		Clusters: clusters, env: e, memo: map[string]memoEntry{}, kind: kind,
+		session: &sessionState{ClusterName: name, Cluster: cluster, Jobs: jobs},
+	}
+	return e.runPass(rc, cached, summarizeSessionCluster)
+}
+
+// runPass is a pass of a session kind: observe, decide, one status write, then the Events.
+func (e *Environment) runPass(rc *Context, cached *v1beta1.FlinkApplication, summarizeStatus func(*Context)) (time.Duration, error) {
+	e.activity.passStarted(rc.Now)
+	from := rc.App.Status.Phase.Normalized()
+	if rc.App.DeletionTimestamp == nil || from == v1beta1.PhaseDeleting {
+		observe(rc)
+	}
+	out := step(rc)
+	summarizeStatus(rc)
+	if err := e.persist(rc, cached); err != nil {
+		return 0, err
+	}
+	for _, ev := range rc.events {
+		e.Recorder.Event(rc.App, eventType(ev.warning), ev.reason, ev.message)
+	}
+	if rc.transitioned {
+		klog.FromContext(rc).Info("phase transition", kindName(rc.App), describe(rc.App), "from", from,
+			"to", rc.App.Status.Phase, "reason", rc.App.Status.Reason)
+	}
+	return out.After, nil
+}
+
+// summarizeSessionCluster sets the cluster's Ready and Progressing conditions: Ready while the
+// running Flink cluster serves jobs; Progressing while a new one starts or jobs still move to it.
+func summarizeSessionCluster(rc *Context) {
+	st := &rc.App.Status
+	st.ObservedGeneration = rc.App.Generation
+	phase := st.Phase.Normalized()
+	ready := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: string(phase),
+		ObservedGeneration: rc.App.Generation, Message: st.Reason}
+	if st.DeployHash != "" && rc.Clusters[st.DeployHash].Ready() && phase != v1beta1.PhaseDeleting {
+		ready.Status, ready.Reason = metav1.ConditionTrue, "ClusterReady"
+		ready.Message = fmt.Sprintf("Flink cluster %s serves jobs", st.DeployHash)
+	}
+	progressing := metav1.Condition{Type: v1beta1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: string(phase),
+		ObservedGeneration: rc.App.Generation}
+	moving := false
+	for hash := range rc.Clusters {
+		if hash != st.DeployHash && len(jobsOnCluster(rc, hash)) > 0 {
+			moving = true
+		}
+	}
+	switch {
+	case phase == v1beta1.PhaseClusterStarting || phase == v1beta1.PhaseUpdating || phase == v1beta1.PhaseNew:
+		progressing.Status = metav1.ConditionTrue
+	case moving:
+		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionTrue, "JobsMoving", st.Reason
+	}
+	setCondition(st, ready, rc.Now)
+	setCondition(st, progressing, rc.Now)
+}
