@@ -30,6 +30,10 @@ type Context struct {
 	// GenericService is the Service that points at the live cluster, if it exists.
 	GenericService *corev1.Service
 
+	// Waiting is set by a handler that waits for something outside the object (task slots, say):
+	// a word for the Ready condition's reason.
+	Waiting string
+
 	// Overdue is set when the phase's deadline has passed. The handler still runs, so that what
 	// Flink completed meanwhile is used, but it starts nothing new: no trigger, no submission.
 	Overdue bool

@@ -83,6 +83,9 @@ func summarize(rc *Context) {
 	if n := len(st.History); n > 0 && st.History[n-1].To == st.Phase && st.History[n-1].Reason != "" {
 		notReady = st.History[n-1].Reason
 	}
+	if rc.Waiting != "" {
+		notReady = rc.Waiting
+	}
 	ready := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: notReady,
 		ObservedGeneration: rc.App.Generation, Message: st.Reason}
 	if phase == v1beta1.PhaseRunning && st.JobStatus.State == v1beta1.JobRunning {

@@ -111,7 +111,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 		return persistThenContinue()
 	case job.Wait != nil:
 		if why := waitingForSlots(rc, c); why != "" {
-			st.Reason = why
+			st.Reason, rc.Waiting = why, "WaitingForSlots"
 		}
 		return *job.Wait
 	case job.Failure != "":
@@ -277,11 +277,15 @@ func waitingForSlots(rc *Context, c *v1beta1.DeploymentRecord) string {
 	if v.Liveness != Alive || allTasksRunning(v.Details) {
 		return ""
 	}
+	var needs int32
+	for _, vx := range v.Details.Vertices {
+		needs = max(needs, vx.Parallelism)
+	}
 	ov, err := rc.Overview(c.ClusterHash)
-	if err != nil || ov.SlotsAvailable > 0 {
+	if err != nil || int32(ov.SlotsAvailable) >= needs {
 		return ""
 	}
-	return fmt.Sprintf("job %s waits for task slots: all %d slots of the session cluster are taken", c.JobID, ov.SlotsTotal)
+	return fmt.Sprintf("job %s waits for task slots: it needs %d, the session cluster has %d of %d free", c.JobID, needs, ov.SlotsAvailable, ov.SlotsTotal)
 }
 
 // sessionSubmitDeadline bounds the time a submitted job takes to run stable, counted from when its

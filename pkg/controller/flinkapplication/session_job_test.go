@@ -1,10 +1,15 @@
 package flinkapplication
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -106,3 +111,138 @@ func historyHasSessionPhase(j *v1beta1.FlinkSessionJob, phase v1beta1.FlinkSessi
 	return false
 }
 
+func TestSessionClusterChangeCarriesEveryJobAcrossWithItsState(t *testing.T) {
+	w, _ := runningJobs(t)
+	w.clock.Step(30 * 1e9)
+	w.reconcileSessions()
+	oldHash := w.sessionCluster("session").Status.DeployHash
+	oldA, oldB := w.sessionJob("a").Status.JobStatus.JobID, w.sessionJob("b").Status.JobStatus.JobID
+	w.updateSessionCluster("session", func(c *v1beta1.FlinkSessionCluster) { c.Spec.Image = "flink:1.20.1" })
+	w.runSessionsUntil("both jobs on the new cluster, the old one gone", func() bool {
+		c := w.sessionCluster("session")
+		a, b := w.sessionJob("a"), w.sessionJob("b")
+		return c.Status.Phase == v1beta1.SessionClusterRunning && c.Status.DeployHash != oldHash && w.jms["session-"+oldHash] == nil &&
+			a.Status.Phase == v1beta1.SessionJobRunning && a.Status.JobStatus.ClusterHash == c.Status.DeployHash &&
+			b.Status.Phase == v1beta1.SessionJobRunning && b.Status.JobStatus.ClusterHash == c.Status.DeployHash
+	})
+	a, b := w.sessionJob("a"), w.sessionJob("b")
+	assert.NotEqual(t, oldA, a.Status.JobStatus.JobID)
+	assert.NotEqual(t, oldB, b.Status.JobStatus.JobID)
+	assert.Contains(t, a.Status.JobStatus.RestorePath, "savepoint", "a moved with its savepoint")
+	assert.Contains(t, b.Status.JobStatus.RestorePath, "/chk-", "b moved with its newest checkpoint")
+	w.assertOneJobEach("a", "b")
+}
+
+func TestSessionJobSuspendResumeAndDeleteRecordTheirState(t *testing.T) {
+	w, _ := runningJobs(t)
+	old := w.sessionJob("a").Status.JobStatus.JobID
+	w.updateSessionJob("a", func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.State = v1beta1.JobStateSuspended })
+	w.runSessionsUntil("a suspended", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobSuspended) })
+	suspendedWith := w.sessionJob("a").Status.SavepointPath
+	require.Contains(t, suspendedWith, "savepoint")
+	assert.Equal(t, v1beta1.SessionJobRunning, w.sessionJob("b").Status.Phase)
+
+	w.updateSessionJob("a", func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.State = v1beta1.JobStateRunning })
+	w.runSessionsUntil("a resumed", func() bool {
+		j := w.sessionJob("a")
+		return j.Status.Phase == v1beta1.SessionJobRunning && j.Status.JobStatus.JobID != old
+	})
+	assert.Equal(t, suspendedWith, w.sessionJob("a").Status.JobStatus.RestorePath)
+
+	// The cluster's deletion is held while jobs name it, saying which.
+	w.deleteSessionCluster("session")
+	w.runSessionsUntil("cluster deletion held", func() bool {
+		c := w.sessionCluster("session")
+		return c.Status.Phase == v1beta1.SessionClusterDeleting && strings.Contains(c.Status.Reason, "a, b")
+	})
+	assert.Equal(t, v1beta1.SessionJobRunning, w.sessionJob("a").Status.Phase, "jobs keep running while the cluster's deletion waits")
+
+	w.deleteSessionJob("a")
+	w.deleteSessionJob("b")
+	w.runSessionsUntil("jobs and cluster gone", func() bool {
+		_, err := w.apps.FlinkV1beta1().FlinkSessionClusters(ns).Get(context.Background(), "session", metav1.GetOptions{})
+		return w.sessionGone("a") && w.sessionGone("b") && apierrors.IsNotFound(err)
+	})
+	var finals []string
+	for _, e := range w.events() {
+		if strings.Contains(e, "FinalSavepoint ") {
+			finals = append(finals, e)
+		}
+	}
+	assert.Len(t, finals, 2, "each deleted job recorded its final savepoint: %v", finals)
+	w.assertOneJobEach("a", "b")
+}
+
+func TestSessionJobJarGuardsRefuseBeforeAnyJobRuns(t *testing.T) {
+	w := newWorld(t)
+	jar := w.withSessions()
+	w.createSessionCluster(sessionCluster("session"))
+	private := sessionJob("private", "session", "http://10.0.0.1/wordcount.jar", v1beta1.UpgradeModeSavepoint)
+	wrongSum := sessionJob("wrongsum", "session", jar, v1beta1.UpgradeModeSavepoint)
+	wrongSum.Spec.Job.JarSHA256 = strings.Repeat("0", 64)
+	rightSum := sessionJob("rightsum", "session", jar, v1beta1.UpgradeModeSavepoint)
+	rightSum.Spec.Job.JarSHA256 = testJarSHA256()
+	w.createSessionJob(private)
+	w.createSessionJob(wrongSum)
+	w.createSessionJob(rightSum)
+	w.runSessionsUntil("guards decided", func() bool {
+		return w.sessionJobIn("private", v1beta1.SessionJobDeployFailed) && w.sessionJobIn("wrongsum", v1beta1.SessionJobDeployFailed) &&
+			w.sessionJobIn("rightsum", v1beta1.SessionJobRunning)
+	})
+	assert.Contains(t, w.sessionJob("private").Status.Reason, "10.0.0.1")
+	assert.Contains(t, w.sessionJob("wrongsum").Status.Reason, "SHA-256")
+	assert.Empty(t, w.jobsOf("session", "private"), "no job for a refused jar")
+	assert.Empty(t, w.jobsOf("session", "wrongsum"), "no job for a jar whose checksum differs")
+}
+
+func TestSessionJobsWaitForTheirClusterWithTheirStateAndResume(t *testing.T) {
+	w, _ := runningJobs(t)
+	w.clock.Step(30 * 1e9)
+	w.reconcileSessions()
+	cluster := w.sessionCluster("session")
+	// The cluster goes away under its jobs (its finalizer removed by hand, its objects collected).
+	cluster.Finalizers = nil
+	_, err := w.apps.FlinkV1beta1().FlinkSessionClusters(ns).Update(context.Background(), cluster, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, w.apps.FlinkV1beta1().FlinkSessionClusters(ns).Delete(context.Background(), "session", metav1.DeleteOptions{}))
+	deploys, err := w.kube.AppsV1().Deployments(ns).List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	for _, d := range deploys.Items {
+		require.NoError(t, w.kube.AppsV1().Deployments(ns).Delete(context.Background(), d.Name, metav1.DeleteOptions{}))
+	}
+	w.runSessionsUntil("jobs wait for their cluster", func() bool {
+		return w.sessionJobIn("a", v1beta1.SessionJobWaitingForCluster) && w.sessionJobIn("b", v1beta1.SessionJobWaitingForCluster)
+	})
+	a := w.sessionJob("a")
+	assert.Contains(t, a.Status.SavepointPath, "/chk-", "the state to resume from is recorded")
+	assert.Contains(t, a.Status.Reason, "does not exist")
+
+	w.createSessionCluster(sessionCluster("session"))
+	w.runSessionsUntil("jobs resumed", func() bool {
+		return w.sessionJobIn("a", v1beta1.SessionJobRunning) && w.sessionJobIn("b", v1beta1.SessionJobRunning)
+	})
+	assert.Equal(t, a.Status.SavepointPath, w.sessionJob("a").Status.JobStatus.RestorePath)
+	w.assertOneJobEach("a", "b")
+}
+
+func TestSessionJobWithoutFreeSlotsWaitsInsteadOfFailing(t *testing.T) {
+	w, jar := runningJobs(t)
+	big := sessionJob("big", "session", jar, v1beta1.UpgradeModeSavepoint)
+	three := int32(3)
+	big.Spec.Job.Parallelism = &three
+	w.createSessionJob(big)
+	end := w.clock.Now().Add(2 * w.env.Config.ReadinessTimeout.Duration)
+	for w.clock.Now().Before(end) {
+		w.reconcileSessions()
+	}
+	j := w.sessionJob("big")
+	assert.Equal(t, v1beta1.SessionJobSubmitting, j.Status.Phase, "waits, past the readiness timeout: %s", j.Status.Reason)
+	assert.Contains(t, j.Status.Reason, "task slots")
+	ready := meta.FindStatusCondition(j.Status.Conditions, v1beta1.ConditionReady)
+	require.NotNil(t, ready)
+	assert.Equal(t, "WaitingForSlots", ready.Reason)
+
+	// Slots come free when a job goes: the waiting job runs.
+	w.updateSessionJob("a", func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.State = v1beta1.JobStateSuspended })
+	w.runSessionsUntil("big runs", func() bool { return w.sessionJobIn("big", v1beta1.SessionJobRunning) })
+}

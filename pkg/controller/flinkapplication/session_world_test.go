@@ -81,6 +81,9 @@ func sessionCluster(name string) *v1beta1.FlinkSessionCluster {
 				"state.savepoints.dir":             "file:///checkpoints/savepoints",
 				"state.checkpoints.dir":            "file:///checkpoints/checkpoints",
 				"execution.checkpointing.interval": "10s",
+				// A job lost with a JobManager without HA restarts from the newest checkpoint status
+				// recorded, which must not have been subsumed since.
+				"state.checkpoints.num-retained": "3",
 			},
 			JobManagerConfig: v1beta1.JobManagerConfig{Resources: small},
 			TaskManagerConfig: v1beta1.SessionTaskManagerConfig{
@@ -160,7 +163,42 @@ func (w *world) reconcileSessions() {
 			after = a
 		}
 	}
+	w.removeFinalized()
 	w.clock.Step(after)
+}
+
+// deleteSessionJob and deleteSessionCluster mark the object deleted, as the API server does for an
+// object with finalizers; removeFinalized removes those whose finalizers are gone.
+func (w *world) deleteSessionJob(name string) {
+	j := w.sessionJob(name)
+	now := metav1.NewTime(w.clock.Now())
+	j.DeletionTimestamp = &now
+	_, err := w.apps.FlinkV1beta1().FlinkSessionJobs(ns).Update(context.Background(), j, metav1.UpdateOptions{})
+	require.NoError(w.t, err)
+}
+
+func (w *world) deleteSessionCluster(name string) {
+	c := w.sessionCluster(name)
+	now := metav1.NewTime(w.clock.Now())
+	c.DeletionTimestamp = &now
+	_, err := w.apps.FlinkV1beta1().FlinkSessionClusters(ns).Update(context.Background(), c, metav1.UpdateOptions{})
+	require.NoError(w.t, err)
+}
+
+func (w *world) removeFinalized() {
+	ctx := context.Background()
+	jobs, _ := w.apps.FlinkV1beta1().FlinkSessionJobs(ns).List(ctx, metav1.ListOptions{})
+	for _, j := range jobs.Items {
+		if j.DeletionTimestamp != nil && len(j.Finalizers) == 0 {
+			_ = w.apps.FlinkV1beta1().FlinkSessionJobs(ns).Delete(ctx, j.Name, metav1.DeleteOptions{})
+		}
+	}
+	clusters, _ := w.apps.FlinkV1beta1().FlinkSessionClusters(ns).List(ctx, metav1.ListOptions{})
+	for _, c := range clusters.Items {
+		if c.DeletionTimestamp != nil && len(c.Finalizers) == 0 {
+			_ = w.apps.FlinkV1beta1().FlinkSessionClusters(ns).Delete(ctx, c.Name, metav1.DeleteOptions{})
+		}
+	}
 }
 
 // runSessionsUntil reconciles every session object until cond holds, failing after a simulated hour.
