@@ -16,7 +16,7 @@ import (
 // pass. counts tells which writes count; nil counts all. It returns the count so far.
 func (w *world) crashAtStatusWrite(k int, counts func(patch []byte) bool) *int {
 	n := 0
-	w.apps.PrependReactor("patch", "flinkapplications", func(a k8stesting.Action) (bool, runtime.Object, error) {
+	w.apps.PrependReactor("patch", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.GetSubresource() != "status" {
 			return false, nil, nil
 		}
@@ -77,7 +77,8 @@ func crashPaths() []crashPath {
 	for _, c := range updatePaths() {
 		paths = append(paths, crashPath{c.name + ", then delete", c.play})
 	}
-	return append(paths, crashPath{"BlueGreen update and promotion", playBlueGreenPromotion})
+	return append(paths, crashPath{"BlueGreen update and promotion", playBlueGreenPromotion},
+		crashPath{"two session jobs: upload, run, Savepoint and LastState updates, suspend, resume, delete", playSessionJobs})
 }
 
 // maxCrashes bounds the runs of one path: a path with more status writes (a job that keeps
