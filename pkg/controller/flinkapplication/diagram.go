@@ -8,37 +8,74 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
-// PhaseDiagram renders the phase table as a Mermaid state diagram, so the docs are generated from the
-// one place where phases meet their handlers and cannot drift from it.
-func PhaseDiagram() string {
+// DiagramKinds are the kinds whose state machines the docs draw, in the order they are drawn.
+var DiagramKinds = []string{applicationKindName, sessionJobKindName, sessionClusterKindName}
+
+// tableOf is a kind's phase table and its phases in the order the docs list them.
+func tableOf(kind string) (map[v1beta1.FlinkApplicationPhase]phaseSpec, []string) {
+	var phases []string
+	switch kind {
+	case sessionJobKindName:
+		for _, p := range v1beta1.SessionJobPhases {
+			phases = append(phases, string(p))
+		}
+		return sessionJobTable, phases
+	case sessionClusterKindName:
+		for _, p := range v1beta1.SessionClusterPhases {
+			phases = append(phases, string(p))
+		}
+		return sessionClusterTable, phases
+	}
+	for _, p := range v1beta1.Phases {
+		phases = append(phases, string(p))
+	}
+	return phaseTable, phases
+}
+
+// PhaseDiagram renders a kind's phase table as a Mermaid state diagram, so the docs are generated
+// from the one place where phases meet their handlers and cannot drift from it.
+func PhaseDiagram(kind string) string {
+	table, listed := tableOf(kind)
+	order := func(p string) int {
+		for i, q := range listed {
+			if q == p {
+				return i
+			}
+		}
+		return len(listed)
+	}
 	var b strings.Builder
 	b.WriteString("stateDiagram-v2\n")
 	b.WriteString("    [*] --> New\n")
 	var phases []string
-	for p := range phaseTable {
+	for p := range table {
 		phases = append(phases, string(p))
 	}
 	sort.Slice(phases, func(i, j int) bool { return order(phases[i]) < order(phases[j]) })
 	for _, p := range phases {
-		spec := phaseTable[v1beta1.FlinkApplicationPhase(p)]
-		for _, e := range spec.exits {
+		for _, e := range table[v1beta1.FlinkApplicationPhase(p)].exits {
 			fmt.Fprintf(&b, "    %s --> %s: %s\n", p, e.to, e.when)
 		}
 	}
 	for _, g := range globalExits {
 		fmt.Fprintf(&b, "    note right of %s: any phase goes to %s when %s\n", g.to, g.to, g.when)
 	}
-	b.WriteString("    Deleting --> [*]: job handled per deleteMode, finalizer removed\n")
+	if kind == sessionClusterKindName {
+		b.WriteString("    Deleting --> [*]: no FlinkSessionJob names the cluster any more, finalizer removed\n")
+	} else {
+		b.WriteString("    Deleting --> [*]: job handled per deleteMode, finalizer removed\n")
+	}
 	return b.String()
 }
 
-// PhaseTable describes each phase's deadline and where it gives up to, for the docs.
-func PhaseTable() [][3]string {
+// PhaseTable describes each phase of a kind: where it moves and whether it has a deadline, for the docs.
+func PhaseTable(kind string) [][3]string {
+	table, listed := tableOf(kind)
 	var rows [][3]string
-	for _, p := range v1beta1.Phases {
-		spec, ok := phaseTable[p]
+	for _, p := range listed {
+		spec, ok := table[v1beta1.FlinkApplicationPhase(p)]
 		if !ok {
-			rows = append(rows, [3]string{string(p), "not handled yet", ""})
+			rows = append(rows, [3]string{p, "not handled yet", ""})
 			continue
 		}
 		var exits []string
@@ -49,16 +86,7 @@ func PhaseTable() [][3]string {
 		if spec.deadline != nil {
 			bounded = "yes (operator config)"
 		}
-		rows = append(rows, [3]string{string(p), strings.Join(exits, "; "), bounded})
+		rows = append(rows, [3]string{p, strings.Join(exits, "; "), bounded})
 	}
 	return rows
-}
-
-func order(p string) int {
-	for i, q := range v1beta1.Phases {
-		if string(q) == p {
-			return i
-		}
-	}
-	return len(v1beta1.Phases)
 }
