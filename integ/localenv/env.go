@@ -253,7 +253,15 @@ func (e *Env) logf(format string, args ...any) {
 
 func (e *Env) waitForCRD(ctx context.Context) error {
 	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := e.Apps.FlinkV1beta1().FlinkApplications("default").List(ctx, metav1.ListOptions{Limit: 1})
+		// Every kind the operator watches must be served before it starts.
+		one := metav1.ListOptions{Limit: 1}
+		_, err := e.Apps.FlinkV1beta1().FlinkApplications("default").List(ctx, one)
+		if err == nil {
+			_, err = e.Apps.FlinkV1beta1().FlinkSessionClusters("default").List(ctx, one)
+		}
+		if err == nil {
+			_, err = e.Apps.FlinkV1beta1().FlinkSessionJobs("default").List(ctx, one)
+		}
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
