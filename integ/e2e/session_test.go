@@ -3,11 +3,13 @@ package e2e
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -349,5 +351,85 @@ func TestSessionJobJarGuards(t *testing.T) {
 		if n := len(s.sessionJobsOf("shared", name)); n != 0 {
 			t.Errorf("%s: %d jobs ran from a refused jar", name, n)
 		}
+	}
+}
+
+// An operator killed with SIGKILL at every step of two session jobs' lives (each time a job's phase
+// or records change: upload recorded, job id recorded, submission, savepoint trigger, cancel,
+// restore chosen) comes back each time and carries on: one job per step of each session job, never
+// two of one at once, each restored from the state its step promises.
+func TestSessionJobsSurviveTheOperatorKilledAtEveryStep(t *testing.T) {
+	defer stopEnvOnPanic()
+	// Not parallel: the other tests would lose their operator too.
+	s := newScenario(t)
+	t.Cleanup(func() { _ = env.StartOperator() })
+	jar := s.jarServer()
+	s.createSessionCluster("shared", nil)
+	s.createSessionJob("a", "shared", jar, v1beta1.UpgradeModeSavepoint, nil)
+	s.createSessionJob("b", "shared", jar, v1beta1.UpgradeModeLastState, nil)
+
+	kills := s.killOperatorOnEveryStep("a", "b")
+	a := s.sessionJobRuns("a", "")
+	b := s.sessionJobRuns("b", "")
+	s.waitCheckpoints(b.Status.JobStatus.JobID, 2)
+	s.updateSessionJob("a", func(j *v1beta1.FlinkSessionJobSpec) { j.Job.Args = []string{"--input", "c"} })
+	a2 := s.sessionJobRuns("a", a.Status.JobStatus.JobID)
+	s.updateSessionJob("b", func(j *v1beta1.FlinkSessionJobSpec) { j.Job.Args = []string{"--input", "d"} })
+	b2 := s.sessionJobRuns("b", b.Status.JobStatus.JobID)
+	n := kills()
+
+	s.assertSavepointOf(a2.Status.JobStatus.RestorePath, a.Status.JobStatus.JobID)
+	if !strings.Contains(b2.Status.JobStatus.RestorePath, "/chk-") {
+		t.Errorf("b restored from %q, want a retained checkpoint of %s", b2.Status.JobStatus.RestorePath, b.Status.JobStatus.JobID)
+	}
+	if got := len(s.sessionJobsOf("shared", "a")); got != 2 {
+		t.Errorf("a ran %d jobs, want 2 (first, updated)", got)
+	}
+	if got := len(s.sessionJobsOf("shared", "b")); got != 2 {
+		t.Errorf("b ran %d jobs, want 2 (first, updated)", got)
+	}
+	if n < 8 {
+		t.Errorf("the operator was killed %d times, want one at each of at least 8 steps", n)
+	}
+	t.Logf("operator killed %d times", n)
+}
+
+// killOperatorOnEveryStep watches the session jobs and, each time one's phase or records change,
+// kills the operator with SIGKILL and starts it again. The returned func stops watching and says
+// how many kills there were.
+func (s *scenario) killOperatorOnEveryStep(names ...string) func() int {
+	stop, done := make(chan struct{}), make(chan int)
+	seen := map[string]string{}
+	go func() {
+		kills := 0
+		defer func() { done <- kills }()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			for _, name := range names {
+				j, err := env.Apps.FlinkV1beta1().FlinkSessionJobs(s.ns).Get(s.ctx, name, metav1.GetOptions{})
+				if err != nil {
+					continue
+				}
+				records, _ := json.Marshal(j.Status.Deployments)
+				step := string(j.Status.Phase) + " " + string(records)
+				if prev, ok := seen[name]; ok && prev != step {
+					env.KillOperator()
+					kills++
+					if err := env.StartOperator(); err != nil {
+						s.t.Errorf("restarting the operator: %v", err)
+						return
+					}
+				}
+				seen[name] = step
+			}
+		}
+	}()
+	return func() int {
+		close(stop)
+		return <-done
 	}
 }

@@ -36,7 +36,8 @@ func init() {
 				{v1beta1.PhaseSubmitting, "the session cluster runs and is ready"},
 				{v1beta1.PhaseSuspended, "suspended while waiting"},
 			},
-			poll: waitPoll,
+			// The cluster's changes wake its jobs (the cluster-to-jobs index); this is only a safety net.
+			poll: statusPoll,
 		},
 		v1beta1.PhaseSubmitting: {
 			handle: handleSessionSubmitting,
@@ -170,7 +171,8 @@ func init() {
 		},
 		v1beta1.PhaseDeleting: {
 			handle: handleSessionClusterDeleting,
-			poll:   waitPoll,
+			// Its jobs' deletions wake it.
+			poll: statusPoll,
 		},
 	}
 	sessionJobKind.table = sessionJobTable
