@@ -433,3 +433,33 @@ func (s *scenario) killOperatorOnEveryStep(names ...string) func() int {
 		return <-done
 	}
 }
+
+// Deleting the namespace of a session cluster and its jobs completes: the jobs stop per their
+// deleteMode while their JobManager is there, or are found stopped once it is gone, and the
+// cluster's deletion is released when they are.
+func TestDeletingTheNamespaceOfASessionClusterCompletes(t *testing.T) {
+	defer stopEnvOnPanic()
+	t.Parallel()
+	s := newScenario(t)
+	jar := s.jarServer()
+	s.createSessionCluster("shared", nil)
+	s.createSessionJob("a", "shared", jar, v1beta1.UpgradeModeSavepoint, nil)
+	s.createSessionJob("b", "shared", jar, v1beta1.UpgradeModeLastState, func(j *v1beta1.FlinkSessionJobSpec) {
+		j.DeleteMode = v1beta1.DeleteModeForceCancel
+	})
+	s.sessionJobRuns("a", "")
+	s.sessionJobRuns("b", "")
+	if err := env.Kube.CoreV1().Namespaces().Delete(s.ctx, s.ns, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.eventually("namespace deleted", func() (bool, string) {
+		ns, err := env.Kube.CoreV1().Namespaces().Get(s.ctx, s.ns, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		if err != nil {
+			return false, err.Error()
+		}
+		return false, fmt.Sprintf("%s: %+v", ns.Status.Phase, ns.Status.Conditions)
+	})
+}

@@ -95,8 +95,8 @@ func startController(f *controllerFixture) error {
 	f.c = NewController(f.env)
 	f.ctx = context.Background()
 	go func() { _ = f.c.Run(f.ctx) }()
-	// FlinkApplications, Deployments, Services and pods.
-	for deadline := time.Now().Add(5 * time.Second); watches() < 4; time.Sleep(time.Millisecond) {
+	// FlinkApplications, Deployments, Services, pods, FlinkSessionClusters and FlinkSessionJobs.
+	for deadline := time.Now().Add(5 * time.Second); watches() < 6; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("informers not watching")
 		}
@@ -133,20 +133,31 @@ func (f *controllerFixture) next() cache.ObjectName {
 
 func (f *controllerFixture) poll(within time.Duration) (cache.ObjectName, bool) {
 	deadline := time.Now().Add(within)
+	for {
+		key, ok := f.pollAny(time.Until(deadline))
+		if !ok {
+			return cache.ObjectName{}, false
+		}
+		// A pod wakes the session cluster of its label's name too; these tests are about applications.
+		if key.Kind == applicationKindName {
+			return key.ObjectName, true
+		}
+	}
+}
+
+// pollAny takes the next key of any kind.
+func (f *controllerFixture) pollAny(within time.Duration) (queueKey, bool) {
+	deadline := time.Now().Add(within)
 	for f.c.queue.Len() == 0 {
 		if time.Now().After(deadline) {
-			return cache.ObjectName{}, false
+			return queueKey{}, false
 		}
 		time.Sleep(time.Millisecond)
 	}
 	key, _ := f.c.queue.Get()
 	f.c.queue.Done(key)
 	f.c.queue.Forget(key)
-	if key.Kind != applicationKindName {
-		// A pod wakes the session cluster of its label's name too; these tests are about applications.
-		return f.poll(time.Until(deadline))
-	}
-	return key.ObjectName, true
+	return key, true
 }
 
 // until drains the queue up to and including marker, which an event queued after everything before
@@ -321,5 +332,51 @@ func TestControllerEchoOfItsOwnStatusWriteCostsOnePass(t *testing.T) {
 	assert.Equal(t, written.ResourceVersion, again.ResourceVersion, "the echo's pass writes nothing")
 	f.createApp(appNamed(f.n("echo-marker-2")))
 	assert.Empty(t, f.until(f.n("echo-marker-2")), "no echo of an echo")
+	f.expectEmpty()
+}
+
+// The cluster-to-jobs index: a session cluster's changes, and those of its Deployments, wake every
+// job that names it; a job's changes wake its cluster, which lists its jobs and holds its deletion.
+func TestControllerWakesSessionJobsWithTheirCluster(t *testing.T) {
+	f := newControllerFixture(t)
+	cluster, other := f.n("shared"), f.n("other")
+	for _, j := range []struct{ name, cluster string }{{f.n("a"), cluster}, {f.n("b"), cluster}, {f.n("c"), other}} {
+		_, err := f.apps.FlinkV1beta1().FlinkSessionJobs(ns).Create(f.ctx, &v1beta1.FlinkSessionJob{
+			ObjectMeta: metav1.ObjectMeta{Name: j.name, Namespace: ns},
+			Spec:       v1beta1.FlinkSessionJobSpec{ClusterName: j.cluster},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	drain := func(want int) map[queueKey]bool {
+		got := map[queueKey]bool{}
+		for len(got) < want {
+			key, ok := f.pollAny(5 * time.Second)
+			require.True(t, ok, "only %v enqueued", got)
+			got[key] = true
+		}
+		return got
+	}
+	key := func(kind, name string) queueKey { return queueKey{kind, cache.ObjectName{Namespace: ns, Name: name}} }
+	// Each job and the cluster it names.
+	got := drain(5)
+	for _, k := range []queueKey{key(sessionJobKindName, f.n("a")), key(sessionJobKindName, f.n("b")), key(sessionJobKindName, f.n("c")),
+		key(sessionClusterKindName, cluster), key(sessionClusterKindName, other)} {
+		assert.True(t, got[k], "%s enqueued", k)
+	}
+
+	c, err := f.apps.FlinkV1beta1().FlinkSessionClusters(ns).Create(f.ctx, &v1beta1.FlinkSessionCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: cluster, Namespace: ns, UID: types.UID(cluster)}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	got = drain(3)
+	assert.Equal(t, map[queueKey]bool{key(sessionClusterKindName, cluster): true, key(sessionJobKindName, f.n("a")): true,
+		key(sessionJobKindName, f.n("b")): true}, got, "the cluster and its jobs, not the other cluster's")
+
+	view := sessionClusterView(c)
+	view.Kind = sessionClusterKindName
+	_, err = f.kube.AppsV1().Deployments(ns).Create(f.ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{
+		Name: cluster + "-abc-jm", Namespace: ns, OwnerReferences: []metav1.OwnerReference{k8.OwnerReference(view)}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	got = drain(3)
+	assert.True(t, got[key(sessionJobKindName, f.n("a"))] && got[key(sessionJobKindName, f.n("b"))], "a Deployment of the cluster wakes its jobs: %v", got)
 	f.expectEmpty()
 }
