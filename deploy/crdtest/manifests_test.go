@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -388,7 +389,7 @@ func TestOperatorConfig(t *testing.T) {
 	want.FlinkURLMode = config.URLModeServiceDNS
 	want.MetricsAddress = ":10254"
 	want.StatusPollInterval = flyteconfig.Duration{Duration: 10 * time.Second}
-	if *cfg != *want {
+	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("config = %+v\nwant     %+v (the defaults for every key the ConfigMap leaves out)", *cfg, *want)
 	}
 }
