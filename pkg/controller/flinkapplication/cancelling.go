@@ -52,7 +52,8 @@ func handleCancelling(rc *Context) Outcome {
 // stateLost ends a stop whose job stopped without state that may be restored. Nothing is started:
 // an update fails and a suspend waits, both saying how to go on.
 func stateLost(rc *Context, reason, why string) Outcome {
-	msg := why + "; restore it by hand (spec.savepointPath), or set fallbackWithoutState to start it without state"
+	msg := fmt.Sprintf("%s; restore it by hand (%s), or set %s to start it without state",
+		why, specField(rc.App, "savepointPath"), specField(rc.App, "fallbackWithoutState"))
 	if suspending(rc.App) && candidate(&rc.App.Status) == nil {
 		return blocked(rc, "SuspendBlocked", msg)
 	}

@@ -73,7 +73,7 @@ func keepStateAddress(rc *Context, rec *v1beta1.DeploymentRecord, v *JobView) {
 		return
 	}
 	st.FinalSavepointPath, st.SavepointPath = path, path
-	rc.event(false, "StateKept", fmt.Sprintf("the application's state is at %s; restore it with spec.savepointPath", path))
+	rc.event(false, "StateKept", fmt.Sprintf("the job's state is at %s; restore it with %s", path, specField(rc.App, "savepointPath")))
 }
 
 // finishDelete removes the finalizer once what status says about the job's state is persisted.

@@ -57,6 +57,18 @@ func kindName(app *v1beta1.FlinkApplication) string {
 	return applicationKindName
 }
 
+// specField is where a spec field an application has lives in the kind of the view, for messages
+// that tell users what to change.
+func specField(app *v1beta1.FlinkApplication, field string) string {
+	if kindName(app) != sessionJobKindName {
+		return "spec." + field
+	}
+	if field == "savepointPath" {
+		return "spec.job.initialSavepointPath of a new FlinkSessionJob"
+	}
+	return "spec.job." + field
+}
+
 // writeKey names an object across kinds, for the record of our own last write.
 func writeKey(app *v1beta1.FlinkApplication) string {
 	return kindName(app) + "/" + app.Namespace + "/" + app.Name

@@ -23,7 +23,7 @@ func handleRecovering(rc *Context) Outcome {
 	if !cancelIssued(v) {
 		if choice := chooseRestore(rc, &v.Ref); choice.Problem != "" {
 			msg := fmt.Sprintf("savepoint failed and %s; job %s is left as it was. Fix the cause and change the spec to retry, "+
-				"or set fallbackWithoutState to start without state", choice.Problem, jobID)
+				"or set %s to start without state", choice.Problem, jobID, specField(rc.App, "fallbackWithoutState"))
 			if suspending(rc.App) && candidate(st) == nil {
 				return blocked(rc, "SuspendBlocked", msg)
 			}

@@ -86,9 +86,9 @@ func suspendJob(rc *Context) Outcome {
 	st := &rc.App.Status
 	clearTarget(st)
 	if _, jobID := liveJob(st); jobID != "" {
-		return stopLiveJob(rc, "Suspending", "spec.state is Suspended")
+		return stopLiveJob(rc, "Suspending", specField(rc.App, "state")+" is Suspended")
 	}
-	return suspended(rc, "Suspended", "spec.state is Suspended and no job runs")
+	return suspended(rc, "Suspended", specField(rc.App, "state")+" is Suspended and no job runs")
 }
 
 func removeStaleClusters(rc *Context) error {

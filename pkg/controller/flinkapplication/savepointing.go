@@ -63,7 +63,7 @@ func abandonBeforeStop(rc *Context, what string) (Outcome, bool) {
 		return warnTo(v1beta1.PhaseRollingBack, "ForceRollback", fmt.Sprintf("forceRollback set: abandoning the update before the %s", what)), true
 	case !suspending(rc.App) && candidate(st) == nil:
 		// A stop that only a suspend asked for; the suspend was taken back.
-		msg := fmt.Sprintf("spec.state is Running again before the %s; the job keeps running", what)
+		msg := fmt.Sprintf("%s is Running again before the %s; the job keeps running", specField(rc.App, "state"), what)
 		if st.FailedDeployHash != "" && rc.Hash == st.FailedDeployHash {
 			return moveTo(v1beta1.PhaseDeployFailed, "SuspendCancelled", msg+" on the spec before the one that failed"), true
 		}

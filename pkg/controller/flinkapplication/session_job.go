@@ -64,7 +64,7 @@ func handleWaitingForCluster(rc *Context) Outcome {
 	st := &rc.App.Status
 	if suspending(rc.App) {
 		clearTarget(st)
-		return moveTo(v1beta1.PhaseSuspended, "Suspended", fmt.Sprintf("spec.state is Suspended and no job runs; it resumes from %s",
+		return moveTo(v1beta1.PhaseSuspended, "Suspended", fmt.Sprintf("spec.job.state is Suspended and no job runs; it resumes from %s",
 			describeState(st.SavepointPath)))
 	}
 	hash, why := sessionClusterReady(rc)
@@ -194,7 +194,7 @@ func handleSessionJobUpdating(rc *Context) Outcome {
 // it from the state recorded when it was suspended.
 func handleSessionJobSuspended(rc *Context) Outcome {
 	if !suspending(rc.App) {
-		return moveTo(v1beta1.PhaseUpdating, "Resuming", fmt.Sprintf("spec.state is Running; resuming from %s",
+		return moveTo(v1beta1.PhaseUpdating, "Resuming", fmt.Sprintf("spec.job.state is Running; resuming from %s",
 			describeState(rc.App.Status.SavepointPath)))
 	}
 	return stay(untilChanged)

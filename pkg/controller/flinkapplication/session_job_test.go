@@ -246,3 +246,39 @@ func TestSessionJobWithoutFreeSlotsWaitsInsteadOfFailing(t *testing.T) {
 	w.updateSessionJob("a", func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.State = v1beta1.JobStateSuspended })
 	w.runSessionsUntil("big runs", func() bool { return w.sessionJobIn("big", v1beta1.SessionJobRunning) })
 }
+
+func TestSessionClusterChangeIsHeldByAJobThatCannotBeStoppedSafely(t *testing.T) {
+	w := newWorld(t)
+	jar := w.withSessions()
+	w.faults = flinksim.Faults{FailSavepoints: true}
+	c := sessionCluster("session")
+	// No checkpoints, and savepoints fail: b (LastState) has no state to carry across.
+	delete(c.Spec.FlinkConfig, "execution.checkpointing.interval")
+	w.createSessionCluster(c)
+	w.createSessionJob(sessionJob("a", "session", jar, v1beta1.UpgradeModeStateless))
+	w.createSessionJob(sessionJob("b", "session", jar, v1beta1.UpgradeModeLastState))
+	w.runSessionsUntil("both jobs running", func() bool {
+		return w.sessionJobIn("a", v1beta1.SessionJobRunning) && w.sessionJobIn("b", v1beta1.SessionJobRunning)
+	})
+	oldHash := w.sessionCluster("session").Status.DeployHash
+	oldB := w.sessionJob("b").Status.JobStatus.JobID
+	w.updateSessionCluster("session", func(c *v1beta1.FlinkSessionCluster) { c.Spec.Image = "flink:1.20.1" })
+	w.runSessionsUntil("a moved, b blocked", func() bool {
+		a := w.sessionJob("a")
+		return a.Status.Phase == v1beta1.SessionJobRunning && a.Status.JobStatus.ClusterHash != oldHash &&
+			w.sessionJobIn("b", v1beta1.SessionJobDeployFailed)
+	})
+	for i := 0; i < 20; i++ {
+		w.reconcileSessions()
+	}
+	b, cluster := w.sessionJob("b"), w.sessionCluster("session")
+	assert.Equal(t, oldB, b.Status.JobStatus.JobID, "b keeps its job")
+	assert.Equal(t, v1beta1.JobRunning, b.Status.JobStatus.State, "b's job keeps running: %s", b.Status.Reason)
+	assert.Contains(t, b.Status.Reason, "spec.job.fallbackWithoutState", "the reason names the session job's own field")
+	assert.NotNil(t, w.jms["session-"+oldHash], "the old cluster is kept while b's job runs there")
+	assert.Contains(t, cluster.Status.Reason, "b (DeployFailed)", "the cluster names the job that holds it")
+	progressing := meta.FindStatusCondition(cluster.Status.Conditions, v1beta1.ConditionProgressing)
+	require.NotNil(t, progressing)
+	assert.Equal(t, "JobsMoving", progressing.Reason)
+	w.assertOneJobEach("a", "b")
+}

@@ -67,6 +67,7 @@ func sessionJobView(job *v1beta1.FlinkSessionJob, cluster *v1beta1.FlinkSessionC
 	app.APIVersion, app.Kind = v1beta1.SchemeGroupVersion.String(), sessionJobKindName
 	j, s := job.Spec.Job, &app.Spec
 	s.EntryClass, s.AllowNonRestoredState, s.RestartNonce = j.EntryClass, j.AllowNonRestoredState, j.RestartNonce
+	s.FallbackWithoutState = j.FallbackWithoutState
 	if j.Parallelism != nil {
 		s.Parallelism = *j.Parallelism
 	}

@@ -99,6 +99,9 @@ type JobSpec struct {
 	AllowNonRestoredState bool `json:"allowNonRestoredState,omitempty"`
 	// RestartNonce resubmits the job, its state carried per upgradeMode, when changed.
 	RestartNonce string `json:"restartNonce,omitempty"`
+	// FallbackWithoutState lets the job start without state when no savepoint or retained checkpoint
+	// young enough exists; without it such a job is not started and the reason says so.
+	FallbackWithoutState bool `json:"fallbackWithoutState,omitempty"`
 }
 
 // FlinkSessionJobStatus is the operator's record of a session job, in a FlinkApplicationStatus's shape
