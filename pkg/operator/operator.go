@@ -13,6 +13,8 @@ import (
 	"github.com/flyteorg/flytestdlib/promutils"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -49,6 +51,9 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 	}
 	apps, err := versioned.NewForConfig(restConfig)
 	if err != nil {
+		return err
+	}
+	if err := crdsInstalled(ctx, apps, cfg.Namespaces()); err != nil {
 		return err
 	}
 	resolve, err := cfg.URLResolver(restConfig.Host)
@@ -99,4 +104,25 @@ func serveMetrics(addr string) (*http.Server, string, error) {
 		}
 	}()
 	return srv, ln.Addr().String(), nil
+}
+
+// crdsInstalled fails at once, naming the kind, when a CRD the operator watches is not installed:
+// its informer would never sync and the operator would wait without saying why.
+func crdsInstalled(ctx context.Context, apps versioned.Interface, namespaces []string) error {
+	ns := metav1.NamespaceAll
+	if len(namespaces) > 0 {
+		ns = namespaces[0]
+	}
+	one := metav1.ListOptions{Limit: 1}
+	v1 := apps.FlinkV1beta1()
+	for kind, list := range map[string]func() error{
+		"FlinkApplication":    func() error { _, err := v1.FlinkApplications(ns).List(ctx, one); return err },
+		"FlinkSessionCluster": func() error { _, err := v1.FlinkSessionClusters(ns).List(ctx, one); return err },
+		"FlinkSessionJob":     func() error { _, err := v1.FlinkSessionJobs(ns).List(ctx, one); return err },
+	} {
+		if err := list(); apierrors.IsNotFound(err) {
+			return fmt.Errorf("the %s CRD is not installed (apply deploy/crd): %w", kind, err)
+		}
+	}
+	return nil
 }
