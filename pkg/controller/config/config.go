@@ -63,6 +63,10 @@ type Config struct {
 	WaitPollInterval config.Duration `json:"waitPollInterval" pflag:",How soon a waiting phase looks again"`
 	// StatusPollInterval is how often a running job's status is refreshed.
 	StatusPollInterval config.Duration `json:"statusPollInterval" pflag:",How often a running job is observed"`
+	// CheckpointRecordInterval is how much newer a completed checkpoint must be than the one status
+	// records before status records it. Status is the recovery fallback when a JobManager is gone, so
+	// the checkpoint restored then is at most this (plus one checkpoint interval) older than the newest.
+	CheckpointRecordInterval config.Duration `json:"checkpointRecordInterval" pflag:",How often checkpoint progress is written to status"`
 	// ClusterStartTimeout bounds ClusterStarting; past it a first deploy fails and an update rolls back.
 	ClusterStartTimeout config.Duration `json:"clusterStartTimeout" pflag:",Deadline for a new cluster to become ready"`
 	// ReadinessTimeout bounds how long a submitted job may take to run stable (all tasks running for
@@ -101,6 +105,7 @@ func Default() *Config {
 		ProxyPort:                      8001,
 		WaitPollInterval:               config.Duration{Duration: 2 * time.Second},
 		StatusPollInterval:             config.Duration{Duration: 10 * time.Second},
+		CheckpointRecordInterval:       config.Duration{Duration: time.Minute},
 		ClusterStartTimeout:            config.Duration{Duration: 5 * time.Minute},
 		ReadinessTimeout:               config.Duration{Duration: 3 * time.Minute},
 		JobStabilizationPeriod:         config.Duration{Duration: 10 * time.Second},

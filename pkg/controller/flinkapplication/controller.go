@@ -92,31 +92,40 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 	c.podInformers = append(c.podInformers, pods.Informer())
 	jobIndex := sessionJobs.Informer().GetIndexer()
 	c.jobIndexes[ns] = jobIndex
-	onChange := func(enqueue func(obj interface{})) cache.ResourceEventHandlerFuncs {
+	// enqueue gets echo set for the update that is our own last status write coming back: the pass
+	// that wrote it already asked for its next look, so the object itself is not queued again.
+	onChange := func(kind string, enqueue func(obj interface{}, echo bool)) cache.ResourceEventHandlerFuncs {
 		return cache.ResourceEventHandlerFuncs{
-			AddFunc: enqueue,
+			AddFunc: func(obj interface{}) { enqueue(obj, false) },
 			UpdateFunc: func(old, new interface{}) {
-				if old.(metav1.Object).GetResourceVersion() != new.(metav1.Object).GetResourceVersion() {
-					enqueue(new)
+				o, n := old.(metav1.Object), new.(metav1.Object)
+				if o.GetResourceVersion() != n.GetResourceVersion() {
+					enqueue(new, c.env.ownEcho(kind, o, n))
 				}
 			},
-			DeleteFunc: enqueue,
+			DeleteFunc: func(obj interface{}) { enqueue(obj, false) },
 		}
 	}
-	_, _ = apps.Informer().AddEventHandler(onChange(c.enqueue))
-	// A session cluster's changes wake its jobs; a job's wake its cluster, which lists its jobs
-	// and holds its deletion while any is left.
-	_, _ = sessionClusters.Informer().AddEventHandler(onChange(func(obj interface{}) {
-		if name, ok := objectName(obj); ok {
-			c.enqueueSessionCluster(name)
+	_, _ = apps.Informer().AddEventHandler(onChange(applicationKindName, func(obj interface{}, echo bool) {
+		if !echo {
+			c.enqueue(obj)
 		}
 	}))
-	_, _ = sessionJobs.Informer().AddEventHandler(onChange(func(obj interface{}) {
+	// A session cluster's changes wake its jobs; a job's wake its cluster, which lists its jobs
+	// and holds its deletion while any is left.
+	_, _ = sessionClusters.Informer().AddEventHandler(onChange(sessionClusterKindName, func(obj interface{}, echo bool) {
+		if name, ok := objectName(obj); ok {
+			c.enqueueSessionCluster(name, !echo)
+		}
+	}))
+	_, _ = sessionJobs.Informer().AddEventHandler(onChange(sessionJobKindName, func(obj interface{}, echo bool) {
 		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = tomb.Obj
 		}
 		if j, ok := obj.(*v1beta1.FlinkSessionJob); ok {
-			c.queue.Add(queueKey{sessionJobKindName, cache.ObjectName{Namespace: j.Namespace, Name: j.Name}})
+			if !echo {
+				c.queue.Add(queueKey{sessionJobKindName, cache.ObjectName{Namespace: j.Namespace, Name: j.Name}})
+			}
 			c.queue.Add(queueKey{sessionClusterKindName, cache.ObjectName{Namespace: j.Namespace, Name: j.Spec.ClusterName}})
 		}
 	}))
@@ -146,9 +155,12 @@ func objectName(obj interface{}) (cache.ObjectName, bool) {
 	return name, err == nil
 }
 
-// enqueueSessionCluster queues a session cluster and every job that names it.
-func (c *Controller) enqueueSessionCluster(name cache.ObjectName) {
-	c.queue.Add(queueKey{sessionClusterKindName, name})
+// enqueueSessionCluster queues every job that names a session cluster, and the cluster itself unless
+// only its jobs need to look.
+func (c *Controller) enqueueSessionCluster(name cache.ObjectName, itself bool) {
+	if itself {
+		c.queue.Add(queueKey{sessionClusterKindName, name})
+	}
 	index := c.jobIndexes[name.Namespace]
 	if index == nil {
 		index = c.jobIndexes[metav1.NamespaceAll]
@@ -180,7 +192,7 @@ func (c *Controller) enqueueOwner(obj interface{}) {
 		case applicationKindName:
 			c.queue.Add(queueKey{applicationKindName, name})
 		case sessionClusterKindName:
-			c.enqueueSessionCluster(name)
+			c.enqueueSessionCluster(name, true)
 		}
 		return
 	}
@@ -189,7 +201,7 @@ func (c *Controller) enqueueOwner(obj interface{}) {
 		if app := m.GetLabels()[k8.AppLabel]; app != "" {
 			name := cache.ObjectName{Namespace: m.GetNamespace(), Name: app}
 			c.queue.Add(queueKey{applicationKindName, name})
-			c.enqueueSessionCluster(name)
+			c.enqueueSessionCluster(name, true)
 		}
 	}
 }

@@ -2,10 +2,12 @@ package flinkapplication
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
@@ -74,6 +76,16 @@ func (e *Environment) rememberWrite(key, resourceVersion string) {
 }
 
 func (e *Environment) forgetApp(key string) { e.written.Delete(key) }
+
+// ownEcho tells whether an update of an object is only our own last status write coming back: its
+// resourceVersion is the one that write returned and nothing else a pass reads changed with it.
+func (e *Environment) ownEcho(kind string, old, new metav1.Object) bool {
+	v, ok := e.written.Load(kind + "/" + new.GetNamespace() + "/" + new.GetName())
+	return ok && v.(string) == new.GetResourceVersion() && old.GetGeneration() == new.GetGeneration() &&
+		(old.GetDeletionTimestamp() == nil) == (new.GetDeletionTimestamp() == nil) &&
+		reflect.DeepEqual(old.GetFinalizers(), new.GetFinalizers()) &&
+		reflect.DeepEqual(old.GetLabels(), new.GetLabels()) && reflect.DeepEqual(old.GetAnnotations(), new.GetAnnotations())
+}
 
 func eventType(warning bool) string {
 	if warning {

@@ -47,16 +47,15 @@ func observeLiveJob(rc *Context) {
 		js.LastFailingTime = &t
 	}
 	if cp, err := rc.checkpointsOf(v.Ref); err == nil {
-		js.CompletedCheckpointCount = int32(cp.Counts.Completed)
-		js.FailedCheckpointCount = int32(cp.Counts.Failed)
 		// Every restore after the initial one is a failover restart.
 		restarts := cp.Counts.Restored
 		if js.RestorePath != "" && restarts > 0 {
 			restarts--
 		}
 		js.JobRestartCount = int32(restarts)
-		if c := cp.Latest.Completed; c != nil && c.ExternalPath != "" {
+		if c := cp.Latest.Completed; c != nil && c.ExternalPath != "" && checkpointRecordDue(rc, js, c.TriggerTimestamp) {
 			js.LastCheckpointPath, js.LastCheckpointTime = c.ExternalPath, msTime(c.TriggerTimestamp)
+			js.CompletedCheckpointCount, js.FailedCheckpointCount = int32(cp.Counts.Completed), int32(cp.Counts.Failed)
 		}
 		if r := cp.Latest.Restored; r != nil && js.RestorePath == "" {
 			js.RestorePath, js.RestoreTime = r.ExternalPath, msTime(r.RestoreTimestamp)
@@ -113,4 +112,21 @@ func msTime(ms int64) *metav1.Time {
 	}
 	t := metav1.NewTime(time.UnixMilli(ms).UTC())
 	return &t
+}
+
+// checkpointRecordDue tells whether a completed checkpoint (its trigger time in ms) is to be recorded
+// in status with the checkpoint counters: the first one a job completes, and then one at least
+// checkpointRecordInterval newer than the one recorded. Writing every checkpoint would write status
+// at every poll of every checkpointing job. The recorded checkpoint is what a job lost with its
+// JobManager restarts from, so it is replaced before Flink may delete it: sooner when Flink retains
+// too few checkpoints to keep it for the interval (with the default of one, at every checkpoint).
+func checkpointRecordDue(rc *Context, js *v1beta1.FlinkJobStatus, triggered int64) bool {
+	if js.LastCheckpointTime == nil || js.LastCheckpointPath == "" {
+		return true
+	}
+	window := rc.Config.CheckpointRecordInterval.Duration
+	if survives, ok := flink.CheckpointSurvival(rc.App); !ok || survives < window {
+		window = survives
+	}
+	return time.UnixMilli(triggered).Sub(js.LastCheckpointTime.Time) >= window
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -119,21 +118,15 @@ func setCondition(st *v1beta1.FlinkApplicationStatus, c metav1.Condition, now ti
 // persist writes the status if it changed, as a merge patch guarded by the resourceVersion we read:
 // a write based on an out-of-date view fails instead of overwriting newer intent.
 func (e *Environment) persist(rc *Context, cached *v1beta1.FlinkApplication) error {
-	before, after := rc.kind.status(cached), rc.kind.status(rc.App)
-	if apiequality.Semantic.DeepEqual(before, after) {
-		return nil
+	before := rc.kind.status(cached)
+	// Compared as the API server stores them: times in whole seconds. Flink's millisecond times
+	// differ from the stored ones on every pass without anything a reader could see.
+	if patch, err := statusPatch(before, rc.kind.status(rc.App)); err != nil || patch == nil {
+		return err
 	}
 	t := metav1.NewTime(rc.Now)
 	rc.App.Status.LastUpdatedAt = &t
-	oldJSON, err := json.Marshal(map[string]interface{}{"status": before})
-	if err != nil {
-		return err
-	}
-	newJSON, err := json.Marshal(map[string]interface{}{"status": rc.kind.status(rc.App)})
-	if err != nil {
-		return err
-	}
-	patch, err := jsonpatch.CreateMergePatch(oldJSON, newJSON)
+	patch, err := statusPatch(before, rc.kind.status(rc.App))
 	if err != nil {
 		return err
 	}
@@ -154,4 +147,21 @@ func (e *Environment) persist(rc *Context, cached *v1beta1.FlinkApplication) err
 	e.activity.wrote(e.Clock.Now())
 	e.rememberWrite(writeKey(rc.App), updated.GetResourceVersion())
 	return nil
+}
+
+// statusPatch is the merge patch from one status to another, nil when they serialise the same.
+func statusPatch(before, after interface{}) ([]byte, error) {
+	oldJSON, err := json.Marshal(map[string]interface{}{"status": before})
+	if err != nil {
+		return nil, err
+	}
+	newJSON, err := json.Marshal(map[string]interface{}{"status": after})
+	if err != nil {
+		return nil, err
+	}
+	patch, err := jsonpatch.CreateMergePatch(oldJSON, newJSON)
+	if err != nil || string(patch) == "{}" {
+		return nil, err
+	}
+	return patch, nil
 }

@@ -1,0 +1,63 @@
+package flink
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// Flink's checkpoint settings the operator reads.
+const (
+	CheckpointIntervalKey  = "execution.checkpointing.interval"
+	RetainedCheckpointsKey = "state.checkpoints.num-retained"
+)
+
+// CheckpointSurvival is how long a completed checkpoint is sure to stay on storage after it
+// completed: Flink keeps the newest state.checkpoints.num-retained (default 1) and deletes older
+// ones as newer complete, so one survives (num-retained − 1) checkpoint intervals. ok is false
+// when checkpointing is off or its interval cannot be read.
+func CheckpointSurvival(app *v1beta1.FlinkApplication) (time.Duration, bool) {
+	conf, err := app.Spec.FlinkConfig.Strings()
+	if err != nil {
+		return 0, false
+	}
+	interval, err := ParseDuration(conf[CheckpointIntervalKey])
+	if err != nil || interval <= 0 {
+		return 0, false
+	}
+	retained := 1
+	if v, set := conf[RetainedCheckpointsKey]; set {
+		if retained, err = strconv.Atoi(strings.TrimSpace(v)); err != nil || retained < 1 {
+			return 0, false
+		}
+	}
+	return time.Duration(retained-1) * interval, true
+}
+
+// durationUnits are Flink's duration units; a number without one is milliseconds.
+var durationUnits = map[string]time.Duration{
+	"": time.Millisecond, "ms": time.Millisecond, "milli": time.Millisecond, "millis": time.Millisecond,
+	"millisecond": time.Millisecond, "milliseconds": time.Millisecond,
+	"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
+	"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
+	"h": time.Hour, "hour": time.Hour, "hours": time.Hour,
+	"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
+}
+
+// ParseDuration reads Flink's duration syntax: "10s", "500 ms", "1 min", "60000" (milliseconds).
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	n, err := strconv.ParseInt(s[:i], 10, 64)
+	unit, known := durationUnits[strings.ToLower(strings.TrimSpace(s[i:]))]
+	if err != nil || !known || n > int64(1<<62)/int64(unit) {
+		return 0, fmt.Errorf("%q is not a Flink duration", s)
+	}
+	return time.Duration(n) * unit, nil
+}

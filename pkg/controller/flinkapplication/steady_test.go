@@ -1,0 +1,84 @@
+package flinkapplication
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// A running job that nothing happens to is observed at every status poll and written to status only
+// when a reader could tell the difference: an idle job not at all, a checkpointing one at most every
+// checkpointRecordInterval.
+func TestAnIdleApplicationCausesNoStatusWrites(t *testing.T) {
+	for _, c := range []struct {
+		name                 string
+		checkpoint, retained string
+		maxWrites            int
+	}{
+		{"no checkpoints", "", "", 0},
+		{"a checkpoint every 10s, 7 retained", "10s", "7", 5},
+		// Flink deletes a checkpoint as soon as the next completes: each must be recorded, or a job
+		// lost with its JobManager would be restarted from a checkpoint that no longer exists.
+		{"a checkpoint every 10s, Flink's default of 1 retained", "10s", "", 30},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			app := wordcount("wc")
+			delete(app.Spec.FlinkConfig, "execution.checkpointing.interval")
+			if c.checkpoint != "" {
+				app.Spec.FlinkConfig["execution.checkpointing.interval"] = c.checkpoint
+			}
+			if c.retained != "" {
+				app.Spec.FlinkConfig["state.checkpoints.num-retained"] = c.retained
+			}
+			w.create(app)
+			w.runUntilPhase("wc", v1beta1.PhaseRunning)
+			w.passes("wc", 5) // the job's first observations settle
+			writes := w.crashAtStatusWrite(0, nil)
+			end := w.clock.Now().Add(5 * time.Minute)
+			passes := 0
+			for w.clock.Now().Before(end) {
+				w.settle()
+				_, _ = w.env.Reconcile(context.Background(), ns, "wc")
+				passes++
+				w.clock.Step(w.env.Config.StatusPollInterval.Duration)
+			}
+			assert.LessOrEqual(t, *writes, c.maxWrites, "status writes in 5 minutes of %d passes", passes)
+			t.Logf("%d status writes in %d passes over 5 minutes", *writes, passes)
+		})
+	}
+}
+
+// Writing less never hides a failure: a job that fails is in status at the next status poll.
+func TestAFailedJobIsReportedWithinOneStatusPoll(t *testing.T) {
+	w := newWorld(t)
+	w.faults = flinksim.Faults{FailJobsAfter: 2 * time.Minute}
+	w.create(wordcount("wc"))
+	running := w.runUntilPhase("wc", v1beta1.PhaseRunning)
+	poll := w.env.Config.StatusPollInterval.Duration
+	deadline := running.Status.JobStatus.StartTime.Add(2*time.Minute + 3*poll)
+	var seen time.Time
+	for seen.IsZero() {
+		require.True(t, w.clock.Now().Before(deadline), "the failure is not reported by %s", w.clock.Now())
+		w.settle()
+		_, _ = w.env.Reconcile(context.Background(), ns, "wc")
+		if w.get("wc").Status.JobStatus.State == v1beta1.JobFailed {
+			seen = w.clock.Now()
+		}
+		w.clock.Step(poll)
+	}
+	var failed time.Time
+	for _, c := range w.timeline.Jobs(ns + "/wc")[0].States {
+		if c.State == "FAILED" {
+			failed = c.Time
+		}
+	}
+	require.False(t, failed.IsZero())
+	assert.LessOrEqual(t, seen.Sub(failed), poll, "reported within one status poll of the failure at %s", failed)
+}
