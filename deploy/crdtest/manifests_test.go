@@ -385,7 +385,7 @@ func TestOperatorConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := config.Default()
-	want.Workers = 4
+	want.Workers = 16
 	want.FlinkURLMode = config.URLModeServiceDNS
 	want.MetricsAddress = ":10254"
 	want.StatusPollInterval = flyteconfig.Duration{Duration: 10 * time.Second}

@@ -40,10 +40,10 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 		return err
 	}
 	log := klog.FromContext(ctx)
-	if restConfig.QPS == 0 {
+	if restConfig.QPS == 0 && cfg.KubeAPIQPS > 0 {
 		// client-go's default of 5 requests a second throttles an operator running many applications
 		// long before the API server would.
-		restConfig.QPS, restConfig.Burst = 50, 100
+		restConfig.QPS, restConfig.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
 	}
 	kube, err := kubernetes.NewForConfig(restConfig)
 	if err != nil {

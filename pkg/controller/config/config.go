@@ -49,8 +49,12 @@ type Config struct {
 	// LimitNamespace is a comma-separated list of namespaces to watch; empty watches all.
 	LimitNamespace string `json:"limitNamespace" pflag:",Comma-separated namespaces to watch; empty for all"`
 	Workers        int    `json:"workers" pflag:",Number of applications reconciled in parallel"`
-	MetricsPrefix  string `json:"metricsPrefix" pflag:",Prefix of every Prometheus metric"`
-	MetricsAddress string `json:"metricsAddress" pflag:",Address of the /metrics and /healthz server"`
+	// KubeAPIQPS and KubeAPIBurst bound the operator's requests to the API server, per client: status
+	// writes and the creation of clusters use separate clients, so neither starves the other.
+	KubeAPIQPS     float32 `json:"kubeAPIQPS" pflag:",Sustained requests per second to the API server, per client"`
+	KubeAPIBurst   int     `json:"kubeAPIBurst" pflag:",Burst of requests to the API server, per client"`
+	MetricsPrefix  string  `json:"metricsPrefix" pflag:",Prefix of every Prometheus metric"`
+	MetricsAddress string  `json:"metricsAddress" pflag:",Address of the /metrics and /healthz server"`
 
 	FlinkURLMode     FlinkURLMode `json:"flinkUrlMode" pflag:",How to reach JobManagers: ServiceDNS, APIServerProxy or Template"`
 	FlinkURLTemplate string       `json:"flinkUrlTemplate" pflag:",Go template of a JobManager base URL with .Namespace .Service .Port (Template mode)"`
@@ -98,7 +102,10 @@ type Config struct {
 // Default is the configuration used when nothing is set.
 func Default() *Config {
 	return &Config{
-		Workers:                        4,
+		// A pass mostly waits on Flink and the API server; many run at once on few cores.
+		Workers:                        16,
+		KubeAPIQPS:                     100,
+		KubeAPIBurst:                   200,
 		MetricsPrefix:                  "flinkfsm",
 		MetricsAddress:                 ":10254",
 		FlinkURLMode:                   URLModeServiceDNS,

@@ -2,6 +2,7 @@ package flink
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -17,12 +18,15 @@ const (
 
 // CheckpointSurvival is how long a completed checkpoint is sure to stay on storage after it
 // completed: Flink keeps the newest state.checkpoints.num-retained (default 1) and deletes older
-// ones as newer complete, so one survives (num-retained − 1) checkpoint intervals. ok is false
-// when checkpointing is off or its interval cannot be read.
+// ones as newer complete, so one survives (num-retained − 1) checkpoint intervals; without periodic
+// checkpoints nothing replaces it. ok is false when the settings cannot be read.
 func CheckpointSurvival(app *v1beta1.FlinkApplication) (time.Duration, bool) {
 	conf, err := app.Spec.FlinkConfig.Strings()
 	if err != nil {
 		return 0, false
+	}
+	if _, set := conf[CheckpointIntervalKey]; !set {
+		return math.MaxInt64, true
 	}
 	interval, err := ParseDuration(conf[CheckpointIntervalKey])
 	if err != nil || interval <= 0 {

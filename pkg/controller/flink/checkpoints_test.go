@@ -1,6 +1,7 @@
 package flink
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ func TestCheckpointSurvivalFollowsRetentionAndInterval(t *testing.T) {
 		want time.Duration
 		ok   bool
 	}{
-		{v1beta1.FlinkConfig{}, 0, false},
+		{v1beta1.FlinkConfig{}, math.MaxInt64, true},
 		{v1beta1.FlinkConfig{CheckpointIntervalKey: "10s"}, 0, true},
 		{v1beta1.FlinkConfig{CheckpointIntervalKey: "10 s", RetainedCheckpointsKey: "7"}, time.Minute, true},
 		{v1beta1.FlinkConfig{CheckpointIntervalKey: "30000", RetainedCheckpointsKey: 3}, time.Minute, true},

@@ -31,6 +31,14 @@ type Controller struct {
 	workers      int
 	// jobIndexes are the FlinkSessionJob indexers by watched namespace ("" for all).
 	jobIndexes map[string]cache.Indexer
+	// due is when each queued key was due, to tell how long it waited for a worker.
+	due dueTimes
+}
+
+// add queues a key to be handled now.
+func (c *Controller) add(key queueKey) {
+	c.due.at(key, time.Now())
+	c.queue.Add(key)
 }
 
 // NewController wires informers for the configured namespaces (all when none are listed) to the queue.
@@ -124,9 +132,9 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 		}
 		if j, ok := obj.(*v1beta1.FlinkSessionJob); ok {
 			if !echo {
-				c.queue.Add(queueKey{sessionJobKindName, cache.ObjectName{Namespace: j.Namespace, Name: j.Name}})
+				c.add(queueKey{sessionJobKindName, cache.ObjectName{Namespace: j.Namespace, Name: j.Name}})
 			}
-			c.queue.Add(queueKey{sessionClusterKindName, cache.ObjectName{Namespace: j.Namespace, Name: j.Spec.ClusterName}})
+			c.add(queueKey{sessionClusterKindName, cache.ObjectName{Namespace: j.Namespace, Name: j.Spec.ClusterName}})
 		}
 	}))
 	owned := cache.ResourceEventHandlerFuncs{
@@ -143,7 +151,7 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 
 func (c *Controller) enqueue(obj interface{}) {
 	if name, ok := objectName(obj); ok {
-		c.queue.Add(queueKey{applicationKindName, name})
+		c.add(queueKey{applicationKindName, name})
 	}
 }
 
@@ -159,7 +167,7 @@ func objectName(obj interface{}) (cache.ObjectName, bool) {
 // only its jobs need to look.
 func (c *Controller) enqueueSessionCluster(name cache.ObjectName, itself bool) {
 	if itself {
-		c.queue.Add(queueKey{sessionClusterKindName, name})
+		c.add(queueKey{sessionClusterKindName, name})
 	}
 	index := c.jobIndexes[name.Namespace]
 	if index == nil {
@@ -171,7 +179,7 @@ func (c *Controller) enqueueSessionCluster(name cache.ObjectName, itself bool) {
 	jobs, _ := index.ByIndex(clusterIndex, name.Namespace+"/"+name.Name)
 	for _, obj := range jobs {
 		if j, ok := obj.(*v1beta1.FlinkSessionJob); ok {
-			c.queue.Add(queueKey{sessionJobKindName, cache.ObjectName{Namespace: j.Namespace, Name: j.Name}})
+			c.add(queueKey{sessionJobKindName, cache.ObjectName{Namespace: j.Namespace, Name: j.Name}})
 		}
 	}
 }
@@ -190,7 +198,7 @@ func (c *Controller) enqueueOwner(obj interface{}) {
 		name := cache.ObjectName{Namespace: m.GetNamespace(), Name: ref.Name}
 		switch ref.Kind {
 		case applicationKindName:
-			c.queue.Add(queueKey{applicationKindName, name})
+			c.add(queueKey{applicationKindName, name})
 		case sessionClusterKindName:
 			c.enqueueSessionCluster(name, true)
 		}
@@ -200,7 +208,7 @@ func (c *Controller) enqueueOwner(obj interface{}) {
 		// The label names the application or session cluster; both are woken, one of them is gone at once.
 		if app := m.GetLabels()[k8.AppLabel]; app != "" {
 			name := cache.ObjectName{Namespace: m.GetNamespace(), Name: app}
-			c.queue.Add(queueKey{applicationKindName, name})
+			c.add(queueKey{applicationKindName, name})
 			c.enqueueSessionCluster(name, true)
 		}
 	}
@@ -235,6 +243,9 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(key)
+	if waited, ok := c.due.taken(key, time.Now()); ok {
+		ctx = withQueueWait(ctx, waited)
+	}
 	after, err := c.reconcileSafely(ctx, key)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "reconcile failed", "object", key.String())
@@ -242,7 +253,12 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		return true
 	}
 	c.queue.Forget(key)
+	if after >= time.Second {
+		// Polls of applications created together would stay in lockstep and arrive in bursts.
+		after = wait.Jitter(after, 0.1)
+	}
 	if after > 0 {
+		c.due.at(key, time.Now().Add(after))
 		c.queue.AddAfter(key, after)
 	}
 	return true

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,8 +37,15 @@ type Environment struct {
 	Jars    *jars.Fetcher
 	Metrics *Metrics
 
-	// activity remembers when this process could not act, which phase deadlines do not count.
+	// activity remembers when this process could not act, and waits the times each object waited
+	// for a worker; phase deadlines count neither.
 	activity activity
+	waits    queueWaits
+
+	// looked remembers when slow-moving figures (checkpoints, slots) were last read from Flink per
+	// object, so that a running job costs one REST call per status poll, not three. It is only a
+	// cache: an operator that restarts reads them at once.
+	looked sync.Map
 
 	// written remembers the resourceVersion of our own last status write per application, to spot
 	// a cache that has not caught up with it yet.
@@ -76,6 +84,17 @@ func (e *Environment) rememberWrite(key, resourceVersion string) {
 }
 
 func (e *Environment) forgetApp(key string) { e.written.Delete(key) }
+
+// lookDue tells whether what is named was last read from Flink at least every ago, and if so
+// notes that it is read now.
+func (e *Environment) lookDue(rc *Context, what string, every time.Duration) bool {
+	key := writeKey(rc.App) + "/" + what
+	if last, ok := e.looked.Load(key); ok && rc.Now.Sub(last.(time.Time)) < every {
+		return false
+	}
+	e.looked.Store(key, rc.Now)
+	return true
+}
 
 // ownEcho tells whether an update of an object is only our own last status write coming back: its
 // resourceVersion is the one that write returned and nothing else a pass reads changed with it.

@@ -136,7 +136,8 @@ func pastDeadline(rc *Context, spec phaseSpec) (string, bool) {
 		return "", false
 	}
 	d := spec.deadline(rc)
-	if d <= 0 || rc.env.activity.acting(st.PhaseStartedAt.Time, rc.Now) <= d {
+	start := st.PhaseStartedAt.Time
+	if d <= 0 || rc.env.activity.acting(start, rc.Now)-rc.env.waits.within(writeKey(rc.App), start, rc.Now) <= d {
 		return "", false
 	}
 	return fmt.Sprintf("%s did not complete within %s", st.Phase.Normalized(), d), true

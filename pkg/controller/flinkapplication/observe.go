@@ -46,7 +46,21 @@ func observeLiveJob(rc *Context) {
 		t := metav1.NewTime(rc.Now)
 		js.LastFailingTime = &t
 	}
-	if cp, err := rc.checkpointsOf(v.Ref); err == nil {
+	// A job that is not simply running is watched closely: its restarts count from its checkpoints.
+	if rc.env.lookDue(rc, "checkpoints", checkpointRecordWindow(rc)) || job.State != client.JobRunning {
+		observeCheckpoints(rc, v.Ref)
+	}
+	js.Health = jobHealth(js, rc.Now)
+	if js.State != before && (js.State == v1beta1.JobFailed || js.State == v1beta1.JobFailing) {
+		rc.event(true, "JobFailing", fmt.Sprintf("job %s is %s: %s", jobID, js.State, failureCause(rc, v.Ref)))
+	}
+}
+
+// observeCheckpoints records the job's restarts and, when due, its newest completed checkpoint with
+// the checkpoint counters.
+func observeCheckpoints(rc *Context, ref JobRef) {
+	js := &rc.App.Status.JobStatus
+	if cp, err := rc.checkpointsOf(ref); err == nil {
 		// Every restore after the initial one is a failover restart.
 		restarts := cp.Counts.Restored
 		if js.RestorePath != "" && restarts > 0 {
@@ -61,14 +75,14 @@ func observeLiveJob(rc *Context) {
 			js.RestorePath, js.RestoreTime = r.ExternalPath, msTime(r.RestoreTimestamp)
 		}
 	}
-	js.Health = jobHealth(js, rc.Now)
-	if js.State != before && (js.State == v1beta1.JobFailed || js.State == v1beta1.JobFailing) {
-		rc.event(true, "JobFailing", fmt.Sprintf("job %s is %s: %s", jobID, js.State, failureCause(rc, v.Ref)))
-	}
 }
 
 func observeCluster(rc *Context, hash string) {
 	cs := &rc.App.Status.ClusterStatus
+	// Slots and TaskManagers change rarely, and Kubernetes reports lost TaskManagers sooner.
+	if cs.Health == v1beta1.Green && !rc.env.lookDue(rc, "overview/"+hash, rc.Config.CheckpointRecordInterval.Duration) {
+		return
+	}
 	ov, err := rc.Overview(hash)
 	if err != nil {
 		cs.Health = v1beta1.Red
@@ -124,9 +138,15 @@ func checkpointRecordDue(rc *Context, js *v1beta1.FlinkJobStatus, triggered int6
 	if js.LastCheckpointTime == nil || js.LastCheckpointPath == "" {
 		return true
 	}
+	return time.UnixMilli(triggered).Sub(js.LastCheckpointTime.Time) >= checkpointRecordWindow(rc)
+}
+
+// checkpointRecordWindow is how much newer a checkpoint must be than the recorded one to be
+// recorded, and so how often a running job's checkpoints are looked at.
+func checkpointRecordWindow(rc *Context) time.Duration {
 	window := rc.Config.CheckpointRecordInterval.Duration
 	if survives, ok := flink.CheckpointSurvival(rc.App); !ok || survives < window {
 		window = survives
 	}
-	return time.UnixMilli(triggered).Sub(js.LastCheckpointTime.Time) >= window
+	return window
 }

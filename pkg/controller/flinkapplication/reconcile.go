@@ -45,6 +45,7 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 		Clusters: clusters, GenericService: generic, env: e, memo: map[string]memoEntry{}, kind: applicationKind,
 	}
 	e.activity.passStarted(rc.Now)
+	e.waits.note(ctx, writeKey(rc.App))
 	migrateStatus(rc)
 	from := app.Status.Phase.Normalized()
 	fromStarted := app.Status.PhaseStartedAt

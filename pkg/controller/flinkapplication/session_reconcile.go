@@ -108,6 +108,7 @@ func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, na
 // runPass is a pass of a session kind: observe, decide, one status write, then the Events.
 func (e *Environment) runPass(rc *Context, cached *v1beta1.FlinkApplication, summarizeStatus func(*Context)) (time.Duration, error) {
 	e.activity.passStarted(rc.Now)
+	e.waits.note(rc, writeKey(rc.App))
 	from := rc.App.Status.Phase.Normalized()
 	if rc.App.DeletionTimestamp == nil || from == v1beta1.PhaseDeleting {
 		observe(rc)

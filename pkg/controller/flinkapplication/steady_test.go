@@ -20,12 +20,15 @@ func TestAnIdleApplicationCausesNoStatusWrites(t *testing.T) {
 		name                 string
 		checkpoint, retained string
 		maxWrites            int
+		// maxCalls is 8 a minute: one look at the job per poll, its checkpoints and the cluster's
+		// slots once a minute.
+		maxCalls int64
 	}{
-		{"no checkpoints", "", "", 0},
-		{"a checkpoint every 10s, 7 retained", "10s", "7", 5},
+		{"no checkpoints", "", "", 0, 40},
+		{"a checkpoint every 10s, 7 retained", "10s", "7", 5, 40},
 		// Flink deletes a checkpoint as soon as the next completes: each must be recorded, or a job
 		// lost with its JobManager would be restarted from a checkpoint that no longer exists.
-		{"a checkpoint every 10s, Flink's default of 1 retained", "10s", "", 30},
+		{"a checkpoint every 10s, Flink's default of 1 retained", "10s", "", 30, 70},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := newWorld(t)
@@ -41,6 +44,7 @@ func TestAnIdleApplicationCausesNoStatusWrites(t *testing.T) {
 			w.runUntilPhase("wc", v1beta1.PhaseRunning)
 			w.passes("wc", 5) // the job's first observations settle
 			writes := w.crashAtStatusWrite(0, nil)
+			calls := w.restCalls.Load()
 			end := w.clock.Now().Add(5 * time.Minute)
 			passes := 0
 			for w.clock.Now().Before(end) {
@@ -50,7 +54,9 @@ func TestAnIdleApplicationCausesNoStatusWrites(t *testing.T) {
 				w.clock.Step(w.env.Config.StatusPollInterval.Duration)
 			}
 			assert.LessOrEqual(t, *writes, c.maxWrites, "status writes in 5 minutes of %d passes", passes)
-			t.Logf("%d status writes in %d passes over 5 minutes", *writes, passes)
+			calls = w.restCalls.Load() - calls
+			assert.LessOrEqual(t, calls, c.maxCalls, "Flink REST calls in 5 minutes of %d passes", passes)
+			t.Logf("%d status writes and %d REST calls in %d passes over 5 minutes", *writes, calls, passes)
 		})
 	}
 }
@@ -81,4 +87,38 @@ func TestAFailedJobIsReportedWithinOneStatusPoll(t *testing.T) {
 	}
 	require.False(t, failed.IsZero())
 	assert.LessOrEqual(t, seen.Sub(failed), poll, "reported within one status poll of the failure at %s", failed)
+}
+
+// A busy operator reaches each application late. Passes that each make progress but wait for a
+// worker do not add up to a missed deadline: the deadline measures the application.
+func TestTimeWaitingForAWorkerDoesNotCountAgainstAPhaseDeadline(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		noted bool
+		want  v1beta1.FlinkApplicationPhase
+	}{
+		{"waits not known to the operator", false, v1beta1.PhaseDeployFailed},
+		{"waits measured by the queue", true, v1beta1.PhaseRunning},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.env.Config.ReadinessTimeout.Duration = 20 * time.Second
+			w.create(wordcount("wc"))
+			late := 8 * time.Second
+			for i := 0; i < 100; i++ {
+				w.settle()
+				ctx := context.Background()
+				if c.noted {
+					ctx = withQueueWait(ctx, span{w.clock.Now().Add(-late), w.clock.Now()})
+				}
+				_, _ = w.env.Reconcile(ctx, ns, "wc")
+				if p := w.get("wc").Status.Phase; p == v1beta1.PhaseRunning || p == v1beta1.PhaseDeployFailed {
+					break
+				}
+				w.clock.Step(late)
+			}
+			app := w.get("wc")
+			assert.Equal(t, c.want, app.Status.Phase, app.Status.Reason)
+		})
+	}
 }

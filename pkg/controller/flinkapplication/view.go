@@ -71,16 +71,15 @@ func (rc *Context) JobView(hash, jobID string) *JobView {
 }
 
 // observe takes the pass's view of Flink before any decision: the jobs of both deployment records
-// (the stable one and the candidate), with the stable job's checkpoints. The other jobs on a
-// cluster (strays) are listed, in the same view, when a decision needs them: before a submission.
-// Calls to a JobManager that did not answer once fail fast for the rest of the pass.
+// (the stable one and the candidate). A job's checkpoints and the other jobs on a cluster (strays)
+// are read, in the same view, when a decision needs them: checkpoints before a stop or a restore
+// and when their record is due, strays before a submission. Calls to a JobManager that did not
+// answer once fail fast for the rest of the pass.
 func observe(rc *Context) {
 	st := &rc.App.Status
 	for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
 		if r != nil && r.JobID != "" {
-			if v := rc.JobView(r.ClusterHash, r.JobID); v.Details != nil && r == stable(st) {
-				_, _ = rc.checkpointsOf(v.Ref)
-			}
+			rc.JobView(r.ClusterHash, r.JobID)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -59,6 +60,8 @@ type world struct {
 	imageFaults map[string]flinksim.Faults
 	// rv keeps resourceVersions on FlinkApplication writes as the API server does.
 	rv *resourceVersions
+	// restCalls counts the requests the JobManagers were sent.
+	restCalls atomic.Int64
 }
 
 func newWorld(t *testing.T) *world {
@@ -90,6 +93,7 @@ func newWorld(t *testing.T) *world {
 // route sends /<ns>/<service>/<flink path> to that cluster's JobManager; a cluster without one
 // refuses the connection, as an unreachable JobManager does.
 func (w *world) route(rw http.ResponseWriter, r *http.Request) {
+	w.restCalls.Add(1)
 	parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 3)
 	w.mu.Lock()
 	var jm *flinksim.JobManager

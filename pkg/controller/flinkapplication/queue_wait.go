@@ -1,0 +1,89 @@
+package flinkapplication
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// A phase deadline measures the application, not the operator: time an application was due but
+// waited for a worker, because the queue was backed up, does not count against it. Otherwise a busy
+// operator would roll back healthy updates whose passes merely came late.
+
+// queueWaitSlack is the wait for a worker that is taken as normal and not remembered.
+const queueWaitSlack = 100 * time.Millisecond
+
+// dueTimes remembers when each queued key was due: the earliest of the times it was queued for.
+type dueTimes struct {
+	mu  sync.Mutex
+	due map[queueKey]time.Time
+}
+
+func (d *dueTimes) at(key queueKey, t time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.due == nil {
+		d.due = map[queueKey]time.Time{}
+	}
+	if have, ok := d.due[key]; !ok || t.Before(have) {
+		d.due[key] = t
+	}
+}
+
+// taken forgets when a key was due as a worker takes it, and says how long it waited past that.
+func (d *dueTimes) taken(key queueKey, now time.Time) (span, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	due, ok := d.due[key]
+	delete(d.due, key)
+	if !ok || now.Sub(due) < queueWaitSlack {
+		return span{}, false
+	}
+	return span{due, now}, true
+}
+
+type queueWaitKey struct{}
+
+func withQueueWait(ctx context.Context, waited span) context.Context {
+	return context.WithValue(ctx, queueWaitKey{}, waited)
+}
+
+// queueWaits remembers, per object, the recent waits for a worker.
+type queueWaits struct {
+	mu    sync.Mutex
+	spans map[string][]span
+}
+
+// maxQueueWaits bounds the waits remembered per object; older ones end before its phase began.
+const maxQueueWaits = 64
+
+// note remembers the wait the pass's context carries, if any.
+func (q *queueWaits) note(ctx context.Context, key string) {
+	waited, ok := ctx.Value(queueWaitKey{}).(span)
+	if !ok {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.spans == nil {
+		q.spans = map[string][]span{}
+	}
+	s := append(q.spans[key], waited)
+	if len(s) > maxQueueWaits {
+		s = s[len(s)-maxQueueWaits:]
+	}
+	q.spans[key] = s
+}
+
+// within is how much of the time from start to now the object spent waiting for a worker.
+func (q *queueWaits) within(key string, start, now time.Time) time.Duration {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	total := time.Duration(0)
+	for _, s := range q.spans[key] {
+		if from, to := later(s.from, start), earlier(s.to, now); to.After(from) {
+			total += to.Sub(from)
+		}
+	}
+	return total
+}

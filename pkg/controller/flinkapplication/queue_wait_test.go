@@ -1,0 +1,33 @@
+package flinkapplication
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"k8s.io/client-go/tools/cache"
+)
+
+func TestTheQueueMeasuresWaitsFromTheEarliestDueTime(t *testing.T) {
+	var d dueTimes
+	key := queueKey{applicationKindName, cache.ObjectName{Namespace: ns, Name: "wc"}}
+	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	d.at(key, t0.Add(10*time.Second))
+	d.at(key, t0) // an event queues it sooner
+	waited, ok := d.taken(key, t0.Add(3*time.Second))
+	assert.True(t, ok)
+	assert.Equal(t, span{t0, t0.Add(3 * time.Second)}, waited)
+	_, ok = d.taken(key, t0.Add(4*time.Second))
+	assert.False(t, ok, "forgotten once taken")
+	d.at(key, t0)
+	_, ok = d.taken(key, t0.Add(queueWaitSlack/2))
+	assert.False(t, ok, "a short wait is normal")
+
+	var q queueWaits
+	q.note(withQueueWait(context.Background(), span{t0, t0.Add(3 * time.Second)}), "k")
+	q.note(withQueueWait(context.Background(), span{t0.Add(10 * time.Second), t0.Add(12 * time.Second)}), "k")
+	q.note(context.Background(), "k")
+	assert.Equal(t, 4*time.Second, q.within("k", t0.Add(time.Second), t0.Add(time.Minute)))
+	assert.Zero(t, q.within("other", t0, t0.Add(time.Minute)))
+}
