@@ -299,6 +299,9 @@ func TestStatusIsWrittenOnlyThroughTheStatusSubresource(t *testing.T) {
 	}{
 		{"known phase", set("Running", "status", "phase"), "", ""},
 		{"unknown phase", set("Bogus", "status", "phase"), "status.phase", `Unsupported value: "Bogus"`},
+		{"Lyft's SubmittingJob", set("SubmittingJob", "status", "phase"), "", ""},
+		{"Lyft's RollingBackJob", set("RollingBackJob", "status", "phase"), "", ""},
+		{"Lyft's empty phase", set("", "status", "phase"), "", ""},
 		{"history longer than MaxHistory", set(history, "status", "history"), "status.history", "must have at most 20 items"},
 		{"history entry without time", set([]interface{}{map[string]interface{}{"to": "Running"}}, "status", "history"), "status.history[0].time", "Required value"},
 	}

@@ -48,31 +48,44 @@ func TestStatusOfThePreviousVersionIsMigratedMidPath(t *testing.T) {
 		at   func(a *v1beta1.FlinkApplication) bool
 		done func(a, old *v1beta1.FlinkApplication) bool
 		jobs int
+		// lyft writes the phase under the Lyft operator's name, as it stored it.
+		lyft bool
 	}{
 		{"running", nil, func(*world, *v1beta1.FlinkApplication) {},
 			func(a *v1beta1.FlinkApplication) bool { return true },
-			func(a, old *v1beta1.FlinkApplication) bool { return a.Status.Deployments.Stable != nil }, 1},
+			func(a, old *v1beta1.FlinkApplication) bool { return a.Status.Deployments.Stable != nil }, 1, false},
 		{"savepoint of a Dual update in flight", nil, newImage,
 			func(a *v1beta1.FlinkApplication) bool { return a.Status.SavepointTriggerID != "" },
-			upgraded, 2},
+			upgraded, 2, false},
 		{"Dual update submitting", nil, newImage,
 			func(a *v1beta1.FlinkApplication) bool {
 				return a.Status.Phase == v1beta1.PhaseSubmitting && a.Status.JobStatus.JobID != ""
-			}, upgraded, 2},
+			}, upgraded, 2, false},
+		{"Dual update submitting, written by the Lyft operator", nil, newImage,
+			func(a *v1beta1.FlinkApplication) bool {
+				return a.Status.Phase == v1beta1.PhaseSubmitting && a.Status.JobStatus.JobID != ""
+			}, upgraded, 2, true},
 		{"restart of a failed job submitting", func(s *v1beta1.FlinkApplicationSpec) { s.RestartFailedJob = true },
 			func(w *world, old *v1beta1.FlinkApplication) {
 				require.True(t, w.jm(old, old.Status.DeployHash).FailJobNow(old.Status.JobStatus.JobID))
 			},
 			func(a *v1beta1.FlinkApplication) bool {
 				return a.Status.Phase == v1beta1.PhaseSubmitting && a.Status.JobStatus.JobID != ""
-			}, newJobRunning, 2},
+			}, newJobRunning, 2, false},
 		{"rollback", nil, func(w *world, _ *v1beta1.FlinkApplication) {
 			w.imageFaults["flink-wordcount:2"] = flinksim.Faults{FailJobsAfter: time.Second}
 			newImage(w, nil)
 		}, func(a *v1beta1.FlinkApplication) bool { return a.Status.Phase == v1beta1.PhaseRollingBack },
 			func(a, _ *v1beta1.FlinkApplication) bool {
 				return a.Status.Phase == v1beta1.PhaseDeployFailed && a.Status.JobStatus.State == v1beta1.JobRunning
-			}, 3},
+			}, 3, false},
+		{"rollback, written by the Lyft operator", nil, func(w *world, _ *v1beta1.FlinkApplication) {
+			w.imageFaults["flink-wordcount:2"] = flinksim.Faults{FailJobsAfter: time.Second}
+			newImage(w, nil)
+		}, func(a *v1beta1.FlinkApplication) bool { return a.Status.Phase == v1beta1.PhaseRollingBack },
+			func(a, _ *v1beta1.FlinkApplication) bool {
+				return a.Status.Phase == v1beta1.PhaseDeployFailed && a.Status.JobStatus.State == v1beta1.JobRunning
+			}, 3, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -81,6 +94,11 @@ func TestStatusOfThePreviousVersionIsMigratedMidPath(t *testing.T) {
 			c.change(w, old)
 			at := w.runUntil("wc", "the point to migrate at", c.at)
 			asPreviousVersion(&at.Status)
+			if c.lyft {
+				at.Status.Phase = map[v1beta1.FlinkApplicationPhase]v1beta1.FlinkApplicationPhase{
+					v1beta1.PhaseSubmitting: v1beta1.LyftPhaseSubmittingJob, v1beta1.PhaseRollingBack: v1beta1.LyftPhaseRollingBackJob,
+				}[at.Status.Phase]
+			}
 			_, err := w.apps.FlinkV1beta1().FlinkApplications(ns).UpdateStatus(context.Background(), at, metav1.UpdateOptions{})
 			require.NoError(t, err)
 			w.restartOperator()

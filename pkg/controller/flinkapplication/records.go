@@ -141,6 +141,10 @@ func deriveStatus(st *v1beta1.FlinkApplicationStatus) {
 // migrateStatus builds the records from status written by operator versions before them, which kept
 // the same facts in hash fields, lastStableSpec and updatingSpec.
 func migrateStatus(rc *Context) {
+	if p := rc.App.Status.Phase; p != "" && p.Normalized() != p {
+		// Written by the Lyft operator: the same phase under its name.
+		rc.App.Status.Phase = p.Normalized()
+	}
 	st := &rc.App.Status
 	d := &st.Deployments
 	if d.Stable != nil || d.Candidate != nil || st.DeployHash == "" && st.UpdatingHash == "" {

@@ -1,7 +1,9 @@
 package v1beta1
 
-// FlinkApplicationPhase is a state of the operator's state machine.
-// +kubebuilder:validation:Enum="";New;ClusterStarting;Savepointing;Cancelling;Submitting;Running;Updating;Recovering;RollingBack;DeployFailed;Deleting;Rescaling;DualRunning;Teardown;Suspended
+// FlinkApplicationPhase is a state of the operator's state machine. SubmittingJob and RollingBackJob
+// are the Lyft operator's names of Submitting and RollingBack: objects it left mid-update are
+// accepted and read as ours.
+// +kubebuilder:validation:Enum="";New;ClusterStarting;Savepointing;Cancelling;Submitting;Running;Updating;Recovering;RollingBack;DeployFailed;Deleting;Rescaling;DualRunning;Teardown;Suspended;SubmittingJob;RollingBackJob
 type FlinkApplicationPhase string
 
 // The phases. An empty phase is read as New.
@@ -30,10 +32,22 @@ var Phases = []FlinkApplicationPhase{
 	PhaseRescaling, PhaseDualRunning, PhaseTeardown, PhaseSuspended,
 }
 
-// Normalized reads the empty phase of a never-handled application as New.
+// The Lyft operator's names of two phases, in status it wrote.
+const (
+	LyftPhaseSubmittingJob  FlinkApplicationPhase = "SubmittingJob"
+	LyftPhaseRollingBackJob FlinkApplicationPhase = "RollingBackJob"
+)
+
+// Normalized reads the empty phase of a never-handled application as New, and the Lyft operator's
+// phase names as ours.
 func (p FlinkApplicationPhase) Normalized() FlinkApplicationPhase {
-	if p == "" {
+	switch p {
+	case "":
 		return PhaseNew
+	case LyftPhaseSubmittingJob:
+		return PhaseSubmitting
+	case LyftPhaseRollingBackJob:
+		return PhaseRollingBack
 	}
 	return p
 }
