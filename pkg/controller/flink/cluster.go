@@ -76,6 +76,17 @@ func objectLabels(app *v1beta1.FlinkApplication, operator map[string]string) map
 	return out
 }
 
+// podAnnotations are the application's annotations but kubectl's record of the last applied
+// manifest, which is the application's, not its pods'.
+func podAnnotations(app *v1beta1.FlinkApplication) map[string]string {
+	out := maps.Clone(app.Annotations)
+	delete(out, corev1.LastAppliedConfigAnnotation)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
 // objectMeta is the metadata of an object of the application. The application's annotations are
 // not copied: they carry kubectl's last-applied-configuration, which is no business of the objects.
 func objectMeta(app *v1beta1.FlinkApplication, name string, labels map[string]string) metav1.ObjectMeta {
@@ -100,7 +111,9 @@ func deployment(app *v1beta1.FlinkApplication, hash, component, name string, rep
 			Selector: &metav1.LabelSelector{MatchLabels: maps.Clone(selector)},
 			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(selector)},
+				// The pods carry the application's labels and annotations, as the Lyft operator's
+				// do: users select pods, route logs and set up monitoring by them.
+				ObjectMeta: metav1.ObjectMeta{Labels: objectLabels(app, selector), Annotations: podAnnotations(app)},
 			},
 		},
 	}

@@ -62,7 +62,10 @@ func TestRenderClusterOwnershipAndLabels(t *testing.T) {
 	for component, d := range map[string]*appsv1.Deployment{JobManagerComponent: c.JobManager, TaskManagerComponent: c.TaskManager} {
 		want := map[string]string{AppLabel: "wordcount", HashLabel: "0a1b2c3d", ComponentLabel: component}
 		assert.Equal(t, want, d.Spec.Selector.MatchLabels, component)
-		assert.Equal(t, want, d.Spec.Template.Labels, component)
+		// The pods carry the application's labels too, as the Lyft operator's do; the selector
+		// holds only the operator's.
+		assert.Equal(t, map[string]string{AppLabel: "wordcount", HashLabel: "0a1b2c3d", ComponentLabel: component, "team": "data"},
+			d.Spec.Template.Labels, component)
 		assert.Equal(t, component, d.Labels[ComponentLabel])
 		sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
 		require.NoError(t, err)
@@ -254,4 +257,15 @@ func TestServices(t *testing.T) {
 	repointed := RenderGenericService(app, "ffffffff")
 	assert.Equal(t, "ffffffff", repointed.Spec.Selector[HashLabel])
 	assert.Equal(t, generic.Name, repointed.Name)
+}
+
+// The application's annotations reach its pods, all but kubectl's last-applied-configuration.
+func TestRenderClusterPodsCarryTheApplicationsAnnotations(t *testing.T) {
+	app := testApp()
+	app.Annotations = map[string]string{"prometheus.io/scrape": "true", corev1.LastAppliedConfigAnnotation: "{...}"}
+	c := renderTestCluster(t, app)
+	for _, d := range []*appsv1.Deployment{c.JobManager, c.TaskManager} {
+		assert.Equal(t, map[string]string{"prometheus.io/scrape": "true"}, d.Spec.Template.Annotations, d.Name)
+		assert.Empty(t, d.Annotations, "not on the Deployment itself")
+	}
 }
