@@ -148,7 +148,7 @@ func updatePaths() []updatePath {
 				a.Spec.SavepointDisabled = true
 			})
 			return v1beta1.PhaseCancelling
-		}, v1beta1.PhaseRunning, 0, 1, 1, "/chk-"},
+		}, v1beta1.PhaseRunning, 0, 1, 1, ""},
 		{"failed update rolls back", func(w *world, _ *v1beta1.FlinkApplication) v1beta1.FlinkApplicationPhase {
 			w.imageJars["flink-wordcount:bad"] = []string{}
 			w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:bad" })

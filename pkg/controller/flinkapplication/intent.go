@@ -8,14 +8,16 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 )
 
-// upgradeMode is the mode in effect: spec.upgradeMode, or LastState for the Lyft operator's
-// savepointDisabled, whose users asked for updates without a savepoint but never for losing state.
+// upgradeMode is the mode in effect: spec.upgradeMode, or Stateless for the Lyft operator's
+// savepointDisabled, which meant "cancel and start without state" there. Reading it as LastState
+// would make a Lyft user's job restore checkpoints it never restored before, which can fail a
+// deploy whose new job cannot read that state; LastState is one field away.
 func upgradeMode(app *v1beta1.FlinkApplication) v1beta1.UpgradeMode {
 	switch {
 	case app.Spec.UpgradeMode != "":
 		return app.Spec.UpgradeMode
 	case app.Spec.SavepointDisabled:
-		return v1beta1.UpgradeModeLastState
+		return v1beta1.UpgradeModeStateless
 	}
 	return v1beta1.UpgradeModeSavepoint
 }

@@ -110,8 +110,9 @@ func lastIndexOf(phases []v1beta1.FlinkApplicationPhase, p v1beta1.FlinkApplicat
 	return -1
 }
 
-// savepointDisabled from Lyft manifests means LastState: no savepoint, the newest checkpoint restored.
-func TestSavepointDisabledMeansLastState(t *testing.T) {
+// savepointDisabled from Lyft manifests means what it meant there: cancel, and start the new job
+// without state (Lyft's integration tests assert status.savepointPath "" and no restore).
+func TestSavepointDisabledMeansStateless(t *testing.T) {
 	w := newWorld(t)
 	old := running(t, w, "wc")
 	w.update("wc", func(a *v1beta1.FlinkApplication) {
@@ -119,11 +120,22 @@ func TestSavepointDisabledMeansLastState(t *testing.T) {
 		a.Spec.Image = "flink-wordcount:2"
 	})
 	app := w.runUntil("wc", "upgraded", upgradedFrom(old))
-	assert.Equal(t, v1beta1.UpgradeModeLastState, app.Status.UpgradeMode)
+	assert.Equal(t, v1beta1.UpgradeModeStateless, app.Status.UpgradeMode)
 	assert.Contains(t, phasesVisited(app), v1beta1.PhaseCancelling)
 	assert.Equal(t, 0, w.jm(old, old.Status.DeployHash).SavepointTriggers())
-	assert.Contains(t, w.jm(app, app.Status.DeployHash).Jobs()[0].RestoredFrom, "/chk-")
+	assert.Empty(t, w.jm(app, app.Status.DeployHash).Jobs()[0].RestoredFrom, "the new job starts without state")
+	assert.Empty(t, app.Status.SavepointPath)
 	assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
+
+	// LastState is one field away.
+	w.clock.Step(30 * time.Second) // the new job checkpoints
+	w.passes("wc", 2)
+	w.update("wc", func(a *v1beta1.FlinkApplication) {
+		a.Spec.UpgradeMode = v1beta1.UpgradeModeLastState
+		a.Spec.Image = "flink-wordcount:3"
+	})
+	again := w.runUntil("wc", "upgraded", upgradedFrom(app))
+	assert.Contains(t, w.jm(again, again.Status.DeployHash).Jobs()[0].RestoredFrom, "/chk-")
 }
 
 // LastState never cancels a job whose newest checkpoint is older than

@@ -57,7 +57,7 @@ type FlinkApplicationStatus struct {
 	// the retry and backoff state, kept here so that it survives operator restarts.
 	RetryCount    int32                  `json:"retryCount,omitempty"`
 	LastSeenError *FlinkApplicationError `json:"lastSeenError,omitempty"`
-	// UpgradeMode is the upgrade mode in effect: spec.upgradeMode, or what savepointDisabled implies.
+	// UpgradeMode is the upgrade mode in effect: spec.upgradeMode, or Stateless for savepointDisabled.
 	UpgradeMode UpgradeMode `json:"upgradeMode,omitempty"`
 	// LastStableSpec was written by operator versions before deployments (now deployments.stable); it
 	// is read once, to migrate, and then left empty.

@@ -91,7 +91,8 @@ type FlinkApplicationSpec struct {
 	// SavepointInfo is the deprecated form of SavepointPath.
 	SavepointInfo SavepointInfo `json:"savepointInfo,omitempty"`
 	// SavepointDisabled is the Lyft operator's way to update without a savepoint; without an
-	// upgradeMode it means LastState (cancel, then restore the newest retained checkpoint).
+	// upgradeMode it means what it meant there: Stateless (cancel, start the new job without state).
+	// Set upgradeMode LastState to restore the newest retained checkpoint instead.
 	SavepointDisabled bool `json:"savepointDisabled,omitempty"`
 	// UpgradeMode is how the job's state crosses an update or a suspend: Savepoint (the default; a
 	// savepoint, then the new job starts from it), LastState (cancel, then start from the newest
