@@ -176,6 +176,9 @@ func (c updatePath) play(t *testing.T, w *world) {
 		assert.Contains(t, jobs[0].RestoredFrom, c.wantRestoreOf)
 	}
 	assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
+	// Lyft's meaning of status.savepointPath and savepointTriggerId: empty once the new job runs.
+	assert.Empty(t, app.Status.SavepointPath)
+	assert.Empty(t, app.Status.SavepointTriggerID)
 
 	// Deleting crashes the same way and still takes one final savepoint.
 	live := w.get("wc")
@@ -185,6 +188,7 @@ func (c updatePath) play(t *testing.T, w *world) {
 	got := w.runUntil("wc", "finalizer removed", finalized)
 	assert.Equal(t, before+1, liveJM.SavepointTriggers(), "one final savepoint")
 	assert.NotEmpty(t, got.Status.FinalSavepointPath, "the final savepoint is recorded before the finalizer goes")
+	assert.Equal(t, got.Status.FinalSavepointPath, got.Status.SavepointPath, "savepointPath names the final savepoint, as Lyft's does")
 	assert.True(t, w.storage.Exists(got.Status.FinalSavepointPath))
 }
 

@@ -36,7 +36,7 @@ func handleDeleting(rc *Context) Outcome {
 	case end.Missing != "":
 		rc.event(true, "FinalSavepointMissing", end.Missing)
 	case end.SavepointPath != "":
-		st.FinalSavepointPath = end.SavepointPath
+		st.FinalSavepointPath, st.SavepointPath = end.SavepointPath, end.SavepointPath
 		rc.event(false, "FinalSavepoint", fmt.Sprintf("final savepoint of job %s: %s", rec.JobID, end.SavepointPath))
 	}
 	if st.FinalSavepointPath == "" {

@@ -59,6 +59,10 @@ func handleSubmitting(rc *Context) Outcome {
 func startedJob(rc *Context, p jobParams, restorePath string) {
 	st := &rc.App.Status
 	p.recordIn(st)
+	// The state the job was to start from is used; jobStatus.restorePath keeps it. The Lyft
+	// operator's users read an empty savepointPath as "the new job runs", and a later one as the
+	// state a stop or a delete left.
+	st.SavepointPath = ""
 	js := &st.JobStatus
 	js.RestorePath, js.RestoreTime = restorePath, nil
 	if restorePath != "" {

@@ -48,7 +48,9 @@ type FlinkApplicationStatus struct {
 	// SavepointTriggerID is the savepoint in progress of the stable deployment's job
 	// (deployments.stable.savepoint.triggerID).
 	SavepointTriggerID string `json:"savepointTriggerId,omitempty"`
-	// SavepointPath is the state the next job starts from (a savepoint or an externalized checkpoint).
+	// SavepointPath is the state a stop left for the next job to start from (a savepoint or an
+	// externalized checkpoint), as in the Lyft operator: cleared once that job runs (jobStatus.restorePath
+	// keeps it), and the final savepoint once the application is deleted.
 	SavepointPath string `json:"savepointPath,omitempty"`
 	// FinalSavepointPath is the savepoint taken when the application was deleted.
 	FinalSavepointPath string `json:"finalSavepointPath,omitempty"`
