@@ -42,6 +42,11 @@ func deployFailed(rc *Context, reason, cause string) Outcome {
 // status.savepointPath and the message, so an operator can restore it by hand.
 func rollbackFailed(rc *Context, cause string) Outcome {
 	st := &rc.App.Status
+	if c, s := candidate(st), stable(st); c != nil && s != nil && c.Kind == v1beta1.DeploymentRollback && c.JobID != "" && s.JobID == "" {
+		// The job the rollback submitted may still come up: it stays the application's job, so that
+		// nothing is ever started beside it.
+		s.JobID, s.SubmittedAt = c.JobID, c.SubmittedAt
+	}
 	msg := fmt.Sprintf("rollback failed: %s", cause)
 	if st.SavepointPath != "" {
 		msg += fmt.Sprintf("; the previous job's state is at %s", st.SavepointPath)

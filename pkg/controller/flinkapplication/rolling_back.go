@@ -83,7 +83,7 @@ func handleRollingBack(rc *Context) Outcome {
 	}
 	job := runJob(rc, c, params, st.SavepointPath)
 	switch {
-	case job.Wait != nil:
+	case job.Wait != nil && !restoredJobRuns(rc, c):
 		return *job.Wait
 	case job.Failure != "":
 		return rollbackFailed(rc, job.Failure)
@@ -147,4 +147,16 @@ func rolledBack(rc *Context, msg string) Outcome {
 		s.Savepoint = nil
 	}
 	return warnTo(v1beta1.PhaseDeployFailed, "RolledBack", msg)
+}
+
+// restoredJobRuns tells whether the job a rollback restarted runs, even while it restarts: the
+// stability gate is for updates, which have something to go back to. A rollback's job that keeps
+// failing for a reason outside any spec (a sink down for everyone) is kept, shown Red, rather than
+// given up on; a rollback that cannot submit its job at all still fails.
+func restoredJobRuns(rc *Context, c *v1beta1.DeploymentRecord) bool {
+	if c.JobID == "" {
+		return false
+	}
+	v := rc.JobView(c.ClusterHash, c.JobID)
+	return v.Liveness == Alive && (v.State() == client.JobRunning || v.State() == client.JobRestarting)
 }

@@ -220,3 +220,34 @@ func phasesVisited(app *v1beta1.FlinkApplication) []v1beta1.FlinkApplicationPhas
 	}
 	return out
 }
+
+// A job that keeps failing for a reason outside the new spec (a sink down for everyone) fails the
+// update, and the stable job it rolls back to keeps failing too. The rollback still ends with that
+// job kept, shown Red: DeployFailed/RolledBack, not a failed rollback. (jobStabilizationPeriod 0 is
+// the Lyft operator's behaviour: an update counts as done once all tasks run.)
+func TestRollbackKeepsARestoredJobThatKeepsRestarting(t *testing.T) {
+	w := newWorld(t)
+	old := running(t, w, "wc")
+	crashLoop := flinksim.Faults{RestartJobsEvery: 3 * time.Second}
+	w.imageFaults["flink-wordcount:2"] = crashLoop
+	w.jm(old, old.Status.DeployHash).SetFaults(crashLoop)
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	app := w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
+	assert.Contains(t, phasesVisited(app), v1beta1.PhaseRollingBack)
+	assert.NotContains(t, app.Status.Reason, "rollback failed")
+	assert.Equal(t, "RolledBack", lastTransitionReason(app))
+	for i := 0; i < 10; i++ {
+		_, _ = w.reconcile("wc")
+	}
+	app = w.get("wc")
+	assert.Contains(t, []v1beta1.JobState{v1beta1.JobRunning, v1beta1.JobRestarting}, app.Status.JobStatus.State, "the restored job is kept")
+	assert.Equal(t, v1beta1.Red, app.Status.JobStatus.Health)
+	assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
+}
+
+func lastTransitionReason(app *v1beta1.FlinkApplication) string {
+	if n := len(app.Status.History); n > 0 {
+		return app.Status.History[n-1].Reason
+	}
+	return ""
+}
