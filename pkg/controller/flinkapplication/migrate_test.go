@@ -116,3 +116,43 @@ func TestStatusOfThePreviousVersionIsMigratedMidPath(t *testing.T) {
 		})
 	}
 }
+
+// asLyft rewrites a status in the shape the Lyft operator wrote: its hash fields and job status, no
+// records, conditions, upgrade mode or history.
+func asLyft(st *v1beta1.FlinkApplicationStatus) {
+	asPreviousVersion(st)
+	st.LastStableSpec, st.Conditions, st.UpgradeMode, st.History, st.PhaseStartedAt = nil, nil, "", nil, nil
+	st.ObservedGeneration = 0
+}
+
+// An application the Lyft operator runs is adopted as it runs: the Lyft operator hashes specs its own
+// way, so its deployHash never equals this operator's hash of the same spec, and that must not
+// redeploy the job. An update then goes through as usual.
+func TestARunningApplicationOfTheLyftOperatorIsAdoptedWithoutARedeploy(t *testing.T) {
+	w := newWorld(t)
+	old := running(t, w, "wc")
+	// The Lyft operator's status: its hash of the spec differs from ours, as a spec differing in a
+	// hashed field shows.
+	app := w.get("wc")
+	asLyft(&app.Status)
+	app.Spec.ProgramArgs = "--as-lyft-hashed-it"
+	_, err := w.apps.FlinkV1beta1().FlinkApplications(ns).Update(context.Background(), app, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	app = w.get("wc")
+	asLyft(&app.Status)
+	_, err = w.apps.FlinkV1beta1().FlinkApplications(ns).UpdateStatus(context.Background(), app, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	w.restartOperator()
+
+	w.passes("wc", 10)
+	adopted := w.get("wc")
+	assert.Equal(t, v1beta1.PhaseRunning, adopted.Status.Phase)
+	assert.Equal(t, old.Status.DeployHash, adopted.Status.DeployHash, "the Lyft operator's cluster is kept")
+	assert.Equal(t, old.Status.JobStatus.JobID, adopted.Status.JobStatus.JobID, "and its job")
+	assert.Len(t, w.timeline.Jobs(ns+"/wc"), 1, "nothing redeployed")
+
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	updated := w.runUntil("wc", "updated", upgradedFrom(adopted))
+	assert.Contains(t, w.jm(updated, updated.Status.DeployHash).Jobs()[0].RestoredFrom, "savepoint-")
+	w.assertOneJobAtATime(w.events())
+}

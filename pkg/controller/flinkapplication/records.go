@@ -187,6 +187,17 @@ func migrateStatus(rc *Context) {
 		// The trigger time was not recorded: the savepoint is followed by its id only.
 		d.Stable.Savepoint = &v1beta1.SavepointTrigger{TriggerID: st.SavepointTriggerID, Time: metav1.NewTime(rc.Now)}
 	}
+	if writtenByLyft(st) {
+		// The Lyft operator hashes specs its own way, so its hashes name clusters, not specs this
+		// operator can compare with: the spec it runs or deploys is the spec as it is. Without this a
+		// switch of operators would redeploy every application.
+		b, _ := json.Marshal(rc.App.Spec)
+		for _, r := range []*v1beta1.DeploymentRecord{d.Candidate, d.Stable} {
+			if r != nil && (r == d.Candidate || d.Candidate == nil && st.Phase.Normalized() == v1beta1.PhaseRunning) {
+				r.SpecHash, r.Spec = rc.Hash, string(b)
+			}
+		}
+	}
 	st.LastStableSpec, st.UpdatingSpec, st.InPlaceUpdatedFromHash = nil, "", ""
 }
 
@@ -220,4 +231,10 @@ func nextVersion(st *v1beta1.FlinkApplicationStatus) v1beta1.FlinkApplicationVer
 func dualRunning(st *v1beta1.FlinkApplicationStatus) bool {
 	s, c := stable(st), candidate(st)
 	return s != nil && c != nil && s.JobID != "" && c.JobID != "" && c.StableTime != nil
+}
+
+// writtenByLyft tells whether status was written by the Lyft operator: this operator always writes
+// its conditions and the upgrade mode in effect, and once a job ran, lastStableSpec or the records.
+func writtenByLyft(st *v1beta1.FlinkApplicationStatus) bool {
+	return len(st.Conditions) == 0 && st.UpgradeMode == "" && st.LastStableSpec == nil
 }
