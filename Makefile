@@ -8,12 +8,17 @@ GENERATED := pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd
 UNIT_PKGS = $(shell go list ./... | grep -v /integ/e2e)
 export FLINKFSM_REQUIRE_CLUSTER ?= 1
 
-.PHONY: all build generate verify test unit integ demo cluster-up cluster-down k8s-binaries clean
+.PHONY: all build generate verify test unit integ demo cluster-up cluster-down k8s-binaries clean install-plugin
 
 all: build
 
 build:
 	go build -o bin/flinkfsm ./cmd/flinkfsm
+	go build -o bin/kubectl-flink ./cmd/kubectl-flink
+
+# install-plugin puts kubectl-flink on PATH (in $(GOBIN), or $(GOPATH)/bin), where kubectl finds it as `kubectl flink`.
+install-plugin:
+	go install ./cmd/kubectl-flink
 
 generate:
 	./hack/update-codegen.sh

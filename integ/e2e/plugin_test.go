@@ -1,0 +1,89 @@
+package e2e
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/cli"
+	"github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned"
+)
+
+// plugin runs `kubectl flink ARGS` against the local cluster in the scenario's namespace.
+func (s *scenario) plugin(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = cli.Run(args, &out, &errOut, func(string, string) (versioned.Interface, string, error) { return env.Apps, s.ns, nil })
+	s.t.Logf("kubectl flink %s -> %d\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
+	return code, out.String(), errOut.String()
+}
+
+func (s *scenario) pluginOK(args ...string) string {
+	s.t.Helper()
+	code, out, errOut := s.plugin(args...)
+	if code != cli.ExitOK {
+		s.t.Fatalf("kubectl flink %s: exit %d: %s", strings.Join(args, " "), code, errOut)
+	}
+	return out
+}
+
+// Every verb of `kubectl flink` against a real BlueGreen application: wait, status, history,
+// suspend/resume, restart, promote and abort, and the exit codes a CI pipeline reads.
+func TestKubectlFlinkDrivesAnApplication(t *testing.T) {
+	defer stopEnvOnPanic()
+	t.Parallel()
+	s := newScenario(t)
+	s.create("wordcount", blueGreen)
+	s.pluginOK("wait", "wordcount", "--timeout", "60s")
+	app, _ := s.get("wordcount")
+	out := s.pluginOK("status", "wordcount")
+	for _, want := range []string{"FlinkApplication " + s.ns + "/wordcount  Running  Ready True", "job " + app.Status.JobStatus.JobID + " RUNNING", "last transitions:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status does not show %q:\n%s", want, out)
+		}
+	}
+	if out := s.pluginOK("history", "wordcount"); !strings.Contains(out, "Submitting        Running") {
+		t.Errorf("history:\n%s", out)
+	}
+
+	// Suspend and resume.
+	s.pluginOK("suspend", "wordcount")
+	s.pluginOK("wait", "wordcount", "--for", "Suspended", "--timeout", "60s")
+	if code, _, _ := s.plugin("wait", "wordcount", "--timeout", "5s"); code != cli.ExitFailed {
+		t.Errorf("waiting for Running while Suspended: exit %d, want %d", code, cli.ExitFailed)
+	}
+	s.pluginOK("resume", "wordcount")
+	s.pluginOK("wait", "wordcount", "--timeout", "60s")
+
+	// Restart: under BlueGreen a new version beside the deployed one, which promote makes the
+	// deployed one.
+	before, _ := s.get("wordcount")
+	s.pluginOK("restart", "wordcount")
+	s.pluginOK("wait", "wordcount", "--for", "DualRunning", "--timeout", "60s")
+	dual, _ := s.get("wordcount")
+	s.pluginOK("promote", "wordcount")
+	s.pluginOK("wait", "wordcount", "--timeout", "60s")
+	promoted, _ := s.get("wordcount")
+	if promoted.Status.DeployVersion != dual.Status.UpdatingVersion || promoted.Status.JobStatus.JobID == before.Status.JobStatus.JobID {
+		t.Errorf("restart and promote: version %s deployed with job %s; want %s with a new job (was %s)", promoted.Status.DeployVersion,
+			promoted.Status.JobStatus.JobID, dual.Status.UpdatingVersion, before.Status.JobStatus.JobID)
+	}
+
+	// Abort: the next version goes, the deployed one stays.
+	s.update("wordcount", func(spec *v1beta1.FlinkApplicationSpec) { spec.Image = "flinkfsm.test/wordcount:v3" })
+	s.pluginOK("wait", "wordcount", "--for", "DualRunning", "--timeout", "60s")
+	s.pluginOK("abort", "wordcount")
+	s.pluginOK("wait", "wordcount", "--for", "Running", "--timeout", "60s")
+	aborted, _ := s.get("wordcount")
+	if aborted.Status.DeployVersion != promoted.Status.DeployVersion {
+		t.Errorf("abort: version %s deployed, want %s kept", aborted.Status.DeployVersion, promoted.Status.DeployVersion)
+	}
+
+	// Exit codes: an object that is not there, and a timeout.
+	if code, _, _ := s.plugin("status", "nothing-here"); code != cli.ExitError {
+		t.Errorf("status of a missing application: exit %d, want %d", code, cli.ExitError)
+	}
+	if code, _, _ := s.plugin("wait", "wordcount", "--for", "Teardown", "--timeout", "2s"); code != cli.ExitTimeout {
+		t.Errorf("waiting for a phase that does not come: exit %d, want %d", code, cli.ExitTimeout)
+	}
+}

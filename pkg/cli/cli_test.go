@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned"
+	appfake "github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned/fake"
+)
+
+func run(t *testing.T, c versioned.Interface, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Run(args, &out, &errOut, func(string, string) (versioned.Interface, string, error) { return c, "jobs", nil })
+	return code, out.String(), errOut.String()
+}
+
+func runningApp() *v1beta1.FlinkApplication {
+	now := metav1.NewTime(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
+	return &v1beta1.FlinkApplication{
+		ObjectMeta: metav1.ObjectMeta{Name: "wc", Namespace: "jobs", Generation: 2},
+		Status: v1beta1.FlinkApplicationStatus{
+			Phase: v1beta1.PhaseRunning, ObservedGeneration: 2,
+			Conditions: []metav1.Condition{{Type: v1beta1.ConditionReady, Status: metav1.ConditionTrue, Reason: "JobRunning"}},
+			JobStatus:  v1beta1.FlinkJobStatus{JobID: "0123", State: v1beta1.JobRunning, RunningTasks: 3, TotalTasks: 3, Health: v1beta1.Green},
+			Deployments: v1beta1.Deployments{Stable: &v1beta1.DeploymentRecord{SpecHash: "aaaa", ClusterHash: "aaaa", JobID: "0123"}},
+			History:     []v1beta1.PhaseTransition{{From: v1beta1.PhaseSubmitting, To: v1beta1.PhaseRunning, Time: now, Reason: "JobRunning"}},
+		},
+	}
+}
+
+func TestStatusDrawsATree(t *testing.T) {
+	c := appfake.NewSimpleClientset(runningApp())
+	code, out, _ := run(t, c, "status", "wc")
+	assert.Equal(t, ExitOK, code)
+	assert.Contains(t, out, "FlinkApplication jobs/wc  Running  Ready True (JobRunning)")
+	assert.Contains(t, out, "├─ stable: spec aaaa on cluster aaaa, job 0123")
+	assert.Contains(t, out, "job 0123 RUNNING, 3/3 tasks running, health Green")
+	assert.Contains(t, out, "└─ last transitions:")
+	code, out, _ = run(t, c, "status", "wc", "-o", "json")
+	assert.Equal(t, ExitOK, code)
+	assert.Contains(t, out, `"jobID": "0123"`)
+	code, _, errOut := run(t, c, "status", "gone")
+	assert.Equal(t, ExitError, code)
+	assert.Contains(t, errOut, "not found")
+}
+
+func TestVerbsPatchTheSpecOfEitherKind(t *testing.T) {
+	job := &v1beta1.FlinkSessionJob{ObjectMeta: metav1.ObjectMeta{Name: "etl", Namespace: "jobs"}}
+	c := appfake.NewSimpleClientset(runningApp(), job)
+	ctx := context.Background()
+	code, out, _ := run(t, c, "suspend", "wc")
+	require.Equal(t, ExitOK, code)
+	assert.Contains(t, out, "spec.state Suspended")
+	app, _ := c.FlinkV1beta1().FlinkApplications("jobs").Get(ctx, "wc", metav1.GetOptions{})
+	assert.Equal(t, v1beta1.JobStateSuspended, app.Spec.State)
+
+	code, _, _ = run(t, c, "restart", "sessionjob/etl")
+	require.Equal(t, ExitOK, code)
+	j, _ := c.FlinkV1beta1().FlinkSessionJobs("jobs").Get(ctx, "etl", metav1.GetOptions{})
+	assert.NotEmpty(t, j.Spec.Job.RestartNonce)
+
+	code, _, errOut := run(t, c, "promote", "wc")
+	assert.Equal(t, ExitError, code)
+	assert.Contains(t, errOut, "does not run BlueGreen versions")
+	code, _, errOut = run(t, c, "rollback", "fsj/etl")
+	assert.Equal(t, ExitError, code)
+	assert.Contains(t, errOut, "no rollback")
+	code, _, _ = run(t, c, "suspend", "cronjob/x")
+	assert.Equal(t, ExitError, code)
+}
+
+func TestWaitExitCodes(t *testing.T) {
+	app := runningApp()
+	c := appfake.NewSimpleClientset(app)
+	code, _, _ := run(t, c, "wait", "wc", "--timeout", "3s")
+	assert.Equal(t, ExitOK, code)
+
+	// A spec the operator has not seen yet is not waited for as reached.
+	app.Generation = 3
+	_, _ = c.FlinkV1beta1().FlinkApplications("jobs").Update(context.Background(), app, metav1.UpdateOptions{})
+	code, _, errOut := run(t, c, "wait", "wc", "--timeout", "1500ms")
+	assert.Equal(t, ExitTimeout, code)
+	assert.True(t, strings.Contains(errOut, "did not reach Running"), errOut)
+
+	app.Status.ObservedGeneration, app.Status.Phase, app.Status.Reason = 3, v1beta1.PhaseDeployFailed, "job failed"
+	_, _ = c.FlinkV1beta1().FlinkApplications("jobs").UpdateStatus(context.Background(), app, metav1.UpdateOptions{})
+	code, _, errOut = run(t, c, "wait", "wc", "--timeout", "3s")
+	assert.Equal(t, ExitFailed, code)
+	assert.Contains(t, errOut, "DeployFailed")
+}
