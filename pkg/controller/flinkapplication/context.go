@@ -30,6 +30,9 @@ type Context struct {
 	// GenericService is the Service that points at the live cluster, if it exists.
 	GenericService *corev1.Service
 
+	// healthReason says why the live job's health is what observeLiveJob found this pass.
+	healthReason string
+
 	// Waiting is set by a handler that waits for something outside the object (task slots, say):
 	// a word for the Ready condition's reason.
 	Waiting string

@@ -50,7 +50,13 @@ func observeLiveJob(rc *Context) {
 	if rc.env.lookDue(rc, "checkpoints", checkpointRecordWindow(rc)) || job.State != client.JobRunning {
 		observeCheckpoints(rc, v.Ref)
 	}
-	js.Health = jobHealth(js, rc.Now)
+	health, why := judgeHealth(js, rc.Now, checkpointsDue(rc))
+	if health != js.Health && js.Health != "" {
+		// Said when it changes, not at every poll.
+		rc.event(health != v1beta1.Green, "JobHealthChanged", fmt.Sprintf("job %s is %s (was %s): %s", jobID, health, js.Health, why))
+	}
+	js.Health = health
+	rc.healthReason = why
 	if js.State != before && (js.State == v1beta1.JobFailed || js.State == v1beta1.JobFailing) {
 		rc.event(true, "JobFailing", fmt.Sprintf("job %s is %s: %s", jobID, js.State, failureCause(rc, v.Ref)))
 	}
@@ -105,19 +111,43 @@ func observeCluster(rc *Context, hash string) {
 }
 
 // jobHealth is Red for a failed or failing job (and for a minute after it failed over), Yellow while
-// some tasks are not running, Green otherwise.
+// some tasks are not running or its checkpoints stopped completing, Green otherwise.
 func jobHealth(js *v1beta1.FlinkJobStatus, now time.Time) v1beta1.HealthStatus {
+	h, _ := judgeHealth(js, now, 0)
+	return h
+}
+
+// judgeHealth is the job's health and, when it is not Green, why. checkpointsDue is how long after
+// the recorded checkpoint a newer one must have been recorded; zero when checkpoints are not judged.
+func judgeHealth(js *v1beta1.FlinkJobStatus, now time.Time, checkpointsDue time.Duration) (v1beta1.HealthStatus, string) {
 	switch js.State {
 	case v1beta1.JobFailed, v1beta1.JobFailing, v1beta1.JobCanceled, v1beta1.JobFinished:
-		return v1beta1.Red
+		return v1beta1.Red, "JobNotRunning"
 	}
 	if js.LastFailingTime != nil && now.Sub(js.LastFailingTime.Time) < time.Minute {
-		return v1beta1.Red
+		return v1beta1.Red, "JobRestarting"
 	}
 	if js.State != v1beta1.JobRunning || js.RunningTasks < js.TotalTasks {
-		return v1beta1.Yellow
+		return v1beta1.Yellow, "TasksNotRunning"
 	}
-	return v1beta1.Green
+	if checkpointsDue > 0 && js.LastCheckpointTime != nil && now.Sub(js.LastCheckpointTime.Time) > checkpointsDue {
+		return v1beta1.Yellow, "CheckpointsNotCompleting"
+	}
+	return v1beta1.Green, "JobHealthy"
+}
+
+// checkpointsDue is how old the recorded checkpoint may get before the job counts as not
+// checkpointing: the record interval plus three checkpoint intervals; zero without checkpointing.
+func checkpointsDue(rc *Context) time.Duration {
+	conf, err := rc.App.Spec.FlinkConfig.Strings()
+	if err != nil {
+		return 0
+	}
+	interval, err := flink.ParseDuration(conf[flink.CheckpointIntervalKey])
+	if err != nil || interval <= 0 {
+		return 0
+	}
+	return checkpointRecordWindow(rc) + 3*interval
 }
 
 func msTime(ms int64) *metav1.Time {

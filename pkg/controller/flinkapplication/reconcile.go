@@ -105,6 +105,30 @@ func summarize(rc *Context) {
 	}
 	setCondition(st, ready, rc.Now)
 	setCondition(st, progressing, rc.Now)
+	summarizeJobHealth(rc)
+}
+
+// summarizeJobHealth sets the JobHealthy condition from the health the pass observed of the live
+// job; without a live job the condition is left out.
+func summarizeJobHealth(rc *Context) {
+	st := &rc.App.Status
+	if _, jobID := liveJob(st); jobID == "" || st.JobStatus.Health == "" {
+		meta.RemoveStatusCondition(&st.Conditions, v1beta1.ConditionJobHealthy)
+		return
+	}
+	c := metav1.Condition{Type: v1beta1.ConditionJobHealthy, Status: metav1.ConditionFalse, ObservedGeneration: rc.App.Generation,
+		Reason: string(st.JobStatus.Health), Message: fmt.Sprintf("job %s is %s", st.JobStatus.JobID, st.JobStatus.Health)}
+	if old := meta.FindStatusCondition(st.Conditions, v1beta1.ConditionJobHealthy); rc.healthReason == "" && old != nil {
+		// Not observed this pass: the condition stays as it was.
+		return
+	}
+	if rc.healthReason != "" {
+		c.Reason = rc.healthReason
+	}
+	if st.JobStatus.Health == v1beta1.Green {
+		c.Status = metav1.ConditionTrue
+	}
+	setCondition(st, c, rc.Now)
 }
 
 func setCondition(st *v1beta1.FlinkApplicationStatus, c metav1.Condition, now time.Time) {

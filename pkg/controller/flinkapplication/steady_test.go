@@ -2,11 +2,14 @@ package flinkapplication
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -120,5 +123,68 @@ func TestTimeWaitingForAWorkerDoesNotCountAgainstAPhaseDeadline(t *testing.T) {
 			app := w.get("wc")
 			assert.Equal(t, c.want, app.Status.Phase, app.Status.Reason)
 		})
+	}
+}
+
+// A job that fails over turns Red with an Event, and back to Green once it runs again for a while;
+// the JobHealthy condition follows. Events come on changes only, not at every poll.
+func TestAJobThatFailsOverTurnsRedWithAnEvent(t *testing.T) {
+	w := newWorld(t)
+	app := wordcount("wc")
+	w.imageFaults[app.Spec.Image] = flinksim.Faults{RestartJobsEvery: 2 * time.Minute}
+	w.create(app)
+	w.runUntilPhase("wc", v1beta1.PhaseRunning)
+	w.events()
+	sawRed := false
+	for end := w.clock.Now().Add(4 * time.Minute); w.clock.Now().Before(end); {
+		w.settle()
+		_, _ = w.env.Reconcile(context.Background(), ns, "wc")
+		got := w.get("wc")
+		c := meta.FindStatusCondition(got.Status.Conditions, v1beta1.ConditionJobHealthy)
+		require.NotNil(t, c)
+		if got.Status.JobStatus.Health == v1beta1.Red {
+			sawRed = true
+			assert.Equal(t, metav1.ConditionFalse, c.Status)
+			assert.Equal(t, "JobRestarting", c.Reason)
+		}
+		w.clock.Step(w.env.Config.StatusPollInterval.Duration)
+	}
+	assert.True(t, sawRed, "the job failed over and was shown Red")
+	changes := 0
+	for _, e := range w.events() {
+		if strings.Contains(e, "JobHealthChanged") {
+			changes++
+		}
+	}
+	assert.GreaterOrEqual(t, changes, 2, "Green to Red and back")
+	assert.LessOrEqual(t, changes, 4, "an Event per change, not per poll (24 polls)")
+	final := w.get("wc")
+	if final.Status.JobStatus.Health == v1beta1.Green {
+		c := meta.FindStatusCondition(final.Status.Conditions, v1beta1.ConditionJobHealthy)
+		assert.Equal(t, metav1.ConditionTrue, c.Status)
+	}
+}
+
+func TestJobHealthSaysWhy(t *testing.T) {
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	ago := func(d time.Duration) *metav1.Time { t := metav1.NewTime(now.Add(-d)); return &t }
+	running := v1beta1.FlinkJobStatus{State: v1beta1.JobRunning, RunningTasks: 3, TotalTasks: 3, LastCheckpointTime: ago(30 * time.Second)}
+	for _, c := range []struct {
+		name   string
+		edit   func(js *v1beta1.FlinkJobStatus)
+		health v1beta1.HealthStatus
+		why    string
+	}{
+		{"running", func(*v1beta1.FlinkJobStatus) {}, v1beta1.Green, "JobHealthy"},
+		{"failed", func(js *v1beta1.FlinkJobStatus) { js.State = v1beta1.JobFailed }, v1beta1.Red, "JobNotRunning"},
+		{"failed over a minute ago", func(js *v1beta1.FlinkJobStatus) { js.LastFailingTime = ago(30 * time.Second) }, v1beta1.Red, "JobRestarting"},
+		{"tasks waiting", func(js *v1beta1.FlinkJobStatus) { js.RunningTasks = 1 }, v1beta1.Yellow, "TasksNotRunning"},
+		{"checkpoints stopped", func(js *v1beta1.FlinkJobStatus) { js.LastCheckpointTime = ago(5 * time.Minute) }, v1beta1.Yellow, "CheckpointsNotCompleting"},
+	} {
+		js := running
+		c.edit(&js)
+		health, why := judgeHealth(&js, now, 2*time.Minute)
+		assert.Equal(t, c.health, health, c.name)
+		assert.Equal(t, c.why, why, c.name)
 	}
 }

@@ -286,4 +286,7 @@ func (e *FlinkApplicationError) Error() string { return e.AppError }
 const (
 	ConditionReady       = "Ready"
 	ConditionProgressing = "Progressing"
+	// ConditionJobHealthy is True while the running job's health is Green; its reason says what made
+	// it Yellow or Red (failing, restarting, tasks not running, checkpoints not completing).
+	ConditionJobHealthy = "JobHealthy"
 )
