@@ -17,6 +17,7 @@ import (
 	"github.com/flyteorg/flytestdlib/config/viper"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
@@ -115,13 +116,16 @@ func decodeOne(t *testing.T, kind string, obj interface{}) {
 
 func TestDeployManifestsDecodeStrictly(t *testing.T) {
 	typed := map[string]func() interface{}{
-		"Kustomization":      func() interface{} { return &kustomization{} },
-		"Namespace":          func() interface{} { return &corev1.Namespace{} },
-		"ServiceAccount":     func() interface{} { return &corev1.ServiceAccount{} },
-		"ClusterRole":        func() interface{} { return &rbacv1.ClusterRole{} },
-		"ClusterRoleBinding": func() interface{} { return &rbacv1.ClusterRoleBinding{} },
-		"ConfigMap":          func() interface{} { return &corev1.ConfigMap{} },
-		"Deployment":         func() interface{} { return &appsv1.Deployment{} },
+		"Kustomization":       func() interface{} { return &kustomization{} },
+		"Namespace":           func() interface{} { return &corev1.Namespace{} },
+		"ServiceAccount":      func() interface{} { return &corev1.ServiceAccount{} },
+		"ClusterRole":         func() interface{} { return &rbacv1.ClusterRole{} },
+		"ClusterRoleBinding":  func() interface{} { return &rbacv1.ClusterRoleBinding{} },
+		"ConfigMap":           func() interface{} { return &corev1.ConfigMap{} },
+		"Deployment":          func() interface{} { return &appsv1.Deployment{} },
+		"Role":                func() interface{} { return &rbacv1.Role{} },
+		"RoleBinding":         func() interface{} { return &rbacv1.RoleBinding{} },
+		"PodDisruptionBudget": func() interface{} { return &policyv1.PodDisruptionBudget{} },
 	}
 	for _, m := range deployManifests(t) {
 		newObj, ok := typed[m.kind]
@@ -254,12 +258,15 @@ func TestOperatorDeployment(t *testing.T) {
 	decodeOne(t, "ConfigMap", &cm)
 	pod := d.Spec.Template.Spec
 
-	// One operator at a time: no leader election, so no second replica and no rolling overlap.
-	if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
-		t.Errorf("replicas = %v, want 1", d.Spec.Replicas)
+	// Two replicas elect one acting operator; a rolling update never leaves none.
+	if d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
+		t.Errorf("replicas = %v, want 2", d.Spec.Replicas)
 	}
-	if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
-		t.Errorf("strategy = %q, want Recreate", d.Spec.Strategy.Type)
+	if d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
+		t.Errorf("strategy = %q, want RollingUpdate", d.Spec.Strategy.Type)
+	}
+	if cfg := loadOperatorConfig(t, cm.Data["config.yaml"]); !cfg.LeaderElection.Enabled {
+		t.Errorf("two replicas without leader election would both act")
 	}
 	if d.Spec.Selector == nil || !selects(d.Spec.Selector.MatchLabels, d.Spec.Template.Labels) {
 		t.Errorf("selector %v does not select the pod labels %v", d.Spec.Selector, d.Spec.Template.Labels)
@@ -386,6 +393,7 @@ func TestOperatorConfig(t *testing.T) {
 	}
 	want := config.Default()
 	want.Workers = 16
+	want.LeaderElection.Enabled = true
 	want.FlinkURLMode = config.URLModeServiceDNS
 	want.MetricsAddress = ":10254"
 	want.StatusPollInterval = flyteconfig.Duration{Duration: 10 * time.Second}
@@ -427,7 +435,7 @@ func TestKustomizeBuild(t *testing.T) {
 	}
 	sort.Strings(kinds)
 	want := []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "CustomResourceDefinition", "CustomResourceDefinition",
-		"CustomResourceDefinition", "Deployment", "Namespace", "ServiceAccount"}
+		"CustomResourceDefinition", "Deployment", "Namespace", "PodDisruptionBudget", "Role", "RoleBinding", "ServiceAccount"}
 	if !slices.Equal(kinds, want) {
 		t.Errorf("kubectl kustomize deploy/ yields %v, want %v", kinds, want)
 	}

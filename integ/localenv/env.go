@@ -277,3 +277,60 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// Replica is an operator process started beside the environment's own, for tests of several
+// operators at once (leader election). It logs to logs/operator-<name>.log.
+type Replica struct {
+	Name   string
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// StartReplica starts another operator process with the environment's config changed by overrides.
+func (e *Env) StartReplica(name string, overrides map[string]string) (*Replica, error) {
+	values := map[string]string{}
+	for k, v := range e.operatorConfig {
+		values[k] = v
+	}
+	for k, v := range overrides {
+		values[k] = v
+	}
+	path := filepath.Join(e.Dir, "operator-"+name+".yaml")
+	if err := os.WriteFile(path, []byte(operatorConfig(e.FlinkURL, values)), 0o644); err != nil {
+		return nil, err
+	}
+	logFile, err := os.OpenFile(filepath.Join(e.Dir, "logs", "operator-"+name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(e.binary, "run", "--kubeconfig", e.Cluster.KubeconfigPath, "--config", path)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	r := &Replica{Name: name, cmd: cmd, exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); logFile.Close(); close(r.exited) }()
+	e.logf("operator replica %s started (pid %d)", name, cmd.Process.Pid)
+	return r, nil
+}
+
+// Pid is the replica's process id.
+func (r *Replica) Pid() int { return r.cmd.Process.Pid }
+
+// Kill kills the replica with SIGKILL and waits for it.
+func (r *Replica) Kill() {
+	_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+	<-r.exited
+}
+
+// Exited tells whether the replica's process ended.
+func (r *Replica) Exited() bool {
+	select {
+	case <-r.exited:
+		return true
+	default:
+		return false
+	}
+}

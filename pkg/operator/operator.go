@@ -86,7 +86,10 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 	}
 	defer srv.Close()
 	log.Info("flinkfsm operator started", "namespaces", cfg.Namespaces(), "metrics", addr)
-	return ctrl.Run(ctx)
+	if !cfg.LeaderElection.Enabled {
+		return ctrl.Run(ctx)
+	}
+	return runElected(ctx, kube, cfg.LeaderElection, ctrl.Run)
 }
 
 func serveMetrics(addr string) (*http.Server, string, error) {

@@ -28,6 +28,23 @@ const (
 	URLModeTemplate FlinkURLMode = "Template"
 )
 
+// LeaderElection lets several operator replicas run with one of them acting: the others serve
+// health and metrics and take over within LeaseDuration when the leader goes.
+type LeaderElection struct {
+	Enabled bool `json:"enabled" pflag:",Elect one acting replica through a coordination.k8s.io Lease"`
+	// LeaseName and LeaseNamespace name the Lease; the namespace defaults to the operator pod's
+	// (POD_NAMESPACE) and then to flinkfsm-system.
+	LeaseName      string `json:"leaseName" pflag:",Name of the Lease"`
+	LeaseNamespace string `json:"leaseNamespace" pflag:",Namespace of the Lease"`
+	// LeaseDuration is how long a standby waits before taking over a leader that stopped renewing.
+	LeaseDuration config.Duration `json:"leaseDuration" pflag:",How long a lease lasts without renewal"`
+	RenewDeadline config.Duration `json:"renewDeadline" pflag:",How long the leader tries to renew before giving up leading"`
+	RetryPeriod   config.Duration `json:"retryPeriod" pflag:",How often candidates try to acquire or renew"`
+	// DrainTimeout bounds how long in-flight passes may finish after the operator is told to stop
+	// (SIGTERM) or loses the lease, before their calls are cancelled.
+	DrainTimeout config.Duration `json:"drainTimeout" pflag:",How long in-flight passes may finish when the operator stops"`
+}
+
 // JarPolicy is what the jarURI of a FlinkSessionJob may reach. A jarURI is user input that makes the
 // operator open a connection, so by default only https:// to public addresses is fetched.
 type JarPolicy struct {
@@ -97,6 +114,8 @@ type Config struct {
 
 	// Jars is what the jarURIs of session jobs may reach.
 	Jars JarPolicy `json:"jars"`
+	// LeaderElection is off by default (one replica); deploy/ turns it on with two.
+	LeaderElection LeaderElection `json:"leaderElection"`
 }
 
 // Default is the configuration used when nothing is set.
@@ -124,6 +143,13 @@ func Default() *Config {
 		MaxBackoffDuration:             config.Duration{Duration: 30 * time.Second},
 		DefaultMaxCheckpointRestoreAge: config.Duration{Duration: time.Hour},
 		Jars:                           JarPolicy{MaxBytes: 256 << 20, Timeout: config.Duration{Duration: 2 * time.Minute}},
+		LeaderElection: LeaderElection{
+			LeaseName:     "flinkfsm-leader",
+			LeaseDuration: config.Duration{Duration: 15 * time.Second},
+			RenewDeadline: config.Duration{Duration: 10 * time.Second},
+			RetryPeriod:   config.Duration{Duration: 2 * time.Second},
+			DrainTimeout:  config.Duration{Duration: 20 * time.Second},
+		},
 	}
 }
 

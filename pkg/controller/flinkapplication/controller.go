@@ -3,6 +3,7 @@ package flinkapplication
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -214,7 +215,10 @@ func (c *Controller) enqueueOwner(obj interface{}) {
 	}
 }
 
-// Run waits for the caches and works the queue until ctx ends.
+// Run waits for the caches and works the queue until ctx ends. Then it drains: no new pass starts,
+// and the passes in flight finish within the drain timeout with their calls intact, so a submission
+// gets its answer and its status write instead of becoming ambiguous. Only past the timeout are
+// their calls cancelled.
 func (c *Controller) Run(ctx context.Context) error {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
@@ -227,13 +231,28 @@ func (c *Controller) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return fmt.Errorf("caches did not sync")
 	}
+	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	var workers sync.WaitGroup
 	for i := 0; i < c.workers; i++ {
-		go wait.UntilWithContext(ctx, func(ctx context.Context) {
-			for c.processNextWorkItem(ctx) {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for c.processNextWorkItem(work) {
 			}
-		}, time.Second)
+		}()
 	}
 	<-ctx.Done()
+	c.queue.ShutDown()
+	drained := make(chan struct{})
+	go func() { workers.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(c.env.Config.LeaderElection.DrainTimeout.Duration):
+		klog.FromContext(ctx).Info("passes still in flight at the end of the drain timeout; cancelling their calls")
+		cancelWork()
+		<-drained
+	}
 	return nil
 }
 
