@@ -23,12 +23,11 @@ import (
 // workqueue, and objects the operator owns enqueue their FlinkApplication, so waiting phases move
 // as soon as a Deployment or pod changes instead of on a resync.
 type Controller struct {
-	env          *Environment
-	queue        workqueue.TypedRateLimitingInterface[queueKey]
-	synced       []cache.InformerSynced
-	factories    []interface{ Start(<-chan struct{}) }
-	podInformers []cache.SharedIndexInformer
-	workers      int
+	env       *Environment
+	queue     workqueue.TypedRateLimitingInterface[queueKey]
+	synced    []cache.InformerSynced
+	factories []interface{ Start(<-chan struct{}) }
+	workers   int
 	// jobIndexes are the FlinkSessionJob indexers by watched namespace ("" for all).
 	jobIndexes map[string]cache.Indexer
 }
@@ -48,7 +47,10 @@ func NewController(env *Environment) *Controller {
 	}
 	obs := &listerObserver{byNamespace: map[string]*namespaceListers{}}
 	for _, ns := range namespaces {
-		kubeInf := kubeinformers.NewSharedInformerFactoryWithOptions(env.Kube, 0, kubeinformers.WithNamespace(ns))
+		// The operator's Deployments, Services and pods all carry its app label; selecting by it keeps
+		// the namespace's other objects out of the cache and out of the operator's memory.
+		kubeInf := kubeinformers.NewSharedInformerFactoryWithOptions(env.Kube, 0, kubeinformers.WithNamespace(ns),
+			kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = k8.AppLabel }))
 		appInf := appinformers.NewSharedInformerFactoryWithOptions(env.Apps, 0, appinformers.WithNamespace(ns))
 		obs.byNamespace[ns] = c.watch(ns, kubeInf, appInf)
 		c.factories = append(c.factories, kubeInf, appInf)
@@ -83,13 +85,10 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 	_ = sessionJobs.Informer().AddIndexers(cache.Indexers{clusterIndex: sessionJobCluster})
 	deploys := kubeInf.Apps().V1().Deployments()
 	services := kubeInf.Core().V1().Services()
-	// Pods only wake applications up; a label selector keeps the cache to the operator's own pods.
-	pods := kubeinformers.NewSharedInformerFactoryWithOptions(c.env.Kube, 0, kubeinformers.WithNamespace(ns),
-		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = k8.AppLabel })).Core().V1().Pods()
+	pods := kubeInf.Core().V1().Pods()
 	c.synced = append(c.synced, apps.Informer().HasSynced, deploys.Informer().HasSynced,
 		services.Informer().HasSynced, pods.Informer().HasSynced,
 		sessionClusters.Informer().HasSynced, sessionJobs.Informer().HasSynced)
-	c.podInformers = append(c.podInformers, pods.Informer())
 	jobIndex := sessionJobs.Informer().GetIndexer()
 	c.jobIndexes[ns] = jobIndex
 	onChange := func(enqueue func(obj interface{})) cache.ResourceEventHandlerFuncs {
@@ -200,9 +199,6 @@ func (c *Controller) Run(ctx context.Context) error {
 	defer c.queue.ShutDown()
 	for _, f := range c.factories {
 		f.Start(ctx.Done())
-	}
-	for _, inf := range c.podInformers {
-		go inf.Run(ctx.Done())
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return fmt.Errorf("caches did not sync")
