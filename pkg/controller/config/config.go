@@ -89,6 +89,10 @@ type Config struct {
 
 	// Jars is what the jarURIs of session jobs may reach.
 	Jars JarPolicy `json:"jars"`
+
+	// StallTimeout is how long objects may wait in the workqueue while no worker moves before
+	// /healthz reports the operator unhealthy. It must exceed the longest pass, a jar fetch included.
+	StallTimeout config.Duration `json:"stallTimeout" pflag:",How long work may wait with no worker moving before /healthz fails"`
 }
 
 // Default is the configuration used when nothing is set.
@@ -112,6 +116,7 @@ func Default() *Config {
 		MaxBackoffDuration:             config.Duration{Duration: 30 * time.Second},
 		DefaultMaxCheckpointRestoreAge: config.Duration{Duration: time.Hour},
 		Jars:                           JarPolicy{MaxBytes: 256 << 20, Timeout: config.Duration{Duration: 2 * time.Minute}},
+		StallTimeout:                   config.Duration{Duration: 5 * time.Minute},
 	}
 }
 
@@ -135,6 +140,10 @@ func (c *Config) Namespaces() []string {
 func (c *Config) Validate() error {
 	if c.Workers < 1 {
 		return fmt.Errorf("operator.workers must be at least 1")
+	}
+	if c.StallTimeout.Duration <= c.Jars.Timeout.Duration {
+		// A pass may fetch a jar; a worker doing so has not stalled.
+		return fmt.Errorf("operator.stallTimeout (%s) must exceed operator.jars.timeout (%s)", c.StallTimeout.Duration, c.Jars.Timeout.Duration)
 	}
 	if _, err := c.URLResolver(""); err != nil {
 		return err
