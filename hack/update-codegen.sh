@@ -15,4 +15,6 @@ go tool lister-gen --go-header-file "$HDR" --output-dir pkg/client/listers --out
 go tool informer-gen --go-header-file "$HDR" --versioned-clientset-package "$MOD/pkg/client/clientset/versioned" \
   --listers-package "$MOD/pkg/client/listers" --output-dir pkg/client/informers --output-pkg "$MOD/pkg/client/informers" "$API"
 go tool controller-gen crd:crdVersions=v1,maxDescLen=400,allowDangerousTypes=true paths=./pkg/apis/... output:crd:dir=deploy/crd
+# What markers cannot say: int32 bounds on the Kubernetes types the spec embeds.
+go run ./hack/crdschema deploy/crd/*.yaml
 go run ./hack/docgen docs/state-machine.md

@@ -308,7 +308,7 @@ func TestOperatorDeployment(t *testing.T) {
 	if metricsPort != 10254 || !strings.HasSuffix(cfg.MetricsAddress, ":10254") {
 		t.Errorf("metrics port %d, config metricsAddress %q: want both 10254", metricsPort, cfg.MetricsAddress)
 	}
-	for name, probe := range map[string]*corev1.Probe{"liveness": c.LivenessProbe, "readiness": c.ReadinessProbe} {
+	for name, probe := range map[string]*corev1.Probe{"startup": c.StartupProbe, "liveness": c.LivenessProbe, "readiness": c.ReadinessProbe} {
 		if probe == nil || probe.HTTPGet == nil || probe.HTTPGet.Path != "/healthz" ||
 			(probe.HTTPGet.Port.String() != "metrics" && probe.HTTPGet.Port.IntValue() != int(metricsPort)) {
 			t.Errorf("%s probe = %+v, want GET /healthz on the metrics port", name, probe)

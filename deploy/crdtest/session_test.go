@@ -102,7 +102,8 @@ func TestInvalidSessionJobsAreRefusedNamingTheField(t *testing.T) {
 		{"jarSHA256 not hex", set("z"+sha256Hex[1:], "spec", "job", "jarSHA256"), "spec.job.jarSHA256", "should match"},
 		{"jarSHA256 too long", set(sha256Hex+"0", "spec", "job", "jarSHA256"), "spec.job.jarSHA256", "should match"},
 		{"parallelism 0", set(int64(0), "spec", "job", "parallelism"), "spec.job.parallelism", "greater than or equal to 1"},
-		{"parallelism past int32", set(int64(1)<<31, "spec", "job", "parallelism"), "spec.job.parallelism", "less than or equal to 2147483647"},
+		{"parallelism past Flink's maximum", set(int64(32769), "spec", "job", "parallelism"), "spec.job.parallelism", "less than or equal to 32768"},
+		{"parallelism past int32", set(int64(1)<<31, "spec", "job", "parallelism"), "spec.job.parallelism", "less than or equal to 32768"},
 		{"unknown upgradeMode", set("Checkpoint", "spec", "job", "upgradeMode"), "spec.job.upgradeMode", `Unsupported value: "Checkpoint"`},
 		{"unknown state", set("Paused", "spec", "job", "state"), "spec.job.state", `Unsupported value: "Paused"`},
 		{"unknown deleteMode", set("Later", "spec", "deleteMode"), "spec.deleteMode", `Unsupported value: "Later"`},
@@ -131,7 +132,7 @@ func TestValidSessionJobVariantsAreAdmitted(t *testing.T) {
 		}},
 		{"upper case sha256", set("9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08", "spec", "job", "jarSHA256")},
 		{"http jar", set("http://nexus.internal/job.jar", "spec", "job", "jarURI")},
-		{"highest parallelism", set(int64(2147483647), "spec", "job", "parallelism")},
+		{"highest parallelism Flink runs", set(int64(32768), "spec", "job", "parallelism")},
 		{"no parallelism", del("spec", "job", "parallelism")},
 		{"suspended, restored from a savepoint", func(obj map[string]interface{}) {
 			set("Suspended", "spec", "job", "state")(obj)

@@ -80,7 +80,7 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 	}
 	ctrl := flinkapplication.NewController(env)
 
-	srv, addr, err := serveMetrics(cfg.MetricsAddress)
+	srv, addr, err := serveMetrics(cfg.MetricsAddress, ctrl.Healthy)
 	if err != nil {
 		return err
 	}
@@ -92,14 +92,14 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 	return runElected(ctx, kube, cfg.LeaderElection, ctrl.Run)
 }
 
-func serveMetrics(addr string) (*http.Server, string, error) {
+func serveMetrics(addr string, healthy func() error) (*http.Server, string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, "", fmt.Errorf("metrics server: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.Handler())
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	mux.Handle("/healthz", healthz(healthy))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -107,6 +107,18 @@ func serveMetrics(addr string) (*http.Server, string, error) {
 		}
 	}()
 	return srv, ln.Addr().String(), nil
+}
+
+// healthz answers ok while the controller works, and 500 with the reason while it does not: caches
+// not synced, or work waiting that no worker takes. The liveness probe restarts such an operator.
+func healthz(healthy func() error) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		if err := healthy(); err != nil {
+			http.Error(w, "unhealthy: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	}
 }
 
 // crdsInstalled fails at once, naming the kind, when a CRD the operator watches is not installed:

@@ -116,6 +116,10 @@ type Config struct {
 	Jars JarPolicy `json:"jars"`
 	// LeaderElection is off by default (one replica); deploy/ turns it on with two.
 	LeaderElection LeaderElection `json:"leaderElection"`
+
+	// StallTimeout is how long objects may wait in the workqueue while no worker moves before
+	// /healthz reports the operator unhealthy. It must exceed the longest pass, a jar fetch included.
+	StallTimeout config.Duration `json:"stallTimeout" pflag:",How long work may wait with no worker moving before /healthz fails"`
 }
 
 // Default is the configuration used when nothing is set.
@@ -150,6 +154,7 @@ func Default() *Config {
 			RetryPeriod:   config.Duration{Duration: 2 * time.Second},
 			DrainTimeout:  config.Duration{Duration: 20 * time.Second},
 		},
+		StallTimeout: config.Duration{Duration: 5 * time.Minute},
 	}
 }
 
@@ -173,6 +178,10 @@ func (c *Config) Namespaces() []string {
 func (c *Config) Validate() error {
 	if c.Workers < 1 {
 		return fmt.Errorf("operator.workers must be at least 1")
+	}
+	if c.StallTimeout.Duration <= c.Jars.Timeout.Duration {
+		// A pass may fetch a jar; a worker doing so has not stalled.
+		return fmt.Errorf("operator.stallTimeout (%s) must exceed operator.jars.timeout (%s)", c.StallTimeout.Duration, c.Jars.Timeout.Duration)
 	}
 	if _, err := c.URLResolver(""); err != nil {
 		return err

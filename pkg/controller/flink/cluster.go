@@ -28,6 +28,9 @@ type Cluster struct {
 // the pod label VersionLabel, the environment variable FLINK_APPLICATION_VERSION (so that a job can
 // tag its output by colour) and a Service named after the colour; version is empty otherwise.
 func RenderCluster(app *v1beta1.FlinkApplication, hash string, version v1beta1.FlinkApplicationVersion) (*Cluster, error) {
+	if err := checkCluster(app); err != nil {
+		return nil, err
+	}
 	jmConfig, tmConfig, err := RenderFlinkConfig(app, hash)
 	if err != nil {
 		return nil, err

@@ -87,7 +87,9 @@ func TestRenderClusterPods(t *testing.T) {
 	app.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr(int64(9999))}
 	app.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 	app.Spec.VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	// Two JobManagers only make sense with high availability, which the cluster then needs.
 	app.Spec.JobManagerConfig.Replicas = ptr(int32(2))
+	app.Spec.FlinkConfig["high-availability.type"] = "kubernetes"
 	app.Spec.JobManagerConfig.NodeSelector = map[string]string{"pool": "jm"}
 	app.Spec.TaskManagerConfig.Tolerations = []corev1.Toleration{{Key: "dedicated", Value: "flink"}}
 	app.Spec.TaskManagerConfig.EnvConfig = v1beta1.EnvironmentConfig{

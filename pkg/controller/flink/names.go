@@ -73,9 +73,10 @@ func TaskSlots(app *v1beta1.FlinkApplication) int32 {
 // TaskManagerReplicas is the fewest TaskManagers whose slots fit the job's parallelism. A parallelism
 // below 1 (which the CRD rejects) counts as 1, so that a cluster always has a TaskManager.
 func TaskManagerReplicas(app *v1beta1.FlinkApplication) int32 {
-	p := max(app.Spec.Parallelism, 1)
-	slots := TaskSlots(app)
-	return (p + slots - 1) / slots
+	// In int64, because parallelism + slots - 1 overflows an int32 near its maximum: parallelism
+	// 2147483647 over 2 slots would come to a negative count. The quotient always fits.
+	p, slots := int64(max(app.Spec.Parallelism, 1)), int64(TaskSlots(app))
+	return int32((p + slots - 1) / slots)
 }
 
 // JobManagerReplicas is the number of JobManager pods; more than one only helps with high availability.

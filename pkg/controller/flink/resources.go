@@ -70,9 +70,26 @@ func memoryConfig(app *v1beta1.FlinkApplication) (map[string]string, error) {
 		if !ok {
 			continue
 		}
-		out[key] = fmt.Sprintf("%dk", int64(math.Floor(float64(bytes)*(1-fraction)/1024)))
+		flinkBytes := int64(math.Floor(float64(bytes) * (1 - fraction)))
+		if flinkBytes < MinFlinkMemory {
+			return nil, fmt.Errorf("spec.%s.resources: the container's memory (%d bytes) less its %s (%v) leaves Flink %d bytes, "+
+				"below 1Mi; give the container more memory (Flink needs hundreds of MiB) or a smaller fraction",
+				c.field, bytes, fractionName(modern), fraction, flinkBytes)
+		}
+		out[key] = fmt.Sprintf("%dk", flinkBytes/1024)
 	}
 	return out, nil
+}
+
+// MinFlinkMemory is the least memory the operator sizes Flink to. Less would render as nothing at all
+// ("0k"); Flink itself needs far more, but how much depends on its version and settings.
+const MinFlinkMemory = 1 << 20
+
+func fractionName(modern bool) string {
+	if modern {
+		return "systemMemoryFraction"
+	}
+	return "offHeapMemoryFraction"
 }
 
 func (c componentMemory) keyAndFraction(modern bool, version string) (string, float64, error) {

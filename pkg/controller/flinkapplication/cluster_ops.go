@@ -33,18 +33,18 @@ func createCluster(rc *Context, app *v1beta1.FlinkApplication, hash string) erro
 	opts := metav1.CreateOptions{FieldManager: fieldManager}
 	if have == nil || have.JobManager == nil {
 		if _, err := apps.Create(rc, objs.JobManager, opts); err != nil && !apierrors.IsAlreadyExists(err) {
-			return retryable("CreateJobManager", err)
+			return kubeError("CreateJobManager", err)
 		}
 	}
 	if have == nil || have.TaskManager == nil {
 		if _, err := apps.Create(rc, objs.TaskManager, opts); err != nil && !apierrors.IsAlreadyExists(err) {
-			return retryable("CreateTaskManager", err)
+			return kubeError("CreateTaskManager", err)
 		}
 	}
 	svc := rc.env.Kube.CoreV1().Services(rc.App.Namespace)
 	if have == nil || have.Service == nil {
 		if _, err := svc.Create(rc, objs.Service, opts); err != nil && !apierrors.IsAlreadyExists(err) {
-			return retryable("CreateService", err)
+			return kubeError("CreateService", err)
 		}
 	}
 	if objs.VersionService != nil && (have == nil || have.VersionService == nil) {
@@ -52,7 +52,7 @@ func createCluster(rc *Context, app *v1beta1.FlinkApplication, hash string) erro
 		if _, err := svc.Create(rc, objs.VersionService, opts); apierrors.IsAlreadyExists(err) {
 			return retryable("CreateVersionService", fmt.Errorf("service %s still belongs to an earlier version", objs.VersionService.Name))
 		} else if err != nil {
-			return retryable("CreateVersionService", err)
+			return kubeError("CreateVersionService", err)
 		}
 	}
 	return nil
@@ -69,7 +69,7 @@ func scaleTaskManagers(rc *Context, hash string, want int32) error {
 	updated, err := rc.env.Kube.AppsV1().Deployments(rc.App.Namespace).Patch(rc, c.TaskManager.Name, types.MergePatchType,
 		patch, metav1.PatchOptions{FieldManager: fieldManager})
 	if err != nil {
-		return retryable("ScaleTaskManagers", err)
+		return kubeError("ScaleTaskManagers", err)
 	}
 	rc.event(false, "TaskManagersScaled", fmt.Sprintf("scaled TaskManagers of %s from %d to %d", c.TaskManager.Name, replicas(c.TaskManager), want))
 	c.TaskManager = updated
@@ -140,7 +140,7 @@ func pointGenericService(rc *Context, hash string) error {
 			return retryable("CreateGenericService", fmt.Errorf("service %s exists but is not in the cache yet", want.Name))
 		}
 		if err != nil {
-			return retryable("CreateGenericService", err)
+			return kubeError("CreateGenericService", err)
 		}
 		rc.GenericService = created
 		return nil
@@ -151,7 +151,7 @@ func pointGenericService(rc *Context, hash string) error {
 	patch, _ := json.Marshal(map[string]interface{}{"spec": map[string]interface{}{"selector": want.Spec.Selector}})
 	updated, err := svc.Patch(rc, have.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
 	if err != nil {
-		return retryable("SwitchGenericService", err)
+		return kubeError("SwitchGenericService", err)
 	}
 	rc.GenericService = updated
 	return nil

@@ -16,7 +16,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
-	appinformers "github.com/flinkfsm/flinkfsm/pkg/client/informers/externalversions"
+	applisters "github.com/flinkfsm/flinkfsm/pkg/client/listers/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 )
 
@@ -24,12 +24,13 @@ import (
 // workqueue, and objects the operator owns enqueue their FlinkApplication, so waiting phases move
 // as soon as a Deployment or pod changes instead of on a resync.
 type Controller struct {
-	env          *Environment
-	queue        workqueue.TypedRateLimitingInterface[queueKey]
-	synced       []cache.InformerSynced
-	factories    []interface{ Start(<-chan struct{}) }
-	podInformers []cache.SharedIndexInformer
-	workers      int
+	env       *Environment
+	queue     workqueue.TypedRateLimitingInterface[queueKey]
+	health    *health
+	factories []interface{ Start(<-chan struct{}) }
+	// informers are those of the operator's own kinds, which no factory starts.
+	informers []cache.SharedIndexInformer
+	workers   int
 	// jobIndexes are the FlinkSessionJob indexers by watched namespace ("" for all).
 	jobIndexes map[string]cache.Indexer
 	// due is when each queued key was due, to tell how long it waited for a worker.
@@ -51,16 +52,21 @@ func NewController(env *Environment) *Controller {
 		workers:    env.Config.Workers,
 		jobIndexes: map[string]cache.Indexer{},
 	}
+	c.health = &health{clock: env.Clock, stallAfter: env.Config.StallTimeout.Duration, queue: c.queue}
+	c.health.moved()
+	skipped := &undecodableReporter{recorder: env.Recorder}
 	namespaces := env.Config.Namespaces()
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
 	obs := &listerObserver{byNamespace: map[string]*namespaceListers{}}
 	for _, ns := range namespaces {
-		kubeInf := kubeinformers.NewSharedInformerFactoryWithOptions(env.Kube, 0, kubeinformers.WithNamespace(ns))
-		appInf := appinformers.NewSharedInformerFactoryWithOptions(env.Apps, 0, appinformers.WithNamespace(ns))
-		obs.byNamespace[ns] = c.watch(ns, kubeInf, appInf)
-		c.factories = append(c.factories, kubeInf, appInf)
+		// The operator's Deployments, Services and pods all carry its app label; selecting by it keeps
+		// the namespace's other objects out of the cache and out of the operator's memory.
+		kubeInf := kubeinformers.NewSharedInformerFactoryWithOptions(env.Kube, 0, kubeinformers.WithNamespace(ns),
+			kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = k8.AppLabel }))
+		obs.byNamespace[ns] = c.watch(ns, kubeInf, skipped.report)
+		c.factories = append(c.factories, kubeInf)
 	}
 	env.Observer, env.Sessions = obs, obs
 	return c
@@ -85,21 +91,28 @@ func sessionJobCluster(obj interface{}) ([]string, error) {
 	return nil, nil
 }
 
-func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactory, appInf appinformers.SharedInformerFactory) *namespaceListers {
-	apps := appInf.Flink().V1beta1().FlinkApplications()
-	sessionClusters := appInf.Flink().V1beta1().FlinkSessionClusters()
-	sessionJobs := appInf.Flink().V1beta1().FlinkSessionJobs()
-	_ = sessionJobs.Informer().AddIndexers(cache.Indexers{clusterIndex: sessionJobCluster})
+func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactory, skip skipFunc) *namespaceListers {
+	byNamespace := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
+	apps := applicationResource.informer(c.env.Apps, ns, byNamespace, skip)
+	sessionClusters := sessionClusterResource.informer(c.env.Apps, ns, byNamespace, skip)
+	sessionJobs := sessionJobResource.informer(c.env.Apps, ns,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, clusterIndex: sessionJobCluster}, skip)
+	c.informers = append(c.informers, apps, sessionClusters, sessionJobs)
 	deploys := kubeInf.Apps().V1().Deployments()
 	services := kubeInf.Core().V1().Services()
-	// Pods only wake applications up; a label selector keeps the cache to the operator's own pods.
-	pods := kubeinformers.NewSharedInformerFactoryWithOptions(c.env.Kube, 0, kubeinformers.WithNamespace(ns),
-		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = k8.AppLabel })).Core().V1().Pods()
-	c.synced = append(c.synced, apps.Informer().HasSynced, deploys.Informer().HasSynced,
-		services.Informer().HasSynced, pods.Informer().HasSynced,
-		sessionClusters.Informer().HasSynced, sessionJobs.Informer().HasSynced)
-	c.podInformers = append(c.podInformers, pods.Informer())
-	jobIndex := sessionJobs.Informer().GetIndexer()
+	pods := kubeInf.Core().V1().Pods()
+	where := " in namespace " + ns
+	if ns == metav1.NamespaceAll {
+		where = " in all namespaces"
+	}
+	for _, inf := range []struct {
+		kind string
+		inf  cache.SharedIndexInformer
+	}{{applicationKindName, apps}, {sessionClusterKindName, sessionClusters}, {sessionJobKindName, sessionJobs},
+		{"Deployment", deploys.Informer()}, {"Service", services.Informer()}, {"Pod", pods.Informer()}} {
+		c.health.informers = append(c.health.informers, namedInformer{inf.kind + where, inf.inf.HasSynced})
+	}
+	jobIndex := sessionJobs.GetIndexer()
 	c.jobIndexes[ns] = jobIndex
 	// enqueue gets echo set for the update that is our own last status write coming back: the pass
 	// that wrote it already asked for its next look, so the object itself is not queued again.
@@ -115,19 +128,19 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 			DeleteFunc: func(obj interface{}) { enqueue(obj, false) },
 		}
 	}
-	_, _ = apps.Informer().AddEventHandler(onChange(applicationKindName, func(obj interface{}, echo bool) {
+	_, _ = apps.AddEventHandler(onChange(applicationKindName, func(obj interface{}, echo bool) {
 		if !echo {
 			c.enqueue(obj)
 		}
 	}))
 	// A session cluster's changes wake its jobs; a job's wake its cluster, which lists its jobs
 	// and holds its deletion while any is left.
-	_, _ = sessionClusters.Informer().AddEventHandler(onChange(sessionClusterKindName, func(obj interface{}, echo bool) {
+	_, _ = sessionClusters.AddEventHandler(onChange(sessionClusterKindName, func(obj interface{}, echo bool) {
 		if name, ok := objectName(obj); ok {
 			c.enqueueSessionCluster(name, !echo)
 		}
 	}))
-	_, _ = sessionJobs.Informer().AddEventHandler(onChange(sessionJobKindName, func(obj interface{}, echo bool) {
+	_, _ = sessionJobs.AddEventHandler(onChange(sessionJobKindName, func(obj interface{}, echo bool) {
 		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = tomb.Obj
 		}
@@ -135,7 +148,11 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 			if !echo {
 				c.add(queueKey{sessionJobKindName, cache.ObjectName{Namespace: j.Namespace, Name: j.Name}})
 			}
-			c.add(queueKey{sessionClusterKindName, cache.ObjectName{Namespace: j.Namespace, Name: j.Spec.ClusterName}})
+			// A job that stopped decoding leaves the cache with its metadata only; its cluster
+			// learns of it at its next poll.
+			if j.Spec.ClusterName != "" {
+				c.add(queueKey{sessionClusterKindName, cache.ObjectName{Namespace: j.Namespace, Name: j.Spec.ClusterName}})
+			}
 		}
 	}))
 	owned := cache.ResourceEventHandlerFuncs{
@@ -146,8 +163,10 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 	_, _ = deploys.Informer().AddEventHandler(owned)
 	_, _ = services.Informer().AddEventHandler(owned)
 	_, _ = pods.Informer().AddEventHandler(owned)
-	return &namespaceListers{apps: apps.Lister(), deploys: deploys.Lister(), services: services.Lister(), pods: pods.Lister(),
-		sessionClusters: sessionClusters.Lister(), sessionJobs: sessionJobs.Lister(), sessionJobIndex: jobIndex}
+	return &namespaceListers{apps: applisters.NewFlinkApplicationLister(apps.GetIndexer()), deploys: deploys.Lister(),
+		services: services.Lister(), pods: pods.Lister(),
+		sessionClusters: applisters.NewFlinkSessionClusterLister(sessionClusters.GetIndexer()),
+		sessionJobs:     applisters.NewFlinkSessionJobLister(jobIndex), sessionJobIndex: jobIndex}
 }
 
 func (c *Controller) enqueue(obj interface{}) {
@@ -225,11 +244,15 @@ func (c *Controller) Run(ctx context.Context) error {
 	for _, f := range c.factories {
 		f.Start(ctx.Done())
 	}
-	for _, inf := range c.podInformers {
-		go inf.Run(ctx.Done())
+	for _, inf := range c.informers {
+		go inf.RunWithContext(ctx)
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
-		return fmt.Errorf("caches did not sync")
+	synced := make([]cache.InformerSynced, len(c.health.informers))
+	for i, inf := range c.health.informers {
+		synced[i] = inf.synced
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return fmt.Errorf("caches did not sync: %v", c.health.check())
 	}
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
@@ -256,11 +279,21 @@ func (c *Controller) Run(ctx context.Context) error {
 	return nil
 }
 
+// Healthy is nil while the controller works: its caches synced, and workers taking what waits in
+// its queue. Otherwise it says why not; /healthz answers it.
+func (c *Controller) Healthy() error { return c.health.check() }
+
 func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	if c.queue.Len() == 0 {
+		// A worker about to wait for work is not a stuck one.
+		c.health.moved()
+	}
 	key, shutdown := c.queue.Get()
 	if shutdown {
 		return false
 	}
+	c.health.moved()
+	defer c.health.moved()
 	defer c.queue.Done(key)
 	if waited, ok := c.due.taken(key, time.Now()); ok {
 		ctx = withQueueWait(ctx, waited)

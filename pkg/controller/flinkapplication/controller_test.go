@@ -3,6 +3,7 @@ package flinkapplication
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,6 +50,8 @@ type controllerFixture struct {
 	c    *Controller
 	// run makes the names of one test's objects its own.
 	run string
+	// kubeListSelectors are the label selectors the informers listed each Kubernetes resource by.
+	kubeListSelectors func() map[string]string
 }
 
 // n is name made unique to this run of the test.
@@ -82,6 +85,7 @@ func startController(f *controllerFixture) error {
 	// The fake clientsets do not replay what happened between an informer's list and its watch;
 	// objects are created only once every informer watches.
 	watches := f.countWatches()
+	f.kubeListSelectors = f.recordListSelectors()
 	cfg := config.Default()
 	cfg.Workers = 0 // the tests read the queue
 	f.env = &Environment{
@@ -120,6 +124,25 @@ func (f *controllerFixture) countWatches() func() int {
 		mu.Lock()
 		defer mu.Unlock()
 		return n
+	}
+}
+
+// recordListSelectors records the label selector of each list on the Kubernetes clientset, by resource.
+func (f *controllerFixture) recordListSelectors() func() map[string]string {
+	var mu sync.Mutex
+	selectors := map[string]string{}
+	f.kube.PrependReactor("list", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if l, ok := a.(k8stesting.ListAction); ok {
+			mu.Lock()
+			defer mu.Unlock()
+			selectors[a.GetResource().Resource] = l.GetListRestrictions().Labels.String()
+		}
+		return false, nil, nil
+	})
+	return func() map[string]string {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(selectors)
 	}
 }
 
@@ -396,4 +419,14 @@ func TestControllerWakesSessionJobsWithTheirCluster(t *testing.T) {
 	got = drain(3)
 	assert.True(t, got[key(sessionJobKindName, f.n("a"))] && got[key(sessionJobKindName, f.n("b"))], "a Deployment of the cluster wakes its jobs: %v", got)
 	f.expectEmpty()
+}
+
+// The Deployment, Service and pod informers list only what carries the operator's app label: the
+// operator caches its own objects, not every Deployment and Service of the namespaces it watches.
+func TestControllerCachesOnlyTheOperatorsObjects(t *testing.T) {
+	f := newControllerFixture(t)
+	got := f.kubeListSelectors()
+	for _, resource := range []string{"deployments", "services", "pods"} {
+		assert.Equal(t, k8.AppLabel, got[resource], "%s are listed by the operator's label", resource)
+	}
 }

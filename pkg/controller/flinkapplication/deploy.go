@@ -17,7 +17,7 @@ func handleDeploy(rc *Context) Outcome {
 		return deployFailed(rc, "UnsupportedSpec", msg)
 	}
 	st.DeploymentMode = deploymentMode(rc.App)
-	if _, err := flink.RenderCluster(rc.App, rc.Hash, ""); err != nil {
+	if err := applicationSpecError(rc); err != nil {
 		recordTarget(rc)
 		return deployFailed(rc, "InvalidSpec", err.Error())
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 )
 
@@ -26,8 +28,20 @@ func permanent(step string, err error) error {
 	return &StepError{Step: step, Retryable: false, Err: err}
 }
 
-// isRetryable says whether another attempt may succeed. Kubernetes API errors are retryable; so are
-// unknown errors, since a wrongly permanent error would fail a deploy that a retry would have saved.
+// kubeError classifies a failed write of a Deployment or Service. The API server answers 422
+// (Invalid) or 400 (BadRequest) when the object itself is wrong (a name too long for a Service, a
+// quantity it cannot parse, two ports alike): the same object is refused again, so the deploy fails
+// at once with the server's message instead of after every retry. Anything else may pass next time.
+func kubeError(step string, err error) error {
+	if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+		return permanent(step, err)
+	}
+	return retryable(step, err)
+}
+
+// isRetryable says whether another attempt may succeed. Kubernetes API errors are retryable unless
+// kubeError found the object itself refused; unknown errors are retryable too, since a wrongly
+// permanent error would fail a deploy that a retry would have saved.
 func isRetryable(err error) bool {
 	var se *StepError
 	if errors.As(err, &se) {

@@ -16,6 +16,9 @@ import (
 
 // handleSessionClusterDeploy records the spec's cluster as the one being started, then creates it.
 func handleSessionClusterDeploy(rc *Context) Outcome {
+	if err := sessionClusterSpecError(rc); err != nil {
+		return failed(permanent("CheckSpec", err))
+	}
 	if err := ensureFinalizer(rc); err != nil {
 		return failed(err)
 	}

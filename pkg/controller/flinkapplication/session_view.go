@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"math"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
@@ -28,7 +29,9 @@ func sessionClusterView(c *v1beta1.FlinkSessionCluster) *v1beta1.FlinkApplicatio
 	if r := cs.TaskManagerConfig.Replicas; r != nil && *r > 0 {
 		replicas = *r
 	}
-	s.Parallelism = replicas * flink.TaskSlots(app)
+	// In int64: a product past an int32 would wrap. It is clamped here and refused before deploy
+	// (sessionClusterSpecError), naming the field.
+	s.Parallelism = int32(min(int64(replicas)*int64(flink.TaskSlots(app)), math.MaxInt32))
 
 	in, out := &c.Status, &app.Status
 	out.Phase, out.Reason, out.ObservedGeneration = v1beta1.FlinkApplicationPhase(in.Phase), in.Reason, in.ObservedGeneration

@@ -22,6 +22,8 @@ import (
 // +kubebuilder:printcolumn:name="Healthy TMs",type=integer,JSONPath=`.status.clusterStatus.healthyTaskManagers`,priority=1
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 54",message="metadata.name must be at most 54 characters: the operator names the cluster's Service <name>-<8-character hash>, and a Service name has at most 63",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lowercase letters, digits and '-', starting with a letter, no dots): it names the cluster's Services",reason=FieldValueInvalid
 type FlinkSessionCluster struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -45,6 +47,8 @@ type FlinkSessionClusterList struct {
 type FlinkSessionClusterSpec struct {
 	// Image is the container image of the JobManager and TaskManagers. Jobs bring their own jars.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:[.](?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$')`,message="image must be a container image reference, [registry[:port]/]repository[:tag][@digest], with a lowercase repository and no spaces",reason=FieldValueInvalid
 	Image string `json:"image"`
 	// +kubebuilder:validation:Enum=Always;Never;IfNotPresent
 	ImagePullPolicy    corev1.PullPolicy             `json:"imagePullPolicy,omitempty"`
@@ -88,10 +92,12 @@ type FlinkSessionClusterSpec struct {
 // SessionTaskManagerConfig is a TaskManagerConfig with an explicit TaskManager count. A session cluster
 // has no single job whose parallelism could decide it, as a FlinkApplication's does. It is a type of
 // its own so that FlinkApplication does not gain a replicas field it would ignore.
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas * (has(self.taskSlots) ? self.taskSlots : 16) <= 2147483647",message="replicas × taskSlots, the cluster's task slots, must be at most 2147483647",fieldPath=".replicas",reason=FieldValueInvalid
 type SessionTaskManagerConfig struct {
 	TaskManagerConfig `json:",inline"`
 	// Replicas is how many TaskManagers run; the cluster offers replicas × taskSlots slots to its jobs.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
 	// +kubebuilder:default=1
 	Replicas *int32 `json:"replicas,omitempty"`
 }
@@ -120,6 +126,8 @@ type FlinkSessionClusterStatus struct {
 
 	// RetryCount and LastSeenError are the retry and backoff state, kept here so that they survive
 	// operator restarts.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	RetryCount    int32                  `json:"retryCount,omitempty"`
 	LastSeenError *FlinkApplicationError `json:"lastSeenError,omitempty"`
 

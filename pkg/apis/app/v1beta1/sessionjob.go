@@ -78,9 +78,10 @@ type JobSpec struct {
 	EntryClass string `json:"entryClass,omitempty"`
 	// Args are the program arguments, one per item, sent as programArgsList so that none is re-split.
 	Args []string `json:"args,omitempty"`
-	// Parallelism of the job; unset, the cluster's parallelism.default applies.
+	// Parallelism of the job; unset, the cluster's parallelism.default applies. Flink runs no
+	// operator above its maximum parallelism, which is at most 32768.
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=2147483647
+	// +kubebuilder:validation:Maximum=32768
 	Parallelism *int32 `json:"parallelism,omitempty"`
 	// UpgradeMode is how the job's state crosses an update or a suspend: Savepoint, LastState (the
 	// newest retained checkpoint) or Stateless.
@@ -131,6 +132,8 @@ type FlinkSessionJobStatus struct {
 
 	// RetryCount and LastSeenError are the retry and backoff state, kept here so that they survive
 	// operator restarts.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	RetryCount    int32                  `json:"retryCount,omitempty"`
 	LastSeenError *FlinkApplicationError `json:"lastSeenError,omitempty"`
 

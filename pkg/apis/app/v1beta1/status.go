@@ -57,6 +57,8 @@ type FlinkApplicationStatus struct {
 
 	// RetryCount counts consecutive failed attempts in the current phase; with LastSeenError it is
 	// the retry and backoff state, kept here so that it survives operator restarts.
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	RetryCount    int32                  `json:"retryCount,omitempty"`
 	LastSeenError *FlinkApplicationError `json:"lastSeenError,omitempty"`
 	// UpgradeMode is the upgrade mode in effect: spec.upgradeMode, or Stateless for savepointDisabled.
@@ -183,12 +185,20 @@ const MaxHistory = 20
 
 // FlinkClusterStatus is the health of a Flink cluster as Flink reports it.
 type FlinkClusterStatus struct {
-	ClusterOverviewURL   string       `json:"clusterOverviewURL,omitempty"`
-	Health               HealthStatus `json:"health,omitempty"`
-	NumberOfTaskManagers int32        `json:"numberOfTaskManagers,omitempty"`
-	HealthyTaskManagers  int32        `json:"healthyTaskManagers,omitempty"`
-	NumberOfTaskSlots    int32        `json:"numberOfTaskSlots,omitempty"`
-	AvailableTaskSlots   int32        `json:"availableTaskSlots,omitempty"`
+	ClusterOverviewURL string       `json:"clusterOverviewURL,omitempty"`
+	Health             HealthStatus `json:"health,omitempty"`
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
+	NumberOfTaskManagers int32 `json:"numberOfTaskManagers,omitempty"`
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
+	HealthyTaskManagers int32 `json:"healthyTaskManagers,omitempty"`
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
+	NumberOfTaskSlots int32 `json:"numberOfTaskSlots,omitempty"`
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
+	AvailableTaskSlots int32 `json:"availableTaskSlots,omitempty"`
 }
 
 // FlinkJobStatus is the state of the application's job and the parameters it was started with.
@@ -200,16 +210,24 @@ type FlinkJobStatus struct {
 	Health      HealthStatus `json:"health,omitempty"`
 	State       JobState     `json:"state,omitempty"`
 
-	JarName               string `json:"jarName,omitempty"`
+	JarName string `json:"jarName,omitempty"`
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Parallelism           int32  `json:"parallelism,omitempty"`
 	EntryClass            string `json:"entryClass,omitempty"`
 	ProgramArgs           string `json:"programArgs,omitempty"`
 	AllowNonRestoredState bool   `json:"allowNonRestoredState,omitempty"`
 
-	StartTime                *metav1.Time `json:"startTime,omitempty"`
-	JobRestartCount          int32        `json:"jobRestartCount,omitempty"`
-	CompletedCheckpointCount int32        `json:"completedCheckpointCount,omitempty"`
-	FailedCheckpointCount    int32        `json:"failedCheckpointCount,omitempty"`
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
+	JobRestartCount int32 `json:"jobRestartCount,omitempty"`
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
+	CompletedCheckpointCount int32 `json:"completedCheckpointCount,omitempty"`
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
+	FailedCheckpointCount int32 `json:"failedCheckpointCount,omitempty"`
 	// RestorePath is where the running job's state came from, as Flink reports it.
 	RestorePath     string       `json:"restorePath,omitempty"`
 	RestoreTime     *metav1.Time `json:"restoreTime,omitempty"`
@@ -218,8 +236,12 @@ type FlinkJobStatus struct {
 	LastCheckpointPath string       `json:"lastCheckpoint,omitempty"`
 	LastCheckpointTime *metav1.Time `json:"lastCheckpointTime,omitempty"`
 
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	RunningTasks int32 `json:"runningTasks,omitempty"`
-	TotalTasks   int32 `json:"totalTasks,omitempty"`
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
+	TotalTasks int32 `json:"totalTasks,omitempty"`
 }
 
 // FlinkApplicationVersion is a BlueGreen colour.
@@ -270,11 +292,13 @@ const (
 // FlinkApplicationError is the last error an attempt ran into, persisted so that retries and backoff
 // continue across operator restarts.
 type FlinkApplicationError struct {
-	AppError            string       `json:"appError,omitempty"`
-	Method              string       `json:"method,omitempty"`
-	ErrorCode           string       `json:"errorCode,omitempty"`
-	IsRetryable         bool         `json:"isRetryable,omitempty"`
-	IsFailFast          bool         `json:"isFailFast,omitempty"`
+	AppError    string `json:"appError,omitempty"`
+	Method      string `json:"method,omitempty"`
+	ErrorCode   string `json:"errorCode,omitempty"`
+	IsRetryable bool   `json:"isRetryable,omitempty"`
+	IsFailFast  bool   `json:"isFailFast,omitempty"`
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	MaxRetries          int32        `json:"maxRetries,omitempty"`
 	LastErrorUpdateTime *metav1.Time `json:"lastErrorUpdateTime,omitempty"`
 }

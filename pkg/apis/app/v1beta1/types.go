@@ -26,6 +26,8 @@ import (
 // +kubebuilder:printcolumn:name="Total TMs",type=integer,JSONPath=`.status.clusterStatus.numberOfTaskManagers`,priority=1
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 54",message="metadata.name must be at most 54 characters: the operator names the cluster's Service <name>-<8-character hash>, and a Service name has at most 63",reason=FieldValueInvalid
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lowercase letters, digits and '-', starting with a letter, no dots): it names the cluster's Services",reason=FieldValueInvalid
 type FlinkApplication struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -55,6 +57,8 @@ type FlinkApplicationSpec struct {
 	// Image is the container image of the JobManager and TaskManagers; it must contain the job's jar in
 	// Flink's web upload directory.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:[.](?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$')`,message="image must be a container image reference, [registry[:port]/]repository[:tag][@digest], with a lowercase repository and no spaces",reason=FieldValueInvalid
 	Image string `json:"image"`
 	// +kubebuilder:validation:Enum=Always;Never;IfNotPresent
 	ImagePullPolicy    corev1.PullPolicy             `json:"imagePullPolicy,omitempty"`
@@ -80,8 +84,10 @@ type FlinkApplicationSpec struct {
 	JarName     string `json:"jarName"`
 	EntryClass  string `json:"entryClass,omitempty"`
 	ProgramArgs string `json:"programArgs,omitempty"`
-	// Parallelism of the job; TaskManagers = ceil(parallelism / taskSlots).
+	// Parallelism of the job; TaskManagers = ceil(parallelism / taskSlots). Flink runs no operator
+	// above its maximum parallelism, which is at most 32768.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=32768
 	Parallelism int32 `json:"parallelism"`
 	// AllowNonRestoredState lets a new job start from a savepoint that has state for operators it no longer has.
 	AllowNonRestoredState bool `json:"allowNonRestoredState,omitempty"`
@@ -110,10 +116,12 @@ type FlinkApplicationSpec struct {
 	// ReadinessTimeoutSeconds bounds how long a newly submitted job may take to run stable before the
 	// update is rolled back; it overrides the operator's readinessTimeout.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
 	ReadinessTimeoutSeconds *int32 `json:"readinessTimeoutSeconds,omitempty"`
 	// MaxCheckpointRestoreAgeSeconds bounds how old an externalized checkpoint may be when a savepoint
 	// fails and the operator recovers from the newest checkpoint instead.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
 	MaxCheckpointRestoreAgeSeconds *int32 `json:"maxCheckpointRestoreAgeSeconds,omitempty"`
 	// FallbackWithoutState starts the new job without state when neither a savepoint nor a recent enough
 	// checkpoint exists. The operator never does that unless this is set.
@@ -169,10 +177,14 @@ type SavepointInfo struct {
 }
 
 // JobManagerConfig shapes the JobManager pods.
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || ((has(self.resources.requests) && 'memory' in self.resources.requests && isQuantity(string(self.resources.requests['memory'])) && quantity(string(self.resources.requests['memory'])).isGreaterThan(quantity('0'))) ? quantity(string(self.resources.requests['memory'])).asApproximateFloat() * (1.0 - (has(self.systemMemoryFraction) ? self.systemMemoryFraction : (has(self.offHeapMemoryFraction) ? self.offHeapMemoryFraction : 0.5))) >= 1048576.0 : (!(has(self.resources.limits) && 'memory' in self.resources.limits && isQuantity(string(self.resources.limits['memory']))) || quantity(string(self.resources.limits['memory'])).asApproximateFloat() * (1.0 - (has(self.systemMemoryFraction) ? self.systemMemoryFraction : (has(self.offHeapMemoryFraction) ? self.offHeapMemoryFraction : 0.5))) >= 1048576.0))",message="jobManagerConfig.resources memory, less its memory fraction, leaves Flink less than 1Mi: give the container more memory (Flink needs hundreds of MiB) or set a smaller systemMemoryFraction/offHeapMemoryFraction",fieldPath=".resources",reason=FieldValueInvalid
 type JobManagerConfig struct {
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 	EnvConfig EnvironmentConfig            `json:"envConfig,omitempty"`
+	// Replicas is the number of JobManager pods; more than one needs Flink high availability, or
+	// each would run a cluster of its own.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
 	Replicas *int32 `json:"replicas,omitempty"`
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:ExclusiveMaximum=true
@@ -188,10 +200,12 @@ type JobManagerConfig struct {
 }
 
 // TaskManagerConfig shapes the TaskManager pods.
+// +kubebuilder:validation:XValidation:rule="!has(self.resources) || ((has(self.resources.requests) && 'memory' in self.resources.requests && isQuantity(string(self.resources.requests['memory'])) && quantity(string(self.resources.requests['memory'])).isGreaterThan(quantity('0'))) ? quantity(string(self.resources.requests['memory'])).asApproximateFloat() * (1.0 - (has(self.systemMemoryFraction) ? self.systemMemoryFraction : (has(self.offHeapMemoryFraction) ? self.offHeapMemoryFraction : 0.5))) >= 1048576.0 : (!(has(self.resources.limits) && 'memory' in self.resources.limits && isQuantity(string(self.resources.limits['memory']))) || quantity(string(self.resources.limits['memory'])).asApproximateFloat() * (1.0 - (has(self.systemMemoryFraction) ? self.systemMemoryFraction : (has(self.offHeapMemoryFraction) ? self.offHeapMemoryFraction : 0.5))) >= 1048576.0))",message="taskManagerConfig.resources memory, less its memory fraction, leaves Flink less than 1Mi: give the container more memory (Flink needs hundreds of MiB) or set a smaller systemMemoryFraction/offHeapMemoryFraction",fieldPath=".resources",reason=FieldValueInvalid
 type TaskManagerConfig struct {
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 	EnvConfig EnvironmentConfig            `json:"envConfig,omitempty"`
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
 	TaskSlots *int32 `json:"taskSlots,omitempty"`
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:ExclusiveMaximum=true

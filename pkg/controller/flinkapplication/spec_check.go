@@ -1,0 +1,47 @@
+package flinkapplication
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+)
+
+// The checks a spec passes before anything of its deploy is created. The CRDs' schema and CEL
+// rules refuse most nonsense at apply time; these catch what CEL cannot read (flinkConfig) and
+// objects stored before a rule existed, so that they end in DeployFailed naming the field instead of
+// a cluster that never starts.
+
+// applicationSpecError names the first field of a FlinkApplication's spec that cannot deploy: its
+// cluster must render, and its job must be able to run as asked.
+func applicationSpecError(rc *Context) error {
+	if _, err := flink.RenderCluster(rc.App, rc.Hash, ""); err != nil {
+		return err
+	}
+	return flink.CheckJob(rc.App)
+}
+
+// sessionClusterSpecError names the first field of a FlinkSessionCluster's spec that cannot deploy.
+// Its cluster renders through the application view, whose parallelism is replicas × taskSlots: past
+// an int32 that product would wrap, and the cluster would get one TaskManager.
+func sessionClusterSpecError(rc *Context) error {
+	c := rc.session.Cluster
+	if c != nil && c.Spec.TaskManagerConfig.Replicas != nil {
+		if err := slotsFit(c); err != nil {
+			return err
+		}
+	}
+	_, err := flink.RenderCluster(rc.App, rc.Hash, "")
+	return err
+}
+
+func slotsFit(c *v1beta1.FlinkSessionCluster) error {
+	replicas := int64(*c.Spec.TaskManagerConfig.Replicas)
+	slots := int64(flink.TaskSlots(&v1beta1.FlinkApplication{Spec: v1beta1.FlinkApplicationSpec{TaskManagerConfig: c.Spec.TaskManagerConfig.TaskManagerConfig}}))
+	if replicas*slots > math.MaxInt32 {
+		return fmt.Errorf("spec.taskManagerConfig.replicas %d × taskSlots %d is more task slots than Flink counts (%d at most)",
+			replicas, slots, math.MaxInt32)
+	}
+	return nil
+}
