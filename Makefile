@@ -8,7 +8,7 @@ GENERATED := pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd
 UNIT_PKGS = $(shell go list ./... | grep -v /integ/e2e)
 export FLINKFSM_REQUIRE_CLUSTER ?= 1
 
-.PHONY: all build generate verify test unit integ demo cluster-up cluster-down k8s-binaries clean install-plugin
+.PHONY: all build generate verify test unit integ demo cluster-up cluster-down k8s-binaries clean install-plugin fuzz
 
 all: build
 
@@ -19,6 +19,12 @@ build:
 # install-plugin puts kubectl-flink on PATH (in $(GOBIN), or $(GOPATH)/bin), where kubectl finds it as `kubectl flink`.
 install-plugin:
 	go install ./cmd/kubectl-flink
+
+# fuzz runs each fuzz target for FUZZTIME (their seed corpus runs with every `make test`).
+FUZZTIME ?= 1m
+fuzz:
+	@for t in $$(go test -list '^Fuzz' ./pkg/controller/flink/ | grep ^Fuzz); do \
+		echo "== $$t"; go test -run XXX -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./pkg/controller/flink/ || exit 1; done
 
 generate:
 	./hack/update-codegen.sh

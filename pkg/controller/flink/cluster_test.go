@@ -93,7 +93,7 @@ func TestRenderClusterPods(t *testing.T) {
 	app.Spec.JobManagerConfig.NodeSelector = map[string]string{"pool": "jm"}
 	app.Spec.TaskManagerConfig.Tolerations = []corev1.Toleration{{Key: "dedicated", Value: "flink"}}
 	app.Spec.TaskManagerConfig.EnvConfig = v1beta1.EnvironmentConfig{
-		Env:     []corev1.EnvVar{{Name: "USER_VAR", Value: "1"}, {Name: "FLINK_PROPERTIES", Value: "user"}},
+		Env:     []corev1.EnvVar{{Name: "USER_VAR", Value: "1"}},
 		EnvFrom: []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}}}},
 	}
 	c := renderTestCluster(t, app)
@@ -134,7 +134,7 @@ func TestRenderClusterPods(t *testing.T) {
 
 	operatorEnv := []string{"APP_NAME", "HOST_NAME", "HOST_IP", "FLINK_DEPLOYMENT_TYPE", "FLINK_PROPERTIES", "OPERATOR_FLINK_CONFIG"}
 	assert.Equal(t, operatorEnv, envNames(jmc.Env))
-	assert.Equal(t, append(operatorEnv, "USER_VAR", "FLINK_PROPERTIES"), envNames(tmc.Env), "user env comes after the operator's")
+	assert.Equal(t, append(operatorEnv, "USER_VAR"), envNames(tmc.Env), "user env comes after the operator's")
 	assert.Equal(t, app.Spec.TaskManagerConfig.EnvConfig.EnvFrom, tmc.EnvFrom)
 	assert.Equal(t, "wordcount", envValue(jmc.Env, "APP_NAME"))
 	assert.Equal(t, "metadata.name", jmc.Env[1].ValueFrom.FieldRef.FieldPath)

@@ -34,6 +34,7 @@ func RenderFlinkConfig(app *v1beta1.FlinkApplication, hash string) (jm, tm strin
 		return "", "", err
 	}
 	// The operator decides the JobManager's address; a user value would point one cluster at another.
+	user := common["jobmanager.rpc.address"]
 	delete(common, "jobmanager.rpc.address")
 	// Recovery after a failed savepoint restores the old job's newest checkpoint after cancelling it,
 	// which only works if cancelling keeps the checkpoint; Flink's default deletes it.
@@ -57,15 +58,26 @@ func RenderFlinkConfig(app *v1beta1.FlinkApplication, hash string) (jm, tm strin
 
 	jmConfig, tmConfig := maps.Clone(common), maps.Clone(common)
 	if highAvailability(common) {
+		// Each cluster's HA identity is its own: a shared one would make a new cluster recover, or
+		// delete, the jobs of another.
 		clusterID := VersionedServiceName(app, hash)
-		jmConfig["kubernetes.cluster-id"] = clusterID
-		tmConfig["kubernetes.cluster-id"] = clusterID
+		for _, c := range []map[string]string{jmConfig, tmConfig} {
+			c["kubernetes.cluster-id"], c["high-availability.cluster-id"] = clusterID, clusterID
+		}
 		jmConfig["jobmanager.rpc.address"] = hostIPRef
 	} else {
 		jmConfig["jobmanager.rpc.address"] = VersionedServiceName(app, hash)
 		tmConfig["jobmanager.rpc.address"] = VersionedServiceName(app, hash)
 	}
 	tmConfig["taskmanager.host"] = hostIPRef
+	owned := maps.Clone(jmConfig)
+	maps.Copy(owned, tmConfig)
+	if user != "" {
+		owned["jobmanager.rpc.address"] = user // the address is decided per component; any user value is ignored, as before
+	}
+	if err := checkFlinkConfig(app, owned); err != nil {
+		return "", "", err
+	}
 
 	if jm, err = configLines(jmConfig); err != nil {
 		return "", "", err

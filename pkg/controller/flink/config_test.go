@@ -64,17 +64,14 @@ func TestRenderFlinkConfigOperatorKeysWin(t *testing.T) {
 	app.Spec.UIPort = ptr(int32(9081))
 	app.Spec.TaskManagerConfig.TaskSlots = ptr(int32(4))
 	for k, v := range map[string]interface{}{
-		"taskmanager.numberOfTaskSlots":       int64(99),
-		"jobmanager.rpc.port":                 int64(1),
-		"blob.server.port":                    int64(2),
-		"query.server.port":                   int64(3),
-		"rest.port":                           int64(4),
-		"metrics.internal.query-service.port": "5-6",
-		"jobmanager.rpc.address":              "somewhere-else",
-		"taskmanager.host":                    "somewhere-else",
-		"jobmanager.memory.process.size":      "100g",
-		"taskmanager.memory.process.size":     "100g",
-		"kubernetes.cluster-id":               "shared",
+		// Repeating what the operator sets is harmless, and Lyft manifests do it.
+		"taskmanager.numberOfTaskSlots": int64(4),
+		"rest.port":                     "9081",
+		// The JobManager address is decided per component; a user value is ignored, as before.
+		"jobmanager.rpc.address":          "somewhere-else",
+		"jobmanager.memory.process.size":  "100g",
+		"taskmanager.memory.process.size": "100g",
+		"kubernetes.cluster-id":           "shared",
 	} {
 		app.Spec.FlinkConfig[k] = v
 	}
@@ -84,10 +81,7 @@ func TestRenderFlinkConfigOperatorKeysWin(t *testing.T) {
 		got := parseLines(t, config)
 		assert.Equal(t, "4", got["taskmanager.numberOfTaskSlots"], name)
 		assert.Equal(t, "6123", got["jobmanager.rpc.port"], name)
-		assert.Equal(t, "6125", got["blob.server.port"], name)
-		assert.Equal(t, "6124", got["query.server.port"], name)
 		assert.Equal(t, "9081", got["rest.port"], name)
-		assert.Equal(t, "50101", got["metrics.internal.query-service.port"], name)
 		assert.Equal(t, "wordcount-0a1b2c3d", got["jobmanager.rpc.address"], name)
 		assert.Equal(t, "2516582k", got["jobmanager.memory.process.size"], name)
 		assert.Equal(t, "838860k", got["taskmanager.memory.process.size"], name)
@@ -95,6 +89,51 @@ func TestRenderFlinkConfigOperatorKeysWin(t *testing.T) {
 		assert.Equal(t, "shared", got["kubernetes.cluster-id"], name)
 	}
 	assert.Equal(t, "$HOST_IP", parseLines(t, tm)["taskmanager.host"])
+}
+
+// Keys that Flink would read as another key, values for the keys the operator owns, and a
+// FLINK_PROPERTIES of the user's are refused, naming the field: each could take the cluster over.
+func TestRenderFlinkConfigRefusesWhatWouldOverrideTheOperator(t *testing.T) {
+	ha := func(app *v1beta1.FlinkApplication) { app.Spec.FlinkConfig["high-availability.type"] = "kubernetes" }
+	for _, c := range []struct {
+		name string
+		edit func(app *v1beta1.FlinkApplication)
+		want string
+	}{
+		{"trailing space", func(a *v1beta1.FlinkApplication) { a.Spec.FlinkConfig["rest.port "] = "1" }, `"rest.port " contains whitespace`},
+		{"colon", func(a *v1beta1.FlinkApplication) { a.Spec.FlinkConfig["rest.port:x"] = "1" }, `contains ":"`},
+		{"hash", func(a *v1beta1.FlinkApplication) { a.Spec.FlinkConfig["rest.port#x"] = "1" }, `contains "#"`},
+		{"empty key", func(a *v1beta1.FlinkApplication) { a.Spec.FlinkConfig[""] = "1" }, "is empty"},
+		{"another port", func(a *v1beta1.FlinkApplication) { a.Spec.FlinkConfig["rest.port"] = int64(1) }, "set spec.uiPort instead"},
+		{"slots", func(a *v1beta1.FlinkApplication) { a.Spec.FlinkConfig["taskmanager.numberOfTaskSlots"] = 99 }, "set spec.taskManagerConfig.taskSlots"},
+		{"TaskManager host", func(a *v1beta1.FlinkApplication) { a.Spec.FlinkConfig["taskmanager.host"] = "elsewhere" }, "taskmanager.host"},
+		{"HA cluster id", func(a *v1beta1.FlinkApplication) {
+			ha(a)
+			a.Spec.FlinkConfig["high-availability.cluster-id"] = "shared"
+		}, "names this cluster"},
+		{"kubernetes cluster id under HA", func(a *v1beta1.FlinkApplication) {
+			ha(a)
+			a.Spec.FlinkConfig["kubernetes.cluster-id"] = "shared"
+		}, "names this cluster"},
+		{"FLINK_PROPERTIES", func(a *v1beta1.FlinkApplication) {
+			a.Spec.JobManagerConfig.EnvConfig.Env = []corev1.EnvVar{{Name: "FLINK_PROPERTIES", Value: "rest.port: 1"}}
+		}, "jobManagerConfig.envConfig.env[0]: FLINK_PROPERTIES"},
+	} {
+		app := testApp()
+		c.edit(app)
+		_, _, err := RenderFlinkConfig(app, "0a1b2c3d")
+		if assert.Error(t, err, c.name) {
+			assert.Contains(t, err.Error(), c.want, c.name)
+		}
+	}
+	// Under HA each cluster's ids are its own.
+	app := testApp()
+	ha(app)
+	jm, _, err := RenderFlinkConfig(app, "0a1b2c3d")
+	require.NoError(t, err)
+	got := parseLines(t, jm)
+	assert.Equal(t, "wordcount-0a1b2c3d", got["kubernetes.cluster-id"])
+	assert.Equal(t, "wordcount-0a1b2c3d", got["high-availability.cluster-id"])
 }
 
 func TestRenderFlinkConfigRejects(t *testing.T) {

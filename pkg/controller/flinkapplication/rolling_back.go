@@ -158,5 +158,10 @@ func restoredJobRuns(rc *Context, c *v1beta1.DeploymentRecord) bool {
 		return false
 	}
 	v := rc.JobView(c.ClusterHash, c.JobID)
-	return v.Liveness == Alive && (v.State() == client.JobRunning || v.State() == client.JobRestarting)
+	if v.Liveness != Alive {
+		return false
+	}
+	// Running means its tasks run (or ran, and it restarts): a job still waiting for slots is not
+	// known to run at all.
+	return v.State() == client.JobRestarting || v.State() == client.JobRunning && allTasksRunning(v.Details)
 }
