@@ -242,8 +242,5 @@ func firstLines(trace string) string {
 			break
 		}
 	}
-	if len(out) > 400 {
-		out = out[:400] + "..."
-	}
-	return out
+	return client.Excerpt(out)
 }

@@ -95,7 +95,7 @@ func takeSavepoint(rc *Context, rec *v1beta1.DeploymentRecord, ref JobRef, cance
 		return savepointStep{Location: status.Location}
 	case status.Failed():
 		rec.Savepoint = nil
-		cause := status.FailureCause
+		cause := client.Excerpt(status.FailureCause)
 		if cause == "" {
 			cause = "Flink reported no cause"
 		}

@@ -80,7 +80,11 @@ func New(cfg Config, scope promutils.Scope) *Client {
 	h := resty.New().
 		SetHeader("User-Agent", cfg.UserAgent).
 		SetHeader("Accept", "application/json").
-		SetResponseBodyLimit(maxResponseBody)
+		SetResponseBodyLimit(maxResponseBody).
+		// A JobManager runs the user's image, so its answers are untrusted: a redirect is answered
+		// as the error it is, never followed to wherever it points (the API server, a cloud
+		// metadata service).
+		SetRedirectPolicy(resty.RedirectPolicyFunc(func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }))
 	return &Client{cfg: cfg, http: h, metrics: newMetrics(scope)}
 }
 

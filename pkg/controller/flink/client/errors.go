@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"unicode"
 )
 
 // Error is every failure the client returns. See the package doc for which ones are retryable.
@@ -73,6 +74,29 @@ const (
 
 // errorMessage turns an error response body into a one-line reason.
 func errorMessage(status int, body []byte) string {
+	return Excerpt(rawErrorMessage(status, body))
+}
+
+// maxExcerpt bounds any text of a JobManager's that reaches status or an Event.
+const maxExcerpt = 600
+
+// Excerpt makes text a JobManager sent fit for status and Events: one line, printable characters
+// only, at most a few hundred bytes. A JobManager runs the user's image; what it answers is
+// untrusted, and status is read by people and tools.
+func Excerpt(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t':
+			b.WriteRune(' ')
+		case unicode.IsPrint(r):
+			b.WriteRune(r)
+		}
+	}
+	return truncate(strings.Join(strings.Fields(b.String()), " "), maxExcerpt)
+}
+
+func rawErrorMessage(status int, body []byte) string {
 	var parsed struct {
 		Errors []string `json:"errors"`
 	}
