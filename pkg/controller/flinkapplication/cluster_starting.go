@@ -37,6 +37,7 @@ func handleClusterStarting(rc *Context) Outcome {
 		return stay(0)
 	}
 	if !c.Ready() {
+		waitingOn(rc, c.Problem)
 		return stay(0)
 	}
 	ov, err := rc.Overview(target)

@@ -30,6 +30,10 @@ type Context struct {
 	// GenericService is the Service that points at the live cluster, if it exists.
 	GenericService *corev1.Service
 
+	// waitingOn is what the phase waits on, as far as it is known (a pod's problem): said in
+	// status.reason while waiting, and the cause given when the deadline passes.
+	waitingOn string
+
 	// healthReason says why the live job's health is what observeLiveJob found this pass.
 	healthReason string
 
@@ -68,6 +72,9 @@ type ClusterObjects struct {
 	// JobManagerPods counts the cluster's JobManager pods, terminating ones included: a JobManager
 	// whose Deployment is gone may still run its job until its pod is.
 	JobManagerPods int
+	// Problem says why a pod of the cluster does not run, as Kubernetes reports it (unschedulable,
+	// an image that cannot be pulled, a crash loop); "" when none is known.
+	Problem string
 }
 
 // Ready tells whether Kubernetes reports the cluster's JobManager available and all its TaskManagers ready.

@@ -67,6 +67,8 @@ func step(rc *Context) Outcome {
 	case overdue && (out.Next == "" || out.Next == from):
 		if out.Err != nil {
 			cause = fmt.Sprintf("%s: %v", cause, out.Err)
+		} else if rc.waitingOn != "" {
+			cause = fmt.Sprintf("%s: %s", cause, rc.waitingOn)
 		}
 		out = giveUp(rc, spec, cause)
 	case out.Err != nil:

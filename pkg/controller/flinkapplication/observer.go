@@ -143,10 +143,15 @@ func groupOwned(app *v1beta1.FlinkApplication, deploys []*appsv1.Deployment, ser
 	}
 	for _, p := range pods {
 		// Pods are owned by ReplicaSets; the labels tie them to a cluster of this application.
-		if p.Labels[k8.AppLabel] == app.Name && p.Labels[k8.ComponentLabel] == flink.JobManagerComponent {
-			if hash := k8.HashOf(p); hash != "" {
-				get(hash).JobManagerPods++
-			}
+		hash := k8.HashOf(p)
+		if p.Labels[k8.AppLabel] != app.Name || hash == "" {
+			continue
+		}
+		if p.Labels[k8.ComponentLabel] == flink.JobManagerComponent {
+			get(hash).JobManagerPods++
+		}
+		if why := podProblem(p); why != "" && get(hash).Problem == "" {
+			get(hash).Problem = why
 		}
 	}
 	return clusters, generic

@@ -47,7 +47,10 @@ func handleSessionClusterStarting(rc *Context) Outcome {
 	if err := createCluster(rc, rc.App, rc.Hash); err != nil {
 		return failed(err)
 	}
-	if !rc.Clusters[rc.Hash].Ready() {
+	if c := rc.Clusters[rc.Hash]; !c.Ready() {
+		if c != nil {
+			waitingOn(rc, c.Problem)
+		}
 		return stay(0)
 	}
 	ov, err := rc.Overview(rc.Hash)

@@ -1,0 +1,50 @@
+package flinkapplication
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
+)
+
+// podProblem says why a pod of a cluster does not run, in the words of Kubernetes: the scheduler's
+// reason for an unschedulable pod, the reason an image cannot be pulled, a crash loop's last exit.
+// A cluster that never starts then fails with its cause instead of only "did not complete in time".
+func podProblem(p *corev1.Pod) string {
+	role := "pod"
+	if c := p.Labels[k8.ComponentLabel]; c != "" {
+		role = c + " pod"
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return fmt.Sprintf("%s %s is unschedulable: %s", role, p.Name, client.Excerpt(c.Message))
+		}
+	}
+	for _, s := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		if w := s.State.Waiting; w != nil {
+			switch w.Reason {
+			case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError":
+				return fmt.Sprintf("%s %s: %s: %s", role, p.Name, w.Reason, client.Excerpt(w.Message))
+			case "CrashLoopBackOff":
+				msg := fmt.Sprintf("%s %s is crash-looping (%d restarts)", role, p.Name, s.RestartCount)
+				if t := s.LastTerminationState.Terminated; t != nil {
+					msg += fmt.Sprintf(", last exit %d (%s)", t.ExitCode, t.Reason)
+				}
+				return msg
+			}
+		}
+	}
+	return ""
+}
+
+// waitingOn notes what a waiting phase waits on: status.reason says it (written only when it
+// changes, with no Event per pass), and it is the cause given if the phase's deadline passes.
+func waitingOn(rc *Context, problem string) {
+	if problem == "" {
+		return
+	}
+	rc.waitingOn = problem
+	rc.App.Status.Reason = "waiting: " + problem
+}
