@@ -127,6 +127,15 @@ func hostileManifests(jar string) []hostile {
 			delete(c, "state.savepoints.dir")
 			_ = unstructured.SetNestedMap(obj, c, "spec", "flinkConfig")
 		}, "deploy", "state.savepoints.dir"},
+		// Pods beyond the restricted profile, refused by the ValidatingAdmissionPolicy of deploy/.
+		{app, "host-path", put([]interface{}{map[string]interface{}{"name": "root", "hostPath": map[string]interface{}{"path": "/"}}}, "spec", "volumes"), "apply", "hostPath"},
+		{app, "run-as-root", put(int64(0), "spec", "securityContext", "runAsUser"), "apply", "spec.securityContext"},
+		{app, "run-as-root-group", put(int64(0), "spec", "securityContext", "runAsGroup"), "apply", "spec.securityContext"},
+		{app, "root-allowed", put(false, "spec", "securityContext", "runAsNonRoot"), "apply", "spec.securityContext"},
+		{app, "sysctls", put([]interface{}{map[string]interface{}{"name": "net.core.somaxconn", "value": "1024"}}, "spec", "securityContext", "sysctls"), "apply", "sysctls"},
+		{app, "foreign-service-account", put("operator-admin", "spec", "serviceAccountName"), "apply", "spec.serviceAccountName"},
+		{cluster, "host-path", put([]interface{}{map[string]interface{}{"name": "root", "hostPath": map[string]interface{}{"path": "/"}}}, "spec", "volumes"), "apply", "hostPath"},
+		{cluster, "foreign-service-account", put("operator-admin", "spec", "serviceAccountName"), "apply", "spec.serviceAccountName"},
 		// Session clusters.
 		{cluster, "replicas-past-int32", put(past32, "spec", "taskManagerConfig", "replicas"), "apply", "spec.taskManagerConfig.replicas"},
 		{cluster, "slots-overflow", both(put(int64(2147483647), "spec", "taskManagerConfig", "replicas"), put(int64(4), "spec", "taskManagerConfig", "taskSlots")), "apply", "replicas"},

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -25,6 +26,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/integ/localcluster"
 	"github.com/flinkfsm/flinkfsm/internal/repo"
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned"
 )
 
@@ -110,6 +112,13 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		return nil, fmt.Errorf("installing the CRD: %v: %s", err, stderr)
 	}
 	if err := e.waitForCRD(ctx); err != nil {
+		return nil, err
+	}
+	e.logf("installing the pod security policy")
+	if _, stderr, err := e.Cluster.Kubectl(ctx, "apply", "--server-side", "-f", filepath.Join(root, "deploy/policy.yaml")); err != nil {
+		return nil, fmt.Errorf("installing the pod security policy: %v: %s", err, stderr)
+	}
+	if err := e.waitForPolicy(ctx); err != nil {
 		return nil, err
 	}
 
@@ -333,4 +342,23 @@ func (r *Replica) Exited() bool {
 	default:
 		return false
 	}
+}
+
+// waitForPolicy waits until the API server enforces the pod security policy: a policy takes effect a
+// moment after it is created.
+func (e *Env) waitForPolicy(ctx context.Context) error {
+	hostile := &v1beta1.FlinkApplication{
+		ObjectMeta: metav1.ObjectMeta{Name: "policy-probe", Namespace: "default"},
+		Spec: v1beta1.FlinkApplicationSpec{Image: "flink:1.20", JarName: "probe.jar", Parallelism: 1,
+			Volumes: []corev1.Volume{{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}},
+	}
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, last = e.Apps.FlinkV1beta1().FlinkApplications("default").Create(ctx, hostile, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return last != nil && strings.Contains(last.Error(), "hostPath"), nil
+	})
+	if err != nil {
+		return fmt.Errorf("the pod security policy is not enforced (a hostPath application got: %v): %w", last, err)
+	}
+	return nil
 }

@@ -21,6 +21,13 @@ func handleDeploy(rc *Context) Outcome {
 		recordTarget(rc)
 		return deployFailed(rc, "InvalidSpec", err.Error())
 	}
+	if err := podPolicyError(rc); err != nil {
+		if isRetryable(err) {
+			return failed(err)
+		}
+		recordTarget(rc)
+		return deployFailed(rc, "PodPolicy", err.Error())
+	}
 	if err := ensureFinalizer(rc); err != nil {
 		return failed(err)
 	}

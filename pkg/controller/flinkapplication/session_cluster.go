@@ -19,6 +19,9 @@ func handleSessionClusterDeploy(rc *Context) Outcome {
 	if err := sessionClusterSpecError(rc); err != nil {
 		return failed(permanent("CheckSpec", err))
 	}
+	if err := podPolicyError(rc); err != nil {
+		return failed(err)
+	}
 	if err := ensureFinalizer(rc); err != nil {
 		return failed(err)
 	}

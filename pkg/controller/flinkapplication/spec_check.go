@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 )
@@ -42,6 +45,23 @@ func slotsFit(c *v1beta1.FlinkSessionCluster) error {
 	if replicas*slots > math.MaxInt32 {
 		return fmt.Errorf("spec.taskManagerConfig.replicas %d × taskSlots %d is more task slots than Flink counts (%d at most)",
 			replicas, slots, math.MaxInt32)
+	}
+	return nil
+}
+
+// podPolicyError applies the pod policy its Namespace's annotations set (see flink.PodPolicy), the same rules as the
+// ValidatingAdmissionPolicy in deploy/, so that a cluster without that policy installed is safe
+// too. It is read at each deploy, not each pass.
+func podPolicyError(rc *Context) error {
+	ns, err := rc.env.Kube.CoreV1().Namespaces().Get(rc, rc.App.Namespace, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		ns = nil
+	case err != nil:
+		return retryable("ReadPodPolicy", err)
+	}
+	if err := flink.PodPolicyFrom(ns).Check(rc.App); err != nil {
+		return permanent("PodPolicy", err)
 	}
 	return nil
 }

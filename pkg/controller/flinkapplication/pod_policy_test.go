@@ -1,0 +1,22 @@
+package flinkapplication
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// Without the admission policy installed, the operator itself refuses pods beyond the namespace's
+// policy, naming the field, before it creates anything.
+func TestTheOperatorAppliesThePodPolicyItself(t *testing.T) {
+	w := newWorld(t)
+	app := wordcount("wc")
+	app.Spec.Volumes = []corev1.Volume{{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
+	w.create(app)
+	failed := w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
+	assert.Contains(t, failed.Status.Reason, "spec.volumes[0]: hostPath volume root is not allowed")
+	assert.Empty(t, w.jms, "no cluster was started")
+}
