@@ -51,7 +51,6 @@ var operatorPermissions = []struct {
 	{"", "pods", []string{"get", "list", "watch"}},
 	{"", "events", []string{"create", "patch", "update"}},
 	{"events.k8s.io", "events", []string{"create", "patch", "update"}},
-	{"", "services/proxy", []string{"get", "create"}}, // flinkUrlMode APIServerProxy
 }
 
 // manifest is one YAML document of deploy/.

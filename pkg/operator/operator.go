@@ -66,9 +66,17 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 	defer broadcaster.Shutdown()
 
 	root := promutils.NewScope(cfg.MetricsPrefix)
+	flinkClientConfig := client.DefaultConfig()
+	if cfg.FlinkURLMode == config.URLModeAPIServerProxy {
+		// Through the API server's service proxy, the JobManagers are reached with the operator's own
+		// TLS trust and credentials, not anonymously.
+		if flinkClientConfig.Transport, err = rest.TransportFor(restConfig); err != nil {
+			return fmt.Errorf("operator.flinkUrlMode APIServerProxy: %w", err)
+		}
+	}
 	env := &flinkapplication.Environment{
 		Kube: kube, Apps: apps, FlinkURL: resolve, Clock: clock.RealClock{}, Config: cfg,
-		Flink:    client.New(client.DefaultConfig(), root.NewSubScope("flink")),
+		Flink:    client.New(flinkClientConfig, root.NewSubScope("flink")),
 		Recorder: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: Component}),
 		Metrics:  flinkapplication.NewMetrics(root.NewSubScope("state_machine")),
 	}

@@ -55,7 +55,8 @@ func slotsFit(c *v1beta1.FlinkSessionCluster) error {
 func podPolicyError(rc *Context) error {
 	ns, err := rc.env.Kube.CoreV1().Namespaces().Get(rc, rc.App.Namespace, metav1.GetOptions{})
 	switch {
-	case apierrors.IsNotFound(err):
+	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
+		// A namespace-scoped install may not read Namespaces: the restricted policy applies.
 		ns = nil
 	case err != nil:
 		return retryable("ReadPodPolicy", err)

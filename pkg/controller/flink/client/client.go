@@ -30,6 +30,9 @@ type Config struct {
 	SubmitTimeout time.Duration
 	// UserAgent is sent with every request so JobManager logs show who called.
 	UserAgent string
+	// Transport, when set, carries every request: the API server's, with its CA and credentials,
+	// when JobManagers are reached through its service proxy.
+	Transport http.RoundTripper
 }
 
 // DefaultConfig returns the timeouts the operator uses unless configured otherwise.
@@ -85,6 +88,9 @@ func New(cfg Config, scope promutils.Scope) *Client {
 		// as the error it is, never followed to wherever it points (the API server, a cloud
 		// metadata service).
 		SetRedirectPolicy(resty.RedirectPolicyFunc(func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }))
+	if cfg.Transport != nil {
+		h.SetTransport(cfg.Transport)
+	}
 	return &Client{cfg: cfg, http: h, metrics: newMetrics(scope)}
 }
 

@@ -53,3 +53,32 @@ func TestExcerptMakesUntrustedTextFitForStatus(t *testing.T) {
 	assert.NotContains(t, e.Message, "\n")
 	assert.LessOrEqual(t, len(e.Message), maxExcerpt+3)
 }
+
+type recordingTransport struct {
+	calls atomic.Int32
+	next  http.RoundTripper
+}
+
+func (r *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.calls.Add(1)
+	req.Header.Set("Authorization", "Bearer operator-token")
+	return r.next.RoundTrip(req)
+}
+
+// Through the API server's service proxy every request carries the operator's credentials: the
+// client sends them through the transport it is given.
+func TestAGivenTransportCarriesEveryRequest(t *testing.T) {
+	var auth atomic.Value
+	jm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth.Store(r.Header.Get("Authorization"))
+		_, _ = w.Write([]byte(`{"jid":"0123","state":"RUNNING"}`))
+	}))
+	defer jm.Close()
+	rt := &recordingTransport{next: http.DefaultTransport}
+	cfg := DefaultConfig()
+	cfg.Transport = rt
+	_, err := New(cfg, nil).GetJob(context.Background(), jm.URL, "0123")
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), rt.calls.Load())
+	assert.Equal(t, "Bearer operator-token", auth.Load())
+}
