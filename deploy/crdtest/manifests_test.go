@@ -318,10 +318,14 @@ func TestOperatorDeployment(t *testing.T) {
 	if metricsPort != 10254 || !strings.HasSuffix(cfg.MetricsAddress, ":10254") {
 		t.Errorf("metrics port %d, config metricsAddress %q: want both 10254", metricsPort, cfg.MetricsAddress)
 	}
-	for name, probe := range map[string]*corev1.Probe{"startup": c.StartupProbe, "liveness": c.LivenessProbe, "readiness": c.ReadinessProbe} {
-		if probe == nil || probe.HTTPGet == nil || probe.HTTPGet.Path != "/healthz" ||
+	for name, want := range map[string]struct {
+		probe *corev1.Probe
+		path  string
+	}{"startup": {c.StartupProbe, "/readyz"}, "liveness": {c.LivenessProbe, "/healthz"}, "readiness": {c.ReadinessProbe, "/readyz"}} {
+		probe := want.probe
+		if probe == nil || probe.HTTPGet == nil || probe.HTTPGet.Path != want.path ||
 			(probe.HTTPGet.Port.String() != "metrics" && probe.HTTPGet.Port.IntValue() != int(metricsPort)) {
-			t.Errorf("%s probe = %+v, want GET /healthz on the metrics port", name, probe)
+			t.Errorf("%s probe = %+v, want GET %s on the metrics port", name, probe, want.path)
 		}
 	}
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/flyteorg/flytestdlib/promutils"
@@ -88,7 +89,11 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 	}
 	ctrl := flinkapplication.NewController(env)
 
-	srv, addr, err := serveMetrics(cfg.MetricsAddress, ctrl.Healthy)
+	st := &state{ctrl: ctrl}
+	if !cfg.LeaderElection.Enabled {
+		st.acting.Store(true)
+	}
+	srv, addr, err := serveMetrics(cfg.MetricsAddress, st)
 	if err != nil {
 		return err
 	}
@@ -97,17 +102,49 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 	if !cfg.LeaderElection.Enabled {
 		return ctrl.Run(ctx)
 	}
-	return runElected(ctx, kube, cfg.LeaderElection, ctrl.Run)
+	return runElected(ctx, kube, cfg.LeaderElection, func(ctx context.Context) error {
+		st.acting.Store(true)
+		defer st.acting.Store(false)
+		return ctrl.Run(ctx)
+	})
 }
 
-func serveMetrics(addr string, healthy func() error) (*http.Server, string, error) {
+// state is what the probes report: whether this replica acts (leads, or runs alone) and how its
+// controller does.
+type state struct {
+	acting atomic.Bool
+	ctrl   interface {
+		Healthy() error
+		Stalled() error
+	}
+}
+
+// live is /healthz: the process works, unless it acts and work waits that no worker takes. A
+// standby is alive: it only waits for the lease.
+func (s *state) live() (string, error) {
+	if !s.acting.Load() {
+		return "ok (standby)", nil
+	}
+	return "ok", s.ctrl.Stalled()
+}
+
+// ready is /readyz: an acting replica whose caches synced and whose workers move, or a standby.
+func (s *state) ready() (string, error) {
+	if !s.acting.Load() {
+		return "ok (standby)", nil
+	}
+	return "ok (leading)", s.ctrl.Healthy()
+}
+
+func serveMetrics(addr string, st *state) (*http.Server, string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, "", fmt.Errorf("metrics server: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.Handler())
-	mux.Handle("/healthz", healthz(healthy))
+	mux.Handle("/healthz", probe(st.live))
+	mux.Handle("/readyz", probe(st.ready))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -117,15 +154,15 @@ func serveMetrics(addr string, healthy func() error) (*http.Server, string, erro
 	return srv, ln.Addr().String(), nil
 }
 
-// healthz answers ok while the controller works, and 500 with the reason while it does not: caches
-// not synced, or work waiting that no worker takes. The liveness probe restarts such an operator.
-func healthz(healthy func() error) http.HandlerFunc {
+// probe answers 200 with what check says, or 500 with why not.
+func probe(check func() (string, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
-		if err := healthy(); err != nil {
+		ok, err := check()
+		if err != nil {
 			http.Error(w, "unhealthy: "+err.Error(), http.StatusInternalServerError)
 			return
 		}
-		_, _ = w.Write([]byte("ok"))
+		_, _ = w.Write([]byte(ok))
 	}
 }
 

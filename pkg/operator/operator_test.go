@@ -9,18 +9,44 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-func TestHealthzAnswersTheControllersHealth(t *testing.T) {
-	var health error
-	h := healthz(func() error { return health })
+type fakeController struct{ healthy, stalled error }
 
+func (f *fakeController) Healthy() error { return f.healthy }
+func (f *fakeController) Stalled() error { return f.stalled }
+
+func get(h http.HandlerFunc) (int, string) {
 	rec := httptest.NewRecorder()
-	h(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
-	assert.Equal(t, http.StatusOK, rec.Code)
-	assert.Equal(t, "ok", rec.Body.String())
+	h(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	return rec.Code, rec.Body.String()
+}
 
-	health = errors.New("informers not synced: FlinkApplication in all namespaces")
-	rec = httptest.NewRecorder()
-	h(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
-	assert.Equal(t, http.StatusInternalServerError, rec.Code)
-	assert.Equal(t, "unhealthy: informers not synced: FlinkApplication in all namespaces\n", rec.Body.String())
+// /healthz says the process works; /readyz that it acts with synced caches and moving workers, or
+// stands by. A standby is both.
+func TestProbesAnswerTheReplicasState(t *testing.T) {
+	ctrl := &fakeController{}
+	st := &state{ctrl: ctrl}
+	live, ready := probe(st.live), probe(st.ready)
+
+	code, body := get(ready)
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "ok (standby)", body)
+	code, _ = get(live)
+	assert.Equal(t, http.StatusOK, code)
+
+	st.acting.Store(true)
+	ctrl.healthy = errors.New("informers not synced: FlinkApplication in all namespaces")
+	code, body = get(ready)
+	assert.Equal(t, http.StatusInternalServerError, code)
+	assert.Equal(t, "unhealthy: informers not synced: FlinkApplication in all namespaces\n", body)
+	code, _ = get(live)
+	assert.Equal(t, http.StatusOK, code, "starting is no reason to restart")
+
+	ctrl.healthy, ctrl.stalled = nil, errors.New("3 objects wait in the workqueue and no worker has moved for 6m0s")
+	code, body = get(live)
+	assert.Equal(t, http.StatusInternalServerError, code)
+	assert.Contains(t, body, "no worker has moved")
+	ctrl.stalled = nil
+	code, body = get(ready)
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "ok (leading)", body)
 }

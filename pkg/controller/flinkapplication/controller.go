@@ -283,6 +283,9 @@ func (c *Controller) Run(ctx context.Context) error {
 // its queue. Otherwise it says why not; /healthz answers it.
 func (c *Controller) Healthy() error { return c.health.check() }
 
+// Stalled is nil unless work waits that no worker takes: the process is stuck, not just starting.
+func (c *Controller) Stalled() error { return c.health.stalled() }
+
 func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	if c.queue.Len() == 0 {
 		// A worker about to wait for work is not a stuck one.

@@ -46,6 +46,12 @@ func (h *health) check() error {
 	if len(unsynced) > 0 {
 		return fmt.Errorf("informers not synced: %s", strings.Join(unsynced, ", "))
 	}
+	return h.stalled()
+}
+
+// stalled says whether work waits that no worker takes, or the queue is shut down: a process in
+// that state does nothing and is restarted.
+func (h *health) stalled() error {
 	if h.queue.ShuttingDown() {
 		return errors.New("the workqueue is shut down")
 	}
