@@ -46,6 +46,15 @@ func TestKubectlFlinkDrivesAnApplication(t *testing.T) {
 		t.Errorf("history:\n%s", out)
 	}
 
+	// A savepoint of the running job, which keeps running.
+	path := strings.TrimSpace(s.pluginOK("savepoint", "wordcount", "--timeout", "60s"))
+	if !strings.Contains(path, "savepoint-") {
+		t.Errorf("kubectl flink savepoint printed %q, want a savepoint path", path)
+	}
+	if now, _ := s.get("wordcount"); now.Status.JobStatus.JobID != app.Status.JobStatus.JobID {
+		t.Errorf("the savepoint stopped job %s", app.Status.JobStatus.JobID)
+	}
+
 	// Suspend and resume.
 	s.pluginOK("suspend", "wordcount")
 	s.pluginOK("wait", "wordcount", "--for", "Suspended", "--timeout", "60s")

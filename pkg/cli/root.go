@@ -108,7 +108,7 @@ func NewCommand(clients Clients) *cobra.Command {
 	o := &options{clients: clients}
 	root := &cobra.Command{
 		Use:   "kubectl-flink",
-		Short: "Operate Flink jobs run by flinkfsm: status, wait, suspend, resume, restart, rollback, promote, abort",
+		Short: "Operate Flink jobs run by flinkfsm: status, wait, savepoint, suspend, resume, restart, rollback, promote, abort",
 		Long: "Operate FlinkApplications and FlinkSessionJobs. APP names a FlinkApplication; sessionjob/NAME (or fsj/NAME)\n" +
 			"a FlinkSessionJob. Every command is a read or a patch of the object's spec: no API of its own.",
 		SilenceUsage:  true,
@@ -118,7 +118,7 @@ func NewCommand(clients Clients) *cobra.Command {
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: kubectl's rules)")
 	f.StringVar(&o.context, "context", "", "kubeconfig context")
 	f.StringVarP(&o.namespace, "namespace", "n", "", "namespace (default: the context's)")
-	root.AddCommand(newStatusCommand(o), newHistoryCommand(o), newWaitCommand(o))
+	root.AddCommand(newStatusCommand(o), newHistoryCommand(o), newWaitCommand(o), newSavepointCommand(o))
 	root.AddCommand(patchCommands(o)...)
 	return root
 }

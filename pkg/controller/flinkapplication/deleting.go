@@ -37,6 +37,7 @@ func handleDeleting(rc *Context) Outcome {
 		rc.event(true, "FinalSavepointMissing", end.Missing)
 	case end.SavepointPath != "":
 		st.FinalSavepointPath, st.SavepointPath = end.SavepointPath, end.SavepointPath
+		recordSavepoint(rc, v1beta1.SavepointDelete, end.SavepointPath, "")
 		rc.event(false, "FinalSavepoint", fmt.Sprintf("final savepoint of job %s: %s", rec.JobID, end.SavepointPath))
 	}
 	if st.FinalSavepointPath == "" {

@@ -41,6 +41,9 @@ func handleRunning(rc *Context) Outcome {
 			return recoverStoppedJob(rc, v, "RestartingFailedJob", fmt.Sprintf("job %s FAILED and restartFailedJob is set", jobID))
 		}
 	}
+	if out, busy := savepointOnDemand(rc); busy {
+		return out
+	}
 	return stay(0)
 }
 

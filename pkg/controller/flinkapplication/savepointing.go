@@ -37,6 +37,11 @@ func handleSavepointing(rc *Context) Outcome {
 			return warnTo(v1beta1.PhaseRecovering, "SavepointFailed", sp.Failure)
 		}
 		st.SavepointPath = sp.Location
+		purpose := v1beta1.SavepointUpgrade
+		if suspending(rc.App) && candidate(st) == nil {
+			purpose = v1beta1.SavepointSuspend
+		}
+		recordSavepoint(rc, purpose, sp.Location, "")
 		if beside {
 			stable(st).Savepoint = nil
 			return moveTo(v1beta1.PhaseSubmitting, "SavepointCompleted", fmt.Sprintf(

@@ -54,6 +54,12 @@ type FlinkApplicationStatus struct {
 	SavepointPath string `json:"savepointPath,omitempty"`
 	// FinalSavepointPath is the savepoint taken when the application was deleted.
 	FinalSavepointPath string `json:"finalSavepointPath,omitempty"`
+	// SavepointTriggerNonce is the spec.savepointTriggerNonce whose savepoint was taken (or is being
+	// taken): one savepoint per nonce, however often the operator restarts.
+	SavepointTriggerNonce string `json:"savepointTriggerNonce,omitempty"`
+	// Savepoints are the last savepoints taken of the application's job, newest last.
+	// +kubebuilder:validation:MaxItems=10
+	Savepoints []SavepointRecord `json:"savepoints,omitempty"`
 
 	// RetryCount counts consecutive failed attempts in the current phase; with LastSeenError it is
 	// the retry and backoff state, kept here so that it survives operator restarts.
@@ -145,6 +151,38 @@ type SavepointTrigger struct {
 	// Time is when it was asked for. A savepoint Flink lists as triggered since then is this one,
 	// found even after Flink forgot the trigger id or the operator stopped waiting for it.
 	Time metav1.Time `json:"time"`
+	// Purpose says why the savepoint is taken: Manual or Periodic for one taken of a job that keeps
+	// running; empty for the savepoint of a stop.
+	Purpose SavepointPurpose `json:"purpose,omitempty"`
+}
+
+// SavepointPurpose is why a savepoint was taken.
+// +kubebuilder:validation:Enum=Manual;Periodic;Upgrade;Suspend;Delete
+type SavepointPurpose string
+
+// The savepoint purposes.
+const (
+	SavepointManual   SavepointPurpose = "Manual"
+	SavepointPeriodic SavepointPurpose = "Periodic"
+	SavepointUpgrade  SavepointPurpose = "Upgrade"
+	SavepointSuspend  SavepointPurpose = "Suspend"
+	SavepointDelete   SavepointPurpose = "Delete"
+)
+
+// MaxSavepoints is how many savepoints status.savepoints keeps.
+const MaxSavepoints = 10
+
+// SavepointRecord is a savepoint taken of the application's job.
+type SavepointRecord struct {
+	Time    metav1.Time      `json:"time"`
+	Trigger SavepointPurpose `json:"trigger"`
+	// Result is Completed or Failed.
+	// +kubebuilder:validation:Enum=Completed;Failed
+	Result string `json:"result"`
+	// Path is the completed savepoint's location.
+	Path string `json:"path,omitempty"`
+	// Reason says why it failed.
+	Reason string `json:"reason,omitempty"`
 }
 
 // TeardownRecord is a BlueGreen version that was torn down.

@@ -154,6 +154,13 @@ type FlinkApplicationSpec struct {
 
 	// RestartNonce redeploys the application (new cluster, job restored from a savepoint) when changed.
 	RestartNonce string `json:"restartNonce,omitempty"`
+	// SavepointTriggerNonce takes a savepoint of the running job, which keeps running, each time it
+	// changes; status.savepoints records it.
+	// +kubebuilder:validation:MaxLength=253
+	SavepointTriggerNonce string `json:"savepointTriggerNonce,omitempty"`
+	// PeriodicSavepoint takes savepoints of the running job on a schedule, never while an update,
+	// a suspend or a delete is under way.
+	PeriodicSavepoint *PeriodicSavepoint `json:"periodicSavepoint,omitempty"`
 	// DeleteMode is what happens to the job when the FlinkApplication is deleted.
 	// +kubebuilder:validation:Enum=Savepoint;ForceCancel;None
 	// +kubebuilder:default=Savepoint
@@ -333,3 +340,11 @@ const (
 	ScaleModeNewCluster ScaleMode = "NewCluster"
 	ScaleModeInPlace    ScaleMode = "InPlace"
 )
+
+// PeriodicSavepoint is a savepoint schedule.
+type PeriodicSavepoint struct {
+	// IntervalSeconds is the time between the savepoints of a running job.
+	// +kubebuilder:validation:Minimum=60
+	// +kubebuilder:validation:Maximum=2147483647
+	IntervalSeconds int32 `json:"intervalSeconds"`
+}

@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+func newSavepointCommand(o *options) *cobra.Command {
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "savepoint APP",
+		Short: "Take a savepoint of the running job, which keeps running, and print its path (a new savepointTriggerNonce)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := o.target(args[0])
+			if err != nil {
+				return err
+			}
+			if t.sessionJob {
+				return exitWith(ExitError, "savepoints on demand are for FlinkApplications")
+			}
+			nonce := strconv.FormatInt(time.Now().UnixNano(), 36)
+			if err := t.patchSpec(cmd.Context(), map[string]interface{}{"savepointTriggerNonce": nonce}); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: set spec.savepointTriggerNonce %s; waiting for the savepoint\n", t, nonce)
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			for {
+				if v, err := t.get(ctx); err == nil && v.app.Status.SavepointTriggerNonce == nonce && v.app.Status.SavepointTriggerID == "" {
+					if n := len(v.app.Status.Savepoints); n > 0 {
+						r := v.app.Status.Savepoints[n-1]
+						if r.Trigger == v1beta1.SavepointManual && r.Result == "Completed" {
+							fmt.Fprintln(cmd.OutOrStdout(), r.Path)
+							return nil
+						}
+						if r.Trigger == v1beta1.SavepointManual {
+							return exitWith(ExitFailed, "the savepoint failed: %s", r.Reason)
+						}
+					}
+				}
+				if sleep(ctx, time.Second) != nil {
+					return exitWith(ExitTimeout, "%s: no savepoint within %s", t, timeout)
+				}
+			}
+		},
+	}
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "how long to wait for the savepoint")
+	return cmd
+}
