@@ -49,6 +49,10 @@ func (b *breaker) GetSavepointStatus(ctx context.Context, url, jobID, triggerID 
 	return
 }
 
+func (b *breaker) DisposeSavepoint(ctx context.Context, url, path string) error {
+	return b.guard(url, func() error { return b.API.DisposeSavepoint(ctx, url, path) })
+}
+
 func (b *breaker) CancelJob(ctx context.Context, url, jobID string) error {
 	return b.guard(url, func() error { return b.API.CancelJob(ctx, url, jobID) })
 }

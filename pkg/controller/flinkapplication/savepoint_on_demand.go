@@ -86,7 +86,39 @@ func recordSavepoint(rc *Context, purpose v1beta1.SavepointPurpose, path, failur
 		r.Result, r.Reason = "Failed", failure
 	}
 	st.Savepoints = append(st.Savepoints, r)
-	if n := len(st.Savepoints); n > v1beta1.MaxSavepoints {
-		st.Savepoints = append([]v1beta1.SavepointRecord(nil), st.Savepoints[n-v1beta1.MaxSavepoints:]...)
+	keep := v1beta1.MaxSavepoints
+	ret := rc.App.Spec.SavepointRetention
+	if ret != nil && ret.Keep > 0 && int(ret.Keep) < keep {
+		keep = int(ret.Keep)
+	}
+	n := len(st.Savepoints)
+	if n <= keep {
+		return
+	}
+	gone := st.Savepoints[:n-keep]
+	st.Savepoints = append([]v1beta1.SavepointRecord(nil), st.Savepoints[n-keep:]...)
+	if ret != nil && ret.DisposeOlder {
+		disposeSavepoints(rc, gone)
+	}
+}
+
+// disposeSavepoints deletes completed savepoints through Flink, never the one the running job was
+// restored from (it is its state, until its first checkpoint) and never one a stop is to restore.
+// A disposal that fails leaves files behind, which is no reason to hold the job: an Event says so.
+func disposeSavepoints(rc *Context, gone []v1beta1.SavepointRecord) {
+	st := &rc.App.Status
+	hash := liveCluster(st)
+	if hash == "" {
+		return
+	}
+	for _, r := range gone {
+		if r.Result != "Completed" || r.Path == "" || r.Path == st.JobStatus.RestorePath || r.Path == st.SavepointPath {
+			continue
+		}
+		if err := rc.Flink().DisposeSavepoint(rc, rc.FlinkURL(hash), r.Path); err != nil {
+			rc.event(true, "SavepointNotDisposed", fmt.Sprintf("savepoint %s stays: %v", r.Path, err))
+			continue
+		}
+		rc.event(false, "SavepointDisposed", fmt.Sprintf("disposed of savepoint %s (savepointRetention keeps %d)", r.Path, len(st.Savepoints)))
 	}
 }

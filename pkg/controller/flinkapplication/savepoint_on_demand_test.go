@@ -60,3 +60,32 @@ func TestSavepointsOnDemandAndOnSchedule(t *testing.T) {
 	assert.LessOrEqual(t, len(updated.Status.Savepoints), v1beta1.MaxSavepoints)
 	assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
 }
+
+// A retention of two keeps the last two savepoints in status and disposes of the older ones through
+// Flink, never the one the running job was restored from.
+func TestSavepointRetentionDisposesOfOlderSavepoints(t *testing.T) {
+	w := newWorld(t)
+	running(t, w, "wc")
+	w.update("wc", func(a *v1beta1.FlinkApplication) {
+		a.Spec.SavepointRetention = &v1beta1.SavepointRetention{Keep: 2, DisposeOlder: true}
+	})
+	var paths []string
+	for i, nonce := range []string{"a", "b", "c", "d"} {
+		w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = nonce })
+		for j := 0; j < 40 && len(w.get("wc").Status.Savepoints) < min(i+1, 2) || w.get("wc").Status.SavepointTriggerNonce != nonce || w.get("wc").Status.SavepointTriggerID != ""; j++ {
+			_, _ = w.reconcile("wc")
+		}
+		st := w.get("wc").Status
+		paths = append(paths, st.Savepoints[len(st.Savepoints)-1].Path)
+	}
+	for j := 0; j < 5; j++ {
+		_, _ = w.reconcile("wc")
+	}
+	st := w.get("wc").Status
+	require.Len(t, st.Savepoints, 2)
+	assert.Equal(t, paths[2:], []string{st.Savepoints[0].Path, st.Savepoints[1].Path})
+	assert.False(t, w.storage.Exists(paths[0]), "disposed of")
+	assert.False(t, w.storage.Exists(paths[1]), "disposed of")
+	assert.True(t, w.storage.Exists(paths[3]), "the newest stays")
+	assert.Contains(t, eventReasons(w.events()), "SavepointDisposed")
+}

@@ -161,6 +161,8 @@ type FlinkApplicationSpec struct {
 	// PeriodicSavepoint takes savepoints of the running job on a schedule, never while an update,
 	// a suspend or a delete is under way.
 	PeriodicSavepoint *PeriodicSavepoint `json:"periodicSavepoint,omitempty"`
+	// SavepointRetention bounds the savepoints status.savepoints keeps and may dispose of older ones.
+	SavepointRetention *SavepointRetention `json:"savepointRetention,omitempty"`
 	// DeleteMode is what happens to the job when the FlinkApplication is deleted.
 	// +kubebuilder:validation:Enum=Savepoint;ForceCancel;None
 	// +kubebuilder:default=Savepoint
@@ -347,4 +349,15 @@ type PeriodicSavepoint struct {
 	// +kubebuilder:validation:Minimum=60
 	// +kubebuilder:validation:Maximum=2147483647
 	IntervalSeconds int32 `json:"intervalSeconds"`
+}
+
+// SavepointRetention is how many savepoints are kept, and whether older ones are deleted.
+type SavepointRetention struct {
+	// Keep is how many savepoints status.savepoints keeps (at most 10).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	Keep int32 `json:"keep"`
+	// DisposeOlder deletes, through Flink's savepoint disposal, the completed savepoints that fall out
+	// of status.savepoints; never the one the running job was restored from.
+	DisposeOlder bool `json:"disposeOlder,omitempty"`
 }

@@ -30,6 +30,9 @@ type API interface {
 	// CancelJob calls PATCH /jobs/:jobid?mode=cancel. Flink answers before the job is
 	// CANCELED; watch the job state to see it finish.
 	CancelJob(ctx context.Context, url, jobID string) error
+	// DisposeSavepoint calls POST /savepoint-disposal: Flink deletes the savepoint's files in the
+	// background. It returns as soon as Flink accepted the request.
+	DisposeSavepoint(ctx context.Context, url, path string) error
 	// SubmitJob calls POST /jars/:jarid/run and returns the new job's id.
 	SubmitJob(ctx context.Context, url, jarID string, req SubmitJobRequest) (string, error)
 	// UploadJar calls POST /jars/upload with body as the jar file name (which must end in .jar)

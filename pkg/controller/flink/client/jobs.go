@@ -115,3 +115,17 @@ func (c *Client) CancelJob(ctx context.Context, baseURL, jobID string) (err erro
 	})
 	return err
 }
+
+// DisposeSavepoint implements API. A disposal sent twice is harmless: the second finds nothing to delete.
+func (c *Client) DisposeSavepoint(ctx context.Context, baseURL, path string) (err error) {
+	const op = "DisposeSavepoint"
+	defer c.metrics.observe(op, time.Now(), &err)
+	if err := requireID(op, "savepoint path", path); err != nil {
+		return err
+	}
+	_, _, err = c.send(ctx, baseURL, request{
+		op: op, method: http.MethodPost, path: []string{"savepoint-disposal"},
+		body: map[string]string{"savepoint-path": path}, timeout: c.cfg.PostTimeout, policy: idempotentWritePolicy,
+	})
+	return err
+}
