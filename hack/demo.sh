@@ -57,6 +57,10 @@ echo "   resumed job restored from $resumed"
 [ -n "$resumed" ] && [ "$resumed" = "$suspended_at" ] || { echo "the resumed job did not restore the suspended state"; exit 1; }
 "$KUBECTL" get flinkapp,deployments
 echo
+echo "== kubectl flink status $APP"
+go build -o bin/kubectl-flink ./cmd/kubectl-flink
+bin/kubectl-flink status "$APP"
+echo
 echo "Events:"; "$KUBECTL" get events --field-selector involvedObject.kind=FlinkApplication --sort-by=.lastTimestamp \
   -o custom-columns=REASON:.reason,MESSAGE:.message | tail -20
 echo

@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/cli"
@@ -95,4 +97,57 @@ func TestKubectlFlinkDrivesAnApplication(t *testing.T) {
 	if code, _, _ := s.plugin("wait", "wordcount", "--for", "Teardown", "--timeout", "2s"); code != cli.ExitTimeout {
 		t.Errorf("waiting for a phase that does not come: exit %d, want %d", code, cli.ExitTimeout)
 	}
+}
+
+// On the local cluster: periodic savepoints appear in status.savepoints with the retention applied
+// (older ones disposed of through Flink), and a job that keeps failing over turns Red with an Event.
+func TestPeriodicSavepointsRetentionAndJobHealth(t *testing.T) {
+	defer stopEnvOnPanic()
+	t.Parallel()
+	s := newScenario(t)
+	app := s.createRunning("wordcount", func(spec *v1beta1.FlinkApplicationSpec) {
+		spec.PeriodicSavepoint = &v1beta1.PeriodicSavepoint{IntervalSeconds: 60}
+		spec.SavepointRetention = &v1beta1.SavepointRetention{Keep: 1, DisposeOlder: true}
+	})
+	path := strings.TrimSpace(s.pluginOK("savepoint", "wordcount", "--timeout", "60s"))
+	// The schedule's shortest interval is a minute, counted from when the job ran stable.
+	for deadline := time.Now().Add(150 * time.Second); ; time.Sleep(time.Second) {
+		a, _ := s.get("wordcount")
+		st := a.Status
+		if len(st.Savepoints) == 1 && st.Savepoints[0].Trigger == v1beta1.SavepointPeriodic {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no periodic savepoint replaced the manual one: %+v", st.Savepoints)
+		}
+	}
+	if env.Fleet.Storage().Exists(path) {
+		t.Errorf("the manual savepoint %s was not disposed of when retention dropped it", path)
+	}
+
+	// A job that keeps failing over: Red, with an Event.
+	jm := s.jobManager(app)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		// Its tasks fail every second; its restart strategy restarts it each time.
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Second):
+				jm.FailTasksNow(app.Status.JobStatus.JobID)
+			}
+		}
+	}()
+	s.eventually("Red with an Event", func() (bool, string) {
+		a, _ := s.get("wordcount")
+		red := a.Status.JobStatus.Health == v1beta1.Red
+		for _, e := range s.events("wordcount") {
+			if e.Reason == "JobHealthChanged" && strings.Contains(e.Message, "Red") && red {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("health %s", a.Status.JobStatus.Health)
+	})
 }
