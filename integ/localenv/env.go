@@ -60,6 +60,8 @@ type Env struct {
 	mu       sync.Mutex
 	operator *exec.Cmd
 	exited   chan struct{}
+	// logStart is where the running operator's output begins in operator.log.
+	logStart int64
 }
 
 // Start brings everything up: the cluster, the CRD, the simulator fleet and the operator.
@@ -201,6 +203,10 @@ func (e *Env) startOperator(configPath string) error {
 	if err != nil {
 		return err
 	}
+	var logStart int64
+	if info, err := logFile.Stat(); err == nil {
+		logStart = info.Size()
+	}
 	cmd := exec.Command(e.binary, "run", "--kubeconfig", e.Cluster.KubeconfigPath, "--config", configPath)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Its own process group, and killed with us, so that no operator outlives the environment.
@@ -211,7 +217,7 @@ func (e *Env) startOperator(configPath string) error {
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); logFile.Close(); close(exited) }()
-	e.operator, e.exited = cmd, exited
+	e.operator, e.exited, e.logStart = cmd, exited, logStart
 	e.logf("operator started (pid %d, config %s), log %s", cmd.Process.Pid, configPath, logFile.Name())
 	return nil
 }
