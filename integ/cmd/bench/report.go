@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -99,7 +100,7 @@ func (r *results) evaluate() {
 		limit = 1.5
 	}
 	target("(b) operator / floor", fmt.Sprintf("%.2f×", sc.Ratio), fmt.Sprintf("≤ %.1f×", limit), sc.Ratio <= limit)
-	target("(d) RSS after (b)", mib(sc.RSSMiB), "≤ 150 MiB", sc.RSSMiB > 0 && sc.RSSMiB <= 150)
+	target("(d) RSS after (b)", mem(sc.Memory), "≤ 150 MiB", sc.Memory.RSSMiB > 0 && sc.Memory.RSSMiB <= 150)
 
 	fl := st.Fleet
 	target("(c) status writes per app per hour", fmt.Sprintf("%.1f", fl.StatusWritesPerAppHour), "≤ 60", fl.StatusWritesPerAppHour <= 60)
@@ -115,16 +116,16 @@ func (r *results) evaluate() {
 		add("(c)   their Flink REST calls per app per minute", fmt.Sprintf("%.2f", cp.RESTCallsPerAppMinute), "—", nil)
 		target("(c)   of them not Running at the end", fmt.Sprint(cp.NotRunningAtEnd), "0", cp.NotRunningAtEnd == 0)
 	}
-	target("(d) RSS after (c)", mib(st.RSSMiB), "≤ 150 MiB", st.RSSMiB > 0 && st.RSSMiB <= 150)
+	target("(d) RSS after (c)", mem(st.Memory), "≤ 150 MiB", st.Memory.RSSMiB > 0 && st.Memory.RSSMiB <= 150)
 }
 
 func secs(s float64) string { return fmt.Sprintf("%.2f s", s) }
 
-func mib(m float64) string {
-	if m <= 0 {
+func mem(m memory) string {
+	if m.RSSMiB <= 0 {
 		return "unreadable"
 	}
-	return fmt.Sprintf("%.0f MiB", m)
+	return fmt.Sprintf("%.0f MiB (heap in use %.0f)", m.RSSMiB, m.HeapInuseMiB)
 }
 
 func (r *results) print(w io.Writer) {
@@ -151,6 +152,17 @@ func (r *results) print(w io.Writer) {
 			}
 			fmt.Fprintf(w, "\n(c) %s: status fields changed by its %d writes: %v\n", g.name, g.f.StatusWrites, g.f.WrittenFields)
 			fmt.Fprintf(w, "(c) %s: REST calls per app per minute by endpoint: %v\n", g.name, g.f.RESTCallsByEndpoint)
+		}
+	}
+	if sc := r.Scale; sc != nil {
+		fmt.Fprintf(w, "\n(b) when the %d applications entered each phase (s since the first create; floor %.2f s):\n", sc.N, sc.FloorSeconds)
+		phases := make([]string, 0, len(sc.PhaseEntered))
+		for p := range sc.PhaseEntered {
+			phases = append(phases, p)
+		}
+		sort.Slice(phases, func(i, j int) bool { return sc.PhaseEntered[phases[i]].Median < sc.PhaseEntered[phases[j]].Median })
+		for _, p := range phases {
+			fmt.Fprintf(w, "  %-16s median %6.2f  last %6.2f\n", p, sc.PhaseEntered[p].Median, sc.PhaseEntered[p].Last)
 		}
 	}
 	fmt.Fprintln(w, "\n(a) phases of the median update:")

@@ -32,7 +32,15 @@ type scaleResult struct {
 	// AppliedSeconds is how long issuing the creates took, for both runs.
 	FloorAppliedSeconds    float64 `json:"floorAppliedSeconds"`
 	OperatorAppliedSeconds float64 `json:"operatorAppliedSeconds"`
-	RSSMiB                 float64 `json:"rssMiB"`
+	Memory                 memory  `json:"memory"`
+	// PhaseEntered is, per phase, when the applications entered it (seconds since the first
+	// create): the median and the last.
+	PhaseEntered map[string]spread `json:"phaseEntered"`
+}
+
+type spread struct {
+	Median float64 `json:"median"`
+	Last   float64 `json:"last"`
 }
 
 // appName is the i-th application of a fleet; the floor uses the same names in its own namespace.
@@ -151,9 +159,14 @@ func (b *bench) fleet(ctx context.Context, n int) (*scaleResult, []string, error
 	sort.Float64s(times)
 	res.FirstRunningSeconds, res.OperatorSeconds = times[0], times[len(times)-1]
 	res.MedianRunningSeconds = median(times)
-	res.RSSMiB = b.rssMiB()
+	res.Memory = b.memory(ctx)
+	res.PhaseEntered = map[string]spread{}
+	for phase, at := range b.rec.phaseEntries(keys, began) {
+		sort.Float64s(at)
+		res.PhaseEntered[phase] = spread{Median: median(at), Last: at[len(at)-1]}
+	}
 	b.logf("(b) operator: %d applications Running in %.2fs (first %.2fs, median %.2fs); RSS %.0f MiB",
-		n, res.OperatorSeconds, res.FirstRunningSeconds, res.MedianRunningSeconds, res.RSSMiB)
+		n, res.OperatorSeconds, res.FirstRunningSeconds, res.MedianRunningSeconds, res.Memory.RSSMiB)
 	return res, keys, nil
 }
 

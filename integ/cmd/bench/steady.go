@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 )
 
@@ -29,7 +30,7 @@ type steadyResult struct {
 	ReconcileP50Milli float64 `json:"reconcileP50Ms"`
 	ReconcileP90Milli float64 `json:"reconcileP90Ms"`
 	ReconcileP99Milli float64 `json:"reconcileP99Ms"`
-	RSSMiB            float64 `json:"rssMiB"`
+	Memory            memory  `json:"memory"`
 }
 
 // groupFigures are the steady-state figures of one group of applications.
@@ -130,9 +131,9 @@ func (b *bench) steady(ctx context.Context, fleet group, checkpointing *group, s
 	res.ReconcileP50Milli = 1000 * delta.quantile(0.50)
 	res.ReconcileP90Milli = 1000 * delta.quantile(0.90)
 	res.ReconcileP99Milli = 1000 * delta.quantile(0.99)
-	res.RSSMiB = b.rssMiB()
+	res.Memory = b.memory(ctx)
 	b.logf("(c) %.1f status writes per app per hour, %.2f REST calls per app per minute, reconcile p50 %.1f ms p99 %.1f ms; RSS %.0f MiB",
-		res.Fleet.StatusWritesPerAppHour, res.Fleet.RESTCallsPerAppMinute, res.ReconcileP50Milli, res.ReconcileP99Milli, res.RSSMiB)
+		res.Fleet.StatusWritesPerAppHour, res.Fleet.RESTCallsPerAppMinute, res.ReconcileP50Milli, res.ReconcileP99Milli, res.Memory.RSSMiB)
 	return res, nil
 }
 
@@ -195,21 +196,30 @@ func (h histogram) quantile(q float64) float64 {
 	return lower
 }
 
-// reconcileHistogram scrapes the operator's reconcile_latency_seconds.
-func (b *bench) reconcileHistogram(ctx context.Context) (histogram, error) {
+// scrape reads the operator's /metrics.
+func (b *bench) scrape(ctx context.Context) (map[string]*dto.MetricFamily, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+b.metricsAddr+"/metrics", nil)
 	if err != nil {
-		return histogram{}, err
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return histogram{}, err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	var parser expfmt.TextParser
 	families, err := parser.TextToMetricFamilies(resp.Body)
 	if err != nil {
-		return histogram{}, fmt.Errorf("parsing /metrics: %w", err)
+		return nil, fmt.Errorf("parsing /metrics: %w", err)
+	}
+	return families, nil
+}
+
+// reconcileHistogram scrapes the operator's reconcile_latency_seconds.
+func (b *bench) reconcileHistogram(ctx context.Context) (histogram, error) {
+	families, err := b.scrape(ctx)
+	if err != nil {
+		return histogram{}, err
 	}
 	for name, f := range families {
 		if !strings.HasSuffix(name, "reconcile_latency_seconds") || len(f.GetMetric()) == 0 {
@@ -229,6 +239,30 @@ func (b *bench) reconcileHistogram(ctx context.Context) (histogram, error) {
 		return h, nil
 	}
 	return histogram{}, fmt.Errorf("the operator's /metrics has no reconcile_latency_seconds")
+}
+
+// memory is the operator's memory at one moment. Heap figures tell whether resident memory is
+// live data or heap the Go runtime has not returned yet.
+type memory struct {
+	RSSMiB       float64 `json:"rssMiB"`
+	HeapInuseMiB float64 `json:"heapInuseMiB"`
+	HeapAllocMiB float64 `json:"heapAllocMiB"`
+}
+
+func (b *bench) memory(ctx context.Context) memory {
+	m := memory{RSSMiB: b.rssMiB()}
+	families, err := b.scrape(ctx)
+	if err != nil {
+		return m
+	}
+	gauge := func(name string) float64 {
+		if f := families[name]; f != nil && len(f.GetMetric()) > 0 {
+			return f.GetMetric()[0].GetGauge().GetValue() / (1 << 20)
+		}
+		return 0
+	}
+	m.HeapInuseMiB, m.HeapAllocMiB = gauge("go_memstats_heap_inuse_bytes"), gauge("go_memstats_heap_alloc_bytes")
+	return m
 }
 
 // rssMiB is the operator's resident memory, VmRSS in /proc; 0 when it cannot be read.

@@ -172,6 +172,33 @@ func (r *recorder) phasesBetween(key string, from, to time.Time) []phaseAt {
 	return out
 }
 
+// phaseEntries is, for each phase, when each application first entered it after since (seconds
+// since since): where a fleet spends its time on the way to Running.
+func (r *recorder) phaseEntries(keys []string, since time.Time) map[string][]float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string][]float64{}
+	for _, k := range keys {
+		t := r.apps[k]
+		if t == nil {
+			continue
+		}
+		seen := map[v1beta1.FlinkApplicationPhase]bool{}
+		for _, p := range t.phases {
+			if p.at.Before(since) || seen[p.phase] {
+				continue
+			}
+			seen[p.phase] = true
+			name := string(p.phase)
+			if name == "" {
+				name = "(no status yet)"
+			}
+			out[name] = append(out[name], p.at.Sub(since).Seconds())
+		}
+	}
+	return out
+}
+
 // writesBetween counts the new resourceVersions seen in [from, to) for the given applications,
 // and how often each status field changed in them.
 func (r *recorder) writesBetween(keys []string, from, to time.Time) (int, map[string]int) {
