@@ -8,7 +8,7 @@ GENERATED := pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd
 UNIT_PKGS = $(shell go list ./... | grep -v /integ/e2e)
 export FLINKFSM_REQUIRE_CLUSTER ?= 1
 
-.PHONY: all build generate verify test unit integ demo cluster-up cluster-down k8s-binaries clean install-plugin fuzz
+.PHONY: all build generate verify test unit integ bench demo cluster-up cluster-down k8s-binaries clean install-plugin fuzz
 
 all: build
 
@@ -41,6 +41,14 @@ integ: k8s-binaries
 	go test -count=1 -timeout 30m ./integ/e2e/...
 
 test: unit integ
+
+# The benchmark of issue 12 on the local cluster (not part of `make test`): `make bench N=1000`,
+# BENCH_STEADY=3m the steady-state window. Prints a table against the targets and writes JSON.
+N ?= 100
+BENCH_STEADY ?= 3m
+BENCH_OUT ?= bench-results.json
+bench: k8s-binaries
+	go run ./integ/cmd/bench -n $(N) -steady $(BENCH_STEADY) -out $(BENCH_OUT)
 
 cluster-up:
 	./hack/cluster-up.sh

@@ -62,6 +62,8 @@ type Fleet struct {
 	imageJars map[string][]string
 	faults    map[string]Faults // by "<namespace>/<app>"
 	started   int
+
+	requests requestCounter
 }
 
 type clusterKey struct{ namespace, service string }
@@ -331,14 +333,15 @@ func (f *Fleet) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		dropConnection(w)
 		return
 	}
+	rest := "/"
+	if len(parts) == 3 {
+		rest += parts[2]
+	}
+	f.requests.add(parts[0], parts[1], req.Method, rest)
 	jm := f.JobManager(parts[0], parts[1])
 	if jm == nil {
 		dropConnection(w)
 		return
-	}
-	rest := "/"
-	if len(parts) == 3 {
-		rest += parts[2]
 	}
 	inner := req.Clone(req.Context())
 	inner.URL.Path = rest

@@ -65,6 +65,10 @@ type Timings struct {
 	Recovery time.Duration
 }
 
+// Effective is the timings a JobManager actually uses: the defaults in place of zero fields, and
+// zero in place of negative ones.
+func (t Timings) Effective() Timings { return t.withDefaults() }
+
 func (t Timings) withDefaults() Timings {
 	pick := func(v, def time.Duration) time.Duration {
 		switch {

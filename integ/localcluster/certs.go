@@ -32,9 +32,6 @@ type credentials struct {
 	tokenFile    string
 }
 
-// serviceIP is the first address of --service-cluster-ip-range, the `kubernetes` Service's IP.
-var serviceIP = net.ParseIP("10.0.0.1")
-
 func writeCredentials(dir string) (*credentials, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err

@@ -146,7 +146,7 @@ func (c *Cluster) apiserver(etcdPort int) component {
 				"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 				"--token-auth-file=" + c.creds.tokenFile,
 				"--authorization-mode=RBAC",
-				"--service-cluster-ip-range=10.0.0.0/24",
+				"--service-cluster-ip-range=" + serviceCIDR,
 				"--allow-privileged=true",
 				// Without kubelets no token controller feeds pods; tests need not wait for default
 				// service accounts in fresh namespaces.
@@ -226,8 +226,8 @@ func (c *Cluster) kwok() component {
 				"--kubeconfig=" + c.KubeconfigPath,
 				"--manage-all-nodes=false",
 				"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
-				"--cidr=10.0.0.1/24",
-				"--node-ip=10.0.0.1",
+				"--cidr=" + podCIDR,
+				"--node-ip=" + nodeIP,
 				// Without leases the node-lifecycle controller marks every node NotReady after
 				// about 40 s and kwok never recovers the pods.
 				"--node-lease-duration-seconds=40",

@@ -20,13 +20,13 @@ const kwokNodeAnnotation = "kwok.x-k8s.io/node"
 // NodeName is the name of the i-th fake node (0-based).
 func NodeName(i int) string { return fmt.Sprintf("kwok-node-%d", i) }
 
-// fakeNode is a node kwok pretends to run. Its capacity is far beyond anything a test asks for
-// so scheduling never fails for lack of resources.
+// fakeNode is a node kwok pretends to run. Its capacity (see sizing.go) is far beyond anything a
+// test or the benchmark asks for, so scheduling never fails for lack of resources.
 func fakeNode(name string) *corev1.Node {
 	huge := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("1000"),
-		corev1.ResourceMemory: resource.MustParse("4000Gi"),
-		corev1.ResourcePods:   resource.MustParse("1000"),
+		corev1.ResourceCPU:    resource.MustParse(nodeCPU),
+		corev1.ResourceMemory: resource.MustParse(nodeMemory),
+		corev1.ResourcePods:   resource.MustParse(nodePods),
 	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{

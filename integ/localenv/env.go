@@ -62,6 +62,8 @@ type Env struct {
 	mu       sync.Mutex
 	operator *exec.Cmd
 	exited   chan struct{}
+	// logStart is where the running operator's output begins in operator.log.
+	logStart int64
 }
 
 // Start brings everything up: the cluster, the CRD, the simulator fleet and the operator.
@@ -210,6 +212,10 @@ func (e *Env) startOperator(configPath string) error {
 	if err != nil {
 		return err
 	}
+	var logStart int64
+	if info, err := logFile.Stat(); err == nil {
+		logStart = info.Size()
+	}
 	cmd := exec.Command(e.binary, "run", "--kubeconfig", e.Cluster.KubeconfigPath, "--config", configPath)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Its own process group, and killed with us, so that no operator outlives the environment.
@@ -220,7 +226,7 @@ func (e *Env) startOperator(configPath string) error {
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); logFile.Close(); close(exited) }()
-	e.operator, e.exited = cmd, exited
+	e.operator, e.exited, e.logStart = cmd, exited, logStart
 	e.logf("operator started (pid %d, config %s), log %s", cmd.Process.Pid, configPath, logFile.Name())
 	return nil
 }

@@ -1,0 +1,204 @@
+// Command bench is `make bench`: issue 12's benchmark of the operator on the local cluster (see
+// integ/localenv) with the Flink simulator at its default timings. It measures, in one run:
+//
+//	(a) one application created → Running, and parallelism updates → Running, split by phase and
+//	    set against the simulator's own durations;
+//	(b) N applications created at once → all Running, against the floor: the same Deployments and
+//	    Services applied without the operator;
+//	(c) the steady state of those N applications: status writes, Flink REST calls, reconcile latency;
+//	(d) the operator's resident memory after (b) and after (c).
+//
+// It prints a table against the issue's targets and writes every figure, with the conditions they
+// were measured under, as JSON. It is not a test: its figures depend on the machine and its load.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/flinkfsm/flinkfsm/integ/localenv"
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
+)
+
+type options struct {
+	n             int
+	steady        time.Duration
+	settle        time.Duration
+	updates       int
+	out           string
+	dir           string
+	timeout       time.Duration
+	stabilization time.Duration
+	workers       int
+	checkpointing int
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.n, "n", 100, "applications created at once in (b) and measured in (c)")
+	flag.DurationVar(&o.steady, "steady", 3*time.Minute, "length of the steady-state window (c)")
+	flag.DurationVar(&o.settle, "settle", 30*time.Second, "wait between all Running and the steady-state window")
+	flag.IntVar(&o.updates, "updates", 5, "parallelism updates of the single application (a); the overhead is their median")
+	flag.StringVar(&o.out, "out", "bench-results.json", "where to write the JSON results")
+	flag.StringVar(&o.dir, "dir", "", "directory for the environment's state and logs (default: a new temp dir, removed after a clean run)")
+	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "bound on each wait")
+	// The harness's 2 s (integ/localenv, the e2e suite), under which issue 12 measured; the
+	// operator's own default is 10 s. Either way it is reported apart from the overhead.
+	flag.DurationVar(&o.stabilization, "stabilization", 2*time.Second, "the operator's jobStabilizationPeriod")
+	flag.IntVar(&o.checkpointing, "checkpointing-apps", 10, "applications checkpointing every 10 s measured beside the fleet in (c); 0 for none")
+	flag.IntVar(&o.workers, "workers", config.Default().Workers, "the operator's workers (default: the operator's default)")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type bench struct {
+	env           *localenv.Env
+	kube          kubernetes.Interface
+	apps          versioned.Interface
+	rec           *recorder
+	metricsAddr   string
+	stabilization time.Duration
+	timeout       time.Duration
+	began         time.Time
+}
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Printf("[bench %6.1fs] %s\n", time.Since(b.began).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func run(o options) (err error) {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	res := &results{Conditions: conditionsNow(o)}
+	b := &bench{stabilization: o.stabilization, timeout: o.timeout, began: time.Now(), rec: newRecorder()}
+
+	keep := o.dir != ""
+	if o.dir == "" {
+		if o.dir, err = os.MkdirTemp("", "flinkfsm-bench-"); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		return err
+	}
+	logFile, err := os.Create(filepath.Join(o.dir, "localenv.log"))
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	b.logf("starting the local environment in %s (operator log: %s)", o.dir, filepath.Join(o.dir, "env", "logs", "operator.log"))
+	operatorConfig := map[string]string{
+		// Issue 12's measuring conditions: the harness's intervals, except the status poll at the
+		// operator's default of 10 s; throughput settings at the operator's defaults.
+		"statusPollInterval":     "10s",
+		"jobStabilizationPeriod": o.stabilization.String(),
+		"workers":                strconv.Itoa(o.workers),
+	}
+	res.Conditions.OperatorConfig = operatorConfig
+	b.env, err = localenv.Start(ctx, localenv.Options{Dir: filepath.Join(o.dir, "env"), Log: logFile, OperatorConfig: operatorConfig})
+	if err != nil {
+		return fmt.Errorf("starting the environment (log %s): %w", logFile.Name(), err)
+	}
+	defer func() {
+		b.env.Stop()
+		if err == nil && !keep {
+			_ = os.RemoveAll(o.dir)
+		} else {
+			fmt.Printf("environment state and logs kept in %s\n", o.dir)
+		}
+	}()
+	cfg := b.env.Cluster.RestConfig()
+	// The benchmark's own client must not be what limits "applied at once".
+	cfg.QPS, cfg.Burst = 5000, 10000
+	if b.kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return err
+	}
+	if b.apps, err = versioned.NewForConfig(cfg); err != nil {
+		return err
+	}
+	if b.metricsAddr, err = b.env.MetricsAddress(ctx); err != nil {
+		return err
+	}
+	// The watch ends before the environment stops, rather than complaining that it went away.
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	if err := b.rec.run(watchCtx, b.apps); err != nil {
+		return err
+	}
+	b.logf("environment up; operator metrics at %s", b.metricsAddr)
+
+	if res.Single, err = b.single(ctx, o.updates); err != nil {
+		return fmt.Errorf("(a): %w", err)
+	}
+	floor, floorApplied, err := b.floor(ctx, o.n)
+	if err != nil {
+		return fmt.Errorf("(b) floor: %w", err)
+	}
+	scale, keys, err := b.fleet(ctx, o.n)
+	if err != nil {
+		return fmt.Errorf("(b): %w", err)
+	}
+	scale.FloorSeconds, scale.FloorAppliedSeconds = floor, floorApplied
+	scale.Ratio = scale.OperatorSeconds / floor
+	res.Scale = scale
+	var checkpointing *group
+	if o.checkpointing > 0 {
+		if checkpointing, err = b.checkpointingApps(ctx, o.checkpointing); err != nil {
+			return fmt.Errorf("(c) checkpointing applications: %w", err)
+		}
+	}
+	if res.Steady, err = b.steady(ctx, group{ns: "bench-apps", keys: keys}, checkpointing, o.settle, o.steady); err != nil {
+		return fmt.Errorf("(c): %w", err)
+	}
+	res.Conditions.Seconds = time.Since(b.began).Seconds()
+	res.evaluate()
+	res.print(os.Stdout)
+	return res.write(o.out)
+}
+
+// benchApp is the application every measurement uses: the e2e suite's (the wordcount job, small
+// pods, parallelism 3 on TaskManagers of 2 slots, Flink's defaults otherwise: no checkpoints).
+// checkpointEvery, when set, turns periodic checkpoints on, as examples/wordcount.yaml does.
+func benchApp(ns, name string, parallelism int32, checkpointEvery string) *v1beta1.FlinkApplication {
+	flinkConfig := v1beta1.FlinkConfig{
+		"state.savepoints.dir":  "file:///flink/savepoints",
+		"state.checkpoints.dir": "file:///flink/checkpoints",
+	}
+	if checkpointEvery != "" {
+		flinkConfig["execution.checkpointing.interval"] = checkpointEvery
+	}
+	small := &corev1.ResourceRequirements{Requests: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("64Mi")}}
+	slots := int32(2)
+	return &v1beta1.FlinkApplication{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: v1beta1.FlinkApplicationSpec{
+			Image:             "flinkfsm.test/wordcount:v1",
+			FlinkVersion:      "1.20",
+			FlinkConfig:       flinkConfig,
+			JobManagerConfig:  v1beta1.JobManagerConfig{Resources: small},
+			TaskManagerConfig: v1beta1.TaskManagerConfig{Resources: small, TaskSlots: &slots},
+			JarName:           "wordcount.jar",
+			EntryClass:        "org.apache.flink.WordCount",
+			Parallelism:       parallelism,
+			DeleteMode:        v1beta1.DeleteModeForceCancel,
+		},
+	}
+}

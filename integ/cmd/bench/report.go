@@ -1,0 +1,209 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/integ/localcluster"
+)
+
+type results struct {
+	Conditions conditions    `json:"conditions"`
+	Single     *singleResult `json:"single"`
+	Scale      *scaleResult  `json:"scale"`
+	Steady     *steadyResult `json:"steady"`
+	Figures    []figure      `json:"figures"`
+	// TargetsMet is whether every figure with a target met it.
+	TargetsMet bool `json:"targetsMet"`
+}
+
+// conditions are what the figures depend on besides the code: absolute times drift with the
+// machine and its load, which is why the targets are ratios and counts.
+type conditions struct {
+	Command          string            `json:"command"`
+	Date             string            `json:"date"`
+	Commit           string            `json:"commit"`
+	CPUs             int               `json:"cpus"`
+	LoadAverageStart string            `json:"loadAverageAtStart"`
+	Kubernetes       string            `json:"kubernetes"`
+	N                int               `json:"n"`
+	SteadySeconds    float64           `json:"steadySeconds"`
+	Updates          int               `json:"updates"`
+	OperatorConfig   map[string]string `json:"operatorConfig"`
+	SimulatorTimings map[string]string `json:"simulatorTimings"`
+	Seconds          float64           `json:"benchSeconds"`
+}
+
+type figure struct {
+	Name   string `json:"name"`
+	Value  string `json:"value"`
+	Target string `json:"target"`
+	// OK is nil for a figure without a target.
+	OK *bool `json:"ok,omitempty"`
+}
+
+func conditionsNow(o options) conditions {
+	t := flinksim.Timings{}.Effective()
+	load, _ := os.ReadFile("/proc/loadavg")
+	commit, _ := exec.Command("git", "describe", "--always", "--dirty").Output()
+	return conditions{
+		Command:          strings.Join(os.Args, " "),
+		Date:             time.Now().UTC().Format(time.RFC3339),
+		Commit:           strings.TrimSpace(string(commit)),
+		CPUs:             runtime.NumCPU(),
+		LoadAverageStart: strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "),
+		Kubernetes:       localcluster.KubernetesVersion + ", kwok " + localcluster.KwokVersion,
+		N:                o.n,
+		SteadySeconds:    o.steady.Seconds(),
+		Updates:          o.updates,
+		SimulatorTimings: map[string]string{
+			"initialize": t.Initialize.String(), "schedule": t.Schedule.String(), "savepoint": t.Savepoint.String(),
+			"cancel": t.Cancel.String(), "checkpoint": t.Checkpoint.String(),
+		},
+	}
+}
+
+// evaluate fills the figures: issue 12's targets where it sets one.
+func (r *results) evaluate() {
+	s, sc, st := r.Single, r.Scale, r.Steady
+	add := func(name, value, target string, ok *bool) {
+		r.Figures = append(r.Figures, figure{name, value, target, ok})
+	}
+	check := func(ok bool) *bool { return &ok }
+	r.TargetsMet = true
+	target := func(name, value, target string, ok bool) {
+		add(name, value, target, check(ok))
+		r.TargetsMet = r.TargetsMet && ok
+	}
+
+	add("(a) one app create → Running", secs(s.Create.Seconds), "—", nil)
+	add("(a)   of which jobStabilizationPeriod", secs(s.StabilizationSeconds), "—", nil)
+	add("(a)   overhead beyond simulator + stabilization", secs(s.Create.OverheadSeconds), "—", nil)
+	add(fmt.Sprintf("(a) parallelism update → Running, median of %d", len(s.Updates)), secs(s.UpdateMedianSeconds), "—", nil)
+	target("(a)   update overhead beyond simulator, median", secs(s.UpdateOverheadMedian), "≤ 1.00 s", s.UpdateOverheadMedian <= 1)
+	add("(a)   simulator: savepoint + cancel + job start", secs(s.UpdateSimulatorSeconds), "—", nil)
+
+	add(fmt.Sprintf("(b) %d apps at once → all Running", sc.N), secs(sc.OperatorSeconds), "—", nil)
+	add("(b)   first / median Running", secs(sc.FirstRunningSeconds)+" / "+secs(sc.MedianRunningSeconds), "—", nil)
+	add("(b) floor: same Deployments+Services, no operator", secs(sc.FloorSeconds), "—", nil)
+	limit := 2.0
+	if sc.N <= 100 {
+		limit = 1.5
+	}
+	target("(b) operator / floor", fmt.Sprintf("%.2f×", sc.Ratio), fmt.Sprintf("≤ %.1f×", limit), sc.Ratio <= limit)
+	target("(d) RSS after (b)", mem(sc.Memory), "≤ 150 MiB", sc.Memory.RSSMiB > 0 && sc.Memory.RSSMiB <= 150)
+
+	fl := st.Fleet
+	target("(c) status writes per app per hour", fmt.Sprintf("%.1f", fl.StatusWritesPerAppHour), "≤ 60", fl.StatusWritesPerAppHour <= 60)
+	target("(c) Flink REST calls per app per minute", fmt.Sprintf("%.2f (busiest app %.2f)", fl.RESTCallsPerAppMinute, fl.MaxRESTCallsPerAppMin),
+		"≤ 8", fl.RESTCallsPerAppMinute <= 8)
+	add("(c) reconcile latency p50 / p90 / p99",
+		fmt.Sprintf("%.1f / %.1f / %.1f ms (%d reconciles)", st.ReconcileP50Milli, st.ReconcileP90Milli, st.ReconcileP99Milli, st.Reconciles), "—", nil)
+	target("(c) apps not Running at the end", fmt.Sprint(fl.NotRunningAtEnd), "0", fl.NotRunningAtEnd == 0)
+	if cp := st.Checkpointing; cp != nil {
+		// Not the issue's "default settings" (Flink checkpoints nothing by default), so no target.
+		add(fmt.Sprintf("(c) %d apps checkpointing every 10 s: status writes per app per hour", cp.Apps),
+			fmt.Sprintf("%.1f", cp.StatusWritesPerAppHour), "—", nil)
+		add("(c)   their Flink REST calls per app per minute", fmt.Sprintf("%.2f", cp.RESTCallsPerAppMinute), "—", nil)
+		target("(c)   of them not Running at the end", fmt.Sprint(cp.NotRunningAtEnd), "0", cp.NotRunningAtEnd == 0)
+	}
+	target("(d) RSS after (c)", mem(st.Memory), "≤ 150 MiB", st.Memory.RSSMiB > 0 && st.Memory.RSSMiB <= 150)
+}
+
+func secs(s float64) string { return fmt.Sprintf("%.2f s", s) }
+
+func mem(m memory) string {
+	if m.RSSMiB <= 0 {
+		return "unreadable"
+	}
+	return fmt.Sprintf("%.0f MiB (heap in use %.0f)", m.RSSMiB, m.HeapInuseMiB)
+}
+
+func (r *results) print(w io.Writer) {
+	fmt.Fprintf(w, "\nflinkfsm benchmark, %s, N=%d, steady window %s, %d CPUs (load at start %s)\n",
+		r.Conditions.Commit, r.Conditions.N, time.Duration(r.Conditions.SteadySeconds*float64(time.Second)),
+		r.Conditions.CPUs, r.Conditions.LoadAverageStart)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "figure\tvalue\ttarget\tok?")
+	for _, f := range r.Figures {
+		ok := ""
+		if f.OK != nil {
+			ok = map[bool]string{true: "ok", false: "MISSED"}[*f.OK]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Name, f.Value, f.Target, ok)
+	}
+	_ = tw.Flush()
+	if st := r.Steady; st != nil {
+		for _, g := range []struct {
+			name string
+			f    *groupFigures
+		}{{"the fleet", &st.Fleet}, {"the checkpointing apps", st.Checkpointing}} {
+			if g.f == nil {
+				continue
+			}
+			fmt.Fprintf(w, "\n(c) %s: status fields changed by its %d writes: %v\n", g.name, g.f.StatusWrites, g.f.WrittenFields)
+			fmt.Fprintf(w, "(c) %s: REST calls per app per minute by endpoint: %v\n", g.name, g.f.RESTCallsByEndpoint)
+		}
+	}
+	if sc := r.Scale; sc != nil {
+		fmt.Fprintf(w, "\n(b) when the %d applications entered each phase (s since the first create; floor %.2f s):\n", sc.N, sc.FloorSeconds)
+		phases := make([]string, 0, len(sc.PhaseEntered))
+		for p := range sc.PhaseEntered {
+			phases = append(phases, p)
+		}
+		sort.Slice(phases, func(i, j int) bool { return sc.PhaseEntered[phases[i]].Median < sc.PhaseEntered[phases[j]].Median })
+		for _, p := range phases {
+			fmt.Fprintf(w, "  %-16s median %6.2f  last %6.2f\n", p, sc.PhaseEntered[p].Median, sc.PhaseEntered[p].Last)
+		}
+	}
+	fmt.Fprintln(w, "\n(a) phases of the median update:")
+	if u := medianUpdate(r.Single); u != nil {
+		for _, p := range u.Phases {
+			fmt.Fprintf(w, "  %-16s %6.2f s\n", p.Phase, p.Seconds)
+		}
+		fmt.Fprintf(w, "  simulator observed: %v\n", u.SimulatorObserved)
+	}
+}
+
+// medianUpdate is the update whose overhead is the median one (the lower of the two middle ones).
+func medianUpdate(s *singleResult) *transition {
+	if s == nil || len(s.Updates) == 0 {
+		return nil
+	}
+	best := &s.Updates[0]
+	for i := range s.Updates {
+		u := &s.Updates[i]
+		if abs(u.OverheadSeconds-s.UpdateOverheadMedian) < abs(best.OverheadSeconds-s.UpdateOverheadMedian) {
+			best = u
+		}
+	}
+	return best
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func (r *results) write(path string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("\nresults written to %s\n", path)
+	return nil
+}

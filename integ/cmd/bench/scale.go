@@ -1,0 +1,353 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+)
+
+type scaleResult struct {
+	N int `json:"n"`
+	// FloorSeconds is how long the same Deployments and Services take to become available when
+	// applied straight to the API server, without the operator: what Kubernetes alone costs.
+	FloorSeconds float64 `json:"floorSeconds"`
+	// OperatorSeconds is from the first FlinkApplication create to the last application Running.
+	OperatorSeconds float64 `json:"operatorSeconds"`
+	Ratio           float64 `json:"ratio"`
+	// FirstRunningSeconds and MedianRunningSeconds show whether applications moved in lockstep.
+	FirstRunningSeconds  float64 `json:"firstRunningSeconds"`
+	MedianRunningSeconds float64 `json:"medianRunningSeconds"`
+	// AppliedSeconds is how long issuing the creates took, for both runs.
+	FloorAppliedSeconds    float64 `json:"floorAppliedSeconds"`
+	OperatorAppliedSeconds float64 `json:"operatorAppliedSeconds"`
+	Memory                 memory  `json:"memory"`
+	// PhaseEntered is, per phase, when the applications entered it (seconds since the first
+	// create): the median and the last.
+	PhaseEntered map[string]spread `json:"phaseEntered"`
+}
+
+type spread struct {
+	Median float64 `json:"median"`
+	Last   float64 `json:"last"`
+}
+
+// appName is the i-th application of a fleet; the floor uses the same names in its own namespace.
+func appName(i int) string { return fmt.Sprintf("app-%04d", i) }
+
+// floor applies, for n applications, the objects the operator would create for them — both
+// Deployments and both Services, rendered by the operator's own code — and waits until every
+// Deployment is available. It deletes them afterwards so that the operator's run starts on an
+// empty cluster.
+func (b *bench) floor(ctx context.Context, n int) (seconds, applied float64, err error) {
+	ns, err := b.namespace(ctx, "bench-floor")
+	if err != nil {
+		return 0, 0, err
+	}
+	var objects []func(context.Context) error
+	for i := range n {
+		// A dry run returns the application as the API server would store it, CRD defaults
+		// included, without creating it: no operator sees it.
+		app, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, benchApp(ns, appName(i), 3, ""),
+			metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			return 0, 0, fmt.Errorf("dry-run of %s: %w", appName(i), err)
+		}
+		objects = append(objects, b.renderedObjects(app)...)
+	}
+	avail := newAvailability(2 * n)
+	stop, err := avail.watch(ctx, b, ns)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer stop()
+
+	began := time.Now()
+	if err := parallel(ctx, len(objects), func(ctx context.Context, i int) error { return objects[i](ctx) }); err != nil {
+		return 0, 0, err
+	}
+	applied = time.Since(began).Seconds()
+	wctx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	if err := waitFor(wctx, "the floor's Deployments available", avail.done); err != nil {
+		return 0, 0, fmt.Errorf("%w (%d of %d available)", err, avail.count(), 2*n)
+	}
+	seconds = avail.last().Sub(began).Seconds()
+	b.logf("(b) floor: %d applications' Deployments available in %.2fs", n, seconds)
+	return seconds, applied, b.deleteNamespace(ctx, ns)
+}
+
+// renderedObjects are the creates of one application's cluster, as the operator renders them,
+// without the owner reference to an application that does not exist (the garbage collector would
+// delete them at once).
+func (b *bench) renderedObjects(app *v1beta1.FlinkApplication) []func(context.Context) error {
+	hash := flink.ClusterHash(app)
+	cluster, err := flink.RenderCluster(app, hash, "")
+	if err != nil {
+		return []func(context.Context) error{func(context.Context) error { return err }}
+	}
+	generic := flink.RenderGenericService(app, hash)
+	for _, m := range []*metav1.ObjectMeta{&cluster.JobManager.ObjectMeta, &cluster.TaskManager.ObjectMeta,
+		&cluster.Service.ObjectMeta, &generic.ObjectMeta} {
+		m.OwnerReferences = nil
+	}
+	deployments := b.kube.AppsV1().Deployments(app.Namespace)
+	services := b.kube.CoreV1().Services(app.Namespace)
+	opts := metav1.CreateOptions{}
+	return []func(context.Context) error{
+		func(ctx context.Context) error {
+			_, err := deployments.Create(ctx, cluster.JobManager, opts)
+			return err
+		},
+		func(ctx context.Context) error {
+			_, err := deployments.Create(ctx, cluster.TaskManager, opts)
+			return err
+		},
+		func(ctx context.Context) error { _, err := services.Create(ctx, cluster.Service, opts); return err },
+		func(ctx context.Context) error { _, err := services.Create(ctx, generic, opts); return err },
+	}
+}
+
+// fleet creates n FlinkApplications at once and waits until all run.
+func (b *bench) fleet(ctx context.Context, n int) (*scaleResult, []string, error) {
+	ns, err := b.namespace(ctx, "bench-apps")
+	if err != nil {
+		return nil, nil, err
+	}
+	keys := make([]string, n)
+	for i := range n {
+		keys[i] = ns + "/" + appName(i)
+	}
+	res := &scaleResult{N: n}
+	began := time.Now()
+	err = parallel(ctx, n, func(ctx context.Context, i int) error {
+		_, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, benchApp(ns, appName(i), 3, ""), metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	res.OperatorAppliedSeconds = time.Since(began).Seconds()
+	wctx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	var times []float64
+	err = waitFor(wctx, "every application Running", func() bool {
+		times = times[:0]
+		for _, k := range keys {
+			at, ok := b.rec.runningSince(k, began, "")
+			if !ok {
+				return false
+			}
+			times = append(times, at.Sub(began).Seconds())
+		}
+		return true
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w (%s)", err, b.phaseCounts(keys))
+	}
+	sort.Float64s(times)
+	res.FirstRunningSeconds, res.OperatorSeconds = times[0], times[len(times)-1]
+	res.MedianRunningSeconds = median(times)
+	res.Memory = b.memory(ctx)
+	res.PhaseEntered = map[string]spread{}
+	for phase, at := range b.rec.phaseEntries(keys, began) {
+		sort.Float64s(at)
+		res.PhaseEntered[phase] = spread{Median: median(at), Last: at[len(at)-1]}
+	}
+	b.logf("(b) operator: %d applications Running in %.2fs (first %.2fs, median %.2fs); RSS %.0f MiB",
+		n, res.OperatorSeconds, res.FirstRunningSeconds, res.MedianRunningSeconds, res.Memory.RSSMiB)
+	return res, keys, nil
+}
+
+// checkpointingApps creates k applications that checkpoint every 10 s, with Flink's default of one
+// retained checkpoint, and waits until they run. They show in (c) what checkpoint progress costs:
+// the operator records a checkpoint before Flink may delete the recorded one, which with one
+// retained is at every checkpoint, not once per checkpointRecordInterval.
+func (b *bench) checkpointingApps(ctx context.Context, k int) (*group, error) {
+	ns, err := b.namespace(ctx, "bench-checkpointing")
+	if err != nil {
+		return nil, err
+	}
+	g := &group{ns: ns}
+	began := time.Now()
+	err = parallel(ctx, k, func(ctx context.Context, i int) error {
+		_, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, benchApp(ns, appName(i), 3, "10s"), metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := range k {
+		g.keys = append(g.keys, ns+"/"+appName(i))
+	}
+	wctx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	err = waitFor(wctx, "the checkpointing applications Running", func() bool {
+		for _, key := range g.keys {
+			if _, ok := b.rec.runningSince(key, began, ""); !ok {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w (%s)", err, b.phaseCounts(g.keys))
+	}
+	return g, nil
+}
+
+// phaseCounts says where the applications are, for a timeout's message.
+func (b *bench) phaseCounts(keys []string) string {
+	counts := map[string]int{}
+	for _, k := range keys {
+		phase := "absent"
+		if app := b.rec.latest(k); app != nil {
+			phase = string(app.Status.Phase)
+			if phase == "" {
+				phase = "no status"
+			}
+		}
+		counts[phase]++
+	}
+	return fmt.Sprint(counts)
+}
+
+// availability records when each Deployment of a namespace first became available.
+type availability struct {
+	want int
+	mu   sync.Mutex
+	at   map[string]time.Time
+}
+
+func newAvailability(want int) *availability {
+	return &availability{want: want, at: map[string]time.Time{}}
+}
+
+func (a *availability) watch(ctx context.Context, b *bench, ns string) (stop func(), err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	factory := informers.NewSharedInformerFactoryWithOptions(b.kube, 0, informers.WithNamespace(ns))
+	informer := factory.Apps().V1().Deployments().Informer()
+	seen := func(obj any) {
+		d, ok := obj.(*appsv1.Deployment)
+		if !ok || !deploymentAvailable(d) {
+			return
+		}
+		now := time.Now()
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if _, done := a.at[d.Name]; !done {
+			a.at[d.Name] = now
+		}
+	}
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: seen, UpdateFunc: func(_, obj any) { seen(obj) },
+	}); err != nil {
+		cancel()
+		return nil, err
+	}
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		cancel()
+		return nil, fmt.Errorf("deployment informer did not sync")
+	}
+	return func() { cancel(); factory.Shutdown() }, nil
+}
+
+func deploymentAvailable(d *appsv1.Deployment) bool {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	s := d.Status
+	return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want && s.ReadyReplicas == want &&
+		s.AvailableReplicas == want
+}
+
+func (a *availability) count() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.at)
+}
+
+func (a *availability) done() bool { return a.count() >= a.want }
+
+func (a *availability) last() time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var last time.Time
+	for _, t := range a.at {
+		if t.After(last) {
+			last = t
+		}
+	}
+	return last
+}
+
+// parallel runs do(0..n-1) on 32 goroutines and returns the first error: objects are applied "at
+// once", limited by the API server rather than by the benchmark.
+func parallel(ctx context.Context, n int, do func(context.Context, int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int)
+	errs := make(chan error, 1)
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := do(ctx, i); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+					cancel()
+				}
+			}
+		}()
+	}
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return ctx.Err()
+	}
+}
+
+// namespace creates a namespace for one measurement.
+func (b *bench) namespace(ctx context.Context, name string) (string, error) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := b.kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// deleteNamespace deletes a namespace and waits until it is gone, with everything in it.
+func (b *bench) deleteNamespace(ctx context.Context, ns string) error {
+	if err := b.kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	return waitFor(ctx, "namespace "+ns+" deleted", func() bool {
+		_, err := b.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+}

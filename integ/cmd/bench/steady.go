@@ -1,0 +1,294 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+)
+
+type steadyResult struct {
+	WindowSeconds float64 `json:"windowSeconds"`
+	SettleSeconds float64 `json:"settleSeconds"`
+	// Fleet is the N applications of (b); Checkpointing is the few applications that checkpoint
+	// every 10 s, measured beside them (see checkpointingApps).
+	Fleet         groupFigures  `json:"fleet"`
+	Checkpointing *groupFigures `json:"checkpointing,omitempty"`
+	// Reconciles and the latency quantiles come from the operator's reconcile_latency_seconds
+	// histogram, over both groups (its bucket bounds limit their precision, as with Prometheus'
+	// histogram_quantile).
+	Reconciles        uint64  `json:"reconciles"`
+	ReconcileP50Milli float64 `json:"reconcileP50Ms"`
+	ReconcileP90Milli float64 `json:"reconcileP90Ms"`
+	ReconcileP99Milli float64 `json:"reconcileP99Ms"`
+	Memory            memory  `json:"memory"`
+}
+
+// groupFigures are the steady-state figures of one group of applications.
+type groupFigures struct {
+	Apps int `json:"apps"`
+	// StatusWrites counts every new resourceVersion of the group's applications in the window;
+	// WrittenFields, how often each status field changed in those writes.
+	StatusWrites           int            `json:"statusWrites"`
+	WrittenFields          map[string]int `json:"writtenFields"`
+	StatusWritesPerAppHour float64        `json:"statusWritesPerAppPerHour"`
+	RESTCalls              int64          `json:"restCalls"`
+	RESTCallsPerAppMinute  float64        `json:"restCallsPerAppPerMinute"`
+	MaxRESTCallsPerAppMin  float64        `json:"maxRestCallsPerAppPerMinute"`
+	// RESTCallsByEndpoint is calls per application per minute, by endpoint.
+	RESTCallsByEndpoint map[string]float64 `json:"restCallsPerAppPerMinuteByEndpoint"`
+	// NotRunningAtEnd counts applications that were not Running when the window closed.
+	NotRunningAtEnd int `json:"notRunningAtEnd"`
+}
+
+// group is applications measured together; all live in one namespace.
+type group struct {
+	ns   string
+	keys []string
+}
+
+type groupSnapshot struct {
+	calls     map[string]int64
+	endpoints map[string]int64
+}
+
+func (b *bench) snapshot(g group) groupSnapshot {
+	return groupSnapshot{calls: b.callsByApp(g.keys), endpoints: b.env.Fleet.RequestsByEndpoint(g.ns)}
+}
+
+func (b *bench) figures(g group, before, after groupSnapshot, from, to time.Time) groupFigures {
+	minutes, n := to.Sub(from).Minutes(), float64(len(g.keys))
+	f := groupFigures{Apps: len(g.keys), RESTCallsByEndpoint: map[string]float64{}}
+	f.StatusWrites, f.WrittenFields = b.rec.writesBetween(g.keys, from, to)
+	f.StatusWritesPerAppHour = float64(f.StatusWrites) / n / to.Sub(from).Hours()
+	for app, c := range after.calls {
+		d := c - before.calls[app]
+		f.RESTCalls += d
+		f.MaxRESTCallsPerAppMin = math.Max(f.MaxRESTCallsPerAppMin, float64(d)/minutes)
+	}
+	f.RESTCallsPerAppMinute = float64(f.RESTCalls) / n / minutes
+	for ep, c := range after.endpoints {
+		if d := c - before.endpoints[ep]; d > 0 {
+			f.RESTCallsByEndpoint[ep] = math.Round(100*float64(d)/n/minutes) / 100
+		}
+	}
+	for _, k := range g.keys {
+		if !isRunning(b.rec.latest(k), "") {
+			f.NotRunningAtEnd++
+		}
+	}
+	return f
+}
+
+// steady lets the applications settle, then measures them for window: status writes, REST calls
+// and reconcile latency of applications that only run.
+func (b *bench) steady(ctx context.Context, fleet group, checkpointing *group, settle, window time.Duration) (*steadyResult, error) {
+	res := &steadyResult{WindowSeconds: window.Seconds(), SettleSeconds: settle.Seconds()}
+	groups := []group{fleet}
+	if checkpointing != nil {
+		groups = append(groups, *checkpointing)
+	}
+	b.logf("(c) letting the applications settle for %s, then measuring for %s", settle, window)
+	if err := sleep(ctx, settle); err != nil {
+		return nil, err
+	}
+	h0, err := b.reconcileHistogram(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var before []groupSnapshot
+	for _, g := range groups {
+		before = append(before, b.snapshot(g))
+	}
+	from := time.Now()
+	if err := sleep(ctx, window); err != nil {
+		return nil, err
+	}
+	to := time.Now()
+	var figs []groupFigures
+	for i, g := range groups {
+		figs = append(figs, b.figures(g, before[i], b.snapshot(g), from, to))
+	}
+	h1, err := b.reconcileHistogram(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res.Fleet = figs[0]
+	if len(figs) > 1 {
+		res.Checkpointing = &figs[1]
+	}
+	delta := h1.minus(h0)
+	res.Reconciles = delta.count
+	res.ReconcileP50Milli = 1000 * delta.quantile(0.50)
+	res.ReconcileP90Milli = 1000 * delta.quantile(0.90)
+	res.ReconcileP99Milli = 1000 * delta.quantile(0.99)
+	res.Memory = b.memory(ctx)
+	b.logf("(c) %.1f status writes per app per hour, %.2f REST calls per app per minute, reconcile p50 %.1f ms p99 %.1f ms; RSS %.0f MiB",
+		res.Fleet.StatusWritesPerAppHour, res.Fleet.RESTCallsPerAppMinute, res.ReconcileP50Milli, res.ReconcileP99Milli, res.Memory.RSSMiB)
+	return res, nil
+}
+
+// callsByApp sums the simulator's request counts per application: an application's calls go to
+// its clusters' Services "<app>-<hash>" in its namespace.
+func (b *bench) callsByApp(keys []string) map[string]int64 {
+	out := make(map[string]int64, len(keys))
+	for _, k := range keys {
+		out[k] = 0
+	}
+	for cluster, n := range b.env.Fleet.Requests() {
+		i := strings.LastIndex(cluster, "-")
+		if i < 0 {
+			continue
+		}
+		if _, ours := out[cluster[:i]]; ours {
+			out[cluster[:i]] += n
+		}
+	}
+	return out
+}
+
+// histogram is one scrape of a Prometheus histogram: cumulative counts by upper bound.
+type histogram struct {
+	bounds []float64
+	counts []uint64
+	count  uint64
+}
+
+func (h histogram) minus(o histogram) histogram {
+	out := histogram{bounds: h.bounds, counts: make([]uint64, len(h.counts)), count: h.count - o.count}
+	for i := range h.counts {
+		out.counts[i] = h.counts[i]
+		if i < len(o.counts) {
+			out.counts[i] -= o.counts[i]
+		}
+	}
+	return out
+}
+
+// quantile interpolates linearly within the bucket holding the q-th observation, as Prometheus'
+// histogram_quantile does; beyond the last finite bound it answers that bound. Without observations
+// it answers 0 (JSON has no NaN).
+func (h histogram) quantile(q float64) float64 {
+	if h.count == 0 {
+		return 0
+	}
+	rank := q * float64(h.count)
+	lower, below := 0.0, uint64(0)
+	for i, upper := range h.bounds {
+		if float64(h.counts[i]) >= rank {
+			in := h.counts[i] - below
+			if in == 0 {
+				return upper
+			}
+			return lower + (upper-lower)*(rank-float64(below))/float64(in)
+		}
+		lower, below = upper, h.counts[i]
+	}
+	return lower
+}
+
+// scrape reads the operator's /metrics.
+func (b *bench) scrape(ctx context.Context) (map[string]*dto.MetricFamily, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+b.metricsAddr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var parser expfmt.TextParser
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("parsing /metrics: %w", err)
+	}
+	return families, nil
+}
+
+// reconcileHistogram scrapes the operator's reconcile_latency_seconds.
+func (b *bench) reconcileHistogram(ctx context.Context) (histogram, error) {
+	families, err := b.scrape(ctx)
+	if err != nil {
+		return histogram{}, err
+	}
+	for name, f := range families {
+		if !strings.HasSuffix(name, "reconcile_latency_seconds") || len(f.GetMetric()) == 0 {
+			continue
+		}
+		m := f.GetMetric()[0].GetHistogram()
+		h := histogram{count: m.GetSampleCount()}
+		buckets := m.GetBucket()
+		sort.Slice(buckets, func(i, j int) bool { return buckets[i].GetUpperBound() < buckets[j].GetUpperBound() })
+		for _, bk := range buckets {
+			if math.IsInf(bk.GetUpperBound(), 1) {
+				continue
+			}
+			h.bounds = append(h.bounds, bk.GetUpperBound())
+			h.counts = append(h.counts, bk.GetCumulativeCount())
+		}
+		return h, nil
+	}
+	return histogram{}, fmt.Errorf("the operator's /metrics has no reconcile_latency_seconds")
+}
+
+// memory is the operator's memory at one moment. Heap figures tell whether resident memory is
+// live data or heap the Go runtime has not returned yet.
+type memory struct {
+	RSSMiB       float64 `json:"rssMiB"`
+	HeapInuseMiB float64 `json:"heapInuseMiB"`
+	HeapAllocMiB float64 `json:"heapAllocMiB"`
+}
+
+func (b *bench) memory(ctx context.Context) memory {
+	m := memory{RSSMiB: b.rssMiB()}
+	families, err := b.scrape(ctx)
+	if err != nil {
+		return m
+	}
+	gauge := func(name string) float64 {
+		if f := families[name]; f != nil && len(f.GetMetric()) > 0 {
+			return f.GetMetric()[0].GetGauge().GetValue() / (1 << 20)
+		}
+		return 0
+	}
+	m.HeapInuseMiB, m.HeapAllocMiB = gauge("go_memstats_heap_inuse_bytes"), gauge("go_memstats_heap_alloc_bytes")
+	return m
+}
+
+// rssMiB is the operator's resident memory, VmRSS in /proc; 0 when it cannot be read.
+func (b *bench) rssMiB() float64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", b.env.OperatorPID()))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			if err == nil {
+				return kb / 1024
+			}
+		}
+	}
+	return 0
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}

@@ -1,0 +1,72 @@
+package flinksim
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// requestCounter counts the REST calls a Fleet serves, so that a benchmark can tell how much the
+// operator asks of Flink, and of which endpoints, without instrumenting the operator itself.
+type requestCounter struct {
+	mu          sync.Mutex
+	byCluster   map[string]int64
+	byNamespace map[string]map[string]int64 // namespace → "METHOD /path" with ids replaced
+}
+
+func (c *requestCounter) add(namespace, service, method, path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byCluster == nil {
+		c.byCluster, c.byNamespace = map[string]int64{}, map[string]map[string]int64{}
+	}
+	c.byCluster[namespace+"/"+service]++
+	if c.byNamespace[namespace] == nil {
+		c.byNamespace[namespace] = map[string]int64{}
+	}
+	c.byNamespace[namespace][method+" "+endpointPath(path)]++
+}
+
+// endpointPath is a request path with its ids replaced by placeholders, so that calls to one
+// endpoint count together: /jobs/<32 hex>/checkpoints becomes /jobs/:id/checkpoints.
+func endpointPath(path string) string {
+	segs := strings.Split(strings.Trim(strings.TrimPrefix(path, "/v1/"), "/"), "/")
+	for i, s := range segs {
+		switch {
+		case hex32.MatchString(s):
+			segs[i] = ":id"
+		case strings.HasSuffix(s, ".jar"):
+			segs[i] = ":jar"
+		default:
+			if _, err := strconv.ParseInt(s, 10, 64); err == nil {
+				segs[i] = ":n"
+			}
+		}
+	}
+	return "/" + strings.Join(segs, "/")
+}
+
+// Requests is how many REST calls the Fleet has received so far, keyed "<namespace>/<service>"
+// by the cluster's versioned Service. Calls to a cluster whose JobManager is down count too: the
+// caller made them all the same.
+func (f *Fleet) Requests() map[string]int64 {
+	f.requests.mu.Lock()
+	defer f.requests.mu.Unlock()
+	out := make(map[string]int64, len(f.requests.byCluster))
+	for k, v := range f.requests.byCluster {
+		out[k] = v
+	}
+	return out
+}
+
+// RequestsByEndpoint is how many REST calls the Fleet has received so far for clusters in the
+// namespace, keyed "METHOD /path" with job, trigger and checkpoint ids replaced by placeholders.
+func (f *Fleet) RequestsByEndpoint(namespace string) map[string]int64 {
+	f.requests.mu.Lock()
+	defer f.requests.mu.Unlock()
+	out := map[string]int64{}
+	for k, v := range f.requests.byNamespace[namespace] {
+		out[k] = v
+	}
+	return out
+}
