@@ -1,7 +1,7 @@
 // Package localenv runs flinkfsm for real on a local machine: a local Kubernetes control plane
 // (integ/localcluster), a Flink JobManager simulator per Flink cluster (integ/flinksim), and the
 // operator binary as its own process, so tests can kill it and start it again. `make cluster-up`,
-// `make demo` and the integration suite all use it.
+// `make demo`, `make bench` and the integration suite all use it.
 package localenv
 
 import (

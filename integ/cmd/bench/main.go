@@ -20,6 +20,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -45,10 +46,26 @@ type options struct {
 	stabilization time.Duration
 	workers       int
 	checkpointing int
+	set           setFlag
+}
+
+// setFlag collects -set key=value: operator config keys changed for an experiment, recorded with
+// the results like every other condition.
+type setFlag map[string]string
+
+func (s setFlag) String() string { return fmt.Sprint(map[string]string(s)) }
+
+func (s setFlag) Set(v string) error {
+	key, value, ok := strings.Cut(v, "=")
+	if !ok || key == "" {
+		return fmt.Errorf("want key=value, not %q", v)
+	}
+	s[key] = value
+	return nil
 }
 
 func main() {
-	var o options
+	o := options{set: setFlag{}}
 	flag.IntVar(&o.n, "n", 100, "applications created at once in (b) and measured in (c)")
 	flag.DurationVar(&o.steady, "steady", 3*time.Minute, "length of the steady-state window (c)")
 	flag.DurationVar(&o.settle, "settle", 30*time.Second, "wait between all Running and the steady-state window")
@@ -61,6 +78,7 @@ func main() {
 	flag.DurationVar(&o.stabilization, "stabilization", 2*time.Second, "the operator's jobStabilizationPeriod")
 	flag.IntVar(&o.checkpointing, "checkpointing-apps", 10, "applications checkpointing every 10 s measured beside the fleet in (c); 0 for none")
 	flag.IntVar(&o.workers, "workers", config.Default().Workers, "the operator's workers (default: the operator's default)")
+	flag.Var(o.set, "set", "operator config key=value (repeatable), e.g. -set kubeAPIQPS=400")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -110,6 +128,9 @@ func run(o options) (err error) {
 		"statusPollInterval":     "10s",
 		"jobStabilizationPeriod": o.stabilization.String(),
 		"workers":                strconv.Itoa(o.workers),
+	}
+	for k, v := range o.set {
+		operatorConfig[k] = v
 	}
 	res.Conditions.OperatorConfig = operatorConfig
 	b.env, err = localenv.Start(ctx, localenv.Options{Dir: filepath.Join(o.dir, "env"), Log: logFile, OperatorConfig: operatorConfig})

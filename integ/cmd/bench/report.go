@@ -56,7 +56,7 @@ func conditionsNow(o options) conditions {
 	load, _ := os.ReadFile("/proc/loadavg")
 	commit, _ := exec.Command("git", "describe", "--always", "--dirty").Output()
 	return conditions{
-		Command:          strings.Join(os.Args, " "),
+		Command:          strings.TrimSpace("go run ./integ/cmd/bench " + strings.Join(os.Args[1:], " ")),
 		Date:             time.Now().UTC().Format(time.RFC3339),
 		Commit:           strings.TrimSpace(string(commit)),
 		CPUs:             runtime.NumCPU(),
