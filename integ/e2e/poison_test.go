@@ -142,6 +142,19 @@ var metricsAddress = regexp.MustCompile(`"flinkfsm operator started".*metrics="(
 // healthz asks the running operator's /healthz, at the address its last start logged.
 func healthz(t *testing.T) (int, string) {
 	t.Helper()
+	resp, err := http.Get("http://" + operatorMetricsAddress(t) + "/healthz")
+	if err != nil {
+		t.Fatalf("/healthz: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// operatorMetricsAddress is where the running operator serves /metrics and its probes, as its
+// last start logged.
+func operatorMetricsAddress(t *testing.T) string {
+	t.Helper()
 	var addr string
 	deadline := time.Now().Add(waitTimeout)
 	for addr == "" {
@@ -153,11 +166,5 @@ func healthz(t *testing.T) (int, string) {
 			time.Sleep(pollInterval)
 		}
 	}
-	resp, err := http.Get("http://" + addr + "/healthz")
-	if err != nil {
-		t.Fatalf("/healthz: %v", err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return addr
 }

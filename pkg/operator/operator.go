@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/flyteorg/flytestdlib/promutils"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -66,7 +66,8 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
 
-	root := promutils.NewScope(cfg.MetricsPrefix)
+	registry, reg := newRegistry(cfg.MetricNamePrefix())
+	useWorkqueueMetrics(reg)
 	flinkClientConfig := client.DefaultConfig()
 	if cfg.FlinkURLMode == config.URLModeAPIServerProxy {
 		// Through the API server's service proxy, the JobManagers are reached with the operator's own
@@ -77,9 +78,9 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 	}
 	env := &flinkapplication.Environment{
 		Kube: kube, Apps: apps, FlinkURL: resolve, Clock: clock.RealClock{}, Config: cfg,
-		Flink:    client.New(flinkClientConfig, root.NewSubScope("flink")),
+		Flink:    client.New(flinkClientConfig, reg),
 		Recorder: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: Component}),
-		Metrics:  flinkapplication.NewMetrics(root.NewSubScope("state_machine")),
+		Metrics:  flinkapplication.NewMetrics(reg),
 	}
 	if env.Jars, err = jars.NewFetcher(jars.Policy{
 		AllowHTTP: cfg.Jars.AllowHTTP, AllowedHosts: cfg.Jars.AllowedHosts, AllowedNetworks: cfg.Jars.AllowedNetworks,
@@ -89,11 +90,13 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 	}
 	ctrl := flinkapplication.NewController(env)
 
+	reg.MustRegister(ctrl.Collector())
 	st := &state{ctrl: ctrl}
 	if !cfg.LeaderElection.Enabled {
 		st.acting.Store(true)
 	}
-	srv, addr, err := serveMetrics(cfg.MetricsAddress, st)
+	replicaMetrics(reg, st)
+	srv, addr, err := serveMetrics(cfg.MetricsAddress, registry, st)
 	if err != nil {
 		return err
 	}
@@ -136,13 +139,13 @@ func (s *state) ready() (string, error) {
 	return "ok (leading)", s.ctrl.Healthy()
 }
 
-func serveMetrics(addr string, st *state) (*http.Server, string, error) {
+func serveMetrics(addr string, metrics prometheus.Gatherer, st *state) (*http.Server, string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, "", fmt.Errorf("metrics server: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.Handler())
+	mux.Handle("/metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
 	mux.Handle("/healthz", probe(st.live))
 	mux.Handle("/readyz", probe(st.ready))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}

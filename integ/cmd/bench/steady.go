@@ -23,7 +23,7 @@ type steadyResult struct {
 	// every 10 s, measured beside them (see checkpointingApps).
 	Fleet         groupFigures  `json:"fleet"`
 	Checkpointing *groupFigures `json:"checkpointing,omitempty"`
-	// Reconciles and the latency quantiles come from the operator's reconcile_latency_seconds
+	// Reconciles and the latency quantiles come from the operator's flinkfsm_reconcile_duration_seconds
 	// histogram, over both groups (its bucket bounds limit their precision, as with Prometheus'
 	// histogram_quantile).
 	Reconciles        uint64  `json:"reconciles"`
@@ -215,30 +215,36 @@ func (b *bench) scrape(ctx context.Context) (map[string]*dto.MetricFamily, error
 	return families, nil
 }
 
-// reconcileHistogram scrapes the operator's reconcile_latency_seconds.
+// reconcileHistogram scrapes the operator's flinkfsm_reconcile_duration_seconds.
 func (b *bench) reconcileHistogram(ctx context.Context) (histogram, error) {
 	families, err := b.scrape(ctx)
 	if err != nil {
 		return histogram{}, err
 	}
-	for name, f := range families {
-		if !strings.HasSuffix(name, "reconcile_latency_seconds") || len(f.GetMetric()) == 0 {
-			continue
-		}
-		m := f.GetMetric()[0].GetHistogram()
-		h := histogram{count: m.GetSampleCount()}
-		buckets := m.GetBucket()
-		sort.Slice(buckets, func(i, j int) bool { return buckets[i].GetUpperBound() < buckets[j].GetUpperBound() })
-		for _, bk := range buckets {
-			if math.IsInf(bk.GetUpperBound(), 1) {
-				continue
-			}
-			h.bounds = append(h.bounds, bk.GetUpperBound())
-			h.counts = append(h.counts, bk.GetCumulativeCount())
-		}
-		return h, nil
+	f := families["flinkfsm_reconcile_duration_seconds"]
+	if f == nil || len(f.GetMetric()) == 0 {
+		return histogram{}, fmt.Errorf("the operator's /metrics has no flinkfsm_reconcile_duration_seconds")
 	}
-	return histogram{}, fmt.Errorf("the operator's /metrics has no reconcile_latency_seconds")
+	// One series per kind; their buckets are the same, so the sum is every pass's histogram.
+	h := histogram{}
+	cumulative := map[float64]uint64{}
+	for _, series := range f.GetMetric() {
+		m := series.GetHistogram()
+		h.count += m.GetSampleCount()
+		for _, bk := range m.GetBucket() {
+			if !math.IsInf(bk.GetUpperBound(), 1) {
+				cumulative[bk.GetUpperBound()] += bk.GetCumulativeCount()
+			}
+		}
+	}
+	for bound := range cumulative {
+		h.bounds = append(h.bounds, bound)
+	}
+	sort.Float64s(h.bounds)
+	for _, bound := range h.bounds {
+		h.counts = append(h.counts, cumulative[bound])
+	}
+	return h, nil
 }
 
 // memory is the operator's memory at one moment. Heap figures tell whether resident memory is

@@ -5,6 +5,7 @@ package config
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"text/template"
 	"time"
@@ -176,6 +177,10 @@ func (c *Config) Namespaces() []string {
 
 // Validate reports settings that cannot work, before the operator starts.
 func (c *Config) Validate() error {
+	if p := c.MetricNamePrefix(); !metricPrefixSyntax.MatchString(p) {
+		return fmt.Errorf("operator.metricsPrefix %q must be a Prometheus name: letters, digits and underscores, "+
+			"not starting with a digit", c.MetricsPrefix)
+	}
 	if c.Workers < 1 {
 		return fmt.Errorf("operator.workers must be at least 1")
 	}
@@ -221,4 +226,13 @@ func (c *Config) URLResolver(apiServer string) (func(namespace, service string, 
 	default:
 		return nil, fmt.Errorf("operator.flinkUrlMode %q is not one of ServiceDNS, APIServerProxy, Template", mode)
 	}
+}
+
+var metricPrefixSyntax = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+
+// MetricNamePrefix is metricsPrefix as the start of a Prometheus metric name. Colons, which
+// Prometheus reserves for recording rules and Lyft's operator put between scopes, become
+// underscores, and trailing separators go ("flinkk8soperator:" becomes "flinkk8soperator").
+func (c *Config) MetricNamePrefix() string {
+	return strings.Trim(strings.ReplaceAll(c.MetricsPrefix, ":", "_"), "_")
 }

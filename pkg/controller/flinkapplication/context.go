@@ -44,6 +44,8 @@ type Context struct {
 	// Overdue is set when the phase's deadline has passed. The handler still runs, so that what
 	// Flink completed meanwhile is used, but it starts nothing new: no trigger, no submission.
 	Overdue bool
+	// deadline is when the phase the pass began in gives up; zero for a phase without one.
+	deadline time.Time
 
 	// kind is what differs between the resources the machine runs: their phase table, where they
 	// write, and whose cluster their jobs run on.

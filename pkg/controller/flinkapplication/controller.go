@@ -301,7 +301,9 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	if waited, ok := c.due.taken(key, time.Now()); ok {
 		ctx = withQueueWait(ctx, waited)
 	}
+	began := time.Now()
 	after, err := c.reconcileSafely(ctx, key)
+	c.env.Metrics.passEnded(key.Kind, time.Since(began), err)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "reconcile failed", "object", key.String())
 		c.queue.AddRateLimited(key)

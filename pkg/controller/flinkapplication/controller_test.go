@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flyteorg/flytestdlib/promutils"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -90,11 +90,11 @@ func startController(f *controllerFixture) error {
 	cfg.Workers = 0 // the tests read the queue
 	f.env = &Environment{
 		Kube: f.kube, Apps: f.apps, Clock: clock.RealClock{}, Recorder: record.NewFakeRecorder(1000), Config: cfg,
-		Flink: client.New(client.DefaultConfig(), promutils.NewTestScope()),
+		Flink: client.New(client.DefaultConfig(), prometheus.NewRegistry()),
 		FlinkURL: func(namespace, service string, _ int32) string {
 			return "http://127.0.0.1:1/" + namespace + "/" + service
 		},
-		Metrics: NewMetrics(promutils.NewTestScope()),
+		Metrics: NewMetrics(prometheus.NewRegistry()),
 	}
 	f.c = NewController(f.env)
 	f.ctx = context.Background()

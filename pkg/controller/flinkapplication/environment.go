@@ -50,6 +50,10 @@ type Environment struct {
 	// written remembers the resourceVersion of our own last status write per application, to spot
 	// a cache that has not caught up with it yet.
 	written sync.Map
+
+	// deadlines holds when each object's current phase gives up, for the metric that alerts on an
+	// object stuck past it.
+	deadlines sync.Map
 }
 
 // Observer reads an application and the objects it owns, normally from informer caches.
@@ -83,7 +87,20 @@ func (e *Environment) rememberWrite(key, resourceVersion string) {
 	e.written.Store(key, resourceVersion)
 }
 
-func (e *Environment) forgetApp(key string) { e.written.Delete(key) }
+func (e *Environment) forgetApp(key string) {
+	e.written.Delete(key)
+	e.deadlines.Delete(key)
+}
+
+// noteDeadline remembers when the object's phase gives up, after a pass that wrote its status. A
+// pass that moved on forgets it: the new phase's deadline is judged by the next pass.
+func (e *Environment) noteDeadline(rc *Context) {
+	if rc.deadline.IsZero() || rc.transitioned {
+		e.deadlines.Delete(writeKey(rc.App))
+		return
+	}
+	e.deadlines.Store(writeKey(rc.App), rc.deadline)
+}
 
 // lookDue tells whether what is named was last read from Flink at least every ago, and if so
 // notes that it is read now.

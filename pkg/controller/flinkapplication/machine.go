@@ -139,6 +139,9 @@ func pastDeadline(rc *Context, spec phaseSpec) (string, bool) {
 	}
 	d := spec.deadline(rc)
 	start := st.PhaseStartedAt.Time
+	if d > 0 {
+		rc.deadline = start.Add(d)
+	}
 	if d <= 0 || rc.env.activity.acting(start, rc.Now)-rc.env.waits.within(writeKey(rc.App), start, rc.Now) <= d {
 		return "", false
 	}

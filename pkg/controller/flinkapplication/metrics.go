@@ -1,46 +1,100 @@
 package flinkapplication
 
 import (
+	"errors"
 	"time"
 
-	"github.com/flyteorg/flytestdlib/promutils"
 	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
-// Metrics are the state machine's Prometheus series.
+// Metrics are the state machine's Prometheus series about its passes. Names carry no prefix: the
+// operator registers them through a registerer that adds its own (flinkfsm_ by default).
 type Metrics struct {
-	reconcileLatency prometheus.Histogram
-	reconcileErrors  prometheus.Counter
-	transitions      *prometheus.CounterVec
-	timeInPhase      *prometheus.HistogramVec
+	reconcileDuration *prometheus.HistogramVec
+	reconcileErrors   *prometheus.CounterVec
+	conflicts         *prometheus.CounterVec
+	transitions       *prometheus.CounterVec
+	phaseDuration     *prometheus.HistogramVec
 }
 
-// NewMetrics registers the state machine's series in the scope.
-func NewMetrics(scope promutils.Scope) *Metrics {
+// reconcileBuckets reach from a pass that only reads caches to one that waits out the REST client's
+// timeouts on an unreachable JobManager.
+var reconcileBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+
+// phaseBuckets span what phases last: seconds for a submission, minutes for a savepoint of large
+// state, hours to days for Running.
+var phaseBuckets = []float64{1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 3 * 3600, 12 * 3600, 24 * 3600, 7 * 24 * 3600}
+
+// NewMetrics registers the state machine's series with reg. A metric whose name is taken stays
+// unregistered, so that a second controller in one process (tests) shares the first's series.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return &Metrics{
-		reconcileLatency: scope.MustNewHistogram("reconcile_latency_seconds", "Time to reconcile one application once"),
-		reconcileErrors:  scope.MustNewCounter("reconcile_errors_total", "Reconciles that failed to write status"),
-		transitions: scope.MustNewCounterVec("phase_transitions_total", "Phase transitions, by source and target phase",
-			"from", "to"),
-		timeInPhase: scope.MustNewHistogramVec("time_in_phase_seconds", "Time an application spent in a phase before leaving it",
-			"phase"),
+		reconcileDuration: register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "reconcile_duration_seconds", Help: "Time one pass of the state machine took, by kind of object.",
+			Buckets: reconcileBuckets}, []string{"kind"})),
+		reconcileErrors: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reconcile_errors_total",
+			Help: "Passes that failed and were queued again with backoff, by kind; write conflicts are counted apart."},
+			[]string{"kind"})),
+		conflicts: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "status_write_conflicts_total",
+			Help: "Status writes refused because the object changed since it was read (optimistic locking), by kind. " +
+				"They are retried at once and are no error."},
+			[]string{"kind"})),
+		transitions: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "phase_transitions_total", Help: "Phase transitions, by kind and source and target phase."},
+			[]string{"kind", "from", "to"})),
+		phaseDuration: register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "phase_duration_seconds", Help: "Time an object spent in a phase before leaving it, by kind and phase.",
+			Buckets: phaseBuckets}, []string{"kind", "phase"})),
 	}
 }
 
-func (m *Metrics) observe(from, to v1beta1.FlinkApplicationPhase, fromStarted *metav1.Time, now time.Time, took time.Duration) {
+// register registers c, or returns the collector already registered under its name.
+func register[T prometheus.Collector](reg prometheus.Registerer, c T) T {
+	if reg == nil {
+		return c
+	}
+	err := reg.Register(c)
+	var already prometheus.AlreadyRegisteredError
+	if errors.As(err, &already) {
+		if existing, ok := already.ExistingCollector.(T); ok {
+			return existing
+		}
+	}
+	return c
+}
+
+// passEnded records one pass of the controller over an object of the kind.
+func (m *Metrics) passEnded(kind string, took time.Duration, err error) {
 	if m == nil {
 		return
 	}
-	m.reconcileLatency.Observe(took.Seconds())
+	m.reconcileDuration.WithLabelValues(kind).Observe(took.Seconds())
+	switch {
+	case err == nil:
+	case apierrors.IsConflict(err):
+		m.conflicts.WithLabelValues(kind).Inc()
+	default:
+		m.reconcileErrors.WithLabelValues(kind).Inc()
+	}
+}
+
+// transition records a phase change written by a pass.
+func (m *Metrics) transition(kind string, from, to v1beta1.FlinkApplicationPhase, fromStarted *metav1.Time, now time.Time) {
+	if m == nil {
+		return
+	}
 	to = to.Normalized()
 	if from == to {
 		return
 	}
-	m.transitions.WithLabelValues(string(from), string(to)).Inc()
+	m.transitions.WithLabelValues(kind, string(from), string(to)).Inc()
 	if fromStarted != nil {
-		m.timeInPhase.WithLabelValues(string(from)).Observe(now.Sub(fromStarted.Time).Seconds())
+		m.phaseDuration.WithLabelValues(kind, string(from)).Observe(now.Sub(fromStarted.Time).Seconds())
 	}
 }

@@ -23,7 +23,6 @@ const staleCacheRetry = 100 * time.Millisecond
 // lets the phase's handler decide, writes the status once (as a patch, only when it changed) and
 // emits the pass's Events. It returns when to look again; negative means only on a change.
 func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (time.Duration, error) {
-	start := e.Clock.Now()
 	cached, err := e.Observer.Application(namespace, name)
 	if apierrors.IsNotFound(err) {
 		e.forgetApp(applicationKindName + "/" + namespace + "/" + name)
@@ -55,9 +54,9 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 	out := step(rc)
 	summarize(rc)
 	if err := e.persist(rc, cached); err != nil {
-		e.Metrics.reconcileErrors.Inc()
 		return 0, err
 	}
+	e.noteDeadline(rc)
 	for _, ev := range rc.events {
 		e.Recorder.Event(rc.App, eventType(ev.warning), ev.reason, ev.message)
 	}
@@ -65,7 +64,7 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 		klog.FromContext(ctx).Info("phase transition", "application", describe(rc.App), "from", from,
 			"to", rc.App.Status.Phase, "reason", rc.App.Status.Reason)
 	}
-	e.Metrics.observe(from, rc.App.Status.Phase, fromStarted, rc.Now, e.Clock.Since(start))
+	e.Metrics.transition(applicationKindName, from, rc.App.Status.Phase, fromStarted, rc.Now)
 	return out.After, nil
 }
 

@@ -110,6 +110,7 @@ func (e *Environment) runPass(rc *Context, cached *v1beta1.FlinkApplication, sum
 	e.activity.passStarted(rc.Now)
 	e.waits.note(rc, writeKey(rc.App))
 	from := rc.App.Status.Phase.Normalized()
+	fromStarted := rc.App.Status.PhaseStartedAt
 	if rc.App.DeletionTimestamp == nil || from == v1beta1.PhaseDeleting {
 		observe(rc)
 	}
@@ -118,6 +119,8 @@ func (e *Environment) runPass(rc *Context, cached *v1beta1.FlinkApplication, sum
 	if err := e.persist(rc, cached); err != nil {
 		return 0, err
 	}
+	e.noteDeadline(rc)
+	e.Metrics.transition(kindName(rc.App), from, rc.App.Status.Phase, fromStarted, rc.Now)
 	for _, ev := range rc.events {
 		e.Recorder.Event(rc.App, eventType(ev.warning), ev.reason, ev.message)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flyteorg/flytestdlib/promutils"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -80,12 +80,12 @@ func newWorld(t *testing.T) *world {
 	cfg.MaxRetries = 3
 	w.env = &Environment{
 		Kube: w.kube, Apps: w.apps, Clock: w.clock, Recorder: w.recorder, Config: cfg,
-		Flink: client.New(client.DefaultConfig(), promutils.NewTestScope()),
+		Flink: client.New(client.DefaultConfig(), prometheus.NewRegistry()),
 		FlinkURL: func(namespace, service string, _ int32) string {
 			return w.server.URL + "/" + namespace + "/" + service
 		},
 		Observer: &clientObserver{w: w},
-		Metrics:  NewMetrics(promutils.NewTestScope()),
+		Metrics:  NewMetrics(prometheus.NewRegistry()),
 	}
 	return w
 }

@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/flyteorg/flytestdlib/promutils"
 	"github.com/go-resty/resty/v2"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Config tunes the client. Zero durations and an empty UserAgent take DefaultConfig's values.
@@ -76,9 +76,9 @@ type Client struct {
 
 var _ API = (*Client)(nil)
 
-// New returns a client whose metrics live under scope (see the package doc about sharing a
-// scope). A nil scope keeps the metrics out of the Prometheus registry.
-func New(cfg Config, scope promutils.Scope) *Client {
+// New returns a client whose metrics are registered with reg (see the package doc about sharing
+// a registerer). A nil reg keeps the metrics out of any registry.
+func New(cfg Config, reg prometheus.Registerer) *Client {
 	cfg = cfg.withDefaults()
 	h := resty.New().
 		SetHeader("User-Agent", cfg.UserAgent).
@@ -91,7 +91,7 @@ func New(cfg Config, scope promutils.Scope) *Client {
 	if cfg.Transport != nil {
 		h.SetTransport(cfg.Transport)
 	}
-	return &Client{cfg: cfg, http: h, metrics: newMetrics(scope)}
+	return &Client{cfg: cfg, http: h, metrics: newMetrics(reg)}
 }
 
 // request describes one REST call.

@@ -71,8 +71,8 @@
 //
 // # Metrics
 //
-// New registers, under the given promutils scope, a latency histogram and success and
-// failure counters labelled by operation (the API method name). Registering the same scope
-// twice in one process does not panic: the second client shares the first one's series. Tests
-// that assert on counts should pass promutils.NewTestScope() so each client gets its own.
+// New registers with the given registerer a latency histogram, a request counter and an error
+// counter labelled by operation (the API method name) and, for errors, the reason. Two clients
+// with one registerer do not panic: the second shares the first one's series. Tests that assert
+// on counts pass a registry of their own.
 package client

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flyteorg/flytestdlib/promutils"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -37,7 +37,7 @@ func TestEvidenceAboutAJobComesOnlyFromFlinkItself(t *testing.T) {
 				_, _ = w.Write([]byte(c.body))
 			}))
 			defer srv.Close()
-			cl := New(DefaultConfig(), promutils.NewTestScope())
+			cl := New(DefaultConfig(), prometheus.NewRegistry())
 			_, err := cl.GetJob(context.Background(), srv.URL, jobID)
 			if c.dup {
 				_, err = cl.SubmitJob(context.Background(), srv.URL, "wc.jar", SubmitJobRequest{JobID: jobID})
@@ -56,10 +56,10 @@ func TestASubmissionThatGetsNoAnswerIsNoRefusal(t *testing.T) {
 	defer srv.Close()
 	cfg := DefaultConfig()
 	cfg.SubmitTimeout = 50 * time.Millisecond
-	_, err := New(cfg, promutils.NewTestScope()).SubmitJob(context.Background(), srv.URL, "wc.jar", SubmitJobRequest{})
+	_, err := New(cfg, prometheus.NewRegistry()).SubmitJob(context.Background(), srv.URL, "wc.jar", SubmitJobRequest{})
 	assert.True(t, IsNoAnswer(err))
 	assert.False(t, IsDuplicateSubmission(err))
 
-	_, err = New(cfg, promutils.NewTestScope()).GetJob(context.Background(), "not a url", "x")
+	_, err = New(cfg, prometheus.NewRegistry()).GetJob(context.Background(), "not a url", "x")
 	assert.False(t, IsNoAnswer(err), "a request never sent is not ambiguous")
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flyteorg/flytestdlib/promutils"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // reply is one canned JobManager answer.
@@ -94,9 +94,9 @@ func (f *fakeJobManager) last() seen {
 	return reqs[len(reqs)-1]
 }
 
-// newTestClient gives each test its own metric scope, so clients never share series.
+// newTestClient gives each test its own metric registry, so clients never share series.
 func newTestClient(cfg Config) *Client {
-	return New(cfg, promutils.NewTestScope())
+	return New(cfg, prometheus.NewRegistry())
 }
 
 const (

@@ -5,63 +5,57 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/flyteorg/flytestdlib/promutils"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Metric names under the scope given to New. flytestdlib joins scope and name with ':', so
-// with scope "flink:client:" the histogram is "flink:client:request_latency_seconds".
+// Metric names, without the prefix the operator's registerer adds (flinkfsm_ by default).
 const (
-	latencyMetric   = "request_latency_seconds"
-	succeededMetric = "requests_succeeded_total"
-	failedMetric    = "requests_failed_total"
+	latencyMetric  = "flink_request_duration_seconds"
+	requestsMetric = "flink_requests_total"
+	errorsMetric   = "flink_request_errors_total"
 )
 
 // latencyBuckets reach past the 60 s submit timeout: /jars/run runs main() in the request.
 var latencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 
 type metrics struct {
-	latency   *prometheus.HistogramVec
-	succeeded *prometheus.CounterVec
-	failed    *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	requests *prometheus.CounterVec
+	errors   *prometheus.CounterVec
 }
 
-// newMetrics creates the client's metrics under scope. A nil scope keeps them unregistered.
-func newMetrics(scope promutils.Scope) *metrics {
-	name := func(n string) string { return n }
-	if scope != nil {
-		name = scope.NewScopedMetricName
-	}
+// newMetrics creates the client's metrics and registers them with reg; a nil reg keeps them
+// unregistered.
+func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    name(latencyMetric),
+			Name:    latencyMetric,
 			Help:    "Latency of Flink JobManager REST calls, by operation, including failures.",
 			Buckets: latencyBuckets,
 		}, []string{"operation"}),
-		succeeded: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: name(succeededMetric),
-			Help: "Flink JobManager REST calls that succeeded, by operation.",
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: requestsMetric,
+			Help: "Flink JobManager REST calls, by operation, whatever their outcome.",
 		}, []string{"operation"}),
-		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: name(failedMetric),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: errorsMetric,
 			Help: "Flink JobManager REST calls that failed, by operation and reason " +
 				"(HTTP status code, timeout, transport, decode or invalid).",
 		}, []string{"operation", "reason"}),
 	}
-	if scope != nil {
-		m.latency = register(m.latency)
-		m.succeeded = register(m.succeeded)
-		m.failed = register(m.failed)
+	if reg != nil {
+		m.latency = register(reg, m.latency)
+		m.requests = register(reg, m.requests)
+		m.errors = register(reg, m.errors)
 	}
 	return m
 }
 
-// register adds c to the default registry like promutils does, but instead of panicking on a
-// second client in the same scope it shares the series already registered. If the name is
-// taken by an incompatible metric, c stays unregistered: losing a metric is better than
-// crashing the operator.
-func register[T prometheus.Collector](c T) T {
-	err := prometheus.Register(c)
+// register adds c to reg, but instead of failing on a second client with the same registerer it
+// shares the series already registered. If the name is taken by an incompatible metric, c stays
+// unregistered: losing a metric is better than crashing the operator.
+func register[T prometheus.Collector](reg prometheus.Registerer, c T) T {
+	err := reg.Register(c)
 	var already prometheus.AlreadyRegisteredError
 	if errors.As(err, &already) {
 		if existing, ok := already.ExistingCollector.(T); ok {
@@ -74,11 +68,10 @@ func register[T prometheus.Collector](c T) T {
 // observe records one call. It is deferred with a pointer to the call's named error result.
 func (m *metrics) observe(operation string, start time.Time, errp *error) {
 	m.latency.WithLabelValues(operation).Observe(time.Since(start).Seconds())
-	if *errp == nil {
-		m.succeeded.WithLabelValues(operation).Inc()
-		return
+	m.requests.WithLabelValues(operation).Inc()
+	if *errp != nil {
+		m.errors.WithLabelValues(operation, failureReason(*errp)).Inc()
 	}
-	m.failed.WithLabelValues(operation, failureReason(*errp)).Inc()
 }
 
 // Failure reasons that are not an HTTP status code.

@@ -4,17 +4,16 @@ import (
 	"context"
 	"testing"
 
-	"github.com/flyteorg/flytestdlib/promutils"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// gathered returns the default registry's metric family called name, or nil.
-func gathered(t *testing.T, name string) *dto.MetricFamily {
+// gathered returns the registry's metric family called name, or nil.
+func gathered(t *testing.T, reg prometheus.Gatherer, name string) *dto.MetricFamily {
 	t.Helper()
-	families, err := prometheus.DefaultGatherer.Gather()
+	families, err := reg.Gather()
 	require.NoError(t, err)
 	for _, f := range families {
 		if f.GetName() == name {
@@ -25,9 +24,9 @@ func gathered(t *testing.T, name string) *dto.MetricFamily {
 }
 
 // counterValue finds the series of family name whose labels include want.
-func counterValue(t *testing.T, name string, want map[string]string) float64 {
+func counterValue(t *testing.T, reg prometheus.Gatherer, name string, want map[string]string) float64 {
 	t.Helper()
-	f := gathered(t, name)
+	f := gathered(t, reg, name)
 	if f == nil {
 		return 0
 	}
@@ -47,13 +46,13 @@ func counterValue(t *testing.T, name string, want map[string]string) float64 {
 	return 0
 }
 
-func TestMetricsCountSuccessAndFailure(t *testing.T) {
+func TestMetricsCountRequestsAndFailures(t *testing.T) {
 	_, srv := newFakeJobManager(t, "", map[string][]reply{
 		"GET /jobs/" + testJobID:   {{status: 200, body: jobDetailsBody}},
 		"PATCH /jobs/" + testJobID: {{status: 409, body: cancelFinishedJobBody}},
 	})
-	scope := promutils.NewTestScope()
-	c := New(DefaultConfig(), scope)
+	reg := prometheus.NewRegistry()
+	c := New(DefaultConfig(), reg)
 	ctx := context.Background()
 
 	_, err := c.GetJob(ctx, srv.URL, testJobID)
@@ -63,14 +62,13 @@ func TestMetricsCountSuccessAndFailure(t *testing.T) {
 	_, err = c.GetJob(ctx, srv.URL, "")
 	require.Error(t, err)
 
-	prefix := scope.CurrentScope()
-	assert.Equal(t, 1.0, counterValue(t, prefix+succeededMetric, map[string]string{"operation": "GetJob"}))
-	assert.Equal(t, 2.0, counterValue(t, prefix+failedMetric, map[string]string{"operation": "CancelJob", "reason": "409"}))
-	assert.Equal(t, 1.0, counterValue(t, prefix+failedMetric, map[string]string{"operation": "GetJob", "reason": reasonInvalid}))
-	assert.Equal(t, 0.0, counterValue(t, prefix+succeededMetric, map[string]string{"operation": "CancelJob"}))
+	assert.Equal(t, 2.0, counterValue(t, reg, requestsMetric, map[string]string{"operation": "GetJob"}))
+	assert.Equal(t, 2.0, counterValue(t, reg, requestsMetric, map[string]string{"operation": "CancelJob"}))
+	assert.Equal(t, 2.0, counterValue(t, reg, errorsMetric, map[string]string{"operation": "CancelJob", "reason": "409"}))
+	assert.Equal(t, 1.0, counterValue(t, reg, errorsMetric, map[string]string{"operation": "GetJob", "reason": reasonInvalid}))
 
-	latency := gathered(t, prefix+latencyMetric)
-	require.NotNil(t, latency, "latency histogram registered under the scope")
+	latency := gathered(t, reg, latencyMetric)
+	require.NotNil(t, latency, "latency histogram registered")
 	var samples uint64
 	for _, m := range latency.GetMetric() {
 		samples += m.GetHistogram().GetSampleCount()
@@ -80,41 +78,32 @@ func TestMetricsCountSuccessAndFailure(t *testing.T) {
 
 func TestMetricsFailureReasons(t *testing.T) {
 	_, srv := newFakeJobManager(t, "", map[string][]reply{"GET /jobs": {{status: 200, body: "not json"}}})
-	scope := promutils.NewTestScope()
-	c := New(DefaultConfig(), scope)
+	reg := prometheus.NewRegistry()
+	c := New(DefaultConfig(), reg)
 	_, err := c.GetJobs(context.Background(), srv.URL)
 	require.Error(t, err)
-	assert.Equal(t, 1.0, counterValue(t, scope.CurrentScope()+failedMetric,
+	assert.Equal(t, 1.0, counterValue(t, reg, errorsMetric,
 		map[string]string{"operation": "GetJobs", "reason": reasonDecode}))
 }
 
-func TestSameScopeTwiceSharesSeries(t *testing.T) {
+func TestSameRegistryTwiceSharesSeries(t *testing.T) {
 	_, srv := newFakeJobManager(t, "", map[string][]reply{"GET /overview": {{status: 200, body: overviewBody}}})
-	scope := promutils.NewTestScope()
+	reg := prometheus.NewRegistry()
 	var first, second *Client
 	require.NotPanics(t, func() {
-		first = New(DefaultConfig(), scope)
-		second = New(DefaultConfig(), scope)
+		first = New(DefaultConfig(), reg)
+		second = New(DefaultConfig(), reg)
 	})
 	_, err := first.GetClusterOverview(context.Background(), srv.URL)
 	require.NoError(t, err)
 	_, err = second.GetClusterOverview(context.Background(), srv.URL)
 	require.NoError(t, err)
-	assert.Equal(t, 2.0, counterValue(t, scope.CurrentScope()+succeededMetric,
+	assert.Equal(t, 2.0, counterValue(t, reg, requestsMetric,
 		map[string]string{"operation": "GetClusterOverview"}))
 }
 
-func TestNilScopeStillWorks(t *testing.T) {
+func TestNilRegistererStillWorks(t *testing.T) {
 	_, srv := newFakeJobManager(t, "", map[string][]reply{"GET /overview": {{status: 200, body: overviewBody}}})
 	_, err := New(Config{}, nil).GetClusterOverview(context.Background(), srv.URL)
 	require.NoError(t, err)
-}
-
-func TestMetricNamesAreValid(t *testing.T) {
-	scope := promutils.NewScope("flink").NewSubScope("client")
-	for _, n := range []string{latencyMetric, succeededMetric, failedMetric} {
-		name := scope.NewScopedMetricName(n)
-		assert.Regexp(t, `^[a-zA-Z_:][a-zA-Z0-9_:]*$`, name)
-	}
-	assert.Equal(t, "flink:client:requests_failed_total", scope.NewScopedMetricName(failedMetric))
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flyteorg/flytestdlib/promutils"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -143,14 +143,14 @@ func TestJarMetricsPerEndpoint(t *testing.T) {
 		uploadRoute:                 {{status: 200, body: uploadOKBody}},
 		"DELETE /jars/" + testJarID: {{status: 400, body: deleteMissingJarBody}},
 	})
-	scope := promutils.NewTestScope()
-	c := New(DefaultConfig(), scope)
+	reg := prometheus.NewRegistry()
+	c := New(DefaultConfig(), reg)
 	ctx := context.Background()
 	_, err := c.UploadJar(ctx, srv.URL, "job.jar", strings.NewReader("PK"))
 	require.NoError(t, err)
 	require.Error(t, c.DeleteJar(ctx, srv.URL, testJarID))
 
-	prefix := scope.CurrentScope()
-	assert.Equal(t, 1.0, counterValue(t, prefix+succeededMetric, map[string]string{"operation": "UploadJar"}))
-	assert.Equal(t, 1.0, counterValue(t, prefix+failedMetric, map[string]string{"operation": "DeleteJar", "reason": "400"}))
+	assert.Equal(t, 1.0, counterValue(t, reg, requestsMetric, map[string]string{"operation": "UploadJar"}))
+	assert.Equal(t, 0.0, counterValue(t, reg, errorsMetric, map[string]string{"operation": "UploadJar"}))
+	assert.Equal(t, 1.0, counterValue(t, reg, errorsMetric, map[string]string{"operation": "DeleteJar", "reason": "400"}))
 }

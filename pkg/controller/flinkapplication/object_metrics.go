@@ -1,0 +1,132 @@
+package flinkapplication
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+)
+
+// objectCollector reports at each scrape what the informer caches hold of every object the
+// operator runs: its phase, since when and until when, and its job's health, restarts and last
+// recorded checkpoint. Read from the caches, the series appear and go with the objects, and a
+// standby replica, whose caches are empty, reports none.
+type objectCollector struct {
+	env *Environment
+	obs *listerObserver
+
+	count, phase, phaseStarted, deadline  *prometheus.Desc
+	health, restarts, checkpoint, cpEvery *prometheus.Desc
+}
+
+var objectLabels = []string{"kind", "namespace", "name"}
+
+// Collector is the Prometheus collector of the per-object series, to register beside the
+// controller's metrics.
+func (c *Controller) Collector() prometheus.Collector {
+	obs, _ := c.env.Observer.(*listerObserver)
+	return &objectCollector{
+		env: c.env, obs: obs,
+		count: prometheus.NewDesc("applications", "Objects the operator runs, by kind and phase.",
+			[]string{"kind", "phase"}, nil),
+		phase: prometheus.NewDesc("application_phase", "1 for the phase each object is in.",
+			append(objectLabels, "phase"), nil),
+		phaseStarted: prometheus.NewDesc("application_phase_started_timestamp_seconds",
+			"When each object entered its current phase.", objectLabels, nil),
+		deadline: prometheus.NewDesc("application_phase_deadline_timestamp_seconds",
+			"When each object's current phase gives up, for phases with a deadline. Time spent waiting for the "+
+				"operator (down, or its queue backed up) extends the real deadline.", objectLabels, nil),
+		health: prometheus.NewDesc("job_health", "1 for the health (Green, Yellow, Red) of each object's running job.",
+			append(objectLabels, "health"), nil),
+		restarts: prometheus.NewDesc("job_restarts_total",
+			"Restarts Flink reports for each object's current job; like a process restart, a new job starts it again at 0.", objectLabels, nil),
+		checkpoint: prometheus.NewDesc("job_last_checkpoint_timestamp_seconds",
+			"When the last completed checkpoint recorded in status was triggered. It is recorded at most every "+
+				"checkpointRecordInterval, so it may lag Flink by that much.", objectLabels, nil),
+		cpEvery: prometheus.NewDesc("job_checkpoint_interval_seconds",
+			"The checkpoint interval each object's job is configured with.", objectLabels, nil),
+	}
+}
+
+func (o *objectCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{o.count, o.phase, o.phaseStarted, o.deadline, o.health, o.restarts, o.checkpoint, o.cpEvery} {
+		ch <- d
+	}
+}
+
+// objectSeries is what one object contributes.
+type objectSeries struct {
+	kind, namespace, name, phase string
+	phaseStarted                 *metav1.Time
+	job                          *v1beta1.FlinkJobStatus
+	conf                         v1beta1.FlinkConfig
+}
+
+func (o *objectCollector) Collect(ch chan<- prometheus.Metric) {
+	if o.obs == nil {
+		return
+	}
+	counts := map[[2]string]int{}
+	for _, l := range o.obs.byNamespace {
+		var objects []objectSeries
+		apps, _ := l.apps.List(labels.Everything())
+		for _, a := range apps {
+			objects = append(objects, objectSeries{applicationKindName, a.Namespace, a.Name,
+				string(a.Status.Phase.Normalized()), a.Status.PhaseStartedAt, &a.Status.JobStatus, a.Spec.FlinkConfig})
+		}
+		jobs, _ := l.sessionJobs.List(labels.Everything())
+		for _, j := range jobs {
+			objects = append(objects, objectSeries{sessionJobKindName, j.Namespace, j.Name,
+				string(j.Status.Phase), j.Status.PhaseStartedAt, &j.Status.JobStatus, j.Spec.FlinkConfig})
+		}
+		clusters, _ := l.sessionClusters.List(labels.Everything())
+		for _, c := range clusters {
+			objects = append(objects, objectSeries{sessionClusterKindName, c.Namespace, c.Name,
+				string(c.Status.Phase), c.Status.PhaseStartedAt, nil, nil})
+		}
+		for _, s := range objects {
+			counts[[2]string{s.kind, s.phase}]++
+			o.collectObject(ch, s)
+		}
+	}
+	for k, n := range counts {
+		ch <- prometheus.MustNewConstMetric(o.count, prometheus.GaugeValue, float64(n), k[0], k[1])
+	}
+}
+
+func (o *objectCollector) collectObject(ch chan<- prometheus.Metric, s objectSeries) {
+	gauge := func(d *prometheus.Desc, v float64, extra ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{s.kind, s.namespace, s.name}, extra...)...)
+	}
+	if s.phase != "" {
+		gauge(o.phase, 1, s.phase)
+	}
+	if s.phaseStarted != nil {
+		gauge(o.phaseStarted, unixSeconds(s.phaseStarted.Time))
+	}
+	if d, ok := o.env.deadlines.Load(s.kind + "/" + s.namespace + "/" + s.name); ok {
+		gauge(o.deadline, unixSeconds(d.(time.Time)))
+	}
+	js := s.job
+	if js == nil || js.JobID == "" {
+		return
+	}
+	if js.Health != "" {
+		gauge(o.health, 1, string(js.Health))
+	}
+	ch <- prometheus.MustNewConstMetric(o.restarts, prometheus.CounterValue, float64(js.JobRestartCount), s.kind, s.namespace, s.name)
+	if js.LastCheckpointTime != nil {
+		gauge(o.checkpoint, unixSeconds(js.LastCheckpointTime.Time))
+	}
+	if conf, err := s.conf.Strings(); err == nil {
+		if every, err := flink.ParseDuration(conf[flink.CheckpointIntervalKey]); err == nil && every > 0 {
+			gauge(o.cpEvery, every.Seconds())
+		}
+	}
+}
+
+func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
