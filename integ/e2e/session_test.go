@@ -279,6 +279,17 @@ func TestSessionJobSuspendResumeAndDeletes(t *testing.T) {
 	a := s.sessionJobRuns("a", "")
 	b := s.sessionJobRuns("b", "")
 
+	// kubectl flink savepoint takes a savepoint of a session job, which keeps running.
+	manual := strings.TrimSpace(s.pluginOK("savepoint", "sessionjob/b", "--timeout", "60s"))
+	s.assertSavepointOf(manual, b.Status.JobStatus.JobID)
+	if j := s.sessionJob("b"); j.Status.JobStatus.JobID != b.Status.JobStatus.JobID || len(j.Status.Savepoints) != 1 {
+		t.Errorf("after kubectl flink savepoint: %s, savepoints %+v; want b running on and one savepoint recorded",
+			describeSessionJob(j), j.Status.Savepoints)
+	}
+	if out := s.pluginOK("status", "sessionjob/b"); !strings.Contains(out, b.Status.JobStatus.JobID) {
+		t.Errorf("kubectl flink status sessionjob/b does not name its job:\n%s", out)
+	}
+
 	s.updateSessionJob("a", func(j *v1beta1.FlinkSessionJobSpec) { j.Job.State = v1beta1.JobStateSuspended })
 	suspended := s.waitSessionJob("a", "suspended", func(j *v1beta1.FlinkSessionJob) bool {
 		return j.Status.Phase == v1beta1.SessionJobSuspended
@@ -324,8 +335,8 @@ func TestSessionJobSuspendResumeAndDeletes(t *testing.T) {
 		_, errCluster := env.Apps.FlinkV1beta1().FlinkSessionClusters(s.ns).Get(s.ctx, "shared", metav1.GetOptions{})
 		return apierrors.IsNotFound(errJob) && apierrors.IsNotFound(errCluster), fmt.Sprint(errJob, errCluster)
 	})
-	if savepoints := savepointsOf(b.Status.JobStatus.JobID); len(savepoints) != 1 {
-		t.Errorf("b's job has %d savepoints, want its final one", len(savepoints))
+	if savepoints := savepointsOf(b.Status.JobStatus.JobID); len(savepoints) != 2 {
+		t.Errorf("b's job has %d savepoints, want the one kubectl flink took and its final one", len(savepoints))
 	}
 }
 

@@ -22,20 +22,21 @@ func newSavepointCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if t.sessionJob {
-				return exitWith(ExitError, "savepoints on demand are for FlinkApplications")
-			}
 			nonce := strconv.FormatInt(time.Now().UnixNano(), 36)
-			if err := t.patchSpec(cmd.Context(), map[string]interface{}{"savepointTriggerNonce": nonce}); err != nil {
+			spec, field := map[string]interface{}{"savepointTriggerNonce": nonce}, "spec.savepointTriggerNonce"
+			if t.sessionJob {
+				spec, field = map[string]interface{}{"job": spec}, "spec.job.savepointTriggerNonce"
+			}
+			if err := t.patchSpec(cmd.Context(), spec); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "%s: set spec.savepointTriggerNonce %s; waiting for the savepoint\n", t, nonce)
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s: set %s %s; waiting for the savepoint\n", t, field, nonce)
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
 			for {
-				if v, err := t.get(ctx); err == nil && v.app.Status.SavepointTriggerNonce == nonce && v.app.Status.SavepointTriggerID == "" {
-					if n := len(v.app.Status.Savepoints); n > 0 {
-						r := v.app.Status.Savepoints[n-1]
+				if v, err := t.get(ctx); err == nil && v.savepointNonce == nonce && !v.savepointPending() {
+					if n := len(v.savepoints); n > 0 {
+						r := v.savepoints[n-1]
 						if r.Trigger == v1beta1.SavepointManual && r.Result == "Completed" {
 							fmt.Fprintln(cmd.OutOrStdout(), r.Path)
 							return nil

@@ -71,6 +71,9 @@ type view struct {
 	deployments    v1beta1.Deployments
 	savepointPath  string
 	history        []transition
+	// savepointNonce is the savepointTriggerNonce last honoured; savepoints, the savepoints taken.
+	savepointNonce string
+	savepoints     []v1beta1.SavepointRecord
 }
 
 type transition struct {
@@ -87,7 +90,7 @@ func (t *target) get(ctx context.Context) (*view, error) {
 			v = &view{kind: t.kind(), name: j.Name, ns: j.Namespace, generation: j.Generation, object: j, job: j,
 				phase: string(j.Status.Phase), reason: j.Status.Reason, observed: j.Status.ObservedGeneration,
 				conditions: j.Status.Conditions, jobStatus: j.Status.JobStatus, deployments: j.Status.Deployments,
-				savepointPath: j.Status.SavepointPath}
+				savepointPath: j.Status.SavepointPath, savepointNonce: j.Status.SavepointTriggerNonce, savepoints: j.Status.Savepoints}
 			for _, h := range j.Status.History {
 				v.history = append(v.history, transition{string(h.From), string(h.To), h.Reason, h.Time})
 			}
@@ -98,7 +101,7 @@ func (t *target) get(ctx context.Context) (*view, error) {
 			v = &view{kind: t.kind(), name: a.Name, ns: a.Namespace, generation: a.Generation, object: a, app: a,
 				phase: string(a.Status.Phase), reason: a.Status.Reason, observed: a.Status.ObservedGeneration,
 				conditions: a.Status.Conditions, jobStatus: a.Status.JobStatus, deployments: a.Status.Deployments,
-				savepointPath: a.Status.SavepointPath}
+				savepointPath: a.Status.SavepointPath, savepointNonce: a.Status.SavepointTriggerNonce, savepoints: a.Status.Savepoints}
 			for _, h := range a.Status.History {
 				v.history = append(v.history, transition{string(h.From), string(h.To), h.Reason, h.Time})
 			}
@@ -134,4 +137,10 @@ func (t *target) patchSpec(ctx context.Context, spec map[string]interface{}) err
 		return exitWith(ExitError, "patching %s: %v", t, err)
 	}
 	return nil
+}
+
+// savepointPending tells whether a savepoint of the stable job is under way.
+func (v *view) savepointPending() bool {
+	s := v.deployments.Stable
+	return s != nil && s.Savepoint != nil
 }

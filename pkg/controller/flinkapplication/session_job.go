@@ -151,6 +151,9 @@ func handleSessionJobRunning(rc *Context) Outcome {
 			rc.session.ClusterName, live, jobID, upgradeMode(rc.App)))
 	}
 	observeLiveJob(rc)
+	if out, busy := savepointOnDemand(rc); busy {
+		return out
+	}
 	return stay(0)
 }
 

@@ -282,3 +282,30 @@ func TestSessionClusterChangeIsHeldByAJobThatCannotBeStoppedSafely(t *testing.T)
 	assert.Equal(t, "JobsMoving", progressing.Reason)
 	w.assertOneJobEach("a", "b")
 }
+
+// spec.job.savepointTriggerNonce takes one savepoint of the session job, which keeps running; the
+// other job on the cluster is not touched, and status.savepoints records it.
+func TestSessionJobSavepointOnDemand(t *testing.T) {
+	w, _ := runningJobs(t)
+	w.reconcileSessions()
+	a, b := w.sessionJob("a").Status.JobStatus, w.sessionJob("b").Status.JobStatus
+	jm := w.jms["session-"+w.sessionCluster("session").Status.DeployHash]
+	triggers := jm.SavepointTriggers()
+
+	w.updateSessionJob("a", func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.SavepointTriggerNonce = "now" })
+	w.runSessionsUntil("a's savepoint recorded", func() bool { return len(w.sessionJob("a").Status.Savepoints) > 0 })
+	w.reconcileSessions()
+	job := w.sessionJob("a")
+	require.Len(t, job.Status.Savepoints, 1)
+	r := job.Status.Savepoints[0]
+	assert.Equal(t, v1beta1.SavepointManual, r.Trigger)
+	assert.Equal(t, "Completed", r.Result)
+	assert.Contains(t, r.Path, "savepoint-")
+	assert.Equal(t, "now", job.Status.SavepointTriggerNonce)
+	assert.Equal(t, v1beta1.SessionJobRunning, job.Status.Phase)
+	assert.Equal(t, a.JobID, job.Status.JobStatus.JobID, "a keeps running")
+	assert.Equal(t, b.JobID, w.sessionJob("b").Status.JobStatus.JobID, "b untouched")
+	assert.Empty(t, w.sessionJob("b").Status.Savepoints)
+	assert.Equal(t, triggers+1, jm.SavepointTriggers(), "one savepoint for one nonce")
+	w.assertOneJobEach("a", "b")
+}

@@ -71,6 +71,7 @@ func sessionJobView(job *v1beta1.FlinkSessionJob, cluster *v1beta1.FlinkSessionC
 	j, s := job.Spec.Job, &app.Spec
 	s.EntryClass, s.AllowNonRestoredState, s.RestartNonce = j.EntryClass, j.AllowNonRestoredState, j.RestartNonce
 	s.FallbackWithoutState = j.FallbackWithoutState
+	s.SavepointTriggerNonce, s.PeriodicSavepoint, s.SavepointRetention = j.SavepointTriggerNonce, j.PeriodicSavepoint, j.SavepointRetention
 	if j.Parallelism != nil {
 		s.Parallelism = *j.Parallelism
 	}
@@ -95,6 +96,7 @@ func sessionJobView(job *v1beta1.FlinkSessionJob, cluster *v1beta1.FlinkSessionC
 	out.PhaseStartedAt, out.LastUpdatedAt = in.PhaseStartedAt, in.LastUpdatedAt
 	out.JobStatus, out.Deployments, out.SavepointPath, out.FinalSavepointPath = in.JobStatus, in.Deployments, in.SavepointPath, in.FinalSavepointPath
 	out.FailedDeployHash, out.UpgradeMode = in.FailedDeployHash, in.UpgradeMode
+	out.SavepointTriggerNonce, out.Savepoints = in.SavepointTriggerNonce, in.Savepoints
 	out.RetryCount, out.LastSeenError, out.Conditions = in.RetryCount, in.LastSeenError, in.Conditions
 	for _, h := range in.History {
 		out.History = append(out.History, v1beta1.PhaseTransition{From: v1beta1.FlinkApplicationPhase(h.From),
@@ -112,6 +114,7 @@ func sessionJobStatus(view *v1beta1.FlinkApplication) v1beta1.FlinkSessionJobSta
 		JobStatus: in.JobStatus, Deployments: in.Deployments, SavepointPath: in.SavepointPath,
 		FinalSavepointPath: in.FinalSavepointPath, FailedDeployHash: in.FailedDeployHash, UpgradeMode: in.UpgradeMode,
 		RetryCount: in.RetryCount, LastSeenError: in.LastSeenError, Conditions: in.Conditions,
+		SavepointTriggerNonce: in.SavepointTriggerNonce, Savepoints: in.Savepoints,
 	}
 	for _, h := range in.History {
 		out.History = append(out.History, v1beta1.SessionJobPhaseTransition{From: v1beta1.FlinkSessionJobPhase(h.From),

@@ -100,6 +100,15 @@ type JobSpec struct {
 	AllowNonRestoredState bool `json:"allowNonRestoredState,omitempty"`
 	// RestartNonce resubmits the job, its state carried per upgradeMode, when changed.
 	RestartNonce string `json:"restartNonce,omitempty"`
+	// SavepointTriggerNonce takes a savepoint of the running job, which keeps running, each time it
+	// changes; status.savepoints records it.
+	// +kubebuilder:validation:MaxLength=253
+	SavepointTriggerNonce string `json:"savepointTriggerNonce,omitempty"`
+	// PeriodicSavepoint takes savepoints of the running job on a schedule, never while an update,
+	// a suspend or a delete is under way.
+	PeriodicSavepoint *PeriodicSavepoint `json:"periodicSavepoint,omitempty"`
+	// SavepointRetention bounds the savepoints status.savepoints keeps and may dispose of older ones.
+	SavepointRetention *SavepointRetention `json:"savepointRetention,omitempty"`
 	// FallbackWithoutState lets the job start without state when no savepoint or retained checkpoint
 	// young enough exists; without it such a job is not started and the reason says so.
 	FallbackWithoutState bool `json:"fallbackWithoutState,omitempty"`
@@ -129,6 +138,12 @@ type FlinkSessionJobStatus struct {
 	FailedDeployHash string `json:"failedDeployHash,omitempty"`
 	// UpgradeMode is the upgrade mode in effect.
 	UpgradeMode UpgradeMode `json:"upgradeMode,omitempty"`
+	// SavepointTriggerNonce is the spec.job.savepointTriggerNonce whose savepoint was taken (or is
+	// being taken): a nonce is honoured once.
+	SavepointTriggerNonce string `json:"savepointTriggerNonce,omitempty"`
+	// Savepoints are the last savepoints taken of the job, newest last.
+	// +kubebuilder:validation:MaxItems=10
+	Savepoints []SavepointRecord `json:"savepoints,omitempty"`
 
 	// RetryCount and LastSeenError are the retry and backoff state, kept here so that they survive
 	// operator restarts.

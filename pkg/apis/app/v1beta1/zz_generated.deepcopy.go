@@ -732,6 +732,13 @@ func (in *FlinkSessionJobStatus) DeepCopyInto(out *FlinkSessionJobStatus) {
 	}
 	in.JobStatus.DeepCopyInto(&out.JobStatus)
 	in.Deployments.DeepCopyInto(&out.Deployments)
+	if in.Savepoints != nil {
+		in, out := &in.Savepoints, &out.Savepoints
+		*out = make([]SavepointRecord, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
+	}
 	if in.LastSeenError != nil {
 		in, out := &in.LastSeenError, &out.LastSeenError
 		*out = new(FlinkApplicationError)
@@ -831,6 +838,16 @@ func (in *JobSpec) DeepCopyInto(out *JobSpec) {
 	if in.Parallelism != nil {
 		in, out := &in.Parallelism, &out.Parallelism
 		*out = new(int32)
+		**out = **in
+	}
+	if in.PeriodicSavepoint != nil {
+		in, out := &in.PeriodicSavepoint, &out.PeriodicSavepoint
+		*out = new(PeriodicSavepoint)
+		**out = **in
+	}
+	if in.SavepointRetention != nil {
+		in, out := &in.SavepointRetention, &out.SavepointRetention
+		*out = new(SavepointRetention)
 		**out = **in
 	}
 	return
