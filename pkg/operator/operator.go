@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync/atomic"
 	"time"
 
@@ -96,7 +97,7 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 		st.acting.Store(true)
 	}
 	replicaMetrics(reg, st)
-	srv, addr, err := serveMetrics(cfg.MetricsAddress, registry, st)
+	srv, addr, err := serveMetrics(cfg.MetricsAddress, registry, st, cfg.Profiling)
 	if err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func (s *state) ready() (string, error) {
 	return "ok (leading)", s.ctrl.Healthy()
 }
 
-func serveMetrics(addr string, metrics prometheus.Gatherer, st *state) (*http.Server, string, error) {
+func serveMetrics(addr string, metrics prometheus.Gatherer, st *state, profiling bool) (*http.Server, string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, "", fmt.Errorf("metrics server: %w", err)
@@ -148,6 +149,12 @@ func serveMetrics(addr string, metrics prometheus.Gatherer, st *state) (*http.Se
 	mux.Handle("/metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
 	mux.Handle("/healthz", probe(st.live))
 	mux.Handle("/readyz", probe(st.ready))
+	if profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -73,6 +73,9 @@ type Config struct {
 	KubeAPIBurst   int     `json:"kubeAPIBurst" pflag:",Burst of requests to the API server, per client"`
 	MetricsPrefix  string  `json:"metricsPrefix" pflag:",Prefix of every Prometheus metric"`
 	MetricsAddress string  `json:"metricsAddress" pflag:",Address of the /metrics and /healthz server"`
+	// Profiling serves Go's pprof profiles under /debug/pprof/ on the metrics address, to find where
+	// memory or CPU goes in a running operator. Off by default: profiles reveal internals.
+	Profiling bool `json:"profiling" pflag:",Serve /debug/pprof/ on the metrics address"`
 
 	FlinkURLMode     FlinkURLMode `json:"flinkUrlMode" pflag:",How to reach JobManagers: ServiceDNS, APIServerProxy or Template"`
 	FlinkURLTemplate string       `json:"flinkUrlTemplate" pflag:",Go template of a JobManager base URL with .Namespace .Service .Port (Template mode)"`

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -64,12 +65,24 @@ func NewController(env *Environment) *Controller {
 		// The operator's Deployments, Services and pods all carry its app label; selecting by it keeps
 		// the namespace's other objects out of the cache and out of the operator's memory.
 		kubeInf := kubeinformers.NewSharedInformerFactoryWithOptions(env.Kube, 0, kubeinformers.WithNamespace(ns),
-			kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = k8.AppLabel }))
+			kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = k8.AppLabel }),
+			kubeinformers.WithTransform(dropManagedFields))
 		obs.byNamespace[ns] = c.watch(ns, kubeInf, skipped.report)
 		c.factories = append(c.factories, kubeInf)
 	}
 	env.Observer, env.Sessions = obs, obs
 	return c
+}
+
+// dropManagedFields keeps server-side apply's record of field ownership out of the caches: the
+// operator never reads it, and it is about as large as the rest of an object's metadata and spec.
+// A write of an object read from the cache leaves the stored record alone: an update without
+// managedFields keeps them.
+func dropManagedFields(obj interface{}) (interface{}, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
 }
 
 // queueKey names an object of one of the kinds the controller reconciles.
@@ -98,6 +111,9 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 	sessionJobs := sessionJobResource.informer(c.env.Apps, ns,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, clusterIndex: sessionJobCluster}, skip)
 	c.informers = append(c.informers, apps, sessionClusters, sessionJobs)
+	for _, inf := range []cache.SharedIndexInformer{apps, sessionClusters, sessionJobs} {
+		_ = inf.SetTransform(dropManagedFields)
+	}
 	deploys := kubeInf.Apps().V1().Deployments()
 	services := kubeInf.Core().V1().Services()
 	pods := kubeInf.Core().V1().Pods()

@@ -430,3 +430,28 @@ func TestControllerCachesOnlyTheOperatorsObjects(t *testing.T) {
 		assert.Equal(t, k8.AppLabel, got[resource], "%s are listed by the operator's label", resource)
 	}
 }
+
+// The caches hold no managedFields: the operator never reads them, and at a thousand applications
+// they are megabytes of memory.
+func TestControllerCachesNoManagedFields(t *testing.T) {
+	f := newControllerFixture(t)
+	owned := []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate,
+		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:image":{}}}`)}}}
+	app := appNamed(f.n("fields"))
+	app.ManagedFields = owned
+	app = f.createApp(app)
+	d := &appsv1.Deployment{ObjectMeta: ownedMeta(flink.JobManagerName(app, "abc"), app)}
+	d.ManagedFields = owned
+	f.create(d)
+	f.until(app.Name)
+	require.Eventually(t, func() bool {
+		clusters, _, err := f.env.Observer.Owned(app)
+		return err == nil && clusters["abc"] != nil && clusters["abc"].JobManager != nil
+	}, 5*time.Second, time.Millisecond)
+
+	cached, err := f.env.Observer.Application(ns, app.Name)
+	require.NoError(t, err)
+	assert.Empty(t, cached.ManagedFields, "FlinkApplication cached without managedFields")
+	clusters, _, _ := f.env.Observer.Owned(app)
+	assert.Empty(t, clusters["abc"].JobManager.ManagedFields, "Deployment cached without managedFields")
+}
