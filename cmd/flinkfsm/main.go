@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	flyteconfig "github.com/flyteorg/flytestdlib/config"
@@ -46,6 +47,12 @@ func newRunCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if os.Getenv("GOGC") == "" {
+				// The heap is mostly informer caches, which live as long as the process: collecting at
+				// 50% growth instead of Go's 100% keeps about a quarter less memory resident for a
+				// little more GC CPU, which an operator that mostly waits has to spare. GOGC overrides it.
+				debug.SetGCPercent(50)
+			}
 			if configFile != "" {
 				accessor = viper.NewAccessor(flyteconfig.Options{StrictMode: true, SearchPaths: []string{configFile}})
 			}

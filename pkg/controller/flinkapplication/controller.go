@@ -74,13 +74,17 @@ func NewController(env *Environment) *Controller {
 	return c
 }
 
-// dropManagedFields keeps server-side apply's record of field ownership out of the caches: the
-// operator never reads it, and it is about as large as the rest of an object's metadata and spec.
-// A write of an object read from the cache leaves the stored record alone: an update without
-// managedFields keeps them.
+// dropManagedFields keeps what the operator never reads out of the caches, which are most of its
+// memory: server-side apply's record of field ownership (about as large as the rest of an object's
+// metadata and spec), and of pods, which it only reads to explain a cluster that does not start
+// (podProblem), the spec and annotations. A write of an object read from the cache leaves the stored
+// managedFields alone (an update without them keeps them); pods are never written.
 func dropManagedFields(obj interface{}) (interface{}, error) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
+	}
+	if p, ok := obj.(*corev1.Pod); ok {
+		p.Spec, p.Annotations = corev1.PodSpec{}, nil
 	}
 	return obj, nil
 }
