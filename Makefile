@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export GOFLAGS ?= -buildvcs=false
 export GOTOOLCHAIN ?= local
 
-GENERATED := pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd docs/state-machine.md
+GENERATED := pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd docs/state-machine.md deploy/helm/flinkfsm/crds deploy/helm/flinkfsm/files/policy.yaml
 UNIT_PKGS = $(shell go list ./... | grep -v /integ/e2e)
 export FLINKFSM_REQUIRE_CLUSTER ?= 1
 
