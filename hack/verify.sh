@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fails when generated code is stale, gofmt would change a file, or go vet complains.
+# Fails when generated code is stale, gofmt would change a file, or go vet complains, and when the
+# Helm chart fails helm lint or does not render the operator deploy/ does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
@@ -18,5 +19,15 @@ if ! diff -r <(mkdir -p "$backup/old" && tar -xf "$backup/gen.tar" -C "$backup/o
   status=1
 fi
 rm -rf "${paths[@]}"; tar -xf "$backup/gen.tar"; rm -rf "$backup"
+# The Helm chart: lint, render, and compare with kubectl kustomize deploy/ (deploy/helmtest, which
+# needs the cached kubectl and fails rather than skips here).
+chart=deploy/helm/flinkfsm
+./hack/helm.sh lint --strict "$chart" --namespace flinkfsm-system >/dev/null || { ./hack/helm.sh lint --strict "$chart"; status=1; }
+./hack/helm.sh template flinkfsm "$chart" --namespace flinkfsm-system --include-crds >/dev/null || status=1
+if ! out=$(FLINKFSM_REQUIRE_CLUSTER=1 go test -count=1 ./deploy/helmtest/ 2>&1); then
+  echo "the Helm chart fails its checks against deploy/ (go test ./deploy/helmtest/):"
+  echo "$out" | tail -40
+  status=1
+fi
 [ $status -eq 0 ] && echo "verify: ok"
 exit $status
