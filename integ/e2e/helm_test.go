@@ -1,0 +1,257 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flinkfsm/flinkfsm/deploy/helmtest"
+	"github.com/flinkfsm/flinkfsm/integ/localenv"
+)
+
+// The operator installed from the Helm chart: `helm template` of deploy/helm/flinkfsm applied to
+// the cluster (CRDs, RBAC, ConfigMap, the Deployment, whose pods kwok only pretends to run), then
+// the operator process run with the ConfigMap's config as the cluster holds it and as the chart's
+// service account (impersonated), so that the chart's RBAC, and nothing more, is what it may do.
+// It deploys an application to Running, in both RBAC scopes.
+func TestOperatorInstalledFromTheHelmChart(t *testing.T) {
+	defer stopEnvOnPanic()
+	// Not parallel: the environment's own operator is stopped, so that only the chart's acts.
+	env.KillOperator()
+	t.Cleanup(func() { _ = env.StartOperator() })
+	for _, scope := range []string{"cluster", "namespaced"} {
+		t.Run(scope, func(t *testing.T) {
+			defer stopEnvOnPanic()
+			s := newScenario(t)
+			chart := installChart(t, s, scope)
+
+			// The impersonated identity is the service account's alone: no more than the chart grants.
+			cannot := []authorizationv1.ResourceAttributes{{Verb: "create", Resource: "namespaces"},
+				{Verb: "create", Group: "flink.k8s.io", Resource: "flinkapplications", Namespace: s.ns}}
+			if scope == "namespaced" {
+				cannot = append(cannot, authorizationv1.ResourceAttributes{Verb: "list", Group: "flink.k8s.io", Resource: "flinkapplications", Namespace: "default"})
+			}
+			for _, attrs := range cannot {
+				if chart.can(s.ctx, t, attrs) {
+					t.Fatalf("the service account %s may %s %s in %q: the impersonation does not hold", chart.user, attrs.Verb, attrs.Resource, attrs.Namespace)
+				}
+			}
+
+			r, err := env.StartReplicaWith("helm-"+scope, localenv.ReplicaOptions{
+				ConfigFile:  chart.configFile,
+				Impersonate: chart.user,
+				Env:         []string{"POD_NAMESPACE=" + chart.namespace},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(r.Kill)
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("the chart's operator logs to %s; refusals there:\n%s", env.ReplicaLog("helm-"+scope),
+						strings.Join(deniedLines(env.ReplicaLog("helm-"+scope)), "\n"))
+				}
+			})
+
+			app := s.createRunning("wordcount", nil)
+			if app.Status.JobStatus.JobID == "" {
+				t.Errorf("%s is Running without a job id", app.Name)
+			}
+			// Leader election, with the chart's Role for Leases in the release namespace.
+			s.eventually("the chart's operator holds the lease", func() (bool, string) {
+				l, err := env.Kube.CoordinationV1().Leases(chart.namespace).Get(s.ctx, "flinkfsm-leader", metav1.GetOptions{})
+				if err != nil || l.Spec.HolderIdentity == nil {
+					return false, fmt.Sprint(err)
+				}
+				return strings.Contains(*l.Spec.HolderIdentity, fmt.Sprintf("_%d_", r.Pid())), "held by " + *l.Spec.HolderIdentity
+			})
+			// The chart's readiness probe, on the chart's metrics port, answers.
+			resp, err := http.Get("http://" + chart.metricsAddress + "/readyz")
+			if err != nil {
+				t.Errorf("the readiness probe's /readyz: %v", err)
+			} else {
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					t.Errorf("/readyz answered %s, want 200 from the acting replica", resp.Status)
+				}
+			}
+			if denied := deniedLines(env.ReplicaLog("helm-" + scope)); len(denied) > 0 {
+				t.Errorf("the operator was refused requests under the chart's RBAC (a rule the chart lacks):\n%s", strings.Join(denied, "\n"))
+			}
+		})
+	}
+}
+
+// chartInstall is the operator installed from the chart in its own namespace.
+type chartInstall struct {
+	namespace      string
+	user           string
+	configFile     string
+	metricsAddress string
+	client         kubernetes.Interface
+}
+
+// installChart renders the chart for the local cluster (Flink reached through the simulator, short
+// intervals, a free metrics port) and applies it with kubectl, as `helm template | kubectl apply`.
+func installChart(t *testing.T, s *scenario, scope string) *chartInstall {
+	t.Helper()
+	ns, err := env.Kube.CoreV1().Namespaces().Create(s.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "helm-operator-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = env.Kube.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
+	})
+	release := ns.Name
+	port := freePort(t)
+	values := map[string]any{
+		"rbac": map[string]any{"scope": scope},
+		"config": map[string]any{
+			"flinkUrlMode":           "Template",
+			"flinkUrlTemplate":       env.FlinkURL + "/{{.Namespace}}/{{.Service}}",
+			"metricsAddress":         fmt.Sprintf("127.0.0.1:%d", port),
+			"workers":                4,
+			"waitPollInterval":       "500ms",
+			"statusPollInterval":     "2s",
+			"jobStabilizationPeriod": jobStabilizationPeriod.String(),
+			"clusterStartTimeout":    "60s",
+			"readinessTimeout":       "30s",
+			"maxBackoffDuration":     "5s",
+		},
+	}
+	if scope == "namespaced" {
+		values["rbac"].(map[string]any)["watchNamespaces"] = []string{s.ns}
+	}
+	valuesYAML, err := yaml.Marshal(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	valuesFile := filepath.Join(dir, "values.yaml")
+	if err := os.WriteFile(valuesFile, valuesYAML, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, 15*time.Minute) // the first call may build helm
+	defer cancel()
+	objs, rendered, err := helmtest.Template(ctx, release, ns.Name, "-f", valuesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(dir, "chart.yaml")
+	if err := os.WriteFile(manifest, rendered, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, err := env.Cluster.Kubectl(ctx, "apply", "--server-side", "-f", manifest); err != nil {
+		t.Fatalf("kubectl apply of the chart: %v: %s", err, stderr)
+	}
+	// Cluster-wide grants go with the test; the CRDs and the admission policy are the
+	// environment's own (the chart's are the same), so they stay.
+	t.Cleanup(func() {
+		for _, o := range objs {
+			if o.Kind == "ClusterRole" || o.Kind == "ClusterRoleBinding" {
+				_, _, _ = env.Cluster.Kubectl(context.Background(), "delete", strings.ToLower(o.Kind), o.Name, "--ignore-not-found")
+			}
+		}
+	})
+
+	d, ok := helmtest.Find(objs, "Deployment", ns.Name, release+"-flinkfsm")
+	if !ok {
+		t.Fatalf("the chart rendered no Deployment %s-flinkfsm", release)
+	}
+	var deployment struct {
+		Spec struct {
+			Template struct {
+				Spec corev1.PodSpec `json:"spec"`
+			} `json:"template"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(d.Raw, &deployment); err != nil {
+		t.Fatal(err)
+	}
+	account := deployment.Spec.Template.Spec.ServiceAccountName
+	if _, err := env.Kube.CoreV1().ServiceAccounts(ns.Name).Get(s.ctx, account, metav1.GetOptions{}); err != nil {
+		t.Fatalf("the Deployment runs as service account %q, which the chart did not create: %v", account, err)
+	}
+	// The Deployment is valid and its pods start (kwok pretends to run them).
+	s.eventually("the chart's Deployment available", func() (bool, string) {
+		got, err := env.Kube.AppsV1().Deployments(ns.Name).Get(s.ctx, d.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return got.Spec.Replicas != nil && got.Status.AvailableReplicas == *got.Spec.Replicas,
+			fmt.Sprintf("%d of %v replicas available", got.Status.AvailableReplicas, got.Spec.Replicas)
+	})
+
+	// The operator's config is the ConfigMap's, as the cluster holds it and the pods would mount it.
+	volumes := deployment.Spec.Template.Spec.Volumes
+	if len(volumes) != 1 || volumes[0].ConfigMap == nil {
+		t.Fatalf("the Deployment's volumes are %+v, want its ConfigMap", volumes)
+	}
+	cm, err := env.Kube.CoreV1().ConfigMaps(ns.Name).Get(s.ctx, volumes[0].ConfigMap.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	configFile := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(configFile, []byte(cm.Data["config.yaml"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	user := fmt.Sprintf("system:serviceaccount:%s:%s", ns.Name, account)
+	cfg := env.Cluster.RestConfig()
+	cfg.Impersonate.UserName = user
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &chartInstall{namespace: ns.Name, user: user, configFile: configFile,
+		metricsAddress: fmt.Sprintf("127.0.0.1:%d", port), client: client}
+}
+
+// can asks the API server whether the chart's service account may do something.
+func (c *chartInstall) can(ctx context.Context, t *testing.T, attrs authorizationv1.ResourceAttributes) bool {
+	t.Helper()
+	review, err := c.client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
+		&authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attrs}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return review.Status.Allowed
+}
+
+// freePort is a loopback port nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// deniedLines are the log lines where the API server refused the operator something.
+func deniedLines(logPath string) []string {
+	data, _ := os.ReadFile(logPath)
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, "is forbidden") {
+			out = append(out, line)
+		}
+	}
+	if len(out) > 10 {
+		out = append(out[:10], fmt.Sprintf("… and %d more", len(out)-10))
+	}
+	return out
+}
