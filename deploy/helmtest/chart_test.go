@@ -398,3 +398,34 @@ func TestHelmLint(t *testing.T) {
 		}
 	}
 }
+
+// docs/operations.md's values table names every value of values.yaml, as `a.b.c`, or as `.c`
+// after its parent's row (`config.jars.maxBytes` / `.timeout`).
+func TestOperationsDocNamesEveryValue(t *testing.T) {
+	doc, err := os.ReadFile(repoPath(t, "docs/operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(repoPath(t, ChartDir+"/values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var values map[string]any
+	if err := yaml.Unmarshal(data, &values); err != nil {
+		t.Fatal(err)
+	}
+	leaves := map[string]bool{}
+	keyPaths("", values, leaves)
+	for p := range leaves {
+		// Probes, resources and security contexts are documented as a whole.
+		parts := strings.Split(p, ".")
+		switch parts[0] {
+		case "startupProbe", "livenessProbe", "readinessProbe", "resources", "podSecurityContext", "securityContext":
+			p = parts[0]
+		}
+		leaf := p[strings.LastIndex(p, ".")+1:]
+		if !strings.Contains(string(doc), "`"+p+"`") && !strings.Contains(string(doc), "`."+leaf+"`") {
+			t.Errorf("docs/operations.md does not name value %s", p)
+		}
+	}
+}

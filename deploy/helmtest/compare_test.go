@@ -286,11 +286,11 @@ func asMap(t *testing.T, v any) map[string]any {
 	return m
 }
 
-// keyPaths lists every leaf key of a JSON object as a dotted path.
+// keyPaths lists every leaf key of a JSON object (an empty object is a leaf) as a dotted path.
 func keyPaths(prefix string, m map[string]any, out map[string]bool) {
 	for k, v := range m {
 		p := join(prefix, k)
-		if sub, ok := v.(map[string]any); ok {
+		if sub, ok := v.(map[string]any); ok && len(sub) > 0 {
 			keyPaths(p, sub, out)
 			continue
 		}
