@@ -2,6 +2,7 @@ package helmtest
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	flyteconfig "github.com/flyteorg/flytestdlib/config"
 	"sigs.k8s.io/yaml"
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
@@ -380,9 +382,15 @@ func TestValuesReachTheObjects(t *testing.T) {
 // Settings that cannot work fail at `helm install`, not in the operator.
 func TestChartRefusesSettingsThatCannotWork(t *testing.T) {
 	renderFails(t, "rbac.watchNamespaces", "--set", "rbac.scope=namespaced")
-	renderFails(t, "not one of cluster, namespaced", "--set", "rbac.scope=everywhere")
+	renderFails(t, "value must be one of 'cluster', 'namespaced'", "--set", "rbac.scope=everywhere")
 	renderFails(t, "config.leaderElection.enabled", "--set", "config.leaderElection.enabled=false")
-	renderFails(t, "has no port", "--set", "config.metricsAddress=localhost")
+	renderFails(t, "/config/metricsAddress", "--set", "config.metricsAddress=localhost")
+	// values.schema.json: a misspelt key or a duration without its unit fails here, rather than
+	// the operator at start (it refuses unknown keys) or quietly (a bare number is nanoseconds).
+	renderFails(t, "additional properties 'wokers' not allowed", "--set", "config.wokers=3")
+	renderFails(t, "/config/statusPollInterval", "--set", "config.statusPollInterval=10")
+	renderFails(t, "/config/flinkUrlMode", "--set", "config.flinkUrlMode=Proxy")
+	renderFails(t, "additional properties 'replica' not allowed", "--set", "replica=3")
 	// One replica may run without leader election.
 	render(t, "--set", "config.leaderElection.enabled=false", "--set", "replicas=1")
 }
@@ -426,6 +434,79 @@ func TestOperationsDocNamesEveryValue(t *testing.T) {
 		leaf := p[strings.LastIndex(p, ".")+1:]
 		if !strings.Contains(string(doc), "`"+p+"`") && !strings.Contains(string(doc), "`."+leaf+"`") {
 			t.Errorf("docs/operations.md does not name value %s", p)
+		}
+	}
+}
+
+// values.schema.json's config section names every config key, no other, with the JSON type its Go
+// field decodes from.
+func TestValuesSchemaFollowsTheConfig(t *testing.T) {
+	data, err := os.ReadFile(repoPath(t, ChartDir+"/values.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(data, &schema); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := get(schema, "properties", "config").(map[string]any)
+	checkSchema(t, "config", cfg, reflect.TypeOf(config.Config{}))
+}
+
+var durationType = reflect.TypeOf(flyteconfig.Duration{})
+
+func checkSchema(t *testing.T, path string, s map[string]any, typ reflect.Type) {
+	t.Helper()
+	if s["additionalProperties"] != false {
+		t.Errorf("values.schema.json %s: additionalProperties should be false, so that misspelt keys fail", path)
+	}
+	props, _ := s["properties"].(map[string]any)
+	seen := map[string]bool{}
+	for i := 0; i < typ.NumField(); i++ {
+		f := typ.Field(i)
+		name := strings.Split(f.Tag.Get("json"), ",")[0]
+		if name == "" || name == "-" {
+			continue
+		}
+		seen[name] = true
+		p := path + "." + name
+		prop, ok := props[name].(map[string]any)
+		if !ok {
+			t.Errorf("values.schema.json lacks %s", p)
+			continue
+		}
+		var want string
+		switch {
+		case f.Type == durationType:
+			want = "string"
+		case f.Type.Kind() == reflect.Struct:
+			checkSchema(t, p, prop, f.Type)
+			continue
+		case f.Type.Kind() == reflect.Bool:
+			want = "boolean"
+		case f.Type.Kind() == reflect.String:
+			want = "string"
+		case f.Type.Kind() >= reflect.Int && f.Type.Kind() <= reflect.Int64:
+			want = "integer"
+		case f.Type.Kind() == reflect.Float32 || f.Type.Kind() == reflect.Float64:
+			want = "number"
+		case f.Type.Kind() == reflect.Slice:
+			want = "array"
+		default:
+			t.Errorf("%s: a %s field this test does not know", p, f.Type)
+			continue
+		}
+		types := prop["type"]
+		if l, ok := types.([]any); ok {
+			types = l[0]
+		}
+		if types != want {
+			t.Errorf("values.schema.json %s has type %v, want %s (Go %s)", p, prop["type"], want, f.Type)
+		}
+	}
+	for name := range props {
+		if !seen[name] {
+			t.Errorf("values.schema.json has %s.%s, which the operator's config does not", path, name)
 		}
 	}
 }
