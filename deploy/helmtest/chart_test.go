@@ -391,6 +391,9 @@ func TestChartRefusesSettingsThatCannotWork(t *testing.T) {
 	renderFails(t, "/config/statusPollInterval", "--set", "config.statusPollInterval=10")
 	renderFails(t, "/config/flinkUrlMode", "--set", "config.flinkUrlMode=Proxy")
 	renderFails(t, "additional properties 'replica' not allowed", "--set", "replica=3")
+	renderFails(t, `config.limitNamespace names "c", which rbac.watchNamespaces lacks`, "--set", "rbac.scope=namespaced",
+		"--set", "rbac.watchNamespaces={a,b}", "--set", "config.limitNamespace=a\\,c")
+	render(t, "--set", "rbac.scope=namespaced", "--set", "rbac.watchNamespaces={a,b}", "--set", "config.limitNamespace=b")
 	// One replica may run without leader election.
 	render(t, "--set", "config.leaderElection.enabled=false", "--set", "replicas=1")
 }

@@ -72,6 +72,13 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- if and (eq .Values.rbac.scope "namespaced") (not .Values.rbac.watchNamespaces) }}
 {{- fail "rbac.scope namespaced needs rbac.watchNamespaces: the namespaces the operator gets a Role in and watches" }}
 {{- end }}
+{{- if and (eq .Values.rbac.scope "namespaced") .Values.config.limitNamespace }}
+{{- range $ns := splitList "," .Values.config.limitNamespace }}
+{{- if not (has (trim $ns) $.Values.rbac.watchNamespaces) }}
+{{- fail (printf "config.limitNamespace names %q, which rbac.watchNamespaces lacks: the operator would get no Role there" (trim $ns)) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- if and (gt (int .Values.replicas) 1) (not .Values.config.leaderElection.enabled) }}
 {{- fail "replicas > 1 needs config.leaderElection.enabled: two acting operators would both deploy jobs" }}
 {{- end }}
