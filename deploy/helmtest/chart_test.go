@@ -11,6 +11,12 @@ import (
 	"testing"
 
 	flyteconfig "github.com/flyteorg/flytestdlib/config"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
@@ -510,6 +516,58 @@ func checkSchema(t *testing.T, path string, s map[string]any, typ reflect.Type) 
 	for name := range props {
 		if !seen[name] {
 			t.Errorf("values.schema.json has %s.%s, which the operator's config does not", path, name)
+		}
+	}
+}
+
+// Every object the chart renders, with every optional part turned on, decodes strictly into its
+// Kubernetes type: a misspelt field in a template fails here, not silently at the API server.
+func TestRenderedObjectsDecodeStrictly(t *testing.T) {
+	typed := map[string]func() any{
+		"CustomResourceDefinition":         func() any { return &apiextensionsv1.CustomResourceDefinition{} },
+		"ServiceAccount":                   func() any { return &corev1.ServiceAccount{} },
+		"ClusterRole":                      func() any { return &rbacv1.ClusterRole{} },
+		"ClusterRoleBinding":               func() any { return &rbacv1.ClusterRoleBinding{} },
+		"Role":                             func() any { return &rbacv1.Role{} },
+		"RoleBinding":                      func() any { return &rbacv1.RoleBinding{} },
+		"ConfigMap":                        func() any { return &corev1.ConfigMap{} },
+		"Deployment":                       func() any { return &appsv1.Deployment{} },
+		"PodDisruptionBudget":              func() any { return &policyv1.PodDisruptionBudget{} },
+		"Service":                          func() any { return &corev1.Service{} },
+		"ValidatingAdmissionPolicy":        func() any { return &admissionregistrationv1.ValidatingAdmissionPolicy{} },
+		"ValidatingAdmissionPolicyBinding": func() any { return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{} },
+		// No Go type here for the Prometheus Operator's ServiceMonitor; its fields are checked by
+		// TestMetricsServiceAndServiceMonitorToggles.
+		"ServiceMonitor": nil,
+	}
+	everything := []string{
+		"--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.service.annotations.a=b",
+		"--set", "serviceAccount.annotations.a=b", "--set", "imagePullSecrets[0].name=pull",
+		"--set", "priorityClassName=system-cluster-critical", "--set", "podAnnotations.a=b", "--set", "podLabels.team=data",
+		"--set", "nodeSelector.pool=system", "--set", "tolerations[0].key=dedicated", "--set", "tolerations[0].operator=Exists",
+		"--set", "affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight=1",
+		"--set", "affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey=kubernetes.io/hostname",
+		"--set", "topologySpreadConstraints[0].maxSkew=1", "--set", "topologySpreadConstraints[0].topologyKey=kubernetes.io/hostname",
+		"--set", "topologySpreadConstraints[0].whenUnsatisfiable=ScheduleAnyway", "--set", "image.pullPolicy=Always",
+		"--set", "config.flinkUrlMode=APIServerProxy",
+	}
+	for name, set := range map[string][]string{
+		"default":               nil,
+		"everything":            everything,
+		"everything namespaced": append([]string{"--set", "rbac.scope=namespaced", "--set", "rbac.watchNamespaces={a,b}"}, everything...),
+	} {
+		for _, o := range render(t, set...) {
+			newObj, ok := typed[o.Kind]
+			if !ok {
+				t.Errorf("%s: %s is a kind this test does not check; add it to the table", name, o.ID())
+				continue
+			}
+			if newObj == nil {
+				continue
+			}
+			if err := yaml.UnmarshalStrict(o.Raw, newObj()); err != nil {
+				t.Errorf("%s: %s: %v", name, o.ID(), err)
+			}
 		}
 	}
 }
