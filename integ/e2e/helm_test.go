@@ -53,7 +53,7 @@ func TestOperatorInstalledFromTheHelmChart(t *testing.T) {
 			r, err := env.StartReplicaWith("helm-"+scope, localenv.ReplicaOptions{
 				ConfigFile:  chart.configFile,
 				Impersonate: chart.user,
-				Env:         []string{"POD_NAMESPACE=" + chart.namespace},
+				Env:         chart.env,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -101,7 +101,9 @@ type chartInstall struct {
 	user           string
 	configFile     string
 	metricsAddress string
-	client         kubernetes.Interface
+	// env is the operator container's environment as the kubelet would resolve it.
+	env    []string
+	client kubernetes.Interface
 }
 
 // installChart renders the chart for the local cluster (Flink reached through the simulator, short
@@ -230,6 +232,20 @@ func installChart(t *testing.T, s *scenario, scope string) *chartInstall {
 		t.Fatal(err)
 	}
 
+	// The container's environment (POD_NAMESPACE, which places the Lease), resolved for a pod of
+	// the Deployment.
+	var containerEnv []string
+	for _, e := range deployment.Spec.Template.Spec.Containers[0].Env {
+		switch {
+		case e.ValueFrom == nil:
+			containerEnv = append(containerEnv, e.Name+"="+e.Value)
+		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
+			containerEnv = append(containerEnv, e.Name+"="+ns.Name)
+		default:
+			t.Fatalf("the operator container's env %s comes from %+v, which this test cannot resolve", e.Name, e.ValueFrom)
+		}
+	}
+
 	user := fmt.Sprintf("system:serviceaccount:%s:%s", ns.Name, account)
 	cfg := env.Cluster.RestConfig()
 	cfg.Impersonate.UserName = user
@@ -238,7 +254,7 @@ func installChart(t *testing.T, s *scenario, scope string) *chartInstall {
 		t.Fatal(err)
 	}
 	return &chartInstall{namespace: ns.Name, user: user, configFile: configFile,
-		metricsAddress: fmt.Sprintf("127.0.0.1:%d", port), client: client}
+		metricsAddress: fmt.Sprintf("127.0.0.1:%d", port), env: containerEnv, client: client}
 }
 
 // can asks the API server whether the chart's service account may do something.
