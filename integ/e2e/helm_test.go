@@ -19,6 +19,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/deploy/helmtest"
 	"github.com/flinkfsm/flinkfsm/integ/localenv"
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
 // The operator installed from the Helm chart: `helm template` of deploy/helm/flinkfsm applied to
@@ -71,22 +72,10 @@ func TestOperatorInstalledFromTheHelmChart(t *testing.T) {
 				t.Errorf("%s is Running without a job id", app.Name)
 			}
 			// Leader election, with the chart's Role for Leases in the release namespace.
-			s.eventually("the chart's operator holds the lease", func() (bool, string) {
-				l, err := env.Kube.CoordinationV1().Leases(chart.namespace).Get(s.ctx, "flinkfsm-leader", metav1.GetOptions{})
-				if err != nil || l.Spec.HolderIdentity == nil {
-					return false, fmt.Sprint(err)
-				}
-				return strings.Contains(*l.Spec.HolderIdentity, fmt.Sprintf("_%d_", r.Pid())), "held by " + *l.Spec.HolderIdentity
-			})
+			chart.waitLeader(s, r)
 			// The chart's readiness probe, on the chart's metrics port, answers.
-			resp, err := http.Get("http://" + chart.metricsAddress + "/readyz")
-			if err != nil {
-				t.Errorf("the readiness probe's /readyz: %v", err)
-			} else {
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					t.Errorf("/readyz answered %s, want 200 from the acting replica", resp.Status)
-				}
+			if err := ready(chart.metricsAddress); err != nil {
+				t.Error(err)
 			}
 			if denied := deniedLines(env.ReplicaLog("helm-" + scope)); len(denied) > 0 {
 				t.Errorf("the operator was refused requests under the chart's RBAC (a rule the chart lacks):\n%s", strings.Join(denied, "\n"))
@@ -95,8 +84,92 @@ func TestOperatorInstalledFromTheHelmChart(t *testing.T) {
 	}
 }
 
+// Upgrading the operator as docs/operations.md says: `helm upgrade` with a changed config rolls
+// the pods (the config checksum changes); the new pod stands by, ready, while the old one leads;
+// SIGTERM to the old one (the rolling update's next step) makes it release the Lease, so the new
+// one takes over within the retry period rather than the lease duration, and acts.
+func TestHelmUpgradeHandsTheLeaseToTheNewReplica(t *testing.T) {
+	defer stopEnvOnPanic()
+	// Not parallel: the environment's own operator is stopped, so that only the chart's acts.
+	env.KillOperator()
+	t.Cleanup(func() { _ = env.StartOperator() })
+	s := newScenario(t)
+	chart := installChart(t, s, "namespaced")
+	old, err := env.StartReplicaWith("helm-upgrade-old", localenv.ReplicaOptions{ConfigFile: chart.configFile, Impersonate: chart.user, Env: chart.env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(old.Kill)
+	app := s.createRunning("wordcount", nil)
+	chart.waitLeader(s, old)
+
+	deploymentName := chart.release + "-flinkfsm"
+	checksum := func() string {
+		d, err := env.Kube.AppsV1().Deployments(chart.namespace).Get(s.ctx, deploymentName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Spec.Template.Annotations["checksum/config"]
+	}
+	before := checksum()
+	// Both replicas run on this host, so the new one needs another metrics port; pods would not.
+	newAddress := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	ctx, cancel := context.WithTimeout(s.ctx, 5*time.Minute)
+	defer cancel()
+	if out, err := helmtest.Helm(ctx, "upgrade", chart.release, helmtest.ChartDir, "--namespace", chart.namespace,
+		"-f", chart.valuesFile, "--set", "config.workers=2", "--set", "config.metricsAddress="+newAddress,
+		"--kubeconfig", env.Cluster.KubeconfigPath); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if checksum() == before {
+		t.Errorf("helm upgrade changed the config but not the pod template's checksum/config: the pods would not roll")
+	}
+	newConfig := filepath.Join(t.TempDir(), "config.yaml")
+	if file := writeConfigMapFile(t, s, chart.namespace, deploymentName+"-config", newConfig); !strings.Contains(file, "workers: 2") {
+		t.Fatalf("the upgraded ConfigMap does not carry workers: 2:\n%s", file)
+	}
+
+	replacement, err := env.StartReplicaWith("helm-upgrade-new", localenv.ReplicaOptions{ConfigFile: newConfig, Impersonate: chart.user, Env: chart.env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(replacement.Kill)
+	// The new pod is ready as a standby: the rolling update goes on to stop an old one.
+	s.eventually("the new replica ready as a standby", func() (bool, string) {
+		if err := ready(newAddress); err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+	if holder := chart.leaseHolder(s); !strings.Contains(holder, fmt.Sprintf("_%d_", old.Pid())) {
+		t.Fatalf("the lease moved to %q before the old replica was stopped", holder)
+	}
+
+	stopped := time.Now()
+	if err := old.Terminate(40 * time.Second); err != nil {
+		t.Error(err)
+	}
+	chart.waitLeader(s, replacement)
+	// The lease duration is 15 s (the chart's default); a released lease is taken within the
+	// retry period (2 s), plus this machine's slowness.
+	if took := time.Since(stopped); took >= 15*time.Second {
+		t.Errorf("the new replica led %s after SIGTERM to the old one: the lease expired instead of being released", took.Round(100*time.Millisecond))
+	} else {
+		t.Logf("lease handed over %s after SIGTERM", took.Round(100*time.Millisecond))
+	}
+
+	// The new leader acts: an update of the application goes through.
+	s.update(app.Name, func(spec *v1beta1.FlinkApplicationSpec) { spec.Image = "flinkfsm.test/wordcount:v2" })
+	s.waitRunning(app.Name, app.Status.DeployHash)
+	if denied := deniedLines(env.ReplicaLog("helm-upgrade-new")); len(denied) > 0 {
+		t.Errorf("the upgraded operator was refused requests under the chart's RBAC:\n%s", strings.Join(denied, "\n"))
+	}
+}
+
 // chartInstall is the operator installed from the chart in its own namespace.
 type chartInstall struct {
+	release        string
+	valuesFile     string
 	namespace      string
 	user           string
 	configFile     string
@@ -223,14 +296,8 @@ func installChart(t *testing.T, s *scenario, scope string) *chartInstall {
 	if len(volumes) != 1 || volumes[0].ConfigMap == nil {
 		t.Fatalf("the Deployment's volumes are %+v, want its ConfigMap", volumes)
 	}
-	cm, err := env.Kube.CoreV1().ConfigMaps(ns.Name).Get(s.ctx, volumes[0].ConfigMap.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	configFile := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(configFile, []byte(cm.Data["config.yaml"]), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeConfigMapFile(t, s, ns.Name, volumes[0].ConfigMap.Name, configFile)
 
 	// The container's environment (POD_NAMESPACE, which places the Lease), resolved for a pod of
 	// the Deployment.
@@ -253,7 +320,7 @@ func installChart(t *testing.T, s *scenario, scope string) *chartInstall {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &chartInstall{namespace: ns.Name, user: user, configFile: configFile,
+	return &chartInstall{release: release, valuesFile: valuesFile, namespace: ns.Name, user: user, configFile: configFile,
 		metricsAddress: fmt.Sprintf("127.0.0.1:%d", port), env: containerEnv, client: client}
 }
 
@@ -292,4 +359,50 @@ func deniedLines(logPath string) []string {
 		out = append(out[:10], fmt.Sprintf("… and %d more", len(out)-10))
 	}
 	return out
+}
+
+// writeConfigMapFile writes the operator config file of a ConfigMap, as the cluster holds it.
+func writeConfigMapFile(t *testing.T, s *scenario, namespace, name, path string) string {
+	t.Helper()
+	cm, err := env.Kube.CoreV1().ConfigMaps(namespace).Get(s.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(cm.Data["config.yaml"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cm.Data["config.yaml"]
+}
+
+// waitLeader waits until the replica holds the chart's Lease, in the release namespace.
+func (c *chartInstall) waitLeader(s *scenario, r *localenv.Replica) {
+	s.t.Helper()
+	s.eventually(fmt.Sprintf("replica %s holds the lease", r.Name), func() (bool, string) {
+		holder := c.leaseHolder(s)
+		return strings.Contains(holder, fmt.Sprintf("_%d_", r.Pid())), "held by " + holder
+	})
+}
+
+func (c *chartInstall) leaseHolder(s *scenario) string {
+	l, err := env.Kube.CoordinationV1().Leases(c.namespace).Get(s.ctx, "flinkfsm-leader", metav1.GetOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	if l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *l.Spec.HolderIdentity
+}
+
+// ready is the chart's readiness probe: GET /readyz on the metrics address.
+func ready(metricsAddress string) error {
+	resp, err := http.Get("http://" + metricsAddress + "/readyz")
+	if err != nil {
+		return fmt.Errorf("the readiness probe's /readyz: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("/readyz answered %s, want 200", resp.Status)
+	}
+	return nil
 }

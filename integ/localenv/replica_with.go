@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -65,4 +66,17 @@ func (e *Env) StartReplicaWith(name string, opts ReplicaOptions) (*Replica, erro
 // ReplicaLog is where a replica's output goes.
 func (e *Env) ReplicaLog(name string) string {
 	return filepath.Join(e.Dir, "logs", "operator-"+name+".log")
+}
+
+// Terminate sends the replica SIGTERM, as the kubelet does to a pod being replaced, and waits for
+// it to exit; past timeout it is killed and Terminate says so.
+func (r *Replica) Terminate(timeout time.Duration) error {
+	_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-r.exited:
+		return nil
+	case <-time.After(timeout):
+		r.Kill()
+		return fmt.Errorf("replica %s did not exit within %s of SIGTERM; killed", r.Name, timeout)
+	}
 }
