@@ -4,11 +4,11 @@ SHELL := /bin/bash
 export GOFLAGS ?= -buildvcs=false
 export GOTOOLCHAIN ?= local
 
-GENERATED := pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd docs/state-machine.md
+GENERATED := pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd docs/state-machine.md deploy/helm/flinkfsm/crds deploy/helm/flinkfsm/files/policy.yaml
 UNIT_PKGS = $(shell go list ./... | grep -v /integ/e2e)
 export FLINKFSM_REQUIRE_CLUSTER ?= 1
 
-.PHONY: all build generate verify test unit integ bench demo cluster-up cluster-down k8s-binaries clean install-plugin fuzz
+.PHONY: all build generate verify test unit integ bench demo cluster-up cluster-down k8s-binaries helm helm-template clean install-plugin fuzz
 
 all: build
 
@@ -29,15 +29,16 @@ fuzz:
 generate:
 	./hack/update-codegen.sh
 
-# verify fails when generated files are stale, gofmt would change a file, or go vet complains.
-verify:
+# verify fails when generated files are stale, gofmt would change a file, or go vet complains, and
+# when the Helm chart fails helm lint or renders another operator than deploy/ (deploy/helmtest).
+verify: k8s-binaries helm
 	@./hack/verify.sh
 
-unit: k8s-binaries
+unit: k8s-binaries helm
 	go test -count=1 $(UNIT_PKGS)
 
 # The integration suite runs the real operator against a real local API server (see integ/e2e).
-integ: k8s-binaries
+integ: k8s-binaries helm
 	go test -count=1 -timeout 30m ./integ/e2e/...
 
 test: unit integ
@@ -62,6 +63,16 @@ demo:
 
 k8s-binaries:
 	./hack/build-k8s-binaries.sh
+
+# helm, built once from the Go module proxy into $(FLINKFSM_CACHE) (hack/helm.sh runs it).
+helm:
+	@./hack/helm.sh --path >/dev/null
+
+# helm-template prints what the chart installs: `make helm-template HELM_FLAGS="--set rbac.scope=namespaced --set rbac.watchNamespaces={jobs}"`.
+HELM_RELEASE ?= flinkfsm
+HELM_NAMESPACE ?= flinkfsm-system
+helm-template: helm
+	@./hack/helm.sh template $(HELM_RELEASE) deploy/helm/flinkfsm --namespace $(HELM_NAMESPACE) --include-crds $(HELM_FLAGS)
 
 clean:
 	rm -rf bin .local

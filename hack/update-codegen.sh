@@ -18,3 +18,4 @@ go tool controller-gen crd:crdVersions=v1,maxDescLen=400,allowDangerousTypes=tru
 # What markers cannot say: int32 bounds on the Kubernetes types the spec embeds.
 go run ./hack/crdschema deploy/crd/*.yaml
 go run ./hack/docgen docs/state-machine.md
+./hack/sync-chart.sh

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fails when generated code is stale, gofmt would change a file, or go vet complains.
+# Fails when generated code is stale, gofmt would change a file, or go vet complains, and when the
+# Helm chart fails helm lint or does not render the operator deploy/ does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
@@ -8,7 +9,7 @@ if [ -n "$unformatted" ]; then echo "gofmt would change:"; echo "$unformatted"; 
 go vet ./... || status=1
 # Regenerate into the tree and compare; the originals are restored either way.
 backup=$(mktemp -d)
-paths=(pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd docs/state-machine.md)
+paths=(pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd docs/state-machine.md deploy/helm/flinkfsm/crds deploy/helm/flinkfsm/files/policy.yaml)
 tar -cf "$backup/gen.tar" "${paths[@]}"
 ./hack/update-codegen.sh >/dev/null
 if ! diff -r <(mkdir -p "$backup/old" && tar -xf "$backup/gen.tar" -C "$backup/old" && cd "$backup/old" && find . -type f -exec md5sum {} + | sort -k2) \
@@ -18,5 +19,15 @@ if ! diff -r <(mkdir -p "$backup/old" && tar -xf "$backup/gen.tar" -C "$backup/o
   status=1
 fi
 rm -rf "${paths[@]}"; tar -xf "$backup/gen.tar"; rm -rf "$backup"
+# The Helm chart: lint, render, and compare with kubectl kustomize deploy/ (deploy/helmtest, which
+# needs the cached kubectl and fails rather than skips here).
+chart=deploy/helm/flinkfsm
+./hack/helm.sh lint --strict "$chart" --namespace flinkfsm-system >/dev/null || { ./hack/helm.sh lint --strict "$chart"; status=1; }
+./hack/helm.sh template flinkfsm "$chart" --namespace flinkfsm-system --include-crds >/dev/null || status=1
+if ! out=$(FLINKFSM_REQUIRE_CLUSTER=1 go test -count=1 ./deploy/helmtest/ 2>&1); then
+  echo "the Helm chart fails its checks against deploy/ (go test ./deploy/helmtest/):"
+  echo "$out" | tail -40
+  status=1
+fi
 [ $status -eq 0 ] && echo "verify: ok"
 exit $status
