@@ -295,6 +295,50 @@ func TestProxyChartMatchesDeployProxy(t *testing.T) {
 	}
 }
 
+// The alerts and the dashboard of deploy/monitoring come with the chart when asked for, exactly as
+// deploy/monitoring has them.
+func TestMonitoringToggles(t *testing.T) {
+	for _, o := range render(t) {
+		if o.Kind == "PrometheusRule" || strings.HasSuffix(o.Name, "-dashboard") {
+			t.Errorf("the default install renders %s", o.ID())
+		}
+	}
+	objs := render(t, "--set", "metrics.prometheusRule.enabled=true", "--set", "metrics.prometheusRule.labels.release=prom",
+		"--set", "metrics.grafanaDashboard.enabled=true")
+	rule, ok := Find(objs, "PrometheusRule", namespace, release)
+	if !ok {
+		t.Fatal("metrics.prometheusRule.enabled renders no PrometheusRule")
+	}
+	if got := get(rule.Content, "metadata", "labels", "release"); got != "prom" {
+		t.Errorf("PrometheusRule label release = %v, want prom", got)
+	}
+	source, err := os.ReadFile(repoPath(t, "deploy/monitoring/prometheusrule.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want map[string]any
+	if err := yaml.Unmarshal(source, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(get(rule.Content, "spec"), want["spec"]) {
+		t.Errorf("the chart's PrometheusRule spec differs from deploy/monitoring/prometheusrule.yaml's")
+	}
+	dash, ok := Find(objs, "ConfigMap", namespace, release+"-dashboard")
+	if !ok {
+		t.Fatal("metrics.grafanaDashboard.enabled renders no dashboard ConfigMap")
+	}
+	if got := get(dash.Content, "metadata", "labels", "grafana_dashboard"); got != "1" {
+		t.Errorf("dashboard ConfigMap label grafana_dashboard = %v, want 1 (the Grafana sidecar's default)", got)
+	}
+	dashboardJSON, err := os.ReadFile(repoPath(t, "deploy/monitoring/grafana-dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := get(dash.Content, "data", "flinkfsm.json").(string); strings.TrimSpace(got) != strings.TrimSpace(string(dashboardJSON)) {
+		t.Errorf("the chart's dashboard differs from deploy/monitoring/grafana-dashboard.json")
+	}
+}
+
 func TestMetricsServiceAndServiceMonitorToggles(t *testing.T) {
 	for _, o := range render(t) {
 		if o.Kind == "Service" || o.Kind == "ServiceMonitor" {
@@ -536,12 +580,14 @@ func TestRenderedObjectsDecodeStrictly(t *testing.T) {
 		"Service":                          func() any { return &corev1.Service{} },
 		"ValidatingAdmissionPolicy":        func() any { return &admissionregistrationv1.ValidatingAdmissionPolicy{} },
 		"ValidatingAdmissionPolicyBinding": func() any { return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{} },
-		// No Go type here for the Prometheus Operator's ServiceMonitor; its fields are checked by
-		// TestMetricsServiceAndServiceMonitorToggles.
+		// No Go type here for the Prometheus Operator's ServiceMonitor and PrometheusRule; their fields
+		// are checked by TestMetricsServiceAndServiceMonitorToggles and TestMonitoringToggles.
 		"ServiceMonitor": nil,
+		"PrometheusRule": nil,
 	}
 	everything := []string{
 		"--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.service.annotations.a=b",
+		"--set", "metrics.prometheusRule.enabled=true", "--set", "metrics.grafanaDashboard.enabled=true",
 		"--set", "serviceAccount.annotations.a=b", "--set", "imagePullSecrets[0].name=pull",
 		"--set", "priorityClassName=system-cluster-critical", "--set", "podAnnotations.a=b", "--set", "podLabels.team=data",
 		"--set", "nodeSelector.pool=system", "--set", "tolerations[0].key=dedicated", "--set", "tolerations[0].operator=Exists",

@@ -251,12 +251,6 @@ func (e *Env) OperatorLog() string {
 	return string(b)
 }
 
-// ReplicaLog is the output so far of the replica started with that name.
-func (e *Env) ReplicaLog(name string) string {
-	b, _ := os.ReadFile(filepath.Join(e.Dir, "logs", "operator-"+name+".log"))
-	return string(b)
-}
-
 // Stop stops the operator, the simulator and the cluster. Logs stay in Dir.
 func (e *Env) Stop() {
 	e.KillOperator()
@@ -344,19 +338,6 @@ func (r *Replica) Pid() int { return r.cmd.Process.Pid }
 func (r *Replica) Kill() {
 	_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
 	<-r.exited
-}
-
-// Terminate sends the replica SIGTERM, as the kubelet does to a pod being deleted, and waits up to
-// grace for it to exit. It tells whether the process exited within grace; one that did not is left
-// running for Kill.
-func (r *Replica) Terminate(grace time.Duration) bool {
-	_ = syscall.Kill(r.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-r.exited:
-		return true
-	case <-time.After(grace):
-		return false
-	}
 }
 
 // ExitCode is the replica's exit code once it exited, -1 before or when a signal ended it.
