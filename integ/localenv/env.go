@@ -303,15 +303,8 @@ type Replica struct {
 
 // StartReplica starts another operator process with the environment's config changed by overrides.
 func (e *Env) StartReplica(name string, overrides map[string]string) (*Replica, error) {
-	values := map[string]string{}
-	for k, v := range e.operatorConfig {
-		values[k] = v
-	}
-	for k, v := range overrides {
-		values[k] = v
-	}
-	path := filepath.Join(e.Dir, "operator-"+name+".yaml")
-	if err := os.WriteFile(path, []byte(operatorConfig(e.FlinkURL, values)), 0o644); err != nil {
+	path, err := e.WriteOperatorConfig(name, overrides)
+	if err != nil {
 		return nil, err
 	}
 	logFile, err := os.OpenFile(filepath.Join(e.Dir, "logs", "operator-"+name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -329,6 +322,20 @@ func (e *Env) StartReplica(name string, overrides map[string]string) (*Replica, 
 	go func() { _ = cmd.Wait(); logFile.Close(); close(r.exited) }()
 	e.logf("operator replica %s started (pid %d)", name, cmd.Process.Pid)
 	return r, nil
+}
+
+// WriteOperatorConfig writes the environment's operator config with some keys changed to
+// operator-<name>.yaml and returns its path, for StartReplicaWith.
+func (e *Env) WriteOperatorConfig(name string, overrides map[string]string) (string, error) {
+	values := map[string]string{}
+	for k, v := range e.operatorConfig {
+		values[k] = v
+	}
+	for k, v := range overrides {
+		values[k] = v
+	}
+	path := filepath.Join(e.Dir, "operator-"+name+".yaml")
+	return path, os.WriteFile(path, []byte(operatorConfig(e.FlinkURL, values)), 0o644)
 }
 
 // Pid is the replica's process id.
