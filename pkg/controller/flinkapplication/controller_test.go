@@ -46,8 +46,10 @@ type controllerFixture struct {
 	ctx  context.Context
 	kube *kubefake.Clientset
 	apps *appfake.Clientset
-	env  *Environment
-	c    *Controller
+	// versions is the fake API server's resourceVersion keeping, which handles every write.
+	versions *resourceVersions
+	env      *Environment
+	c        *Controller
 	// run makes the names of one test's objects its own.
 	run string
 	// kubeListSelectors are the label selectors the informers listed each Kubernetes resource by.
@@ -81,7 +83,7 @@ func newControllerFixture(t *testing.T) *controllerFixture {
 
 func startController(f *controllerFixture) error {
 	f.kube, f.apps = kubefake.NewClientset(), appfake.NewSimpleClientset()
-	enforceResourceVersions(f.apps)
+	f.versions = enforceResourceVersions(f.apps)
 	// The fake clientsets do not replay what happened between an informer's list and its watch;
 	// objects are created only once every informer watches.
 	watches := f.countWatches()
@@ -454,4 +456,37 @@ func TestControllerCachesNoManagedFields(t *testing.T) {
 	assert.Empty(t, cached.ManagedFields, "FlinkApplication cached without managedFields")
 	clusters, _, _ := f.env.Observer.Owned(app)
 	assert.Empty(t, clusters["abc"].JobManager.ManagedFields, "Deployment cached without managedFields")
+}
+
+// The echo of a status write can reach the informer before the write's answer reaches the pass that
+// sent it (the API server sends both at once). It is still our own echo, and wakes nothing: each such
+// extra pass would cost a REST call to Flink.
+func TestControllerIgnoresAnEchoThatOvertakesItsWrite(t *testing.T) {
+	f := newControllerFixture(t)
+	slow := f.n("overtaken")
+	f.apps.PrependReactor("patch", "flinkapplications", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		p, ok := a.(k8stesting.PatchAction)
+		if !ok || p.GetSubresource() != "status" || p.GetName() != slow {
+			return false, nil, nil
+		}
+		_, obj, err := f.versions.react(a)
+		// The write is stored and its watch event sent; its answer is late.
+		time.Sleep(300 * time.Millisecond)
+		return true, obj, err
+	})
+	app := appNamed(slow)
+	app.Spec.DeploymentMode = "Canary"
+	f.createApp(app)
+	require.Equal(t, slow, f.next().Name)
+	_, err := f.env.Reconcile(f.ctx, ns, slow)
+	require.NoError(t, err)
+	f.createApp(appNamed(f.n("overtaken-marker")))
+	assert.LessOrEqual(t, len(f.until(f.n("overtaken-marker"))), 1, "only the finalizer's update enqueues the application")
+
+	f.updateApp(slow, func(a *v1beta1.FlinkApplication) { a.Spec.DeploymentMode = "Canary2" })
+	require.Equal(t, slow, f.next().Name)
+	_, err = f.env.Reconcile(f.ctx, ns, slow)
+	require.NoError(t, err)
+	f.createApp(appNamed(f.n("overtaken-marker-2")))
+	assert.Empty(t, f.until(f.n("overtaken-marker-2")), "the echo that came before the write's answer enqueues nothing")
 }

@@ -50,6 +50,9 @@ type Environment struct {
 	// written remembers the resourceVersion of our own last status write per application, to spot
 	// a cache that has not caught up with it yet.
 	written sync.Map
+	// writing holds the objects whose status write is on the wire: its echo may reach the informer
+	// before its answer reaches the pass, and is still only the echo.
+	writing sync.Map
 
 	// deadlines holds when each object's current phase gives up, for the metric that alerts on an
 	// object stuck past it.
@@ -114,10 +117,13 @@ func (e *Environment) lookDue(rc *Context, what string, every time.Duration) boo
 }
 
 // ownEcho tells whether an update of an object is only our own last status write coming back: its
-// resourceVersion is the one that write returned and nothing else a pass reads changed with it.
+// resourceVersion is the one that write returned (or the write is still waiting for its answer), and
+// nothing else a pass reads changed with it.
 func (e *Environment) ownEcho(kind string, old, new metav1.Object) bool {
-	v, ok := e.written.Load(kind + "/" + new.GetNamespace() + "/" + new.GetName())
-	return ok && v.(string) == new.GetResourceVersion() && old.GetGeneration() == new.GetGeneration() &&
+	key := kind + "/" + new.GetNamespace() + "/" + new.GetName()
+	v, ok := e.written.Load(key)
+	_, inFlight := e.writing.Load(key)
+	return (inFlight || ok && v.(string) == new.GetResourceVersion()) && old.GetGeneration() == new.GetGeneration() &&
 		(old.GetDeletionTimestamp() == nil) == (new.GetDeletionTimestamp() == nil) &&
 		reflect.DeepEqual(old.GetFinalizers(), new.GetFinalizers()) &&
 		reflect.DeepEqual(old.GetLabels(), new.GetLabels()) && reflect.DeepEqual(old.GetAnnotations(), new.GetAnnotations())

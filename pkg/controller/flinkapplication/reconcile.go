@@ -158,6 +158,9 @@ func (e *Environment) persist(rc *Context, cached *v1beta1.FlinkApplication) err
 	_ = json.Unmarshal(patch, &doc)
 	doc["metadata"] = map[string]interface{}{"resourceVersion": rc.App.ResourceVersion}
 	patch, _ = json.Marshal(doc)
+	key := writeKey(rc.App)
+	e.writing.Store(key, true)
+	defer e.writing.Delete(key) // after rememberWrite: no moment when the echo would look foreign
 	updated, err := rc.kind.patch(rc, patch, "status")
 	if apierrors.IsNotFound(err) {
 		return nil // the finalizer went and the application with it
@@ -169,7 +172,7 @@ func (e *Environment) persist(rc *Context, cached *v1beta1.FlinkApplication) err
 		return fmt.Errorf("writing status of %s: %w", describe(rc.App), err)
 	}
 	e.activity.wrote(e.Clock.Now())
-	e.rememberWrite(writeKey(rc.App), updated.GetResourceVersion())
+	e.rememberWrite(key, updated.GetResourceVersion())
 	return nil
 }
 
