@@ -5,7 +5,7 @@ export GOFLAGS ?= -buildvcs=false
 export GOTOOLCHAIN ?= local
 
 GENERATED := pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd docs/state-machine.md
-UNIT_PKGS = $(shell go list ./... | grep -v /integ/e2e)
+UNIT_PKGS = $(shell go list ./... | grep -v -e /integ/e2e -e /integ/lyftcompat)
 export FLINKFSM_REQUIRE_CLUSTER ?= 1
 
 .PHONY: all build generate verify test unit integ bench demo cluster-up cluster-down k8s-binaries clean install-plugin fuzz
@@ -36,9 +36,10 @@ verify:
 unit: k8s-binaries
 	go test -count=1 $(UNIT_PKGS)
 
-# The integration suite runs the real operator against a real local API server (see integ/e2e).
+# The integration suites run the real operator against a real local API server: integ/e2e, and
+# integ/lyftcompat (the Lyft operator's own integration scenarios).
 integ: k8s-binaries
-	go test -count=1 -timeout 30m ./integ/e2e/...
+	go test -count=1 -timeout 30m ./integ/e2e/... ./integ/lyftcompat/...
 
 test: unit integ
 
