@@ -394,10 +394,7 @@ func (s *scenario) jobOverview(app *v1beta1.FlinkApplication) map[string]interfa
 	return nil
 }
 
-// lastState is the last state Flink gave a job, from the simulator's record of every job. After a
-// delete, Lyft reads the job's status through the JobManager, which its operator leaves running
-// until the application object goes; flinkfsm deletes the cluster once the job is stopped, so the
-// record stands in for the REST call there.
+// lastState is the last state Flink gave a job, from the simulator's record of every job.
 func (s *scenario) lastState(name, id string) string {
 	s.t.Helper()
 	for _, r := range env.Fleet.Timeline().Jobs(s.ns + "/" + name) {

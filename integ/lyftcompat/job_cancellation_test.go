@@ -83,8 +83,8 @@ func TestJobCancellationWithoutSavepoint(t *testing.T) {
 	// cleanup
 	s.deleteApp(name)
 	app := s.waitOnlyTestFinalizer(name)
-	if state := s.lastState(name, jobID(app)); state != "CANCELED" {
-		t.Errorf("job %s is %s after the delete, want CANCELED", jobID(app), state)
+	if job := s.jobOverview(app); job["status"] != "CANCELED" {
+		t.Errorf("job %s is %v after the delete, want CANCELED", jobID(app), job)
 	}
 	// delete our finalizer
 	s.releaseTestFinalizer(name)

@@ -162,8 +162,8 @@ func TestSimple(t *testing.T) {
 	// validate that a savepoint was taken and the job was cancelled
 	app := s.waitOnlyTestFinalizer(name)
 	assertFinalSavepoint(s, app)
-	if state := s.lastState(name, app.Status.JobStatus.JobID); state != "CANCELED" {
-		t.Errorf("job %s is %s after the delete, want CANCELED", app.Status.JobStatus.JobID, state)
+	if job := s.jobOverview(app); job["status"] != "CANCELED" {
+		t.Errorf("job %s is %v after the delete, want CANCELED", jobID(app), job)
 	}
 	// delete our finalizer
 	s.releaseTestFinalizer(name)
