@@ -226,8 +226,10 @@ func TestRecovery(t *testing.T) {
 		return true, ""
 	})
 
-	// cause the app to start failing
+	// cause the app to start failing. A job failing on every record never completes a savepoint;
+	// the simulator's could, between two of the injected failures, if they came late.
 	stopFailing := s.failingTasks(name)
+	s.jobManager(name, app.Status.DeployHash).SetFaults(flinksim.Faults{FailSavepoints: true})
 	defer stopFailing()
 	time.Sleep(time.Second)
 
