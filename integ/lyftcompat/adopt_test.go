@@ -6,23 +6,25 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 )
 
 // Switching from the Lyft operator (docs/migrating-from-lyft.md, "Switching operators on a live
-// cluster"): with no operator running, two applications exist as the Lyft operator left them — one
-// Running, one mid-update in Lyft's SubmittingJob — each with the Flink clusters and jobs Lyft
-// started and the status in Lyft's exact shape, written through the status subresource. flinkfsm
-// then starts, adopts the Running one without touching its cluster or job and carries it through a
-// spec update; it finishes the other's update from the savepoint Lyft took. One job at a time
-// throughout.
+// cluster"): with no operator running, three applications exist as the Lyft operator left them — one
+// Running, one mid-update in Lyft's SubmittingJob, one mid-rollback in RollingBackJob — each with
+// the Flink clusters and jobs Lyft started and the status in Lyft's exact shape, written through the
+// status subresource. flinkfsm then starts, adopts the Running one without touching its cluster or
+// job and carries it through a spec update; it finishes the second's update from the savepoint Lyft
+// took, and the third's rollback as Lyft would have. One job at a time throughout.
 //
 // Not parallel: it stops the shared operator while it sets the scene, which Go runs before the
 // parallel tests start.
@@ -101,6 +103,46 @@ func TestLyftWrittenApplicationsAreAdoptedAndUpdated(t *testing.T) {
 			"startTime": lyftTime(-time.Hour),
 		},
 	})
+
+	// The application mid-rollback: Lyft's submission of the new spec (a jar the image lacks) failed
+	// on the new cluster, the old job had been cancelled with a savepoint, and Lyft is about to
+	// resubmit the old job on the old cluster (RollingBackJob). jobStatus keeps the old job's
+	// parameters, from which Lyft resubmits; the Service <app> still points at the new cluster.
+	rolling := s.readTestApp()
+	rolling.Name = "lyftrollingback"
+	rolling.Labels["integTest"] = "lyft_adopt"
+	rolling.Finalizers = []string{lyftFinalizer}
+	imageConfig(rolling)
+	jarCheckpointing(rolling, false)
+	rolling.Spec.JarName = "nonexistent.jar" // the spec that failed, as the user left it
+	rolling.Spec.RestartNonce = "rollback"
+	s.createApp(rolling)
+	rolling = s.mustGet(rolling.Name)
+	const stableHash, failedHash = "2c4e6a80", "7b9d1f35"
+	stableSpec := rolling.DeepCopy()
+	stableSpec.Spec.JarName, stableSpec.Spec.RestartNonce = testJar, ""
+	s.lyftCluster(stableSpec, stableHash, false)
+	stableJob := s.submitAsLyft(stableSpec, stableHash, "")
+	rollbackTrigger, rollbackSavepoint := s.cancelWithSavepointAsLyft(stableSpec, stableHash, stableJob)
+	s.lyftCluster(rolling, failedHash, true)
+	s.waitJobManager(rolling.Name, failedHash)
+	s.writeLyftStatus(rolling, map[string]interface{}{
+		"phase":              "RollingBackJob",
+		"startedAt":          lyftTime(-time.Hour),
+		"lastUpdatedAt":      lyftTime(0),
+		"deployHash":         stableHash,
+		"updatingHash":       failedHash,
+		"deploymentMode":     "Dual",
+		"savepointTriggerId": rollbackTrigger,
+		"savepointPath":      rollbackSavepoint,
+		"retryCount":         0,
+		"clusterStatus":      lyftClusterStatus(rolling, failedHash),
+		"jobStatus": map[string]interface{}{
+			"health": "Red", "state": "CANCELED",
+			"jarName": testJar, "parallelism": rolling.Spec.Parallelism, "entryClass": rolling.Spec.EntryClass,
+			"startTime": lyftTime(-time.Hour),
+		},
+	})
 	pods := podUIDs(s, "integTest=lyft_adopt")
 
 	// flinkfsm takes over.
@@ -156,6 +198,46 @@ func TestLyftWrittenApplicationsAreAdoptedAndUpdated(t *testing.T) {
 			t.Errorf("a pod (uid %s) of Lyft's cluster %s was replaced", uid, cluster)
 		}
 	}
+
+	// The rollback Lyft was in the middle of completes as Lyft's would: the old job resubmitted on
+	// the old cluster from Lyft's savepoint, DeployFailed, the Service <app> back on the old cluster.
+	rolledBack := s.waitFor(rolling.Name, "DeployFailed after Lyft's rollback", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseDeployFailed && a.Status.JobStatus.JobID != "" && a.Status.JobStatus.JobID != stableJob
+	}, func(a *v1beta1.FlinkApplication) bool { return a.Status.Phase == v1beta1.PhaseRunning })
+	if strings.Contains(rolledBack.Status.Reason, "()") {
+		t.Errorf("status.reason %q names an empty cause", rolledBack.Status.Reason)
+	}
+	if rolledBack.Status.DeployHash != stableHash {
+		t.Errorf("after Lyft's rollback: deployHash %s, want the old cluster %s", rolledBack.Status.DeployHash, stableHash)
+	}
+	var resubmitted *flinksim.JobRecord
+	for _, r := range env.Fleet.Timeline().Jobs(s.ns + "/" + rolling.Name) {
+		if r.JobID == rolledBack.Status.JobStatus.JobID {
+			r := r
+			resubmitted = &r
+		}
+	}
+	switch {
+	case resubmitted == nil:
+		t.Errorf("the simulator never ran job %s", rolledBack.Status.JobStatus.JobID)
+	case resubmitted.RestoredFrom != rollbackSavepoint || resubmitted.Parallelism != int(rolling.Spec.Parallelism):
+		t.Errorf("the resubmitted job restored %q with parallelism %d, want Lyft's savepoint %s", resubmitted.RestoredFrom,
+			resubmitted.Parallelism, rollbackSavepoint)
+	}
+	if jm := s.jobManager(rolling.Name, stableHash); len(jm.Jobs()) != 2 {
+		t.Errorf("the old cluster lists %d jobs, want the cancelled and the resubmitted one", len(jm.Jobs()))
+	}
+	if rolledBack.Status.SavepointPath != "" || rolledBack.Status.SavepointTriggerID != "" {
+		t.Errorf("after the rollback: savepointPath %q, savepointTriggerId %q; want both empty (Lyft's meaning)",
+			rolledBack.Status.SavepointPath, rolledBack.Status.SavepointTriggerID)
+	}
+	s.eventually("Service "+rolling.Name+" back on the old cluster", func() (bool, string) {
+		svc, err := env.Kube.CoreV1().Services(s.ns).Get(s.ctx, rolling.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return svc.Spec.Selector[flink.HashLabel] == stableHash, "selects " + svc.Spec.Selector[flink.HashLabel]
+	})
 
 	// The adopted application goes through a spec update like any other.
 	updated := s.updateAndValidate(running.Name, func(app *v1beta1.FlinkApplication) { app.Spec.Image = newImage }, v1beta1.PhaseDeployFailed)
