@@ -19,12 +19,13 @@ import (
 )
 
 // Switching from the Lyft operator (docs/migrating-from-lyft.md, "Switching operators on a live
-// cluster"): with no operator running, three applications exist as the Lyft operator left them — one
+// cluster"): with no operator running, applications exist as the Lyft operator left them — one
 // Running, one mid-update in Lyft's SubmittingJob, one mid-rollback in RollingBackJob — each with
 // the Flink clusters and jobs Lyft started and the status in Lyft's exact shape, written through the
 // status subresource. flinkfsm then starts, adopts the Running one without touching its cluster or
 // job and carries it through a spec update; it finishes the second's update from the savepoint Lyft
-// took, and the third's rollback as Lyft would have. One job at a time throughout.
+// took, and the third's rollback as Lyft would have. A fourth, which Lyft never handled (phase ""),
+// is deployed. One job at a time throughout.
 //
 // Not parallel: it stops the shared operator while it sets the scene, which Go runs before the
 // parallel tests start.
@@ -143,6 +144,18 @@ func TestLyftWrittenApplicationsAreAdoptedAndUpdated(t *testing.T) {
 			"startTime": lyftTime(-time.Hour),
 		},
 	})
+	// An application Lyft's operator never got to: its status as Lyft's types serialise it before
+	// the first pass, an empty phase and deployHash.
+	fresh := s.readTestApp()
+	fresh.Name = "lyftnew"
+	fresh.Labels["integTest"] = "lyft_adopt"
+	imageConfig(fresh)
+	jarCheckpointing(fresh, false)
+	s.createApp(fresh)
+	s.writeLyftStatus(s.mustGet(fresh.Name), map[string]interface{}{
+		"phase": "", "deployHash": "", "clusterStatus": map[string]interface{}{"availableTaskSlots": 0},
+		"jobStatus": map[string]interface{}{"jarName": "", "parallelism": 0},
+	})
 	pods := podUIDs(s, "integTest=lyft_adopt")
 
 	// flinkfsm takes over.
@@ -238,6 +251,9 @@ func TestLyftWrittenApplicationsAreAdoptedAndUpdated(t *testing.T) {
 		}
 		return svc.Spec.Selector[flink.HashLabel] == stableHash, "selects " + svc.Spec.Selector[flink.HashLabel]
 	})
+
+	// The never-handled one is deployed from scratch.
+	s.waitPhase(fresh.Name, v1beta1.PhaseRunning, v1beta1.PhaseDeployFailed)
 
 	// The adopted application goes through a spec update like any other.
 	updated := s.updateAndValidate(running.Name, func(app *v1beta1.FlinkApplication) { app.Spec.Image = newImage }, v1beta1.PhaseDeployFailed)
