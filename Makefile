@@ -4,8 +4,8 @@ SHELL := /bin/bash
 export GOFLAGS ?= -buildvcs=false
 export GOTOOLCHAIN ?= local
 
-GENERATED := pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd docs/state-machine.md deploy/helm/flinkfsm/crds deploy/helm/flinkfsm/files/policy.yaml
-UNIT_PKGS = $(shell go list ./... | grep -v /integ/e2e)
+GENERATED := pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd docs/state-machine.md deploy/helm/flinkfsm/crds deploy/helm/flinkfsm/files
+UNIT_PKGS = $(shell go list ./... | grep -v -e /integ/e2e -e /integ/lyftcompat)
 export FLINKFSM_REQUIRE_CLUSTER ?= 1
 
 .PHONY: all build generate verify test unit integ bench demo cluster-up cluster-down k8s-binaries helm helm-template clean install-plugin fuzz
@@ -37,9 +37,10 @@ verify: k8s-binaries helm
 unit: k8s-binaries helm
 	go test -count=1 $(UNIT_PKGS)
 
-# The integration suite runs the real operator against a real local API server (see integ/e2e).
+# The integration suites run the real operator against a real local API server: integ/e2e, and
+# integ/lyftcompat (the Lyft operator's own integration scenarios).
 integ: k8s-binaries helm
-	go test -count=1 -timeout 30m ./integ/e2e/...
+	go test -count=1 -timeout 30m ./integ/e2e/... ./integ/lyftcompat/...
 
 test: unit integ
 

@@ -156,3 +156,24 @@ func TestARunningApplicationOfTheLyftOperatorIsAdoptedWithoutARedeploy(t *testin
 	assert.Contains(t, w.jm(updated, updated.Status.DeployHash).Jobs()[0].RestoredFrom, "savepoint-")
 	w.assertOneJobAtATime(w.events())
 }
+
+// The Lyft operator records no cause in status for a rollback in flight: the rollback's message says
+// the cause was not recorded, rather than "update failed ()".
+func TestALyftRollbackInFlightSaysItsCauseWasNotRecorded(t *testing.T) {
+	w := newWorld(t)
+	running(t, w, "wc")
+	w.imageFaults["flink-wordcount:2"] = flinksim.Faults{FailJobsAfter: time.Second}
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	at := w.runUntil("wc", "rolling back", func(a *v1beta1.FlinkApplication) bool { return a.Status.Phase == v1beta1.PhaseRollingBack })
+	asLyft(&at.Status)
+	at.Status.Phase, at.Status.Reason = v1beta1.LyftPhaseRollingBackJob, ""
+	_, err := w.apps.FlinkV1beta1().FlinkApplications(ns).UpdateStatus(context.Background(), at, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	w.restartOperator()
+
+	app := w.runUntil("wc", "rolled back", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseDeployFailed && a.Status.JobStatus.State == v1beta1.JobRunning
+	})
+	assert.NotContains(t, app.Status.Reason, "()")
+	assert.Contains(t, app.Status.Reason, "update failed (cause not recorded)")
+}

@@ -16,6 +16,10 @@ import (
 func handleRollingBack(rc *Context) Outcome {
 	st := &rc.App.Status
 	cause := st.Reason
+	if cause == "" {
+		// A rollback the Lyft operator left in flight: it kept no cause in status.
+		cause = "cause not recorded"
+	}
 	if c := candidate(st); c != nil && c.Kind != v1beta1.DeploymentRollback {
 		return endFailedAttempt(rc, c)
 	}
