@@ -80,6 +80,7 @@ func TestCreateRunsTheJob(t *testing.T) {
 func TestSpecUpdateRestoresTheNewJobFromItsSavepoint(t *testing.T) {
 	t.Parallel()
 	s := newScenario(t)
+	s.needsSharedState()
 	old := s.createRunning("statemachine", nil)
 
 	s.update(old.Name, func(spec *v1beta1.FlinkApplicationSpec) { spec.Parallelism = 2 })
@@ -107,6 +108,7 @@ func TestSpecUpdateRestoresTheNewJobFromItsSavepoint(t *testing.T) {
 func TestSuspendAndResumeFromTheRecordedSavepoint(t *testing.T) {
 	t.Parallel()
 	s := newScenario(t)
+	s.needsSharedState()
 	old := s.createRunning("statemachine", nil)
 
 	s.update(old.Name, func(spec *v1beta1.FlinkApplicationSpec) { spec.State = v1beta1.JobStateSuspended })

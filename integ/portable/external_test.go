@@ -56,9 +56,14 @@ func startExternal(ctx context.Context, t Target) (*cluster, error) {
 		return nil, fmt.Errorf("the FlinkApplication API is not served (is the operator installed? %s=1 expects it there): %v", EnvSkipInstall, last)
 	}
 	selector := "app.kubernetes.io/name=flinkfsm"
+	noSharedState, err := checkStateVolume(ctx, kube, t)
+	if err != nil {
+		return nil, err
+	}
 	return &cluster{
-		Kube: kube,
-		Apps: apps,
+		Kube:          kube,
+		Apps:          apps,
+		NoSharedState: noSharedState,
 		Describe: fmt.Sprintf("the operator's logs: kubectl logs -n %s -l %s --tail=-1; the Flink pods' in each test's namespace",
 			t.Namespace, selector),
 		OperatorLines: func(text string, n int) string {
@@ -67,6 +72,31 @@ func startExternal(ctx context.Context, t Target) (*cluster, error) {
 		// Test namespaces go with their tests; the operator stays installed for the next run.
 		stop: func(bool) {},
 	}, nil
+}
+
+// checkStateVolume tells why the cluster cannot provision the test namespaces' state volumes, or
+// "" when it can: the StorageClass the suite was given exists, or the cluster has a default one
+// (kind's "standard").
+func checkStateVolume(ctx context.Context, kube kubernetes.Interface, t Target) (string, error) {
+	if !t.StateVolume {
+		return "", nil
+	}
+	classes, err := kube.StorageV1().StorageClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", fmt.Errorf("listing StorageClasses: %w", err)
+	}
+	for _, c := range classes.Items {
+		if t.StorageClass != "" && c.Name == t.StorageClass {
+			return "", nil
+		}
+		if t.StorageClass == "" && c.Annotations["storageclass.kubernetes.io/is-default-class"] == "true" {
+			return "", nil
+		}
+	}
+	if t.StorageClass != "" {
+		return fmt.Sprintf("the cluster has no StorageClass %q (%s) for the state volume", t.StorageClass, EnvStorageClass), nil
+	}
+	return fmt.Sprintf("the cluster has no default StorageClass for the state volume; name one with %s", EnvStorageClass), nil
 }
 
 // installChart runs `helm upgrade --install` of the chart with the target's values.

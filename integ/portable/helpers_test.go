@@ -61,6 +61,15 @@ func newScenario(t *testing.T) *scenario {
 	return s
 }
 
+// needsSharedState skips a test whose new Flink cluster must read the savepoint the previous one
+// took, where the target cannot give the clusters shared storage.
+func (s *scenario) needsSharedState() {
+	s.t.Helper()
+	if s.c.NoSharedState != "" {
+		s.t.Skipf("needs savepoints a new Flink cluster can read: %s", s.c.NoSharedState)
+	}
+}
+
 var notNameChars = regexp.MustCompile(`[^a-z0-9]+`)
 
 // namespacePrefix turns a test name into the generateName of its namespace.

@@ -28,6 +28,9 @@ type cluster struct {
 	// operator's log lines that mention text, when the suite can read them.
 	Describe      string
 	OperatorLines func(text string, n int) string
+	// NoSharedState, when set, says why savepoints one Flink cluster takes cannot be read by the
+	// next one here: the tests that need that skip with it.
+	NoSharedState string
 	// stop stops what the suite started; keepLogs keeps what a failure needs looked at.
 	stop func(keepLogs bool)
 }
@@ -58,6 +61,11 @@ var theCluster = sync.OnceValues(func() (*cluster, error) {
 	}
 	if err == nil {
 		fmt.Printf("portable: %s up in %s\n", target, time.Since(began).Round(100*time.Millisecond))
+		if c.NoSharedState != "" {
+			// No state volume, then: the applications keep savepoints in their pods.
+			target.StateVolume = false
+			fmt.Printf("portable: tests that restore savepoints skip: %s\n", c.NoSharedState)
+		}
 	}
 	return c, err
 })

@@ -43,6 +43,9 @@ const (
 	EnvEntryClass = "FLINKFSM_ENTRY_CLASS"
 	// EnvNamespace is the namespace the chart is installed into (its release is named "flinkfsm").
 	EnvNamespace = "FLINKFSM_NAMESPACE"
+	// EnvHelmValues names a values file given to the chart after the suite's own (image pull
+	// secrets, replicas, a cluster that already has the admission policy: admissionPolicy.enabled=false).
+	EnvHelmValues = "FLINKFSM_HELM_VALUES"
 	// EnvStorageClass is the StorageClass of the volume holding savepoints; empty for the cluster's default.
 	EnvStorageClass = "FLINKFSM_STORAGE_CLASS"
 )
@@ -82,6 +85,8 @@ type Target struct {
 	OperatorImage string
 	FlinkURLMode  string
 	Namespace     string
+	// HelmValues is a values file of the user's, applied over the suite's.
+	HelmValues string
 
 	// What the test applications run.
 	FlinkImage   string
@@ -143,6 +148,7 @@ func SelectTarget(getenv func(string) string) (Target, error) {
 	}
 	t.Install = !skip
 	t.Namespace = or(getenv(EnvNamespace), DefaultNamespace)
+	t.HelmValues = getenv(EnvHelmValues)
 	t.OperatorImage = or(getenv(EnvOperatorImage), DefaultOperatorImage)
 	if _, _, err := splitImage(t.OperatorImage); err != nil {
 		return Target{}, fmt.Errorf("%s: %w", EnvOperatorImage, err)
@@ -213,10 +219,14 @@ func (t Target) ChartValues() (map[string]any, error) {
 }
 
 // HelmInstallArgs are the arguments of hack/helm.sh that install or upgrade the operator from the
-// chart with the values in valuesFile, waiting until its Deployment is available.
+// chart with the values in valuesFile (then the user's HelmValues), waiting until its Deployment is available.
 func (t Target) HelmInstallArgs(chartDir, valuesFile string) []string {
-	return []string{"upgrade", "--install", ReleaseName, chartDir, "--namespace", t.Namespace, "--create-namespace",
-		"-f", valuesFile, "--wait", "--timeout", "5m"}
+	args := []string{"upgrade", "--install", ReleaseName, chartDir, "--namespace", t.Namespace, "--create-namespace",
+		"-f", valuesFile}
+	if t.HelmValues != "" {
+		args = append(args, "-f", t.HelmValues)
+	}
+	return append(args, "--wait", "--timeout", "5m")
 }
 
 // AppSpec is the spec every test application starts from: the target's image and jar, parallelism

@@ -64,7 +64,7 @@ func TestSelectTargetExternalOverrides(t *testing.T) {
 	got, err := SelectTarget(env(map[string]string{EnvExternal: "true", EnvKubeconfig: "/k",
 		EnvOperatorImage: "localhost:5000/team/flinkfsm:pr-7", EnvFlinkURLMode: "ServiceDNS",
 		EnvFlinkImage: "registry.local/flink-jobs:2", EnvJar: "MyJob.jar", EnvEntryClass: "com.example.Main",
-		EnvNamespace: "ops", EnvStorageClass: "standard"}))
+		EnvNamespace: "ops", EnvStorageClass: "standard", EnvHelmValues: "/home/me/values.yaml"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +80,10 @@ func TestSelectTargetExternalOverrides(t *testing.T) {
 	image := values["image"].(map[string]any)
 	if image["repository"] != "localhost:5000/team/flinkfsm" || image["tag"] != "pr-7" {
 		t.Errorf("chart image %v, want the registry's port kept in the repository", image)
+	}
+	args := strings.Join(got.HelmInstallArgs("chart", "/tmp/suite.yaml"), " ")
+	if !strings.Contains(args, "--namespace ops --create-namespace -f /tmp/suite.yaml -f /home/me/values.yaml") {
+		t.Errorf("install args %s: want the user's values after the suite's, in namespace ops", args)
 	}
 	if claim := got.StateClaim("ns"); claim.Spec.StorageClassName == nil || *claim.Spec.StorageClassName != "standard" {
 		t.Errorf("the state claim's class is %v, want standard", claim.Spec.StorageClassName)
