@@ -5,10 +5,10 @@ export GOFLAGS ?= -buildvcs=false
 export GOTOOLCHAIN ?= local
 
 GENERATED := pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd docs/state-machine.md deploy/helm/flinkfsm/crds deploy/helm/flinkfsm/files
-UNIT_PKGS = $(shell go list ./... | grep -v -e /integ/e2e -e /integ/lyftcompat)
+UNIT_PKGS = $(shell go list ./... | grep -v -e /integ/e2e -e /integ/lyftcompat -e /integ/portable)
 export FLINKFSM_REQUIRE_CLUSTER ?= 1
 
-.PHONY: all build generate verify test unit integ bench demo cluster-up cluster-down k8s-binaries helm helm-template clean install-plugin fuzz
+.PHONY: all build generate verify test unit integ integ-external bench demo cluster-up cluster-down k8s-binaries helm helm-template clean install-plugin fuzz
 
 all: build
 
@@ -37,10 +37,21 @@ verify: k8s-binaries helm
 unit: k8s-binaries helm
 	go test -count=1 $(UNIT_PKGS)
 
-# The integration suites run the real operator against a real local API server: integ/e2e, and
-# integ/lyftcompat (the Lyft operator's own integration scenarios).
+# The integration suites run the real operator against a real local API server: integ/e2e,
+# integ/lyftcompat (the Lyft operator's own integration scenarios) and integ/portable (the part that
+# also runs against an existing cluster), one after the other: each starts its own local cluster.
 integ: k8s-binaries helm
-	go test -count=1 -timeout 30m ./integ/e2e/... ./integ/lyftcompat/...
+	go test -count=1 -timeout 30m ./integ/e2e/...
+	go test -count=1 -timeout 15m ./integ/lyftcompat/...
+	go test -count=1 -timeout 10m ./integ/portable/...
+
+# integ-external runs the portable suite against the cluster of $KUBECONFIG (a kind cluster with
+# real Flink), installing the operator from the chart: see docs/testing.md for the recipe and the
+# FLINKFSM_* variables. EXTERNAL_PARALLEL bounds how many tests (each a Flink cluster of about
+# 3 GiB, two during an update) run at once.
+EXTERNAL_PARALLEL ?= 2
+integ-external: helm
+	FLINKFSM_EXTERNAL=1 go test -count=1 -timeout 60m -parallel $(EXTERNAL_PARALLEL) -v ./integ/portable/...
 
 test: unit integ
 
