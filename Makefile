@@ -8,13 +8,19 @@ GENERATED := pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd
 UNIT_PKGS = $(shell go list ./... | grep -v -e /integ/e2e -e /integ/lyftcompat -e /integ/portable)
 export FLINKFSM_REQUIRE_CLUSTER ?= 1
 
-.PHONY: all build generate verify test unit integ integ-external bench demo cluster-up cluster-down k8s-binaries helm helm-template clean install-plugin fuzz
+.PHONY: release all build generate verify test unit integ integ-external bench demo cluster-up cluster-down k8s-binaries helm helm-template clean install-plugin fuzz
 
 all: build
 
 build:
 	go build -o bin/flinkfsm ./cmd/flinkfsm
 	go build -o bin/kubectl-flink ./cmd/kubectl-flink
+
+# release cross-compiles kubectl-flink for Linux, macOS and Windows into dist/ with checksums and a
+# krew manifest: `make release VERSION=v0.3.0`.
+release:
+	@test -n "$(VERSION)" || { echo "make release VERSION=vX.Y.Z"; exit 2; }
+	go run ./hack/release -version $(VERSION) -out dist
 
 # install-plugin puts kubectl-flink on PATH (in $(GOBIN), or $(GOPATH)/bin), where kubectl finds it as `kubectl flink`.
 install-plugin:
@@ -87,4 +93,4 @@ helm-template: helm
 	@./hack/helm.sh template $(HELM_RELEASE) deploy/helm/flinkfsm --namespace $(HELM_NAMESPACE) --include-crds $(HELM_FLAGS)
 
 clean:
-	rm -rf bin .local
+	rm -rf bin .local dist

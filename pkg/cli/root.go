@@ -120,5 +120,12 @@ func NewCommand(clients Clients) *cobra.Command {
 	f.StringVarP(&o.namespace, "namespace", "n", "", "namespace (default: the context's)")
 	root.AddCommand(newStatusCommand(o), newHistoryCommand(o), newWaitCommand(o), newSavepointCommand(o))
 	root.AddCommand(patchCommands(o)...)
+	root.AddCommand(&cobra.Command{
+		Use: "version", Short: "Print the plugin's version", Args: cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), Version) },
+	})
 	return root
 }
+
+// Version is the plugin's release, set by the release build (-ldflags -X); "dev" otherwise.
+var Version = "dev"
