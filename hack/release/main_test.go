@@ -25,7 +25,7 @@ func TestKrewManifestNamesEveryArchive(t *testing.T) {
 		Spec     struct {
 			Version   string
 			Platforms []struct {
-				Selector struct{ MatchLabels map[string]string }
+				Selector         struct{ MatchLabels map[string]string }
 				URI, SHA256, Bin string
 			}
 		}
