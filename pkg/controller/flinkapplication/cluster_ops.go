@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,48 +30,32 @@ func createCluster(rc *Context, app *v1beta1.FlinkApplication, hash string) erro
 	}
 	have := rc.Clusters[hash]
 	apps := rc.env.Kube.AppsV1().Deployments(rc.App.Namespace)
-	svc := rc.env.Kube.CoreV1().Services(rc.App.Namespace)
 	opts := metav1.CreateOptions{FieldManager: fieldManager}
-	// The objects do not depend on each other, so they are created at once: a pass that creates a
-	// cluster waits one round trip to the API server instead of four, which is what a thousand
-	// applications created together wait for.
-	var creates errgroup.Group
 	if have == nil || have.JobManager == nil {
-		creates.Go(func() error {
-			if _, err := apps.Create(rc, objs.JobManager, opts); err != nil && !apierrors.IsAlreadyExists(err) {
-				return kubeError("CreateJobManager", err)
-			}
-			return nil
-		})
+		if _, err := apps.Create(rc, objs.JobManager, opts); err != nil && !apierrors.IsAlreadyExists(err) {
+			return kubeError("CreateJobManager", err)
+		}
 	}
 	if have == nil || have.TaskManager == nil {
-		creates.Go(func() error {
-			if _, err := apps.Create(rc, objs.TaskManager, opts); err != nil && !apierrors.IsAlreadyExists(err) {
-				return kubeError("CreateTaskManager", err)
-			}
-			return nil
-		})
+		if _, err := apps.Create(rc, objs.TaskManager, opts); err != nil && !apierrors.IsAlreadyExists(err) {
+			return kubeError("CreateTaskManager", err)
+		}
 	}
+	svc := rc.env.Kube.CoreV1().Services(rc.App.Namespace)
 	if have == nil || have.Service == nil {
-		creates.Go(func() error {
-			if _, err := svc.Create(rc, objs.Service, opts); err != nil && !apierrors.IsAlreadyExists(err) {
-				return kubeError("CreateService", err)
-			}
-			return nil
-		})
+		if _, err := svc.Create(rc, objs.Service, opts); err != nil && !apierrors.IsAlreadyExists(err) {
+			return kubeError("CreateService", err)
+		}
 	}
 	if objs.VersionService != nil && (have == nil || have.VersionService == nil) {
-		creates.Go(func() error {
-			// The colour's Service may still point at the version this colour had before, on its way out.
-			if _, err := svc.Create(rc, objs.VersionService, opts); apierrors.IsAlreadyExists(err) {
-				return retryable("CreateVersionService", fmt.Errorf("service %s still belongs to an earlier version", objs.VersionService.Name))
-			} else if err != nil {
-				return kubeError("CreateVersionService", err)
-			}
-			return nil
-		})
+		// The colour's Service may still point at the version this colour had before, on its way out.
+		if _, err := svc.Create(rc, objs.VersionService, opts); apierrors.IsAlreadyExists(err) {
+			return retryable("CreateVersionService", fmt.Errorf("service %s still belongs to an earlier version", objs.VersionService.Name))
+		} else if err != nil {
+			return kubeError("CreateVersionService", err)
+		}
 	}
-	return creates.Wait()
+	return nil
 }
 
 // scaleTaskManagers sets the TaskManager replicas of the cluster with this hash, for a parallelism
