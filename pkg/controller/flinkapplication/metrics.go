@@ -1,7 +1,6 @@
 package flinkapplication
 
 import (
-	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,44 +28,32 @@ var reconcileBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 1
 // state, hours to days for Running.
 var phaseBuckets = []float64{1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 3 * 3600, 12 * 3600, 24 * 3600, 7 * 24 * 3600}
 
-// NewMetrics registers the state machine's series with reg. A metric whose name is taken stays
-// unregistered, so that a second controller in one process (tests) shares the first's series.
+// NewMetrics registers the state machine's series with reg; a nil reg keeps them unregistered.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
-	return &Metrics{
-		reconcileDuration: register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	m := &Metrics{
+		reconcileDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "reconcile_duration_seconds", Help: "Time one pass of the state machine took, by kind of object.",
-			Buckets: reconcileBuckets}, []string{"kind"})),
-		reconcileErrors: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Buckets: reconcileBuckets}, []string{"kind"}),
+		reconcileErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "reconcile_errors_total",
 			Help: "Passes that failed and were queued again with backoff, by kind; write conflicts are counted apart."},
-			[]string{"kind"})),
-		conflicts: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			[]string{"kind"}),
+		conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "status_write_conflicts_total",
 			Help: "Status writes refused because the object changed since it was read (optimistic locking), by kind. " +
 				"They are retried at once and are no error."},
-			[]string{"kind"})),
-		transitions: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			[]string{"kind"}),
+		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "phase_transitions_total", Help: "Phase transitions, by kind and source and target phase."},
-			[]string{"kind", "from", "to"})),
-		phaseDuration: register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			[]string{"kind", "from", "to"}),
+		phaseDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "phase_duration_seconds", Help: "Time an object spent in a phase before leaving it, by kind and phase.",
-			Buckets: phaseBuckets}, []string{"kind", "phase"})),
+			Buckets: phaseBuckets}, []string{"kind", "phase"}),
 	}
-}
-
-// register registers c, or returns the collector already registered under its name.
-func register[T prometheus.Collector](reg prometheus.Registerer, c T) T {
-	if reg == nil {
-		return c
+	if reg != nil {
+		reg.MustRegister(m.reconcileDuration, m.reconcileErrors, m.conflicts, m.transitions, m.phaseDuration)
 	}
-	err := reg.Register(c)
-	var already prometheus.AlreadyRegisteredError
-	if errors.As(err, &already) {
-		if existing, ok := already.ExistingCollector.(T); ok {
-			return existing
-		}
-	}
-	return c
+	return m
 }
 
 // passEnded records one pass of the controller over an object of the kind.
