@@ -168,7 +168,7 @@ func run(o options) (err error) {
 	if res.Single, err = b.single(ctx, o.updates); err != nil {
 		return fmt.Errorf("(a): %w", err)
 	}
-	floor, floorApplied, err := b.floor(ctx, o.n)
+	floor, err := b.floor(ctx, o.n)
 	if err != nil {
 		return fmt.Errorf("(b) floor: %w", err)
 	}
@@ -176,8 +176,9 @@ func run(o options) (err error) {
 	if err != nil {
 		return fmt.Errorf("(b): %w", err)
 	}
-	scale.FloorSeconds, scale.FloorAppliedSeconds = floor, floorApplied
-	scale.Ratio = scale.OperatorSeconds / floor
+	scale.FloorSeconds, scale.FloorAppliedSeconds = floor.seconds, floor.applied
+	scale.FloorRequests, scale.FloorCPU = floor.requests, floor.cpu
+	scale.Ratio = scale.OperatorSeconds / floor.seconds
 	res.Scale = scale
 	var checkpointing *group
 	if o.checkpointing > 0 {

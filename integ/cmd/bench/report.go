@@ -164,6 +164,13 @@ func (r *results) print(w io.Writer) {
 		for _, p := range phases {
 			fmt.Fprintf(w, "  %-16s median %6.2f  last %6.2f\n", p, sc.PhaseEntered[p].Median, sc.PhaseEntered[p].Last)
 		}
+		fmt.Fprintf(w, "\n(b) API server requests per application, everyone's (floor %.1f, operator's run %.1f):\n",
+			totalRequests(sc.FloorRequests), totalRequests(sc.OperatorRequests))
+		fmt.Fprintf(w, "  floor:          %s\n", formatRequests(sc.FloorRequests))
+		fmt.Fprintf(w, "  operator's run: %s\n", formatRequests(sc.OperatorRequests))
+		fmt.Fprintln(w, "(b) CPU seconds spent by each process of the machine:")
+		fmt.Fprintf(w, "  floor:          %s\n", formatCPU(sc.FloorCPU))
+		fmt.Fprintf(w, "  operator's run: %s\n", formatCPU(sc.OperatorCPU))
 	}
 	fmt.Fprintln(w, "\n(a) phases of the median update:")
 	if u := medianUpdate(r.Single); u != nil {

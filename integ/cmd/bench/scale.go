@@ -33,6 +33,13 @@ type scaleResult struct {
 	FloorAppliedSeconds    float64 `json:"floorAppliedSeconds"`
 	OperatorAppliedSeconds float64 `json:"operatorAppliedSeconds"`
 	Memory                 memory  `json:"memory"`
+	// FloorRequests and OperatorRequests are the API server's requests per application during
+	// each run, everyone's (see apiRequests), by verb and resource.
+	FloorRequests    map[string]float64 `json:"floorRequestsPerApp"`
+	OperatorRequests map[string]float64 `json:"operatorRequestsPerApp"`
+	// FloorCPU and OperatorCPU are the CPU seconds each process of the machine spent in each run.
+	FloorCPU    map[string]float64 `json:"floorCPUSeconds"`
+	OperatorCPU map[string]float64 `json:"operatorCPUSeconds"`
 	// PhaseEntered is, per phase, when the applications entered it (seconds since the first
 	// create): the median and the last.
 	PhaseEntered map[string]spread `json:"phaseEntered"`
@@ -50,10 +57,10 @@ func appName(i int) string { return fmt.Sprintf("app-%04d", i) }
 // Deployments and both Services, rendered by the operator's own code — and waits until every
 // Deployment is available. It deletes them afterwards so that the operator's run starts on an
 // empty cluster.
-func (b *bench) floor(ctx context.Context, n int) (seconds, applied float64, err error) {
+func (b *bench) floor(ctx context.Context, n int) (run floorRun, err error) {
 	ns, err := b.namespace(ctx, "bench-floor")
 	if err != nil {
-		return 0, 0, err
+		return run, err
 	}
 	var objects []func(context.Context) error
 	for i := range n {
@@ -62,30 +69,47 @@ func (b *bench) floor(ctx context.Context, n int) (seconds, applied float64, err
 		app, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, benchApp(ns, appName(i), 3, ""),
 			metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err != nil {
-			return 0, 0, fmt.Errorf("dry-run of %s: %w", appName(i), err)
+			return run, fmt.Errorf("dry-run of %s: %w", appName(i), err)
 		}
 		objects = append(objects, b.renderedObjects(app)...)
 	}
 	avail := newAvailability(2 * n)
 	stop, err := avail.watch(ctx, b, ns)
 	if err != nil {
-		return 0, 0, err
+		return run, err
 	}
 	defer stop()
 
+	before, err := b.apiRequests(ctx)
+	if err != nil {
+		return run, err
+	}
+	cpuBefore := cpuByProcess()
 	began := time.Now()
 	if err := parallel(ctx, len(objects), func(ctx context.Context, i int) error { return objects[i](ctx) }); err != nil {
-		return 0, 0, err
+		return run, err
 	}
-	applied = time.Since(began).Seconds()
+	run.applied = time.Since(began).Seconds()
 	wctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
 	if err := waitFor(wctx, "the floor's Deployments available", avail.done); err != nil {
-		return 0, 0, fmt.Errorf("%w (%d of %d available)", err, avail.count(), 2*n)
+		return run, fmt.Errorf("%w (%d of %d available)", err, avail.count(), 2*n)
 	}
-	seconds = avail.last().Sub(began).Seconds()
-	b.logf("(b) floor: %d applications' Deployments available in %.2fs", n, seconds)
-	return seconds, applied, b.deleteNamespace(ctx, ns)
+	run.seconds = avail.last().Sub(began).Seconds()
+	run.cpu = cpuSpent(cpuBefore, cpuByProcess())
+	after, err := b.apiRequests(ctx)
+	if err != nil {
+		return run, err
+	}
+	run.requests = requestsPerApp(before, after, n)
+	b.logf("(b) floor: %d applications' Deployments available in %.2fs; %.1f API requests per app", n, run.seconds, totalRequests(run.requests))
+	return run, b.deleteNamespace(ctx, ns)
+}
+
+// floorRun is what the floor measured.
+type floorRun struct {
+	seconds, applied float64
+	requests, cpu    map[string]float64
 }
 
 // renderedObjects are the creates of one application's cluster, as the operator renders them,
@@ -130,6 +154,11 @@ func (b *bench) fleet(ctx context.Context, n int) (*scaleResult, []string, error
 		keys[i] = ns + "/" + appName(i)
 	}
 	res := &scaleResult{N: n}
+	before, err := b.apiRequests(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	cpuBefore := cpuByProcess()
 	began := time.Now()
 	err = parallel(ctx, n, func(ctx context.Context, i int) error {
 		_, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, benchApp(ns, appName(i), 3, ""), metav1.CreateOptions{})
@@ -159,6 +188,12 @@ func (b *bench) fleet(ctx context.Context, n int) (*scaleResult, []string, error
 	sort.Float64s(times)
 	res.FirstRunningSeconds, res.OperatorSeconds = times[0], times[len(times)-1]
 	res.MedianRunningSeconds = median(times)
+	res.OperatorCPU = cpuSpent(cpuBefore, cpuByProcess())
+	after, err := b.apiRequests(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	res.OperatorRequests = requestsPerApp(before, after, n)
 	res.Memory = b.memory(ctx)
 	res.PhaseEntered = map[string]spread{}
 	for phase, at := range b.rec.phaseEntries(keys, began) {
