@@ -64,10 +64,7 @@ type jobStep struct {
 func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath string) jobStep {
 	hash := rec.ClusterHash
 	if rec.JobID == "" {
-		rec.JobID, rec.SubmittedAt = newJobID(rc.App), nil
-		if !besideLive(rc) {
-			rc.App.Status.JobStatus.State = ""
-		}
+		chooseJobID(rc, rec)
 		return waitJob(persistThenContinue())
 	}
 	v := rc.JobView(hash, rec.JobID)
@@ -94,6 +91,23 @@ func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath
 }
 
 func waitJob(o Outcome) jobStep { return jobStep{Wait: &o} }
+
+// chooseJobID gives a record the id its job will be submitted with. It must be persisted before
+// the submission: it is how the operator finds its job after a crash.
+func chooseJobID(rc *Context, rec *v1beta1.DeploymentRecord) {
+	rec.JobID, rec.SubmittedAt = newJobID(rc.App), nil
+	if !besideLive(rc) {
+		rc.App.Status.JobStatus.State = ""
+	}
+}
+
+// chooseCandidateJobID is Submitting's entry: the job id goes out with the transition's write, so
+// the first pass in Submitting can submit at once (one status write and one pass fewer per deploy).
+func chooseCandidateJobID(rc *Context) {
+	if c := candidate(&rc.App.Status); c != nil && c.JobID == "" {
+		chooseJobID(rc, c)
+	}
+}
 
 // followJob waits until a job that is alive runs stable.
 func followJob(rc *Context, v *JobView) jobStep {
@@ -149,7 +163,9 @@ func fence(rc *Context, rec *v1beta1.DeploymentRecord) (jobStep, bool) {
 
 // submit sends the job. Only an answered refusal is a failure: a submission that got no answer
 // may still start the job, so it is waited for (SubmittedAt) and then sent again with the same id,
-// which Flink refuses to run twice; that refusal means the job was submitted.
+// which Flink refuses to run twice; that refusal means the job was submitted. An answered
+// submission records nothing: Flink answers once the dispatcher holds the job, so the next look
+// finds it, and a JobManager that lost it since has lost it for good.
 func submit(rc *Context, rec *v1beta1.DeploymentRecord, ref JobRef, p jobParams, restorePath string) jobStep {
 	_, err := rc.Flink().SubmitJob(rc, ref.URL, p.JarName, client.SubmitJobRequest{
 		EntryClass: p.EntryClass, ProgramArgs: p.ProgramArgs, ProgramArgsList: p.Args, Parallelism: p.Parallelism, JobID: ref.ID,
@@ -159,7 +175,6 @@ func submit(rc *Context, rec *v1beta1.DeploymentRecord, ref JobRef, p jobParams,
 	t := metav1.NewTime(rc.Now)
 	switch {
 	case err == nil:
-		rec.SubmittedAt = &t
 		rc.event(false, "JobSubmitted", fmt.Sprintf("submitted job %s (%s, parallelism %d) %s", ref.ID, p.JarName, p.Parallelism, restoredFrom(restorePath)))
 		return waitJob(stay(0))
 	case client.IsDuplicateSubmission(err):

@@ -82,6 +82,9 @@ func step(rc *Context) Outcome {
 		out.After = spec.poll(cfg)
 	}
 	recordOutcome(rc, from, out)
+	if next, ok := rc.phases()[out.Next]; ok && rc.transitioned && next.enter != nil {
+		next.enter(rc)
+	}
 	return out
 }
 

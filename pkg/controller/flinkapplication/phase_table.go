@@ -22,6 +22,10 @@ type phaseSpec struct {
 	giveUp func(rc *Context, cause string) Outcome
 	// poll is how soon the phase looks again when its handler does not say.
 	poll func(*config.Config) time.Duration
+	// enter runs in the pass that moves into the phase, whichever phase it comes from. What the
+	// phase must have recorded before its first side effect is set here, so that the transition's
+	// own status write carries it instead of a write of its own.
+	enter func(*Context)
 }
 
 type exit struct {
@@ -117,6 +121,7 @@ func init() {
 		},
 		v1beta1.PhaseSubmitting: {
 			handle: handleSubmitting,
+			enter:  chooseCandidateJobID,
 			exits: []exit{
 				{v1beta1.PhaseRunning, "job ran stable"},
 				{v1beta1.PhaseDualRunning, "BlueGreen: the new version ran stable beside the deployed one"},

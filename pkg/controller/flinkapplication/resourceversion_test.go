@@ -284,8 +284,8 @@ func TestOneConflictingStatusWriteIsRedoneWithoutRepeatingASideEffect(t *testing
 		{"new job id recorded", func(s, n *v1beta1.FlinkApplication) bool {
 			return n.Status.JobStatus.JobID != "" && n.Status.JobStatus.JobID != s.Status.JobStatus.JobID && s.Status.DeployHash != ""
 		}},
-		{"submission recorded", func(s, n *v1beta1.FlinkApplication) bool {
-			return submittedAt(s) == nil && submittedAt(n) != nil && s.Status.DeployHash != ""
+		{"submitted job's first state recorded", func(s, n *v1beta1.FlinkApplication) bool {
+			return s.Status.JobStatus.State == "" && n.Status.JobStatus.State != "" && s.Status.DeployHash != ""
 		}},
 		{"new job running", func(s, n *v1beta1.FlinkApplication) bool {
 			return s.Status.Phase != v1beta1.PhaseRunning && n.Status.Phase == v1beta1.PhaseRunning && s.Status.DeployHash != ""
@@ -314,12 +314,4 @@ func TestOneConflictingStatusWriteIsRedoneWithoutRepeatingASideEffect(t *testing
 			w.assertOneJobAtATime(w.events())
 		})
 	}
-}
-
-// submittedAt is when the deployment in progress last sent its job to Flink.
-func submittedAt(a *v1beta1.FlinkApplication) *metav1.Time {
-	if c := a.Status.Deployments.Candidate; c != nil {
-		return c.SubmittedAt
-	}
-	return nil
 }

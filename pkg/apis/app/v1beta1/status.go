@@ -125,8 +125,9 @@ type DeploymentRecord struct {
 	// JobID is the deployment's job. It is chosen and recorded before the job is submitted, and
 	// cleared once the job was stopped on purpose or found gone.
 	JobID string `json:"jobID,omitempty"`
-	// SubmittedAt is when the job was last sent to Flink. A job the JobManager does not list within
-	// the operator's submitGracePeriod of it is sent again, under the same id.
+	// SubmittedAt is when the job was last sent to Flink without a plain answer (none, or "already
+	// submitted"). A job the JobManager does not list within the operator's submitGracePeriod of it
+	// is sent again, under the same id. An answered submission leaves it unset: Flink holds the job.
 	SubmittedAt *metav1.Time `json:"submittedAt,omitempty"`
 	// RestorePath is the state the job started (or starts) from.
 	RestorePath string `json:"restorePath,omitempty"`
