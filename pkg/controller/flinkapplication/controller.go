@@ -108,6 +108,22 @@ func sessionJobCluster(obj interface{}) ([]string, error) {
 	return nil, nil
 }
 
+// appIndex indexes the Deployments, Services and pods the operator created by the application (or
+// session cluster) their app label names. Each pass reads its own objects from it; a label
+// selector over the namespace's list would cost every pass the size of the whole fleet.
+const appIndex = "appLabel"
+
+func appLabelIndex(obj interface{}) ([]string, error) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return nil, nil
+	}
+	if app := m.GetLabels()[k8.AppLabel]; app != "" {
+		return []string{m.GetNamespace() + "/" + app}, nil
+	}
+	return nil, nil
+}
+
 func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactory, skip skipFunc) *namespaceListers {
 	byNamespace := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
 	apps := applicationResource.informer(c.env.Apps, ns, byNamespace, skip)
@@ -121,6 +137,9 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 	deploys := kubeInf.Apps().V1().Deployments()
 	services := kubeInf.Core().V1().Services()
 	pods := kubeInf.Core().V1().Pods()
+	for _, inf := range []cache.SharedIndexInformer{deploys.Informer(), services.Informer(), pods.Informer()} {
+		_ = inf.AddIndexers(cache.Indexers{appIndex: appLabelIndex})
+	}
 	where := " in namespace " + ns
 	if ns == metav1.NamespaceAll {
 		where = " in all namespaces"
@@ -183,8 +202,8 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 	_, _ = deploys.Informer().AddEventHandler(owned)
 	_, _ = services.Informer().AddEventHandler(owned)
 	_, _ = pods.Informer().AddEventHandler(owned)
-	return &namespaceListers{apps: applisters.NewFlinkApplicationLister(apps.GetIndexer()), deploys: deploys.Lister(),
-		services: services.Lister(), pods: pods.Lister(),
+	return &namespaceListers{apps: applisters.NewFlinkApplicationLister(apps.GetIndexer()),
+		deploys: deploys.Informer().GetIndexer(), services: services.Informer().GetIndexer(), pods: pods.Informer().GetIndexer(),
 		sessionClusters: applisters.NewFlinkSessionClusterLister(sessionClusters.GetIndexer()),
 		sessionJobs:     applisters.NewFlinkSessionJobLister(jobIndex), sessionJobIndex: jobIndex}
 }

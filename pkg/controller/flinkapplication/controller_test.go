@@ -490,3 +490,25 @@ func TestControllerIgnoresAnEchoThatOvertakesItsWrite(t *testing.T) {
 	f.createApp(appNamed(f.n("overtaken-marker-2")))
 	assert.Empty(t, f.until(f.n("overtaken-marker-2")), "the echo that came before the write's answer enqueues nothing")
 }
+
+// A pass reads its application's objects from an index by app label, not from a list of the
+// namespace: each application finds its own objects and no one else's, whatever the fleet's size.
+func TestControllerFindsEachApplicationsObjectsByItsLabel(t *testing.T) {
+	f := newControllerFixture(t)
+	var apps []*v1beta1.FlinkApplication
+	for _, name := range []string{f.n("a"), f.n("ab")} {
+		app := f.createApp(appNamed(name))
+		f.create(&appsv1.Deployment{ObjectMeta: ownedMeta(flink.JobManagerName(app, "abc"), app)})
+		f.create(&corev1.Service{ObjectMeta: ownedMeta(flink.VersionedServiceName(app, "abc"), app)})
+		apps = append(apps, app)
+	}
+	for _, app := range apps {
+		require.Eventually(t, func() bool {
+			clusters, _, err := f.env.Observer.Owned(app)
+			return err == nil && clusters["abc"] != nil && clusters["abc"].JobManager != nil && clusters["abc"].Service != nil
+		}, 5*time.Second, time.Millisecond, "objects of %s", app.Name)
+		clusters, _, _ := f.env.Observer.Owned(app)
+		assert.Equal(t, flink.JobManagerName(app, "abc"), clusters["abc"].JobManager.Name)
+		assert.Equal(t, flink.VersionedServiceName(app, "abc"), clusters["abc"].Service.Name)
+	}
+}

@@ -5,8 +5,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	appslisters "k8s.io/client-go/listers/apps/v1"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -17,9 +15,8 @@ import (
 
 type namespaceListers struct {
 	apps     applisters.FlinkApplicationLister
-	deploys  appslisters.DeploymentLister
-	services corelisters.ServiceLister
-	pods     corelisters.PodLister
+	// The operator's Deployments, Services and pods, indexed by appIndex.
+	deploys, services, pods cache.Indexer
 
 	sessionClusters applisters.FlinkSessionClusterLister
 	sessionJobs     applisters.FlinkSessionJobLister
@@ -88,21 +85,36 @@ func (o *listerObserver) Owned(app *v1beta1.FlinkApplication) (map[string]*Clust
 	if err != nil {
 		return nil, nil, err
 	}
-	sel := k8.AppSelector(app.Name)
-	deploys, err := l.deploys.Deployments(app.Namespace).List(sel)
+	key := app.Namespace + "/" + app.Name
+	deploys, err := indexed[*appsv1.Deployment](l.deploys, key)
 	if err != nil {
 		return nil, nil, err
 	}
-	services, err := l.services.Services(app.Namespace).List(sel)
+	services, err := indexed[*corev1.Service](l.services, key)
 	if err != nil {
 		return nil, nil, err
 	}
-	pods, err := l.pods.Pods(app.Namespace).List(sel)
+	pods, err := indexed[*corev1.Pod](l.pods, key)
 	if err != nil {
 		return nil, nil, err
 	}
 	clusters, generic := groupOwned(app, deploys, services, pods)
 	return clusters, generic, nil
+}
+
+// indexed is what an informer's appIndex holds under key, as objects of type T.
+func indexed[T any](index cache.Indexer, key string) ([]T, error) {
+	objs, err := index.ByIndex(appIndex, key)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(objs))
+	for _, obj := range objs {
+		if t, ok := obj.(T); ok {
+			out = append(out, t)
+		}
+	}
+	return out, nil
 }
 
 // groupOwned sorts the application's Deployments and Services into clusters by hash, counts each
