@@ -61,6 +61,8 @@ type Context struct {
 	memo         map[string]memoEntry
 	events       []pendingEvent
 	transitioned bool
+	// ranOn is set when the pass moved into a phase and ran its handler too (runsAtOnce).
+	ranOn bool
 }
 
 // ClusterObjects are the Kubernetes objects of one Flink cluster.

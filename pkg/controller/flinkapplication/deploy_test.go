@@ -176,3 +176,35 @@ func TestStabilizationCountsFromTaskDeployment(t *testing.T) {
 	w.runUntilPhase("wc", v1beta1.PhaseRunning)
 	assert.GreaterOrEqual(t, w.clock.Since(slots), w.env.Config.JobStabilizationPeriod.Duration)
 }
+
+// A first deploy writes status only at its steps: the job id goes out with the move into
+// ClusterStarting, and the pass that finds the cluster ready submits the job and writes Submitting
+// with it, instead of writing the move and submitting in a pass of its own. Each write of a custom
+// resource costs the API server ten times an Event's CPU; at a hundred deploys at once they bound
+// how fast the fleet starts.
+func TestAFirstDeploySubmitsInThePassThatFindsItsClusterReady(t *testing.T) {
+	w := newWorld(t)
+	var patches []string
+	writes := w.crashAtStatusWrite(0, func(patch []byte) bool {
+		patches = append(patches, string(patch))
+		return true
+	})
+	w.create(wordcount("wc"))
+	app := w.runUntilPhase("wc", v1beta1.PhaseRunning)
+	for i, p := range patches {
+		t.Logf("status write %d: %.300s", i+1, p)
+	}
+	// ClusterStarting (with the job id), Submitting (the job was sent), the job's first state, Running.
+	assert.LessOrEqual(t, *writes, 4, "status writes from create to Running")
+	require.NotEmpty(t, patches)
+	assert.Contains(t, patches[0], app.Status.JobStatus.JobID, "the job id goes out with the move into ClusterStarting")
+	var toSubmitting time.Time
+	for _, h := range app.Status.History {
+		if h.To == v1beta1.PhaseSubmitting {
+			toSubmitting = h.Time.Time
+		}
+	}
+	jobs := w.timeline.Jobs(ns + "/wc")
+	require.Len(t, jobs, 1)
+	assert.Equal(t, toSubmitting.Unix(), jobs[0].States[0].Time.Unix(), "submitted in the pass that moved into Submitting")
+}

@@ -109,6 +109,26 @@ func chooseCandidateJobID(rc *Context) {
 	}
 }
 
+// chooseJobIDWhenNothingRuns is ClusterStarting's entry: with no job running, the job the new
+// cluster is for gets its id with the transition's write, so that the pass that finds the cluster
+// ready can submit it (jobIDStored). Beside a live job the id waits for Submitting: until then the
+// application's job status is the live job's.
+func chooseJobIDWhenNothingRuns(rc *Context) {
+	if _, live := liveJob(&rc.App.Status); live == "" {
+		chooseCandidateJobID(rc)
+	}
+}
+
+// jobIDStored tells whether the deployment in progress has a job id that an earlier pass wrote:
+// only then may a submission go out without another write first.
+func jobIDStored(rc *Context) bool {
+	if rc.Stored == nil {
+		return false
+	}
+	c, s := candidate(&rc.App.Status), candidate(&rc.Stored.Status)
+	return c != nil && s != nil && c.JobID != "" && c.JobID == s.JobID && c.ClusterHash == s.ClusterHash
+}
+
 // followJob waits until a job that is alive runs stable.
 func followJob(rc *Context, v *JobView) jobStep {
 	job := v.Details

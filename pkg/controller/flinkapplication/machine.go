@@ -82,8 +82,15 @@ func step(rc *Context) Outcome {
 		out.After = spec.poll(cfg)
 	}
 	recordOutcome(rc, from, out)
-	if next, ok := rc.phases()[out.Next]; ok && rc.transitioned && next.enter != nil {
-		next.enter(rc)
+	if next, ok := rc.phases()[out.Next]; ok && out.Next != from && rc.transitioned {
+		if next.enter != nil {
+			next.enter(rc)
+		}
+		if next.runsAtOnce != nil && !rc.ranOn && next.runsAtOnce(rc) {
+			// Once per pass: what the second phase decides is written with the transition.
+			rc.ranOn = true
+			return step(rc)
+		}
 	}
 	return out
 }

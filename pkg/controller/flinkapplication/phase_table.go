@@ -26,6 +26,10 @@ type phaseSpec struct {
 	// phase must have recorded before its first side effect is set here, so that the transition's
 	// own status write carries it instead of a write of its own.
 	enter func(*Context)
+	// runsAtOnce tells whether the phase's handler may run in the pass that moved into it: when
+	// all its first side effect needs is already stored, the pass goes on instead of writing the
+	// transition and coming back for it.
+	runsAtOnce func(*Context) bool
 }
 
 type exit struct {
@@ -80,6 +84,7 @@ func init() {
 				{v1beta1.PhaseRollingBack, "forceRollback, or an update that cannot start its cluster"},
 				{v1beta1.PhaseDeployFailed, "a first deploy that cannot start its cluster"},
 			},
+			enter:    chooseJobIDWhenNothingRuns,
 			deadline: func(rc *Context) time.Duration { return rc.Config.ClusterStartTimeout.Duration },
 			giveUp:   abandonUpdate,
 			poll:     waitPoll,
@@ -120,8 +125,9 @@ func init() {
 			poll:     waitPoll,
 		},
 		v1beta1.PhaseSubmitting: {
-			handle: handleSubmitting,
-			enter:  chooseCandidateJobID,
+			handle:     handleSubmitting,
+			enter:      chooseCandidateJobID,
+			runsAtOnce: jobIDStored,
 			exits: []exit{
 				{v1beta1.PhaseRunning, "job ran stable"},
 				{v1beta1.PhaseDualRunning, "BlueGreen: the new version ran stable beside the deployed one"},

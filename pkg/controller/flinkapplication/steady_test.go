@@ -106,7 +106,7 @@ func TestTimeWaitingForAWorkerDoesNotCountAgainstAPhaseDeadline(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			w := newWorld(t)
 			// The job needs several passes to run stable, so that their waits add up past the deadline.
-			w.env.Config.JobStabilizationPeriod.Duration = 18 * time.Second
+			w.env.Config.JobStabilizationPeriod.Duration = 25 * time.Second
 			w.env.Config.ReadinessTimeout.Duration = 20 * time.Second
 			w.create(wordcount("wc"))
 			late := 8 * time.Second
