@@ -14,7 +14,7 @@ import (
 )
 
 type namespaceListers struct {
-	apps     applisters.FlinkApplicationLister
+	apps applisters.FlinkApplicationLister
 	// The operator's Deployments, Services and pods, indexed by appIndex.
 	deploys, services, pods cache.Indexer
 
