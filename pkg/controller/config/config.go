@@ -130,7 +130,7 @@ type Config struct {
 func Default() *Config {
 	return &Config{
 		// A pass mostly waits on Flink and the API server; many run at once on few cores.
-		Workers:                        48,
+		Workers:                        16,
 		KubeAPIQPS:                     100,
 		KubeAPIBurst:                   200,
 		MetricsPrefix:                  "flinkfsm",
