@@ -50,7 +50,7 @@ func TestRenderClusterOwnershipAndLabels(t *testing.T) {
 		assert.True(t, k8.IsOwnedBy(obj, app), obj.GetName())
 		assert.Equal(t, "wordcount", obj.GetLabels()[AppLabel], obj.GetName())
 		assert.Equal(t, "0a1b2c3d", k8.HashOf(obj), obj.GetName())
-		assert.True(t, k8.AppSelector("wordcount").Matches(labels.Set(obj.GetLabels())), obj.GetName())
+		assert.Equal(t, "wordcount", obj.GetLabels()[k8.AppLabel], obj.GetName())
 		assert.Empty(t, obj.GetAnnotations(), "application annotations carry last-applied-configuration")
 	}
 	assert.Equal(t, "wordcount-0a1b2c3d-jm", c.JobManager.Name)

@@ -101,8 +101,9 @@ func chooseJobID(rc *Context, rec *v1beta1.DeploymentRecord) {
 	}
 }
 
-// chooseCandidateJobID is Submitting's entry: the job id goes out with the transition's write, so
-// the first pass in Submitting can submit at once (one status write and one pass fewer per deploy).
+// chooseCandidateJobID is Submitting's entry for a deployment that has no job id yet (one that
+// starts beside a live job): the id goes out with the transition's write, so the first pass in
+// Submitting can submit without a write of its own first.
 func chooseCandidateJobID(rc *Context) {
 	if c := candidate(&rc.App.Status); c != nil && c.JobID == "" {
 		chooseJobID(rc, c)

@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -62,14 +61,6 @@ func TestIsOwnedBy(t *testing.T) {
 			assert.Equal(t, tt.want, IsOwnedBy(obj, tt.app))
 		})
 	}
-}
-
-func TestAppSelector(t *testing.T) {
-	sel := AppSelector("wc")
-	assert.Equal(t, "flink-app=wc", sel.String())
-	assert.True(t, sel.Matches(labels.Set{AppLabel: "wc", HashLabel: "abc"}))
-	assert.False(t, sel.Matches(labels.Set{AppLabel: "wc2"}))
-	assert.False(t, sel.Matches(labels.Set{}))
 }
 
 func TestHashOf(t *testing.T) {

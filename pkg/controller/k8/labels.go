@@ -2,7 +2,6 @@ package k8
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 )
 
 // The label keys are Lyft's, so dashboards and kubectl selectors written for Lyft's operator keep working.
@@ -15,11 +14,6 @@ const (
 	// ComponentLabel tells the JobManager and TaskManager pods of one cluster apart.
 	ComponentLabel = "flink-deployment-type"
 )
-
-// AppSelector selects every object of the named application, across all of its clusters.
-func AppSelector(appName string) labels.Selector {
-	return labels.SelectorFromSet(labels.Set{AppLabel: appName})
-}
 
 // HashOf is the cluster hash an object was created for, or "" if it carries none.
 func HashOf(obj metav1.Object) string {
