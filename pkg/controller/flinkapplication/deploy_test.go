@@ -208,3 +208,18 @@ func TestAFirstDeploySubmitsInThePassThatFindsItsClusterReady(t *testing.T) {
 	require.Len(t, jobs, 1)
 	assert.Equal(t, toSubmitting.Unix(), jobs[0].States[0].Time.Unix(), "submitted in the pass that moved into Submitting")
 }
+
+// The state a job started from counts as no newer than the job's start, not as new as the moment
+// it ran stable: a checkpoint the job took while it stabilized is newer, and a LastState stop or a
+// recovery right after must restore that one, not the older state the job came from.
+func TestTheStateAJobStartedFromIsOlderThanItsFirstCheckpoints(t *testing.T) {
+	w := newWorld(t)
+	old := running(t, w, "wc")
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	app := w.runUntil("wc", "upgraded", upgradedFrom(old))
+	js := app.Status.JobStatus
+	require.NotEmpty(t, js.RestorePath)
+	require.NotNil(t, js.RestoreTime)
+	require.NotNil(t, js.StartTime)
+	assert.False(t, js.RestoreTime.After(js.StartTime.Time), "restoreTime %s after the job's start %s", js.RestoreTime, js.StartTime)
+}

@@ -65,15 +65,20 @@ func startedJob(rc *Context, p jobParams, restorePath string) {
 	st.SavepointPath = ""
 	js := &st.JobStatus
 	js.RestorePath, js.RestoreTime = restorePath, nil
-	if restorePath != "" {
-		t := metav1.NewTime(rc.Now)
-		js.RestoreTime = &t
-	}
 	js.JobRestartCount, js.CompletedCheckpointCount, js.FailedCheckpointCount = 0, 0, 0
 	// The previous job's last checkpoint is older than what this one started from; a recovery must
 	// never restore it.
 	js.LastCheckpointPath, js.LastCheckpointTime, js.LastFailingTime = "", nil, nil
 	observeLiveJob(rc)
+	if restorePath != "" {
+		// The state a job started from is no newer than its start, which comes before it ran
+		// stable: a checkpoint the job took while stabilizing is newer, and a restore must take it.
+		t := metav1.NewTime(rc.Now)
+		if js.StartTime != nil && js.StartTime.Before(&t) {
+			t = *js.StartTime
+		}
+		js.RestoreTime = &t
+	}
 }
 
 func restoredFrom(path string) string {
