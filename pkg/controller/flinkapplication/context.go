@@ -76,19 +76,27 @@ type ClusterObjects struct {
 	// JobManagerPods counts the cluster's JobManager pods, terminating ones included: a JobManager
 	// whose Deployment is gone may still run its job until its pod is.
 	JobManagerPods int
+	// ReadyJobManagerPods and ReadyTaskManagerPods count the cluster's Ready pods that are not
+	// terminating.
+	ReadyJobManagerPods, ReadyTaskManagerPods int
 	// Problem says why a pod of the cluster does not run, as Kubernetes reports it (unschedulable,
 	// an image that cannot be pulled, a crash loop); "" when none is known.
 	Problem string
 }
 
-// Ready tells whether Kubernetes reports the cluster's JobManager available and all its TaskManagers ready.
+// Ready tells whether the cluster's JobManager and all its TaskManagers run: Kubernetes reports its
+// Deployments so, or, sooner, its pods are Ready. A Deployment's status follows its pods through the
+// ReplicaSet and Deployment controllers, a second or more later on a busy control plane; the pods
+// are what the job runs in, and Flink's own slot count is checked before a job is submitted.
 func (c *ClusterObjects) Ready() bool {
 	if c == nil || c.JobManager == nil || c.TaskManager == nil || c.Service == nil {
 		return false
 	}
 	jm, tm := c.JobManager, c.TaskManager
-	return jm.Status.ObservedGeneration >= jm.Generation && jm.Status.AvailableReplicas >= 1 &&
+	deployments := jm.Status.ObservedGeneration >= jm.Generation && jm.Status.AvailableReplicas >= 1 &&
 		tm.Status.ObservedGeneration >= tm.Generation && tm.Status.ReadyReplicas >= replicas(tm)
+	pods := c.ReadyJobManagerPods >= 1 && c.ReadyTaskManagerPods >= int(replicas(tm))
+	return deployments || pods
 }
 
 func replicas(d *appsv1.Deployment) int32 {

@@ -118,7 +118,7 @@ func indexed[T any](index cache.Indexer, key string) ([]T, error) {
 }
 
 // groupOwned sorts the application's Deployments and Services into clusters by hash, counts each
-// cluster's JobManager pods, and finds its generic Service. Objects the application does not control
+// cluster's pods, and finds its generic Service. Objects the application does not control
 // are left out.
 func groupOwned(app *v1beta1.FlinkApplication, deploys []*appsv1.Deployment, services []*corev1.Service, pods []*corev1.Pod) (map[string]*ClusterObjects, *corev1.Service) {
 	clusters := map[string]*ClusterObjects{}
@@ -159,12 +159,34 @@ func groupOwned(app *v1beta1.FlinkApplication, deploys []*appsv1.Deployment, ser
 		if p.Labels[k8.AppLabel] != app.Name || hash == "" {
 			continue
 		}
-		if p.Labels[k8.ComponentLabel] == flink.JobManagerComponent {
-			get(hash).JobManagerPods++
+		c := get(hash)
+		switch p.Labels[k8.ComponentLabel] {
+		case flink.JobManagerComponent:
+			c.JobManagerPods++
+			if podReady(p) {
+				c.ReadyJobManagerPods++
+			}
+		case flink.TaskManagerComponent:
+			if podReady(p) {
+				c.ReadyTaskManagerPods++
+			}
 		}
 		if why := podProblem(p); why != "" && get(hash).Problem == "" {
 			get(hash).Problem = why
 		}
 	}
 	return clusters, generic
+}
+
+// podReady tells whether the pod is Ready and not on its way out.
+func podReady(p *corev1.Pod) bool {
+	if p.DeletionTimestamp != nil {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
