@@ -3,6 +3,7 @@ package flinkapplication
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,29 +31,69 @@ func createCluster(rc *Context, app *v1beta1.FlinkApplication, hash string) erro
 	}
 	have := rc.Clusters[hash]
 	apps := rc.env.Kube.AppsV1().Deployments(rc.App.Namespace)
+	svc := rc.env.Kube.CoreV1().Services(rc.App.Namespace)
 	opts := metav1.CreateOptions{FieldManager: fieldManager}
+	var creates []func() error
 	if have == nil || have.JobManager == nil {
-		if _, err := apps.Create(rc, objs.JobManager, opts); err != nil && !apierrors.IsAlreadyExists(err) {
-			return kubeError("CreateJobManager", err)
-		}
+		creates = append(creates, func() error {
+			if _, err := apps.Create(rc, objs.JobManager, opts); err != nil && !apierrors.IsAlreadyExists(err) {
+				return kubeError("CreateJobManager", err)
+			}
+			return nil
+		})
 	}
 	if have == nil || have.TaskManager == nil {
-		if _, err := apps.Create(rc, objs.TaskManager, opts); err != nil && !apierrors.IsAlreadyExists(err) {
-			return kubeError("CreateTaskManager", err)
-		}
+		creates = append(creates, func() error {
+			if _, err := apps.Create(rc, objs.TaskManager, opts); err != nil && !apierrors.IsAlreadyExists(err) {
+				return kubeError("CreateTaskManager", err)
+			}
+			return nil
+		})
 	}
-	svc := rc.env.Kube.CoreV1().Services(rc.App.Namespace)
 	if have == nil || have.Service == nil {
-		if _, err := svc.Create(rc, objs.Service, opts); err != nil && !apierrors.IsAlreadyExists(err) {
-			return kubeError("CreateService", err)
-		}
+		creates = append(creates, func() error {
+			if _, err := svc.Create(rc, objs.Service, opts); err != nil && !apierrors.IsAlreadyExists(err) {
+				return kubeError("CreateService", err)
+			}
+			return nil
+		})
 	}
 	if objs.VersionService != nil && (have == nil || have.VersionService == nil) {
-		// The colour's Service may still point at the version this colour had before, on its way out.
-		if _, err := svc.Create(rc, objs.VersionService, opts); apierrors.IsAlreadyExists(err) {
-			return retryable("CreateVersionService", fmt.Errorf("service %s still belongs to an earlier version", objs.VersionService.Name))
-		} else if err != nil {
-			return kubeError("CreateVersionService", err)
+		creates = append(creates, func() error {
+			// The colour's Service may still point at the version this colour had before, on its way out.
+			if _, err := svc.Create(rc, objs.VersionService, opts); apierrors.IsAlreadyExists(err) {
+				return retryable("CreateVersionService", fmt.Errorf("service %s still belongs to an earlier version", objs.VersionService.Name))
+			} else if err != nil {
+				return kubeError("CreateVersionService", err)
+			}
+			return nil
+		})
+	}
+	return allAtOnce(creates)
+}
+
+// allAtOnce runs the independent requests of one step side by side and returns the first error in
+// their order. The objects of a cluster do not depend on one another, and on a busy API server each
+// request waits its turn: made one after another, a cluster's three creates kept a worker three
+// times as long, and at a hundred applications deployed at once the workers, not the server, paced
+// how fast clusters were made.
+func allAtOnce(requests []func() error) error {
+	errs := make([]error, len(requests))
+	var wg sync.WaitGroup
+	for i, request := range requests {
+		if request == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = request()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -178,13 +219,27 @@ func hasFinalizer(app *v1beta1.FlinkApplication) bool {
 	return false
 }
 
-// ensureFinalizer adds the finalizer before anything is created, so that deleting the application
-// always passes through Deleting and its deleteMode.
+// ensureFinalizer adds the finalizer, so that deleting the application passes through Deleting and
+// its deleteMode.
 func ensureFinalizer(rc *Context) error {
-	if hasFinalizer(rc.App) {
+	send, record := finalizerAdding(rc)
+	if send == nil {
 		return nil
 	}
-	return patchFinalizers(rc, append(append([]string(nil), rc.App.Finalizers...), Finalizer))
+	err := send()
+	record()
+	return err
+}
+
+// finalizerAdding is ensureFinalizer in two halves, so that its request can go beside a cluster's
+// creates: send makes the request from rc.App as it is now, and record, called once send and
+// whatever ran beside it are done, writes the result into rc.App. send is nil when the finalizer is
+// there already.
+func finalizerAdding(rc *Context) (send func() error, record func()) {
+	if hasFinalizer(rc.App) {
+		return nil, func() {}
+	}
+	return finalizersWrite(rc, append(append([]string(nil), rc.App.Finalizers...), Finalizer))
 }
 
 func removeFinalizer(rc *Context) error {
@@ -201,21 +256,43 @@ func removeFinalizer(rc *Context) error {
 }
 
 func patchFinalizers(rc *Context, finalizers []string) error {
+	send, record := finalizersWrite(rc, finalizers)
+	err := send()
+	record()
+	return err
+}
+
+// finalizersWrite sets the object's finalizers to these, if its resourceVersion is still the one
+// rc.App holds (see finalizerAdding for the halves).
+func finalizersWrite(rc *Context, finalizers []string) (send func() error, record func()) {
 	if finalizers == nil {
 		finalizers = []string{}
 	}
 	patch, _ := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{
 		"finalizers": finalizers, "resourceVersion": rc.App.ResourceVersion,
 	}})
-	updated, err := rc.kind.patch(rc, patch)
-	if apierrors.IsNotFound(err) {
-		rc.App.Finalizers = finalizers
+	var updated metav1.Object
+	var gone bool
+	send = func() error {
+		obj, err := rc.kind.patch(rc, patch)
+		if apierrors.IsNotFound(err) {
+			gone = true
+			return nil
+		}
+		if err != nil {
+			return retryable("PatchFinalizers", err)
+		}
+		updated = obj
 		return nil
 	}
-	if err != nil {
-		return retryable("PatchFinalizers", err)
+	record = func() {
+		switch {
+		case gone:
+			rc.App.Finalizers = finalizers
+		case updated != nil:
+			rc.App.Finalizers = updated.GetFinalizers()
+			rc.App.ResourceVersion = updated.GetResourceVersion()
+		}
 	}
-	rc.App.Finalizers = updated.GetFinalizers()
-	rc.App.ResourceVersion = updated.GetResourceVersion()
-	return nil
+	return send, record
 }

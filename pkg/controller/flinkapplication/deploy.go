@@ -28,15 +28,18 @@ func handleDeploy(rc *Context) Outcome {
 		recordTarget(rc)
 		return deployFailed(rc, "PodPolicy", err.Error())
 	}
-	if err := ensureFinalizer(rc); err != nil {
-		return failed(err)
-	}
 	if suspending(rc.App) {
+		if err := ensureFinalizer(rc); err != nil {
+			return failed(err)
+		}
 		return suspendJob(rc)
 	}
 	_, jobID := liveJob(st)
 	single := deploymentMode(rc.App) == v1beta1.DeploymentModeSingle
 	if single && jobID != "" {
+		if err := ensureFinalizer(rc); err != nil {
+			return failed(err)
+		}
 		// One cluster only: the job stops before its cluster is replaced.
 		recordTarget(rc)
 		return stopLiveJob(rc, "SpecChanged", "deploymentMode Single replaces the cluster")
@@ -51,14 +54,19 @@ func handleDeploy(rc *Context) Outcome {
 			return failed(err)
 		}
 	}
-	if err := createCluster(rc, rc.App, rc.Hash); err != nil {
-		return failed(err)
-	}
+	// The finalizer, the cluster and the stable Service are independent requests, sent side by side:
+	// one after another they kept the pass, and its worker, twice as long (a Service create waits
+	// for its cluster IP). The finalizer still comes before any job runs.
+	sendFinalizer, recordFinalizer := finalizerAdding(rc)
+	steps := []func() error{sendFinalizer, func() error { return createCluster(rc, rc.App, rc.Hash) }}
 	if liveCluster(st) == "" || single {
 		// The stable Service exists from the first deploy on, so the UI has one address.
-		if err := pointGenericService(rc, rc.Hash); err != nil {
-			return failed(err)
-		}
+		steps = append(steps, func() error { return pointGenericService(rc, rc.Hash) })
+	}
+	err := allAtOnce(steps)
+	recordFinalizer()
+	if err != nil {
+		return failed(err)
 	}
 	what := "creating Flink cluster " + flink.VersionedServiceName(rc.App, rc.Hash)
 	if liveCluster(st) != "" && !single && rc.Clusters[liveCluster(st)] != nil && liveCluster(st) != rc.Hash {

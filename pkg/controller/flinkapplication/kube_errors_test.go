@@ -2,11 +2,13 @@ package flinkapplication
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -15,14 +17,37 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
-// refuse makes every create of the resource fail with err, and counts the attempts.
-func (w *world) refuse(resource string, err error) *int {
-	attempts := new(int)
-	w.kube.PrependReactor("create", resource, func(k8stesting.Action) (bool, runtime.Object, error) {
-		*attempts++
+// refuse makes every create of the resource fail with err. It counts the attempts by object, as a
+// pass creates a cluster's objects side by side.
+func (w *world) refuse(resource string, err error) *attemptCount {
+	attempts := &attemptCount{byName: map[string]int{}}
+	w.kube.PrependReactor("create", resource, func(a k8stesting.Action) (bool, runtime.Object, error) {
+		obj, _ := meta.Accessor(a.(k8stesting.CreateAction).GetObject())
+		attempts.mu.Lock()
+		defer attempts.mu.Unlock()
+		attempts.byName[obj.GetName()]++
 		return true, nil, err
 	})
 	return attempts
+}
+
+type attemptCount struct {
+	mu     sync.Mutex
+	byName map[string]int
+}
+
+// each is how often every object was sent, if that is the same for all of them; -1 if not.
+func (a *attemptCount) each() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for _, v := range a.byName {
+		if n != 0 && v != n {
+			return -1
+		}
+		n = v
+	}
+	return n
 }
 
 // The API server refuses an object that is wrong in itself with 422 or 400, and will refuse it
@@ -49,7 +74,7 @@ func TestObjectsTheAPIServerRefusesFailTheDeployAtOnce(t *testing.T) {
 			got := w.get("wc")
 			require.Equal(t, v1beta1.PhaseDeployFailed, got.Status.Phase, "reason %q", got.Status.Reason)
 			assert.Contains(t, got.Status.Reason, tt.want, "the API server's message")
-			assert.Equal(t, 1, *attempts, "a refused object is not sent again")
+			assert.Equal(t, 1, attempts.each(), "a refused object is not sent again")
 		})
 	}
 }
@@ -67,5 +92,5 @@ func TestPassingKubernetesErrorsAreRetried(t *testing.T) {
 	got := w.get("wc")
 	assert.NotEqual(t, v1beta1.PhaseDeployFailed, got.Status.Phase)
 	assert.Equal(t, int32(2), got.Status.RetryCount)
-	assert.Equal(t, 2, *attempts)
+	assert.Equal(t, 2, attempts.each())
 }
