@@ -141,3 +141,19 @@ func TestMetricsPrefixBecomesAPrometheusName(t *testing.T) {
 	cfg.MetricsPrefix = "9lives"
 	assert.ErrorContains(t, cfg.Validate(), "operator.metricsPrefix")
 }
+
+func TestRequestsAreLabelledByResourceNotByObject(t *testing.T) {
+	for path, want := range map[string]string{
+		"/api/v1/namespaces/jobs/pods/wc-tm-1/status":                                    "pods/status",
+		"/api/v1/namespaces/jobs/events":                                                 "events",
+		"/api/v1/namespaces/jobs":                                                        "namespaces",
+		"/api/v1/namespaces":                                                             "namespaces",
+		"/apis/apps/v1/namespaces/jobs/deployments/wc-0123abcd-jm":                       "deployments",
+		"/apis/flink.k8s.io/v1beta1/namespaces/jobs/flinkapplications/wc/status":         "flinkapplications/status",
+		"/apis/flink.k8s.io/v1beta1/flinkapplications":                                   "flinkapplications",
+		"/apis/coordination.k8s.io/v1/namespaces/flinkfsm/leases/flinkfsm-operator-lock": "leases",
+		"/healthz": "other",
+	} {
+		assert.Equal(t, want, resourceOf(path), path)
+	}
+}

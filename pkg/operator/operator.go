@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -47,7 +48,7 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 		// long before the API server would.
 		restConfig.QPS, restConfig.Burst = cfg.KubeAPIQPS, cfg.KubeAPIBurst
 	}
-	kube, err := kubernetes.NewForConfig(restConfig)
+	kube, err := kubernetes.NewForConfig(protobufFor(restConfig))
 	if err != nil {
 		return err
 	}
@@ -69,6 +70,7 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 
 	registry, reg := newRegistry(cfg.MetricNamePrefix())
 	useWorkqueueMetrics(reg)
+	useKubeClientMetrics(reg)
 	flinkClientConfig := client.DefaultConfig()
 	if cfg.FlinkURLMode == config.URLModeAPIServerProxy {
 		// Through the API server's service proxy, the JobManagers are reached with the operator's own
@@ -111,6 +113,18 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 		defer st.acting.Store(false)
 		return ctrl.Run(ctx)
 	})
+}
+
+// protobufFor is restConfig speaking protobuf, for Kubernetes' own kinds. The API server
+// already encodes every Pod, Deployment and Service for its controllers in protobuf and keeps that
+// encoding per object; a JSON watcher makes it encode each change a second time, and JSON costs the
+// API server, at 100 applications deploying at once, more CPU to decode and encode than protobuf.
+// Custom resources only speak JSON, so the clients of our own kinds keep restConfig as it is.
+func protobufFor(restConfig *rest.Config) *rest.Config {
+	c := rest.CopyConfig(restConfig)
+	c.ContentType = runtime.ContentTypeProtobuf
+	c.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	return c
 }
 
 // state is what the probes report: whether this replica acts (leads, or runs alone) and how its

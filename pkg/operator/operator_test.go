@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"k8s.io/client-go/rest"
 )
 
 type fakeController struct{ healthy, stalled error }
@@ -49,4 +50,15 @@ func TestProbesAnswerTheReplicasState(t *testing.T) {
 	code, body = get(ready)
 	assert.Equal(t, http.StatusOK, code)
 	assert.Equal(t, "ok (leading)", body)
+}
+
+// Kubernetes' own kinds go as protobuf, and the config the custom-resource clients use is left as
+// it was: the API server answers protobuf for custom resources with 406.
+func TestKubernetesKindsSpeakProtobufAndOurOwnJSON(t *testing.T) {
+	base := &rest.Config{Host: "https://example"}
+	kube := protobufFor(base)
+	assert.Equal(t, "application/vnd.kubernetes.protobuf", kube.ContentType)
+	assert.Contains(t, kube.AcceptContentTypes, "application/json", "a kind without protobuf still decodes")
+	assert.Empty(t, base.ContentType)
+	assert.Empty(t, base.AcceptContentTypes)
 }
