@@ -57,6 +57,7 @@ type Cluster struct {
 	creds     *credentials
 	caPool    *x509.CertPool
 	spawner   *spawner
+	etcdData  string
 
 	mu       sync.Mutex
 	procs    []*process // every process ever started, including failed attempts
@@ -109,6 +110,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		caPool:         pool,
 		spawner:        newSpawner(),
 		pickPorts:      opts.pickPorts,
+		etcdData:       chooseEtcdDataDir(dir),
 	}
 	if c.pickPorts == nil {
 		c.pickPorts = freePorts
@@ -226,7 +228,7 @@ func (c *Cluster) Stop() error {
 		c.stopped = true
 		c.mu.Unlock()
 		began := time.Now()
-		c.stopErr = stopAll(c.processes(), stopGrace, c.logf)
+		c.stopErr = errors.Join(stopAll(c.processes(), stopGrace, c.logf), c.dropMemoryData())
 		c.spawner.close()
 		c.logf("cluster stopped in %s; logs in %s", time.Since(began).Round(10*time.Millisecond), c.LogDir())
 	})
