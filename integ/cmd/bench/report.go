@@ -177,6 +177,8 @@ func (r *results) print(w io.Writer) {
 		fmt.Fprintln(w, "(b) CPU seconds spent by each process of the machine:")
 		fmt.Fprintf(w, "  floor:          %s\n", formatCPU(sc.FloorCPU))
 		fmt.Fprintf(w, "  operator's run: %s\n", formatCPU(sc.OperatorCPU))
+		fmt.Fprintf(w, "(b) the operator's requests to the API server in its run, count × mean latency:\n  %s\n",
+			describeRequestTimes(sc.OperatorKubeRequests))
 	}
 	fmt.Fprintln(w, "\n(a) phases of the median update:")
 	if u := medianUpdate(r.Single); u != nil {

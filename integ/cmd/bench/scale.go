@@ -40,6 +40,9 @@ type scaleResult struct {
 	// FloorCPU and OperatorCPU are the CPU seconds each process of the machine spent in each run.
 	FloorCPU    map[string]float64 `json:"floorCPUSeconds"`
 	OperatorCPU map[string]float64 `json:"operatorCPUSeconds"`
+	// OperatorKubeRequests is how the operator's own requests fared in its run, by "VERB resource":
+	// whether the API server or the client's rate limit kept them waiting.
+	OperatorKubeRequests map[string]requestTimes `json:"operatorKubeRequests"`
 	// PhaseEntered is, per phase, when the applications entered it (seconds since the first
 	// create): the median and the last.
 	PhaseEntered map[string]spread `json:"phaseEntered"`
@@ -158,6 +161,18 @@ func (b *bench) fleet(ctx context.Context, n int) (*scaleResult, []string, error
 	if err != nil {
 		return nil, nil, err
 	}
+	kubeBefore, err := b.kubeRequestTotals(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The same watch as the floor's, so that both runs carry it, and so that the time Kubernetes
+	// took to make the clusters available shows apart from the operator's own.
+	avail := newAvailability(2 * n)
+	stop, err := avail.watch(ctx, b, ns)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer stop()
 	cpuBefore := cpuByProcess()
 	began := time.Now()
 	err = parallel(ctx, n, func(ctx context.Context, i int) error {
@@ -194,11 +209,19 @@ func (b *bench) fleet(ctx context.Context, n int) (*scaleResult, []string, error
 		return nil, nil, err
 	}
 	res.OperatorRequests = requestsPerApp(before, after, n)
+	kubeAfter, err := b.kubeRequestTotals(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	res.OperatorKubeRequests = kubeAfter.since(kubeBefore)
 	res.Memory = b.memory(ctx)
 	res.PhaseEntered = map[string]spread{}
 	for phase, at := range b.rec.phaseEntries(keys, began) {
 		sort.Float64s(at)
 		res.PhaseEntered[phase] = spread{Median: median(at), Last: at[len(at)-1]}
+	}
+	if at := avail.since(began); len(at) > 0 {
+		res.PhaseEntered[deploymentsAvailable] = spread{Median: median(at), Last: at[len(at)-1]}
 	}
 	b.logf("(b) operator: %d applications Running in %.2fs (first %.2fs, median %.2fs); RSS %.0f MiB",
 		n, res.OperatorSeconds, res.FirstRunningSeconds, res.MedianRunningSeconds, res.Memory.RSSMiB)
@@ -313,6 +336,21 @@ func (a *availability) count() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return len(a.at)
+}
+
+// deploymentsAvailable is the row of PhaseEntered that says when the Deployments became available.
+const deploymentsAvailable = "(Deployments available)"
+
+// since is when each Deployment became available, in seconds since began, sorted.
+func (a *availability) since(began time.Time) []float64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]float64, 0, len(a.at))
+	for _, t := range a.at {
+		out = append(out, t.Sub(began).Seconds())
+	}
+	sort.Float64s(out)
+	return out
 }
 
 func (a *availability) done() bool { return a.count() >= a.want }
