@@ -201,7 +201,15 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 	}
 	_, _ = deploys.Informer().AddEventHandler(owned)
 	_, _ = services.Informer().AddEventHandler(owned)
-	_, _ = pods.Informer().AddEventHandler(owned)
+	_, _ = pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.enqueueOwner,
+		UpdateFunc: func(old, new interface{}) {
+			if podChangeMatters(old, new) {
+				c.enqueueOwner(new)
+			}
+		},
+		DeleteFunc: c.enqueueOwner,
+	})
 	return &namespaceListers{apps: applisters.NewFlinkApplicationLister(apps.GetIndexer()),
 		deploys: deploys.Informer().GetIndexer(), services: services.Informer().GetIndexer(), pods: pods.Informer().GetIndexer(),
 		sessionClusters: applisters.NewFlinkSessionClusterLister(sessionClusters.GetIndexer()),

@@ -48,3 +48,19 @@ func waitingOn(rc *Context, problem string) {
 	rc.waitingOn = problem
 	rc.App.Status.Reason = "waiting: " + problem
 }
+
+// podChangeMatters tells whether a pod's update changes what a pass reads of it: whether it is
+// Ready, what keeps it from running, whether it is on its way out, and the labels that tie it to a
+// cluster. A pod changes three or four times on its way to Ready (bound to a node, started,
+// containers ready); passes for the others only took workers from applications that had work.
+func podChangeMatters(old, new interface{}) bool {
+	o, ok1 := old.(*corev1.Pod)
+	n, ok2 := new.(*corev1.Pod)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return podReady(o) != podReady(n) || podProblem(o) != podProblem(n) ||
+		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
+		o.Labels[k8.AppLabel] != n.Labels[k8.AppLabel] || o.Labels[k8.HashLabel] != n.Labels[k8.HashLabel] ||
+		o.Labels[k8.ComponentLabel] != n.Labels[k8.ComponentLabel]
+}
