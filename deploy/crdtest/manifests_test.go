@@ -406,7 +406,7 @@ func TestOperatorConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := config.Default()
-	want.Workers = 16
+	want.Workers = 32
 	want.LeaderElection.Enabled = true
 	want.FlinkURLMode = config.URLModeServiceDNS
 	want.MetricsAddress = ":10254"
