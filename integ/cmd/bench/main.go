@@ -4,7 +4,8 @@
 //	(a) one application created → Running, and parallelism updates → Running, split by phase and
 //	    set against the simulator's own durations;
 //	(b) N applications created at once → all Running, against the floor: the same Deployments and
-//	    Services applied without the operator;
+//	    Services applied without the operator; both alternately, three pairs up to 200 applications,
+//	    the pair with the median ratio reported;
 //	(c) the steady state of those N applications: status writes, Flink REST calls, reconcile latency;
 //	(d) the operator's resident memory after (b) and after (c).
 //
@@ -46,6 +47,7 @@ type options struct {
 	stabilization time.Duration
 	workers       int
 	checkpointing int
+	pairs         int
 	set           setFlag
 }
 
@@ -78,8 +80,12 @@ func main() {
 	flag.DurationVar(&o.stabilization, "stabilization", 2*time.Second, "the operator's jobStabilizationPeriod")
 	flag.IntVar(&o.checkpointing, "checkpointing-apps", 10, "applications checkpointing every 10 s measured beside the fleet in (c); 0 for none")
 	flag.IntVar(&o.workers, "workers", config.Default().Workers, "the operator's workers (default: the operator's default)")
+	flag.IntVar(&o.pairs, "pairs", 0, "floor and operator runs (b) alternates, keeping the median ratio (default: 3 up to 200 applications, else 1)")
 	flag.Var(o.set, "set", "operator config key=value (repeatable), e.g. -set kubeAPIQPS=400")
 	flag.Parse()
+	if o.pairs <= 0 {
+		o.pairs = defaultPairs(o.n)
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -177,17 +183,10 @@ func run(o options) (err error) {
 	if res.Single, err = b.single(ctx, o.updates); err != nil {
 		return fmt.Errorf("(a): %w", err)
 	}
-	floor, err := b.floor(ctx, o.n)
-	if err != nil {
-		return fmt.Errorf("(b) floor: %w", err)
-	}
-	scale, keys, err := b.fleet(ctx, o.n)
+	scale, keys, err := b.scale(ctx, o.n, o.pairs)
 	if err != nil {
 		return fmt.Errorf("(b): %w", err)
 	}
-	scale.FloorSeconds, scale.FloorAppliedSeconds = floor.seconds, floor.applied
-	scale.FloorRequests, scale.FloorCPU = floor.requests, floor.cpu
-	scale.Ratio = scale.OperatorSeconds / floor.seconds
 	res.Scale = scale
 	var checkpointing *group
 	if o.checkpointing > 0 {

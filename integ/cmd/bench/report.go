@@ -100,6 +100,9 @@ func (r *results) evaluate() {
 		limit = 1.5
 	}
 	target("(b) operator / floor", fmt.Sprintf("%.2f×", sc.Ratio), fmt.Sprintf("≤ %.1f×", limit), sc.Ratio <= limit)
+	if len(sc.Pairs) > 1 {
+		add(fmt.Sprintf("(b)   each of %d pairs, the median kept", len(sc.Pairs)), pairRatios(sc), "—", nil)
+	}
 	if sc.FloorSeconds > 0 && s.StabilizationSeconds > 0 {
 		// Every job waits jobStabilizationPeriod before it counts as Running, and the floor waits
 		// for nothing of the kind: how much of the ratio is the operator's own work.

@@ -46,6 +46,9 @@ type scaleResult struct {
 	// PhaseEntered is, per phase, when the applications entered it (seconds since the first
 	// create): the median and the last.
 	PhaseEntered map[string]spread `json:"phaseEntered"`
+	// Pairs are every floor and operator run of (b), in the order they ran; the figures above are
+	// the pair with the median ratio.
+	Pairs []pair `json:"pairs"`
 }
 
 type spread struct {
