@@ -54,6 +54,9 @@ type Environment struct {
 	// before its answer reaches the pass, and is still only the echo.
 	writing sync.Map
 
+	// namespaces keeps the Namespaces the pod policy was last read from.
+	namespaces namespaceCache
+
 	// deadlines holds when each object's current phase gives up, for the metric that alerts on an
 	// object stuck past it.
 	deadlines sync.Map

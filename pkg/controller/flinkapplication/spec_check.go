@@ -5,7 +5,6 @@ import (
 	"math"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
@@ -51,9 +50,9 @@ func slotsFit(c *v1beta1.FlinkSessionCluster) error {
 
 // podPolicyError applies the pod policy its Namespace's annotations set (see flink.PodPolicy), the same rules as the
 // ValidatingAdmissionPolicy in deploy/, so that a cluster without that policy installed is safe
-// too. It is read at each deploy, not each pass.
+// too. It is read at each deploy, not each pass, through namespaceCache.
 func podPolicyError(rc *Context) error {
-	ns, err := rc.env.Kube.CoreV1().Namespaces().Get(rc, rc.App.Namespace, metav1.GetOptions{})
+	ns, err := rc.env.namespaces.get(rc, rc.env.Kube, rc.env.Clock, rc.App.Namespace)
 	switch {
 	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
 		// A namespace-scoped install may not read Namespaces: the restricted policy applies.
