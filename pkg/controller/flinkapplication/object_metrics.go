@@ -81,7 +81,7 @@ func (o *objectCollector) Collect(ch chan<- prometheus.Metric) {
 		jobs, _ := l.sessionJobs.List(labels.Everything())
 		for _, j := range jobs {
 			objects = append(objects, objectSeries{sessionJobKindName, j.Namespace, j.Name,
-				string(j.Status.Phase), j.Status.PhaseStartedAt, &j.Status.JobStatus, j.Spec.FlinkConfig})
+				string(j.Status.Phase), j.Status.PhaseStartedAt, &j.Status.JobStatus, sessionJobConfig(l, j)})
 		}
 		clusters, _ := l.sessionClusters.List(labels.Everything())
 		for _, c := range clusters {
@@ -130,3 +130,21 @@ func (o *objectCollector) collectObject(ch chan<- prometheus.Metric, s objectSer
 }
 
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// sessionJobConfig is the configuration a session job runs with: its session cluster's, with the
+// job's own keys over it, as the job is submitted (see the session view). A checkpoint interval set
+// for the whole session cluster is the job's interval too.
+func sessionJobConfig(l *namespaceListers, j *v1beta1.FlinkSessionJob) v1beta1.FlinkConfig {
+	c, err := l.sessionClusters.FlinkSessionClusters(j.Namespace).Get(j.Spec.ClusterName)
+	if err != nil || len(c.Spec.FlinkConfig) == 0 {
+		return j.Spec.FlinkConfig
+	}
+	conf := v1beta1.FlinkConfig{}
+	for k, v := range c.Spec.FlinkConfig {
+		conf[k] = v
+	}
+	for k, v := range j.Spec.FlinkConfig {
+		conf[k] = v
+	}
+	return conf
+}

@@ -1,0 +1,66 @@
+package flinkapplication
+
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	applisters "github.com/flinkfsm/flinkfsm/pkg/client/listers/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+)
+
+// A session job runs with its session cluster's configuration under its own, so a checkpoint
+// interval set once for the whole cluster is the interval the job's series reports; a job's own
+// interval wins.
+func TestASessionJobsCheckpointIntervalComesFromItsClusterUnlessItSetsOne(t *testing.T) {
+	index := func() cache.Indexer {
+		return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	}
+	clusters, jobs := index(), index()
+	require.NoError(t, clusters.Add(&v1beta1.FlinkSessionCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "shared"},
+		Spec: v1beta1.FlinkSessionClusterSpec{FlinkConfig: v1beta1.FlinkConfig{flink.CheckpointIntervalKey: "30s"}}}))
+	job := func(name string, conf v1beta1.FlinkConfig) *v1beta1.FlinkSessionJob {
+		j := &v1beta1.FlinkSessionJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name}}
+		j.Spec.ClusterName, j.Spec.FlinkConfig = "shared", conf
+		j.Status.JobStatus.JobID = "0123456789abcdef0123456789abcdef"
+		return j
+	}
+	require.NoError(t, jobs.Add(job("inherits", nil)))
+	require.NoError(t, jobs.Add(job("own", v1beta1.FlinkConfig{flink.CheckpointIntervalKey: "5s"})))
+	apps := index()
+	obs := &listerObserver{byNamespace: map[string]*namespaceListers{"team": {
+		apps:            applisters.NewFlinkApplicationLister(apps),
+		sessionClusters: applisters.NewFlinkSessionClusterLister(clusters),
+		sessionJobs:     applisters.NewFlinkSessionJobLister(jobs), sessionJobIndex: jobs,
+	}}}
+	c := &Controller{env: &Environment{Observer: obs}}
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(c.Collector()))
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	got := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "job_checkpoint_interval_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			got[label(m, "name")] = m.GetGauge().GetValue()
+		}
+	}
+	assert.Equal(t, map[string]float64{"inherits": 30, "own": 5}, got)
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
