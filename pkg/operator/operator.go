@@ -65,7 +65,7 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 	}
 	_ = appscheme.AddToScheme(scheme.Scheme)
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	broadcaster.StartRecordingToSink(newParallelSink(ctx, &typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")}))
 	defer broadcaster.Shutdown()
 
 	registry, reg := newRegistry(cfg.MetricNamePrefix())
