@@ -29,6 +29,7 @@ const (
 // name, and the broadcaster is answered at once; a lane sends its Events in order, so the count
 // updates of a repeated Event (patches to its name) follow its create.
 type parallelSink struct {
+	ctx   context.Context
 	sink  record.EventSink
 	lanes []chan func()
 	retry time.Duration
@@ -37,7 +38,7 @@ type parallelSink struct {
 // newParallelSink starts the lanes; they stop when ctx ends, leaving queued Events unsent, as the
 // broadcaster does with its own queue.
 func newParallelSink(ctx context.Context, sink record.EventSink) *parallelSink {
-	s := &parallelSink{sink: sink, retry: time.Second}
+	s := &parallelSink{ctx: ctx, sink: sink, retry: time.Second}
 	for range eventLanes {
 		lane := make(chan func(), eventLaneDepth)
 		s.lanes = append(s.lanes, lane)
@@ -94,7 +95,11 @@ func (s *parallelSink) queue(e *corev1.Event, send func() (*corev1.Event, error)
 				}
 				return
 			}
-			time.Sleep(s.retry)
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-time.After(s.retry):
+			}
 		}
 	}
 }

@@ -15,8 +15,8 @@ type pair struct {
 }
 
 // defaultPairs is how many floor and operator runs (b) alternates. On 2 cores one pair does not
-// repeat: the floor alone moved from 6.6 to 7.5 s between runs of one build, and the ratio from 1.5×
-// to 1.8×, so at the sizes that take seconds (b) runs three pairs and keeps the median; at 1,000
+// repeat: over a day of runs of one build the floor alone moved from 6.4 to 10 s, and the ratio from
+// 1.45× to 2.34×, so at the sizes that take seconds (b) runs three pairs and keeps the median; at 1,000
 // applications one pair takes over five minutes and moves less.
 func defaultPairs(n int) int {
 	if n <= 200 {
