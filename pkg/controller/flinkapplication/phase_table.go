@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -87,41 +88,6 @@ func init() {
 			enter:    chooseJobIDWhenNothingRuns,
 			deadline: func(rc *Context) time.Duration { return rc.Config.ClusterStartTimeout.Duration },
 			giveUp:   abandonUpdate,
-			poll:     waitPoll,
-		},
-		v1beta1.PhaseSavepointing: {
-			handle: handleSavepointing,
-			exits: append([]exit{
-				{v1beta1.PhaseRecovering, "savepoint failed"},
-				{v1beta1.PhaseRunning, "suspend taken back before the savepoint"},
-				{v1beta1.PhaseDeployFailed, "suspend taken back; the spec is one that failed"},
-			}, stopExits...),
-			deadline: func(rc *Context) time.Duration { return rc.Config.SavepointTimeout.Duration },
-			// Giving up keeps the trigger: a savepoint that completes after all is found by its
-			// trigger time and restored, exactly as if it had been seen in time.
-			giveUp: func(rc *Context, cause string) Outcome {
-				return warnTo(v1beta1.PhaseRecovering, "SavepointFailed", cause)
-			},
-			poll: waitPoll,
-		},
-		v1beta1.PhaseCancelling: {
-			handle: handleCancelling,
-			exits: append([]exit{
-				{v1beta1.PhaseSavepointing, "LastState without a usable checkpoint: a savepoint instead"},
-				{v1beta1.PhaseDeployFailed, "the cancelled job left no state to restore"},
-				{v1beta1.PhaseRunning, "suspend taken back before the cancel"},
-			}, stopExits...),
-			deadline: func(rc *Context) time.Duration { return rc.Config.CancelTimeout.Duration },
-			giveUp:   abandonStop,
-			poll:     waitPoll,
-		},
-		v1beta1.PhaseRecovering: {
-			handle: handleRecovering,
-			exits: append([]exit{
-				{v1beta1.PhaseDeployFailed, "no state young enough; the job keeps running, or it stopped without state"},
-			}, stopExits...),
-			deadline: func(rc *Context) time.Duration { return rc.Config.CancelTimeout.Duration },
-			giveUp:   abandonStop,
 			poll:     waitPoll,
 		},
 		v1beta1.PhaseSubmitting: {
@@ -229,7 +195,50 @@ func init() {
 			poll:   waitPoll,
 		},
 	}
+	maps.Copy(phaseTable, jobStopPhases(stopExits, abandonStop))
 	applicationKind.table = phaseTable
+}
+
+// jobStopPhases are the phases that stop a live job, shared by every kind that runs one. A kind
+// brings where a finished stop leads (stopExits) and what a stop that cannot finish does (abandon).
+func jobStopPhases(stopExits []exit, abandon func(rc *Context, cause string) Outcome) map[v1beta1.FlinkApplicationPhase]phaseSpec {
+	return map[v1beta1.FlinkApplicationPhase]phaseSpec{
+		v1beta1.PhaseSavepointing: {
+			handle: handleSavepointing,
+			exits: append([]exit{
+				{v1beta1.PhaseRecovering, "savepoint failed"},
+				{v1beta1.PhaseRunning, "suspend taken back before the savepoint"},
+				{v1beta1.PhaseDeployFailed, "suspend taken back; the spec is one that failed"},
+			}, stopExits...),
+			deadline: func(rc *Context) time.Duration { return rc.Config.SavepointTimeout.Duration },
+			// Giving up keeps the trigger: a savepoint that completes after all is found by its
+			// trigger time and restored, exactly as if it had been seen in time.
+			giveUp: func(rc *Context, cause string) Outcome {
+				return warnTo(v1beta1.PhaseRecovering, "SavepointFailed", cause)
+			},
+			poll: waitPoll,
+		},
+		v1beta1.PhaseCancelling: {
+			handle: handleCancelling,
+			exits: append([]exit{
+				{v1beta1.PhaseSavepointing, "LastState without a usable checkpoint: a savepoint instead"},
+				{v1beta1.PhaseDeployFailed, "the cancelled job left no state to restore"},
+				{v1beta1.PhaseRunning, "suspend taken back before the cancel"},
+			}, stopExits...),
+			deadline: func(rc *Context) time.Duration { return rc.Config.CancelTimeout.Duration },
+			giveUp:   abandon,
+			poll:     waitPoll,
+		},
+		v1beta1.PhaseRecovering: {
+			handle: handleRecovering,
+			exits: append([]exit{
+				{v1beta1.PhaseDeployFailed, "no state young enough; the job keeps running, or it stopped without state"},
+			}, stopExits...),
+			deadline: func(rc *Context) time.Duration { return rc.Config.CancelTimeout.Duration },
+			giveUp:   abandon,
+			poll:     waitPoll,
+		},
+	}
 }
 
 // readinessTimeout bounds how long a new job may take to run stable: the application's

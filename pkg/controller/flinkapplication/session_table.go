@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -75,39 +76,6 @@ func init() {
 			},
 			poll: waitPoll,
 		},
-		v1beta1.PhaseSavepointing: {
-			handle: handleSavepointing,
-			exits: append([]exit{
-				{v1beta1.PhaseRecovering, "savepoint failed"},
-				{v1beta1.PhaseRunning, "suspend taken back before the savepoint"},
-				{v1beta1.PhaseDeployFailed, "suspend taken back; the spec is one that failed"},
-			}, stopExits...),
-			deadline: func(rc *Context) time.Duration { return rc.Config.SavepointTimeout.Duration },
-			giveUp: func(rc *Context, cause string) Outcome {
-				return warnTo(v1beta1.PhaseRecovering, "SavepointFailed", cause)
-			},
-			poll: waitPoll,
-		},
-		v1beta1.PhaseCancelling: {
-			handle: handleCancelling,
-			exits: append([]exit{
-				{v1beta1.PhaseSavepointing, "LastState without a usable checkpoint: a savepoint instead"},
-				{v1beta1.PhaseDeployFailed, "the cancelled job left no state to restore"},
-				{v1beta1.PhaseRunning, "suspend taken back before the cancel"},
-			}, stopExits...),
-			deadline: func(rc *Context) time.Duration { return rc.Config.CancelTimeout.Duration },
-			giveUp:   abandonSessionStop,
-			poll:     waitPoll,
-		},
-		v1beta1.PhaseRecovering: {
-			handle: handleRecovering,
-			exits: append([]exit{
-				{v1beta1.PhaseDeployFailed, "no state young enough; the job keeps running, or it stopped without state"},
-			}, stopExits...),
-			deadline: func(rc *Context) time.Duration { return rc.Config.CancelTimeout.Duration },
-			giveUp:   abandonSessionStop,
-			poll:     waitPoll,
-		},
 		v1beta1.PhaseDeployFailed: {
 			handle: handleSessionJobDeployFailed,
 			exits: []exit{
@@ -130,6 +98,7 @@ func init() {
 			poll:   waitPoll,
 		},
 	}
+	maps.Copy(sessionJobTable, jobStopPhases(stopExits, abandonSessionStop))
 
 	sessionClusterTable = map[v1beta1.FlinkApplicationPhase]phaseSpec{
 		v1beta1.PhaseNew: {
