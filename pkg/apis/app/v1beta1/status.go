@@ -268,8 +268,12 @@ type FlinkJobStatus struct {
 	// +kubebuilder:validation:Maximum=2147483647
 	FailedCheckpointCount int32 `json:"failedCheckpointCount,omitempty"`
 	// RestorePath is where the running job's state came from, as Flink reports it.
-	RestorePath     string       `json:"restorePath,omitempty"`
-	RestoreTime     *metav1.Time `json:"restoreTime,omitempty"`
+	RestorePath string `json:"restorePath,omitempty"`
+	// RestoreTime is when the job started from restorePath: its start when the operator submitted
+	// it, Flink's restore time after a failover. The state is at least that old, so a recovery
+	// prefers a checkpoint recorded later.
+	RestoreTime *metav1.Time `json:"restoreTime,omitempty"`
+	// LastFailingTime is when the job was last seen FAILING or RESTARTING.
 	LastFailingTime *metav1.Time `json:"lastFailingTime,omitempty"`
 
 	LastCheckpointPath string       `json:"lastCheckpoint,omitempty"`
