@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/integ/testkit"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 )
@@ -67,11 +68,11 @@ func TestBlueGreenAutoPromotionPassesTheGateAndTearsDownTheOldVersion(t *testing
 	// DualRunning lasts only until the gate passes, a few seconds: the history says it was there.
 	app := s.waitRunning(old.Name, oldHash)
 
-	if !historyHas(app, v1beta1.PhaseDualRunning) {
-		t.Errorf("the new version never ran beside the deployed one: %s", describe(app))
+	if !testkit.HistoryHas(app, v1beta1.PhaseDualRunning) {
+		t.Errorf("the new version never ran beside the deployed one: %s", testkit.Describe(app))
 	}
 	if reason, _ := transitionInto(app, v1beta1.PhaseTeardown); reason != "Promoted" {
-		t.Errorf("Teardown entered with reason %q, want Promoted: %s", reason, describe(app))
+		t.Errorf("Teardown entered with reason %q, want Promoted: %s", reason, testkit.Describe(app))
 	}
 	st := app.Status
 	if st.DeployVersion != v1beta1.BlueFlinkApplication || st.UpdatingVersion != "" || st.DeployHash != flink.ClusterHash(app) {
@@ -90,7 +91,7 @@ func TestBlueGreenAutoPromotionPassesTheGateAndTearsDownTheOldVersion(t *testing
 	// The old version stopped with a savepoint, recorded before its cluster went.
 	lt := st.LastTeardown
 	if lt == nil {
-		t.Fatalf("no status.lastTeardown: %s", describe(app))
+		t.Fatalf("no status.lastTeardown: %s", testkit.Describe(app))
 	}
 	if lt.Version != v1beta1.GreenFlinkApplication || lt.JobID != oldJob {
 		t.Errorf("lastTeardown names version %q, job %s; want green, job %s", lt.Version, lt.JobID, oldJob)
@@ -181,7 +182,7 @@ func TestBlueGreenAbortedNewVersionLeavesTheDeployedJobUntouched(t *testing.T) {
 			dualSince := time.Now()
 			newHash := dual.Status.UpdatingHash
 			if newHash == "" || newHash == oldHash {
-				t.Fatalf("DualRunning with updatingHash %q beside %s: %s", newHash, oldHash, describe(dual))
+				t.Fatalf("DualRunning with updatingHash %q beside %s: %s", newHash, oldHash, testkit.Describe(dual))
 			}
 			app := s.waitFor(old.Name, "DeployFailed after an abort", inPhase(v1beta1.PhaseDeployFailed),
 				func(a *v1beta1.FlinkApplication) bool {
@@ -195,7 +196,7 @@ func TestBlueGreenAbortedNewVersionLeavesTheDeployedJobUntouched(t *testing.T) {
 
 			st := app.Status
 			if last := st.History[len(st.History)-1]; last.Reason != "BlueGreenAborted" {
-				t.Errorf("last transition %s -> %s with reason %q, want BlueGreenAborted: %s", last.From, last.To, last.Reason, describe(app))
+				t.Errorf("last transition %s -> %s with reason %q, want BlueGreenAborted: %s", last.From, last.To, last.Reason, testkit.Describe(app))
 			}
 			if !strings.Contains(st.Reason, c.cause) || (c.notCause != "" && strings.Contains(st.Reason, c.notCause)) {
 				t.Errorf("status.reason %q; want the cause %q", st.Reason, c.cause)
@@ -229,7 +230,7 @@ func TestBlueGreenAbortedNewVersionLeavesTheDeployedJobUntouched(t *testing.T) {
 			if again, err := s.get(app.Name); err != nil {
 				t.Errorf("reading %s again: %v", app.Name, err)
 			} else if again.Status.Phase != v1beta1.PhaseDeployFailed {
-				t.Errorf("the aborted spec is deployed again: %s", describe(again))
+				t.Errorf("the aborted spec is deployed again: %s", testkit.Describe(again))
 			}
 		})
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/integ/testkit"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 )
@@ -88,8 +89,8 @@ func TestBlueGreenUpdateRunsBothVersionsUntilOneIsTornDown(t *testing.T) {
 		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.DeployHash == newHash
 	}, inPhase(v1beta1.PhaseDeployFailed))
 	st = app.Status
-	if !historyHas(app, v1beta1.PhaseTeardown) || st.TeardownHash != oldHash {
-		t.Errorf("want Teardown of %s in the history and as status.teardownHash: %s", oldHash, describe(app))
+	if !testkit.HistoryHas(app, v1beta1.PhaseTeardown) || st.TeardownHash != oldHash {
+		t.Errorf("want Teardown of %s in the history and as status.teardownHash: %s", oldHash, testkit.Describe(app))
 	}
 	if st.DeployVersion != blue || st.UpdatingVersion != "" || st.UpdatingHash != "" || st.JobStatus.JobID != newJob.ID {
 		t.Errorf("after teardown: deployVersion %q, updatingVersion %q, updatingHash %q, job %s; want blue, none, none, %s",
@@ -119,7 +120,7 @@ func TestBlueGreenUpdateRunsBothVersionsUntilOneIsTornDown(t *testing.T) {
 	s.waitClusterGone(app.Name, oldHash)
 	// The Deployments' pods go by garbage collection, which the suite makes sure of only now, while
 	// the application got this far.
-	if err := garbageCollectorReady(); err != nil {
+	if err := theSuite.GarbageCollectorReady(); err != nil {
 		t.Fatal(err)
 	}
 	s.waitNoPods(app.Name, oldHash)
@@ -167,8 +168,8 @@ func TestBlueGreenSpecChangeDuringDualRunningReplacesTheUpdatingVersion(t *testi
 	hash3 := flink.ClusterHash(s.update(old.Name, func(spec *v1beta1.FlinkApplicationSpec) { spec.Image = "flinkfsm.test/wordcount:v3" }))
 	app := s.waitDualRunning(old.Name, hash3, oldHash, oldJob)
 	st := app.Status
-	if !historyHas(app, v1beta1.PhaseTeardown) || st.DeployVersion != green || st.UpdatingVersion != blue {
-		t.Errorf("want a Teardown, then green deployed and the newest spec updating as blue: %s", describe(app))
+	if !testkit.HistoryHas(app, v1beta1.PhaseTeardown) || st.DeployVersion != green || st.UpdatingVersion != blue {
+		t.Errorf("want a Teardown, then green deployed and the newest spec updating as blue: %s", testkit.Describe(app))
 	}
 	if lt := st.LastTeardown; lt == nil || lt.VersionHash != hash2 || lt.JobID != job2 {
 		t.Errorf("status.lastTeardown %+v, want the replaced version %s (job %s)", lt, hash2, job2)
@@ -190,7 +191,7 @@ func TestBlueGreenSpecChangeDuringDualRunningReplacesTheUpdatingVersion(t *testi
 	s.assertJobCount(app.Name, 3)
 	s.assertAtMostTwoAlive(app.Name)
 
-	if err := garbageCollectorReady(); err != nil {
+	if err := theSuite.GarbageCollectorReady(); err != nil {
 		t.Fatal(err)
 	}
 	if err := env.Apps.FlinkV1beta1().FlinkApplications(s.ns).Delete(s.ctx, app.Name, metav1.DeleteOptions{}); err != nil {

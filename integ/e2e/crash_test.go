@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/flinkfsm/flinkfsm/integ/testkit"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
@@ -31,7 +32,7 @@ func TestOperatorKilledWhileSavepointingResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	if killed.Status.Phase != v1beta1.PhaseSavepointing || killed.Status.SavepointTriggerID == "" {
-		t.Errorf("the kill did not land in Savepointing with a recorded trigger: %s", describe(killed))
+		t.Errorf("the kill did not land in Savepointing with a recorded trigger: %s", testkit.Describe(killed))
 	}
 	if err := env.StartOperator(); err != nil {
 		t.Fatalf("restarting the operator: %v", err)

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flinkfsm/flinkfsm/integ/testkit"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
@@ -41,7 +42,7 @@ func (s *scenario) killInPhase(name string, phase v1beta1.FlinkApplicationPhase)
 		s.t.Fatal(err)
 	}
 	if app.Status.Phase != phase {
-		s.t.Fatalf("the kill did not land in %s: %s", phase, describe(app))
+		s.t.Fatalf("the kill did not land in %s: %s", phase, testkit.Describe(app))
 	}
 	return killedAt
 }
@@ -80,8 +81,8 @@ func TestOperatorDownPastTheSavepointDeadlineRestoresTheSavepoint(t *testing.T) 
 	s.restartPastTheDeadlines(killedAt)
 
 	app := s.waitRunning(old.Name, old.Status.DeployHash)
-	if historyHas(app, v1beta1.PhaseRecovering) {
-		t.Errorf("the savepoint was given up: %s", describe(app))
+	if testkit.HistoryHas(app, v1beta1.PhaseRecovering) {
+		t.Errorf("the savepoint was given up: %s", testkit.Describe(app))
 	}
 	s.assertSavepointTriggers(oldJM, 1)
 	job := s.onlyJob(s.jobManager(app))
@@ -124,8 +125,8 @@ func TestOperatorDownPastTheCancelDeadlineRestoresTheNewestCheckpoint(t *testing
 	s.restartPastTheDeadlines(killedAt)
 
 	app := s.waitRunning(old.Name, old.Status.DeployHash)
-	if historyHas(app, v1beta1.PhaseRollingBack) || historyHas(app, v1beta1.PhaseSavepointing) {
-		t.Errorf("want Cancelling straight to the new job: %s", describe(app))
+	if testkit.HistoryHas(app, v1beta1.PhaseRollingBack) || testkit.HistoryHas(app, v1beta1.PhaseSavepointing) {
+		t.Errorf("want Cancelling straight to the new job: %s", testkit.Describe(app))
 	}
 	s.assertSavepointTriggers(oldJM, 0)
 	job := s.onlyJob(s.jobManager(app))
@@ -162,8 +163,8 @@ func TestOperatorDownPastTheSavepointDeadlineSuspendsWithTheSavepoint(t *testing
 
 	app := s.waitFor(old.Name, string(v1beta1.PhaseSuspended), inPhase(v1beta1.PhaseSuspended), inPhase(v1beta1.PhaseDeployFailed))
 	s.waitClusterGone(app.Name, old.Status.DeployHash)
-	if historyHas(app, v1beta1.PhaseRecovering) {
-		t.Errorf("the savepoint was given up: %s", describe(app))
+	if testkit.HistoryHas(app, v1beta1.PhaseRecovering) {
+		t.Errorf("the savepoint was given up: %s", testkit.Describe(app))
 	}
 	s.assertSavepointTriggers(oldJM, 1)
 	sps := savepointsOf(oldJob)
@@ -206,8 +207,8 @@ func TestCancelOutlastingTheDeadlineRollsBackFromTheNewestCheckpoint(t *testing.
 			return a.Status.Phase == v1beta1.PhaseRunning && a.Status.DeployHash != oldHash
 		})
 
-	if !historyHas(app, v1beta1.PhaseRollingBack) {
-		t.Errorf("no RollingBack in the history: %s", describe(app))
+	if !testkit.HistoryHas(app, v1beta1.PhaseRollingBack) {
+		t.Errorf("no RollingBack in the history: %s", testkit.Describe(app))
 	}
 	if r := s.record(app.Name, oldJob); !reached(r, "CANCELED") {
 		t.Fatalf("old job %s went %s, want it CANCELED", oldJob, states(r))

@@ -56,7 +56,7 @@ func TestDeleteHandlesJobPerDeleteMode(t *testing.T) {
 			defer stopEnvOnPanic()
 			t.Parallel()
 			s := newScenario(t)
-			if err := garbageCollectorReady(); err != nil {
+			if err := theSuite.GarbageCollectorReady(); err != nil {
 				t.Fatal(err)
 			}
 			app := s.createRunning("wordcount", func(spec *v1beta1.FlinkApplicationSpec) { spec.DeleteMode = tt.mode })

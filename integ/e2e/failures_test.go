@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/integ/testkit"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
@@ -30,8 +31,8 @@ func TestFailedSavepointRecoversFromNewestCheckpoint(t *testing.T) {
 	s.update(old.Name, func(spec *v1beta1.FlinkApplicationSpec) { spec.Image = "flinkfsm.test/wordcount:v2" })
 	app := s.waitRunning(old.Name, old.Status.DeployHash)
 
-	if !historyHas(app, v1beta1.PhaseRecovering) {
-		t.Errorf("no Recovering in the history: %s", describe(app))
+	if !testkit.HistoryHas(app, v1beta1.PhaseRecovering) {
+		t.Errorf("no Recovering in the history: %s", testkit.Describe(app))
 	}
 	path := app.Status.JobStatus.RestorePath
 	if !strings.Contains(path, "/chk-") {

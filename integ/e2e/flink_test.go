@@ -9,26 +9,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/integ/suite"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
 // This file holds the assertions on the Flink side, read from the simulator: what a user would see
 // in the Flink UI and the savepoint bucket, whatever the operator's status claims.
 
-// assertNoOverlaps fails the test if two jobs of one of its applications were ever alive at once,
-// which for a streaming job means duplicated output. A BlueGreen application runs its two versions'
-// jobs at once on purpose; a third beside them is never allowed.
+// assertNoOverlaps fails the test if two jobs of one of its applications were ever alive at once
+// (a BlueGreen application may run two, never three).
 func (s *scenario) assertNoOverlaps() {
 	for _, name := range s.apps {
-		if s.blueGreen[name] {
-			s.assertAtMostTwoAlive(name)
-			continue
-		}
-		for _, o := range env.Fleet.Timeline().Overlaps(s.appKey(name)) {
-			s.t.Errorf("%s: jobs %s (on %s) and %s (on %s) were alive together from %s to %v",
-				name, o.First.JobID, o.First.JobManager, o.Second.JobID, o.Second.JobManager,
-				o.From.Format("15:04:05.000"), o.To)
-		}
+		suite.CheckNoOverlaps(s.t, env.Fleet.Timeline(), s.appKey(name), s.blueGreen[name])
 	}
 }
 
@@ -36,9 +28,7 @@ func (s *scenario) assertNoOverlaps() {
 // the deployed and the updating version's jobs may run at once, never a third.
 func (s *scenario) assertAtMostTwoAlive(name string) {
 	s.t.Helper()
-	if most := env.Fleet.Timeline().MostAlive(s.appKey(name)); most > 2 {
-		s.t.Errorf("%s: %d jobs were alive at once, want at most 2 (the deployed and the updating version)", name, most)
-	}
+	suite.CheckNoOverlaps(s.t, env.Fleet.Timeline(), s.appKey(name), true)
 }
 
 // appKey is the simulator's Timeline key of an application.

@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/flinkfsm/flinkfsm/integ/testkit"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
@@ -51,7 +50,7 @@ func newScenario(t *testing.T) *scenario {
 	t.Helper()
 	s := &scenario{t: t, ctx: context.Background()}
 	// A generated suffix keeps -count=N runs apart.
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: namespacePrefix(t.Name())}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: testkit.NamespacePrefix("", t.Name())}}
 	created, err := env.Kube.CoreV1().Namespaces().Create(s.ctx, ns, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("creating a namespace for %s: %v", t.Name(), err)
@@ -68,19 +67,6 @@ func newScenario(t *testing.T) *scenario {
 	})
 	t.Cleanup(s.assertNoOverlaps)
 	return s
-}
-
-var notNameChars = regexp.MustCompile(`[^a-z0-9]+`)
-
-// namespacePrefix turns a test name into the generateName of its namespace: a DNS label once the
-// API server appends its five random characters.
-func namespacePrefix(testName string) string {
-	n := strings.TrimPrefix(testName, "Test")
-	n = strings.Trim(notNameChars.ReplaceAllString(strings.ToLower(n), "-"), "-")
-	if len(n) > 50 {
-		n = strings.TrimRight(n[:50], "-")
-	}
-	return n + "-"
 }
 
 // appSpec is the spec every test starts from: the wordcount example, sized small, with its
@@ -171,7 +157,7 @@ func (s *scenario) waitFor(name, what string, done, hopeless func(*v1beta1.Flink
 				return app
 			}
 			if hopeless != nil && hopeless(app) {
-				s.t.Fatalf("%s/%s can no longer reach %s: %s", s.ns, name, what, describe(app))
+				s.t.Fatalf("%s/%s can no longer reach %s: %s", s.ns, name, what, testkit.Describe(app))
 			}
 		} else {
 			lastErr = err
@@ -180,7 +166,7 @@ func (s *scenario) waitFor(name, what string, done, hopeless func(*v1beta1.Flink
 			if last == nil {
 				s.t.Fatalf("%s/%s did not reach %s within %s: %v", s.ns, name, what, waitTimeout, lastErr)
 			}
-			s.t.Fatalf("%s/%s did not reach %s within %s: %s", s.ns, name, what, waitTimeout, describe(last))
+			s.t.Fatalf("%s/%s did not reach %s within %s: %s", s.ns, name, what, waitTimeout, testkit.Describe(last))
 		}
 		time.Sleep(pollInterval)
 	}
@@ -221,7 +207,7 @@ func (s *scenario) waitGone(name string) {
 		if err != nil {
 			return false, err.Error()
 		}
-		return false, describe(app)
+		return false, testkit.Describe(app)
 	})
 }
 
@@ -246,32 +232,6 @@ func (s *scenario) pollUntil(what string, every time.Duration, check func() (ok 
 		}
 		time.Sleep(every)
 	}
-}
-
-// historyHas tells whether the application passed through phase, as status.history records it.
-func historyHas(app *v1beta1.FlinkApplication, phase v1beta1.FlinkApplicationPhase) bool {
-	for _, h := range app.Status.History {
-		if h.To == phase {
-			return true
-		}
-	}
-	return false
-}
-
-// describe is what a failure message needs to know about an application.
-func describe(app *v1beta1.FlinkApplication) string {
-	st := app.Status
-	var b strings.Builder
-	fmt.Fprintf(&b, "phase %q, reason %q, deployHash %q, updatingHash %q, job %s (%s)",
-		st.Phase, st.Reason, st.DeployHash, st.UpdatingHash, st.JobStatus.JobID, st.JobStatus.State)
-	if e := st.LastSeenError; e != nil {
-		fmt.Fprintf(&b, ", lastSeenError %q (retry %d)", e.AppError, st.RetryCount)
-	}
-	b.WriteString(", history:")
-	for _, h := range st.History {
-		fmt.Fprintf(&b, "\n    %s %s -> %s (%s)", h.Time.Format("15:04:05"), h.From, h.To, h.Reason)
-	}
-	return b.String()
 }
 
 // events are the Events the operator emitted about an application, oldest first.
@@ -317,7 +277,7 @@ func (s *scenario) logDiagnostics() {
 	t.Logf("logs in %s; cluster logs in %s", env.Dir+"/logs", env.Cluster.LogDir())
 	for _, name := range s.apps {
 		if app, err := s.get(name); err == nil {
-			t.Logf("%s: %s", name, describe(app))
+			t.Logf("%s: %s", name, testkit.Describe(app))
 		}
 		for _, e := range s.events(name) {
 			t.Logf("  event %s %s: %s", e.Type, e.Reason, e.Message)
@@ -326,17 +286,6 @@ func (s *scenario) logDiagnostics() {
 			t.Logf("  flink job %s on %s from %q: %v (lost at %v)", j.JobID, j.JobManager, j.RestoredFrom, j.States, j.LostAt)
 		}
 	}
-	t.Logf("operator log lines about %s (last 40):\n%s", s.ns, linesAbout(env.OperatorLog(), s.ns, 40))
-	t.Logf("simulator lines about %s (last 20):\n%s", s.ns, linesAbout(readFile(envLogPath), s.ns, 20))
-}
-
-// linesAbout is the last n lines of a log that mention text.
-func linesAbout(log, text string, n int) string {
-	var mine []string
-	for _, line := range strings.Split(log, "\n") {
-		if strings.Contains(line, text) {
-			mine = append(mine, line)
-		}
-	}
-	return tail(strings.Join(mine, "\n"), n)
+	t.Logf("operator log lines about %s (last 40):\n%s", s.ns, testkit.LinesAbout(env.OperatorLog(), s.ns, 40))
+	t.Logf("simulator lines about %s (last 20):\n%s", s.ns, testkit.LinesAbout(testkit.ReadFile(theSuite.EnvLogPath), s.ns, 20))
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/flinkfsm/flinkfsm/integ/testkit"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
@@ -259,7 +260,7 @@ func TestHostileManifestsAreRefusedWithTheFieldNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	if now.Status.Phase != v1beta1.PhaseRunning || now.Status.JobStatus.JobID != bystander.Status.JobStatus.JobID {
-		t.Errorf("the bystander was disturbed: %s", describe(now))
+		t.Errorf("the bystander was disturbed: %s", testkit.Describe(now))
 	}
 	cleanUp(s, client, cases)
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/integ/testkit"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 )
@@ -196,8 +197,8 @@ func TestUnreadyTaskManagersAndRestErrorsDuringUpdateNeverRunTwoJobs(t *testing.
 	oldJM.SetFaults(flinksim.Faults{})
 	app := s.waitRunning(old.Name, oldHash)
 
-	if !historyHas(app, v1beta1.PhaseRecovering) {
-		t.Errorf("no Recovering in the history: %s", describe(app))
+	if !testkit.HistoryHas(app, v1beta1.PhaseRecovering) {
+		t.Errorf("no Recovering in the history: %s", testkit.Describe(app))
 	}
 	job := s.onlyJob(s.jobManager(app))
 	s.assertRunningJob(job, 3)

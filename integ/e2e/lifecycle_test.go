@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/integ/testkit"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 )
@@ -62,8 +63,8 @@ func TestLastStateUpdateRestoresTheNewestCheckpoint(t *testing.T) {
 			s.update(old.Name, func(spec *v1beta1.FlinkApplicationSpec) { spec.Image = "flinkfsm.test/wordcount:v2" })
 			app := s.waitRunning(old.Name, old.Status.DeployHash)
 
-			if !historyHas(app, v1beta1.PhaseCancelling) || historyHas(app, v1beta1.PhaseSavepointing) {
-				t.Errorf("want Cancelling and no Savepointing in the history: %s", describe(app))
+			if !testkit.HistoryHas(app, v1beta1.PhaseCancelling) || testkit.HistoryHas(app, v1beta1.PhaseSavepointing) {
+				t.Errorf("want Cancelling and no Savepointing in the history: %s", testkit.Describe(app))
 			}
 			s.assertSavepointTriggers(oldJM, 0)
 			if r := s.record(app.Name, oldJob); !reached(r, "CANCELED") {
@@ -173,8 +174,8 @@ func TestUnstableUpdateRollsBackToTheLastStableSpec(t *testing.T) {
 		t.Errorf("the rollback took %s with a %ds readiness timeout", took.Round(time.Second), readiness)
 	}
 	last := app.Status.History[len(app.Status.History)-1]
-	if last.Reason != "RolledBack" || !historyHas(app, v1beta1.PhaseRollingBack) {
-		t.Errorf("want RollingBack then DeployFailed with reason RolledBack: %s", describe(app))
+	if last.Reason != "RolledBack" || !testkit.HistoryHas(app, v1beta1.PhaseRollingBack) {
+		t.Errorf("want RollingBack then DeployFailed with reason RolledBack: %s", testkit.Describe(app))
 	}
 	if app.Status.DeployHash != oldHash || app.Status.FailedDeployHash != flink.ClusterHash(app) {
 		t.Errorf("deployHash %s, failedDeployHash %s; want %s and the new spec's hash", app.Status.DeployHash, app.Status.FailedDeployHash, oldHash)
@@ -224,8 +225,8 @@ func TestInPlaceParallelismChangeKeepsTheCluster(t *testing.T) {
 					a.Status.JobStatus.State == v1beta1.JobRunning
 			}, inPhase(v1beta1.PhaseDeployFailed))
 
-			if app.Status.DeployHash != oldHash || !historyHas(app, v1beta1.PhaseRescaling) || countHistory(app, v1beta1.PhaseClusterStarting) != 1 {
-				t.Errorf("want a rescale of cluster %s in place: %s", oldHash, describe(app))
+			if app.Status.DeployHash != oldHash || !testkit.HistoryHas(app, v1beta1.PhaseRescaling) || countHistory(app, v1beta1.PhaseClusterStarting) != 1 {
+				t.Errorf("want a rescale of cluster %s in place: %s", oldHash, testkit.Describe(app))
 			}
 			if jm := s.jobManager(app); jm != oldJM {
 				t.Errorf("the JobManager changed: %s, was %s", jm.Name(), oldJM.Name())

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/integ/testkit"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
@@ -36,7 +37,7 @@ func TestFailingNewJobRollsBackToSavepoint(t *testing.T) {
 	var restarted string
 	s.pollUntil("the rollback restarts the job on the old cluster", 20*time.Millisecond, func() (bool, string) {
 		if app, err := s.get(old.Name); err == nil && app.Status.Phase == v1beta1.PhaseRunning && app.Status.DeployHash != oldHash {
-			t.Fatalf("the failing job was taken for a running one: %s", describe(app))
+			t.Fatalf("the failing job was taken for a running one: %s", testkit.Describe(app))
 		}
 		for _, j := range oldJM.Jobs() {
 			if j.ID != oldJob {
@@ -47,7 +48,7 @@ func TestFailingNewJobRollsBackToSavepoint(t *testing.T) {
 	})
 	for hold := time.Now().Add(jobStabilizationPeriod + time.Second); time.Now().Before(hold); time.Sleep(pollInterval) {
 		if app, err := s.get(old.Name); err == nil && app.Status.Phase != v1beta1.PhaseRollingBack {
-			t.Fatalf("left RollingBack while the restarted job %s could not run a task: %s", restarted, describe(app))
+			t.Fatalf("left RollingBack while the restarted job %s could not run a task: %s", restarted, testkit.Describe(app))
 		}
 	}
 	oldJM.SetTaskManagers(taskManagers)
@@ -56,8 +57,8 @@ func TestFailingNewJobRollsBackToSavepoint(t *testing.T) {
 			return a.Status.Phase == v1beta1.PhaseRunning && a.Status.DeployHash != oldHash
 		})
 
-	if !historyHas(app, v1beta1.PhaseRollingBack) {
-		t.Errorf("no RollingBack in the history: %s", describe(app))
+	if !testkit.HistoryHas(app, v1beta1.PhaseRollingBack) {
+		t.Errorf("no RollingBack in the history: %s", testkit.Describe(app))
 	}
 	if app.Status.DeployHash != oldHash || app.Status.JobStatus.JobID != restarted {
 		t.Errorf("after the rollback: deployHash %s, job %s; want %s, the restarted %s",

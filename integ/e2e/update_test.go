@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flinkfsm/flinkfsm/integ/testkit"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
@@ -87,8 +88,8 @@ func TestForceRollbackAbandonsUpdateBeforeSavepoint(t *testing.T) {
 		t.Errorf("forceRollback took %s to reach DeployFailed", took.Round(time.Second))
 	}
 
-	if !historyHas(app, v1beta1.PhaseRollingBack) {
-		t.Errorf("DeployFailed without RollingBack: %s", describe(app))
+	if !testkit.HistoryHas(app, v1beta1.PhaseRollingBack) {
+		t.Errorf("DeployFailed without RollingBack: %s", testkit.Describe(app))
 	}
 	if app.Status.DeployHash != oldHash || app.Status.JobStatus.JobID != oldJob {
 		t.Errorf("after the rollback: deployHash %s, job %s; want %s, %s", app.Status.DeployHash, app.Status.JobStatus.JobID, oldHash, oldJob)

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/integ/testkit"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 )
@@ -171,7 +172,7 @@ func TestLyftWrittenApplicationsAreAdoptedAndUpdated(t *testing.T) {
 	time.Sleep(3 * time.Second) // passes of the operator over the adopted application
 	adopted = s.mustGet(running.Name)
 	if adopted.Status.Phase != v1beta1.PhaseRunning || adopted.Status.DeployHash != runningHash || adopted.Status.JobStatus.JobID != runningJob {
-		t.Errorf("adopted: %s; want Running on %s with job %s", describe(adopted), runningHash, runningJob)
+		t.Errorf("adopted: %s; want Running on %s with job %s", testkit.Describe(adopted), runningHash, runningJob)
 	}
 	if jobs := env.Fleet.Timeline().Jobs(s.ns + "/" + running.Name); len(jobs) != 1 {
 		t.Errorf("the simulator ran %d jobs of %s after the adoption, want Lyft's only", len(jobs), running.Name)
@@ -408,7 +409,7 @@ func (s *scenario) writeLyftStatus(app *v1beta1.FlinkApplication, status map[str
 	}
 	got := s.mustGet(app.Name)
 	if string(got.Status.Phase) != status["phase"] || got.Status.DeployHash != status["deployHash"] {
-		s.t.Fatalf("status of %s as written: %s", app.Name, describe(got))
+		s.t.Fatalf("status of %s as written: %s", app.Name, testkit.Describe(got))
 	}
 }
 

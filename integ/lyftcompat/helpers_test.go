@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +19,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/integ/suite"
+	"github.com/flinkfsm/flinkfsm/integ/testkit"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 )
@@ -56,7 +57,7 @@ func newScenario(t *testing.T) *scenario {
 	t.Helper()
 	s := &scenario{t: t, ctx: context.Background()}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		GenerateName: namespacePrefix(t.Name()),
+		GenerateName: testkit.NamespacePrefix("lyft-", t.Name()),
 		Annotations:  map[string]string{"flinkfsm.io/allow-host-path": "true"},
 	}}
 	created, err := env.Kube.CoreV1().Namespaces().Create(s.ctx, ns, metav1.CreateOptions{})
@@ -73,17 +74,6 @@ func newScenario(t *testing.T) *scenario {
 	})
 	t.Cleanup(s.assertNoOverlaps)
 	return s
-}
-
-var notNameChars = regexp.MustCompile(`[^a-z0-9]+`)
-
-func namespacePrefix(testName string) string {
-	n := strings.TrimPrefix(testName, "Test")
-	n = strings.Trim(notNameChars.ReplaceAllString(strings.ToLower(n), "-"), "-")
-	if len(n) > 50 {
-		n = strings.TrimRight(n[:50], "-")
-	}
-	return "lyft-" + n + "-"
 }
 
 // readTestApp is Lyft's ReadFlinkApplication("test_app.yaml"): the manifest as it is, in the
@@ -229,7 +219,7 @@ func (s *scenario) waitFor(name, what string, done, hopeless func(*v1beta1.Flink
 				return app
 			}
 			if hopeless != nil && hopeless(app) {
-				s.t.Fatalf("%s/%s can no longer reach %s: %s", s.ns, name, what, describe(app))
+				s.t.Fatalf("%s/%s can no longer reach %s: %s", s.ns, name, what, testkit.Describe(app))
 			}
 		} else {
 			lastErr = err
@@ -238,7 +228,7 @@ func (s *scenario) waitFor(name, what string, done, hopeless func(*v1beta1.Flink
 			if last == nil {
 				s.t.Fatalf("%s/%s did not reach %s within %s: %v", s.ns, name, what, waitTimeout, lastErr)
 			}
-			s.t.Fatalf("%s/%s did not reach %s within %s: %s", s.ns, name, what, waitTimeout, describe(last))
+			s.t.Fatalf("%s/%s did not reach %s within %s: %s", s.ns, name, what, waitTimeout, testkit.Describe(last))
 		}
 		time.Sleep(pollInterval)
 	}
@@ -435,7 +425,7 @@ func (s *scenario) assertPodImages(selector string, n int, image string) {
 // flinkfsm's pods carry it as the flink-app-hash label, as Lyft's pods do too.
 func (s *scenario) waitOldPodsGone(name string, hashes ...string) {
 	s.t.Helper()
-	if err := garbageCollectorReady(); err != nil {
+	if err := theSuite.GarbageCollectorReady(); err != nil {
 		s.t.Fatal(err)
 	}
 	s.eventually("old pods of "+name+" gone", func() (bool, string) {
@@ -453,7 +443,7 @@ func (s *scenario) waitOldPodsGone(name string, hashes ...string) {
 // waitNoPods is Lyft's closing loop: wait until all pods with the selector are gone.
 func (s *scenario) waitNoPods(selector string) {
 	s.t.Helper()
-	if err := garbageCollectorReady(); err != nil {
+	if err := theSuite.GarbageCollectorReady(); err != nil {
 		s.t.Fatal(err)
 	}
 	s.eventually("all pods with "+selector+" gone", func() (bool, string) {
@@ -569,46 +559,11 @@ func addEnv(app *v1beta1.FlinkApplication, name, value string) {
 	app.Spec.TaskManagerConfig.EnvConfig.Env = append(app.Spec.TaskManagerConfig.EnvConfig.Env, v)
 }
 
-// historyHas tells whether status.history records entering phase.
-func historyHas(app *v1beta1.FlinkApplication, phase v1beta1.FlinkApplicationPhase) bool {
-	for _, h := range app.Status.History {
-		if h.To == phase {
-			return true
-		}
-	}
-	return false
-}
-
-// describe is what a failure message needs to know about an application.
-func describe(app *v1beta1.FlinkApplication) string {
-	st := app.Status
-	var b strings.Builder
-	fmt.Fprintf(&b, "phase %q, reason %q, deployHash %q, updatingHash %q, job %s (%s), savepointPath %q",
-		st.Phase, st.Reason, st.DeployHash, st.UpdatingHash, st.JobStatus.JobID, st.JobStatus.State, st.SavepointPath)
-	if e := st.LastSeenError; e != nil {
-		fmt.Fprintf(&b, ", lastSeenError %q (retry %d)", e.AppError, st.RetryCount)
-	}
-	b.WriteString(", history:")
-	for _, h := range st.History {
-		fmt.Fprintf(&b, "\n    %s %s -> %s (%s)", h.Time.Format("15:04:05"), h.From, h.To, h.Reason)
-	}
-	return b.String()
-}
-
-// assertNoOverlaps fails the test if two jobs of one application were ever alive at once.
+// assertNoOverlaps fails the test if two jobs of one application were ever alive at once (a
+// BlueGreen application may run two, never three).
 func (s *scenario) assertNoOverlaps() {
 	for _, name := range s.apps {
-		key := s.ns + "/" + name
-		if s.blueGreen[name] {
-			if most := env.Fleet.Timeline().MostAlive(key); most > 2 {
-				s.t.Errorf("%s: %d jobs were alive at once, want at most 2", name, most)
-			}
-			continue
-		}
-		for _, o := range env.Fleet.Timeline().Overlaps(key) {
-			s.t.Errorf("%s: jobs %s and %s were alive together from %s to %v",
-				name, o.First.JobID, o.Second.JobID, o.From.Format("15:04:05.000"), o.To)
-		}
+		suite.CheckNoOverlaps(s.t, env.Fleet.Timeline(), s.ns+"/"+name, s.blueGreen[name])
 	}
 }
 
@@ -620,7 +575,7 @@ func (s *scenario) logDiagnostics() {
 	events, _ := env.Kube.CoreV1().Events(s.ns).List(s.ctx, metav1.ListOptions{})
 	for _, name := range s.apps {
 		if app, err := s.get(name); err == nil {
-			t.Logf("%s: %s", name, describe(app))
+			t.Logf("%s: %s", name, testkit.Describe(app))
 		}
 		if events != nil {
 			for _, e := range events.Items {
@@ -633,15 +588,5 @@ func (s *scenario) logDiagnostics() {
 			t.Logf("  flink job %s on %s from %q: %v", j.JobID, j.JobManager, j.RestoredFrom, j.States)
 		}
 	}
-	t.Logf("operator log lines about %s (last 40):\n%s", s.ns, linesAbout(env.OperatorLog(), s.ns, 40))
-}
-
-func linesAbout(log, text string, n int) string {
-	var mine []string
-	for _, line := range strings.Split(log, "\n") {
-		if strings.Contains(line, text) {
-			mine = append(mine, line)
-		}
-	}
-	return tail(strings.Join(mine, "\n"), n)
+	t.Logf("operator log lines about %s (last 40):\n%s", s.ns, testkit.LinesAbout(env.OperatorLog(), s.ns, 40))
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/flinkfsm/flinkfsm/integ/testkit"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
@@ -70,8 +71,8 @@ func TestJobCancellationWithoutSavepoint(t *testing.T) {
 	s.assertPodImages("integTest="+testName, 2, newImage)
 	// Beyond Lyft's assertions: savepointDisabled without an upgradeMode is Stateless
 	// (docs/migrating-from-lyft.md): through Cancelling, no savepoint asked, no state restored.
-	if newApp.Status.UpgradeMode != v1beta1.UpgradeModeStateless || !historyHas(newApp, v1beta1.PhaseCancelling) {
-		t.Errorf("upgradeMode %q; want Stateless through Cancelling: %s", newApp.Status.UpgradeMode, describe(newApp))
+	if newApp.Status.UpgradeMode != v1beta1.UpgradeModeStateless || !testkit.HistoryHas(newApp, v1beta1.PhaseCancelling) {
+		t.Errorf("upgradeMode %q; want Stateless through Cancelling: %s", newApp.Status.UpgradeMode, testkit.Describe(newApp))
 	}
 	if n := oldJM.SavepointTriggers(); n != 0 {
 		t.Errorf("the old JobManager was asked for %d savepoints, want none", n)

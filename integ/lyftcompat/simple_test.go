@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/integ/testkit"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
@@ -247,8 +248,8 @@ func TestRecovery(t *testing.T) {
 
 	// Beyond Lyft's assertions: the new job started from the old job's externalized checkpoint,
 	// as Flink saw it, after the failed savepoint sent the update through Recovering.
-	if !historyHas(newApp, v1beta1.PhaseRecovering) {
-		t.Errorf("no Recovering in the history: %s", describe(newApp))
+	if !testkit.HistoryHas(newApp, v1beta1.PhaseRecovering) {
+		t.Errorf("no Recovering in the history: %s", testkit.Describe(newApp))
 	}
 	for _, r := range env.Fleet.Timeline().Jobs(s.ns + "/" + name) {
 		if r.JobID != newApp.Status.JobStatus.JobID {

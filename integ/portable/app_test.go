@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/flinkfsm/flinkfsm/integ/testkit"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/cli"
 )
@@ -31,7 +32,7 @@ func TestCreateRunsTheJob(t *testing.T) {
 	}
 	st := app.Status
 	if st.Phase != v1beta1.PhaseRunning || st.JobStatus.JobID == "" || st.JobStatus.State != v1beta1.JobRunning {
-		t.Errorf("after wait: %s", describe(app))
+		t.Errorf("after wait: %s", testkit.Describe(app))
 	}
 	if ready(app) != metav1.ConditionTrue {
 		t.Errorf("Running with Ready %s: %+v", ready(app), st.Conditions)
@@ -155,7 +156,7 @@ func TestDeleteWithSavepointReportsTheFinalSavepoint(t *testing.T) {
 		if a.Status.FinalSavepointPath != "" {
 			final = a.Status.FinalSavepointPath
 		}
-		return false, describe(a)
+		return false, testkit.Describe(a)
 	})
 	// Events are recorded asynchronously, possibly after the application is gone; the last one
 	// about a deletion is Deleted.

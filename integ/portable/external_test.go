@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flinkfsm/flinkfsm/deploy/helmtest"
+	"github.com/flinkfsm/flinkfsm/integ/testkit"
 	"github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned"
 )
 
@@ -144,5 +145,5 @@ func operatorPodLines(kube kubernetes.Interface, namespace, selector, text strin
 		}
 		all.Write(data)
 	}
-	return linesAbout(all.String(), text, n)
+	return testkit.LinesAbout(all.String(), text, n)
 }

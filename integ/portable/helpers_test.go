@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/flinkfsm/flinkfsm/integ/testkit"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/cli"
 	"github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned"
@@ -38,7 +38,7 @@ func newScenario(t *testing.T) *scenario {
 	t.Helper()
 	c := suite(t)
 	s := &scenario{t: t, c: c, ctx: context.Background()}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: namespacePrefix(t.Name())}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: testkit.NamespacePrefix("", t.Name())}}
 	created, err := c.Kube.CoreV1().Namespaces().Create(s.ctx, ns, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("creating a namespace for %s: %v", t.Name(), err)
@@ -68,18 +68,6 @@ func (s *scenario) needsSharedState() {
 	if s.c.NoSharedState != "" {
 		s.t.Skipf("needs savepoints a new Flink cluster can read: %s", s.c.NoSharedState)
 	}
-}
-
-var notNameChars = regexp.MustCompile(`[^a-z0-9]+`)
-
-// namespacePrefix turns a test name into the generateName of its namespace.
-func namespacePrefix(testName string) string {
-	n := strings.TrimPrefix(testName, "Test")
-	n = strings.Trim(notNameChars.ReplaceAllString(strings.ToLower(n), "-"), "-")
-	if len(n) > 50 {
-		n = strings.TrimRight(n[:50], "-")
-	}
-	return n + "-"
 }
 
 // create creates an application from the target's spec changed by edit.
@@ -137,9 +125,9 @@ func (s *scenario) waitFor(name, what string, done, hopeless func(*v1beta1.Flink
 		}
 		last = app
 		if hopeless != nil && hopeless(app) {
-			s.t.Fatalf("%s/%s can no longer reach %s: %s", s.ns, name, what, describe(app))
+			s.t.Fatalf("%s/%s can no longer reach %s: %s", s.ns, name, what, testkit.Describe(app))
 		}
-		return done(app), describe(app)
+		return done(app), testkit.Describe(app)
 	})
 	return last
 }
@@ -235,22 +223,6 @@ func (s *scenario) plugin(args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errOut.String()
 }
 
-// describe is what a failure message needs to know about an application.
-func describe(app *v1beta1.FlinkApplication) string {
-	st := app.Status
-	var b strings.Builder
-	fmt.Fprintf(&b, "phase %q, reason %q, deployHash %q, job %s (%s), restorePath %q, savepointPath %q",
-		st.Phase, st.Reason, st.DeployHash, st.JobStatus.JobID, st.JobStatus.State, st.JobStatus.RestorePath, st.SavepointPath)
-	if e := st.LastSeenError; e != nil {
-		fmt.Fprintf(&b, ", lastSeenError %q (retry %d)", e.AppError, st.RetryCount)
-	}
-	b.WriteString(", history:")
-	for _, h := range st.History {
-		fmt.Fprintf(&b, "\n    %s %s -> %s (%s)", h.Time.Format("15:04:05"), h.From, h.To, h.Reason)
-	}
-	return b.String()
-}
-
 // logDiagnostics logs, for a failed test, each application's state, its Events, and the operator's
 // log lines about the namespace.
 func (s *scenario) logDiagnostics() {
@@ -258,7 +230,7 @@ func (s *scenario) logDiagnostics() {
 	t.Logf("namespace %s kept; %s", s.ns, s.c.Describe)
 	for _, name := range s.apps {
 		if app, err := s.get(name); err == nil {
-			t.Logf("%s: %s", name, describe(app))
+			t.Logf("%s: %s", name, testkit.Describe(app))
 		}
 		for _, e := range s.events(name) {
 			t.Logf("  event %s %s: %s", e.Type, e.Reason, e.Message)
@@ -267,18 +239,4 @@ func (s *scenario) logDiagnostics() {
 	if s.c.OperatorLines != nil {
 		t.Logf("operator log lines about %s (last 40):\n%s", s.ns, s.c.OperatorLines(s.ns, 40))
 	}
-}
-
-// linesAbout is the last n lines of a log that mention text.
-func linesAbout(log, text string, n int) string {
-	var mine []string
-	for _, line := range strings.Split(log, "\n") {
-		if strings.Contains(line, text) {
-			mine = append(mine, line)
-		}
-	}
-	if len(mine) > n {
-		mine = mine[len(mine)-n:]
-	}
-	return strings.Join(mine, "\n")
 }

@@ -9,7 +9,8 @@ import (
 	"testing"
 )
 
-// The suite stays portable: no file of it may import the Flink simulator, and only local_test.go,
+// The suite stays portable: no file of it may import the Flink simulator or integ/suite (the
+// simulator-backed suites' environment), and only local_test.go,
 // which starts the embedded environment, may import integ/localenv (which holds the simulator). The
 // tests see the cluster through suite's Kubernetes clients alone, so none can reach for a
 // simulator-only hook that a real cluster would not have.
@@ -29,6 +30,8 @@ func TestNoSimulatorImports(t *testing.T) {
 			switch {
 			case path == module+"integ/flinksim" || strings.HasPrefix(path, module+"integ/flinksim/"):
 				t.Errorf("%s imports %s: the portable suite must not depend on the simulator", file, path)
+			case path == module+"integ/suite":
+				t.Errorf("%s imports %s: it holds the simulator-backed environment; integ/testkit is the part without it", file, path)
 			case path == module+"integ/localenv" && file != "local_test.go":
 				t.Errorf("%s imports %s: only local_test.go may, to start the embedded environment", file, path)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/integ/localcluster"
 	"github.com/flinkfsm/flinkfsm/integ/localenv"
+	"github.com/flinkfsm/flinkfsm/integ/testkit"
 )
 
 // startLocal starts the embedded environment as integ/e2e does: a local control plane, the Flink
@@ -38,7 +39,7 @@ func startLocal(ctx context.Context) (*cluster, error) {
 		Apps:     env.Apps,
 		Describe: fmt.Sprintf("logs in %s (operator.log; cluster component logs in %s)", filepath.Join(env.Dir, "logs"), env.Cluster.LogDir()),
 		OperatorLines: func(text string, n int) string {
-			return linesAbout(env.OperatorLog(), text, n)
+			return testkit.LinesAbout(env.OperatorLog(), text, n)
 		},
 		stop: func(keepLogs bool) {
 			env.Stop()
