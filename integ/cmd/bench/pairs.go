@@ -12,6 +12,8 @@ type pair struct {
 	FloorSeconds    float64 `json:"floorSeconds"`
 	OperatorSeconds float64 `json:"operatorSeconds"`
 	Ratio           float64 `json:"ratio"`
+	// Kept is the pair whose figures (b) reports: the one with the median ratio.
+	Kept bool `json:"kept,omitempty"`
 }
 
 // defaultPairs is how many floor and operator runs (b) alternates. On 2 cores one pair does not
@@ -51,14 +53,29 @@ func (b *bench) scale(ctx context.Context, n, pairs int) (*scaleResult, []string
 			}
 		}
 	}
+	ratios := make([]float64, len(runs))
+	for i, r := range runs {
+		ratios[i] = r.Ratio
+	}
+	median := medianIndex(ratios)
 	all := make([]pair, len(runs))
 	for i, r := range runs {
-		all[i] = pair{FloorSeconds: r.FloorSeconds, OperatorSeconds: r.OperatorSeconds, Ratio: r.Ratio}
+		all[i] = pair{FloorSeconds: r.FloorSeconds, OperatorSeconds: r.OperatorSeconds, Ratio: r.Ratio, Kept: i == median}
 	}
-	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Ratio < runs[j].Ratio })
-	kept := runs[len(runs)/2]
+	kept := runs[median]
 	kept.Pairs = all
 	return kept, keys, nil
+}
+
+// medianIndex is the index of the median of values (the upper one of an even count); one index
+// even when values repeat.
+func medianIndex(values []float64) int {
+	order := make([]int, len(values))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return values[order[i]] < values[order[j]] })
+	return order[len(order)/2]
 }
 
 // deleteFleet deletes the operator's run's applications with their namespace, and waits until the
@@ -85,7 +102,7 @@ func pairRatios(sc *scaleResult) string {
 	var s []string
 	for _, p := range sc.Pairs {
 		r := fmt.Sprintf("%.2f×", p.Ratio)
-		if p.Ratio == sc.Ratio {
+		if p.Kept {
 			r += " (kept)"
 		}
 		s = append(s, r)
