@@ -30,6 +30,10 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned"
 )
 
+// RaceEnv, set to 1, builds the operator with the race detector; a race it finds is in its log as
+// "WARNING: DATA RACE".
+const RaceEnv = "FLINKFSM_RACE"
+
 // Options configures a local environment.
 type Options struct {
 	// Dir holds the cluster's state, the operator's config and every log; default a new temp dir.
@@ -92,7 +96,13 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	}()
 	e.logf("building the operator")
 	e.binary = filepath.Join(opts.Dir, "bin", "flinkfsm")
-	build := exec.CommandContext(ctx, "go", "build", "-o", e.binary, "./cmd/flinkfsm")
+	args := []string{"build", "-o", e.binary}
+	if os.Getenv(RaceEnv) == "1" {
+		// The race detector sees only the interleavings a run produces; the suites produce the
+		// operator's busiest ones (many applications, faults, a killed process).
+		args = append(args, "-race")
+	}
+	build := exec.CommandContext(ctx, "go", append(args, "./cmd/flinkfsm")...)
 	build.Dir, build.Stdout, build.Stderr = root, log, log
 	if err := build.Run(); err != nil {
 		return nil, fmt.Errorf("building the operator: %w", err)

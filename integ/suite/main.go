@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -80,6 +81,10 @@ func Main(m *testing.M, o Options) int {
 	}
 
 	code := m.Run()
+	if os.Getenv(localenv.RaceEnv) == "1" && strings.Contains(s.Env.OperatorLog(), "WARNING: DATA RACE") {
+		fmt.Printf("%s: the race detector found a data race in the operator (see its log)\n", o.Name)
+		code = 1
+	}
 	if code != 0 {
 		s.PrintFailureContext()
 	}
