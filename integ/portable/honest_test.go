@@ -10,10 +10,10 @@ import (
 )
 
 // The suite stays portable: no file of it may import the Flink simulator or integ/suite (the
-// simulator-backed suites' environment), and only local_test.go,
-// which starts the embedded environment, may import integ/localenv (which holds the simulator). The
-// tests see the cluster through suite's Kubernetes clients alone, so none can reach for a
-// simulator-only hook that a real cluster would not have.
+// simulator-backed suites' environment), and only local_test.go, which starts the embedded
+// environment, may import integ/localenv (which holds the simulator). The tests see the cluster
+// through suite's Kubernetes clients alone, so none can reach for a simulator-only hook that a real
+// cluster would not have.
 func TestNoSimulatorImports(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil || len(files) == 0 {
