@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // besideLive tells whether the update in progress starts its job beside the deployed one, which
@@ -26,9 +27,9 @@ func startBeside(rc *Context, ready string) Outcome {
 	case v1beta1.UpgradeModeStateless:
 		return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s without state beside job %s", ready, candidate(st).Version, jobID))
 	case v1beta1.UpgradeModeLastState:
-		v := rc.JobView(hash, jobID)
-		if v.Liveness == Alive && lastStateProblem(rc, v.Ref) == "" {
-			if cps, err := rc.checkpointsOf(v.Ref); err == nil {
+		v := rc.pass().View(hash, jobID)
+		if v.Liveness == jobs.Alive && lastStateProblem(rc, v.Ref) == "" {
+			if cps, err := rc.pass().Checkpoints(v.Ref); err == nil {
 				st.SavepointPath = cps.Latest.Completed.ExternalPath
 				return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s from checkpoint %s of job %s, which keeps running",
 					ready, candidate(st).Version, st.SavepointPath, jobID))
@@ -49,7 +50,7 @@ func enterDualRunning(rc *Context, restorePath string) Outcome {
 	st.SavepointPath = ""
 	return moveTo(v1beta1.PhaseDualRunning, "DualRunning", fmt.Sprintf(
 		"version %s (hash %s, job %s) runs beside version %s (hash %s, job %s), %s; set tearDownVersionHash to the hash of the version to remove",
-		c.Version, c.SpecHash, c.JobID, s.Version, s.SpecHash, s.JobID, restoredFrom(restorePath)))
+		c.Version, c.SpecHash, c.JobID, s.Version, s.SpecHash, s.JobID, jobs.RestoredFrom(restorePath)))
 }
 
 // handleDualRunning watches both BlueGreen versions until one is to go: the one tearDownVersionHash
@@ -141,7 +142,7 @@ func versionJobStatus(rc *Context, r *v1beta1.DeploymentRecord) v1beta1.FlinkJob
 	if r.JobID == "" {
 		return js
 	}
-	v := rc.JobView(r.ClusterHash, r.JobID)
+	v := rc.pass().View(r.ClusterHash, r.JobID)
 	if v.Details == nil {
 		js.Health = v1beta1.Red
 		return js

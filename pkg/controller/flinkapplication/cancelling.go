@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // handleCancelling stops the live job with PATCH /jobs/:id?mode=cancel (upgradeMode LastState or
@@ -14,11 +15,11 @@ func handleCancelling(rc *Context) Outcome {
 	st := &rc.App.Status
 	hash, jobID := liveJob(st)
 	mode := upgradeMode(rc.App)
-	v := rc.JobView(hash, jobID)
-	if v.Liveness == Unknown {
-		return failed(retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
+	v := rc.pass().View(hash, jobID)
+	if v.Liveness == jobs.Unknown {
+		return failed(jobs.Retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
 	}
-	if !cancelIssued(v) {
+	if !jobs.CancelIssued(v) {
 		if out, abandon := abandonBeforeStop(rc, "cancel"); abandon {
 			return out
 		}
@@ -30,11 +31,11 @@ func handleCancelling(rc *Context) Outcome {
 			}
 		}
 	}
-	live, err := stopJob(rc, v)
+	live, err := rc.pass().Cancel(v)
 	switch {
-	case live == Unknown:
+	case live == jobs.Unknown:
 		return failed(err)
-	case live == Alive:
+	case live == jobs.Alive:
 		return stay(0)
 	}
 	if mode == v1beta1.UpgradeModeStateless {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // Finalizer holds a FlinkApplication until its job is dealt with per deleteMode. The name is the Lyft
@@ -27,7 +28,7 @@ const fieldManager = "flinkfsm"
 func createCluster(rc *Context, app *v1beta1.FlinkApplication, hash string) error {
 	objs, err := flink.RenderCluster(app, hash, versionOf(&rc.App.Status, hash))
 	if err != nil {
-		return permanent("RenderCluster", err)
+		return jobs.Permanent("RenderCluster", err)
 	}
 	have := rc.Clusters[hash]
 	apps := rc.env.Kube.AppsV1().Deployments(rc.App.Namespace)
@@ -62,7 +63,7 @@ func createCluster(rc *Context, app *v1beta1.FlinkApplication, hash string) erro
 		creates = append(creates, func() error {
 			// The colour's Service may still point at the version this colour had before, on its way out.
 			if _, err := svc.Create(rc, objs.VersionService, opts); apierrors.IsAlreadyExists(err) {
-				return retryable("CreateVersionService", fmt.Errorf("service %s still belongs to an earlier version", objs.VersionService.Name))
+				return jobs.Retryable("CreateVersionService", fmt.Errorf("service %s still belongs to an earlier version", objs.VersionService.Name))
 			} else if err != nil {
 				return kubeError("CreateVersionService", err)
 			}
@@ -129,7 +130,7 @@ func deleteCluster(rc *Context, hash string) error {
 	apps := rc.env.Kube.AppsV1().Deployments(rc.App.Namespace)
 	for _, name := range []string{flink.JobManagerName(rc.App, hash), flink.TaskManagerName(rc.App, hash)} {
 		if err := apps.Delete(rc, name, opts); err != nil && !apierrors.IsNotFound(err) {
-			return retryable("DeleteCluster", err)
+			return jobs.Retryable("DeleteCluster", err)
 		}
 	}
 	services := []string{flink.VersionedServiceName(rc.App, hash)}
@@ -139,7 +140,7 @@ func deleteCluster(rc *Context, hash string) error {
 	for _, name := range services {
 		err := rc.env.Kube.CoreV1().Services(rc.App.Namespace).Delete(rc, name, opts)
 		if err != nil && !apierrors.IsNotFound(err) {
-			return retryable("DeleteCluster", err)
+			return jobs.Retryable("DeleteCluster", err)
 		}
 	}
 	delete(rc.Clusters, hash)
@@ -178,7 +179,7 @@ func pointGenericService(rc *Context, hash string) error {
 	if have == nil {
 		created, err := svc.Create(rc, want, metav1.CreateOptions{FieldManager: fieldManager})
 		if apierrors.IsAlreadyExists(err) {
-			return retryable("CreateGenericService", fmt.Errorf("service %s exists but is not in the cache yet", want.Name))
+			return jobs.Retryable("CreateGenericService", fmt.Errorf("service %s exists but is not in the cache yet", want.Name))
 		}
 		if err != nil {
 			return kubeError("CreateGenericService", err)
@@ -280,7 +281,7 @@ func finalizersWrite(rc *Context, finalizers []string) (send func() error, recor
 			return nil
 		}
 		if err != nil {
-			return retryable("PatchFinalizers", err)
+			return jobs.Retryable("PatchFinalizers", err)
 		}
 		updated = obj
 		return nil

@@ -40,7 +40,7 @@ func handleClusterStarting(rc *Context) Outcome {
 		waitingOn(rc, c.Problem)
 		return stay(0)
 	}
-	ov, err := rc.Overview(target)
+	ov, err := rc.pass().Overview(target)
 	if err != nil {
 		// The JobManager's REST endpoint comes up after the pod is ready; the phase deadline bounds this.
 		return stay(0)

@@ -10,7 +10,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // Context is everything one reconcile of one application knows: the application (a working copy
@@ -57,8 +57,7 @@ type Context struct {
 	session *sessionState
 
 	env          *Environment
-	flink        *breaker
-	memo         map[string]memoEntry
+	jobs         *jobs.Pass
 	events       []pendingEvent
 	transitioned bool
 	// ranOn is set when the pass moved into a phase and ran its handler too (runsAtOnce).
@@ -99,16 +98,17 @@ func (c *ClusterObjects) Ready() bool {
 	return deployments || pods
 }
 
+// JobManagerGone tells whether the cluster's JobManager can no longer run anything: its Deployment
+// is gone and no JobManager pod is left, terminating ones included. A cluster not found is gone.
+func (c *ClusterObjects) JobManagerGone() bool {
+	return c == nil || c.JobManager == nil && c.JobManagerPods == 0
+}
+
 func replicas(d *appsv1.Deployment) int32 {
 	if d.Spec.Replicas == nil {
 		return 1
 	}
 	return *d.Spec.Replicas
-}
-
-type memoEntry struct {
-	value interface{}
-	err   error
 }
 
 type pendingEvent struct {
@@ -120,13 +120,18 @@ func (rc *Context) event(warning bool, reason, message string) {
 	rc.events = append(rc.events, pendingEvent{warning, reason, message})
 }
 
-// Flink is the pass's REST client, for the calls that change something (triggers, cancels,
-// submissions); what runs is read from the pass's view (JobView) instead.
-func (rc *Context) Flink() client.API {
-	if rc.flink == nil {
-		rc.flink = newBreaker(rc.env.Flink)
+// pass is the pass's view of Flink and its job operations (the job core), made on first use: it
+// asks each question of a JobManager at most once per pass, and its events are the pass's.
+func (rc *Context) pass() *jobs.Pass {
+	if rc.jobs == nil {
+		rc.jobs = jobs.NewPass(rc, rc.env.Flink, rc.Now, jobs.Clusters{
+			URL:            rc.FlinkURL,
+			JobManagerGone: func(hash string) bool { return rc.Clusters[hash].JobManagerGone() },
+		})
+		rc.jobs.Announce = func(e jobs.Event) { rc.event(e.Warning, e.Reason, e.Message) }
 	}
-	return rc.flink
+	rc.jobs.Overdue = rc.Overdue
+	return rc.jobs
 }
 
 // FlinkURL is the REST base URL of the cluster with this hash.
@@ -141,53 +146,4 @@ func (rc *Context) clusterOwner() *v1beta1.FlinkApplication {
 		return rc.ClusterOwner
 	}
 	return rc.App
-}
-
-func (rc *Context) remember(key string, fetch func() (interface{}, error)) (interface{}, error) {
-	if e, ok := rc.memo[key]; ok {
-		return e.value, e.err
-	}
-	v, err := fetch()
-	rc.memo[key] = memoEntry{v, err}
-	return v, err
-}
-
-// forget drops what was observed of a cluster after this reconcile changed it.
-func (rc *Context) forget() { rc.memo = map[string]memoEntry{} }
-
-// Overview is GET /overview on the cluster with this hash.
-func (rc *Context) Overview(hash string) (*client.ClusterOverview, error) {
-	v, err := rc.remember("overview/"+hash, func() (interface{}, error) {
-		return rc.Flink().GetClusterOverview(rc, rc.FlinkURL(hash))
-	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*client.ClusterOverview), nil
-}
-
-// Jobs is GET /jobs on the cluster with this hash.
-func (rc *Context) Jobs(hash string) ([]client.JobSummary, error) {
-	v, err := rc.remember("jobs/"+hash, func() (interface{}, error) {
-		return rc.Flink().GetJobs(rc, rc.FlinkURL(hash))
-	})
-	if err != nil {
-		return nil, err
-	}
-	return v.([]client.JobSummary), nil
-}
-
-// Checkpoints is GET /jobs/:id/checkpoints of a job on the cluster with this hash.
-func (rc *Context) Checkpoints(hash, jobID string) (*client.CheckpointStats, error) {
-	return rc.checkpointsOf(rc.jobRef(hash, jobID))
-}
-
-func (rc *Context) checkpointsOf(ref JobRef) (*client.CheckpointStats, error) {
-	v, err := rc.remember("checkpoints/"+ref.URL+"/"+ref.ID, func() (interface{}, error) {
-		return rc.Flink().GetCheckpoints(rc, ref.URL, ref.ID)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*client.CheckpointStats), nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // handleDeleting deals with the live job per deleteMode before the finalizer goes: Savepoint takes a
@@ -28,7 +29,7 @@ func handleDeleting(rc *Context) Outcome {
 	if mode == v1beta1.DeleteModeNone || rec == nil {
 		return finishDelete(rc, fmt.Sprintf("deleteMode %s: Flink left alone", mode))
 	}
-	v := rc.JobView(rec.ClusterHash, rec.JobID)
+	v := rc.pass().View(rec.ClusterHash, rec.JobID)
 	end := endJob(rc, rec, v, mode == v1beta1.DeleteModeSavepoint && st.FinalSavepointPath == "", "FinalSavepoint")
 	switch {
 	case end.Wait != nil:
@@ -52,17 +53,17 @@ func handleDeleting(rc *Context) Outcome {
 // keepStateAddress names, in finalSavepointPath and an Event, the newest state the application
 // recorded when it goes away with no job alive: a suspended job's savepoint, or what an update
 // had stopped its job with. The Event outlives the object.
-func keepStateAddress(rc *Context, rec *v1beta1.DeploymentRecord, v *JobView) {
+func keepStateAddress(rc *Context, rec *v1beta1.DeploymentRecord, v *jobs.View) {
 	st := &rc.App.Status
-	var points []statePoint
+	var points []jobs.StatePoint
 	if v.Details != nil {
-		points = flinkState(rc, v.Ref, rec.Savepoint)
+		points = rc.pass().FlinkState(v.Ref, recordTrigger(rec.Savepoint))
 	}
 	if rec == stable(st) && rec.JobID != "" {
 		points = append(points, recordedState(rc)...)
 	}
 	path := ""
-	if p := newestState(points); p != nil {
+	if p := jobs.Newest(points); p != nil {
 		path = p.Path
 	}
 	if path == "" {
@@ -96,11 +97,11 @@ func stopSecondVersion(rc *Context) (Outcome, bool) {
 	if c == nil || c.JobID == "" || s == nil || s.JobID == "" || deleteMode(rc.App) == v1beta1.DeleteModeNone {
 		return Outcome{}, false
 	}
-	state, err := stopJob(rc, rc.JobView(c.ClusterHash, c.JobID))
+	state, err := rc.pass().Cancel(rc.pass().View(c.ClusterHash, c.JobID))
 	switch state {
-	case Unknown:
+	case jobs.Unknown:
 		return failed(err), true
-	case Alive:
+	case jobs.Alive:
 		return stay(0), true
 	}
 	c.JobID, c.Savepoint = "", nil

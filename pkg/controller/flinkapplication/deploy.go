@@ -5,6 +5,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // handleDeploy starts a deploy of the current spec (New and Updating): it checks the spec can be
@@ -22,7 +23,7 @@ func handleDeploy(rc *Context) Outcome {
 		return deployFailed(rc, "InvalidSpec", err.Error())
 	}
 	if err := podPolicyError(rc); err != nil {
-		if isRetryable(err) {
+		if jobs.IsRetryable(err) {
 			return failed(err)
 		}
 		recordTarget(rc)

@@ -1,10 +1,8 @@
 package flinkapplication
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // endStep is where ending a job for good stands after a pass.
@@ -18,36 +16,17 @@ type endStep struct {
 }
 
 // endJob ends the job of a record that goes away for good (a deleted application, a torn-down
-// BlueGreen version): a savepoint with cancel when withSavepoint, then a cancel if the job is still
-// alive. A savepoint in flight is followed to its end even when its cancel ended the job before its
-// result was read. While the savepoint fails and the job runs, the job is left running: step names
-// that failure for the caller's retries.
-func endJob(rc *Context, rec *v1beta1.DeploymentRecord, v *JobView, withSavepoint bool, step string) endStep {
-	wait := func(o Outcome) endStep { return endStep{Wait: &o} }
-	if v.Liveness == Unknown {
-		return wait(failed(retryable("ObserveJob", errors.New(v.Evidence))))
-	}
-	alive := v.Liveness == Alive
-	var out endStep
-	if withSavepoint && (alive || rec.Savepoint != nil) {
-		sp := takeSavepoint(rc, rec, v.Ref, true, alive)
-		switch {
-		case sp.Wait != nil:
-			return endStep{Wait: sp.Wait}
-		case sp.Failure != "" && alive:
-			return wait(failed(retryable(step, errors.New(sp.Failure))))
-		case sp.Failure != "":
-			out.Missing = fmt.Sprintf("job %s ended without its savepoint: %s", rec.JobID, sp.Failure)
-		}
-		out.SavepointPath = sp.Location
-	}
-	if alive {
-		switch state, err := stopJob(rc, v); state {
-		case Unknown:
-			return wait(failed(err))
-		case Alive:
-			return wait(stay(0))
-		}
+// BlueGreen version) through the job core (jobs.Pass.End): a savepoint with cancel when
+// withSavepoint, then a cancel if the job is still alive. step names a failing savepoint for the
+// caller's retries.
+func endJob(rc *Context, rec *v1beta1.DeploymentRecord, v *jobs.View, withSavepoint bool, step string) endStep {
+	t := recordTrigger(rec.Savepoint)
+	end := rc.pass().End(v, &t, withSavepoint, step)
+	storeTrigger(rec, t)
+	out := endStep{SavepointPath: end.SavepointPath, Missing: end.Missing}
+	if end.Wait != nil {
+		o := waitOutcome(*end.Wait)
+		out.Wait = &o
 	}
 	return out
 }

@@ -1,15 +1,10 @@
 package flinkapplication
 
 import (
-	"fmt"
-	"strings"
-	"time"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // jobParams are what a job is submitted with; status keeps those of the running job so that a
@@ -56,46 +51,83 @@ type jobStep struct {
 	JarMissing bool
 }
 
-// runJob starts a job on the cluster with this hash and follows it until all its tasks run. The job
-// id is chosen and persisted before submission and sent to Flink as the job id: after a crash the
-// operator finds the job it submitted, and Flink itself refuses a second job with the same id.
-// Nothing is submitted while the job's state is unknown, and never beside a job that is alive
-// (the fence).
+// runJob starts the job of a deployment record through the job core (jobs.Pass.Run) and follows it
+// until all its tasks run: the record's job id is chosen and persisted before the submission, and
+// nothing is submitted while the job's state is unknown or beside a job this object did not start.
 func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath string) jobStep {
-	hash := rec.ClusterHash
-	if rec.JobID == "" {
-		chooseJobID(rc, rec)
-		return waitJob(persistThenContinue())
+	job := recordJob(rec)
+	step := rc.pass().Run(rc.owner(), &job, jobs.Submission{
+		JarID: p.JarName, EntryClass: p.EntryClass, ProgramArgs: p.ProgramArgs, Args: p.Args, Parallelism: p.Parallelism,
+		AllowNonRestoredState: p.AllowNonRestoredState, FlinkConfig: p.FlinkConfig, RestorePath: restorePath, Uploaded: p.Uploaded,
+	}, jobs.RunLimits{SubmitGracePeriod: rc.Config.SubmitGracePeriod.Duration, Stabilization: rc.Config.JobStabilizationPeriod.Duration})
+	storeJob(rec, job)
+	if !besideLive(rc) && (step.Chosen || step.State != "") {
+		// The top-level job status is the job being started, unless a BlueGreen version starts
+		// beside the deployed one, whose job it keeps showing.
+		rc.App.Status.JobStatus.State = v1beta1.JobState(step.State)
 	}
-	v := rc.JobView(hash, rec.JobID)
-	switch {
-	case v.Liveness == Alive:
-		return followJob(rc, v)
-	case v.Details != nil:
-		return jobStep{Failure: fmt.Sprintf("job %s is %s: %s", v.Ref.ID, v.State(), failureCause(rc, v.Ref))}
-	case v.Liveness == Unknown, jobManagerGone(rc.Clusters[hash]):
-		return waitJob(stay(0))
+	out := jobStep{Running: step.Running, Failure: step.Failure, JarMissing: step.JarMissing}
+	if step.Wait != nil {
+		o := waitOutcome(*step.Wait)
+		out.Wait = &o
 	}
-	// The JobManager answers that it does not know the job: not submitted yet, lost with a
-	// JobManager process, or submitted without an answer and not registered yet.
-	if rec.SubmittedAt != nil && rc.Now.Sub(rec.SubmittedAt.Time) < rc.Config.SubmitGracePeriod.Duration {
-		return waitJob(stay(0))
-	}
-	if out, fenced := fence(rc, rec); fenced {
-		return out
-	}
-	if rc.Overdue {
-		return waitJob(stay(0))
-	}
-	return submit(rc, rec, v.Ref, p, restorePath)
+	return out
 }
 
-func waitJob(o Outcome) jobStep { return jobStep{Wait: &o} }
+// owner describes the pass's object to the job core: its job ids carry its name (kind included for
+// the session kinds, as ids were made before uids were read) and its uid; a session cluster runs
+// other objects' jobs; a BlueGreen version starts beside the deployed version's job.
+func (rc *Context) owner() jobs.Owner {
+	o := ownerOf(rc.App)
+	o.SharedCluster = rc.kind != nil && rc.kind.sharedCluster
+	if _, live := liveJob(&rc.App.Status); live != "" && besideLive(rc) {
+		o.Beside = []string{live}
+	}
+	return o
+}
+
+// ownerOf names an object's jobs: by its name, with its kind for the session kinds (a session job
+// may share its name with a FlinkApplication), and by its uid.
+func ownerOf(app *v1beta1.FlinkApplication) jobs.Owner {
+	name := app.Namespace + "/" + app.Name
+	if k := kindName(app); k != applicationKindName {
+		name = k + "/" + name
+	}
+	return jobs.Owner{Name: name, UID: string(app.UID)}
+}
+
+// recordJob and storeJob carry a deployment record's job to and from the job core's record.
+func recordJob(rec *v1beta1.DeploymentRecord) jobs.Job {
+	j := jobs.Job{Cluster: rec.ClusterHash, ID: rec.JobID}
+	if rec.SubmittedAt != nil {
+		j.SubmittedAt = rec.SubmittedAt.Time
+	}
+	return j
+}
+
+func storeJob(rec *v1beta1.DeploymentRecord, j jobs.Job) {
+	rec.ClusterHash, rec.JobID, rec.SubmittedAt = j.Cluster, j.ID, nil
+	if !j.SubmittedAt.IsZero() {
+		t := metav1.NewTime(j.SubmittedAt)
+		rec.SubmittedAt = &t
+	}
+}
+
+// waitOutcome is the handler's outcome for a job operation that is not done.
+func waitOutcome(w jobs.Wait) Outcome {
+	switch {
+	case w.Persist:
+		return persistThenContinue()
+	case w.Err != nil:
+		return failed(w.Err)
+	}
+	return stay(w.After)
+}
 
 // chooseJobID gives a record the id its job will be submitted with. It must be persisted before
 // the submission: it is how the operator finds its job after a crash.
 func chooseJobID(rc *Context, rec *v1beta1.DeploymentRecord) {
-	rec.JobID, rec.SubmittedAt = newJobID(rc.App), nil
+	rec.JobID, rec.SubmittedAt = rc.owner().NewJobID(), nil
 	if !besideLive(rc) {
 		rc.App.Status.JobStatus.State = ""
 	}
@@ -128,155 +160,4 @@ func jobIDStored(rc *Context) bool {
 	}
 	c, s := candidate(&rc.App.Status), candidate(&rc.Stored.Status)
 	return c != nil && s != nil && c.JobID != "" && c.JobID == s.JobID && c.ClusterHash == s.ClusterHash
-}
-
-// followJob waits until a job that is alive runs stable.
-func followJob(rc *Context, v *JobView) jobStep {
-	job := v.Details
-	if !besideLive(rc) {
-		// The top-level job status is the job being started, unless a BlueGreen version starts
-		// beside the deployed one, whose job it keeps showing.
-		rc.App.Status.JobStatus.State = v1beta1.JobState(job.State)
-	}
-	switch {
-	case job.State == client.JobRunning && allTasksRunning(job):
-		// A job that fails on its first records fails within seconds; it counts as started only
-		// after running that long, while the previous cluster is still there to roll back to.
-		if wait := rc.Config.JobStabilizationPeriod.Duration - runningFor(job, rc.Now); wait > 0 {
-			return waitJob(stay(wait))
-		}
-		return jobStep{Running: true}
-	case job.State == client.JobFailing:
-		return jobStep{Failure: fmt.Sprintf("job %s is %s: %s", v.Ref.ID, job.State, failureCause(rc, v.Ref))}
-	}
-	return waitJob(stay(0))
-}
-
-// fence looks at every job on the cluster before a submission. A job alive there that this
-// application started (its id carries the application's prefix) is adopted instead of starting
-// another; any other job alive there blocks the submission. A cluster that cannot list its jobs
-// blocks it too: what runs there is unknown.
-func fence(rc *Context, rec *v1beta1.DeploymentRecord) (jobStep, bool) {
-	hash := rec.ClusterHash
-	jobs, err := rc.Jobs(hash)
-	if err != nil {
-		return waitJob(failed(retryable("ListJobs", err))), true
-	}
-	for _, j := range jobs {
-		if client.IsGloballyTerminal(j.Status) || j.ID == rec.JobID {
-			continue
-		}
-		if startedByApp(rc.App, j.ID) {
-			rc.event(false, "JobAdopted", fmt.Sprintf("job %s of this %s is %s on %s; following it instead of submitting another",
-				j.ID, kindName(rc.App), j.Status, flink.VersionedServiceName(rc.clusterOwner(), hash)))
-			rec.JobID, rec.SubmittedAt = j.ID, nil
-			return waitJob(persistThenContinue()), true
-		}
-		if rc.kind.sharedCluster {
-			// Another session job's: a session cluster runs many.
-			continue
-		}
-		return waitJob(failed(retryable("SubmitJob", fmt.Errorf("cluster %s runs job %s (%s), which this application did not start; "+
-			"not submitting beside it", flink.VersionedServiceName(rc.App, hash), j.ID, j.Status)))), true
-	}
-	return jobStep{}, false
-}
-
-// submit sends the job. Only an answered refusal is a failure: a submission that got no answer
-// may still start the job, so it is waited for (SubmittedAt) and then sent again with the same id,
-// which Flink refuses to run twice; that refusal means the job was submitted. An answered
-// submission records nothing: Flink answers once the dispatcher holds the job, so the next look
-// finds it, and a JobManager that lost it since has lost it for good.
-func submit(rc *Context, rec *v1beta1.DeploymentRecord, ref JobRef, p jobParams, restorePath string) jobStep {
-	_, err := rc.Flink().SubmitJob(rc, ref.URL, p.JarName, client.SubmitJobRequest{
-		EntryClass: p.EntryClass, ProgramArgs: p.ProgramArgs, ProgramArgsList: p.Args, Parallelism: p.Parallelism, JobID: ref.ID,
-		AllowNonRestoredState: p.AllowNonRestoredState, SavepointPath: restorePath, FlinkConfiguration: p.FlinkConfig,
-	})
-	rc.forget()
-	t := metav1.NewTime(rc.Now)
-	switch {
-	case err == nil:
-		rc.event(false, "JobSubmitted", fmt.Sprintf("submitted job %s (%s, parallelism %d) %s", ref.ID, p.JarName, p.Parallelism, restoredFrom(restorePath)))
-		return waitJob(stay(0))
-	case client.IsDuplicateSubmission(err):
-		rec.SubmittedAt = &t
-		return waitJob(stay(0))
-	case client.IsNoAnswer(err):
-		rec.SubmittedAt = &t
-		rc.event(true, "SubmissionUnanswered", fmt.Sprintf("submission of job %s got no answer (%v); waiting for it to show up before sending it again", ref.ID, err))
-		return waitJob(stay(0))
-	case p.Uploaded && client.IsJarNotFound(err):
-		// The session cluster's JobManager lost the uploaded jar (it restarted); upload it again.
-		return jobStep{JarMissing: true}
-	case client.IsRetryable(err):
-		// Flink answered that it could not take the job now; the same id is sent again after a backoff.
-		return waitJob(failed(err))
-	}
-	return jobStep{Failure: fmt.Sprintf("Flink refused job submission: %v", err)}
-}
-
-// runningFor is how long the job has been RUNNING with its tasks deployed: since it last entered
-// RUNNING, or since its last vertex was deployed if that came later. A job waiting for slots is
-// RUNNING long before its tasks run, and that wait proves nothing about its stability.
-func runningFor(job *client.JobDetails, now time.Time) time.Duration {
-	since := job.Timestamps["RUNNING"]
-	if since <= 0 {
-		since = job.StartTime
-	}
-	for _, v := range job.Vertices {
-		if v.StartTime > since {
-			since = v.StartTime
-		}
-	}
-	if since <= 0 {
-		return 0
-	}
-	return now.Sub(time.UnixMilli(since))
-}
-
-// allTasksRunning is Flink's RUNNING made strict: the job is RUNNING as soon as scheduling starts,
-// even with no slots, so a job counts as running only when every task of every vertex runs.
-func allTasksRunning(job *client.JobDetails) bool {
-	if len(job.Vertices) == 0 {
-		return false
-	}
-	for _, v := range job.Vertices {
-		if v.Status != client.JobRunning && v.Status != client.JobFinished {
-			return false
-		}
-		if v.Tasks["RUNNING"]+v.Tasks["FINISHED"] < int(v.Parallelism) {
-			return false
-		}
-	}
-	return true
-}
-
-// failureCause is the first line of the job's root exception, for reasons users read.
-func failureCause(rc *Context, ref JobRef) string {
-	ex, err := rc.Flink().GetJobExceptions(rc, ref.URL, ref.ID)
-	if err != nil || ex == nil {
-		return "no exception reported"
-	}
-	cause := ex.RootException
-	if cause == "" && len(ex.ExceptionHistory.Entries) > 0 {
-		e := ex.ExceptionHistory.Entries[0]
-		cause = e.ExceptionName + ": " + e.Stacktrace
-	}
-	if cause == "" {
-		return "no exception reported"
-	}
-	return firstLines(cause)
-}
-
-// firstLines keeps the exception line and its deepest "Caused by", which is where Flink says what went wrong.
-func firstLines(trace string) string {
-	lines := strings.Split(trace, "\n")
-	out := strings.TrimSpace(lines[0])
-	for i := len(lines) - 1; i > 0; i-- {
-		if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "Caused by:") {
-			out += " (" + l + ")"
-			break
-		}
-	}
-	return client.Excerpt(out)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // untilChanged asks not to be requeued: only a change to the application or its objects wakes it.
@@ -100,9 +101,9 @@ func step(rc *Context) Outcome {
 func afterFailure(rc *Context, spec phaseSpec, err error) Outcome {
 	st := &rc.App.Status
 	t := metav1.NewTime(rc.Now)
-	retry := isRetryable(err)
+	retry := jobs.IsRetryable(err)
 	st.LastSeenError = &v1beta1.FlinkApplicationError{
-		AppError: err.Error(), Method: errorMethod(err), IsRetryable: retry, IsFailFast: !retry,
+		AppError: err.Error(), Method: jobs.ErrorMethod(err), IsRetryable: retry, IsFailFast: !retry,
 		MaxRetries: int32(rc.Config.MaxRetries), LastErrorUpdateTime: &t,
 	}
 	if st.Phase.Normalized().IsSteady() {

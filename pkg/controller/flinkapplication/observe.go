@@ -9,6 +9,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // observeLiveJob refreshes status.clusterStatus and status.jobStatus from Flink for the live
@@ -24,7 +25,7 @@ func observeLiveJob(rc *Context) {
 	if jobID == "" {
 		return
 	}
-	v := rc.JobView(hash, jobID)
+	v := rc.pass().View(hash, jobID)
 	job := v.Details
 	if job == nil {
 		// Lost (Stopped without an answer) or unknown: summarize says which in the Ready condition.
@@ -58,15 +59,15 @@ func observeLiveJob(rc *Context) {
 	js.Health = health
 	rc.healthReason = why
 	if js.State != before && (js.State == v1beta1.JobFailed || js.State == v1beta1.JobFailing) {
-		rc.event(true, "JobFailing", fmt.Sprintf("job %s is %s: %s", jobID, js.State, failureCause(rc, v.Ref)))
+		rc.event(true, "JobFailing", fmt.Sprintf("job %s is %s: %s", jobID, js.State, rc.pass().FailureCause(v.Ref)))
 	}
 }
 
 // observeCheckpoints records the job's restarts and, when due, its newest completed checkpoint with
 // the checkpoint counters.
-func observeCheckpoints(rc *Context, ref JobRef) {
+func observeCheckpoints(rc *Context, ref jobs.Ref) {
 	js := &rc.App.Status.JobStatus
-	if cp, err := rc.checkpointsOf(ref); err == nil {
+	if cp, err := rc.pass().Checkpoints(ref); err == nil {
 		// Every restore after the initial one is a failover restart.
 		restarts := cp.Counts.Restored
 		if js.RestorePath != "" && restarts > 0 {
@@ -89,7 +90,7 @@ func observeCluster(rc *Context, hash string) {
 	if cs.Health == v1beta1.Green && !rc.env.lookDue(rc, "overview/"+hash, rc.Config.CheckpointRecordInterval.Duration) {
 		return
 	}
-	ov, err := rc.Overview(hash)
+	ov, err := rc.pass().Overview(hash)
 	if err != nil {
 		cs.Health = v1beta1.Red
 		return
@@ -179,4 +180,18 @@ func checkpointRecordWindow(rc *Context) time.Duration {
 		window = survives
 	}
 	return window
+}
+
+// observe takes the pass's view of Flink before any decision: the jobs of both deployment records
+// (the stable one and the candidate). A job's checkpoints and the other jobs on a cluster (strays)
+// are read, in the same view, when a decision needs them: checkpoints before a stop or a restore
+// and when their record is due, strays before a submission. Calls to a JobManager that did not
+// answer once fail fast for the rest of the pass.
+func observe(rc *Context) {
+	st := &rc.App.Status
+	for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
+		if r != nil && r.JobID != "" {
+			rc.pass().View(r.ClusterHash, r.JobID)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // promoteOrAbort applies spec.blueGreen's promotion knobs during DualRunning. Auto promotes the new
@@ -71,27 +72,27 @@ type gateResult struct {
 // without a restart for promoteAfterSeconds (Flink's own timestamps say since when), and with
 // minCheckpoints completed checkpoints.
 func healthGate(rc *Context, r *v1beta1.DeploymentRecord, bg *v1beta1.BlueGreenSpec) gateResult {
-	v := rc.JobView(r.ClusterHash, r.JobID)
+	v := rc.pass().View(r.ClusterHash, r.JobID)
 	switch {
-	case v.Liveness == Stopped:
+	case v.Liveness == jobs.Stopped:
 		return gateResult{failed: v.Evidence}
-	case v.Liveness == Unknown:
+	case v.Liveness == jobs.Unknown:
 		return gateResult{waiting: v.Evidence}
 	case v.State() == client.JobFailing:
 		return gateResult{failed: fmt.Sprintf("job %s is FAILING", r.JobID)}
 	}
 	job := v.Details
-	if job.State != client.JobRunning || !allTasksRunning(job) {
+	if job.State != client.JobRunning || !jobs.AllTasksRunning(job) {
 		return gateResult{waiting: fmt.Sprintf("job %s is %s with not every task running", r.JobID, job.State)}
 	}
-	if ran, need := runningFor(job, rc.Now), seconds(bg.PromoteAfterSeconds, 60); ran < need {
+	if ran, need := jobs.RunningFor(job, rc.Now), seconds(bg.PromoteAfterSeconds, 60); ran < need {
 		return gateResult{waiting: fmt.Sprintf("job %s has run without a restart for %s of %s", r.JobID, ran.Round(time.Second), need)}
 	}
 	want := int64(1)
 	if bg.MinCheckpoints != nil {
 		want = int64(*bg.MinCheckpoints)
 	}
-	cps, err := rc.checkpointsOf(v.Ref)
+	cps, err := rc.pass().Checkpoints(v.Ref)
 	if err != nil {
 		return gateResult{waiting: fmt.Sprintf("its checkpoints could not be read: %v", err)}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // staleCacheRetry is how soon a reconcile that found a cache older than our own write tries again.
@@ -41,7 +42,7 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 	}
 	rc := &Context{
 		Context: ctx, App: app, Stored: cached, Config: e.Config, Now: e.Clock.Now(), Hash: flink.ClusterHash(app),
-		Clusters: clusters, GenericService: generic, env: e, memo: map[string]memoEntry{}, kind: applicationKind,
+		Clusters: clusters, GenericService: generic, env: e, kind: applicationKind,
 	}
 	e.activity.passStarted(rc.Now)
 	e.waits.note(ctx, writeKey(rc.App))
@@ -90,8 +91,8 @@ func summarize(rc *Context) {
 	if phase == v1beta1.PhaseRunning && st.JobStatus.State == v1beta1.JobRunning {
 		// Ready says what the pass saw, not what an earlier one did: a job whose JobManager does
 		// not answer is not known to run.
-		if hash, jobID := liveJob(st); jobID != "" && rc.JobView(hash, jobID).Liveness != Alive {
-			ready.Reason, ready.Message = "JobStateUnknown", rc.JobView(hash, jobID).Evidence
+		if hash, jobID := liveJob(st); jobID != "" && rc.pass().View(hash, jobID).Liveness != jobs.Alive {
+			ready.Reason, ready.Message = "JobStateUnknown", rc.pass().View(hash, jobID).Evidence
 		} else {
 			ready.Status, ready.Reason, ready.Message = metav1.ConditionTrue, "JobRunning",
 				fmt.Sprintf("job %s is running", st.JobStatus.JobID)

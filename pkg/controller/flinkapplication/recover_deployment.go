@@ -5,6 +5,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // recoverDeployment handles a live cluster whose JobManager Deployment is gone. A JobManager pod
@@ -53,8 +54,8 @@ func recoverDeployment(rc *Context) Outcome {
 
 // recoverStoppedJob starts a job again on its own cluster after it stopped without being asked to
 // (lost with its JobManager process, or FAILED with restartFailedJob), from the newest state known.
-func recoverStoppedJob(rc *Context, v *JobView, reason, what string) Outcome {
-	choice := chooseRestore(rc, v.answered())
+func recoverStoppedJob(rc *Context, v *jobs.View, reason, what string) Outcome {
+	choice := chooseRestore(rc, v.Answered())
 	if choice.Problem != "" {
 		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s, and %s; restore it by hand (spec.savepointPath), "+
 			"or set fallbackWithoutState to start it without state", what, choice.Problem))

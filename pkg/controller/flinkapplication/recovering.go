@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // handleRecovering replaces a savepoint that failed or never completed with the newest state the
@@ -13,14 +14,14 @@ import (
 func handleRecovering(rc *Context) Outcome {
 	st := &rc.App.Status
 	hash, jobID := liveJob(st)
-	v := rc.JobView(hash, jobID)
-	if v.Liveness == Unknown {
-		return failed(retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
+	v := rc.pass().View(hash, jobID)
+	if v.Liveness == jobs.Unknown {
+		return failed(jobs.Retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
 	}
-	if besideLive(rc) && v.Liveness == Alive {
+	if besideLive(rc) && v.Liveness == jobs.Alive {
 		return recoverBeside(rc, v)
 	}
-	if !cancelIssued(v) {
+	if !jobs.CancelIssued(v) {
 		if choice := chooseRestore(rc, &v.Ref); choice.Problem != "" {
 			msg := fmt.Sprintf("savepoint failed and %s; job %s is left as it was. Fix the cause and change the spec to retry, "+
 				"or set %s to start without state", choice.Problem, jobID, specField(rc.App, "fallbackWithoutState"))
@@ -30,14 +31,14 @@ func handleRecovering(rc *Context) Outcome {
 			return deployFailed(rc, "RecoveryFailed", msg)
 		}
 	}
-	live, err := stopJob(rc, v)
+	live, err := rc.pass().Cancel(v)
 	switch {
-	case live == Unknown:
+	case live == jobs.Unknown:
 		return failed(err)
-	case live == Alive:
+	case live == jobs.Alive:
 		return stay(0)
 	}
-	choice := chooseRestore(rc, v.answered())
+	choice := chooseRestore(rc, v.Answered())
 	if choice.Problem != "" {
 		return stateLost(rc, "RecoveryFailed", fmt.Sprintf("job %s is stopped and %s", jobID, choice.Problem))
 	}
@@ -47,7 +48,7 @@ func handleRecovering(rc *Context) Outcome {
 
 // recoverBeside starts a new BlueGreen version from the deployed job's newest state when its
 // savepoint failed; the deployed job is never touched. Without usable state the update fails.
-func recoverBeside(rc *Context, v *JobView) Outcome {
+func recoverBeside(rc *Context, v *jobs.View) Outcome {
 	st := &rc.App.Status
 	choice := chooseRestore(rc, &v.Ref)
 	if choice.Problem != "" {

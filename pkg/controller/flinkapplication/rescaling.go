@@ -6,6 +6,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // handleRescaling changes the parallelism of the live job on its own cluster (scaleMode InPlace).
@@ -36,15 +37,15 @@ func handleRescaling(rc *Context) Outcome {
 			return failed(err)
 		}
 	}
-	v := rc.JobView(hash, jobID)
+	v := rc.pass().View(hash, jobID)
 	switch v.Liveness {
-	case Unknown:
-		return failed(retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
-	case Stopped:
+	case jobs.Unknown:
+		return failed(jobs.Retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
+	case jobs.Stopped:
 		return stopLiveJob(rc, "Rescaling", fmt.Sprintf("parallelism %d needs a new job: %s", want, v.Evidence))
 	}
 	job := v.Details
-	if job.State == client.JobRunning && allTasksRunning(job) && job.Parallelism() == want {
+	if job.State == client.JobRunning && jobs.AllTasksRunning(job) && job.Parallelism() == want {
 		if err := scaleTaskManagers(rc, hash, flink.TaskManagerReplicas(rc.App)); err != nil {
 			return failed(err)
 		}
@@ -68,7 +69,7 @@ func handleRescaling(rc *Context) Outcome {
 // requestParallelism sets every vertex's upper parallelism bound to want, unless it already is.
 func requestParallelism(rc *Context, hash, jobID string, want int32) error {
 	url := rc.FlinkURL(hash)
-	reqs, err := rc.Flink().GetJobResourceRequirements(rc, url, jobID)
+	reqs, err := rc.pass().Flink().GetJobResourceRequirements(rc, url, jobID)
 	if err != nil {
 		return err
 	}
@@ -83,7 +84,7 @@ func requestParallelism(rc *Context, hash, jobID string, want int32) error {
 	if !changed {
 		return nil
 	}
-	if err := rc.Flink().UpdateJobResourceRequirements(rc, url, jobID, reqs); err != nil {
+	if err := rc.pass().Flink().UpdateJobResourceRequirements(rc, url, jobID, reqs); err != nil {
 		return err
 	}
 	rc.event(false, "RescaleRequested", fmt.Sprintf("asked job %s to run with parallelism %d", jobID, want))

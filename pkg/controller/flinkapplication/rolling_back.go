@@ -6,6 +6,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // handleRollingBack returns a failed update to the stable deployment. It first ends the failed
@@ -37,18 +38,18 @@ func handleRollingBack(rc *Context) Outcome {
 	}
 	live := s.ClusterHash
 	if s.JobID != "" {
-		v := rc.JobView(live, s.JobID)
+		v := rc.pass().View(live, s.JobID)
 		switch {
-		case v.Liveness == Unknown:
-			return failed(retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
+		case v.Liveness == jobs.Unknown:
+			return failed(jobs.Retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
 		case v.State() == client.JobCancelling:
 			return stay(0)
-		case v.Liveness == Alive:
+		case v.Liveness == jobs.Alive:
 			return rolledBack(rc, fmt.Sprintf("update failed (%s); the previous job %s kept running", cause, s.JobID))
 		}
 		// The stable job stopped without its stop completing (the update gave up while it was
 		// cancelling, say): it starts again from the newest state it left, as any stopped job does.
-		choice := chooseRestore(rc, v.answered())
+		choice := chooseRestore(rc, v.Answered())
 		if choice.Problem != "" {
 			return rollbackFailed(rc, fmt.Sprintf("job %s stopped and %s", s.JobID, choice.Problem))
 		}
@@ -96,7 +97,7 @@ func handleRollingBack(rc *Context) Outcome {
 	promote(rc, restored)
 	startedJob(rc, params, restored)
 	return rolledBack(rc, fmt.Sprintf("update failed (%s); previous job restarted as %s on %s, %s",
-		cause, c.JobID, flink.VersionedServiceName(rc.App, live), restoredFrom(restored)))
+		cause, c.JobID, flink.VersionedServiceName(rc.App, live), jobs.RestoredFrom(restored)))
 }
 
 // endFailedAttempt stops the failed attempt's job and removes its cluster, unless the stable
@@ -105,12 +106,12 @@ func handleRollingBack(rc *Context) Outcome {
 func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 	st := &rc.App.Status
 	if c.JobID != "" {
-		v := rc.JobView(c.ClusterHash, c.JobID)
-		live, err := stopJob(rc, v)
+		v := rc.pass().View(c.ClusterHash, c.JobID)
+		live, err := rc.pass().Cancel(v)
 		switch {
-		case live == Unknown:
+		case live == jobs.Unknown:
 			return failed(err)
-		case live == Alive:
+		case live == jobs.Alive:
 			return stay(0)
 		}
 		if path := attemptCheckpoint(rc, v); path != "" {
@@ -131,13 +132,13 @@ func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 }
 
 // attemptCheckpoint is the newest completed checkpoint Flink reports for exactly this job.
-func attemptCheckpoint(rc *Context, v *JobView) string {
+func attemptCheckpoint(rc *Context, v *jobs.View) string {
 	if v.Details == nil {
 		return ""
 	}
-	rc.forget()
-	cp, err := rc.checkpointsOf(v.Ref)
-	if err != nil || cp.Latest.Completed == nil || !restorable(cp.Latest.Completed.ExternalPath) {
+	rc.pass().Forget()
+	cp, err := rc.pass().Checkpoints(v.Ref)
+	if err != nil || cp.Latest.Completed == nil || !jobs.Restorable(cp.Latest.Completed.ExternalPath) {
 		return ""
 	}
 	return cp.Latest.Completed.ExternalPath
@@ -161,11 +162,11 @@ func restoredJobRuns(rc *Context, c *v1beta1.DeploymentRecord) bool {
 	if c.JobID == "" {
 		return false
 	}
-	v := rc.JobView(c.ClusterHash, c.JobID)
-	if v.Liveness != Alive {
+	v := rc.pass().View(c.ClusterHash, c.JobID)
+	if v.Liveness != jobs.Alive {
 		return false
 	}
 	// Running means its tasks run (or ran, and it restarts): a job still waiting for slots is not
 	// known to run at all.
-	return v.State() == client.JobRestarting || v.State() == client.JobRunning && allTasksRunning(v.Details)
+	return v.State() == client.JobRestarting || v.State() == client.JobRunning && jobs.AllTasksRunning(v.Details)
 }

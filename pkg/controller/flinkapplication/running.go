@@ -5,6 +5,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // handleRunning watches the live job and starts what the spec asks for: an update, an in-place
@@ -32,9 +33,9 @@ func handleRunning(rc *Context) Outcome {
 	}
 	observeLiveJob(rc)
 	if hash, jobID := liveJob(st); jobID != "" {
-		v := rc.JobView(hash, jobID)
+		v := rc.pass().View(hash, jobID)
 		switch {
-		case v.Liveness == Stopped && v.Details == nil:
+		case v.Liveness == jobs.Stopped && v.Details == nil:
 			rc.event(true, "JobLost", fmt.Sprintf("job %s is lost: %s", jobID, v.Evidence))
 			return recoverStoppedJob(rc, v, "JobLost", fmt.Sprintf("job %s is lost (%s)", jobID, v.Evidence))
 		case v.State() == client.JobFailed && rc.App.Spec.RestartFailedJob:

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // Savepoints of a running job that keeps running: one per spec.savepointTriggerNonce, and on
@@ -21,8 +22,8 @@ func savepointOnDemand(rc *Context) (out Outcome, busy bool) {
 	if s == nil || s.JobID == "" {
 		return Outcome{}, false
 	}
-	v := rc.JobView(s.ClusterHash, s.JobID)
-	if v.Liveness != Alive {
+	v := rc.pass().View(s.ClusterHash, s.JobID)
+	if v.Liveness != jobs.Alive {
 		return Outcome{}, false
 	}
 	if s.Savepoint == nil {
@@ -34,7 +35,7 @@ func savepointOnDemand(rc *Context) (out Outcome, busy bool) {
 			// Recorded with the trigger, in the same write: one savepoint per nonce.
 			st.SavepointTriggerNonce = rc.App.Spec.SavepointTriggerNonce
 		}
-		s.Savepoint = &v1beta1.SavepointTrigger{TriggerID: newID(), Time: metav1.NewTime(rc.Now), Purpose: purpose}
+		s.Savepoint = &v1beta1.SavepointTrigger{TriggerID: jobs.NewID(), Time: metav1.NewTime(rc.Now), Purpose: purpose}
 		return persistThenContinue(), true
 	}
 	purpose := s.Savepoint.Purpose
@@ -115,7 +116,7 @@ func disposeSavepoints(rc *Context, gone []v1beta1.SavepointRecord) {
 		if r.Result != "Completed" || r.Path == "" || r.Path == st.JobStatus.RestorePath || r.Path == st.SavepointPath {
 			continue
 		}
-		if err := rc.Flink().DisposeSavepoint(rc, rc.FlinkURL(hash), r.Path); err != nil {
+		if err := rc.pass().Flink().DisposeSavepoint(rc, rc.FlinkURL(hash), r.Path); err != nil {
 			rc.event(true, "SavepointNotDisposed", fmt.Sprintf("savepoint %s stays: %v", r.Path, err))
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // handleSavepointing takes a savepoint of the live job and cancels it (upgradeMode Savepoint, or
@@ -15,17 +16,17 @@ func handleSavepointing(rc *Context) Outcome {
 	if jobID == "" {
 		return warnTo(v1beta1.PhaseRecovering, "NoJobToSavepoint", "no job is recorded for the running cluster; looking for a checkpoint instead")
 	}
-	v := rc.JobView(old, jobID)
+	v := rc.pass().View(old, jobID)
 	if st.SavepointPath == "" {
 		if stable(st).Savepoint == nil {
 			if out, abandon := abandonBeforeStop(rc, "savepoint"); abandon {
 				return out
 			}
 			switch v.Liveness {
-			case Stopped:
+			case jobs.Stopped:
 				return warnTo(v1beta1.PhaseRecovering, "JobStopped", fmt.Sprintf("no savepoint can be taken: %s; looking for its newest state", v.Evidence))
-			case Unknown:
-				return failed(retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
+			case jobs.Unknown:
+				return failed(jobs.Retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
 			}
 		}
 		beside := besideLive(rc)
@@ -48,11 +49,11 @@ func handleSavepointing(rc *Context) Outcome {
 				"savepoint %s of job %s taken; the job keeps running while version %s starts from it", sp.Location, jobID, candidate(st).Version))
 		}
 	}
-	live, err := stopJob(rc, v)
+	live, err := rc.pass().Cancel(v)
 	switch {
-	case live == Unknown:
+	case live == jobs.Unknown:
 		return failed(err)
-	case live == Alive:
+	case live == jobs.Alive:
 		return stay(0)
 	}
 	return afterJobStopped(rc, "JobStopped", fmt.Sprintf("job %s stopped with savepoint %s", jobID, st.SavepointPath))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // A FlinkSessionCluster's handlers. A spec change starts the new Flink cluster beside the running
@@ -17,7 +18,7 @@ import (
 // handleSessionClusterDeploy records the spec's cluster as the one being started, then creates it.
 func handleSessionClusterDeploy(rc *Context) Outcome {
 	if err := sessionClusterSpecError(rc); err != nil {
-		return failed(permanent("CheckSpec", err))
+		return failed(jobs.Permanent("CheckSpec", err))
 	}
 	if err := podPolicyError(rc); err != nil {
 		return failed(err)
@@ -56,7 +57,7 @@ func handleSessionClusterStarting(rc *Context) Outcome {
 		}
 		return stay(0)
 	}
-	ov, err := rc.Overview(rc.Hash)
+	ov, err := rc.pass().Overview(rc.Hash)
 	if err != nil {
 		return stay(0)
 	}

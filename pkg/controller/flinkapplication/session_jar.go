@@ -7,6 +7,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jars"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // uploadJar fetches the recorded spec's jar under the operator's jar policy (scheme, host, address,
@@ -21,14 +22,14 @@ func uploadJar(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 	jar, err := rc.env.Jars.Fetch(rc, uri.JarURI, uri.JarSHA256)
 	switch {
 	case err != nil && jars.IsRetryable(err):
-		return failed(retryable("FetchJar", err))
+		return failed(jobs.Retryable("FetchJar", err))
 	case err != nil:
 		return deployFailed(rc, "JarRefused", err.Error())
 	case jar.Local:
 		c.JarID = jar.Name
 		return persistThenContinue()
 	}
-	id, err := rc.Flink().UploadJar(rc, rc.FlinkURL(c.ClusterHash), jar.Name, bytes.NewReader(jar.Content))
+	id, err := rc.pass().Flink().UploadJar(rc, rc.FlinkURL(c.ClusterHash), jar.Name, bytes.NewReader(jar.Content))
 	if err != nil {
 		return failed(err)
 	}
@@ -47,7 +48,7 @@ func deleteUploadedJar(rc *Context, c *v1beta1.DeploymentRecord) {
 		c.JarID = ""
 		return
 	}
-	if err := rc.Flink().DeleteJar(rc, rc.FlinkURL(c.ClusterHash), c.JarID); err != nil && !client.IsJarNotFound(err) {
+	if err := rc.pass().Flink().DeleteJar(rc, rc.FlinkURL(c.ClusterHash), c.JarID); err != nil && !client.IsJarNotFound(err) {
 		rc.event(true, "JarNotDeleted", fmt.Sprintf("jar %s stays in the session cluster's upload directory: %v", c.JarID, err))
 	}
 	c.JarID = ""

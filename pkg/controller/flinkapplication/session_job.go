@@ -8,6 +8,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // A FlinkSessionJob's own handlers: starting its job on the session cluster, watching it, and
@@ -91,7 +92,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 	if c == nil {
 		return moveTo(v1beta1.PhaseUpdating, "NothingToSubmit", "no submission is in progress; deploying the spec")
 	}
-	if live, why := sessionClusterReady(rc); c.ClusterHash != live && (c.JobID == "" || jobManagerGone(rc.Clusters[c.ClusterHash])) {
+	if live, why := sessionClusterReady(rc); c.ClusterHash != live && (c.JobID == "" || rc.Clusters[c.ClusterHash].JobManagerGone()) {
 		// The cluster recorded for the job is gone or replaced before the job ran there.
 		if live == "" {
 			return moveTo(phaseWaitingForCluster, "WaitingForCluster", "the session cluster went away before the job ran: "+why)
@@ -99,7 +100,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 		c.ClusterHash, c.JobID, c.SubmittedAt, c.JarID = live, "", nil, ""
 		return persistThenContinue()
 	}
-	if c.JarID == "" && (c.JobID == "" || rc.JobView(c.ClusterHash, c.JobID).Liveness == Stopped) {
+	if c.JarID == "" && (c.JobID == "" || rc.pass().View(c.ClusterHash, c.JobID).Liveness == jobs.Stopped) {
 		return uploadJar(rc, c)
 	}
 	params := sessionJobParams(c)
@@ -124,7 +125,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 	st.FailedDeployHash = ""
 	startedJob(rc, params, restored)
 	return moveTo(v1beta1.PhaseRunning, "JobRunning", fmt.Sprintf("job %s running on %s, %s",
-		c.JobID, flink.VersionedServiceName(rc.clusterOwner(), c.ClusterHash), restoredFrom(restored)))
+		c.JobID, flink.VersionedServiceName(rc.clusterOwner(), c.ClusterHash), jobs.RestoredFrom(restored)))
 }
 
 // handleSessionJobRunning watches the job and starts what the spec or the cluster asks for: an
@@ -139,14 +140,14 @@ func handleSessionJobRunning(rc *Context) Outcome {
 	if jobID == "" {
 		return startSessionJob(rc, v1beta1.DeploymentUpdate, "Submitting", "no job is recorded; submitting the job")
 	}
-	v := rc.JobView(hash, jobID)
+	v := rc.pass().View(hash, jobID)
 	live, _ := sessionClusterReady(rc)
 	switch {
-	case v.Liveness == Stopped && v.Details == nil:
+	case v.Liveness == jobs.Stopped && v.Details == nil:
 		return sessionJobLost(rc, v)
 	case rc.Hash != runningSpecHash(st) && rc.Hash != st.FailedDeployHash:
 		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("job spec changed (%s -> %s)", runningSpecHash(st), rc.Hash))
-	case live != "" && live != hash && v.Liveness == Alive:
+	case live != "" && live != hash && v.Liveness == jobs.Alive:
 		return moveTo(v1beta1.PhaseUpdating, "ClusterChanged", fmt.Sprintf("FlinkSessionCluster %s now runs Flink cluster %s; moving job %s there (upgradeMode %s)",
 			rc.session.ClusterName, live, jobID, upgradeMode(rc.App)))
 	}
@@ -160,7 +161,7 @@ func handleSessionJobRunning(rc *Context) Outcome {
 // sessionJobLost restarts a job that is gone (its JobManager answers that it does not know it, or the
 // session cluster's JobManager is gone) from the newest state recorded, on the session cluster as
 // soon as it runs. Without usable state the job is not started again: DeployFailed says why.
-func sessionJobLost(rc *Context, v *JobView) Outcome {
+func sessionJobLost(rc *Context, v *jobs.View) Outcome {
 	st := &rc.App.Status
 	rc.event(true, "JobLost", fmt.Sprintf("job %s is lost: %s", v.Ref.ID, v.Evidence))
 	choice := chooseRestore(rc, nil)
@@ -276,15 +277,15 @@ func waitingForSlots(rc *Context, c *v1beta1.DeploymentRecord) string {
 	if c.JobID == "" {
 		return ""
 	}
-	v := rc.JobView(c.ClusterHash, c.JobID)
-	if v.Liveness != Alive || allTasksRunning(v.Details) {
+	v := rc.pass().View(c.ClusterHash, c.JobID)
+	if v.Liveness != jobs.Alive || jobs.AllTasksRunning(v.Details) {
 		return ""
 	}
 	var needs int32
 	for _, vx := range v.Details.Vertices {
 		needs = max(needs, vx.Parallelism)
 	}
-	ov, err := rc.Overview(c.ClusterHash)
+	ov, err := rc.pass().Overview(c.ClusterHash)
 	if err != nil || int32(ov.SlotsAvailable) >= needs {
 		return ""
 	}
@@ -302,7 +303,7 @@ func sessionSubmitDeadline(rc *Context) time.Duration {
 	if waitingForSlots(rc, c) != "" {
 		return 0
 	}
-	v := rc.JobView(c.ClusterHash, c.JobID)
+	v := rc.pass().View(c.ClusterHash, c.JobID)
 	if v.Details == nil {
 		return readinessTimeout(rc)
 	}

@@ -55,7 +55,7 @@ func (e *Environment) ReconcileSessionJob(ctx context.Context, namespace, name s
 	}
 	rc := &Context{
 		Context: ctx, App: cached.DeepCopy(), Stored: cached, Config: e.Config, Now: e.Clock.Now(), Hash: sessionJobHash(job),
-		Clusters: clusters, ClusterOwner: owner, env: e, memo: map[string]memoEntry{}, kind: sessionJobKind,
+		Clusters: clusters, ClusterOwner: owner, env: e, kind: sessionJobKind,
 		session: &sessionState{ClusterName: job.Spec.ClusterName, Cluster: cluster, Job: job},
 	}
 	return e.runPass(rc, cached, summarize)
@@ -99,7 +99,7 @@ func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, na
 	}
 	rc := &Context{
 		Context: ctx, App: cached.DeepCopy(), Stored: cached, Config: e.Config, Now: e.Clock.Now(), Hash: flink.ClusterHash(cached),
-		Clusters: clusters, env: e, memo: map[string]memoEntry{}, kind: kind,
+		Clusters: clusters, env: e, kind: kind,
 		session: &sessionState{ClusterName: name, Cluster: cluster, Jobs: jobs},
 	}
 	return e.runPass(rc, cached, summarizeSessionCluster)

@@ -245,12 +245,12 @@ func (w *world) describeSessions() string {
 }
 
 // jobsOf are the simulator's records of a session job's jobs: those on its cluster whose ids carry
-// its prefix.
+// its name (of any object of that name).
 func (w *world) jobsOf(cluster, job string) []flinksim.JobRecord {
-	prefix := jobIDPrefix(sessionJobView(&v1beta1.FlinkSessionJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: job}}, nil))
+	owner := ownerOf(sessionJobView(&v1beta1.FlinkSessionJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: job}}, nil))
 	var out []flinksim.JobRecord
 	for _, r := range w.timeline.Jobs(ns + "/" + cluster) {
-		if len(r.JobID) >= len(prefix) && r.JobID[:len(prefix)] == prefix {
+		if owner.Named(r.JobID) {
 			out = append(out, r)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // The checks a spec passes before anything of its deploy is created. The CRDs' schema and CEL
@@ -58,10 +59,10 @@ func podPolicyError(rc *Context) error {
 		// A namespace-scoped install may not read Namespaces: the restricted policy applies.
 		ns = nil
 	case err != nil:
-		return retryable("ReadPodPolicy", err)
+		return jobs.Retryable("ReadPodPolicy", err)
 	}
 	if err := flink.PodPolicyFrom(ns).Check(rc.App); err != nil {
-		return permanent("PodPolicy", err)
+		return jobs.Permanent("PodPolicy", err)
 	}
 	return nil
 }

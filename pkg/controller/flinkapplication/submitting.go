@@ -7,6 +7,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // handleSubmitting points the application's Service at the candidate's cluster and starts the
@@ -51,7 +52,7 @@ func handleSubmitting(rc *Context) Outcome {
 	st.FailedDeployHash, st.RollbackHash = "", ""
 	startedJob(rc, params, restored)
 	return moveTo(v1beta1.PhaseRunning, "JobRunning", fmt.Sprintf("job %s running on %s, %s",
-		c.JobID, flink.VersionedServiceName(rc.App, c.ClusterHash), restoredFrom(restored)))
+		c.JobID, flink.VersionedServiceName(rc.App, c.ClusterHash), jobs.RestoredFrom(restored)))
 }
 
 // startedJob records a job that just ran stable: its parameters (for a later rollback) and the
@@ -79,11 +80,4 @@ func startedJob(rc *Context, p jobParams, restorePath string) {
 		}
 		js.RestoreTime = &t
 	}
-}
-
-func restoredFrom(path string) string {
-	if path == "" {
-		return "without state"
-	}
-	return "restored from " + path
 }

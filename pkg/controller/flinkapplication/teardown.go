@@ -7,6 +7,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // handleTeardown removes the BlueGreen version status.teardownHash names. Its job stops per
@@ -68,7 +69,7 @@ func handleTeardown(rc *Context) Outcome {
 // cluster goes.
 func stopVersion(rc *Context, gone *v1beta1.DeploymentRecord) Outcome {
 	st := &rc.App.Status
-	v := rc.JobView(gone.ClusterHash, gone.JobID)
+	v := rc.pass().View(gone.ClusterHash, gone.JobID)
 	end := endJob(rc, gone, v, teardownMode(rc.App) == v1beta1.TeardownModeSavepoint, "TeardownSavepoint")
 	switch {
 	case end.Wait != nil:
@@ -86,11 +87,11 @@ func stopVersion(rc *Context, gone *v1beta1.DeploymentRecord) Outcome {
 	return persistThenContinue()
 }
 
-func describeStop(path string, v *JobView) string {
+func describeStop(path string, v *jobs.View) string {
 	switch {
 	case path != "":
 		return "with savepoint " + path
-	case v.Liveness == Stopped:
+	case v.Liveness == jobs.Stopped:
 		return "having ended already: " + v.Evidence
 	}
 	return "cancelled without a savepoint"

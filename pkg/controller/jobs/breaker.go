@@ -1,4 +1,4 @@
-package flinkapplication
+package jobs
 
 import (
 	"context"
@@ -6,6 +6,26 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 )
+
+// breaker is a pass's Flink client: after a JobManager fails to answer once, its other calls in
+// the same pass fail at once with that error.
+type breaker struct {
+	client.API
+	open map[string]error
+}
+
+func newBreaker(api client.API) *breaker { return &breaker{API: api, open: map[string]error{}} }
+
+func (b *breaker) guard(url string, call func() error) error {
+	if err := b.open[url]; err != nil {
+		return err
+	}
+	err := call()
+	if client.IsNoAnswer(err) {
+		b.open[url] = err
+	}
+	return err
+}
 
 // The breaker's methods: each call goes through guard.
 

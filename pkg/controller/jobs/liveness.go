@@ -1,4 +1,4 @@
-package flinkapplication
+package jobs
 
 import (
 	"fmt"
@@ -30,26 +30,21 @@ func (l Liveness) String() string {
 	return "Unknown"
 }
 
-// judgeLiveness weighs one observation of a job. Stopped needs positive evidence: its JobManager
-// answered with a globally terminal state or said it does not know the job, or the JobManager
-// Deployment and every one of its pods are gone. Cluster readiness is never evidence about a job:
-// a savepoint usually fails because a TaskManager is not ready, while the job runs on.
-func judgeLiveness(c *ClusterObjects, jobID string, job *client.JobDetails, err error) (Liveness, string) {
+// Judge weighs one observation of a job. Stopped needs positive evidence: its JobManager answered
+// with a globally terminal state or said it does not know the job, or the JobManager is gone (its
+// Deployment and every one of its pods, terminating ones included). Cluster readiness is never
+// evidence about a job: a savepoint usually fails because a TaskManager is not ready, while the job
+// runs on.
+func Judge(jobManagerGone bool, jobID string, job *client.JobDetails, err error) (Liveness, string) {
 	switch {
 	case err == nil && client.IsGloballyTerminal(job.State):
 		return Stopped, fmt.Sprintf("Flink reports job %s %s", jobID, job.State)
 	case err == nil:
 		return Alive, fmt.Sprintf("Flink reports job %s %s", jobID, job.State)
-	case jobManagerGone(c):
+	case jobManagerGone:
 		return Stopped, fmt.Sprintf("the JobManager of job %s and all its pods are gone", jobID)
 	case client.IsJobNotFound(err, jobID):
 		return Stopped, fmt.Sprintf("the JobManager answers that it does not know job %s", jobID)
 	}
 	return Unknown, fmt.Sprintf("the state of job %s is unknown: %v", jobID, err)
-}
-
-// jobManagerGone tells whether a cluster's JobManager can no longer run anything: its Deployment
-// is gone and no JobManager pod is left, terminating ones included.
-func jobManagerGone(c *ClusterObjects) bool {
-	return c == nil || c.JobManager == nil && c.JobManagerPods == 0
 }

@@ -1,0 +1,105 @@
+package jobs
+
+import (
+	"fmt"
+	"time"
+)
+
+// StatePoint is a place a job's state can be restored from, and when that state was taken.
+type StatePoint struct {
+	Path string
+	At   time.Time
+}
+
+// RestorePolicy is what the restore choice is bounded by.
+type RestorePolicy struct {
+	// MaxAge is how old the newest state may be to be restored.
+	MaxAge time.Duration
+	// WithoutState allows a start without state when no usable state exists.
+	WithoutState bool
+}
+
+// RestoreChoice is what the restore policy decided.
+type RestoreChoice struct {
+	// Path is the state to restore; "" starts without state.
+	Path string
+	// Problem says why no state may be restored; "" when Path can be used, or when the policy
+	// allows starting without state (WithoutState).
+	Problem string
+	// WithoutState is set when no usable state exists and the policy allows that.
+	WithoutState bool
+}
+
+// ChooseRestore is the one restore policy: the newest of the points, if it is younger than the
+// policy's MaxAge. Without such state the job starts without state only when the policy allows it:
+// never silently, never from older state than the newest known.
+func ChooseRestore(points []StatePoint, now time.Time, policy RestorePolicy) RestoreChoice {
+	newest := Newest(points)
+	var problem string
+	switch {
+	case newest == nil:
+		problem = "no savepoint or retained checkpoint was found"
+	case now.Sub(newest.At) > policy.MaxAge:
+		problem = fmt.Sprintf("the newest state %s is %s old, more than maxCheckpointRestoreAgeSeconds (%s)",
+			newest.Path, now.Sub(newest.At).Round(time.Second), policy.MaxAge)
+	default:
+		return RestoreChoice{Path: newest.Path}
+	}
+	if policy.WithoutState {
+		return RestoreChoice{WithoutState: true}
+	}
+	return RestoreChoice{Problem: problem}
+}
+
+// Newest is the newest of the points; nil when there are none.
+func Newest(points []StatePoint) *StatePoint {
+	var newest *StatePoint
+	for i := range points {
+		if newest == nil || points[i].At.After(newest.At) {
+			newest = &points[i]
+		}
+	}
+	return newest
+}
+
+// FlinkState is the state Flink reports for a job: its newest externalized checkpoint, and the
+// savepoint of the trigger when Flink lists one completed since it was asked for.
+func (p *Pass) FlinkState(ref Ref, t Trigger) []StatePoint {
+	var out []StatePoint
+	if cps, err := p.Checkpoints(ref); err == nil {
+		if c := cps.Latest.Completed; c != nil && Restorable(c.ExternalPath) {
+			out = append(out, StatePoint{c.ExternalPath, time.UnixMilli(c.TriggerTimestamp)})
+		}
+	}
+	if sp := p.SavepointSince(ref, t); sp != nil && sp.Status == "COMPLETED" && Restorable(sp.ExternalPath) {
+		out = append(out, StatePoint{sp.ExternalPath, time.UnixMilli(sp.TriggerTimestamp)})
+	}
+	return out
+}
+
+// Restorable tells whether a checkpoint's path can be restored from: Flink names checkpoints
+// that were not externalized "<checkpoint-not-externally-addressable>".
+func Restorable(path string) bool { return path != "" && path[0] != '<' }
+
+// CheckpointProblem says why the job's newest retained checkpoint cannot carry its state across a
+// cancel, or "" when it can. It is asked before the cancel, while the job runs: a savepoint can
+// still be taken instead. retainedOnCancel says whether the job's configuration keeps its
+// checkpoints when it is cancelled, and retention names that setting for the message.
+func (p *Pass) CheckpointProblem(ref Ref, maxAge time.Duration, retainedOnCancel bool, retention string) string {
+	cps, err := p.Checkpoints(ref)
+	if err != nil {
+		return fmt.Sprintf("its checkpoints could not be read: %v", err)
+	}
+	c := cps.Latest.Completed
+	if c == nil || !Restorable(c.ExternalPath) {
+		return "no externalized checkpoint was found"
+	}
+	if age := p.Now.Sub(time.UnixMilli(c.TriggerTimestamp)); age > maxAge {
+		return fmt.Sprintf("the newest checkpoint %s is %s old, more than maxCheckpointRestoreAgeSeconds (%s)",
+			c.ExternalPath, age.Round(time.Second), maxAge)
+	}
+	if !retainedOnCancel {
+		return fmt.Sprintf("checkpoint %s would be deleted by cancelling the job because %s", c.ExternalPath, retention)
+	}
+	return ""
+}

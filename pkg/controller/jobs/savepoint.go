@@ -1,0 +1,141 @@
+package jobs
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+)
+
+// Trigger is a savepoint asked of a job: its trigger id and when it was asked for, chosen and
+// persisted before the trigger is sent. The zero Trigger is none asked for.
+type Trigger struct {
+	ID   string
+	Time time.Time
+}
+
+// Asked tells whether a savepoint was asked for.
+func (t Trigger) Asked() bool { return t.ID != "" }
+
+// SavepointStep is where one savepoint stands after a pass.
+type SavepointStep struct {
+	// Location is set once the savepoint completed.
+	Location string
+	// Failure is set when the savepoint failed or can no longer be had.
+	Failure string
+	// Wait is non-nil while the savepoint goes on: its trigger is being persisted, it is in
+	// progress, or a call failed.
+	Wait *Wait
+}
+
+// Savepoint drives a savepoint of a job, safely across operator restarts. The trigger id and time
+// are chosen first and the step asks for them to be persisted; the id is then sent to Flink as the
+// trigger id, so a restart polls the savepoint it already asked for instead of taking a second.
+// When Flink does not know the trigger id (it restarted, it forgot the result after five minutes,
+// or, before Flink 1.15, it chose an id of its own), the job's checkpoint history is read for a
+// savepoint triggered since the recorded time before anything is triggered again. With mayTrigger
+// false, or once the pass is overdue, it only follows a savepoint already asked for. The trigger is
+// cleared only when Flink reports the savepoint failed: one the caller gives up on for any other
+// reason may still complete, and a later pass finds it by the trigger's time.
+func (p *Pass) Savepoint(ref Ref, t *Trigger, cancelJob, mayTrigger bool) SavepointStep {
+	if !t.Asked() {
+		switch {
+		case !mayTrigger:
+			return SavepointStep{Failure: "no savepoint was asked for"}
+		case p.Overdue:
+			return SavepointStep{Failure: "the deadline passed before the savepoint was asked for"}
+		}
+		*t = Trigger{ID: NewID(), Time: p.Now}
+		return SavepointStep{Wait: persist()}
+	}
+	status, err := p.flink.GetSavepointStatus(p.ctx, ref.URL, ref.ID, t.ID)
+	if client.IsNotFound(err) {
+		if step, found := p.savepointInHistory(ref, t); found {
+			return step
+		}
+		if !mayTrigger || p.Overdue {
+			return SavepointStep{Failure: "Flink no longer knows the savepoint that was asked for, and lists none taken since"}
+		}
+		return p.trigger(ref, t, cancelJob)
+	}
+	if err != nil {
+		return SavepointStep{Wait: retry(err)}
+	}
+	switch {
+	case status.Succeeded():
+		p.announce(false, "SavepointCompleted", fmt.Sprintf("savepoint of job %s completed at %s", ref.ID, status.Location))
+		return SavepointStep{Location: status.Location}
+	case status.Failed():
+		*t = Trigger{}
+		cause := client.Excerpt(status.FailureCause)
+		if cause == "" {
+			cause = "Flink reported no cause"
+		}
+		return SavepointStep{Failure: fmt.Sprintf("savepoint of job %s failed: %s", ref.ID, cause)}
+	}
+	return SavepointStep{Wait: later(0)}
+}
+
+// trigger sends the recorded trigger. Flink before 1.15 ignores the trigger id it is sent and
+// answers with one of its own: that one is recorded in its place. Between the trigger and that
+// record a restart finds the savepoint by its trigger time in the job's checkpoint history, once
+// Flink lists it there; only a restart before that may trigger a second savepoint.
+func (p *Pass) trigger(ref Ref, t *Trigger, cancelJob bool) SavepointStep {
+	id, err := p.flink.TriggerSavepoint(p.ctx, ref.URL, ref.ID, client.SavepointRequest{CancelJob: cancelJob, TriggerID: t.ID})
+	if err != nil {
+		return SavepointStep{Wait: retry(err)}
+	}
+	if id != "" && id != t.ID {
+		t.ID = id
+	}
+	verb := "savepoint"
+	if cancelJob {
+		verb = "savepoint and cancel"
+	}
+	p.announce(false, "SavepointTriggered", fmt.Sprintf("triggered %s of job %s (trigger %s)", verb, ref.ID, t.ID))
+	return SavepointStep{Wait: later(0)}
+}
+
+// savepointInHistory looks for the savepoint of the trigger in the job's checkpoint statistics:
+// the newest savepoint triggered since the trigger's time.
+func (p *Pass) savepointInHistory(ref Ref, t *Trigger) (SavepointStep, bool) {
+	cp := p.SavepointSince(ref, *t)
+	if cp == nil {
+		return SavepointStep{}, false
+	}
+	switch cp.Status {
+	case "COMPLETED":
+		p.announce(false, "SavepointCompleted", fmt.Sprintf("savepoint of job %s completed at %s (found in its checkpoint history)", ref.ID, cp.ExternalPath))
+		return SavepointStep{Location: cp.ExternalPath}, true
+	case "FAILED":
+		*t = Trigger{}
+		return SavepointStep{Failure: fmt.Sprintf("savepoint %d of job %s failed", cp.ID, ref.ID)}, true
+	}
+	return SavepointStep{Wait: later(0)}, true
+}
+
+// SavepointSince is the newest savepoint Flink lists for the job as triggered at or after the
+// trigger's time, completed or not; nil when there is none or Flink cannot say. No allowance is
+// made for a JobManager clock behind the operator's: missing a savepoint only costs another, while
+// taking an older one for it would restore older state.
+func (p *Pass) SavepointSince(ref Ref, t Trigger) *client.Checkpoint {
+	if !t.Asked() {
+		return nil
+	}
+	cps, err := p.Checkpoints(ref)
+	if err != nil {
+		return nil
+	}
+	from := t.Time.UnixMilli()
+	var best *client.Checkpoint
+	consider := func(c *client.Checkpoint) {
+		if c != nil && c.IsSavepoint && c.TriggerTimestamp >= from && (best == nil || c.TriggerTimestamp > best.TriggerTimestamp) {
+			best = c
+		}
+	}
+	consider(cps.Latest.Savepoint)
+	for i := range cps.History {
+		consider(&cps.History[i])
+	}
+	return best
+}

@@ -1,0 +1,85 @@
+package jobs
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+)
+
+// Cancel cancels a job that is alive and reports how it stands: Stopped once Flink says so or the
+// evidence of Judge holds; Unknown (with the cause) while nothing says. Cancelling twice is
+// harmless: Flink answers a cancel of a cancelling job with 202.
+func (p *Pass) Cancel(v *View) (Liveness, error) {
+	switch v.Liveness {
+	case Stopped:
+		return Stopped, nil
+	case Unknown:
+		return Unknown, Retryable("ObserveJob", errors.New(v.Evidence))
+	}
+	if v.State() != client.JobCancelling {
+		err := p.flink.CancelJob(p.ctx, v.Ref.URL, v.Ref.ID)
+		p.Forget()
+		switch {
+		case client.IsJobNotFound(err, v.Ref.ID):
+			return Stopped, nil
+		case client.IsConflict(err):
+			// It reached another terminal state on its own; the next look says which.
+			return Alive, nil
+		case err != nil:
+			return Unknown, err
+		}
+		p.announce(false, "CancellingJob", fmt.Sprintf("cancelling job %s", v.Ref.ID))
+	}
+	return Alive, nil
+}
+
+// CancelIssued tells whether a job is already cancelling or stopped, so that refusing to stop it
+// can no longer keep it running.
+func CancelIssued(v *View) bool {
+	return v.Liveness == Stopped || v.State() == client.JobCancelling
+}
+
+// EndStep is where ending a job for good stands after a pass.
+type EndStep struct {
+	// Wait is non-nil while the end goes on.
+	Wait *Wait
+	// SavepointPath is the savepoint the job ended with; "" when none was asked for or had.
+	SavepointPath string
+	// Missing says why the savepoint asked for was not had although the job ended.
+	Missing string
+}
+
+// End ends a job that goes away for good (its owner is deleted, a BlueGreen version is torn down):
+// a savepoint with cancel when withSavepoint, then a cancel if the job is still alive. A savepoint
+// in flight is followed to its end even when its cancel ended the job before its result was read.
+// While the savepoint fails and the job runs, the job is left running: step names that failure
+// for the caller's retries.
+func (p *Pass) End(v *View, t *Trigger, withSavepoint bool, step string) EndStep {
+	if v.Liveness == Unknown {
+		return EndStep{Wait: retry(Retryable("ObserveJob", errors.New(v.Evidence)))}
+	}
+	alive := v.Liveness == Alive
+	var out EndStep
+	if withSavepoint && (alive || t.Asked()) {
+		sp := p.Savepoint(v.Ref, t, true, alive)
+		switch {
+		case sp.Wait != nil:
+			return EndStep{Wait: sp.Wait}
+		case sp.Failure != "" && alive:
+			return EndStep{Wait: retry(Retryable(step, errors.New(sp.Failure)))}
+		case sp.Failure != "":
+			out.Missing = fmt.Sprintf("job %s ended without its savepoint: %s", v.Ref.ID, sp.Failure)
+		}
+		out.SavepointPath = sp.Location
+	}
+	if alive {
+		switch state, err := p.Cancel(v); state {
+		case Unknown:
+			return EndStep{Wait: retry(err)}
+		case Alive:
+			return EndStep{Wait: later(0)}
+		}
+	}
+	return out
+}
