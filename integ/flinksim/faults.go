@@ -58,6 +58,12 @@ type Faults struct {
 	// Hang leaves requests to these endpoints unprocessed and unanswered until
 	// the client gives up, as a wedged JobManager does.
 	Hang map[string]bool
+	// FailFirst answers the first N requests to an endpoint with 500 Internal
+	// server error, unprocessed, and serves the ones after as usual: a
+	// JobManager that fails a few polls, then recovers. Requests are counted
+	// per endpoint (an AnyEndpoint entry gives each endpoint its own N), from
+	// the SetFaults call that set it.
+	FailFirst map[string]int
 	// SubmitRegistersAfter makes POST /jars/:jarid/run, once it accepts a job,
 	// drop the connection without an answer; the job only shows in the job
 	// listings this long after the request, while its id is already taken (a
@@ -89,6 +95,7 @@ func (f Faults) clone() Faults {
 	c.DropRate = cloneMap(f.DropRate)
 	c.Latency = cloneMap(f.Latency)
 	c.Hang = cloneMap(f.Hang)
+	c.FailFirst = cloneMap(f.FailFirst)
 	return c
 }
 
@@ -110,11 +117,12 @@ func lookup[V any](m map[string]V, endpoint string) V {
 	return m[AnyEndpoint]
 }
 
-// SetFaults replaces the injected faults.
+// SetFaults replaces the injected faults, and starts FailFirst's counts anew.
 func (jm *JobManager) SetFaults(f Faults) {
 	jm.faultMu.Lock()
 	defer jm.faultMu.Unlock()
 	jm.faults = f.clone()
+	jm.failedFirst = nil
 }
 
 func (jm *JobManager) currentFaults() Faults {
@@ -139,6 +147,14 @@ func (jm *JobManager) decideFault(endpoint, method string) faultDecision {
 		return faultDecision{hang: true}
 	}
 	d := faultDecision{latency: lookup(f.Latency, endpoint)}
+	if n := lookup(f.FailFirst, endpoint); n > 0 && jm.failedFirst[endpoint] < n {
+		if jm.failedFirst == nil {
+			jm.failedFirst = map[string]int{}
+		}
+		jm.failedFirst[endpoint]++
+		d.status = http.StatusInternalServerError
+		return d
+	}
 	if rate := lookup(f.ErrorRate, endpoint); rate > 0 && jm.faultRand.Float64() < rate {
 		d.status = http.StatusInternalServerError
 		if method == http.MethodGet && jm.faultRand.Intn(2) == 0 {

@@ -253,3 +253,29 @@ func TestHangAnswersNothingUntilTheClientGivesUp(t *testing.T) {
 		t.Fatalf("an endpoint excluded from AnyEndpoint: %v", err)
 	}
 }
+
+func TestFailFirstFailsTheFirstRequestsThenServes(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.jm.SetFaults(Faults{FailFirst: map[string]int{EndpointOverview: 2}})
+	for i := 0; i < 2; i++ {
+		if status, m := h.get("/overview"); status != 500 || at(m, "errors", 0) != "Internal server error." {
+			t.Fatalf("request %d: %d %v, want the injected 500", i+1, status, m)
+		}
+	}
+	if status, _ := h.get("/jobs"); status != 200 {
+		t.Fatalf("fault leaked to another endpoint: %d", status)
+	}
+	for i := 0; i < 3; i++ {
+		if status, _ := h.get("/overview"); status != 200 {
+			t.Fatalf("request %d after the first two: %d, want 200", i+3, status)
+		}
+	}
+	// SetFaults starts the count anew.
+	h.jm.SetFaults(Faults{FailFirst: map[string]int{EndpointOverview: 1}})
+	if status, _ := h.get("/overview"); status != 500 {
+		t.Fatalf("after SetFaults: %d, want 500", status)
+	}
+	if status, _ := h.get("/overview"); status != 200 {
+		t.Fatalf("second request after SetFaults: %d, want 200", status)
+	}
+}

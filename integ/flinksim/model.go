@@ -40,6 +40,8 @@ type JobManager struct {
 	faults    Faults
 	faultRand *mrand.Rand
 	faultMu   sync.Mutex
+	// failedFirst counts the requests per endpoint that Faults.FailFirst failed.
+	failedFirst map[string]int
 
 	haKey            string // "" without HA
 	legacyTriggerIDs bool   // Flink < 1.15 ignores client trigger ids

@@ -97,3 +97,31 @@ func TestWaitExitCodes(t *testing.T) {
 	assert.Equal(t, ExitFailed, code)
 	assert.Contains(t, errOut, "DeployFailed")
 }
+
+// The savepoint verb follows the operator's ledger entry for its nonce: it waits while the
+// savepoint is pending and ends at once with Flink's reason when it fails.
+func TestSavepointEndsWithTheLedgersAnswer(t *testing.T) {
+	c := appfake.NewSimpleClientset(runningApp())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go func() {
+		// The operator: it honours the nonce with a pending entry, then Flink refuses the savepoint.
+		for ctx.Err() == nil {
+			app, err := c.FlinkV1beta1().FlinkApplications("jobs").Get(ctx, "wc", metav1.GetOptions{})
+			if err == nil && app.Spec.SavepointTriggerNonce != "" {
+				now := metav1.Now()
+				app.Status.SavepointTriggerNonce = app.Spec.SavepointTriggerNonce
+				app.Status.Ledger = []v1beta1.StateEntry{{Purpose: v1beta1.SavepointManual, JobID: "0123", TriggerID: "t", TriggerTime: &now, Result: v1beta1.StatePending}}
+				_, _ = c.FlinkV1beta1().FlinkApplications("jobs").UpdateStatus(ctx, app, metav1.UpdateOptions{})
+				time.Sleep(1500 * time.Millisecond)
+				app.Status.Ledger[0].Result, app.Status.Ledger[0].Reason = v1beta1.StateFailed, "Flink refused the savepoint: no savepoint directory"
+				_, _ = c.FlinkV1beta1().FlinkApplications("jobs").UpdateStatus(ctx, app, metav1.UpdateOptions{})
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	code, _, errOut := run(t, c, "savepoint", "wc", "--timeout", "8s")
+	assert.Equal(t, ExitFailed, code, "it ends when the savepoint fails, not at its timeout: %s", errOut)
+	assert.Contains(t, errOut, "no savepoint directory")
+}

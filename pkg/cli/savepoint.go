@@ -34,16 +34,16 @@ func newSavepointCommand(o *options) *cobra.Command {
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
 			for {
-				if v, err := t.get(ctx); err == nil && v.savepointNonce == nonce && !v.savepointPending() {
-					if n := len(v.savepoints); n > 0 {
-						r := v.savepoints[n-1]
-						if r.Trigger == v1beta1.SavepointManual && r.Result == "Completed" {
-							fmt.Fprintln(cmd.OutOrStdout(), r.Path)
-							return nil
-						}
-						if r.Trigger == v1beta1.SavepointManual {
-							return exitWith(ExitFailed, "the savepoint failed: %s", r.Reason)
-						}
+				if v, err := t.get(ctx); err == nil && v.savepointNonce == nonce {
+					// The operator asked for it, in the write that honoured the nonce: its ledger entry
+					// says how it ended, and a savepoint Flink refused ends at once.
+					switch e := v.manualSavepoint(); {
+					case e == nil:
+					case e.Result == v1beta1.StateCompleted:
+						fmt.Fprintln(cmd.OutOrStdout(), e.Path)
+						return nil
+					case e.Result == v1beta1.StateFailed:
+						return exitWith(ExitFailed, "the savepoint failed: %s", e.Reason)
 					}
 				}
 				if sleep(ctx, time.Second) != nil {

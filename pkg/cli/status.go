@@ -141,8 +141,13 @@ func tree(w io.Writer, v *view, now time.Time) {
 	} else if v.job != nil {
 		lines = append(lines, "session cluster "+v.job.Spec.ClusterName)
 	}
-	if v.savepointPath != "" {
-		lines = append(lines, "state for the next job: "+v.savepointPath)
+	if next := v.deployments.NextRestorePath; next != "" {
+		lines = append(lines, "state for the next job: "+next)
+	}
+	for _, e := range v.ledger {
+		if e.Result == v1beta1.StatePending {
+			lines = append(lines, fmt.Sprintf("%s savepoint of job %s in progress (trigger %s)", e.Purpose, e.JobID, e.TriggerID))
+		}
 	}
 	for i, l := range lines {
 		branch := "├─ "
@@ -166,9 +171,6 @@ func describeRecord(name string, r *v1beta1.DeploymentRecord) string {
 	}
 	if r.JobID != "" {
 		s += ", job " + r.JobID
-	}
-	if r.Savepoint != nil {
-		s += ", savepoint " + r.Savepoint.TriggerID + " in progress"
 	}
 	if r.Kind != "" {
 		s += " (" + string(r.Kind) + ")"

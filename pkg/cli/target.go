@@ -69,11 +69,12 @@ type view struct {
 	conditions     []metav1.Condition
 	jobStatus      v1beta1.FlinkJobStatus
 	deployments    v1beta1.Deployments
-	savepointPath  string
 	history        []transition
-	// savepointNonce is the savepointTriggerNonce last honoured; savepoints, the savepoints taken.
+	// savepointNonce is the savepointTriggerNonce last honoured; savepoints, the savepoints taken;
+	// ledger, every state the operator knows of, savepoints in flight included.
 	savepointNonce string
 	savepoints     []v1beta1.SavepointRecord
+	ledger         []v1beta1.StateEntry
 }
 
 type transition struct {
@@ -90,7 +91,8 @@ func (t *target) get(ctx context.Context) (*view, error) {
 			v = &view{kind: t.kind(), name: j.Name, ns: j.Namespace, generation: j.Generation, object: j, job: j,
 				phase: string(j.Status.Phase), reason: j.Status.Reason, observed: j.Status.ObservedGeneration,
 				conditions: j.Status.Conditions, jobStatus: j.Status.JobStatus, deployments: j.Status.Deployments,
-				savepointPath: j.Status.SavepointPath, savepointNonce: j.Status.SavepointTriggerNonce, savepoints: j.Status.Savepoints}
+				savepointNonce: j.Status.SavepointTriggerNonce, savepoints: j.Status.Savepoints,
+				ledger: j.Status.Ledger}
 			for _, h := range j.Status.History {
 				v.history = append(v.history, transition{string(h.From), string(h.To), h.Reason, h.Time})
 			}
@@ -101,7 +103,8 @@ func (t *target) get(ctx context.Context) (*view, error) {
 			v = &view{kind: t.kind(), name: a.Name, ns: a.Namespace, generation: a.Generation, object: a, app: a,
 				phase: string(a.Status.Phase), reason: a.Status.Reason, observed: a.Status.ObservedGeneration,
 				conditions: a.Status.Conditions, jobStatus: a.Status.JobStatus, deployments: a.Status.Deployments,
-				savepointPath: a.Status.SavepointPath, savepointNonce: a.Status.SavepointTriggerNonce, savepoints: a.Status.Savepoints}
+				savepointNonce: a.Status.SavepointTriggerNonce, savepoints: a.Status.Savepoints,
+				ledger: a.Status.Ledger}
 			for _, h := range a.Status.History {
 				v.history = append(v.history, transition{string(h.From), string(h.To), h.Reason, h.Time})
 			}
@@ -139,8 +142,13 @@ func (t *target) patchSpec(ctx context.Context, spec map[string]interface{}) err
 	return nil
 }
 
-// savepointPending tells whether a savepoint of the stable job is under way.
-func (v *view) savepointPending() bool {
-	s := v.deployments.Stable
-	return s != nil && s.Savepoint != nil
+// manualSavepoint is the manual savepoint the operator asked for last: the one of the nonce it
+// honoured last, as the nonce is recorded in the same write as the ledger entry. Nil before any.
+func (v *view) manualSavepoint() *v1beta1.StateEntry {
+	for i := len(v.ledger) - 1; i >= 0; i-- {
+		if v.ledger[i].Purpose == v1beta1.SavepointManual {
+			return &v.ledger[i]
+		}
+	}
+	return nil
 }

@@ -21,8 +21,7 @@ func besideLive(rc *Context) bool {
 func startBeside(rc *Context, ready string) Outcome {
 	st := &rc.App.Status
 	hash, jobID := liveJob(st)
-	st.SavepointPath = ""
-	stable(st).Savepoint = nil
+	st.Deployments.NextRestorePath = ""
 	switch upgradeMode(rc.App) {
 	case v1beta1.UpgradeModeStateless:
 		return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s without state beside job %s", ready, candidate(st).Version, jobID))
@@ -30,9 +29,9 @@ func startBeside(rc *Context, ready string) Outcome {
 		v := rc.pass().View(hash, jobID)
 		if v.Liveness == jobs.Alive && lastStateProblem(rc, v.Ref) == "" {
 			if cps, err := rc.pass().Checkpoints(v.Ref); err == nil {
-				st.SavepointPath = cps.Latest.Completed.ExternalPath
+				st.Deployments.NextRestorePath = cps.Latest.Completed.ExternalPath
 				return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s from checkpoint %s of job %s, which keeps running",
-					ready, candidate(st).Version, st.SavepointPath, jobID))
+					ready, candidate(st).Version, st.Deployments.NextRestorePath, jobID))
 			}
 		}
 	}
@@ -47,7 +46,7 @@ func enterDualRunning(rc *Context, restorePath string) Outcome {
 	s, c := stable(st), candidate(st)
 	t := metav1.NewTime(rc.Now)
 	c.StableTime, c.RestorePath, c.SubmittedAt = &t, restorePath, nil
-	st.SavepointPath = ""
+	st.Deployments.NextRestorePath = ""
 	return moveTo(v1beta1.PhaseDualRunning, "DualRunning", fmt.Sprintf(
 		"version %s (hash %s, job %s) runs beside version %s (hash %s, job %s), %s; set tearDownVersionHash to the hash of the version to remove",
 		c.Version, c.SpecHash, c.JobID, s.Version, s.SpecHash, s.JobID, jobs.RestoredFrom(restorePath)))

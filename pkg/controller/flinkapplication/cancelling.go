@@ -25,7 +25,6 @@ func handleCancelling(rc *Context) Outcome {
 		}
 		if mode != v1beta1.UpgradeModeStateless && !rc.App.Spec.FallbackWithoutState {
 			if why := lastStateProblem(rc, v.Ref); why != "" {
-				stable(st).Savepoint = nil
 				return warnTo(v1beta1.PhaseSavepointing, "LastStateViaSavepoint", fmt.Sprintf(
 					"job %s cannot keep its state through a cancel: %s; taking a savepoint with cancel instead", jobID, why))
 			}
@@ -39,15 +38,15 @@ func handleCancelling(rc *Context) Outcome {
 		return stay(0)
 	}
 	if mode == v1beta1.UpgradeModeStateless {
-		st.SavepointPath = ""
+		st.Deployments.NextRestorePath = ""
 		return afterJobStopped(rc, "JobCancelled", fmt.Sprintf("job %s cancelled; upgradeMode Stateless starts the next job without state", jobID))
 	}
-	choice := chooseRestore(rc, &v.Ref)
+	choice := chooseRestore(rc, v.Ref.ID, &v.Ref)
 	if choice.Problem != "" {
 		return stateLost(rc, "LastStateLost", fmt.Sprintf("job %s was cancelled but %s", jobID, choice.Problem))
 	}
 	useRestore(rc, choice)
-	return afterJobStopped(rc, "JobCancelled", fmt.Sprintf("job %s cancelled; its newest state is %s", jobID, describeState(st.SavepointPath)))
+	return afterJobStopped(rc, "JobCancelled", fmt.Sprintf("job %s cancelled; its newest state is %s", jobID, describeState(st.Deployments.NextRestorePath)))
 }
 
 // stateLost ends a stop whose job stopped without state that may be restored. Nothing is started:

@@ -56,9 +56,9 @@ func handleClusterStarting(rc *Context) Outcome {
 		return stopLiveJob(rc, "ClusterReady", ready)
 	}
 	if stable(st) == nil {
-		st.SavepointPath = initialSavepoint(rc.App)
+		st.Deployments.NextRestorePath = initialSavepoint(rc.App)
 	}
-	return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting the job from %s", ready, describeState(st.SavepointPath)))
+	return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting the job from %s", ready, describeState(st.Deployments.NextRestorePath)))
 }
 
 // initialSavepoint is the state a first deploy restores: savepointPath, or its deprecated form.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
 )
 
 // handleDeleting deals with the live job per deleteMode before the finalizer goes: Savepoint takes a
@@ -30,15 +31,27 @@ func handleDeleting(rc *Context) Outcome {
 		return finishDelete(rc, fmt.Sprintf("deleteMode %s: Flink left alone", mode))
 	}
 	v := rc.pass().View(rec.ClusterHash, rec.JobID)
-	end := endJob(rc, rec, v, mode == v1beta1.DeleteModeSavepoint && st.FinalSavepointPath == "", "FinalSavepoint")
+	// The delete's own savepoint with cancel: a manual or periodic one in flight is settled on its
+	// own and never taken for it. One asked for before the user chose ForceCancel is still followed
+	// to its end, so that the state it completed is the one recorded.
+	wanted := mode == v1beta1.DeleteModeSavepoint && st.FinalSavepointPath == ""
+	e := rc.ledger().Pending(rec.JobID, v1beta1.SavepointDelete)
+	if e == nil && wanted && v.Liveness == jobs.Alive {
+		if rc.Overdue {
+			return stay(0)
+		}
+		askSavepoint(rc, v1beta1.SavepointDelete, rec, true)
+		return persistThenContinue()
+	}
+	end := endJob(rc, e, v, wanted, "FinalSavepoint")
 	switch {
 	case end.Wait != nil:
 		return *end.Wait
 	case end.Missing != "":
 		rc.event(true, "FinalSavepointMissing", end.Missing)
 	case end.SavepointPath != "":
-		st.FinalSavepointPath, st.SavepointPath = end.SavepointPath, end.SavepointPath
-		recordSavepoint(rc, v1beta1.SavepointDelete, end.SavepointPath, "")
+		st.FinalSavepointPath = end.SavepointPath
+		trimLedger(rc)
 		rc.event(false, "FinalSavepoint", fmt.Sprintf("final savepoint of job %s: %s", rec.JobID, end.SavepointPath))
 	}
 	if st.FinalSavepointPath == "" {
@@ -47,20 +60,21 @@ func handleDeleting(rc *Context) Outcome {
 	if st.FinalSavepointPath != "" {
 		return finishDelete(rc, fmt.Sprintf("job stopped; its state is at %s", st.FinalSavepointPath))
 	}
-	return finishDelete(rc, fmt.Sprintf("job stopped (deleteMode %s); no state was recorded", mode))
+	return finishDelete(rc, fmt.Sprintf("job stopped (deleteMode %s); no savepoint was recorded", mode))
 }
 
-// keepStateAddress names, in finalSavepointPath and an Event, the newest state the application
-// recorded when it goes away with no job alive: a suspended job's savepoint, or what an update
-// had stopped its job with. The Event outlives the object.
+// keepStateAddress names, in an Event that outlives the object, the newest state the application
+// recorded when it goes away without a final savepoint: a suspended job's savepoint, what an update
+// had stopped its job with, or the job's newest checkpoint. finalSavepointPath names it only when it
+// is a savepoint: a field named savepoint never names a checkpoint.
 func keepStateAddress(rc *Context, rec *v1beta1.DeploymentRecord, v *jobs.View) {
 	st := &rc.App.Status
 	var points []jobs.StatePoint
 	if v.Details != nil {
-		points = rc.pass().FlinkState(v.Ref, recordTrigger(rec.Savepoint))
+		points = rc.pass().FlinkState(v.Ref, ledger.Trigger(rc.ledger().Pending(rec.JobID)))
 	}
-	if rec == stable(st) && rec.JobID != "" {
-		points = append(points, recordedState(rc)...)
+	if rec.JobID != "" {
+		points = append(points, recordedState(rc, rec.JobID)...)
 	}
 	path := ""
 	if p := jobs.Newest(points); p != nil {
@@ -69,12 +83,14 @@ func keepStateAddress(rc *Context, rec *v1beta1.DeploymentRecord, v *jobs.View) 
 	if path == "" {
 		// The stable job was stopped before (a suspend, or an update whose job has not run yet):
 		// that stop recorded the state to resume from.
-		path = st.SavepointPath
+		path = st.Deployments.NextRestorePath
 	}
 	if path == "" {
 		return
 	}
-	st.FinalSavepointPath, st.SavepointPath = path, path
+	if rc.ledger().IsSavepoint(path) {
+		st.FinalSavepointPath = path
+	}
 	rc.event(false, "StateKept", fmt.Sprintf("the job's state is at %s; restore it with %s", path, specField(rc.App, "savepointPath")))
 }
 
@@ -104,6 +120,6 @@ func stopSecondVersion(rc *Context) (Outcome, bool) {
 	case jobs.Alive:
 		return stay(0), true
 	}
-	c.JobID, c.Savepoint = "", nil
+	c.JobID = ""
 	return persistThenContinue(), true
 }

@@ -48,21 +48,18 @@ func rollbackFailed(rc *Context, cause string) Outcome {
 		s.JobID, s.SubmittedAt = c.JobID, c.SubmittedAt
 	}
 	msg := fmt.Sprintf("rollback failed: %s", cause)
-	if st.SavepointPath != "" {
-		msg += fmt.Sprintf("; the previous job's state is at %s", st.SavepointPath)
+	if st.Deployments.NextRestorePath != "" {
+		msg += fmt.Sprintf("; the previous job's state is at %s", st.Deployments.NextRestorePath)
 	}
 	return deployFailed(rc, "RollbackFailed", msg)
 }
 
-// deleteBlocked stops retrying a final savepoint that keeps failing. The job keeps running and the
-// application stays until the user chooses to give up the savepoint.
+// deleteBlocked stops retrying a final savepoint that keeps failing or cannot be read. The job keeps
+// running (unless the savepoint's own cancel ended it) and the application stays until the user
+// chooses to give up the savepoint. Its ledger entry stays Pending: when the user switches to
+// ForceCancel, a savepoint that completed meanwhile is still found and recorded as the final one.
 func deleteBlocked(rc *Context, cause string) Outcome {
-	for _, r := range []*v1beta1.DeploymentRecord{stable(&rc.App.Status), candidate(&rc.App.Status)} {
-		if r != nil {
-			r.Savepoint = nil
-		}
-	}
 	return Outcome{Reason: "DeleteBlocked", Warning: true, After: untilChanged,
-		Message: fmt.Sprintf("final savepoint failed: %s; the job keeps running. Set spec.deleteMode to ForceCancel "+
-			"(cancel without a savepoint) or None (leave Flink alone) to finish deleting", cause)}
+		Message: fmt.Sprintf("final savepoint failed: %s; the job is left as it is. Set spec.deleteMode to ForceCancel "+
+			"(cancel without a new savepoint; one that completed meanwhile is still recorded) or None (leave Flink alone) to finish deleting", cause)}
 }

@@ -101,8 +101,7 @@ func classifyChange(rc *Context) specChange {
 func stopLiveJob(rc *Context, reason, why string) Outcome {
 	st := &rc.App.Status
 	_, jobID := liveJob(st)
-	st.SavepointPath = ""
-	stable(st).Savepoint = nil
+	st.Deployments.NextRestorePath = ""
 	mode := upgradeMode(rc.App)
 	next := v1beta1.PhaseCancelling
 	how := "cancelling it"
@@ -140,7 +139,7 @@ func suspended(rc *Context, reason, msg string) Outcome {
 	clearTarget(st)
 	stopRecorded(st)
 	st.JobStatus.State, st.JobStatus.Health, st.ClusterStatus = "", "", v1beta1.FlinkClusterStatus{}
-	return moveTo(v1beta1.PhaseSuspended, reason, fmt.Sprintf("%s; job suspended with %s, deleting its cluster", msg, describeState(st.SavepointPath)))
+	return moveTo(v1beta1.PhaseSuspended, reason, fmt.Sprintf("%s; job suspended with %s, deleting its cluster", msg, describeState(st.Deployments.NextRestorePath)))
 }
 
 // blocked stops retrying a step whose outcome only the user can change, and rests in the phase

@@ -218,12 +218,14 @@ func TestSuspendAndResume(t *testing.T) {
 			w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.State = v1beta1.JobStateSuspended })
 			app := w.runUntilPhase("wc", v1beta1.PhaseSuspended)
 			w.runUntil("wc", "cluster deleted", func(*v1beta1.FlinkApplication) bool { return !w.clusterExists(old, old.Status.DeployHash) })
-			recorded := app.Status.SavepointPath
+			recorded := app.Status.Deployments.NextRestorePath
 			switch mode {
 			case v1beta1.UpgradeModeSavepoint:
 				assert.Contains(t, recorded, "savepoint-")
+				assert.Equal(t, recorded, app.Status.SavepointPath, "savepointPath shows the savepoint to resume from")
 			case v1beta1.UpgradeModeLastState:
 				assert.Contains(t, recorded, "/chk-")
+				assert.Empty(t, app.Status.SavepointPath, "savepointPath never names a checkpoint")
 			default:
 				assert.Empty(t, recorded)
 			}

@@ -75,6 +75,8 @@ func observeCheckpoints(rc *Context, ref jobs.Ref) {
 		}
 		js.JobRestartCount = int32(restarts)
 		if c := cp.Latest.Completed; c != nil && c.ExternalPath != "" && checkpointRecordDue(rc, js, c.TriggerTimestamp) {
+			// Recorded in the ledger as the job's checkpoint, which jobStatus.lastCheckpoint shows.
+			rc.ledger().Record(v1beta1.StateCheckpoint, ref.ID, liveCluster(&rc.App.Status), c.ExternalPath, time.UnixMilli(c.TriggerTimestamp))
 			js.LastCheckpointPath, js.LastCheckpointTime = c.ExternalPath, msTime(c.TriggerTimestamp)
 			js.CompletedCheckpointCount, js.FailedCheckpointCount = int32(cp.Counts.Completed), int32(cp.Counts.Failed)
 		}

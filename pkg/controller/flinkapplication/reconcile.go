@@ -47,10 +47,12 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 	e.activity.passStarted(rc.Now)
 	e.waits.note(ctx, writeKey(rc.App))
 	migrateStatus(rc)
+	migrateLedger(rc)
 	from := app.Status.Phase.Normalized()
 	fromStarted := app.Status.PhaseStartedAt
 	if app.DeletionTimestamp == nil || from == v1beta1.PhaseDeleting {
 		observe(rc)
+		settleSavepoints(rc)
 	}
 	out := step(rc)
 	summarize(rc)

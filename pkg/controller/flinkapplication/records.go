@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
 )
 
 // status.deployments holds two explicit records: the stable deployment (what runs, and what a
@@ -101,10 +102,10 @@ func clearTarget(st *v1beta1.FlinkApplicationStatus) {
 }
 
 // stopRecorded marks the stable deployment's job stopped (on purpose or found gone): it is no
-// longer anyone's job, and no savepoint of it is in progress.
+// longer anyone's job. Savepoints asked of it stay in the ledger until they end.
 func stopRecorded(st *v1beta1.FlinkApplicationStatus) {
 	if s := stable(st); s != nil {
-		s.JobID, s.SubmittedAt, s.Savepoint = "", nil, nil
+		s.JobID, s.SubmittedAt = "", nil
 	}
 }
 
@@ -113,12 +114,14 @@ func promote(rc *Context, restorePath string) {
 	st := &rc.App.Status
 	c := candidate(st)
 	t := metav1.NewTime(rc.Now)
-	c.Kind, c.RestorePath, c.StableTime, c.SubmittedAt, c.Savepoint = "", restorePath, &t, nil, nil
+	c.Kind, c.RestorePath, c.StableTime, c.SubmittedAt = "", restorePath, &t, nil
 	st.Deployments.Stable, st.Deployments.Candidate = c, nil
 }
 
-// deriveStatus writes the fields the Lyft operator's users read from the records: the live cluster,
-// the spec in progress, the job the application runs now and its savepoint in progress.
+// deriveStatus writes the fields the Lyft operator's users read from the records and the ledger:
+// the live cluster, the spec in progress, the job the application runs now, the savepoint in
+// progress, the savepoint the next job starts from (never a checkpoint), the savepoints taken and
+// the job's last recorded checkpoint.
 func deriveStatus(st *v1beta1.FlinkApplicationStatus) {
 	st.DeployHash, st.UpdatingHash, st.SavepointTriggerID = liveCluster(st), targetSpecHash(st), ""
 	// The job the application runs now: the candidate's once the stable job was stopped for it; a
@@ -131,10 +134,32 @@ func deriveStatus(st *v1beta1.FlinkApplicationStatus) {
 	if job != nil && job.JobID != "" {
 		st.JobStatus.JobID, st.JobStatus.ClusterHash = job.JobID, job.ClusterHash
 	}
-	for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
-		if r != nil && r.Savepoint != nil {
-			st.SavepointTriggerID = r.Savepoint.TriggerID
+	deriveFromLedger(st)
+}
+
+// deriveFromLedger writes the fields that show the ledger: status.savepoints, savepointTriggerId
+// (the newest savepoint in flight, a stop's first), savepointPath (the final savepoint once deleted,
+// else the savepoint the next job starts from) and jobStatus.lastCheckpoint (the job's recorded one).
+func deriveFromLedger(st *v1beta1.FlinkApplicationStatus) {
+	l := ledger.Of(&st.Ledger)
+	st.Savepoints = l.Savepoints(v1beta1.MaxSavepoints)
+	st.SavepointTriggerID = ""
+	for _, e := range l.AllPending() {
+		if st.SavepointTriggerID == "" || ledger.IsStop(e.Purpose) {
+			st.SavepointTriggerID = e.TriggerID
 		}
+	}
+	st.SavepointPath = ""
+	switch next := st.Deployments.NextRestorePath; {
+	case st.FinalSavepointPath != "":
+		st.SavepointPath = st.FinalSavepointPath
+	case l.IsSavepoint(next):
+		st.SavepointPath = next
+	}
+	js := &st.JobStatus
+	js.LastCheckpointPath, js.LastCheckpointTime = "", nil
+	if c := l.Checkpoint(js.JobID); c != nil {
+		js.LastCheckpointPath, js.LastCheckpointTime = c.Path, c.Time
 	}
 }
 
@@ -237,4 +262,55 @@ func dualRunning(st *v1beta1.FlinkApplicationStatus) bool {
 // its conditions and the upgrade mode in effect, and once a job ran, lastStableSpec or the records.
 func writtenByLyft(st *v1beta1.FlinkApplicationStatus) bool {
 	return len(st.Conditions) == 0 && st.UpgradeMode == "" && st.LastStableSpec == nil
+}
+
+// migrateLedger moves into the ledger what operator versions before it kept elsewhere: the savepoint
+// asked of a record (deployments.*.savepoint), status.savepoints, the recorded checkpoint and the
+// state a stop left for the next job in savepointPath. Once moved, those fields are derived.
+func migrateLedger(rc *Context) {
+	st := &rc.App.Status
+	l := rc.ledger()
+	if len(st.Ledger) == 0 {
+		for _, r := range st.Savepoints {
+			t := r.Time
+			purpose := r.Trigger
+			if purpose == "" {
+				purpose = v1beta1.SavepointUpgrade
+			}
+			st.Ledger = append(st.Ledger, v1beta1.StateEntry{Purpose: purpose, Result: v1beta1.StateResult(r.Result), Path: r.Path,
+				Reason: r.Reason, Time: &t, TriggerTime: &t})
+		}
+		if js := st.JobStatus; js.LastCheckpointPath != "" && js.LastCheckpointTime != nil {
+			if _, jobID := liveJob(st); jobID != "" {
+				l.Record(v1beta1.StateCheckpoint, jobID, liveCluster(st), js.LastCheckpointPath, js.LastCheckpointTime.Time)
+			}
+		}
+	}
+	for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
+		if r == nil || r.Savepoint == nil {
+			continue
+		}
+		purpose, cancel := r.Savepoint.Purpose, true
+		switch {
+		case purpose == v1beta1.SavepointManual || purpose == v1beta1.SavepointPeriodic:
+			cancel = false
+		case purpose != "":
+		case st.Phase.Normalized() == v1beta1.PhaseDeleting:
+			purpose = v1beta1.SavepointDelete
+		case st.Phase.Normalized() == v1beta1.PhaseTeardown:
+			purpose = v1beta1.SavepointTeardown
+		case suspending(rc.App) && candidate(st) == nil:
+			purpose = v1beta1.SavepointSuspend
+		default:
+			// A BlueGreen version starting beside the job takes its savepoint without a cancel.
+			purpose, cancel = v1beta1.SavepointUpgrade, !besideLive(rc)
+		}
+		t := r.Savepoint.Time
+		st.Ledger = append(st.Ledger, v1beta1.StateEntry{Purpose: purpose, JobID: r.JobID, ClusterHash: r.ClusterHash,
+			TriggerID: r.Savepoint.TriggerID, TriggerTime: &t, Cancel: cancel, Result: v1beta1.StatePending})
+		r.Savepoint = nil
+	}
+	if d := &st.Deployments; d.NextRestorePath == "" && st.SavepointPath != "" && st.SavepointPath != st.FinalSavepointPath {
+		d.NextRestorePath = st.SavepointPath
+	}
 }

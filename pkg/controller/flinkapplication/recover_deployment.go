@@ -23,27 +23,27 @@ func recoverDeployment(rc *Context) Outcome {
 	lost := js.JobID
 	msg := fmt.Sprintf("the JobManager Deployment of %s is gone", flink.VersionedServiceName(rc.App, liveCluster(st)))
 	if suspending(rc.App) {
-		if choice := chooseRestore(rc, nil); choice.Path != "" {
-			st.SavepointPath = choice.Path
+		if choice := chooseRestore(rc, lost, nil); choice.Path != "" {
+			st.Deployments.NextRestorePath = choice.Path
 		}
 		return suspended(rc, "RecoverDeployment", msg+" and job "+lost+" with it")
 	}
 	app := stableApp(rc)
 	if app == nil {
 		// Recorded by an operator version that kept no stable spec: deploy the spec as it is.
-		st.SavepointPath = chooseRestore(rc, nil).Path
+		st.Deployments.NextRestorePath = chooseRestore(rc, lost, nil).Path
 		js.JobID, js.ClusterHash, js.State, js.Health = "", "", "", v1beta1.Red
-		return warnTo(v1beta1.PhaseUpdating, "RecoverDeployment", fmt.Sprintf("%s; deploying the spec from %s", msg, describeState(st.SavepointPath)))
+		return warnTo(v1beta1.PhaseUpdating, "RecoverDeployment", fmt.Sprintf("%s; deploying the spec from %s", msg, describeState(st.Deployments.NextRestorePath)))
 	}
 	if err := createCluster(rc, app, liveCluster(st)); err != nil {
 		return failed(err)
 	}
 	if flink.HighAvailability(app) && lost != "" {
 		// Should HA not have the job, it is submitted again from the newest state known.
-		st.SavepointPath = chooseRestore(rc, nil).Path
+		st.Deployments.NextRestorePath = chooseRestore(rc, lost, nil).Path
 		return restartInPlace(rc, "RecoverDeployment", fmt.Sprintf("%s; created it again, and Flink HA recovers job %s", msg, lost), true)
 	}
-	choice := chooseRestore(rc, nil)
+	choice := chooseRestore(rc, lost, nil)
 	if choice.Problem != "" {
 		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s and job %s with it, and %s; restore it by hand (spec.savepointPath), "+
 			"or set fallbackWithoutState to start it without state", msg, lost, choice.Problem))
@@ -55,7 +55,7 @@ func recoverDeployment(rc *Context) Outcome {
 // recoverStoppedJob starts a job again on its own cluster after it stopped without being asked to
 // (lost with its JobManager process, or FAILED with restartFailedJob), from the newest state known.
 func recoverStoppedJob(rc *Context, v *jobs.View, reason, what string) Outcome {
-	choice := chooseRestore(rc, v.Answered())
+	choice := chooseRestore(rc, v.Ref.ID, v.Answered())
 	if choice.Problem != "" {
 		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s, and %s; restore it by hand (spec.savepointPath), "+
 			"or set fallbackWithoutState to start it without state", what, choice.Problem))

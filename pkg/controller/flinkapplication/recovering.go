@@ -22,7 +22,7 @@ func handleRecovering(rc *Context) Outcome {
 		return recoverBeside(rc, v)
 	}
 	if !jobs.CancelIssued(v) {
-		if choice := chooseRestore(rc, &v.Ref); choice.Problem != "" {
+		if choice := chooseRestore(rc, v.Ref.ID, &v.Ref); choice.Problem != "" {
 			msg := fmt.Sprintf("savepoint failed and %s; job %s is left as it was. Fix the cause and change the spec to retry, "+
 				"or set %s to start without state", choice.Problem, jobID, specField(rc.App, "fallbackWithoutState"))
 			if suspending(rc.App) && candidate(st) == nil {
@@ -38,26 +38,25 @@ func handleRecovering(rc *Context) Outcome {
 	case live == jobs.Alive:
 		return stay(0)
 	}
-	choice := chooseRestore(rc, v.Answered())
+	choice := chooseRestore(rc, v.Ref.ID, v.Answered())
 	if choice.Problem != "" {
 		return stateLost(rc, "RecoveryFailed", fmt.Sprintf("job %s is stopped and %s", jobID, choice.Problem))
 	}
 	useRestore(rc, choice)
-	return afterJobStopped(rc, "RestoringFromCheckpoint", fmt.Sprintf("job %s stopped; restoring from %s", jobID, describeState(st.SavepointPath)))
+	return afterJobStopped(rc, "RestoringFromCheckpoint", fmt.Sprintf("job %s stopped; restoring from %s", jobID, describeState(st.Deployments.NextRestorePath)))
 }
 
 // recoverBeside starts a new BlueGreen version from the deployed job's newest state when its
 // savepoint failed; the deployed job is never touched. Without usable state the update fails.
 func recoverBeside(rc *Context, v *jobs.View) Outcome {
 	st := &rc.App.Status
-	choice := chooseRestore(rc, &v.Ref)
+	choice := chooseRestore(rc, v.Ref.ID, &v.Ref)
 	if choice.Problem != "" {
 		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("savepoint failed and %s; version %s keeps running untouched. "+
 			"Fix the cause and change the spec to retry, or set fallbackWithoutState to start the new version without state",
 			choice.Problem, stable(st).Version))
 	}
 	useRestore(rc, choice)
-	stable(st).Savepoint = nil
 	return moveTo(v1beta1.PhaseSubmitting, "RestoringFromCheckpoint", fmt.Sprintf("starting version %s from %s; job %s keeps running",
 		candidate(st).Version, describeState(choice.Path), v.Ref.ID))
 }

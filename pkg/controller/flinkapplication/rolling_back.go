@@ -49,7 +49,7 @@ func handleRollingBack(rc *Context) Outcome {
 		}
 		// The stable job stopped without its stop completing (the update gave up while it was
 		// cancelling, say): it starts again from the newest state it left, as any stopped job does.
-		choice := chooseRestore(rc, v.Answered())
+		choice := chooseRestore(rc, v.Ref.ID, v.Answered())
 		if choice.Problem != "" {
 			return rollbackFailed(rc, fmt.Sprintf("job %s stopped and %s", s.JobID, choice.Problem))
 		}
@@ -86,14 +86,14 @@ func handleRollingBack(rc *Context) Outcome {
 	if err := pointGenericService(rc, live); err != nil {
 		return failed(err)
 	}
-	job := runJob(rc, c, params, st.SavepointPath)
+	job := runJob(rc, c, params, st.Deployments.NextRestorePath)
 	switch {
 	case job.Wait != nil && !restoredJobRuns(rc, c):
 		return *job.Wait
 	case job.Failure != "":
 		return rollbackFailed(rc, job.Failure)
 	}
-	restored := st.SavepointPath
+	restored := st.Deployments.NextRestorePath
 	promote(rc, restored)
 	startedJob(rc, params, restored)
 	return rolledBack(rc, fmt.Sprintf("update failed (%s); previous job restarted as %s on %s, %s",
@@ -115,7 +115,7 @@ func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 			return stay(0)
 		}
 		if path := attemptCheckpoint(rc, v); path != "" {
-			st.SavepointPath = path
+			st.Deployments.NextRestorePath = path
 		}
 		c.JobID, c.SubmittedAt = "", nil
 		return persistThenContinue()

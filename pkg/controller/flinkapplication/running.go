@@ -77,7 +77,7 @@ func handleDeployFailed(rc *Context) Outcome {
 func handleSuspended(rc *Context) Outcome {
 	st := &rc.App.Status
 	if !suspending(rc.App) {
-		return moveTo(v1beta1.PhaseUpdating, "Resuming", fmt.Sprintf("spec.state is Running; resuming from %s", describeState(st.SavepointPath)))
+		return moveTo(v1beta1.PhaseUpdating, "Resuming", fmt.Sprintf("spec.state is Running; resuming from %s", describeState(st.Deployments.NextRestorePath)))
 	}
 	if _, err := deleteClustersExcept(rc); err != nil {
 		return failed(err)

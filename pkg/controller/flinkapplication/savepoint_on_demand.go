@@ -4,15 +4,14 @@ import (
 	"fmt"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // Savepoints of a running job that keeps running: one per spec.savepointTriggerNonce, and on
-// spec.periodicSavepoint's schedule. Taken only in Running, so never while an update, a suspend or a
-// delete is under way; an update that starts meanwhile takes over with its own savepoint.
+// spec.periodicSavepoint's schedule. Asked for and triggered only in Running, so never while an
+// update, a suspend or a delete is under way; one in flight when such a stop begins is followed to
+// its end by settleSavepoints, and the stop takes its own savepoint.
 
 // savepointOnDemand triggers or follows a Manual or Periodic savepoint of the stable job; busy is
 // false when there is none to take.
@@ -26,7 +25,8 @@ func savepointOnDemand(rc *Context) (out Outcome, busy bool) {
 	if v.Liveness != jobs.Alive {
 		return Outcome{}, false
 	}
-	if s.Savepoint == nil {
+	e := rc.ledger().Pending(s.JobID, v1beta1.SavepointManual, v1beta1.SavepointPeriodic)
+	if e == nil {
 		purpose := savepointDue(rc)
 		if purpose == "" || rc.Overdue {
 			return Outcome{}, false
@@ -35,24 +35,17 @@ func savepointOnDemand(rc *Context) (out Outcome, busy bool) {
 			// Recorded with the trigger, in the same write: one savepoint per nonce.
 			st.SavepointTriggerNonce = rc.App.Spec.SavepointTriggerNonce
 		}
-		s.Savepoint = &v1beta1.SavepointTrigger{TriggerID: jobs.NewID(), Time: metav1.NewTime(rc.Now), Purpose: purpose}
+		askSavepoint(rc, purpose, s, false)
 		return persistThenContinue(), true
 	}
-	purpose := s.Savepoint.Purpose
-	if purpose != v1beta1.SavepointManual && purpose != v1beta1.SavepointPeriodic {
-		return Outcome{}, false
-	}
-	sp := takeSavepoint(rc, s, v.Ref, false, true)
+	sp := followSavepoint(rc, e, v.Ref, true)
 	switch {
 	case sp.Wait != nil:
 		return *sp.Wait, true
 	case sp.Failure != "":
-		recordSavepoint(rc, purpose, "", sp.Failure)
-		rc.event(true, "SavepointFailed", fmt.Sprintf("%s savepoint of job %s failed: %s; the job keeps running", purpose, s.JobID, sp.Failure))
-	default:
-		recordSavepoint(rc, purpose, sp.Location, "")
+		rc.event(true, "SavepointFailed", fmt.Sprintf("%s savepoint of job %s failed: %s; the job keeps running", e.Purpose, s.JobID, sp.Failure))
 	}
-	s.Savepoint = nil
+	trimLedger(rc)
 	return stay(0), true
 }
 
@@ -67,9 +60,9 @@ func savepointDue(rc *Context) v1beta1.SavepointPurpose {
 		if s := stable(st); s != nil && s.StableTime != nil {
 			since = s.StableTime.Time
 		}
-		for _, r := range st.Savepoints {
-			if r.Trigger == v1beta1.SavepointPeriodic && r.Time.After(since) {
-				since = r.Time.Time
+		for _, e := range st.Ledger {
+			if e.Purpose == v1beta1.SavepointPeriodic && e.TriggerTime != nil && e.TriggerTime.After(since) {
+				since = e.TriggerTime.Time
 			}
 		}
 		if !since.IsZero() && rc.Now.Sub(since) >= time.Duration(p.IntervalSeconds)*time.Second {
@@ -77,49 +70,4 @@ func savepointDue(rc *Context) v1beta1.SavepointPurpose {
 		}
 	}
 	return ""
-}
-
-// recordSavepoint adds a savepoint to status.savepoints, keeping the last MaxSavepoints.
-func recordSavepoint(rc *Context, purpose v1beta1.SavepointPurpose, path, failure string) {
-	st := &rc.App.Status
-	r := v1beta1.SavepointRecord{Time: metav1.NewTime(rc.Now), Trigger: purpose, Result: "Completed", Path: path}
-	if failure != "" {
-		r.Result, r.Reason = "Failed", failure
-	}
-	st.Savepoints = append(st.Savepoints, r)
-	keep := v1beta1.MaxSavepoints
-	ret := rc.App.Spec.SavepointRetention
-	if ret != nil && ret.Keep > 0 && int(ret.Keep) < keep {
-		keep = int(ret.Keep)
-	}
-	n := len(st.Savepoints)
-	if n <= keep {
-		return
-	}
-	gone := st.Savepoints[:n-keep]
-	st.Savepoints = append([]v1beta1.SavepointRecord(nil), st.Savepoints[n-keep:]...)
-	if ret != nil && ret.DisposeOlder {
-		disposeSavepoints(rc, gone)
-	}
-}
-
-// disposeSavepoints deletes completed savepoints through Flink, never the one the running job was
-// restored from (it is its state, until its first checkpoint) and never one a stop is to restore.
-// A disposal that fails leaves files behind, which is no reason to hold the job: an Event says so.
-func disposeSavepoints(rc *Context, gone []v1beta1.SavepointRecord) {
-	st := &rc.App.Status
-	hash := liveCluster(st)
-	if hash == "" {
-		return
-	}
-	for _, r := range gone {
-		if r.Result != "Completed" || r.Path == "" || r.Path == st.JobStatus.RestorePath || r.Path == st.SavepointPath {
-			continue
-		}
-		if err := rc.pass().Flink().DisposeSavepoint(rc, rc.FlinkURL(hash), r.Path); err != nil {
-			rc.event(true, "SavepointNotDisposed", fmt.Sprintf("savepoint %s stays: %v", r.Path, err))
-			continue
-		}
-		rc.event(false, "SavepointDisposed", fmt.Sprintf("disposed of savepoint %s (savepointRetention keeps %d)", r.Path, len(st.Savepoints)))
-	}
 }

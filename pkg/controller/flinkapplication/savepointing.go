@@ -17,8 +17,10 @@ func handleSavepointing(rc *Context) Outcome {
 		return warnTo(v1beta1.PhaseRecovering, "NoJobToSavepoint", "no job is recorded for the running cluster; looking for a checkpoint instead")
 	}
 	v := rc.pass().View(old, jobID)
-	if st.SavepointPath == "" {
-		if stable(st).Savepoint == nil {
+	if st.Deployments.NextRestorePath == "" {
+		beside := besideLive(rc)
+		e := stopSavepoint(rc, jobID, v1beta1.SavepointUpgrade, v1beta1.SavepointSuspend)
+		if e == nil {
 			if out, abandon := abandonBeforeStop(rc, "savepoint"); abandon {
 				return out
 			}
@@ -28,23 +30,28 @@ func handleSavepointing(rc *Context) Outcome {
 			case jobs.Unknown:
 				return failed(jobs.Retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
 			}
+			if rc.Overdue {
+				return stay(0)
+			}
+			purpose := v1beta1.SavepointUpgrade
+			if suspending(rc.App) && candidate(st) == nil {
+				purpose = v1beta1.SavepointSuspend
+			}
+			// Recorded before it is triggered; a BlueGreen version beside the job takes its state
+			// without stopping it.
+			askSavepoint(rc, purpose, stable(st), !beside)
+			return persistThenContinue()
 		}
-		beside := besideLive(rc)
-		sp := takeSavepoint(rc, stable(st), v.Ref, !beside, true)
+		sp := followSavepoint(rc, e, v.Ref, true)
 		switch {
 		case sp.Wait != nil:
 			return *sp.Wait
 		case sp.Failure != "":
 			return warnTo(v1beta1.PhaseRecovering, "SavepointFailed", sp.Failure)
 		}
-		st.SavepointPath = sp.Location
-		purpose := v1beta1.SavepointUpgrade
-		if suspending(rc.App) && candidate(st) == nil {
-			purpose = v1beta1.SavepointSuspend
-		}
-		recordSavepoint(rc, purpose, sp.Location, "")
+		st.Deployments.NextRestorePath = sp.Location
+		trimLedger(rc)
 		if beside {
-			stable(st).Savepoint = nil
 			return moveTo(v1beta1.PhaseSubmitting, "SavepointCompleted", fmt.Sprintf(
 				"savepoint %s of job %s taken; the job keeps running while version %s starts from it", sp.Location, jobID, candidate(st).Version))
 		}
@@ -56,7 +63,7 @@ func handleSavepointing(rc *Context) Outcome {
 	case live == jobs.Alive:
 		return stay(0)
 	}
-	return afterJobStopped(rc, "JobStopped", fmt.Sprintf("job %s stopped with savepoint %s", jobID, st.SavepointPath))
+	return afterJobStopped(rc, "JobStopped", fmt.Sprintf("job %s stopped with savepoint %s", jobID, st.Deployments.NextRestorePath))
 }
 
 // abandonBeforeStop ends a stop that has not touched the job yet when it is no longer wanted:

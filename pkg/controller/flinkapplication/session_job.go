@@ -38,10 +38,10 @@ func handleSessionJobNew(rc *Context) Outcome {
 		return failed(err)
 	}
 	st := &rc.App.Status
-	st.SavepointPath = rc.App.Spec.SavepointPath
+	st.Deployments.NextRestorePath = rc.App.Spec.SavepointPath
 	if suspending(rc.App) {
 		return moveTo(v1beta1.PhaseSuspended, "CreatedSuspended", fmt.Sprintf("created with state Suspended; it starts from %s when Running",
-			describeState(st.SavepointPath)))
+			describeState(st.Deployments.NextRestorePath)))
 	}
 	return startSessionJob(rc, v1beta1.DeploymentUpdate, "Submitting", "submitting the job")
 }
@@ -56,7 +56,7 @@ func startSessionJob(rc *Context, kind v1beta1.DeploymentKind, reason, what stri
 	}
 	recordSessionTarget(rc, kind, hash)
 	return moveTo(v1beta1.PhaseSubmitting, reason, fmt.Sprintf("%s on %s from %s", what,
-		flink.VersionedServiceName(rc.clusterOwner(), hash), describeState(rc.App.Status.SavepointPath)))
+		flink.VersionedServiceName(rc.clusterOwner(), hash), describeState(rc.App.Status.Deployments.NextRestorePath)))
 }
 
 // handleWaitingForCluster waits, with the job's state recorded, until its FlinkSessionCluster
@@ -66,7 +66,7 @@ func handleWaitingForCluster(rc *Context) Outcome {
 	if suspending(rc.App) {
 		clearTarget(st)
 		return moveTo(v1beta1.PhaseSuspended, "Suspended", fmt.Sprintf("spec.job.state is Suspended and no job runs; it resumes from %s",
-			describeState(st.SavepointPath)))
+			describeState(st.Deployments.NextRestorePath)))
 	}
 	hash, why := sessionClusterReady(rc)
 	if hash == "" {
@@ -80,7 +80,7 @@ func handleWaitingForCluster(rc *Context) Outcome {
 	}
 	recordSessionTarget(rc, kind, hash)
 	return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", fmt.Sprintf("session cluster %s is ready; submitting from %s",
-		flink.VersionedServiceName(rc.clusterOwner(), hash), describeState(st.SavepointPath)))
+		flink.VersionedServiceName(rc.clusterOwner(), hash), describeState(st.Deployments.NextRestorePath)))
 }
 
 // handleSessionSubmitting uploads the job's jar to the session cluster and runs it with the
@@ -104,7 +104,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 		return uploadJar(rc, c)
 	}
 	params := sessionJobParams(c)
-	job := runJob(rc, c, params, st.SavepointPath)
+	job := runJob(rc, c, params, st.Deployments.NextRestorePath)
 	switch {
 	case job.JarMissing:
 		rc.event(true, "JarMissing", fmt.Sprintf("the session cluster no longer has jar %s; uploading it again", c.JarID))
@@ -120,7 +120,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 		return deployFailed(rc, "DeployFailed", job.Failure)
 	}
 	deleteUploadedJar(rc, c)
-	restored := st.SavepointPath
+	restored := st.Deployments.NextRestorePath
 	promote(rc, restored)
 	st.FailedDeployHash = ""
 	startedJob(rc, params, restored)
@@ -164,7 +164,7 @@ func handleSessionJobRunning(rc *Context) Outcome {
 func sessionJobLost(rc *Context, v *jobs.View) Outcome {
 	st := &rc.App.Status
 	rc.event(true, "JobLost", fmt.Sprintf("job %s is lost: %s", v.Ref.ID, v.Evidence))
-	choice := chooseRestore(rc, nil)
+	choice := chooseRestore(rc, v.Ref.ID, nil)
 	if choice.Problem != "" {
 		stopRecorded(st)
 		return deployFailed(rc, "JobLost", fmt.Sprintf("job %s is lost (%s) and %s; restore it by hand (spec.job.initialSavepointPath "+
@@ -199,7 +199,7 @@ func handleSessionJobUpdating(rc *Context) Outcome {
 func handleSessionJobSuspended(rc *Context) Outcome {
 	if !suspending(rc.App) {
 		return moveTo(v1beta1.PhaseUpdating, "Resuming", fmt.Sprintf("spec.job.state is Running; resuming from %s",
-			describeState(rc.App.Status.SavepointPath)))
+			describeState(rc.App.Status.Deployments.NextRestorePath)))
 	}
 	return stay(untilChanged)
 }

@@ -214,14 +214,15 @@ func TestSessionJobsWaitForTheirClusterWithTheirStateAndResume(t *testing.T) {
 		return w.sessionJobIn("a", v1beta1.SessionJobWaitingForCluster) && w.sessionJobIn("b", v1beta1.SessionJobWaitingForCluster)
 	})
 	a := w.sessionJob("a")
-	assert.Contains(t, a.Status.SavepointPath, "/chk-", "the state to resume from is recorded")
+	assert.Contains(t, a.Status.Deployments.NextRestorePath, "/chk-", "the state to resume from is recorded")
+	assert.Empty(t, a.Status.SavepointPath, "savepointPath never names a checkpoint")
 	assert.Contains(t, a.Status.Reason, "does not exist")
 
 	w.createSessionCluster(sessionCluster("session"))
 	w.runSessionsUntil("jobs resumed", func() bool {
 		return w.sessionJobIn("a", v1beta1.SessionJobRunning) && w.sessionJobIn("b", v1beta1.SessionJobRunning)
 	})
-	assert.Equal(t, a.Status.SavepointPath, w.sessionJob("a").Status.JobStatus.RestorePath)
+	assert.Equal(t, a.Status.Deployments.NextRestorePath, w.sessionJob("a").Status.JobStatus.RestorePath)
 	w.assertOneJobEach("a", "b")
 }
 

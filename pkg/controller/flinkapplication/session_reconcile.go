@@ -111,8 +111,10 @@ func (e *Environment) runPass(rc *Context, cached *v1beta1.FlinkApplication, sum
 	e.waits.note(rc, writeKey(rc.App))
 	from := rc.App.Status.Phase.Normalized()
 	fromStarted := rc.App.Status.PhaseStartedAt
+	migrateLedger(rc)
 	if rc.App.DeletionTimestamp == nil || from == v1beta1.PhaseDeleting {
 		observe(rc)
+		settleSavepoints(rc)
 	}
 	out := step(rc)
 	summarizeStatus(rc)

@@ -96,7 +96,7 @@ func sessionJobView(job *v1beta1.FlinkSessionJob, cluster *v1beta1.FlinkSessionC
 	out.PhaseStartedAt, out.LastUpdatedAt = in.PhaseStartedAt, in.LastUpdatedAt
 	out.JobStatus, out.Deployments, out.SavepointPath, out.FinalSavepointPath = in.JobStatus, in.Deployments, in.SavepointPath, in.FinalSavepointPath
 	out.FailedDeployHash, out.UpgradeMode = in.FailedDeployHash, in.UpgradeMode
-	out.SavepointTriggerNonce, out.Savepoints = in.SavepointTriggerNonce, in.Savepoints
+	out.SavepointTriggerNonce, out.Savepoints, out.Ledger = in.SavepointTriggerNonce, in.Savepoints, in.Ledger
 	out.RetryCount, out.LastSeenError, out.Conditions = in.RetryCount, in.LastSeenError, in.Conditions
 	for _, h := range in.History {
 		out.History = append(out.History, v1beta1.PhaseTransition{From: v1beta1.FlinkApplicationPhase(h.From),
@@ -114,7 +114,7 @@ func sessionJobStatus(view *v1beta1.FlinkApplication) v1beta1.FlinkSessionJobSta
 		JobStatus: in.JobStatus, Deployments: in.Deployments, SavepointPath: in.SavepointPath,
 		FinalSavepointPath: in.FinalSavepointPath, FailedDeployHash: in.FailedDeployHash, UpgradeMode: in.UpgradeMode,
 		RetryCount: in.RetryCount, LastSeenError: in.LastSeenError, Conditions: in.Conditions,
-		SavepointTriggerNonce: in.SavepointTriggerNonce, Savepoints: in.Savepoints,
+		SavepointTriggerNonce: in.SavepointTriggerNonce, Savepoints: in.Savepoints, Ledger: in.Ledger,
 	}
 	for _, h := range in.History {
 		out.History = append(out.History, v1beta1.SessionJobPhaseTransition{From: v1beta1.FlinkSessionJobPhase(h.From),

@@ -37,14 +37,14 @@ func handleSubmitting(rc *Context) Outcome {
 		}
 	}
 	params := specJobParams(app)
-	job := runJob(rc, c, params, st.SavepointPath)
+	job := runJob(rc, c, params, st.Deployments.NextRestorePath)
 	switch {
 	case job.Wait != nil:
 		return *job.Wait
 	case job.Failure != "":
 		return abandonUpdate(rc, job.Failure)
 	}
-	restored := st.SavepointPath
+	restored := st.Deployments.NextRestorePath
 	if beside {
 		return enterDualRunning(rc, restored)
 	}
@@ -63,7 +63,7 @@ func startedJob(rc *Context, p jobParams, restorePath string) {
 	// The state the job was to start from is used; jobStatus.restorePath keeps it. The Lyft
 	// operator's users read an empty savepointPath as "the new job runs", and a later one as the
 	// state a stop or a delete left.
-	st.SavepointPath = ""
+	st.Deployments.NextRestorePath = ""
 	js := &st.JobStatus
 	js.RestorePath, js.RestoreTime = restorePath, nil
 	js.JobRestartCount, js.CompletedCheckpointCount, js.FailedCheckpointCount = 0, 0, 0
@@ -80,4 +80,5 @@ func startedJob(rc *Context, p jobParams, restorePath string) {
 		}
 		js.RestoreTime = &t
 	}
+	trimLedger(rc)
 }

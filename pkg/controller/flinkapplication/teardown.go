@@ -70,7 +70,16 @@ func handleTeardown(rc *Context) Outcome {
 func stopVersion(rc *Context, gone *v1beta1.DeploymentRecord) Outcome {
 	st := &rc.App.Status
 	v := rc.pass().View(gone.ClusterHash, gone.JobID)
-	end := endJob(rc, gone, v, teardownMode(rc.App) == v1beta1.TeardownModeSavepoint, "TeardownSavepoint")
+	wanted := teardownMode(rc.App) == v1beta1.TeardownModeSavepoint
+	e := rc.ledger().Pending(gone.JobID, v1beta1.SavepointTeardown)
+	if e == nil && wanted && v.Liveness == jobs.Alive {
+		if rc.Overdue {
+			return stay(0)
+		}
+		askSavepoint(rc, v1beta1.SavepointTeardown, gone, true)
+		return persistThenContinue()
+	}
+	end := endJob(rc, e, v, wanted, "TeardownSavepoint")
 	switch {
 	case end.Wait != nil:
 		return *end.Wait
@@ -82,7 +91,8 @@ func stopVersion(rc *Context, gone *v1beta1.DeploymentRecord) Outcome {
 		SavepointPath: path, Time: metav1.NewTime(rc.Now)}
 	rc.event(false, "VersionStopped", fmt.Sprintf("job %s of version %s (%s) stopped, %s", gone.JobID, gone.Version,
 		flink.VersionedServiceName(rc.App, gone.ClusterHash), describeStop(path, v)))
-	gone.JobID, gone.SubmittedAt, gone.Savepoint = "", nil, nil
+	gone.JobID, gone.SubmittedAt = "", nil
+	trimLedger(rc)
 	// The record of how it stopped is persisted before its cluster, which knows the savepoint, goes.
 	return persistThenContinue()
 }

@@ -253,3 +253,18 @@ func TestTheRestoreChoiceTakesTheNewestStateWithinItsAge(t *testing.T) {
 		})
 	}
 }
+
+func TestASavepointFlinkRefusesFailsAtOnce(t *testing.T) {
+	b := newBench(t)
+	jm := flinksim.NewJobManager(flinksim.Options{Clock: b.clock, TaskManagers: 2, FlinkConfig: map[string]string{"taskmanager.numberOfTaskSlots": "2"}})
+	srv := httptest.NewServer(jm.Handler())
+	t.Cleanup(srv.Close)
+	b.jm, b.url = jm, srv.URL
+	job := &Job{Cluster: "c"}
+	b.run(app("u1"), job, Submission{JarID: "wc.jar", Parallelism: 2})
+	trig := Trigger{ID: NewID(), Time: b.clock.Now()}
+	step := b.pass().Savepoint(b.pass().Ref("c", job.ID), &trig, false, true)
+	require.NotEmpty(t, step.Failure, "a cluster without a savepoint directory refuses: the same request is refused again")
+	assert.Contains(t, step.Failure, "refused")
+	assert.False(t, trig.Asked(), "nothing is in flight")
+}

@@ -82,7 +82,13 @@ func (p *Pass) Savepoint(ref Ref, t *Trigger, cancelJob, mayTrigger bool) Savepo
 // Flink lists it there; only a restart before that may trigger a second savepoint.
 func (p *Pass) trigger(ref Ref, t *Trigger, cancelJob bool) SavepointStep {
 	id, err := p.flink.TriggerSavepoint(p.ctx, ref.URL, ref.ID, client.SavepointRequest{CancelJob: cancelJob, TriggerID: t.ID})
-	if err != nil {
+	switch {
+	case err != nil && !client.IsRetryable(err) && !client.IsNoAnswer(err) && !client.IsConflict(err):
+		// Flink answered that it will not take this savepoint (no savepoint directory, say): the
+		// same request is refused again, and nothing is in flight.
+		*t = Trigger{}
+		return SavepointStep{Failure: fmt.Sprintf("Flink refused the savepoint of job %s: %v", ref.ID, err)}
+	case err != nil:
 		return SavepointStep{Wait: retry(err)}
 	}
 	if id != "" && id != t.ID {

@@ -51,22 +51,24 @@ type EndStep struct {
 }
 
 // End ends a job that goes away for good (its owner is deleted, a BlueGreen version is torn down):
-// a savepoint with cancel when withSavepoint, then a cancel if the job is still alive. A savepoint
-// in flight is followed to its end even when its cancel ended the job before its result was read.
-// While the savepoint fails and the job runs, the job is left running: step names that failure
-// for the caller's retries.
-func (p *Pass) End(v *View, t *Trigger, withSavepoint bool, step string) EndStep {
+// the savepoint of the trigger, when one was asked for (a savepoint with cancel), then a cancel if
+// the job is still alive. A savepoint in flight is followed to its end even when its cancel ended
+// the job before its result was read. While the savepoint fails and the job runs, the job is left
+// running when retrigger is set (step names that failure for the caller's retries, and a savepoint
+// Flink failed clears the trigger for a new one); without retrigger the job is cancelled and the
+// savepoint reported missing.
+func (p *Pass) End(v *View, t *Trigger, retrigger bool, step string) EndStep {
 	if v.Liveness == Unknown {
 		return EndStep{Wait: retry(Retryable("ObserveJob", errors.New(v.Evidence)))}
 	}
 	alive := v.Liveness == Alive
 	var out EndStep
-	if withSavepoint && (alive || t.Asked()) {
-		sp := p.Savepoint(v.Ref, t, true, alive)
+	if t.Asked() {
+		sp := p.Savepoint(v.Ref, t, true, alive && retrigger)
 		switch {
 		case sp.Wait != nil:
 			return EndStep{Wait: sp.Wait}
-		case sp.Failure != "" && alive:
+		case sp.Failure != "" && alive && retrigger:
 			return EndStep{Wait: retry(Retryable(step, errors.New(sp.Failure)))}
 		case sp.Failure != "":
 			out.Missing = fmt.Sprintf("job %s ended without its savepoint: %s", v.Ref.ID, sp.Failure)

@@ -130,7 +130,8 @@ type FlinkSessionJobStatus struct {
 	// action that depends on them, so a restarted operator resumes instead of submitting twice.
 	Deployments Deployments `json:"deployments,omitempty"`
 
-	// SavepointPath is the state the next job starts from (a savepoint or an externalized checkpoint).
+	// SavepointPath is the savepoint the next job starts from; only ever a savepoint (a checkpoint to
+	// restore shows in deployments.nextRestorePath alone).
 	SavepointPath string `json:"savepointPath,omitempty"`
 	// FinalSavepointPath is the savepoint taken when the FlinkSessionJob was deleted.
 	FinalSavepointPath string `json:"finalSavepointPath,omitempty"`
@@ -141,9 +142,12 @@ type FlinkSessionJobStatus struct {
 	// SavepointTriggerNonce is the spec.job.savepointTriggerNonce whose savepoint was taken (or is
 	// being taken): a nonce is honoured once.
 	SavepointTriggerNonce string `json:"savepointTriggerNonce,omitempty"`
-	// Savepoints are the last savepoints taken of the job, newest last.
+	// Savepoints are the last savepoints taken of the job, newest last, as the ledger records them.
 	// +kubebuilder:validation:MaxItems=10
 	Savepoints []SavepointRecord `json:"savepoints,omitempty"`
+	// Ledger is every state of the job the operator knows of (see FlinkApplicationStatus.Ledger).
+	// +kubebuilder:validation:MaxItems=32
+	Ledger []StateEntry `json:"ledger,omitempty"`
 
 	// RetryCount and LastSeenError are the retry and backoff state, kept here so that they survive
 	// operator restarts.

@@ -48,18 +48,26 @@ type FlinkApplicationStatus struct {
 	// SavepointTriggerID is the savepoint in progress of the stable deployment's job
 	// (deployments.stable.savepoint.triggerID).
 	SavepointTriggerID string `json:"savepointTriggerId,omitempty"`
-	// SavepointPath is the state a stop left for the next job to start from (a savepoint or an
-	// externalized checkpoint), as in the Lyft operator: cleared once that job runs (jobStatus.restorePath
-	// keeps it), and the final savepoint once the application is deleted.
+	// SavepointPath is the savepoint a stop left for the next job to start from, as in the Lyft
+	// operator: cleared once that job runs (jobStatus.restorePath keeps it), and the final savepoint
+	// once the application is deleted. It only ever names a savepoint: a job that restores a
+	// checkpoint shows it in deployments.nextRestorePath alone.
 	SavepointPath string `json:"savepointPath,omitempty"`
 	// FinalSavepointPath is the savepoint taken when the application was deleted.
 	FinalSavepointPath string `json:"finalSavepointPath,omitempty"`
 	// SavepointTriggerNonce is the spec.savepointTriggerNonce whose savepoint was taken (or is being
 	// taken): one savepoint per nonce, however often the operator restarts.
 	SavepointTriggerNonce string `json:"savepointTriggerNonce,omitempty"`
-	// Savepoints are the last savepoints taken of the application's job, newest last.
+	// Savepoints are the last savepoints taken of the application's job, newest last, as the ledger
+	// records them.
 	// +kubebuilder:validation:MaxItems=10
 	Savepoints []SavepointRecord `json:"savepoints,omitempty"`
+	// Ledger is every state of the application's jobs the operator knows of: each savepoint it asked
+	// for, of any purpose, recorded before it was triggered, and the checkpoints it recorded. The
+	// restore policy reads it; savepointPath, finalSavepointPath, savepoints, lastTeardown's
+	// savepointPath, jobStatus.lastCheckpoint and savepointTriggerId are derived from it.
+	// +kubebuilder:validation:MaxItems=32
+	Ledger []StateEntry `json:"ledger,omitempty"`
 
 	// RetryCount counts consecutive failed attempts in the current phase; with LastSeenError it is
 	// the retry and backoff state, kept here so that it survives operator restarts.
@@ -93,6 +101,10 @@ type Deployments struct {
 	// Candidate is the deployment in progress: an update to a new spec, a restart of the stable
 	// spec, or a rollback to it. It is recorded before anything is created for it. Nil when none.
 	Candidate *DeploymentRecord `json:"candidate,omitempty"`
+	// NextRestorePath is the state the next job starts from, chosen when its predecessor stopped:
+	// a savepoint, or a retained checkpoint (upgradeMode LastState, a recovery); empty when it starts
+	// without state. status.savepointPath shows it while it is a savepoint.
+	NextRestorePath string `json:"nextRestorePath,omitempty"`
 }
 
 // DeploymentKind says why a candidate deployment exists.
@@ -131,7 +143,8 @@ type DeploymentRecord struct {
 	SubmittedAt *metav1.Time `json:"submittedAt,omitempty"`
 	// RestorePath is the state the job started (or starts) from.
 	RestorePath string `json:"restorePath,omitempty"`
-	// Savepoint is the savepoint asked of the job, recorded before it is triggered.
+	// Savepoint was the savepoint asked of the job, written by operator versions before the ledger
+	// (status.ledger holds every savepoint asked for now); it is read once, to migrate.
 	Savepoint *SavepointTrigger `json:"savepoint,omitempty"`
 	// StableTime is when the job was seen running stable.
 	StableTime *metav1.Time `json:"stableTime,omitempty"`
@@ -157,8 +170,9 @@ type SavepointTrigger struct {
 	Purpose SavepointPurpose `json:"purpose,omitempty"`
 }
 
-// SavepointPurpose is why a savepoint was taken.
-// +kubebuilder:validation:Enum=Manual;Periodic;Upgrade;Suspend;Delete
+// SavepointPurpose is why a savepoint was taken, or Checkpoint for a checkpoint the operator
+// recorded.
+// +kubebuilder:validation:Enum=Manual;Periodic;Upgrade;Suspend;Delete;Teardown;Checkpoint
 type SavepointPurpose string
 
 // The savepoint purposes.
@@ -168,7 +182,51 @@ const (
 	SavepointUpgrade  SavepointPurpose = "Upgrade"
 	SavepointSuspend  SavepointPurpose = "Suspend"
 	SavepointDelete   SavepointPurpose = "Delete"
+	SavepointTeardown SavepointPurpose = "Teardown"
+	// StateCheckpoint marks a ledger entry that is a retained checkpoint the operator recorded.
+	StateCheckpoint SavepointPurpose = "Checkpoint"
 )
+
+// StateResult is where a ledger entry stands.
+// +kubebuilder:validation:Enum=Pending;Completed;Failed
+type StateResult string
+
+// The ledger entry results.
+const (
+	StatePending   StateResult = "Pending"
+	StateCompleted StateResult = "Completed"
+	StateFailed    StateResult = "Failed"
+)
+
+// MaxLedger is how many entries status.ledger keeps.
+const MaxLedger = 32
+
+// StateEntry is one state of a job that the operator knows of. A savepoint's entry is written with
+// its trigger id and time before the trigger is sent, so a restarted operator polls the savepoint it
+// asked for, and a savepoint that completes after the operator stopped waiting is still found by its
+// trigger time; it is never dropped while Pending.
+type StateEntry struct {
+	// Purpose says why the state exists: a savepoint's purpose, or Checkpoint.
+	Purpose SavepointPurpose `json:"purpose"`
+	// JobID is the job the state is of.
+	JobID string `json:"jobID,omitempty"`
+	// ClusterHash is the cluster the job ran on, whose JobManager is asked about a savepoint.
+	ClusterHash string `json:"clusterHash,omitempty"`
+	// TriggerID is the savepoint's trigger id, sent to Flink as the trigger id.
+	TriggerID string `json:"triggerID,omitempty"`
+	// TriggerTime is when the savepoint was asked for.
+	TriggerTime *metav1.Time `json:"triggerTime,omitempty"`
+	// Cancel is set for a savepoint asked for with a cancel of its job: the savepoint of a stop.
+	Cancel bool `json:"cancel,omitempty"`
+	// Result is Pending until Flink says how the savepoint ended.
+	Result StateResult `json:"result"`
+	// Path is where the completed state is.
+	Path string `json:"path,omitempty"`
+	// Time is when the state was taken: Flink's trigger time of the checkpoint or savepoint.
+	Time *metav1.Time `json:"time,omitempty"`
+	// Reason says why a savepoint failed.
+	Reason string `json:"reason,omitempty"`
+}
 
 // MaxSavepoints is how many savepoints status.savepoints keeps.
 const MaxSavepoints = 10

@@ -1,0 +1,215 @@
+package flinkapplication
+
+import (
+	"fmt"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
+)
+
+// The object's state ledger (status.ledger, package ledger) as handlers use it: every savepoint is
+// an entry asked for (and persisted) before it is triggered, followed through the job core, and
+// settled with its result; nothing else holds a savepoint trigger.
+
+func (rc *Context) ledger() ledger.Ledger { return ledger.Of(&rc.App.Status.Ledger) }
+
+// savepointStep is where one savepoint stands after a pass.
+type savepointStep struct {
+	// Location is set once the savepoint completed.
+	Location string
+	// Failure is set when the savepoint failed or can no longer be had; its entry is Failed.
+	Failure string
+	// Wait is non-nil while the caller must return it: the savepoint is in progress, or a call failed.
+	Wait *Outcome
+}
+
+// followSavepoint drives the savepoint of a ledger entry through the job core and records how it
+// ended in the entry: Completed with its path, or Failed with why. A savepoint whose end is not
+// known stays Pending, however long the caller waits for it. With mayTrigger false it only follows
+// a savepoint already sent.
+func followSavepoint(rc *Context, e *v1beta1.StateEntry, ref jobs.Ref, mayTrigger bool) savepointStep {
+	t := ledger.Trigger(e)
+	step := rc.pass().Savepoint(ref, &t, e.Cancel, mayTrigger)
+	switch {
+	case step.Location != "":
+		ledger.SetTrigger(e, t)
+		ledger.Complete(e, step.Location, rc.Now)
+		return savepointStep{Location: step.Location}
+	case step.Failure != "":
+		ledger.Fail(e, step.Failure, rc.Now)
+		return savepointStep{Failure: step.Failure}
+	}
+	ledger.SetTrigger(e, t)
+	o := waitOutcome(*step.Wait)
+	return savepointStep{Wait: &o}
+}
+
+// askSavepoint records a savepoint of a record's job in the ledger, to be triggered once persisted.
+func askSavepoint(rc *Context, purpose v1beta1.SavepointPurpose, rec *v1beta1.DeploymentRecord, cancel bool) *v1beta1.StateEntry {
+	return rc.ledger().Ask(purpose, rec.JobID, rec.ClusterHash, cancel, rc.Now)
+}
+
+// stopSavepoint is the savepoint of the stop in progress of a job: the one asked for since the
+// phase began, so that one left from an earlier attempt (settled on its own) is never taken for it.
+func stopSavepoint(rc *Context, jobID string, purposes ...v1beta1.SavepointPurpose) *v1beta1.StateEntry {
+	e := rc.ledger().Pending(jobID, purposes...)
+	if e == nil {
+		for i := len(rc.App.Status.Ledger) - 1; i >= 0; i-- {
+			// One that ended this pass is still the phase's.
+			if x := &rc.App.Status.Ledger[i]; x.JobID == jobID && purposeIn(x.Purpose, purposes) && x.Result == v1beta1.StateCompleted &&
+				askedThisVisit(rc, x) {
+				return x
+			}
+		}
+		return nil
+	}
+	if !askedThisVisit(rc, e) {
+		return nil
+	}
+	return e
+}
+
+func askedThisVisit(rc *Context, e *v1beta1.StateEntry) bool {
+	started := rc.App.Status.PhaseStartedAt
+	return e.TriggerTime != nil && (started == nil || !e.TriggerTime.Before(started))
+}
+
+func purposeIn(p v1beta1.SavepointPurpose, purposes []v1beta1.SavepointPurpose) bool {
+	for _, q := range purposes {
+		if p == q {
+			return true
+		}
+	}
+	return false
+}
+
+// endJob ends a record's job for good (a deleted application, a torn-down BlueGreen version)
+// through the job core: the savepoint of entry e with cancel when there is one, then a cancel if
+// the job is still alive. retrigger asks again after Flink failed the savepoint, with the job left
+// running meanwhile; step names that failure for the caller's retries.
+func endJob(rc *Context, e *v1beta1.StateEntry, v *jobs.View, retrigger bool, step string) endStep {
+	var t jobs.Trigger
+	if e != nil {
+		t = ledger.Trigger(e)
+	}
+	end := rc.pass().End(v, &t, retrigger, step)
+	out := endStep{SavepointPath: end.SavepointPath, Missing: end.Missing}
+	if e != nil {
+		switch {
+		case end.SavepointPath != "":
+			ledger.SetTrigger(e, t)
+			ledger.Complete(e, end.SavepointPath, rc.Now)
+		case end.Missing != "", !t.Asked():
+			// Flink failed it (a new one is asked for next time), or it can no longer be had.
+			reason := end.Missing
+			if reason == "" {
+				reason = fmt.Sprintf("Flink reported the savepoint of job %s failed", e.JobID)
+			}
+			ledger.Fail(e, reason, rc.Now)
+		default:
+			ledger.SetTrigger(e, t)
+		}
+	}
+	if end.Wait != nil {
+		o := waitOutcome(*end.Wait)
+		out.Wait = &o
+	}
+	return out
+}
+
+// endStep is where ending a job for good stands after a pass.
+type endStep struct {
+	// Wait is non-nil while the caller must return it.
+	Wait *Outcome
+	// SavepointPath is the savepoint the job ended with; "" when none was asked for or had.
+	SavepointPath string
+	// Missing says why the savepoint asked for was not had although the job ended.
+	Missing string
+}
+
+// settleSavepoints follows every Pending savepoint that the phase's handler does not follow itself:
+// a manual or periodic savepoint in flight when an update, a suspend or a delete began, or a stop's
+// savepoint left by an earlier attempt. Each is recorded as it ends, never dropped: while its
+// JobManager does not answer it stays Pending, and once the JobManager is gone its result can no
+// longer be read, which its entry says.
+func settleSavepoints(rc *Context) {
+	phase := rc.App.Status.Phase.Normalized()
+	for _, e := range rc.ledger().AllPending() {
+		if followedByHandler(rc, phase, e) {
+			continue
+		}
+		if rc.Clusters[e.ClusterHash].JobManagerGone() {
+			ledger.Fail(e, "its JobManager is gone; whether the savepoint completed cannot be read", rc.Now)
+			rc.event(true, "SavepointUnsettled", fmt.Sprintf("%s savepoint of job %s (trigger %s): its JobManager is gone before its result was read",
+				e.Purpose, e.JobID, e.TriggerID))
+			continue
+		}
+		v := rc.pass().View(e.ClusterHash, e.JobID)
+		if v.Liveness == jobs.Unknown {
+			continue
+		}
+		sp := followSavepoint(rc, e, v.Ref, false)
+		switch {
+		case sp.Location != "":
+			rc.event(false, "SavepointRecorded", fmt.Sprintf("%s savepoint of job %s completed at %s", e.Purpose, e.JobID, sp.Location))
+		case sp.Failure != "":
+			rc.event(true, "SavepointFailed", fmt.Sprintf("%s savepoint of job %s: %s", e.Purpose, e.JobID, sp.Failure))
+		}
+	}
+}
+
+// followedByHandler tells whether the phase's handler follows a Pending savepoint itself.
+func followedByHandler(rc *Context, phase v1beta1.FlinkApplicationPhase, e *v1beta1.StateEntry) bool {
+	switch e.Purpose {
+	case v1beta1.SavepointManual, v1beta1.SavepointPeriodic:
+		return phase == v1beta1.PhaseRunning
+	case v1beta1.SavepointUpgrade, v1beta1.SavepointSuspend:
+		return phase == v1beta1.PhaseSavepointing && askedThisVisit(rc, e)
+	case v1beta1.SavepointDelete:
+		return phase == v1beta1.PhaseDeleting
+	case v1beta1.SavepointTeardown:
+		return phase == v1beta1.PhaseTeardown
+	}
+	return false
+}
+
+// trimLedger keeps the ledger within its bounds (savepointRetention, v1beta1.MaxLedger) and disposes
+// of the savepoints it lets go when the user asked for that. It never lets go of a Pending entry, the
+// newest state of a recorded job, or a state a record or the next job starts from.
+func trimLedger(rc *Context) {
+	st := &rc.App.Status
+	keep := v1beta1.MaxSavepoints
+	ret := rc.App.Spec.SavepointRetention
+	if ret != nil && ret.Keep > 0 && int(ret.Keep) < keep {
+		keep = int(ret.Keep)
+	}
+	var keepJobs []string
+	protected := map[string]bool{st.Deployments.NextRestorePath: true, st.JobStatus.RestorePath: true, st.FinalSavepointPath: true}
+	for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
+		if r != nil {
+			keepJobs = append(keepJobs, r.JobID)
+			protected[r.RestorePath] = true
+		}
+	}
+	gone := rc.ledger().Trim(keep, keepJobs, func(path string) bool { return protected[path] })
+	if ret != nil && ret.DisposeOlder {
+		disposeSavepoints(rc, gone)
+	}
+}
+
+// disposeSavepoints deletes savepoints the ledger let go through Flink. A disposal that fails
+// leaves files behind, which is no reason to hold the job: an Event says so.
+func disposeSavepoints(rc *Context, gone []v1beta1.StateEntry) {
+	hash := liveCluster(&rc.App.Status)
+	if hash == "" {
+		return
+	}
+	for _, e := range gone {
+		if err := rc.pass().Flink().DisposeSavepoint(rc, rc.FlinkURL(hash), e.Path); err != nil {
+			rc.event(true, "SavepointNotDisposed", fmt.Sprintf("savepoint %s stays: %v", e.Path, err))
+			continue
+		}
+		rc.event(false, "SavepointDisposed", fmt.Sprintf("disposed of savepoint %s (savepointRetention)", e.Path))
+	}
+}

@@ -1,0 +1,274 @@
+// Package ledger is a job owner's state ledger: every state of its jobs the operator knows of, one
+// kind of entry for all of them. A savepoint of any purpose (upgrade, suspend, delete, teardown,
+// manual, periodic) is an entry written with its trigger id and time before the trigger is sent;
+// a checkpoint the operator recorded is an entry too. The restore policy reads the ledger, and the
+// fields users read (savepoints, the last checkpoint, the savepoint trigger id) are derived from it.
+//
+// Its rules: an entry is never dropped while Pending (giving up on a savepoint keeps its trigger,
+// and a later pass that finds the savepoint records it); a stop's savepoint is its own entry, so a
+// manual or periodic savepoint in flight is never taken for it; retention never removes the newest
+// restorable entry nor one a caller protects (what a record points to).
+package ledger
+
+import (
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+)
+
+// Ledger is an owner's status.ledger, changed in place.
+type Ledger struct {
+	Entries *[]v1beta1.StateEntry
+}
+
+// Of is the ledger held in entries.
+func Of(entries *[]v1beta1.StateEntry) Ledger { return Ledger{Entries: entries} }
+
+// IsStop tells whether a savepoint purpose is a stop's: the job is cancelled with it, or (a
+// BlueGreen version started beside it) its state is what the next job starts from.
+func IsStop(p v1beta1.SavepointPurpose) bool {
+	switch p {
+	case v1beta1.SavepointUpgrade, v1beta1.SavepointSuspend, v1beta1.SavepointDelete, v1beta1.SavepointTeardown:
+		return true
+	}
+	return false
+}
+
+// Ask records a savepoint asked of a job, with a new trigger id and the time, as Pending. The
+// entry must be persisted before the trigger is sent.
+func (l Ledger) Ask(purpose v1beta1.SavepointPurpose, jobID, cluster string, cancel bool, now time.Time) *v1beta1.StateEntry {
+	t := metav1.NewTime(now)
+	*l.Entries = append(*l.Entries, v1beta1.StateEntry{
+		Purpose: purpose, JobID: jobID, ClusterHash: cluster, TriggerID: jobs.NewID(), TriggerTime: &t,
+		Cancel: cancel, Result: v1beta1.StatePending,
+	})
+	return &(*l.Entries)[len(*l.Entries)-1]
+}
+
+// Pending is the newest Pending savepoint of the job with one of the purposes; nil when none.
+func (l Ledger) Pending(jobID string, purposes ...v1beta1.SavepointPurpose) *v1beta1.StateEntry {
+	es := *l.Entries
+	for i := len(es) - 1; i >= 0; i-- {
+		e := &es[i]
+		if e.Result == v1beta1.StatePending && e.JobID == jobID && hasPurpose(e.Purpose, purposes) {
+			return e
+		}
+	}
+	return nil
+}
+
+// AllPending are the Pending savepoints with one of the purposes, of any job, oldest first.
+func (l Ledger) AllPending(purposes ...v1beta1.SavepointPurpose) []*v1beta1.StateEntry {
+	var out []*v1beta1.StateEntry
+	es := *l.Entries
+	for i := range es {
+		if es[i].Result == v1beta1.StatePending && hasPurpose(es[i].Purpose, purposes) {
+			out = append(out, &es[i])
+		}
+	}
+	return out
+}
+
+func hasPurpose(p v1beta1.SavepointPurpose, purposes []v1beta1.SavepointPurpose) bool {
+	if len(purposes) == 0 {
+		return true
+	}
+	for _, q := range purposes {
+		if p == q {
+			return true
+		}
+	}
+	return false
+}
+
+// Trigger is an entry's savepoint trigger for the job core.
+func Trigger(e *v1beta1.StateEntry) jobs.Trigger {
+	if e == nil || e.TriggerID == "" || e.TriggerTime == nil {
+		return jobs.Trigger{}
+	}
+	return jobs.Trigger{ID: e.TriggerID, Time: e.TriggerTime.Time}
+}
+
+// SetTrigger keeps what the job core did to an entry's trigger: Flink before 1.15 names its own
+// trigger id, which replaces the one chosen.
+func SetTrigger(e *v1beta1.StateEntry, t jobs.Trigger) {
+	if t.Asked() {
+		e.TriggerID = t.ID
+	}
+}
+
+// Complete records a savepoint's result: where it is and when it was triggered.
+func Complete(e *v1beta1.StateEntry, path string, now time.Time) {
+	at := now
+	if e.TriggerTime != nil {
+		at = e.TriggerTime.Time
+	}
+	t := metav1.NewTime(at)
+	e.Result, e.Path, e.Time, e.Reason = v1beta1.StateCompleted, path, &t, ""
+}
+
+// Fail records that a savepoint failed, and why.
+func Fail(e *v1beta1.StateEntry, reason string, now time.Time) {
+	t := metav1.NewTime(now)
+	e.Result, e.Reason, e.Time = v1beta1.StateFailed, reason, &t
+}
+
+// Record adds a completed state the operator learned of otherwise than by asking: a retained
+// checkpoint, or a savepoint found in Flink's history. A job keeps one checkpoint entry, its
+// newest. It reports whether the ledger changed.
+func (l Ledger) Record(purpose v1beta1.SavepointPurpose, jobID, cluster, path string, at time.Time) bool {
+	t := metav1.NewTime(at)
+	es := *l.Entries
+	for i := range es {
+		e := &es[i]
+		if e.Path == path && e.Result == v1beta1.StateCompleted {
+			return false
+		}
+		if purpose == v1beta1.StateCheckpoint && e.Purpose == v1beta1.StateCheckpoint && e.JobID == jobID {
+			if e.Time != nil && !at.After(e.Time.Time) {
+				return false
+			}
+			e.Path, e.Time, e.ClusterHash = path, &t, cluster
+			return true
+		}
+	}
+	*l.Entries = append(es, v1beta1.StateEntry{Purpose: purpose, JobID: jobID, ClusterHash: cluster, Result: v1beta1.StateCompleted, Path: path, Time: &t})
+	return true
+}
+
+// Checkpoint is the job's recorded checkpoint; nil when none.
+func (l Ledger) Checkpoint(jobID string) *v1beta1.StateEntry {
+	for i := range *l.Entries {
+		e := &(*l.Entries)[i]
+		if e.Purpose == v1beta1.StateCheckpoint && e.JobID == jobID && jobID != "" {
+			return e
+		}
+	}
+	return nil
+}
+
+// States are the completed states of a job, for the restore policy.
+func (l Ledger) States(jobID string) []jobs.StatePoint {
+	var out []jobs.StatePoint
+	for _, e := range *l.Entries {
+		if e.JobID == jobID && jobID != "" && e.Result == v1beta1.StateCompleted && jobs.Restorable(e.Path) && e.Time != nil {
+			out = append(out, jobs.StatePoint{Path: e.Path, At: e.Time.Time})
+		}
+	}
+	return out
+}
+
+// IsSavepoint tells whether a path names a savepoint: not a checkpoint the ledger recorded, nor one
+// that Flink's naming shows as a checkpoint (…/chk-N). A path a user gave is taken as they named it.
+func (l Ledger) IsSavepoint(path string) bool {
+	if path == "" {
+		return false
+	}
+	for _, e := range *l.Entries {
+		if e.Path == path {
+			return e.Purpose != v1beta1.StateCheckpoint
+		}
+	}
+	i := strings.LastIndex(strings.TrimSuffix(path, "/"), "/")
+	return !strings.HasPrefix(path[i+1:], "chk-")
+}
+
+// Savepoints are the ended savepoints, newest last, at most max: status.savepoints.
+func (l Ledger) Savepoints(max int) []v1beta1.SavepointRecord {
+	var out []v1beta1.SavepointRecord
+	for _, e := range *l.Entries {
+		if e.Purpose == v1beta1.StateCheckpoint || e.Result == v1beta1.StatePending {
+			continue
+		}
+		r := v1beta1.SavepointRecord{Trigger: e.Purpose, Result: string(e.Result), Path: e.Path, Reason: e.Reason}
+		switch {
+		case e.TriggerTime != nil:
+			r.Time = *e.TriggerTime
+		case e.Time != nil:
+			r.Time = *e.Time
+		}
+		out = append(out, r)
+	}
+	if len(out) > max {
+		out = out[len(out)-max:]
+	}
+	return out
+}
+
+// Trim keeps the ledger within its bounds and returns the completed savepoints it let go, for a
+// caller that disposes of them. It keeps every Pending entry, every entry whose path protect names
+// (what a record points to, what the next job starts from), the newest completed state of each job
+// in keepJobs, the checkpoints of those jobs, and the last keep ended savepoints; past
+// v1beta1.MaxLedger the oldest of the rest go too.
+func (l Ledger) Trim(keep int, keepJobs []string, protect func(path string) bool) []v1beta1.StateEntry {
+	es := *l.Entries
+	kept := make([]bool, len(es))
+	ended := 0
+	for i := len(es) - 1; i >= 0; i-- {
+		e := es[i]
+		switch {
+		case e.Result == v1beta1.StatePending, e.Path != "" && protect != nil && protect(e.Path):
+			kept[i] = true
+		case e.Purpose == v1beta1.StateCheckpoint:
+			kept[i] = contains(keepJobs, e.JobID)
+		default:
+			ended++
+			kept[i] = ended <= keep
+		}
+	}
+	for _, job := range keepJobs {
+		if i := newestCompleted(es, job); i >= 0 {
+			kept[i] = true
+		}
+	}
+	var out, gone []v1beta1.StateEntry
+	for i, e := range es {
+		if kept[i] {
+			out = append(out, e)
+		} else if e.Result == v1beta1.StateCompleted && e.Purpose != v1beta1.StateCheckpoint {
+			gone = append(gone, e)
+		}
+	}
+	for len(out) > v1beta1.MaxLedger {
+		i := oldestUnpending(out)
+		if i < 0 {
+			break
+		}
+		out = append(out[:i], out[i+1:]...)
+	}
+	*l.Entries = out
+	return gone
+}
+
+func newestCompleted(es []v1beta1.StateEntry, job string) int {
+	best := -1
+	for i, e := range es {
+		if e.JobID == job && job != "" && e.Result == v1beta1.StateCompleted && e.Time != nil &&
+			(best < 0 || e.Time.After(es[best].Time.Time)) {
+			best = i
+		}
+	}
+	return best
+}
+
+func oldestUnpending(es []v1beta1.StateEntry) int {
+	for i, e := range es {
+		if e.Result != v1beta1.StatePending {
+			return i
+		}
+	}
+	return -1
+}
+
+func contains(ids []string, id string) bool {
+	for _, x := range ids {
+		if x == id && id != "" {
+			return true
+		}
+	}
+	return false
+}

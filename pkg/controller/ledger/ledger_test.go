@@ -1,0 +1,78 @@
+package ledger
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+func TestAnAskedSavepointIsPendingUntilItEnds(t *testing.T) {
+	var entries []v1beta1.StateEntry
+	l := Of(&entries)
+	e := l.Ask(v1beta1.SavepointManual, "job", "c", false, t0)
+	require.NotEmpty(t, e.TriggerID)
+	assert.Equal(t, e, l.Pending("job", v1beta1.SavepointManual))
+	assert.Nil(t, l.Pending("job", v1beta1.SavepointDelete), "a stop never takes a manual savepoint for its own")
+	Complete(e, "s3://sp/1", t0.Add(time.Minute))
+	assert.Nil(t, l.Pending("job"))
+	assert.Equal(t, t0, entries[0].Time.Time, "a savepoint's state is as old as its trigger")
+	assert.Equal(t, []v1beta1.SavepointRecord{{Time: *entries[0].TriggerTime, Trigger: v1beta1.SavepointManual,
+		Result: "Completed", Path: "s3://sp/1"}}, l.Savepoints(10))
+}
+
+func TestAJobKeepsOneCheckpointEntryItsNewest(t *testing.T) {
+	var entries []v1beta1.StateEntry
+	l := Of(&entries)
+	assert.True(t, l.Record(v1beta1.StateCheckpoint, "job", "c", "s3://ck/job/chk-1", t0))
+	assert.True(t, l.Record(v1beta1.StateCheckpoint, "job", "c", "s3://ck/job/chk-2", t0.Add(time.Minute)))
+	assert.False(t, l.Record(v1beta1.StateCheckpoint, "job", "c", "s3://ck/job/chk-1", t0), "an older one never replaces it")
+	require.Len(t, entries, 1)
+	assert.Equal(t, "s3://ck/job/chk-2", l.Checkpoint("job").Path)
+	assert.Len(t, l.States("job"), 1)
+	assert.Empty(t, l.States("other"), "the restore policy reads one job's states")
+}
+
+func TestOnlySavepointsAreSavepoints(t *testing.T) {
+	var entries []v1beta1.StateEntry
+	l := Of(&entries)
+	l.Record(v1beta1.StateCheckpoint, "job", "c", "s3://ck/job/recorded", t0)
+	assert.False(t, l.IsSavepoint("s3://ck/job/recorded"), "a checkpoint the ledger recorded")
+	assert.False(t, l.IsSavepoint("s3://ck/job/chk-7"), "Flink's name for a checkpoint")
+	assert.True(t, l.IsSavepoint("s3://sp/savepoint-1a2b"))
+	assert.False(t, l.IsSavepoint(""))
+}
+
+func TestRetentionKeepsWhatARestoreNeeds(t *testing.T) {
+	var entries []v1beta1.StateEntry
+	l := Of(&entries)
+	for i := 0; i < 5; i++ {
+		e := l.Ask(v1beta1.SavepointPeriodic, "old", "c", false, t0.Add(time.Duration(i)*time.Minute))
+		Complete(e, "s3://sp/old-"+string(rune('a'+i)), t0)
+	}
+	pinned := entries[0].Path
+	pending := l.Ask(v1beta1.SavepointManual, "job", "c", false, t0.Add(time.Hour))
+	pendingID := pending.TriggerID
+	l.Record(v1beta1.StateCheckpoint, "gone", "c", "s3://ck/gone/chk-1", t0)
+	l.Record(v1beta1.StateCheckpoint, "job", "c", "s3://ck/job/chk-1", t0.Add(2*time.Hour))
+
+	gone := l.Trim(2, []string{"job"}, func(p string) bool { return p == pinned })
+	var paths []string
+	for _, e := range entries {
+		paths = append(paths, e.Path)
+	}
+	assert.Contains(t, paths, pinned, "a state a record points to stays")
+	assert.Contains(t, paths, "s3://sp/old-e", "the last savepoints stay")
+	assert.Contains(t, paths, "s3://sp/old-d")
+	assert.NotContains(t, paths, "s3://sp/old-b")
+	assert.Contains(t, paths, "s3://ck/job/chk-1", "a recorded job's checkpoint stays")
+	assert.NotContains(t, paths, "s3://ck/gone/chk-1")
+	require.NotNil(t, l.Pending("job"), "a pending savepoint is never dropped")
+	assert.Equal(t, pendingID, l.Pending("job").TriggerID)
+	assert.Len(t, gone, 2, "the completed savepoints let go are handed back for disposal")
+}
