@@ -105,21 +105,27 @@ func finishDelete(rc *Context, msg string) Outcome {
 	return Outcome{Reason: "Deleted", Message: msg, After: untilChanged}
 }
 
-// stopSecondVersion cancels the job of a BlueGreen version running beside the deployed one, before
-// the deployed job is dealt with per deleteMode: the deployed version's state is the one recorded.
+// stopSecondVersion cancels the job of the BlueGreen version that does not serve the application,
+// before the serving version's job is dealt with per deleteMode: the serving version's state is the
+// one recorded. That is the deployed version, unless the new one was promoted automatically and the
+// deployed one only runs on for its teardown delay.
 func stopSecondVersion(rc *Context) (Outcome, bool) {
 	st := &rc.App.Status
 	s, c := stable(st), candidate(st)
 	if c == nil || c.JobID == "" || s == nil || s.JobID == "" || deleteMode(rc.App) == v1beta1.DeleteModeNone {
 		return Outcome{}, false
 	}
-	state, err := rc.pass().Cancel(rc.pass().View(c.ClusterHash, c.JobID))
+	second := c
+	if c.PromotedAt != nil {
+		second = s
+	}
+	state, err := rc.pass().Cancel(rc.pass().View(second.ClusterHash, second.JobID))
 	switch state {
 	case jobs.Unknown:
 		return failed(err), true
 	case jobs.Alive:
 		return stay(0), true
 	}
-	c.JobID = ""
+	second.JobID = ""
 	return persistThenContinue(), true
 }

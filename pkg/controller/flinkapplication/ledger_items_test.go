@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -356,4 +357,83 @@ func TestAForceCancelDeleteLeavesSavepointPathEmpty(t *testing.T) {
 	require.Empty(t, ledgerSavepoints(w), "harness: no savepoint was taken")
 	assert.NotContains(t, got.Status.SavepointPath, "/chk-", "status.savepointPath must never name a checkpoint")
 	assert.Empty(t, got.Status.SavepointPath, "no savepoint was taken, so status.savepointPath is empty")
+}
+
+// issue 24 item 4: BlueGreen with Auto promotion and a teardown delay. A delete right after the
+// promotion (the application's Service already serves the new version, the previous one runs on
+// for the delay) must stop the serving version's job with the final savepoint with cancel, and
+// record that savepoint as finalSavepointPath, not the demoted version's state.
+func TestADeleteRightAfterAutoPromotionTakesTheFinalSavepointOfTheServingVersion(t *testing.T) {
+	w := newWorld(t)
+	runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
+		blueGreenSpec(s)
+		s.BlueGreen = &v1beta1.BlueGreenSpec{Promotion: v1beta1.PromotionAuto, PromoteAfterSeconds: int32p(5), TeardownDelaySeconds: int32p(600)}
+	})
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	promoted := w.runUntil("wc", "promoted", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Deployments.Candidate != nil && a.Status.Deployments.Candidate.PromotedAt != nil
+	})
+	serving := *promoted.Status.Deployments.Candidate
+	demoted := *promoted.Status.Deployments.Stable
+	require.NotEmpty(t, serving.JobID)
+	servingJM := w.jm(promoted, serving.ClusterHash)
+	before := servingJM.SavepointTriggers()
+	deletedAt := w.clock.Now()
+
+	w.deleteApp("wc")
+	got := w.runUntil("wc", "finalizer removed", finalized)
+
+	final, ok := w.storage.Get(got.Status.FinalSavepointPath)
+	require.True(t, ok, "finalSavepointPath %q names a snapshot that exists", got.Status.FinalSavepointPath)
+	assert.True(t, final.Savepoint, "finalSavepointPath names a savepoint")
+	assert.Equal(t, serving.JobID, final.JobID,
+		"the final savepoint is the serving version's (job %s), not the demoted version's (job %s)", serving.JobID, demoted.JobID)
+	assert.False(t, final.CreatedAt.Before(deletedAt), "the final savepoint was taken by the delete")
+	assert.Equal(t, before+1, servingJM.SavepointTriggers(), "the serving version's job was stopped with a savepoint with cancel")
+}
+
+// issue 24 item 6: forceRollback set while a BlueGreen promotion is in its Teardown phase (the
+// deployed version's job being stopped with a savepoint) must not be ignored without a word: it is
+// honoured, or a Warning Event says it is ignored and why. Either way an Event mentions it.
+func TestForceRollbackDuringABlueGreenPromotionsTeardownIsNotIgnoredSilently(t *testing.T) {
+	w := newWorld(t)
+	w.timings = flinksim.Timings{Savepoint: 30 * time.Second} // a teardown long enough to act during it
+	old, _ := dualRunningAfterUpdate(t, w)
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.TearDownVersionHash = old.Status.DeployHash })
+	w.runUntilPhase("wc", v1beta1.PhaseTeardown)
+	w.events()
+
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.ForceRollback = true })
+	require.Equal(t, v1beta1.PhaseTeardown, w.get("wc").Status.Phase, "forceRollback is set during the promotion's Teardown")
+	app := w.runUntil("wc", "teardown over", func(a *v1beta1.FlinkApplication) bool { return a.Status.Phase != v1beta1.PhaseTeardown })
+	w.passes("wc", 10)
+	app = w.get("wc")
+	events := w.events()
+	assert.NotEmpty(t, ledgerEventsMentioning(events, "forceRollback"),
+		"forceRollback set during the promotion's Teardown is honoured or an Event says it is ignored and why; phase %s (%s), events: %v",
+		app.Status.Phase, app.Status.Reason, events)
+}
+
+// issue 24 item 11: after a failed recovery (a job lost with its JobManager process, no HA, no
+// state to restore) the application rests in DeployFailed; status.jobStatus.state must not say
+// RUNNING for a job no JobManager runs.
+func TestAFailedRecoveryNeverReportsTheLostJobAsRunning(t *testing.T) {
+	w := newWorld(t)
+	live := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
+		delete(s.FlinkConfig, "execution.checkpointing.interval")
+	})
+	lost := live.Status.JobStatus.JobID
+	jm := w.jm(live, live.Status.DeployHash)
+	jm.Restart()
+	app := w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
+	w.passes("wc", 20)
+	app = w.get("wc")
+	var onFlink []string
+	for _, j := range jm.Jobs() {
+		onFlink = append(onFlink, fmt.Sprintf("%s %s", j.ID, j.State))
+		require.NotEqual(t, lost, j.ID, "harness: the JobManager forgot the lost job")
+	}
+	assert.NotEqual(t, v1beta1.JobRunning, app.Status.JobStatus.State,
+		"status.jobStatus.state must not say RUNNING for job %s, which no JobManager runs (phase %s: %s; JobManager's jobs: %v)",
+		app.Status.JobStatus.JobID, app.Status.Phase, app.Status.Reason, onFlink)
 }

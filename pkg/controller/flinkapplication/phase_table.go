@@ -176,6 +176,7 @@ func init() {
 			exits: []exit{
 				{v1beta1.PhaseRunning, "the version is gone; the other is deployed"},
 				{v1beta1.PhaseDeployFailed, "an aborted or rolled-back new version is gone; the deployed one stays"},
+				{v1beta1.PhaseDualRunning, "forceRollback before the deployed version's job was touched: the new one goes instead"},
 			},
 			deadline: func(rc *Context) time.Duration {
 				return rc.Config.SavepointTimeout.Duration + rc.Config.CancelTimeout.Duration

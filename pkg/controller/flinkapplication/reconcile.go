@@ -76,6 +76,7 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 func summarize(rc *Context) {
 	st := &rc.App.Status
 	deriveStatus(st)
+	showJobAsSeen(rc)
 	summarizeVersions(rc)
 	st.ObservedGeneration = rc.App.Generation
 	st.UpgradeMode = upgradeMode(rc.App)
@@ -108,6 +109,24 @@ func summarize(rc *Context) {
 	setCondition(st, ready, rc.Now)
 	setCondition(st, progressing, rc.Now)
 	summarizeJobHealth(rc)
+}
+
+// showJobAsSeen keeps jobStatus.state from saying a job runs when the pass saw it stopped: a job its
+// JobManager no longer knows, or one gone with its JobManager, has no state; one Flink reports
+// terminal shows that state. A job the pass did not look at keeps what was seen last.
+func showJobAsSeen(rc *Context) {
+	js := &rc.App.Status.JobStatus
+	if js.JobID == "" || rc.jobs == nil {
+		return
+	}
+	v := rc.jobs.Seen(js.ClusterHash, js.JobID)
+	if v == nil || v.Liveness != jobs.Stopped {
+		return
+	}
+	js.State = v1beta1.JobState(v.State())
+	if js.State == "" {
+		js.Health = v1beta1.Red
+	}
 }
 
 // summarizeJobHealth sets the JobHealthy condition from the health the pass observed of the live

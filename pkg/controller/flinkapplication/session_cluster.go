@@ -82,9 +82,13 @@ func handleSessionClusterRunning(rc *Context) Outcome {
 }
 
 // handleSessionClusterDeployFailed rests after a cluster that did not start, keeping the running one
-// and its jobs, until the spec changes.
+// and its jobs, until the spec changes. The failed cluster is no longer being started: it is removed
+// with the other clusters no job runs on.
 func handleSessionClusterDeployFailed(rc *Context) Outcome {
 	st := &rc.App.Status
+	if st.UpdatingHash != "" && st.UpdatingHash == st.FailedDeployHash {
+		st.UpdatingHash = ""
+	}
 	switch {
 	case rc.Hash == st.DeployHash:
 		st.FailedDeployHash = ""

@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -83,4 +84,76 @@ func TestASessionJobCreatedAgainUnderTheSameNameNeverAdoptsTheOldJob(t *testing.
 		}
 	}
 	assert.NotEmpty(t, naming, "an Event names the old job %s that the new FlinkSessionJob found on the cluster", oldJob)
+}
+
+// issue 24 item 7: a FlinkSessionCluster whose new spec cannot deploy rests in DeployFailed, the
+// running Flink cluster kept, until the spec changes: not Updating → DeployFailed again at every
+// pass, with a status write and two Events each time.
+func TestASessionClusterWhoseNewSpecFailsRestsInDeployFailed(t *testing.T) {
+	w := newWorld(t)
+	w.withSessions()
+	w.createSessionCluster(sessionCluster("session"))
+	w.runSessionsUntil("cluster running", func() bool {
+		return w.sessionCluster("session").Status.Phase == v1beta1.SessionClusterRunning
+	})
+	runningHash := w.sessionCluster("session").Status.DeployHash
+	// The status writes of a cluster resting in Running, for comparison.
+	steady := w.countSessionClusterStatusWrites()
+	for i := 0; i < 30; i++ {
+		w.reconcileSessions()
+	}
+	baseline := *steady
+
+	// More task slots than Flink counts: the spec is refused before anything is created.
+	huge := int32(math.MaxInt32)
+	w.updateSessionCluster("session", func(c *v1beta1.FlinkSessionCluster) { c.Spec.TaskManagerConfig.Replicas = &huge })
+	w.runSessionsUntil("DeployFailed", func() bool {
+		return w.sessionCluster("session").Status.Phase == v1beta1.SessionClusterDeployFailed
+	})
+	w.events()
+	writes := w.countSessionClusterStatusWrites()
+
+	const passes = 30
+	var phases []v1beta1.FlinkSessionClusterPhase
+	for i := 0; i < passes; i++ {
+		w.reconcileSessions()
+		phases = append(phases, w.sessionCluster("session").Status.Phase)
+	}
+	events := w.events()
+	c := w.sessionCluster("session")
+	left := 0
+	for _, p := range phases {
+		if p != v1beta1.SessionClusterDeployFailed {
+			left++
+		}
+	}
+	assert.Zero(t, left, "the cluster rests in DeployFailed until the spec changes; phases seen over %d passes: %v", passes, phases)
+	assert.LessOrEqual(t, len(events), 2, "resting in DeployFailed emits no Events pass after pass; %d Events over %d passes, e.g. %v",
+		len(events), passes, events[:min(len(events), 4)])
+	assert.LessOrEqual(t, *writes, baseline+2, "resting in DeployFailed writes status no more often than resting in Running (%d writes in %d passes); it wrote %d",
+		baseline, passes, *writes)
+	assert.Equal(t, runningHash, c.Status.DeployHash, "the running Flink cluster is kept")
+}
+
+// issue 24 item 9: a session job whose Flink job FAILED must not stay in phase Running with a reason
+// that says the job runs: it leaves Running (a failure phase, or a restart with a new job).
+func TestASessionJobWhoseFlinkJobFailedDoesNotStayRunning(t *testing.T) {
+	w, _ := runningJobs(t)
+	a := w.sessionJob("a")
+	failedJob := a.Status.JobStatus.JobID
+	jm := w.jms["session-"+w.sessionCluster("session").Status.DeployHash]
+	require.NotNil(t, jm)
+	require.True(t, jm.FailJobNow(failedJob))
+	for i := 0; i < 60; i++ {
+		w.reconcileSessions()
+	}
+	for _, j := range jm.Jobs() {
+		if j.ID == failedJob {
+			require.Equal(t, "FAILED", j.State, "harness: Flink reports the job FAILED")
+		}
+	}
+	got := w.sessionJob("a")
+	stillClaimsIt := got.Status.Phase == v1beta1.SessionJobRunning && got.Status.JobStatus.JobID == failedJob
+	assert.False(t, stillClaimsIt, "a session job whose job %s FAILED leaves Running (or restarts with a new job); "+
+		"it stays %s with reason %q and jobStatus.state %s", failedJob, got.Status.Phase, got.Status.Reason, got.Status.JobStatus.State)
 }

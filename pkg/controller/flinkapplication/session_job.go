@@ -8,6 +8,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
@@ -145,6 +146,8 @@ func handleSessionJobRunning(rc *Context) Outcome {
 	switch {
 	case v.Liveness == jobs.Stopped && v.Details == nil:
 		return sessionJobLost(rc, v)
+	case v.State() == client.JobFailed:
+		return sessionJobFailed(rc, v)
 	case rc.Hash != runningSpecHash(st) && rc.Hash != st.FailedDeployHash:
 		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("job spec changed (%s -> %s)", runningSpecHash(st), rc.Hash))
 	case live != "" && live != hash && v.Liveness == jobs.Alive:
@@ -173,6 +176,26 @@ func sessionJobLost(rc *Context, v *jobs.View) Outcome {
 	useRestore(rc, choice)
 	stopRecorded(st)
 	return startSessionJob(rc, v1beta1.DeploymentRestart, "JobLost", fmt.Sprintf("job %s is lost (%s); restarting it", v.Ref.ID, v.Evidence))
+}
+
+// sessionJobFailed ends Running for a job that FAILED: with spec.job.restartFailedJob it starts again
+// from its newest state, as a lost job does; without it the FlinkSessionJob rests in DeployFailed,
+// saying so, until the spec changes or restartFailedJob is set.
+func sessionJobFailed(rc *Context, v *jobs.View) Outcome {
+	st := &rc.App.Status
+	what := fmt.Sprintf("job %s FAILED: %s", v.Ref.ID, rc.pass().FailureCause(v.Ref))
+	if !rc.App.Spec.RestartFailedJob {
+		st.JobStatus.State = v1beta1.JobFailed
+		return deployFailed(rc, "JobFailed", what+"; set spec.job.restartFailedJob to start it again from its newest state, or change the spec")
+	}
+	choice := chooseRestore(rc, v.Ref.ID, &v.Ref)
+	if choice.Problem != "" {
+		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s, and %s; restore it by hand (spec.job.initialSavepointPath "+
+			"on a new FlinkSessionJob), or set spec.job.fallbackWithoutState", what, choice.Problem))
+	}
+	useRestore(rc, choice)
+	stopRecorded(st)
+	return startSessionJob(rc, v1beta1.DeploymentRestart, "RestartingFailedJob", what+"; restartFailedJob is set, starting it again")
 }
 
 // handleSessionJobUpdating stops the job per its upgradeMode, then submits the new spec from the
@@ -211,7 +234,12 @@ func handleSessionJobDeployFailed(rc *Context) Outcome {
 	if suspending(rc.App) {
 		return suspendJob(rc)
 	}
-	_, jobID := liveJob(st)
+	hash, jobID := liveJob(st)
+	if jobID != "" && rc.App.Spec.RestartFailedJob {
+		if v := rc.pass().View(hash, jobID); v.State() == client.JobFailed {
+			return sessionJobFailed(rc, v)
+		}
+	}
 	switch {
 	case jobID != "" && rc.Hash == runningSpecHash(st) && rc.Hash != st.FailedDeployHash:
 		st.FailedDeployHash = ""

@@ -20,7 +20,7 @@ func sessionClusterView(c *v1beta1.FlinkSessionCluster) *v1beta1.FlinkApplicatio
 	app.APIVersion, app.Kind = v1beta1.SchemeGroupVersion.String(), sessionClusterKindName
 	s, cs := &app.Spec, c.Spec.DeepCopy()
 	s.Image, s.ImagePullPolicy, s.ImagePullSecrets = cs.Image, cs.ImagePullPolicy, cs.ImagePullSecrets
-	s.ServiceAccountName, s.SecurityContext = cs.ServiceAccountName, cs.SecurityContext
+	s.ServiceAccountName, s.SecurityContext, s.RestartNonce = cs.ServiceAccountName, cs.SecurityContext, cs.RestartNonce
 	s.FlinkConfig, s.FlinkVersion = cs.FlinkConfig, cs.FlinkVersion
 	s.JobManagerConfig, s.TaskManagerConfig = cs.JobManagerConfig, cs.TaskManagerConfig.TaskManagerConfig
 	s.RPCPort, s.BlobPort, s.QueryPort, s.UIPort, s.MetricsQueryPort = cs.RPCPort, cs.BlobPort, cs.QueryPort, cs.UIPort, cs.MetricsQueryPort
@@ -37,6 +37,7 @@ func sessionClusterView(c *v1beta1.FlinkSessionCluster) *v1beta1.FlinkApplicatio
 	out.Phase, out.Reason, out.ObservedGeneration = v1beta1.FlinkApplicationPhase(in.Phase), in.Reason, in.ObservedGeneration
 	out.PhaseStartedAt, out.LastUpdatedAt = in.PhaseStartedAt, in.LastUpdatedAt
 	out.ClusterStatus, out.DeployHash, out.UpdatingHash = in.ClusterStatus, in.DeployHash, in.UpdatingHash
+	out.FailedDeployHash = in.FailedDeployHash
 	out.RetryCount, out.LastSeenError, out.Conditions = in.RetryCount, in.LastSeenError, in.Conditions
 	for _, h := range in.History {
 		out.History = append(out.History, v1beta1.PhaseTransition{From: v1beta1.FlinkApplicationPhase(h.From),
@@ -52,7 +53,7 @@ func sessionClusterStatus(view *v1beta1.FlinkApplication, jobs []v1beta1.Session
 	out := v1beta1.FlinkSessionClusterStatus{
 		Phase: v1beta1.FlinkSessionClusterPhase(in.Phase), Reason: in.Reason, ObservedGeneration: in.ObservedGeneration,
 		PhaseStartedAt: in.PhaseStartedAt, LastUpdatedAt: in.LastUpdatedAt, ClusterStatus: in.ClusterStatus,
-		DeployHash: in.DeployHash, UpdatingHash: in.UpdatingHash, Jobs: jobs,
+		DeployHash: in.DeployHash, UpdatingHash: in.UpdatingHash, FailedDeployHash: in.FailedDeployHash, Jobs: jobs,
 		RetryCount: in.RetryCount, LastSeenError: in.LastSeenError, Conditions: in.Conditions,
 	}
 	for _, h := range in.History {
@@ -70,7 +71,7 @@ func sessionJobView(job *v1beta1.FlinkSessionJob, cluster *v1beta1.FlinkSessionC
 	app.APIVersion, app.Kind = v1beta1.SchemeGroupVersion.String(), sessionJobKindName
 	j, s := job.Spec.Job, &app.Spec
 	s.EntryClass, s.AllowNonRestoredState, s.RestartNonce = j.EntryClass, j.AllowNonRestoredState, j.RestartNonce
-	s.FallbackWithoutState = j.FallbackWithoutState
+	s.FallbackWithoutState, s.RestartFailedJob = j.FallbackWithoutState, j.RestartFailedJob
 	s.SavepointTriggerNonce, s.PeriodicSavepoint, s.SavepointRetention = j.SavepointTriggerNonce, j.PeriodicSavepoint, j.SavepointRetention
 	if j.Parallelism != nil {
 		s.Parallelism = *j.Parallelism

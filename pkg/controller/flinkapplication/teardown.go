@@ -26,6 +26,11 @@ func handleTeardown(rc *Context) Outcome {
 	default:
 		return moveTo(v1beta1.PhaseRunning, "TeardownCompleted", "no version left to tear down")
 	}
+	if gone == s && rc.App.Spec.ForceRollback {
+		if out, rolledBack := forceRollbackInTeardown(rc, gone, survivor); rolledBack {
+			return out
+		}
+	}
 	if gone.JobID != "" {
 		return stopVersion(rc, gone)
 	}
@@ -63,6 +68,32 @@ func handleTeardown(rc *Context) Outcome {
 	}
 	return moveTo(v1beta1.PhaseRunning, "TeardownCompleted", fmt.Sprintf("version %s (hash %s) torn down; version %s (hash %s, job %s) is deployed",
 		gone.Version, gone.SpecHash, survivor.Version, survivor.SpecHash, survivor.JobID))
+}
+
+// forceRollbackInTeardown answers forceRollback set while the deployed version is being torn down
+// for the new one (a promotion). Before its job was touched, the promotion is undone: both versions
+// run again, and DualRunning tears the new one down. Once its job is being stopped, the rollback
+// can no longer keep it: a Warning Event says so once, and how to go back.
+func forceRollbackInTeardown(rc *Context, gone, survivor *v1beta1.DeploymentRecord) (Outcome, bool) {
+	st := &rc.App.Status
+	touched := gone.JobID == "" || rc.ledger().Pending(gone.JobID, v1beta1.SavepointTeardown) != nil
+	if !touched {
+		// A cancel (teardownMode ForceCancel) leaves no entry: the job itself says whether it was sent.
+		v := rc.pass().View(gone.ClusterHash, gone.JobID)
+		touched = v.Liveness != jobs.Alive || jobs.CancelIssued(v)
+	}
+	if !touched {
+		st.TeardownHash = ""
+		return warnTo(v1beta1.PhaseDualRunning, "ForceRollback", fmt.Sprintf(
+			"forceRollback set before version %s's job was stopped: the promotion is undone and version %s is torn down instead",
+			gone.Version, survivor.Version)), true
+	}
+	if st.ObservedGeneration != rc.App.Generation {
+		rc.event(true, "ForceRollbackIgnored", fmt.Sprintf("forceRollback is ignored: version %s (hash %s) is already being torn down "+
+			"and its job stopped with its state recorded in status.lastTeardown; version %s is deployed. To go back, set the spec to version %s's",
+			gone.Version, gone.SpecHash, survivor.Version, gone.Version))
+	}
+	return Outcome{}, false
 }
 
 // stopVersion stops the job of a version being torn down and records how it stopped, before its

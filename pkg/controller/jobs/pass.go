@@ -138,6 +138,14 @@ func (p *Pass) View(cluster, jobID string) *View {
 	return v.(*View)
 }
 
+// Seen is the pass's view of a job if the pass already took it, without asking Flink; nil otherwise.
+func (p *Pass) Seen(cluster, jobID string) *View {
+	if e, ok := p.memo["view/"+cluster+"/"+jobID]; ok {
+		return e.value.(*View)
+	}
+	return nil
+}
+
 // Overview is GET /overview of a cluster.
 func (p *Pass) Overview(cluster string) (*client.ClusterOverview, error) {
 	v, err := p.remember("overview/"+cluster, func() (interface{}, error) {

@@ -55,6 +55,10 @@ type FlinkSessionClusterSpec struct {
 	ImagePullSecrets   []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
 	ServiceAccountName string                        `json:"serviceAccountName,omitempty"`
 	SecurityContext    *corev1.PodSecurityContext    `json:"securityContext,omitempty"`
+	// RestartNonce starts a new Flink cluster when changed, as any spec change does: it comes up
+	// beside the running one, and every job moves to it per its own upgradeMode, with its state.
+	// +kubebuilder:validation:MaxLength=253
+	RestartNonce string `json:"restartNonce,omitempty"`
 
 	// FlinkConfig is added to the cluster's Flink configuration. Values must be strings, numbers or
 	// booleans; the operator sets the keys it needs itself (ports, slots, memory).
@@ -119,6 +123,9 @@ type FlinkSessionClusterStatus struct {
 	DeployHash string `json:"deployHash,omitempty"`
 	// UpdatingHash is the cluster being started for a spec change, recorded before it is created.
 	UpdatingHash string `json:"updatingHash,omitempty"`
+	// FailedDeployHash is the hash of a spec whose cluster failed to start: the cluster rests in
+	// DeployFailed, with the running one and its jobs kept, until the spec changes.
+	FailedDeployHash string `json:"failedDeployHash,omitempty"`
 	// Jobs are the FlinkSessionJobs that name this cluster, with their jobs as Flink reports them.
 	// +listType=map
 	// +listMapKey=name

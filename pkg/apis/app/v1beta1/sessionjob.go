@@ -100,6 +100,10 @@ type JobSpec struct {
 	AllowNonRestoredState bool `json:"allowNonRestoredState,omitempty"`
 	// RestartNonce resubmits the job, its state carried per upgradeMode, when changed.
 	RestartNonce string `json:"restartNonce,omitempty"`
+	// RestartFailedJob starts a job that FAILED again, from its newest state (without state for
+	// upgradeMode Stateless). Without it a FAILED job leaves the FlinkSessionJob in DeployFailed
+	// until the spec changes or this is set.
+	RestartFailedJob bool `json:"restartFailedJob,omitempty"`
 	// SavepointTriggerNonce takes a savepoint of the running job, which keeps running, each time it
 	// changes; status.savepoints records it.
 	// +kubebuilder:validation:MaxLength=253
