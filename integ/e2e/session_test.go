@@ -19,6 +19,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // Session clusters and session jobs on the local cluster: jars served from a loopback HTTP server
@@ -174,19 +175,13 @@ func describeSessionJob(j *v1beta1.FlinkSessionJob) string {
 	return out
 }
 
-// sessionJobIDPrefix is the prefix of every job id of a session job: 12 hex characters of the
-// SHA-256 of "FlinkSessionJob/<namespace>/<name>".
-func sessionJobIDPrefix(ns, name string) string {
-	sum := sha256.Sum256([]byte("FlinkSessionJob/" + ns + "/" + name))
-	return hex.EncodeToString(sum[:6])
-}
-
-// sessionJobsOf are the simulator's records of a session job's jobs on its cluster.
+// sessionJobsOf are the simulator's records of a session job's jobs on its cluster: those whose ids
+// carry the session job's name (jobs.Owner), of this object or an earlier one of the same name.
 func (s *scenario) sessionJobsOf(cluster, name string) []flinksim.JobRecord {
-	prefix := sessionJobIDPrefix(s.ns, name)
+	owner := jobs.Owner{Name: "FlinkSessionJob/" + s.ns + "/" + name}
 	var out []flinksim.JobRecord
 	for _, r := range env.Fleet.Timeline().Jobs(s.appKey(cluster)) {
-		if strings.HasPrefix(r.JobID, prefix) {
+		if owner.Named(r.JobID) {
 			out = append(out, r)
 		}
 	}

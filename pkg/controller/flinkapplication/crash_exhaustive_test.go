@@ -78,6 +78,8 @@ func crashPaths() []crashPath {
 		paths = append(paths, crashPath{c.name + ", then delete", c.play})
 	}
 	return append(paths, crashPath{"BlueGreen update and promotion", playBlueGreenPromotion},
+		crashPath{"BlueGreen Auto promotion, then delete during the teardown delay", playAutoPromotionThenDelete},
+		crashPath{"a manual savepoint in flight across an update, then suspend and resume", playSavepointsAcrossStops},
 		crashPath{"two session jobs: upload, run, Savepoint and LastState updates, suspend, resume, delete", playSessionJobs})
 }
 

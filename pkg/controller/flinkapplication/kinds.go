@@ -31,10 +31,14 @@ type objectKind struct {
 	status func(view *v1beta1.FlinkApplication) interface{}
 	// patch sends a merge patch to the object, to its status when status is set.
 	patch func(rc *Context, patch []byte, status ...string) (metav1.Object, error)
+	// migrate rewrites, on first read, status that an earlier operator (or the Lyft operator) wrote
+	// in another shape; nil for a kind that has had one shape only.
+	migrate func(rc *Context)
 }
 
 var applicationKind = &objectKind{
-	status: func(app *v1beta1.FlinkApplication) interface{} { return app.Status },
+	migrate: migrateStatus,
+	status:  func(app *v1beta1.FlinkApplication) interface{} { return app.Status },
 	patch: func(rc *Context, patch []byte, status ...string) (metav1.Object, error) {
 		return rc.env.Apps.FlinkV1beta1().FlinkApplications(rc.App.Namespace).Patch(
 			rc, rc.App.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, status...)

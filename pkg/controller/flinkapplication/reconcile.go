@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
@@ -44,31 +43,7 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 		Context: ctx, App: app, Stored: cached, Config: e.Config, Now: e.Clock.Now(), Hash: flink.ClusterHash(app),
 		Clusters: clusters, GenericService: generic, env: e, kind: applicationKind,
 	}
-	e.activity.passStarted(rc.Now)
-	e.waits.note(ctx, writeKey(rc.App))
-	migrateStatus(rc)
-	migrateLedger(rc)
-	from := app.Status.Phase.Normalized()
-	fromStarted := app.Status.PhaseStartedAt
-	if app.DeletionTimestamp == nil || from == v1beta1.PhaseDeleting {
-		observe(rc)
-		settleSavepoints(rc)
-	}
-	out := step(rc)
-	summarize(rc)
-	if err := e.persist(rc, cached); err != nil {
-		return 0, err
-	}
-	e.noteDeadline(rc)
-	for _, ev := range rc.events {
-		e.Recorder.Event(rc.App, eventType(ev.warning), ev.reason, ev.message)
-	}
-	if rc.transitioned {
-		klog.FromContext(ctx).Info("phase transition", "application", describe(rc.App), "from", from,
-			"to", rc.App.Status.Phase, "reason", rc.App.Status.Reason)
-	}
-	e.Metrics.transition(applicationKindName, from, rc.App.Status.Phase, fromStarted, rc.Now)
-	return out.After, nil
+	return e.runPass(rc, cached, summarize)
 }
 
 // summarize derives the parts of status that follow from the rest: the observed generation and the

@@ -306,8 +306,15 @@ func migrateLedger(rc *Context) {
 			purpose, cancel = v1beta1.SavepointUpgrade, !besideLive(rc)
 		}
 		t := r.Savepoint.Time
-		st.Ledger = append(st.Ledger, v1beta1.StateEntry{Purpose: purpose, JobID: r.JobID, ClusterHash: r.ClusterHash,
-			TriggerID: r.Savepoint.TriggerID, TriggerTime: &t, Cancel: cancel, Result: v1beta1.StatePending})
+		job := r.JobID
+		if job == "" && (st.JobStatus.ClusterHash == "" || st.JobStatus.ClusterHash == r.ClusterHash) {
+			// The Lyft operator kept the job of its savepoint in jobStatus only.
+			job = st.JobStatus.JobID
+		}
+		if job != "" {
+			st.Ledger = append(st.Ledger, v1beta1.StateEntry{Purpose: purpose, JobID: job, ClusterHash: r.ClusterHash,
+				TriggerID: r.Savepoint.TriggerID, TriggerTime: &t, Cancel: cancel, Result: v1beta1.StatePending})
+		}
 		r.Savepoint = nil
 	}
 	if d := &st.Deployments; d.NextRestorePath == "" && st.SavepointPath != "" && st.SavepointPath != st.FinalSavepointPath {

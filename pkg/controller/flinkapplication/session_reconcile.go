@@ -105,13 +105,17 @@ func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, na
 	return e.runPass(rc, cached, summarizeSessionCluster)
 }
 
-// runPass is a pass of a session kind: observe, decide, one status write, then the Events.
+// runPass is the one pass of every kind: migrate what older versions wrote, observe, decide, one
+// status write, then the Events.
 func (e *Environment) runPass(rc *Context, cached *v1beta1.FlinkApplication, summarizeStatus func(*Context)) (time.Duration, error) {
 	e.activity.passStarted(rc.Now)
 	e.waits.note(rc, writeKey(rc.App))
+	if rc.kind.migrate != nil {
+		rc.kind.migrate(rc)
+	}
+	migrateLedger(rc)
 	from := rc.App.Status.Phase.Normalized()
 	fromStarted := rc.App.Status.PhaseStartedAt
-	migrateLedger(rc)
 	if rc.App.DeletionTimestamp == nil || from == v1beta1.PhaseDeleting {
 		observe(rc)
 		settleSavepoints(rc)

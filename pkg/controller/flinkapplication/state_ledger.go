@@ -139,6 +139,10 @@ func settleSavepoints(rc *Context) {
 		if followedByHandler(rc, phase, e) {
 			continue
 		}
+		if e.JobID == "" {
+			ledger.Fail(e, "no job is recorded for it, so Flink cannot be asked about it", rc.Now)
+			continue
+		}
 		if rc.Clusters[e.ClusterHash].JobManagerGone() {
 			ledger.Fail(e, "its JobManager is gone; whether the savepoint completed cannot be read", rc.Now)
 			rc.event(true, "SavepointUnsettled", fmt.Sprintf("%s savepoint of job %s (trigger %s): its JobManager is gone before its result was read",
