@@ -375,11 +375,5 @@ func (c *Controller) reconcileSafely(ctx context.Context, key queueKey) (after t
 			err = fmt.Errorf("panic reconciling %s: %v", key, r)
 		}
 	}()
-	switch key.Kind {
-	case sessionJobKindName:
-		return c.env.ReconcileSessionJob(ctx, key.Namespace, key.Name)
-	case sessionClusterKindName:
-		return c.env.ReconcileSessionCluster(ctx, key.Namespace, key.Name)
-	}
-	return c.env.Reconcile(ctx, key.Namespace, key.Name)
+	return kindNamed(key.Kind).pass(c.env, ctx, key.Namespace, key.Name)
 }

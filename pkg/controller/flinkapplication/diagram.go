@@ -9,27 +9,18 @@ import (
 )
 
 // DiagramKinds are the kinds whose state machines the docs draw, in the order they are drawn.
-var DiagramKinds = []string{applicationKindName, sessionJobKindName, sessionClusterKindName}
+var DiagramKinds = func() []string {
+	var out []string
+	for _, k := range kinds {
+		out = append(out, k.name)
+	}
+	return out
+}()
 
 // tableOf is a kind's phase table and its phases in the order the docs list them.
 func tableOf(kind string) (map[v1beta1.FlinkApplicationPhase]phaseSpec, []string) {
-	var phases []string
-	switch kind {
-	case sessionJobKindName:
-		for _, p := range v1beta1.SessionJobPhases {
-			phases = append(phases, string(p))
-		}
-		return sessionJobTable, phases
-	case sessionClusterKindName:
-		for _, p := range v1beta1.SessionClusterPhases {
-			phases = append(phases, string(p))
-		}
-		return sessionClusterTable, phases
-	}
-	for _, p := range v1beta1.Phases {
-		phases = append(phases, string(p))
-	}
-	return phaseTable, phases
+	k := kindNamed(kind)
+	return k.table(), k.phases
 }
 
 // PhaseDiagram renders a kind's phase table as a Mermaid state diagram, so the docs are generated
@@ -60,11 +51,7 @@ func PhaseDiagram(kind string) string {
 	for _, g := range globalExits {
 		fmt.Fprintf(&b, "    note right of %s: any phase goes to %s when %s\n", g.to, g.to, g.when)
 	}
-	if kind == sessionClusterKindName {
-		b.WriteString("    Deleting --> [*]: no FlinkSessionJob names the cluster any more, finalizer removed\n")
-	} else {
-		b.WriteString("    Deleting --> [*]: job handled per deleteMode, finalizer removed\n")
-	}
+	fmt.Fprintf(&b, "    Deleting --> [*]: %s\n", kindNamed(kind).endOfLife)
 	return b.String()
 }
 

@@ -61,10 +61,6 @@ var (
 		}}
 )
 
-var ownResources = map[string]ownResource{
-	applicationKindName: applicationResource, sessionClusterKindName: sessionClusterResource, sessionJobKindName: sessionJobResource,
-}
-
 // skipFunc reports an object left out because it does not decode.
 type skipFunc func(kind string, object *metav1.PartialObjectMetadata, err error)
 
@@ -279,6 +275,6 @@ func (r *undecodableReporter) report(kind string, m *metav1.PartialObjectMetadat
 	if len(msg) > maxMessage {
 		msg = msg[:maxMessage]
 	}
-	stub := ownResources[kind].stub(m)
+	stub := kindNamed(kind).resource.stub(m)
 	r.recorder.Event(stub, "Warning", "Undecodable", msg)
 }

@@ -1,6 +1,9 @@
 package flinkapplication
 
 import (
+	"context"
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -43,6 +46,52 @@ var applicationKind = &objectKind{
 		return rc.env.Apps.FlinkV1beta1().FlinkApplications(rc.App.Namespace).Patch(
 			rc, rc.App.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, status...)
 	},
+}
+
+// registeredKind is everything the controller knows of one kind it reconciles, registered in one
+// place (kinds): its phase table and the order the docs list its phases in, how one of its objects
+// is reconciled, and how its informer lists and watches it.
+type registeredKind struct {
+	name string
+	// table is the kind's phase table, read when it is needed: the tables are built in init.
+	table  func() map[v1beta1.FlinkApplicationPhase]phaseSpec
+	phases []string
+	// pass runs one pass of the state machine for one object of the kind.
+	pass     func(e *Environment, ctx context.Context, namespace, name string) (time.Duration, error)
+	resource ownResource
+	// endOfLife says in the diagram how an object of the kind leaves Deleting.
+	endOfLife string
+}
+
+// kinds are the kinds the controller reconciles, in the order the docs draw their state machines.
+var kinds = []registeredKind{
+	{name: applicationKindName, table: func() map[v1beta1.FlinkApplicationPhase]phaseSpec { return phaseTable },
+		phases: phaseNames(v1beta1.Phases), pass: (*Environment).Reconcile, resource: applicationResource,
+		endOfLife: "job handled per deleteMode, finalizer removed"},
+	{name: sessionJobKindName, table: func() map[v1beta1.FlinkApplicationPhase]phaseSpec { return sessionJobTable },
+		phases: phaseNames(v1beta1.SessionJobPhases), pass: (*Environment).ReconcileSessionJob, resource: sessionJobResource,
+		endOfLife: "job handled per deleteMode, finalizer removed"},
+	{name: sessionClusterKindName, table: func() map[v1beta1.FlinkApplicationPhase]phaseSpec { return sessionClusterTable },
+		phases: phaseNames(v1beta1.SessionClusterPhases), pass: (*Environment).ReconcileSessionCluster, resource: sessionClusterResource,
+		endOfLife: "no FlinkSessionJob names the cluster any more, finalizer removed"},
+}
+
+// kindNamed is the registered kind of that name; the FlinkApplication's for a name not registered.
+func kindNamed(name string) registeredKind {
+	for _, k := range kinds {
+		if k.name == name {
+			return k
+		}
+	}
+	return kinds[0]
+}
+
+func phaseNames[P ~string](phases []P) []string {
+	out := make([]string, len(phases))
+	for i, p := range phases {
+		out[i] = string(p)
+	}
+	return out
 }
 
 // phases is the phase table of the pass's kind.
