@@ -36,12 +36,14 @@ type namespaceRead struct {
 
 // get reads a Namespace as the API server's GET answers it, at most namespaceFreshFor old.
 func (c *namespaceCache) get(ctx context.Context, kube kubernetes.Interface, clk clock.PassiveClock, name string) (*corev1.Namespace, error) {
-	if v, ok := c.entries.Load(name); ok {
-		if r := v.(namespaceRead); clk.Since(r.at) < namespaceFreshFor {
-			return r.ns, r.err
-		}
+	if r, ok := c.fresh(clk, name); ok {
+		return r.ns, r.err
 	}
 	v, _, _ := c.reads.Do(name, func() (interface{}, error) {
+		// A read that finished between the look above and this flight is used, not repeated.
+		if r, ok := c.fresh(clk, name); ok {
+			return r, nil
+		}
 		ns, err := kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 		r := namespaceRead{ns: ns, err: err, at: clk.Now()}
 		if err == nil || apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
@@ -51,4 +53,14 @@ func (c *namespaceCache) get(ctx context.Context, kube kubernetes.Interface, clk
 	})
 	r := v.(namespaceRead)
 	return r.ns, r.err
+}
+
+// fresh is the kept read of a Namespace while it is namespaceFreshFor old at most.
+func (c *namespaceCache) fresh(clk clock.PassiveClock, name string) (namespaceRead, bool) {
+	if v, ok := c.entries.Load(name); ok {
+		if r := v.(namespaceRead); clk.Since(r.at) < namespaceFreshFor {
+			return r, true
+		}
+	}
+	return namespaceRead{}, false
 }

@@ -31,6 +31,9 @@ type phaseSpec struct {
 	// all its first side effect needs is already stored, the pass goes on instead of writing the
 	// transition and coming back for it.
 	runsAtOnce func(*Context) bool
+	// follows are the savepoint purposes whose ledger entries the phase's handler follows itself,
+	// when asked in the current visit of the phase; settleSavepoints follows every other Pending one.
+	follows []v1beta1.SavepointPurpose
 }
 
 type exit struct {
@@ -105,7 +108,8 @@ func init() {
 			poll:     waitPoll,
 		},
 		v1beta1.PhaseRunning: {
-			handle: handleRunning,
+			follows: []v1beta1.SavepointPurpose{v1beta1.SavepointManual, v1beta1.SavepointPeriodic},
+			handle:  handleRunning,
 			exits: []exit{
 				{v1beta1.PhaseUpdating, "spec changed"},
 				{v1beta1.PhaseRescaling, "only parallelism changed, scaleMode InPlace"},
@@ -172,7 +176,8 @@ func init() {
 			poll: statusPoll,
 		},
 		v1beta1.PhaseTeardown: {
-			handle: handleTeardown,
+			follows: []v1beta1.SavepointPurpose{v1beta1.SavepointTeardown},
+			handle:  handleTeardown,
 			exits: []exit{
 				{v1beta1.PhaseRunning, "the version is gone; the other is deployed"},
 				{v1beta1.PhaseDeployFailed, "an aborted or rolled-back new version is gone; the deployed one stays"},
@@ -189,7 +194,8 @@ func init() {
 			poll: waitPoll,
 		},
 		v1beta1.PhaseDeleting: {
-			handle: handleDeleting,
+			follows: []v1beta1.SavepointPurpose{v1beta1.SavepointDelete},
+			handle:  handleDeleting,
 			// Deleting never leaves: the finalizer goes and the object with it. When the final
 			// savepoint keeps failing it stops retrying and says what to change.
 			giveUp: deleteBlocked,
@@ -205,7 +211,8 @@ func init() {
 func jobStopPhases(stopExits []exit, abandon func(rc *Context, cause string) Outcome) map[v1beta1.FlinkApplicationPhase]phaseSpec {
 	return map[v1beta1.FlinkApplicationPhase]phaseSpec{
 		v1beta1.PhaseSavepointing: {
-			handle: handleSavepointing,
+			follows: []v1beta1.SavepointPurpose{v1beta1.SavepointUpgrade, v1beta1.SavepointSuspend},
+			handle:  handleSavepointing,
 			exits: append([]exit{
 				{v1beta1.PhaseRecovering, "savepoint failed"},
 				{v1beta1.PhaseRunning, "suspend taken back before the savepoint"},

@@ -53,7 +53,8 @@ func init() {
 			poll:     waitPoll,
 		},
 		v1beta1.PhaseRunning: {
-			handle: handleSessionJobRunning,
+			follows: []v1beta1.SavepointPurpose{v1beta1.SavepointManual, v1beta1.SavepointPeriodic},
+			handle:  handleSessionJobRunning,
 			exits: []exit{
 				{v1beta1.PhaseUpdating, "job spec changed, or the session cluster runs a new Flink cluster"},
 				{v1beta1.PhaseSavepointing, "suspend (Savepoint)"},
@@ -95,9 +96,10 @@ func init() {
 			poll:   statusPoll,
 		},
 		v1beta1.PhaseDeleting: {
-			handle: handleDeleting,
-			giveUp: deleteBlocked,
-			poll:   waitPoll,
+			follows: []v1beta1.SavepointPurpose{v1beta1.SavepointDelete},
+			handle:  handleDeleting,
+			giveUp:  deleteBlocked,
+			poll:    waitPoll,
 		},
 	}
 	maps.Copy(sessionJobTable, jobStopPhases(stopExits, abandonSessionStop))

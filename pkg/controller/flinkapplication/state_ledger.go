@@ -163,19 +163,11 @@ func settleSavepoints(rc *Context) {
 	}
 }
 
-// followedByHandler tells whether the phase's handler follows a Pending savepoint itself.
+// followedByHandler tells whether the phase's handler follows a Pending savepoint itself: the
+// phase table says which purposes each phase follows (phaseSpec.follows), and only an entry asked
+// for in the current visit of the phase is the handler's; one left from an earlier visit is settled.
 func followedByHandler(rc *Context, phase v1beta1.FlinkApplicationPhase, e *v1beta1.StateEntry) bool {
-	switch e.Purpose {
-	case v1beta1.SavepointManual, v1beta1.SavepointPeriodic:
-		return phase == v1beta1.PhaseRunning
-	case v1beta1.SavepointUpgrade, v1beta1.SavepointSuspend:
-		return phase == v1beta1.PhaseSavepointing && askedThisVisit(rc, e)
-	case v1beta1.SavepointDelete:
-		return phase == v1beta1.PhaseDeleting
-	case v1beta1.SavepointTeardown:
-		return phase == v1beta1.PhaseTeardown
-	}
-	return false
+	return purposeIn(e.Purpose, rc.phases()[phase].follows) && askedThisVisit(rc, e)
 }
 
 // trimLedger keeps the ledger within its bounds (savepointRetention, v1beta1.MaxLedger) and disposes
