@@ -121,7 +121,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- define "flinkfsm.proxyRule" -}}
 - apiGroups: [""]
   resources: ["services/proxy"]
-  verbs: ["get", "create"]
+  verbs: ["create", "delete", "get", "patch", "update"]
 {{- end }}
 
 {{- define "flinkfsm.subject" -}}
