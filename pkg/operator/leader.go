@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/google/uuid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,8 +18,11 @@ import (
 
 // runElected runs work while this replica holds the Lease. A replica that loses the lease stops
 // acting at once (its passes drain) and returns an error, so that its process exits and restarts
-// as a standby: it never acts on a lease it may no longer hold. ReleaseOnCancel hands the lease over
-// at once on a clean stop instead of making the standby wait out its duration.
+// as a standby: it never acts on a lease it may no longer hold. On a clean stop (ctx ends) the work
+// drains first, its passes in flight finishing within the drain timeout, and only then is the
+// lease released (ReleaseOnCancel, so the standby need not wait out its duration) and does this
+// return: a submission or a savepoint trigger in flight gets its answer and its status write under
+// the lease, never after a standby took over.
 func runElected(ctx context.Context, kube kubernetes.Interface, le config.LeaderElection, work func(context.Context) error) error {
 	ns := le.LeaseNamespace
 	if ns == "" {
@@ -36,15 +40,54 @@ func runElected(ctx context.Context, kube kubernetes.Interface, le config.Leader
 		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
 	}
 	log := klog.FromContext(ctx)
-	var workErr error
+	// The elector runs on a context of its own: cancelled when the work has drained (a clean stop),
+	// or at once while this replica does not lead. The elector cancels the context it hands the
+	// work when the lease is lost.
+	electing, stopElecting := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopElecting()
+	var (
+		mu       sync.Mutex
+		started  bool
+		workErr  error
+		workDone = make(chan struct{})
+	)
+	go func() {
+		<-ctx.Done()
+		mu.Lock()
+		leading := started
+		mu.Unlock()
+		if leading {
+			<-workDone
+		}
+		stopElecting()
+	}()
 	lost := false
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock: lock, ReleaseOnCancel: true, Name: "flinkfsm",
 		LeaseDuration: le.LeaseDuration.Duration, RenewDeadline: le.RenewDeadline.Duration, RetryPeriod: le.RetryPeriod.Duration,
 		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) {
+			OnStartedLeading: func(leadCtx context.Context) {
+				mu.Lock()
+				if ctx.Err() != nil {
+					mu.Unlock()
+					close(workDone)
+					return
+				}
+				started = true
+				mu.Unlock()
+				defer close(workDone)
 				log.Info("leading: acting on applications", "identity", id, "lease", ns+"/"+le.LeaseName)
-				workErr = work(ctx)
+				// The work stops when the process is asked to (ctx) or the lease is lost (leadCtx).
+				workCtx, stop := context.WithCancel(leadCtx)
+				defer stop()
+				go func() {
+					select {
+					case <-ctx.Done():
+					case <-workCtx.Done():
+					}
+					stop()
+				}()
+				workErr = work(workCtx)
 			},
 			OnStoppedLeading: func() { lost = true },
 			OnNewLeader: func(identity string) {
@@ -57,7 +100,14 @@ func runElected(ctx context.Context, kube kubernetes.Interface, le config.Leader
 	if err != nil {
 		return fmt.Errorf("leader election: %w", err)
 	}
-	elector.Run(ctx)
+	elector.Run(electing)
+	mu.Lock()
+	leading := started
+	mu.Unlock()
+	if leading {
+		// A lost lease ends the elector before the work has drained: wait for it.
+		<-workDone
+	}
 	switch {
 	case workErr != nil:
 		return workErr
