@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 )
@@ -23,7 +25,11 @@ import (
 // lease released (ReleaseOnCancel, so the standby need not wait out its duration) and does this
 // return: a submission or a savepoint trigger in flight gets its answer and its status write under
 // the lease, never after a standby took over.
-func runElected(ctx context.Context, kube kubernetes.Interface, le config.LeaderElection, work func(context.Context) error) error {
+//
+// Before each side effect the work asks acting, which answers an error once the lease was last
+// renewed longer ago than the lease duration less maxClockSkew: a leader paused past its lease stops
+// acting before it finds out that it lost it.
+func runElected(ctx context.Context, kube kubernetes.Interface, le config.LeaderElection, work func(ctx context.Context, acting func() error) error) error {
 	ns := le.LeaseNamespace
 	if ns == "" {
 		ns = os.Getenv("POD_NAMESPACE")
@@ -34,11 +40,11 @@ func runElected(ctx context.Context, kube kubernetes.Interface, le config.Leader
 	host, _ := os.Hostname()
 	// The pid tells replicas on one host apart in logs and tests; the uuid, restarts of one pid.
 	id := fmt.Sprintf("%s_%d_%s", host, os.Getpid(), uuid.NewString()[:8])
-	lock := &resourcelock.LeaseLock{
+	guard := newLeaseGuard(&resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Name: le.LeaseName, Namespace: ns},
 		Client:     kube.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
-	}
+	}, clock.RealClock{}, le.LeaseDuration.Duration, maxClockSkew(le))
 	log := klog.FromContext(ctx)
 	// The elector runs on a context of its own: cancelled when the work has drained (a clean stop),
 	// or at once while this replica does not lead. The elector cancels the context it hands the
@@ -63,7 +69,7 @@ func runElected(ctx context.Context, kube kubernetes.Interface, le config.Leader
 	}()
 	lost := false
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock: lock, ReleaseOnCancel: true, Name: "flinkfsm",
+		Lock: guard, ReleaseOnCancel: true, Name: "flinkfsm",
 		LeaseDuration: le.LeaseDuration.Duration, RenewDeadline: le.RenewDeadline.Duration, RetryPeriod: le.RetryPeriod.Duration,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(leadCtx context.Context) {
@@ -87,7 +93,7 @@ func runElected(ctx context.Context, kube kubernetes.Interface, le config.Leader
 					}
 					stop()
 				}()
-				workErr = work(workCtx)
+				workErr = work(workCtx, guard.Acting)
 			},
 			OnStoppedLeading: func() { lost = true },
 			OnNewLeader: func(identity string) {
@@ -115,4 +121,11 @@ func runElected(ctx context.Context, kube kubernetes.Interface, le config.Leader
 		return fmt.Errorf("lost the leader lease %s/%s; exiting to stand by again", ns, le.LeaseName)
 	}
 	return nil
+}
+
+// maxClockSkew is how far apart the replicas' clocks may be: a standby counts the lease duration from
+// when it saw the renewal, so the leader stops acting this much before the lease could have run out.
+// One retry period, at least a second.
+func maxClockSkew(le config.LeaderElection) time.Duration {
+	return max(le.RetryPeriod.Duration, time.Second)
 }

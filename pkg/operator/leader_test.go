@@ -28,7 +28,7 @@ func TestALeaderDrainsItsPassesBeforeItReleasesTheLease(t *testing.T) {
 	var drained, heldWhileDraining atomic.Bool
 	done := make(chan error)
 	go func() {
-		done <- runElected(ctx, kube, le, func(work context.Context) error {
+		done <- runElected(ctx, kube, le, func(work context.Context, _ func() error) error {
 			close(leading)
 			<-work.Done()
 			// A pass in flight finishes: its answer and its status write come after the stop.

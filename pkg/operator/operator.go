@@ -108,7 +108,8 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 	if !cfg.LeaderElection.Enabled {
 		return ctrl.Run(ctx)
 	}
-	return runElected(ctx, kube, cfg.LeaderElection, func(ctx context.Context) error {
+	return runElected(ctx, kube, cfg.LeaderElection, func(ctx context.Context, acting func() error) error {
+		env.Acting = acting
 		st.acting.Store(true)
 		defer st.acting.Store(false)
 		return ctrl.Run(ctx)

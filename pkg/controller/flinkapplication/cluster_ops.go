@@ -30,6 +30,9 @@ func createCluster(rc *Context, app *v1beta1.FlinkApplication, hash string) erro
 	if err != nil {
 		return jobs.Permanent("RenderCluster", err)
 	}
+	if err := rc.mayAct(); err != nil {
+		return err
+	}
 	have := rc.Clusters[hash]
 	apps := rc.env.Kube.AppsV1().Deployments(rc.App.Namespace)
 	svc := rc.env.Kube.CoreV1().Services(rc.App.Namespace)
@@ -107,6 +110,9 @@ func scaleTaskManagers(rc *Context, hash string, want int32) error {
 	if c == nil || c.TaskManager == nil || replicas(c.TaskManager) == want {
 		return nil
 	}
+	if err := rc.mayAct(); err != nil {
+		return err
+	}
 	patch, _ := json.Marshal(map[string]interface{}{"spec": map[string]interface{}{"replicas": want}})
 	updated, err := rc.env.Kube.AppsV1().Deployments(rc.App.Namespace).Patch(rc, c.TaskManager.Name, types.MergePatchType,
 		patch, metav1.PatchOptions{FieldManager: fieldManager})
@@ -124,6 +130,9 @@ func deleteCluster(rc *Context, hash string) error {
 	c := rc.Clusters[hash]
 	if c == nil {
 		return nil
+	}
+	if err := rc.mayAct(); err != nil {
+		return err
 	}
 	bg := metav1.DeletePropagationBackground
 	opts := metav1.DeleteOptions{PropagationPolicy: &bg}
@@ -176,6 +185,12 @@ func pointGenericService(rc *Context, hash string) error {
 	want := flink.RenderGenericService(rc.App, hash)
 	svc := rc.env.Kube.CoreV1().Services(rc.App.Namespace)
 	have := rc.GenericService
+	if have != nil && selects(have, want.Spec.Selector) {
+		return nil
+	}
+	if err := rc.mayAct(); err != nil {
+		return err
+	}
 	if have == nil {
 		created, err := svc.Create(rc, want, metav1.CreateOptions{FieldManager: fieldManager})
 		if apierrors.IsAlreadyExists(err) {
@@ -185,9 +200,6 @@ func pointGenericService(rc *Context, hash string) error {
 			return kubeError("CreateGenericService", err)
 		}
 		rc.GenericService = created
-		return nil
-	}
-	if selects(have, want.Spec.Selector) {
 		return nil
 	}
 	patch, _ := json.Marshal(map[string]interface{}{"spec": map[string]interface{}{"selector": want.Spec.Selector}})
@@ -275,6 +287,9 @@ func finalizersWrite(rc *Context, finalizers []string) (send func() error, recor
 	var updated metav1.Object
 	var gone bool
 	send = func() error {
+		if err := rc.mayAct(); err != nil {
+			return err
+		}
 		obj, err := rc.kind.patch(rc, patch)
 		if apierrors.IsNotFound(err) {
 			gone = true

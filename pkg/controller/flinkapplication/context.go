@@ -129,9 +129,23 @@ func (rc *Context) pass() *jobs.Pass {
 			JobManagerGone: func(hash string) bool { return rc.Clusters[hash].JobManagerGone() },
 		})
 		rc.jobs.Announce = func(e jobs.Event) { rc.event(e.Warning, e.Reason, e.Message) }
+		if rc.env.Acting != nil {
+			rc.jobs.FenceWith(rc.env.Acting)
+		}
 	}
 	rc.jobs.Overdue = rc.Overdue
 	return rc.jobs
+}
+
+// mayAct is nil while this replica may change Kubernetes or Flink (Environment.Acting).
+func (rc *Context) mayAct() error {
+	if rc.env.Acting == nil {
+		return nil
+	}
+	if err := rc.env.Acting(); err != nil {
+		return jobs.Retryable("Fence", err)
+	}
+	return nil
 }
 
 // FlinkURL is the REST base URL of the cluster with this hash.

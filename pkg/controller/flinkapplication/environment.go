@@ -36,6 +36,10 @@ type Environment struct {
 	// Jars fetches session jobs' jars under the operator's jar policy.
 	Jars    *jars.Fetcher
 	Metrics *Metrics
+	// Acting, when set, is asked before every write to Kubernetes and every call that changes Flink:
+	// it answers an error when this replica cannot be sure it still holds its leader lease (a
+	// leader frozen past its lease), and the pass then changes nothing.
+	Acting func() error
 
 	// activity remembers when this process could not act, and waits the times each object waited
 	// for a worker; phase deadlines count neither.

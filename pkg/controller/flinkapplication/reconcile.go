@@ -155,6 +155,9 @@ func (e *Environment) persist(rc *Context, cached *v1beta1.FlinkApplication) err
 	_ = json.Unmarshal(patch, &doc)
 	doc["metadata"] = map[string]interface{}{"resourceVersion": rc.App.ResourceVersion}
 	patch, _ = json.Marshal(doc)
+	if err := rc.mayAct(); err != nil {
+		return err
+	}
 	key := writeKey(rc.App)
 	e.writing.Store(key, true)
 	defer e.writing.Delete(key) // after rememberWrite: no moment when the echo would look foreign

@@ -12,6 +12,8 @@ import (
 type breaker struct {
 	client.API
 	open map[string]error
+	// fence, when set, is asked before each call that changes something.
+	fence func() error
 }
 
 func newBreaker(api client.API) *breaker { return &breaker{API: api, open: map[string]error{}} }
@@ -20,6 +22,23 @@ func (b *breaker) guard(url string, call func() error) error {
 	if err := b.open[url]; err != nil {
 		return err
 	}
+	return b.send(url, call)
+}
+
+// act is guard for a call that changes something: the fence is asked first.
+func (b *breaker) act(url string, call func() error) error {
+	if err := b.open[url]; err != nil {
+		return err
+	}
+	if b.fence != nil {
+		if err := b.fence(); err != nil {
+			return Retryable("Fence", err)
+		}
+	}
+	return b.send(url, call)
+}
+
+func (b *breaker) send(url string, call func() error) error {
 	err := call()
 	if client.IsNoAnswer(err) {
 		b.open[url] = err
@@ -60,7 +79,7 @@ func (b *breaker) GetTaskManagers(ctx context.Context, url string) (out []client
 }
 
 func (b *breaker) TriggerSavepoint(ctx context.Context, url, jobID string, req client.SavepointRequest) (out string, err error) {
-	err = b.guard(url, func() (e error) { out, e = b.API.TriggerSavepoint(ctx, url, jobID, req); return })
+	err = b.act(url, func() (e error) { out, e = b.API.TriggerSavepoint(ctx, url, jobID, req); return })
 	return
 }
 
@@ -70,25 +89,25 @@ func (b *breaker) GetSavepointStatus(ctx context.Context, url, jobID, triggerID 
 }
 
 func (b *breaker) DisposeSavepoint(ctx context.Context, url, path string) error {
-	return b.guard(url, func() error { return b.API.DisposeSavepoint(ctx, url, path) })
+	return b.act(url, func() error { return b.API.DisposeSavepoint(ctx, url, path) })
 }
 
 func (b *breaker) CancelJob(ctx context.Context, url, jobID string) error {
-	return b.guard(url, func() error { return b.API.CancelJob(ctx, url, jobID) })
+	return b.act(url, func() error { return b.API.CancelJob(ctx, url, jobID) })
 }
 
 func (b *breaker) SubmitJob(ctx context.Context, url, jarID string, req client.SubmitJobRequest) (out string, err error) {
-	err = b.guard(url, func() (e error) { out, e = b.API.SubmitJob(ctx, url, jarID, req); return })
+	err = b.act(url, func() (e error) { out, e = b.API.SubmitJob(ctx, url, jarID, req); return })
 	return
 }
 
 func (b *breaker) UploadJar(ctx context.Context, url, name string, body io.Reader) (out string, err error) {
-	err = b.guard(url, func() (e error) { out, e = b.API.UploadJar(ctx, url, name, body); return })
+	err = b.act(url, func() (e error) { out, e = b.API.UploadJar(ctx, url, name, body); return })
 	return
 }
 
 func (b *breaker) DeleteJar(ctx context.Context, url, jarID string) error {
-	return b.guard(url, func() error { return b.API.DeleteJar(ctx, url, jarID) })
+	return b.act(url, func() error { return b.API.DeleteJar(ctx, url, jarID) })
 }
 
 func (b *breaker) GetJobResourceRequirements(ctx context.Context, url, jobID string) (out client.JobResourceRequirements, err error) {
@@ -97,5 +116,5 @@ func (b *breaker) GetJobResourceRequirements(ctx context.Context, url, jobID str
 }
 
 func (b *breaker) UpdateJobResourceRequirements(ctx context.Context, url, jobID string, req client.JobResourceRequirements) error {
-	return b.guard(url, func() error { return b.API.UpdateJobResourceRequirements(ctx, url, jobID, req) })
+	return b.act(url, func() error { return b.API.UpdateJobResourceRequirements(ctx, url, jobID, req) })
 }

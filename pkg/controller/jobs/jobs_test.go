@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -267,4 +268,35 @@ func TestASavepointFlinkRefusesFailsAtOnce(t *testing.T) {
 	require.NotEmpty(t, step.Failure, "a cluster without a savepoint directory refuses: the same request is refused again")
 	assert.Contains(t, step.Failure, "refused")
 	assert.False(t, trig.Asked(), "nothing is in flight")
+}
+
+// A pass whose fence says the replica may not act sends nothing that changes Flink: no submission,
+// no trigger, no cancel. Reads go on, so what Flink did is still seen.
+func TestAFencedPassChangesNothingInFlink(t *testing.T) {
+	b := newBench(t)
+	job := &Job{Cluster: "c"}
+	b.run(app("u1"), job, Submission{JarID: "wc.jar", Parallelism: 2})
+	notLeading := func() error { return errors.New("the leader lease was last renewed 20s ago") }
+
+	fresh := &Job{Cluster: "c", ID: app("u2").NewJobID()}
+	p := b.pass()
+	p.FenceWith(notLeading)
+	step := p.Run(Owner{Name: "ns/other", UID: "u2", SharedCluster: true}, fresh, Submission{JarID: "wc.jar", Parallelism: 1}, limits)
+	require.NotNil(t, step.Wait)
+	assert.ErrorContains(t, step.Wait.Err, "lease")
+	assert.Len(t, b.jm.Jobs(), 1, "nothing submitted")
+
+	p = b.pass()
+	p.FenceWith(notLeading)
+	trig := Trigger{ID: NewID(), Time: b.clock.Now()}
+	sp := p.Savepoint(p.Ref("c", job.ID), &trig, true, true)
+	require.NotNil(t, sp.Wait)
+	assert.Equal(t, 0, b.jm.SavepointTriggers(), "nothing triggered")
+
+	p = b.pass()
+	p.FenceWith(notLeading)
+	state, err := p.Cancel(p.View("c", job.ID))
+	assert.Equal(t, Unknown, state)
+	assert.Error(t, err)
+	assert.Equal(t, "RUNNING", b.jm.Jobs()[0].State, "nothing cancelled")
 }

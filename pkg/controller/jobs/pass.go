@@ -87,6 +87,11 @@ func NewPass(ctx context.Context, api client.API, now time.Time, clusters Cluste
 	return &Pass{ctx: ctx, flink: newBreaker(api), clusters: clusters, Now: now, memo: map[string]memoEntry{}}
 }
 
+// FenceWith makes every call of the pass that changes something in Flink (a trigger, a cancel, a
+// submission, an upload, a deletion, a rescale) ask fence first, and fail with its error instead of
+// being sent: a replica that cannot be sure it still leads stops acting.
+func (p *Pass) FenceWith(fence func() error) { p.flink.fence = fence }
+
 // Flink is the pass's REST client (behind the breaker), for the calls that change something;
 // what runs is read from the pass's views instead.
 func (p *Pass) Flink() client.API { return p.flink }
