@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned"
+	"github.com/flinkfsm/flinkfsm/pkg/printable"
 )
 
 // Exit codes, for CI pipelines.
@@ -75,10 +76,10 @@ func Run(args []string, stdout, stderr io.Writer, clients Clients) int {
 	}
 	var e *exitError
 	if errors.As(err, &e) {
-		fmt.Fprintln(stderr, "error:", e.err)
+		fmt.Fprintln(stderr, "error:", printable.Text(e.err.Error()))
 		return e.code
 	}
-	fmt.Fprintln(stderr, "error:", err)
+	fmt.Fprintln(stderr, "error:", printable.Text(err.Error()))
 	return ExitError
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/printable"
 )
 
 func newSavepointCommand(o *options) *cobra.Command {
@@ -40,7 +41,7 @@ func newSavepointCommand(o *options) *cobra.Command {
 					switch e := v.manualSavepoint(); {
 					case e == nil:
 					case e.Result == v1beta1.StateCompleted:
-						fmt.Fprintln(cmd.OutOrStdout(), e.Path)
+						fmt.Fprintln(cmd.OutOrStdout(), printable.Text(e.Path))
 						return nil
 					case e.Result == v1beta1.StateFailed:
 						return exitWith(ExitFailed, "the savepoint failed: %s", e.Reason)

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/printable"
 )
 
 func jsonMarshal(v interface{}) ([]byte, error) { return json.Marshal(v) }
@@ -92,7 +93,7 @@ func tree(w io.Writer, v *view, now time.Time) {
 	if c := meta.FindStatusCondition(v.conditions, v1beta1.ConditionReady); c != nil {
 		ready = fmt.Sprintf("Ready %s (%s)", c.Status, c.Reason)
 	}
-	fmt.Fprintf(w, "%s %s/%s  %s  %s\n", v.kind, v.ns, v.name, v.phase, ready)
+	fmt.Fprintf(w, "%s %s/%s  %s  %s\n", v.kind, v.ns, v.name, v.phase, printable.Text(ready))
 	var lines []string
 	if v.observed != v.generation {
 		lines = append(lines, fmt.Sprintf("spec generation %d not yet seen by the operator (it saw %d)", v.generation, v.observed))
@@ -154,12 +155,12 @@ func tree(w io.Writer, v *view, now time.Time) {
 		if i == len(lines)-1 && len(v.history) == 0 {
 			branch = "└─ "
 		}
-		fmt.Fprintf(w, "%s%s\n", branch, l)
+		fmt.Fprintf(w, "%s%s\n", branch, printable.Text(l))
 	}
 	if n := len(v.history); n > 0 {
 		fmt.Fprintln(w, "└─ last transitions:")
 		for _, h := range v.history[max(0, n-5):] {
-			fmt.Fprintf(w, "   %s  %s -> %s  %s\n", h.at.Format("15:04:05"), orDash(h.from), h.to, h.reason)
+			fmt.Fprintf(w, "   %s  %s -> %s  %s\n", h.at.Format("15:04:05"), orDash(h.from), h.to, printable.Text(h.reason))
 		}
 	}
 }
@@ -202,7 +203,7 @@ func newHistoryCommand(o *options) *cobra.Command {
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "%-20s  %-16s  %-16s  %s\n", "TIME", "FROM", "TO", "REASON")
 			for _, h := range v.history {
-				fmt.Fprintf(out, "%-20s  %-16s  %-16s  %s\n", h.at.UTC().Format(time.RFC3339), orDash(h.from), h.to, h.reason)
+				fmt.Fprintf(out, "%-20s  %-16s  %-16s  %s\n", h.at.UTC().Format(time.RFC3339), orDash(h.from), h.to, printable.Text(h.reason))
 			}
 			return nil
 		},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/printable"
 )
 
 var sessionJobKind = &objectKind{
@@ -122,19 +123,42 @@ func (e *Environment) runPass(rc *Context, cached *v1beta1.FlinkApplication, sum
 	}
 	out := step(rc)
 	summarizeStatus(rc)
+	showable(&rc.App.Status)
 	if err := e.persist(rc, cached); err != nil {
 		return 0, err
 	}
 	e.noteDeadline(rc)
 	e.Metrics.transition(kindName(rc.App), from, rc.App.Status.Phase, fromStarted, rc.Now)
 	for _, ev := range rc.events {
-		e.Recorder.Event(rc.App, eventType(ev.warning), ev.reason, ev.message)
+		e.Recorder.Event(rc.App, eventType(ev.warning), ev.reason, printable.Text(ev.message))
 	}
 	if rc.transitioned {
 		klog.FromContext(rc).Info("phase transition", kindName(rc.App), describe(rc.App), "from", from,
 			"to", rc.App.Status.Phase, "reason", rc.App.Status.Reason)
 	}
 	return out.After, nil
+}
+
+// showable escapes, in the free text of status, what would act on the terminal of whoever reads it
+// (package printable): a reason or an error can quote an exception, a path or a URI that came from a
+// JobManager or a user. The states themselves (paths a restore needs) are kept exact.
+func showable(st *v1beta1.FlinkApplicationStatus) {
+	st.Reason = printable.Text(st.Reason)
+	if e := st.LastSeenError; e != nil {
+		e.AppError = printable.Text(e.AppError)
+	}
+	for i := range st.Conditions {
+		st.Conditions[i].Message = printable.Text(st.Conditions[i].Message)
+	}
+	for i := range st.History {
+		st.History[i].Reason = printable.Text(st.History[i].Reason)
+	}
+	for i := range st.Ledger {
+		st.Ledger[i].Reason = printable.Text(st.Ledger[i].Reason)
+	}
+	for i := range st.Savepoints {
+		st.Savepoints[i].Reason = printable.Text(st.Savepoints[i].Reason)
+	}
 }
 
 // summarizeSessionCluster sets the cluster's Ready and Progressing conditions: Ready while the
