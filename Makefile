@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export GOFLAGS ?= -buildvcs=false
 export GOTOOLCHAIN ?= local
 
-GENERATED := pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd docs/state-machine.md deploy/helm/flinkfsm/crds deploy/helm/flinkfsm/files
+GENERATED := pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd docs/state-machine.md deploy/policy.yaml deploy/helm/flinkfsm/crds deploy/helm/flinkfsm/files
 UNIT_PKGS = $(shell go list ./... | grep -v -e /integ/e2e -e /integ/lyftcompat -e /integ/portable)
 export FLINKFSM_REQUIRE_CLUSTER ?= 1
 

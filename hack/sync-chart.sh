@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Helm chart ships copies of the CRDs, the pod security admission policy and the monitoring
 # files (alerts, dashboard): Helm reads only
-# files inside the chart. deploy/crd (generated), deploy/policy.yaml and deploy/monitoring stay the single source;
+# files inside the chart. deploy/crd and deploy/policy.yaml (generated) and deploy/monitoring stay the single source;
 # `make generate` runs this, and `make verify` fails when the copies differ.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates deepcopy functions, the typed clientset, listers, informers and the CRD from the API
-# types. Tools come from go.mod's tool block, so everyone generates with the same versions.
+# types, and deploy/policy.yaml from the pod policy's table. Tools come from go.mod's tool block, so
+# everyone generates with the same versions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MOD=github.com/flinkfsm/flinkfsm
@@ -18,4 +19,6 @@ go tool controller-gen crd:crdVersions=v1,maxDescLen=400,allowDangerousTypes=tru
 # What markers cannot say: int32 bounds on the Kubernetes types the spec embeds.
 go run ./hack/crdschema deploy/crd/*.yaml
 go run ./hack/docgen docs/state-machine.md
+# The pod security admission policy, rendered from the table the operator's own check runs.
+go run ./hack/podpolicy deploy/policy.yaml
 ./hack/sync-chart.sh

@@ -9,7 +9,7 @@ if [ -n "$unformatted" ]; then echo "gofmt would change:"; echo "$unformatted"; 
 go vet ./... || status=1
 # Regenerate into the tree and compare; the originals are restored either way.
 backup=$(mktemp -d)
-paths=(pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd docs/state-machine.md deploy/helm/flinkfsm/crds deploy/helm/flinkfsm/files)
+paths=(pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd docs/state-machine.md deploy/policy.yaml deploy/helm/flinkfsm/crds deploy/helm/flinkfsm/files)
 tar -cf "$backup/gen.tar" "${paths[@]}"
 ./hack/update-codegen.sh >/dev/null
 if ! diff -r <(mkdir -p "$backup/old" && tar -xf "$backup/gen.tar" -C "$backup/old" && cd "$backup/old" && find . -type f -exec md5sum {} + | sort -k2) \

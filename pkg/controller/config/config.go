@@ -54,8 +54,9 @@ type JarPolicy struct {
 	// AllowedHosts, when set, are the only hosts jars come from ("repo.example.com", or ".example.com"
 	// for a domain and its subdomains).
 	AllowedHosts []string `json:"allowedHosts" pflag:",Only hosts jars may come from; empty for any public host"`
-	// AllowedNetworks admits address ranges that are refused otherwise: loopback, link-local, private.
-	AllowedNetworks []string `json:"allowedNetworks" pflag:",CIDR ranges admitted although loopback, link-local or private"`
+	// AllowedNetworks admits address ranges that are refused otherwise: every address that is not
+	// global unicast (loopback, link-local, private, shared, reserved, NAT64 and the like).
+	AllowedNetworks []string `json:"allowedNetworks" pflag:",CIDR ranges admitted although not global unicast (private, loopback, link-local, shared, NAT64...)"`
 	// MaxBytes bounds a jar's size.
 	MaxBytes int64 `json:"maxBytes" pflag:",Largest jar fetched, in bytes"`
 	// Timeout bounds one fetch.

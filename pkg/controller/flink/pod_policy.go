@@ -1,6 +1,7 @@
 package flink
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,67 +11,138 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
-// The Namespace annotations that relax the pod policy there; the operator reads them as the
-// ValidatingAdmissionPolicy in deploy/policy.yaml does.
+// The Namespace annotations that relax the pod policy there, one rule each but allow-root, which
+// relaxes running as root and unsafe sysctls, as it did before sysctls had a rule of their own. The
+// operator reads them as the ValidatingAdmissionPolicy in deploy/policy.yaml does: both are
+// rendered from policyAnnotations.
 const (
-	AllowHostPathAnnotation          = "flinkfsm.io/allow-host-path"
-	AllowRootAnnotation              = "flinkfsm.io/allow-root"
-	AllowedServiceAccountsAnnotation = "flinkfsm.io/allowed-service-accounts"
+	AllowHostPathAnnotation           = "flinkfsm.io/allow-host-path"
+	AllowRootAnnotation               = "flinkfsm.io/allow-root"
+	AllowedServiceAccountsAnnotation  = "flinkfsm.io/allowed-service-accounts"
+	AllowedVolumeTypesAnnotation      = "flinkfsm.io/allowed-volume-types"
+	AllowHostProcessAnnotation        = "flinkfsm.io/allow-host-process"
+	AllowSELinuxOptionsAnnotation     = "flinkfsm.io/allow-selinux-options"
+	AllowUnconfinedSeccompAnnotation  = "flinkfsm.io/allow-unconfined-seccomp"
+	AllowUnconfinedAppArmorAnnotation = "flinkfsm.io/allow-unconfined-apparmor"
+	AllowControlPlaneNodesAnnotation  = "flinkfsm.io/allow-control-plane-nodes"
 )
 
-// PodPolicy is what the pods of a cluster may do beyond a "restricted" profile. The right to create
-// a FlinkApplication is the right to run its image in pods the operator creates with its own rights;
-// this keeps those pods to what the namespace allows.
+// PodPolicy is what the pods of a cluster may do beyond the default, which is at least Pod Security
+// Standards baseline (and restricted's no-root). The right to create a FlinkApplication is the
+// right to run its image in pods the operator creates with its own rights; this keeps those pods to
+// what the namespace allows. Its rules are the table podRules, which deploy/policy.yaml is rendered
+// from, so that the admission policy and the operator apply the same ones.
 type PodPolicy struct {
 	AllowHostPath bool
-	AllowRoot     bool
+	// AllowRoot allows running as root and sysctls outside the safe set.
+	AllowRoot bool
 	// ServiceAccounts the pods may run as; "*" allows any.
 	ServiceAccounts []string
+	// VolumeTypes are volume types allowed beyond baselineVolumeTypes; "*" allows any but hostPath.
+	VolumeTypes             []string
+	AllowHostProcess        bool
+	AllowSELinuxOptions     bool
+	AllowUnconfinedSeccomp  bool
+	AllowUnconfinedAppArmor bool
+	AllowControlPlaneNodes  bool
 }
 
-// PodPolicyFrom reads a namespace's annotations; none give the restricted defaults: no hostPath, no
-// root, only the namespace's default service account.
+// policyAnnotation is one Namespace annotation: how the operator reads it (set) and the CEL
+// variable the admission policy reads it into.
+type policyAnnotation struct {
+	key      string
+	variable string
+	// list is a comma-separated list (values trimmed); otherwise "true" relaxes the rule.
+	list bool
+	// none is the list without the annotation.
+	none []string
+	// allows is what it allows, for the policy's header.
+	allows string
+	set    func(p *PodPolicy, on bool, list []string)
+}
+
+var policyAnnotations = []policyAnnotation{
+	{key: AllowHostPathAnnotation, variable: "allowHostPath", allows: "hostPath volumes",
+		set: func(p *PodPolicy, on bool, _ []string) { p.AllowHostPath = on }},
+	{key: AllowedVolumeTypesAnnotation, variable: "extraVolumeTypes", list: true, none: []string{},
+		allows: `volume types beyond the baseline list ("nfs,iscsi"; "*" for any but hostPath)`,
+		set:    func(p *PodPolicy, _ bool, l []string) { p.VolumeTypes = l }},
+	{key: AllowHostProcessAnnotation, variable: "allowHostProcess", allows: "Windows HostProcess pods",
+		set: func(p *PodPolicy, on bool, _ []string) { p.AllowHostProcess = on }},
+	{key: AllowSELinuxOptionsAnnotation, variable: "allowSELinuxOptions", allows: "any SELinux type, user and role",
+		set: func(p *PodPolicy, on bool, _ []string) { p.AllowSELinuxOptions = on }},
+	{key: AllowUnconfinedSeccompAnnotation, variable: "allowUnconfinedSeccomp", allows: "seccomp profile Unconfined",
+		set: func(p *PodPolicy, on bool, _ []string) { p.AllowUnconfinedSeccomp = on }},
+	{key: AllowUnconfinedAppArmorAnnotation, variable: "allowUnconfinedAppArmor", allows: "AppArmor profile Unconfined (field or annotation)",
+		set: func(p *PodPolicy, on bool, _ []string) { p.AllowUnconfinedAppArmor = on }},
+	{key: AllowRootAnnotation, variable: "allowRoot", allows: "runAsUser/runAsGroup 0, runAsNonRoot false, sysctls outside the safe set",
+		set: func(p *PodPolicy, on bool, _ []string) { p.AllowRoot = on }},
+	{key: AllowedServiceAccountsAnnotation, variable: "serviceAccounts", list: true, none: []string{"default"},
+		allows: `service accounts pods may run as ("default,flink"; "*" for any)`,
+		set:    func(p *PodPolicy, _ bool, l []string) { p.ServiceAccounts = l }},
+	{key: AllowControlPlaneNodesAnnotation, variable: "allowControlPlaneNodes", allows: "tolerating and selecting control-plane nodes",
+		set: func(p *PodPolicy, on bool, _ []string) { p.AllowControlPlaneNodes = on }},
+}
+
+// PodPolicyFrom reads a namespace's annotations; none give the defaults: Pod Security Standards
+// baseline, no root, only the namespace's default service account.
 func PodPolicyFrom(ns *corev1.Namespace) PodPolicy {
-	p := PodPolicy{ServiceAccounts: []string{"default"}}
-	if ns == nil {
-		return p
+	var a map[string]string
+	if ns != nil {
+		a = ns.Annotations
 	}
-	a := ns.Annotations
-	p.AllowHostPath = a[AllowHostPathAnnotation] == "true"
-	p.AllowRoot = a[AllowRootAnnotation] == "true"
-	if list, ok := a[AllowedServiceAccountsAnnotation]; ok {
-		p.ServiceAccounts = nil
-		for _, sa := range strings.Split(list, ",") {
-			p.ServiceAccounts = append(p.ServiceAccounts, strings.TrimSpace(sa))
+	var p PodPolicy
+	for _, pa := range policyAnnotations {
+		value, ok := a[pa.key]
+		list := pa.none
+		if pa.list && ok {
+			list = nil
+			for _, v := range strings.Split(value, ",") {
+				list = append(list, strings.TrimSpace(v))
+			}
 		}
+		pa.set(&p, value == "true", slices.Clone(list))
 	}
 	return p
 }
 
-// Check names the first field of the spec whose pods the policy does not allow.
+// Check names the first field of the spec whose pods the policy does not allow, in the order of
+// podRules, then checks the pods the operator renders from the spec against what the spec cannot
+// ask for (host namespaces, privileged containers, ...), so that a change to the rendering cannot
+// add it unnoticed.
 func (p PodPolicy) Check(app *v1beta1.FlinkApplication) error {
-	s := app.Spec
-	if !p.AllowHostPath {
-		for i, v := range s.Volumes {
-			if v.HostPath != nil {
-				return fmt.Errorf("spec.volumes[%d]: hostPath volume %s is not allowed; a namespace may allow hostPath volumes with its %s annotation",
-					i, v.Name, AllowHostPathAnnotation)
-			}
+	for _, r := range podRules {
+		if r.check == nil {
+			continue
+		}
+		if msg := r.check(app, p); msg != "" {
+			return errors.New(msg)
 		}
 	}
-	if sc := s.SecurityContext; sc != nil && !p.AllowRoot {
-		root := sc.RunAsUser != nil && *sc.RunAsUser == 0 || sc.RunAsGroup != nil && *sc.RunAsGroup == 0 ||
-			sc.RunAsNonRoot != nil && !*sc.RunAsNonRoot
-		switch {
-		case root:
-			return fmt.Errorf("spec.securityContext: pods may not run as root (runAsUser 0, runAsGroup 0 or runAsNonRoot false); a namespace may allow it with its %s annotation", AllowRootAnnotation)
-		case len(sc.Sysctls) > 0:
-			return fmt.Errorf("spec.securityContext.sysctls: setting sysctls is not allowed; a namespace may allow it with its %s annotation", AllowRootAnnotation)
+	for _, c := range []component{jobManagerPod(app, ""), taskManagerPod(app, "")} {
+		spec := podSpec(app, c)
+		if problem := podProblem(&spec); problem != "" {
+			return fmt.Errorf("the %s pod the operator renders has %s", c.name, problem)
 		}
-	}
-	if sa := s.ServiceAccountName; sa != "" && !slices.Contains(p.ServiceAccounts, sa) && !slices.Contains(p.ServiceAccounts, "*") {
-		return fmt.Errorf("spec.serviceAccountName: service account %s is not allowed in this namespace (allowed: %s); add it to the namespace's %s annotation",
-			sa, strings.Join(p.ServiceAccounts, ", "), AllowedServiceAccountsAnnotation)
 	}
 	return nil
+}
+
+// podProblem is what a rendered pod has that the rules for fields the CRDs lack refuse, naming the
+// field and the rule, or "".
+func podProblem(s *corev1.PodSpec) string {
+	for _, r := range podRules {
+		if r.pod == nil {
+			continue
+		}
+		if field := r.pod(s); field != "" {
+			return field + ", which the pod policy does not allow (" + r.name + ")"
+		}
+	}
+	return ""
+}
+
+// relax is the end of every refusal: which annotation of the Namespace would allow it.
+func relax(annotation string) string {
+	return "; a namespace may allow it with its " + annotation + " annotation"
 }

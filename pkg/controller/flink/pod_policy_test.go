@@ -18,7 +18,7 @@ func TestThePodPolicyNamesTheFieldItRefuses(t *testing.T) {
 		cm   map[string]string
 		want string
 	}{
-		{name: "restricted passes", want: ""},
+		{name: "the defaults pass", want: ""},
 		{name: "hostPath", vols: []corev1.Volume{{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}},
 			want: "spec.volumes[0]: hostPath volume root"},
 		{name: "hostPath allowed", vols: []corev1.Volume{{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}},

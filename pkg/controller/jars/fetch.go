@@ -1,8 +1,9 @@
 // Package jars fetches the jars of session jobs for upload to a Flink session cluster. A jarURI is
 // user input that makes the operator open a connection from inside the cluster, so every fetch is
 // checked against the operator's policy at the moment it connects: the scheme, the host, and the
-// address the host resolved to (loopback, link-local and private addresses are refused unless the
-// operator's config allows them, which also defeats DNS names that resolve to them and redirects).
+// address the host resolved to (only global unicast addresses pass, see addresses.go, unless the
+// operator's config admits a range; judging the address dialed also defeats DNS names that resolve
+// inside the cluster, and redirects).
 package jars
 
 import (
@@ -29,8 +30,10 @@ type Policy struct {
 	// AllowedHosts, when not empty, are the only hosts a jar may come from (exact names, or
 	// ".example.com" for a domain and its subdomains).
 	AllowedHosts []string
-	// AllowedNetworks are address ranges admitted although they are loopback, link-local or private
-	// (e.g. "127.0.0.1/32" for a test server on the operator's own machine).
+	// AllowedNetworks are address ranges admitted although they are not global unicast (loopback,
+	// private, link-local, carrier-grade NAT, ...; e.g. "127.0.0.1/32" for a test server on the
+	// operator's own machine). A range matches the address dialed, and for an IPv4-mapped or NAT64
+	// (64:ff9b::/96) address also the IPv4 address it is translated to.
 	AllowedNetworks []string
 	// MaxBytes bounds a jar's size.
 	MaxBytes int64
@@ -38,7 +41,7 @@ type Policy struct {
 	Timeout time.Duration
 }
 
-// DefaultPolicy is https only, to public addresses, 256 MiB and two minutes at most.
+// DefaultPolicy is https only, to global unicast addresses, 256 MiB and two minutes at most.
 func DefaultPolicy() Policy {
 	return Policy{MaxBytes: 256 << 20, Timeout: 2 * time.Minute}
 }
@@ -197,29 +200,22 @@ func hostMatches(host, allowed string) bool {
 	return host == allowed
 }
 
-// refusedAddress is a connection the policy refused, by the address a host resolved to.
-type refusedAddress struct{ addr netip.Addr }
-
-func (r *refusedAddress) Error() string {
-	return fmt.Sprintf("address %s is loopback, link-local, private or unspecified, which the operator's jar policy does not allow", r.addr)
-}
-
-// checkAddress runs for every connection, after name resolution: the address connected to is the
-// one judged, whatever name or redirect led there.
+// checkAddress runs for every connection, after name resolution and on every redirect hop: the
+// address connected to is the one judged, whatever name or redirect led there.
 func (f *Fetcher) checkAddress(_, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return err
 	}
-	addr := ap.Addr().Unmap()
-	for _, n := range f.networks {
-		if n.Contains(addr) {
-			return nil
+	for _, dest := range destinations(ap.Addr()) {
+		for _, n := range f.networks {
+			if n.Contains(dest) {
+				return nil
+			}
 		}
 	}
-	if addr.IsLoopback() || addr.IsPrivate() || addr.IsLinkLocalUnicast() || addr.IsLinkLocalMulticast() ||
-		addr.IsUnspecified() || addr.IsMulticast() || addr.IsInterfaceLocalMulticast() {
-		return &refusedAddress{addr}
+	if refused := judge(ap.Addr()); refused != nil {
+		return refused
 	}
 	return nil
 }

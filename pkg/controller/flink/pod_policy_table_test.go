@@ -1,0 +1,192 @@
+package flink
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flinkfsm/flinkfsm/internal/repo"
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+func repoFile(t *testing.T, path string) []byte {
+	t.Helper()
+	root, err := repo.Root()
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(root, path))
+	require.NoError(t, err)
+	return data
+}
+
+// deploy/policy.yaml is what the table renders: a hand edit, or a table change without
+// `make generate`, fails here as it fails make verify.
+func TestTheAdmissionPolicyIsRenderedFromTheTable(t *testing.T) {
+	if !bytes.Equal(repoFile(t, AdmissionPolicyPath), AdmissionPolicy()) {
+		t.Fatalf("%s is not what the pod policy's table renders: run `go run ./hack/podpolicy` (make generate)", AdmissionPolicyPath)
+	}
+	policy := compileAdmissionPolicy(t, AdmissionPolicy()).policy
+	var expressions []string
+	for _, v := range policy.Spec.Validations {
+		expressions = append(expressions, v.Expression)
+	}
+	for _, r := range podRules {
+		if r.expression != "" {
+			assert.Contains(t, expressions, strings.TrimSpace(r.expression), r.name)
+		}
+	}
+	for _, a := range policyAnnotations {
+		assert.Contains(t, string(AdmissionPolicy()), "'"+a.key+"' in variables.annotations", a.key)
+	}
+}
+
+// Every rule is held to both layers by TestBothLayersOfThePodPolicyAgree, refused without its
+// annotation and admitted with it; a rule only a rendered pod can break has no annotation and is
+// held by TestWhatTheCRDsCannotAskForTheRenderedPodsDoNotHave.
+func TestEveryRuleHasCasesForBothLayers(t *testing.T) {
+	cases := policyCases()
+	for _, r := range podRules {
+		if (r.check == nil) != (r.expression == "") || (r.check == nil) != (r.annotation == "") {
+			t.Errorf("%s: a rule has both layers and an annotation, or none of them and a pod check", r.name)
+		}
+		if r.check == nil {
+			if r.pod == nil || len(r.crdFields) == 0 {
+				t.Errorf("%s: a rule without CEL checks the rendered pods for fields the CRDs lack", r.name)
+			}
+			continue
+		}
+		refused := slices.ContainsFunc(cases, func(c policyCase) bool { return c.rule == r.name && c.want != "" && c.ns == nil })
+		relaxed := slices.ContainsFunc(cases, func(c policyCase) bool { _, ok := c.ns[r.annotation]; return c.rule == r.name && c.want == "" && ok })
+		assert.True(t, refused, "%s: no case where both layers refuse it", r.name)
+		assert.True(t, relaxed, "%s: no case where %s relaxes it in both layers", r.name, r.annotation)
+	}
+	for _, c := range cases {
+		if c.rule != "" && !slices.ContainsFunc(podRules, func(r podRule) bool { return r.name == c.rule }) {
+			t.Errorf("%s: no rule %q", c.name, c.rule)
+		}
+	}
+}
+
+// Host namespaces, privileged containers, capabilities, host ports and /proc mount types are
+// fields the CRDs do not have, so the API server prunes them from any manifest before a policy
+// sees it; the operator checks that the pods it renders have none, so a later change to the
+// rendering cannot add them unnoticed.
+func TestWhatTheCRDsCannotAskForTheRenderedPodsDoNotHave(t *testing.T) {
+	var absent []string
+	for _, r := range podRules {
+		absent = append(absent, r.crdFields...)
+	}
+	for _, crd := range []string{"deploy/crd/flink.k8s.io_flinkapplications.yaml", "deploy/crd/flink.k8s.io_flinksessionclusters.yaml"} {
+		var doc map[string]any
+		require.NoError(t, yaml.Unmarshal(repoFile(t, crd), &doc))
+		for _, name := range propertyNames(doc) {
+			assert.NotContains(t, absent, name, "%s has a field %s: the admission policy must check it", crd, name)
+		}
+	}
+
+	yes, mount := true, corev1.UnmaskedProcMount
+	sc := func(s corev1.SecurityContext) []corev1.Container {
+		return []corev1.Container{{Name: "c", SecurityContext: &s}}
+	}
+	for _, c := range []struct {
+		pod  corev1.PodSpec
+		want string
+	}{
+		{corev1.PodSpec{HostNetwork: true}, "spec.hostNetwork, which the pod policy does not allow (host namespaces)"},
+		{corev1.PodSpec{HostPID: true}, "spec.hostPID"},
+		{corev1.PodSpec{HostIPC: true}, "spec.hostIPC"},
+		{corev1.PodSpec{Containers: sc(corev1.SecurityContext{Privileged: &yes})}, "spec.containers[0].securityContext.privileged"},
+		{corev1.PodSpec{Containers: sc(corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"CHOWN", "SYS_ADMIN"}}})},
+			"spec.containers[0].securityContext.capabilities.add[1] SYS_ADMIN"},
+		{corev1.PodSpec{Containers: []corev1.Container{{Ports: []corev1.ContainerPort{{ContainerPort: 8081}, {ContainerPort: 6123, HostPort: 6123}}}}},
+			"spec.containers[0].ports[1].hostPort"},
+		{corev1.PodSpec{Containers: sc(corev1.SecurityContext{ProcMount: &mount})}, "spec.containers[0].securityContext.procMount"},
+		{corev1.PodSpec{InitContainers: sc(corev1.SecurityContext{SELinuxOptions: &corev1.SELinuxOptions{Type: "spc_t"}})},
+			"spec.initContainers[0].securityContext.seLinuxOptions.type"},
+		{corev1.PodSpec{EphemeralContainers: []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+			SecurityContext: &corev1.SecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined}}}}}},
+			"spec.ephemeralContainers[0].securityContext.seccompProfile.type"},
+		{corev1.PodSpec{Containers: sc(corev1.SecurityContext{AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined}})},
+			"spec.containers[0].securityContext.appArmorProfile.type"},
+		{corev1.PodSpec{Containers: sc(corev1.SecurityContext{WindowsOptions: &corev1.WindowsSecurityContextOptions{HostProcess: &yes}})},
+			"spec.containers[0].securityContext.windowsOptions.hostProcess"},
+		{corev1.PodSpec{Containers: sc(corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_BIND_SERVICE"}, Drop: []corev1.Capability{"ALL"}}})}, ""},
+	} {
+		got := podProblem(&c.pod)
+		if c.want == "" {
+			assert.Empty(t, got)
+		} else {
+			assert.True(t, strings.HasPrefix(got, c.want), "got %q, want %q", got, c.want)
+		}
+	}
+
+	// The operator's pods, from an application that uses every placement and volume field the
+	// policy allows, have none of it.
+	app := testApp()
+	app.Spec.Volumes = []corev1.Volume{configVolume}
+	app.Spec.VolumeMounts = []corev1.VolumeMount{{Name: "conf", MountPath: "/conf"}}
+	app.Spec.JobManagerConfig.Tolerations = []corev1.Toleration{cpTaint}
+	app.Spec.TaskManagerConfig.NodeSelector = map[string]string{"disk": "ssd"}
+	assert.NoError(t, PodPolicyFrom(nil).Check(app))
+}
+
+// propertyNames are the names of every property of an OpenAPI schema, at any depth.
+func propertyNames(node any) []string {
+	var out []string
+	switch n := node.(type) {
+	case map[string]any:
+		if props, ok := n["properties"].(map[string]any); ok {
+			for name := range props {
+				out = append(out, name)
+			}
+		}
+		for _, v := range n {
+			out = append(out, propertyNames(v)...)
+		}
+	case []any:
+		for _, v := range n {
+			out = append(out, propertyNames(v)...)
+		}
+	}
+	return out
+}
+
+// A FlinkSessionCluster has the same fields under the same paths, and meets the same policy.
+func TestASessionClusterMeetsTheSamePolicy(t *testing.T) {
+	admission := loadAdmissionPolicy(t)
+	cluster := &v1beta1.FlinkSessionCluster{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "flink.k8s.io/v1beta1", Kind: "FlinkSessionCluster"},
+		ObjectMeta: metav1.ObjectMeta{Name: "session", Namespace: "flink"},
+		Spec: v1beta1.FlinkSessionClusterSpec{Image: "flink:1.20", Volumes: []corev1.Volume{nfsVolume},
+			JobManagerConfig: v1beta1.JobManagerConfig{Tolerations: []corev1.Toleration{masterTaint}, NodeSelector: map[string]string{"node-role.kubernetes.io/master": ""}}},
+	}
+	got := admission.refusals(t, cluster, "flinksessionclusters", nil)
+	require.Len(t, got, 2)
+	assert.True(t, strings.HasPrefix(got[0], "spec.volumes[0].nfs:"), got[0])
+	assert.True(t, strings.HasPrefix(got[1], "spec.jobManagerConfig.nodeSelector:"), got[1])
+	assert.Empty(t, admission.refusals(t, cluster, "flinksessionclusters", map[string]string{
+		AllowedVolumeTypesAnnotation: "nfs", AllowControlPlaneNodesAnnotation: "true"}))
+}
+
+// docs/security.md lists every rule and every annotation.
+func TestTheSecurityDocListsEveryRule(t *testing.T) {
+	doc := string(repoFile(t, "docs/security.md"))
+	for _, r := range podRules {
+		if !strings.Contains(doc, "| "+r.name+" |") {
+			t.Errorf("docs/security.md has no row for the rule %s", r.name)
+		}
+	}
+	for _, a := range policyAnnotations {
+		if !strings.Contains(doc, "`"+a.key) {
+			t.Errorf("docs/security.md does not list %s", a.key)
+		}
+	}
+}
