@@ -35,15 +35,7 @@ func handleDeleting(rc *Context) Outcome {
 	// own and never taken for it. One asked for before the user chose ForceCancel is still followed
 	// to its end, so that the state it completed is the one recorded.
 	wanted := mode == v1beta1.DeleteModeSavepoint && st.FinalSavepointPath == ""
-	e := rc.ledger().Pending(rec.JobID, v1beta1.SavepointDelete)
-	if e == nil && wanted && v.Liveness == jobs.Alive {
-		if rc.Overdue {
-			return stay(0)
-		}
-		askSavepoint(rc, v1beta1.SavepointDelete, rec, true)
-		return persistThenContinue()
-	}
-	end := endJob(rc, e, v, wanted, "FinalSavepoint")
+	end := endJob(rc, v1beta1.SavepointDelete, rec, v, wanted, "FinalSavepoint")
 	switch {
 	case end.Wait != nil:
 		return *end.Wait

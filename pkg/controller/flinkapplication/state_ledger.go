@@ -85,15 +85,27 @@ func purposeIn(p v1beta1.SavepointPurpose, purposes []v1beta1.SavepointPurpose) 
 }
 
 // endJob ends a record's job for good (a deleted application, a torn-down BlueGreen version)
-// through the job core: the savepoint of entry e with cancel when there is one, then a cancel if
-// the job is still alive. retrigger asks again after Flink failed the savepoint, with the job left
-// running meanwhile; step names that failure for the caller's retries.
-func endJob(rc *Context, e *v1beta1.StateEntry, v *jobs.View, retrigger bool, step string) endStep {
+// through the job core: the savepoint of its purpose with cancel when one is wanted (asked for and
+// persisted first) or already asked for, then a cancel if the job is still alive. A savepoint asked
+// for earlier is followed to its end even when it is no longer wanted (the user chose ForceCancel
+// meanwhile), so that the state it completed is the one recorded. While Flink fails a wanted
+// savepoint the job is left running and a new one is asked for; step names that failure for the
+// caller's retries.
+func endJob(rc *Context, purpose v1beta1.SavepointPurpose, rec *v1beta1.DeploymentRecord, v *jobs.View, wanted bool, step string) endStep {
+	e := rc.ledger().Pending(rec.JobID, purpose)
+	if e == nil && wanted && v.Liveness == jobs.Alive {
+		o := stay(0)
+		if !rc.Overdue {
+			askSavepoint(rc, purpose, rec, true)
+			o = persistThenContinue()
+		}
+		return endStep{Wait: &o}
+	}
 	var t jobs.Trigger
 	if e != nil {
 		t = ledger.Trigger(e)
 	}
-	end := rc.pass().End(v, &t, retrigger, step)
+	end := rc.pass().End(v, &t, wanted, step)
 	out := endStep{SavepointPath: end.SavepointPath, Missing: end.Missing}
 	if e != nil {
 		switch {

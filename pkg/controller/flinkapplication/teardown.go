@@ -101,16 +101,7 @@ func forceRollbackInTeardown(rc *Context, gone, survivor *v1beta1.DeploymentReco
 func stopVersion(rc *Context, gone *v1beta1.DeploymentRecord) Outcome {
 	st := &rc.App.Status
 	v := rc.pass().View(gone.ClusterHash, gone.JobID)
-	wanted := teardownMode(rc.App) == v1beta1.TeardownModeSavepoint
-	e := rc.ledger().Pending(gone.JobID, v1beta1.SavepointTeardown)
-	if e == nil && wanted && v.Liveness == jobs.Alive {
-		if rc.Overdue {
-			return stay(0)
-		}
-		askSavepoint(rc, v1beta1.SavepointTeardown, gone, true)
-		return persistThenContinue()
-	}
-	end := endJob(rc, e, v, wanted, "TeardownSavepoint")
+	end := endJob(rc, v1beta1.SavepointTeardown, gone, v, teardownMode(rc.App) == v1beta1.TeardownModeSavepoint, "TeardownSavepoint")
 	switch {
 	case end.Wait != nil:
 		return *end.Wait
