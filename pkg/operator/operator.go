@@ -87,7 +87,7 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 	}
 	if env.Jars, err = jars.NewFetcher(jars.Policy{
 		AllowHTTP: cfg.Jars.AllowHTTP, AllowedHosts: cfg.Jars.AllowedHosts, AllowedNetworks: cfg.Jars.AllowedNetworks,
-		MaxBytes: cfg.Jars.MaxBytes, Timeout: cfg.Jars.Timeout.Duration,
+		MaxBytes: cfg.Jars.MaxBytes, Timeout: cfg.Jars.Timeout.Duration, Dir: cfg.Jars.Dir, Concurrency: cfg.Jars.Concurrency,
 	}); err != nil {
 		return fmt.Errorf("operator.jars: %w", err)
 	}

@@ -61,6 +61,11 @@ type JarPolicy struct {
 	MaxBytes int64 `json:"maxBytes" pflag:",Largest jar fetched, in bytes"`
 	// Timeout bounds one fetch.
 	Timeout config.Duration `json:"timeout" pflag:",Longest a jar fetch may take"`
+	// Dir is where fetched jars are written until uploaded; the system's temporary directory (the
+	// operator pod's emptyDir at /tmp) when empty. Jars are never held in memory.
+	Dir string `json:"dir" pflag:",Directory fetched jars are written to until uploaded (default: the temporary directory)"`
+	// Concurrency bounds the jar fetches in flight; a job beyond it waits its turn in its phase.
+	Concurrency int `json:"concurrency" pflag:",Jar fetches in flight at once"`
 }
 
 // Config is the operator's configuration.
@@ -152,7 +157,7 @@ func Default() *Config {
 		BaseBackoffDuration:            config.Duration{Duration: 500 * time.Millisecond},
 		MaxBackoffDuration:             config.Duration{Duration: 30 * time.Second},
 		DefaultMaxCheckpointRestoreAge: config.Duration{Duration: time.Hour},
-		Jars:                           JarPolicy{MaxBytes: 256 << 20, Timeout: config.Duration{Duration: 2 * time.Minute}},
+		Jars:                           JarPolicy{MaxBytes: 256 << 20, Timeout: config.Duration{Duration: 2 * time.Minute}, Concurrency: 4},
 		LeaderElection: LeaderElection{
 			LeaseName:     "flinkfsm-leader",
 			LeaseDuration: config.Duration{Duration: 15 * time.Second},

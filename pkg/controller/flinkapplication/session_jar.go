@@ -1,14 +1,19 @@
 package flinkapplication
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jars"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
+
+// jarBusyRetry is how soon a job whose jar could not be fetched, because as many fetches as the
+// operator allows were in flight, tries again.
+const jarBusyRetry = 2 * time.Second
 
 // uploadJar fetches the recorded spec's jar under the operator's jar policy (scheme, host, address,
 // size, time, SHA-256) and uploads it to the record's cluster; local:// names a jar the cluster
@@ -21,6 +26,11 @@ func uploadJar(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 	}
 	jar, err := rc.env.Jars.Fetch(rc, uri.JarURI, uri.JarSHA256)
 	switch {
+	case errors.Is(err, jars.ErrBusy):
+		// Not a failed attempt: the job waits its turn without spending its retries.
+		st := &rc.App.Status
+		st.Reason, rc.Waiting = "waiting to fetch the jar: "+err.Error(), "WaitingForJarFetch"
+		return stay(jarBusyRetry)
 	case err != nil && jars.IsRetryable(err):
 		return failed(jobs.Retryable("FetchJar", err))
 	case err != nil:
@@ -29,14 +39,20 @@ func uploadJar(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 		c.JarID = jar.Name
 		return persistThenContinue()
 	}
-	id, err := rc.pass().Flink().UploadJar(rc, rc.FlinkURL(c.ClusterHash), jar.Name, bytes.NewReader(jar.Content))
+	defer jar.Remove()
+	body, err := jar.Open()
+	if err != nil {
+		return failed(jobs.Retryable("ReadJar", err))
+	}
+	defer body.Close()
+	id, err := rc.pass().Flink().UploadJar(rc, rc.FlinkURL(c.ClusterHash), jar.Name, body)
 	if err != nil {
 		return failed(err)
 	}
 	// A crash before this is persisted leaves the upload behind as an unused jar in the cluster's
 	// upload directory, never as a job.
 	c.JarID = id
-	rc.event(false, "JarUploaded", fmt.Sprintf("uploaded %s (%d bytes) to the session cluster as %s", uri.JarURI, len(jar.Content), id))
+	rc.event(false, "JarUploaded", fmt.Sprintf("uploaded %s (%d bytes) to the session cluster as %s", uri.JarURI, jar.Size, id))
 	return persistThenContinue()
 }
 

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -39,21 +40,42 @@ type Policy struct {
 	MaxBytes int64
 	// Timeout bounds one fetch, connection and body included.
 	Timeout time.Duration
+	// Dir is where fetched jars are written until they are uploaded (the operator's emptyDir);
+	// the system's temporary directory when empty.
+	Dir string
+	// Concurrency bounds the fetches in flight at once; a fetch beyond it is refused as busy, so
+	// that no worker waits for a slot.
+	Concurrency int
 }
 
-// DefaultPolicy is https only, to global unicast addresses, 256 MiB and two minutes at most.
+// DefaultPolicy is https only, to global unicast addresses, 256 MiB and two minutes at most, four
+// fetches at a time.
 func DefaultPolicy() Policy {
-	return Policy{MaxBytes: 256 << 20, Timeout: 2 * time.Minute}
+	return Policy{MaxBytes: 256 << 20, Timeout: 2 * time.Minute, Concurrency: 4}
 }
 
 // Jar is a fetched jar, or the name of one already in the cluster's upload directory (local://).
+// A fetched jar is a file, never held in memory: fat jars of 100-200 MiB are common, and several
+// fetched at once would pass the operator's memory limit. Remove it once it is uploaded.
 type Jar struct {
 	// Name is the jar's file name, as it is uploaded.
 	Name string
-	// Content is the jar's bytes; nil for a local jar.
-	Content []byte
+	// Path is the file the jar was written to; "" for a local jar.
+	Path string
+	// Size is the jar's size in bytes.
+	Size int64
 	// Local is set for local://, which names a jar already in the cluster's upload directory.
 	Local bool
+}
+
+// Open reads the fetched jar.
+func (j *Jar) Open() (io.ReadCloser, error) { return os.Open(j.Path) }
+
+// Remove deletes the fetched jar's file.
+func (j *Jar) Remove() {
+	if j.Path != "" {
+		_ = os.Remove(j.Path)
+	}
 }
 
 // Error is a fetch that failed; Retryable says whether the same fetch may succeed later.
@@ -71,11 +93,15 @@ func IsRetryable(err error) bool {
 	return errors.As(err, &e) && e.Retryable
 }
 
+// ErrBusy is a fetch refused because Policy.Concurrency fetches are in flight: try again shortly.
+var ErrBusy = errors.New("the operator is fetching as many jars as it allows at once")
+
 // Fetcher fetches jars under a policy.
 type Fetcher struct {
 	policy   Policy
 	networks []netip.Prefix
 	client   *http.Client
+	slots    chan struct{}
 }
 
 // NewFetcher checks the policy and builds a fetcher that applies it to every connection it makes.
@@ -87,7 +113,10 @@ func NewFetcher(p Policy) (*Fetcher, error) {
 	if p.Timeout <= 0 {
 		p.Timeout = d.Timeout
 	}
-	f := &Fetcher{policy: p}
+	if p.Concurrency <= 0 {
+		p.Concurrency = d.Concurrency
+	}
+	f := &Fetcher{policy: p, slots: make(chan struct{}, p.Concurrency)}
 	for _, n := range p.AllowedNetworks {
 		prefix, err := netip.ParsePrefix(strings.TrimSpace(n))
 		if err != nil {
@@ -117,7 +146,9 @@ func NewFetcher(p Policy) (*Fetcher, error) {
 	return f, nil
 }
 
-// Fetch returns the jar a jarURI names. A sha256 (hex) given is checked against the content.
+// Fetch returns the jar a jarURI names, written to a file in Policy.Dir through a fixed buffer. A
+// sha256 (hex) given is checked against the content as it streams. ErrBusy when Policy.Concurrency
+// fetches are in flight.
 func (f *Fetcher) Fetch(ctx context.Context, uri, sha256Hex string) (*Jar, error) {
 	u, err := url.Parse(uri)
 	if err != nil {
@@ -132,6 +163,12 @@ func (f *Fetcher) Fetch(ctx context.Context, uri, sha256Hex string) (*Jar, error
 	}
 	if err := f.checkURL(u); err != nil {
 		return nil, &Error{URI: uri, Reason: err.Error()}
+	}
+	select {
+	case f.slots <- struct{}{}:
+		defer func() { <-f.slots }()
+	default:
+		return nil, ErrBusy
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.policy.Timeout)
 	defer cancel()
@@ -151,24 +188,43 @@ func (f *Fetcher) Fetch(ctx context.Context, uri, sha256Hex string) (*Jar, error
 	if resp.StatusCode != http.StatusOK {
 		return nil, &Error{URI: uri, Reason: fmt.Sprintf("HTTP %d", resp.StatusCode), Retryable: resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests}
 	}
-	content, err := io.ReadAll(io.LimitReader(resp.Body, f.policy.MaxBytes+1))
-	if err != nil {
-		return nil, &Error{URI: uri, Reason: "reading the jar: " + err.Error(), Retryable: true}
-	}
-	if int64(len(content)) > f.policy.MaxBytes {
-		return nil, &Error{URI: uri, Reason: fmt.Sprintf("the jar is larger than the operator's limit of %d bytes", f.policy.MaxBytes)}
-	}
-	if sha256Hex != "" {
-		sum := sha256.Sum256(content)
-		if got := hex.EncodeToString(sum[:]); !strings.EqualFold(got, sha256Hex) {
-			return nil, &Error{URI: uri, Reason: fmt.Sprintf("SHA-256 %s does not match jarSHA256 %s", got, sha256Hex)}
-		}
-	}
 	name := u.Path[strings.LastIndex(u.Path, "/")+1:]
 	if !strings.HasSuffix(name, ".jar") {
 		name += ".jar"
 	}
-	return &Jar{Name: name, Content: content}, nil
+	jar := &Jar{Name: name}
+	if err := f.save(jar, resp.Body, sha256Hex); err != nil {
+		jar.Remove()
+		err.URI = uri
+		return nil, err
+	}
+	return jar, nil
+}
+
+// save streams a jar's body into a new file of Policy.Dir, bounded by MaxBytes, and checks its
+// SHA-256 on the way.
+func (f *Fetcher) save(jar *Jar, body io.Reader, sha256Hex string) *Error {
+	file, err := os.CreateTemp(f.policy.Dir, "jar-*.jar")
+	if err != nil {
+		return &Error{Reason: "no room for the jar: " + err.Error(), Retryable: true}
+	}
+	jar.Path = file.Name()
+	hash := sha256.New()
+	n, err := io.Copy(io.MultiWriter(file, hash), io.LimitReader(body, f.policy.MaxBytes+1))
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	jar.Size = n
+	switch {
+	case err != nil:
+		return &Error{Reason: "reading the jar: " + err.Error(), Retryable: true}
+	case n > f.policy.MaxBytes:
+		return &Error{Reason: fmt.Sprintf("the jar is larger than the operator's limit of %d bytes", f.policy.MaxBytes)}
+	}
+	if got := hex.EncodeToString(hash.Sum(nil)); sha256Hex != "" && !strings.EqualFold(got, sha256Hex) {
+		return &Error{Reason: fmt.Sprintf("SHA-256 %s does not match jarSHA256 %s", got, sha256Hex)}
+	}
+	return nil
 }
 
 // checkURL applies the policy's scheme and host rules.

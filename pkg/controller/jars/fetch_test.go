@@ -5,10 +5,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -78,13 +83,17 @@ func TestSchemesOutsideThePolicyAreRefused(t *testing.T) {
 
 func TestAnAllowedSourceIsFetchedAndChecked(t *testing.T) {
 	srv := jarServer(t)
-	f := fetcher(t, Policy{AllowHTTP: true, AllowedNetworks: []string{"127.0.0.1/32"}, MaxBytes: 1024})
+	dir := t.TempDir()
+	f := fetcher(t, Policy{AllowHTTP: true, AllowedNetworks: []string{"127.0.0.1/32"}, MaxBytes: 1024, Dir: dir})
 	ctx := context.Background()
 
 	jar, err := f.Fetch(ctx, srv.URL+"/wordcount.jar", sum(jarBytes))
 	require.NoError(t, err)
 	assert.Equal(t, "wordcount.jar", jar.Name)
-	assert.Equal(t, jarBytes, jar.Content)
+	assert.Equal(t, int64(len(jarBytes)), jar.Size)
+	assert.Equal(t, jarBytes, read(t, jar))
+	jar.Remove()
+	assert.Empty(t, files(t, dir), "the file goes once the jar is uploaded")
 
 	_, err = f.Fetch(ctx, srv.URL+"/wordcount.jar", sum([]byte("another jar")))
 	require.Error(t, err)
@@ -98,6 +107,85 @@ func TestAnAllowedSourceIsFetchedAndChecked(t *testing.T) {
 	_, err = f.Fetch(ctx, srv.URL+"/broken.jar", "")
 	require.Error(t, err)
 	assert.True(t, IsRetryable(err), "a server error may pass")
+	assert.Empty(t, files(t, dir), "a refused jar leaves no file behind")
+}
+
+func read(t *testing.T, jar *Jar) []byte {
+	r, err := jar.Open()
+	require.NoError(t, err)
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	require.NoError(t, err)
+	return b
+}
+
+func files(t *testing.T, dir string) []string {
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// A jar streams to its file through a fixed buffer: fetching a 96 MiB jar grows the heap by a
+// small fraction of it (issue 25 item 2: the jar was read whole, and a 110 MiB jar passed the
+// operator's 512 MiB limit once the upload had copied it twice more).
+func TestAJarIsNeverHeldInMemory(t *testing.T) {
+	const size = 96 << 20
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		chunk := bytes.Repeat([]byte("j"), 1<<20)
+		for i := 0; i < size>>20; i++ {
+			_, _ = w.Write(chunk)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	f := fetcher(t, Policy{AllowHTTP: true, AllowedNetworks: []string{"127.0.0.1/32"}, MaxBytes: size, Dir: t.TempDir()})
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	runtime.GC()
+	var base runtime.MemStats
+	runtime.ReadMemStats(&base)
+	go func() {
+		defer close(sampled)
+		for {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			if m.HeapAlloc > base.HeapAlloc && m.HeapAlloc-base.HeapAlloc > peak.Load() {
+				peak.Store(m.HeapAlloc - base.HeapAlloc)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	jar, err := f.Fetch(context.Background(), srv.URL+"/fat.jar", "")
+	close(stop)
+	<-sampled
+	require.NoError(t, err)
+	defer jar.Remove()
+	assert.Equal(t, int64(size), jar.Size)
+	assert.Less(t, peak.Load(), uint64(size/4), "heap grew by %d MiB while fetching a %d MiB jar", peak.Load()>>20, size>>20)
+}
+
+// Fetches beyond Policy.Concurrency are refused as busy at once: no worker waits for a slow host.
+func TestFetchesBeyondTheirBoundAreRefusedAsBusy(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		<-release
+		_, _ = w.Write(jarBytes)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	f := fetcher(t, Policy{AllowHTTP: true, AllowedNetworks: []string{"127.0.0.1/32"}, Concurrency: 1, Dir: t.TempDir()})
+	go func() { _, _ = f.Fetch(context.Background(), srv.URL+"/slow.jar", "") }()
+	require.Eventually(t, func() bool { return len(f.slots) == 1 }, 5*time.Second, time.Millisecond)
+	_, err := f.Fetch(context.Background(), srv.URL+"/other.jar", "")
+	assert.ErrorIs(t, err, ErrBusy)
 }
 
 // A redirect is judged like the first URL: here to a host outside the allowed hosts.
