@@ -55,6 +55,9 @@ func NewController(env *Environment) *Controller {
 	}
 	c.health = &health{clock: env.Clock, stallAfter: env.Config.StallTimeout.Duration, queue: c.queue}
 	c.health.moved()
+	env.Wake = func(kind, namespace, name string) {
+		c.add(queueKey{kind, cache.ObjectName{Namespace: namespace, Name: name}})
+	}
 	skipped := &undecodableReporter{recorder: env.Recorder}
 	namespaces := env.Config.Namespaces()
 	if len(namespaces) == 0 {

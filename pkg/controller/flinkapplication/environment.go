@@ -36,6 +36,12 @@ type Environment struct {
 	// Jars fetches session jobs' jars under the operator's jar policy.
 	Jars    *jars.Fetcher
 	Metrics *Metrics
+	// Wake, when set, queues an object for a pass soon: what a pass started off the worker (a jar
+	// fetch) calls it when it ends.
+	Wake func(kind, namespace, name string)
+	// jarFetches are session jobs' jar fetches, run off the workers.
+	jarFetches jarFetches
+
 	// Acting, when set, is asked before every write to Kubernetes and every call that changes Flink:
 	// it answers an error when this replica cannot be sure it still holds its leader lease (a
 	// leader frozen past its lease), and the pass then changes nothing.
@@ -145,4 +151,14 @@ func eventType(warning bool) string {
 
 func describe(app *v1beta1.FlinkApplication) string {
 	return fmt.Sprintf("%s/%s", app.Namespace, app.Name)
+}
+
+// wakeLater is what wakes the object of a pass once something it started off the worker ends.
+func (e *Environment) wakeLater(app *v1beta1.FlinkApplication) func() {
+	kind, ns, name := kindName(app), app.Namespace, app.Name
+	return func() {
+		if e.Wake != nil {
+			e.Wake(kind, ns, name)
+		}
+	}
 }

@@ -12,8 +12,12 @@ import (
 )
 
 // jarBusyRetry is how soon a job whose jar could not be fetched, because as many fetches as the
-// operator allows were in flight, tries again.
-const jarBusyRetry = 2 * time.Second
+// operator allows were in flight, tries again; jarFetchPoll how often a job looks at its fetch in
+// flight, should the fetch's wake-up be missed.
+const (
+	jarBusyRetry = 2 * time.Second
+	jarFetchPoll = 5 * time.Second
+)
 
 // uploadJar fetches the recorded spec's jar under the operator's jar policy (scheme, host, address,
 // size, time, SHA-256) and uploads it to the record's cluster; local:// names a jar the cluster
@@ -24,7 +28,15 @@ func uploadJar(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 	if rc.env.Jars == nil {
 		return deployFailed(rc, "JarRefused", "the operator has no jar policy configured")
 	}
-	jar, err := rc.env.Jars.Fetch(rc, uri.JarURI, uri.JarSHA256)
+	key := writeKey(rc.App) + "|" + string(rc.App.UID) + "|" + uri.JarURI + "|" + uri.JarSHA256
+	f := rc.env.jarFetches.fetch(key, time.Now(), rc.env.startJarFetch(uri.JarURI, uri.JarSHA256), rc.env.wakeLater(rc.App))
+	if f == nil || !f.done {
+		// Off the worker: the job waits in its phase, and the fetch wakes it when it ends.
+		rc.App.Status.Reason, rc.Waiting = "fetching jar "+uri.JarURI, "FetchingJar"
+		return stay(jarFetchPoll)
+	}
+	rc.env.jarFetches.take(key)
+	jar, err := f.jar, f.err
 	switch {
 	case errors.Is(err, jars.ErrBusy):
 		// Not a failed attempt: the job waits its turn without spending its retries.
