@@ -300,3 +300,13 @@ func TestAFencedPassChangesNothingInFlink(t *testing.T) {
 	assert.Error(t, err)
 	assert.Equal(t, "RUNNING", b.jm.Jobs()[0].State, "nothing cancelled")
 }
+
+func TestFirstLinesKeepsTheExceptionAndItsDeepestCause(t *testing.T) {
+	trace := "java.lang.RuntimeException: boom\n\tat a.b(C.java:1)\nCaused by: x.Y: middle\n\tat d\n  Caused by: java.io.IOException: disk full\n\tat e"
+	assert.Equal(t, "java.lang.RuntimeException: boom (Caused by: java.io.IOException: disk full)", firstLines(trace))
+	assert.Equal(t, "just one line", firstLines("just one line"))
+	assert.Equal(t, "x (Caused by: z)", firstLines("x\nnot Caused by: y\nCaused by: z"))
+	assert.Equal(t, "x (Caused by: a)", firstLines("x\nCaused by: a\nfoo Caused by: b"))
+	huge := "E: huge" + strings.Repeat("\n", 2<<20)
+	assert.Equal(t, "E: huge", firstLines(huge))
+}

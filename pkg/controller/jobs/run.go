@@ -245,15 +245,22 @@ func (p *Pass) FailureCause(ref Ref) string {
 	return firstLines(cause)
 }
 
-// firstLines keeps the exception line and its deepest "Caused by", which is where Flink says what went wrong.
+// firstLines keeps the exception line and its deepest "Caused by", which is where Flink says what
+// went wrong. It scans the trace in place: an exception of megabytes of short lines, which a tenant's
+// JobManager may send, is not split into a slice of them.
 func firstLines(trace string) string {
-	lines := strings.Split(trace, "\n")
-	out := strings.TrimSpace(lines[0])
-	for i := len(lines) - 1; i > 0; i-- {
-		if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "Caused by:") {
-			out += " (" + l + ")"
-			break
+	first, rest, _ := strings.Cut(trace, "\n")
+	out := strings.TrimSpace(first)
+	deepest := ""
+	for rest != "" {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "Caused by:") {
+			deepest = l
 		}
+	}
+	if deepest != "" {
+		out += " (" + deepest + ")"
 	}
 	return client.Excerpt(out)
 }

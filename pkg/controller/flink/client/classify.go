@@ -1,8 +1,8 @@
 package client
 
 import (
+	"bytes"
 	"net/http"
-	"strings"
 )
 
 // retryPolicy says how a call's failures are classified; the package doc has the table.
@@ -45,9 +45,8 @@ func (p retryPolicy) retryableStatus(status int, body []byte) bool {
 			// Flink never sends these; a proxy that may have forwarded the request did.
 			return false
 		case status >= 500:
-			text := string(body)
 			for _, marker := range submitFailureMarkers {
-				if strings.Contains(text, marker) {
+				if bytes.Contains(body, []byte(marker)) {
 					return false
 				}
 			}

@@ -62,10 +62,6 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// maxResponseBody guards against a misbehaving endpoint; real Flink bodies (job details with a
-// large plan included) stay well below it.
-const maxResponseBody = 16 << 20
-
 // Client implements API over one shared resty client, so connections are pooled across calls
 // and JobManagers. It is safe for concurrent use.
 type Client struct {
@@ -83,7 +79,8 @@ func New(cfg Config, reg prometheus.Registerer) *Client {
 	h := resty.New().
 		SetHeader("User-Agent", cfg.UserAgent).
 		SetHeader("Accept", "application/json").
-		SetResponseBodyLimit(maxResponseBody).
+		// The client reads every body itself, within the bounds of answers.go.
+		SetDoNotParseResponse(true).
 		// A JobManager runs the user's image, so its answers are untrusted: a redirect is answered
 		// as the error it is, never followed to wherever it points (the API server, a cloud
 		// metadata service).
@@ -102,6 +99,7 @@ type request struct {
 	query   url.Values
 	body    any
 	upload  *fileUpload // sent as multipart/form-data instead of body
+	out     any         // decodes a 2xx answer, when set
 	timeout time.Duration
 	policy  retryPolicy
 }
@@ -117,8 +115,9 @@ var (
 	errInvalidArgument = errors.New("invalid argument")
 )
 
-// send performs r against baseURL and returns the status and body of a 2xx answer; any other
-// outcome is an *Error classified by r.policy.
+// send performs r against baseURL, decodes a 2xx answer into r.out when set, and returns the
+// status and body of the answer; any other outcome is an *Error classified by r.policy. The body
+// is read and decoded within the bounds of answers.go.
 func (c *Client) send(ctx context.Context, baseURL string, r request) (int, []byte, error) {
 	target, err := endpoint(baseURL, r.query, r.path...)
 	if err != nil {
@@ -141,47 +140,67 @@ func (c *Client) send(ctx context.Context, baseURL string, r request) (int, []by
 	}
 	resp, err := req.Execute(r.method, target)
 	if err != nil {
-		msg := err.Error()
-		if isTimeout(err) && ctx.Err() == nil {
-			msg = fmt.Sprintf("no answer within %s: %v", r.timeout, err)
-		}
-		return 0, nil, &Error{
-			Method:    r.op,
-			Message:   msg,
-			Retryable: r.policy.retryableTransport(written.Load()),
-			Cause:     err,
-		}
+		return 0, nil, r.unanswered(ctx, err, written.Load())
 	}
-	status, body := resp.StatusCode(), resp.Body()
-	if status < 200 || status > 299 {
+	raw := resp.RawResponse
+	defer raw.Body.Close()
+	got, err := receive(callCtx, r.op, raw)
+	if err != nil {
+		return 0, nil, r.unanswered(ctx, err, written.Load())
+	}
+	defer got.release()
+	status, body := raw.StatusCode, got.body
+	switch {
+	case got.refusal != nil:
+		return status, nil, got.refusal
+	case status < 200 || status > 299:
 		return status, body, &Error{
 			Method:     r.op,
 			StatusCode: status,
 			Message:    errorMessage(status, body),
 			Retryable:  r.policy.retryableStatus(status, body),
 		}
+	case r.out != nil:
+		return status, body, decode(r.op, got.limit, status, body, r.out)
 	}
 	return status, body, nil
 }
 
-// getJSON sends a GET and decodes its answer into out.
-func (c *Client) getJSON(ctx context.Context, baseURL, op string, out any, path ...string) error {
-	status, body, err := c.send(ctx, baseURL, request{
-		op: op, method: http.MethodGet, path: path, timeout: c.cfg.GetTimeout, policy: readPolicy,
-	})
-	if err != nil {
-		return err
+// unanswered reports a request that got no answer it could read: a transport failure, a timeout,
+// or no room in the budget to read the answer before the call's timeout. written says whether any
+// of the request reached the wire.
+func (r request) unanswered(ctx context.Context, err error, written bool) *Error {
+	msg := err.Error()
+	if isTimeout(err) && ctx.Err() == nil {
+		msg = fmt.Sprintf("no answer within %s: %v", r.timeout, err)
 	}
-	return decode(op, status, body, out)
+	return &Error{
+		Method:    r.op,
+		Message:   msg,
+		Retryable: r.policy.retryableTransport(written),
+		Cause:     err,
+	}
 }
 
-// decode fails with a non-retryable *Error: a body of the wrong shape will not change.
-func decode(op string, status int, body []byte, out any) error {
+// getJSON sends a GET and decodes its answer into out.
+func (c *Client) getJSON(ctx context.Context, baseURL, op string, out any, path ...string) error {
+	_, _, err := c.send(ctx, baseURL, request{
+		op: op, method: http.MethodGet, path: path, out: out, timeout: c.cfg.GetTimeout, policy: readPolicy,
+	})
+	return err
+}
+
+// decode checks the shape of a 2xx body against lim, then decodes it into out. Both fail with a
+// non-retryable *Error: a body of the wrong shape will not change.
+func decode(op string, lim answerLimit, status int, body []byte, out any) error {
+	if why := checkShape(body, lim.valuesFor(len(body)), maxNesting); why != "" {
+		return refused(op, lim, status, why)
+	}
 	if err := json.Unmarshal(body, out); err != nil {
 		return &Error{
 			Method:     op,
 			StatusCode: status,
-			Message:    fmt.Sprintf("%v: %s", errDecode, truncate(strings.Join(strings.Fields(string(body)), " "), maxRawMessage)),
+			Message:    fmt.Sprintf("%v: %s", errDecode, bodyExcerpt(body, maxRawMessage)),
 			Cause:      fmt.Errorf("%w: %w", errDecode, err),
 		}
 	}

@@ -68,6 +68,20 @@
 //     delete that had happened meets it, and can take it as done.
 //   - A 2xx body that cannot be decoded, and invalid arguments (empty ids, bad base URL), are
 //     not retryable: the same request would fail the same way.
+//   - A 2xx answer refused for its size or shape (see "What one answer may cost") is not
+//     retryable either, and keeps its status: it is an answer, so it satisfies neither IsNoAnswer
+//     nor IsNotFound, and the operator's liveness judgement stays Unknown. An answer that waited
+//     for room in the budget past the call's timeout is a timeout, retryable as one.
+//
+// # What one answer may cost
+//
+// A JobManager runs the tenant's image, so its answers may be built to exhaust the operator's
+// memory. Every answer is bounded three ways (answers.go): a byte cap per call fitted to what
+// Flink really answers it (error answers are cut at 256 KiB, never refused); before decoding, a
+// walk that refuses an answer with too many array elements and object members, more than one
+// per 8 bytes, or nesting deeper than 32; and one budget for the whole process of what answers
+// being read and decoded may cost at once (32 MiB), which makes calls wait for each other
+// instead of adding up.
 //
 // # Metrics
 //

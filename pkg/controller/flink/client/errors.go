@@ -83,24 +83,50 @@ const maxExcerpt = 600
 // Excerpt makes text a JobManager sent fit for status and Events: one line, printable characters
 // only, at most a few hundred bytes. A JobManager runs the user's image; what it answers is
 // untrusted, and status is read by people and tools.
-func Excerpt(s string) string {
+func Excerpt(s string) string { return squeeze(s, maxExcerpt) }
+
+// squeeze turns s into one line of printable characters with single spaces, cut at n bytes (plus
+// "..."). It stops reading s once it has n bytes, so a huge s costs no more than a small one.
+func squeeze(s string, n int) string {
 	var b strings.Builder
+	space := false
 	for _, r := range s {
 		switch {
-		case r == '\n' || r == '\r' || r == '\t':
-			b.WriteRune(' ')
-		case unicode.IsPrint(r):
-			b.WriteRune(r)
+		case r == '\n' || r == '\r' || r == '\t' || r == ' ':
+			space = true
+			continue
+		case !unicode.IsPrint(r):
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(r)
+		if b.Len() > n {
+			break
 		}
 	}
-	return truncate(strings.Join(strings.Fields(b.String()), " "), maxExcerpt)
+	return truncate(b.String(), n)
+}
+
+// maxExcerptInput bounds how much of a body squeeze is given: far more than any message it keeps.
+const maxExcerptInput = 64 << 10
+
+// bodyExcerpt is the start of a body that is not the JSON expected, as one line of at most n bytes.
+func bodyExcerpt(body []byte, n int) string {
+	return squeeze(string(body[:min(len(body), maxExcerptInput)]), n)
+}
+
+// errorBody is Flink's error answer.
+type errorBody struct {
+	Errors []string `json:"errors"`
 }
 
 func rawErrorMessage(status int, body []byte) string {
-	var parsed struct {
-		Errors []string `json:"errors"`
-	}
-	if err := json.Unmarshal(body, &parsed); err == nil && len(parsed.Errors) > 0 {
+	var parsed errorBody
+	// An error answer is decoded only when its shape is Flink's; otherwise its start is the message.
+	if checkShape(body, errorAnswer.values, maxNesting) == "" && json.Unmarshal(body, &parsed) == nil && len(parsed.Errors) > 0 {
 		if strings.TrimSpace(parsed.Errors[0]) == internalServerError && len(parsed.Errors) > 1 {
 			if line := mostSpecificLine(parsed.Errors[1]); line != "" {
 				return line
@@ -110,18 +136,20 @@ func rawErrorMessage(status int, body []byte) string {
 			return msg
 		}
 	}
-	raw := strings.Join(strings.Fields(string(body)), " ")
-	if raw == "" {
-		return http.StatusText(status)
+	if raw := bodyExcerpt(body, maxRawMessage); raw != "" {
+		return raw
 	}
-	return truncate(raw, maxRawMessage)
+	return http.StatusText(status)
 }
 
-// exceptionLines keeps the lines of a Java stack trace that describe exceptions, dropping
-// frames, "... n more" elisions and Flink's "<Exception on server side:" envelope.
-func exceptionLines(trace string) []string {
-	var out []string
-	for _, line := range strings.Split(trace, "\n") {
+// traceHeads returns the first line of a Java stack trace that describes an exception and its
+// deepest "Caused by:" (without the prefix), or "" for either. Frames, "... n more" elisions and
+// Flink's "<Exception on server side:" envelope are skipped. It walks the trace without splitting
+// it: a trace of millions of lines costs nothing more.
+func traceHeads(trace string) (first, cause string) {
+	for trace != "" {
+		var line string
+		line, trace, _ = strings.Cut(trace, "\n")
 		line = strings.TrimSpace(line)
 		switch {
 		case line == "",
@@ -131,43 +159,34 @@ func exceptionLines(trace string) []string {
 			strings.HasPrefix(line, "End of exception on server side"):
 			continue
 		}
-		out = append(out, line)
-	}
-	return out
-}
-
-// rootCause returns the deepest "Caused by:" of a trace, without the prefix, or "".
-func rootCause(lines []string) string {
-	for i := len(lines) - 1; i >= 0; i-- {
-		if cause, ok := strings.CutPrefix(lines[i], "Caused by:"); ok {
-			return strings.TrimSpace(cause)
+		if first == "" {
+			first = line
+		}
+		if c, ok := strings.CutPrefix(line, "Caused by:"); ok {
+			cause = strings.TrimSpace(c)
 		}
 	}
-	return ""
+	return first, cause
 }
 
 // mostSpecificLine picks the root cause of a trace, falling back to its first exception line.
 // For a missing jar this is the "Jar file <path> does not exist" line.
 func mostSpecificLine(trace string) string {
-	lines := exceptionLines(trace)
-	if len(lines) == 0 {
-		return ""
-	}
-	if cause := rootCause(lines); cause != "" {
+	first, cause := traceHeads(trace)
+	if cause != "" {
 		return truncate(cause, maxLineMessage)
 	}
-	return truncate(lines[0], maxLineMessage)
+	return truncate(first, maxLineMessage)
 }
 
 // summarizeTrace returns the first line of a trace, plus its root cause when that adds
 // something: for "Could not execute application." the cause is the actual reason.
 func summarizeTrace(trace string) string {
-	lines := exceptionLines(trace)
-	if len(lines) == 0 {
+	first, cause := traceHeads(trace)
+	if first == "" {
 		return ""
 	}
-	first := truncate(lines[0], maxLineMessage)
-	cause := rootCause(lines)
+	first = truncate(first, maxLineMessage)
 	if cause == "" || strings.Contains(first, cause) {
 		return first
 	}

@@ -20,21 +20,19 @@ func (c *Client) SubmitJob(ctx context.Context, baseURL, jarID string, req Submi
 	if err := requireID(op, "jar id", jarID); err != nil {
 		return "", err
 	}
-	status, body, err := c.send(ctx, baseURL, request{
+	var out struct {
+		JobID string `json:"jobid"`
+	}
+	status, _, err := c.send(ctx, baseURL, request{
 		op:      op,
 		method:  http.MethodPost,
 		path:    []string{"jars", jarID, "run"},
 		body:    req,
+		out:     &out,
 		timeout: c.cfg.SubmitTimeout,
 		policy:  submitPolicy,
 	})
 	if err != nil {
-		return "", err
-	}
-	var out struct {
-		JobID string `json:"jobid"`
-	}
-	if err := decode(op, status, body, &out); err != nil {
 		return "", err
 	}
 	if out.JobID == "" {
@@ -62,28 +60,26 @@ func (c *Client) UploadJar(ctx context.Context, baseURL, name string, body io.Re
 	if strings.ContainsAny(name, `/\`) {
 		return "", invalid(op, fmt.Errorf("jar name %q must not contain a path", name))
 	}
+	var out struct {
+		Filename string `json:"filename"`
+		Status   string `json:"status"`
+	}
 	status, answer, err := c.send(ctx, baseURL, request{
 		op:      op,
 		method:  http.MethodPost,
 		path:    []string{"jars", "upload"},
 		upload:  &fileUpload{field: "jarfile", name: name, contentType: jarContentType, body: body},
+		out:     &out,
 		timeout: c.cfg.SubmitTimeout,
 		policy:  idempotentWritePolicy,
 	})
 	if err != nil {
 		return "", err
 	}
-	var out struct {
-		Filename string `json:"filename"`
-		Status   string `json:"status"`
-	}
-	if err := decode(op, status, answer, &out); err != nil {
-		return "", err
-	}
 	// filename is the jar's path on the JobManager; its base name is the jar id.
 	id := path.Base(out.Filename)
 	if out.Status != "success" || out.Filename == "" || id == "." || id == "/" {
-		return "", &Error{Method: op, StatusCode: status, Message: "answer carries no uploaded filename: " + truncate(string(answer), maxRawMessage),
+		return "", &Error{Method: op, StatusCode: status, Message: "answer carries no uploaded filename: " + bodyExcerpt(answer, maxRawMessage),
 			Cause: fmt.Errorf("%w: no filename", errDecode)}
 	}
 	return id, nil

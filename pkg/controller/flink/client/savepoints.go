@@ -20,21 +20,19 @@ func (c *Client) TriggerSavepoint(ctx context.Context, baseURL, jobID string, re
 	if err := requireID(op, "job id", jobID); err != nil {
 		return "", err
 	}
-	status, body, err := c.send(ctx, baseURL, request{
+	var out struct {
+		RequestID string `json:"request-id"`
+	}
+	status, _, err := c.send(ctx, baseURL, request{
 		op:      op,
 		method:  http.MethodPost,
 		path:    []string{"jobs", jobID, "savepoints"},
 		body:    req,
+		out:     &out,
 		timeout: c.cfg.PostTimeout,
 		policy:  idempotentWritePolicy,
 	})
 	if err != nil {
-		return "", err
-	}
-	var out struct {
-		RequestID string `json:"request-id"`
-	}
-	if err := decode(op, status, body, &out); err != nil {
 		return "", err
 	}
 	if out.RequestID == "" {
