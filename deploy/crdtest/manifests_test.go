@@ -411,6 +411,8 @@ func TestOperatorConfig(t *testing.T) {
 	want.FlinkURLMode = config.URLModeServiceDNS
 	want.MetricsAddress = ":10254"
 	want.StatusPollInterval = flyteconfig.Duration{Duration: 10 * time.Second}
+	// deploy/ installs the admission policy beside the operator.
+	want.AdmissionPolicyEnforced = true
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("config = %+v\nwant     %+v (the defaults for every key the ConfigMap leaves out)", *cfg, *want)
 	}

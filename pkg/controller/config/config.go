@@ -82,6 +82,13 @@ type Config struct {
 	// Profiling serves Go's pprof profiles under /debug/pprof/ on the metrics address, to find where
 	// memory or CPU goes in a running operator. Off by default: profiles reveal internals.
 	Profiling bool `json:"profiling" pflag:",Serve /debug/pprof/ on the metrics address"`
+	// AdmissionPolicyEnforced says that the ValidatingAdmissionPolicy of deploy/policy.yaml is
+	// installed and binds every namespace the operator watches, so that an object's Secret
+	// references were admitted only for a user who may get those Secrets. The operator cannot tell
+	// who wrote an object: without this it refuses every Secret reference a namespace does not allow
+	// with flinkfsm.io/allow-secret-references (docs/security.md). deploy/ installs the policy and
+	// sets it; off by default, so that an operator without the policy never admits what none checked.
+	AdmissionPolicyEnforced bool `json:"admissionPolicyEnforced" pflag:",The pod security admission policy (deploy/policy.yaml) binds every watched namespace: admit the Secret references it admitted"`
 
 	FlinkURLMode     FlinkURLMode `json:"flinkUrlMode" pflag:",How to reach JobManagers: ServiceDNS, APIServerProxy or Template"`
 	FlinkURLTemplate string       `json:"flinkUrlTemplate" pflag:",Go template of a JobManager base URL with .Namespace .Service .Port (Template mode)"`

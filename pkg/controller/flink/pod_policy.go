@@ -25,6 +25,7 @@ const (
 	AllowUnconfinedSeccompAnnotation  = "flinkfsm.io/allow-unconfined-seccomp"
 	AllowUnconfinedAppArmorAnnotation = "flinkfsm.io/allow-unconfined-apparmor"
 	AllowControlPlaneNodesAnnotation  = "flinkfsm.io/allow-control-plane-nodes"
+	AllowSecretReferencesAnnotation   = "flinkfsm.io/allow-secret-references"
 )
 
 // PodPolicy is what the pods of a cluster may do beyond the default, which is at least Pod Security
@@ -45,6 +46,16 @@ type PodPolicy struct {
 	AllowUnconfinedSeccomp  bool
 	AllowUnconfinedAppArmor bool
 	AllowControlPlaneNodes  bool
+	// AllowSecretReferences lets the pods read any Secret of the namespace the spec names, whoever
+	// wrote the spec.
+	AllowSecretReferences bool
+
+	// AdmissionPolicyEnforced is not the namespace's: it says that the ValidatingAdmissionPolicy
+	// flinkfsm-pod-security is installed and binds every namespace the operator watches (the
+	// operator config's admissionPolicyEnforced), so that a Secret reference in a stored object was
+	// admitted only for a user who may get the Secret. The operator cannot know who wrote an object;
+	// without this it refuses every Secret reference the namespace does not allow (pod_policy_secrets.go).
+	AdmissionPolicyEnforced bool
 }
 
 // policyAnnotation is one Namespace annotation: how the operator reads it (set) and the CEL
@@ -82,10 +93,13 @@ var policyAnnotations = []policyAnnotation{
 		set:    func(p *PodPolicy, _ bool, l []string) { p.ServiceAccounts = l }},
 	{key: AllowControlPlaneNodesAnnotation, variable: "allowControlPlaneNodes", allows: "tolerating and selecting control-plane nodes",
 		set: func(p *PodPolicy, on bool, _ []string) { p.AllowControlPlaneNodes = on }},
+	{key: AllowSecretReferencesAnnotation, variable: "allowSecretReferences", allows: "Secret references by users who may not get the Secret",
+		set: func(p *PodPolicy, on bool, _ []string) { p.AllowSecretReferences = on }},
 }
 
 // PodPolicyFrom reads a namespace's annotations; none give the defaults: Pod Security Standards
-// baseline, no root, only the namespace's default service account.
+// baseline, no root, only the namespace's default service account, no Secret references unless
+// AdmissionPolicyEnforced (which the caller sets from the operator config).
 func PodPolicyFrom(ns *corev1.Namespace) PodPolicy {
 	var a map[string]string
 	if ns != nil {

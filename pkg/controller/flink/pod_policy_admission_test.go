@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -18,6 +19,8 @@ import (
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"sigs.k8s.io/yaml"
 
@@ -109,32 +112,111 @@ func checkCompiles(t *testing.T, p *admissionregistrationv1.ValidatingAdmissionP
 	return compiler
 }
 
-// refusals are the messages with which the policy refuses to create obj (a FlinkApplication or a
-// FlinkSessionCluster) in a namespace with these annotations. An expression that fails to evaluate
-// fails the test: the policy's failurePolicy would refuse the object for the wrong reason.
-func (a *admissionLayer) refusals(t *testing.T, obj runtime.Object, resource string, nsAnnotations map[string]string) []string {
-	t.Helper()
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{Object: content}
-	gvr := schema.GroupVersionResource{Group: "flink.k8s.io", Version: "v1beta1", Resource: resource}
-	gvk := obj.GetObjectKind().GroupVersionKind()
-	u.SetGroupVersionKind(gvk)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: u.GetNamespace(), Annotations: nsAnnotations}}
-	attrs := admission.NewAttributesRecord(u, nil, gvk, u.GetNamespace(), u.GetName(), gvr, "", admission.Create,
-		&metav1.CreateOptions{}, false, nil)
-	versioned := &admission.VersionedAttributes{Attributes: attrs, VersionedKind: gvk, VersionedObject: u}
-	result := a.validator.Validate(context.Background(), gvr, versioned, nil, ns, celconfig.RuntimeCELCostBudget, nil)
-	var out []string
-	for _, d := range result.Decisions {
-		if d.Evaluation == validating.EvalError {
-			t.Errorf("the policy failed to evaluate: %s", d.Message)
+// requester is who asks the API server to write an object: a user name, and the Secrets of the
+// object's namespace the user may get ("*": every one, and so the Secrets as a whole).
+type requester struct {
+	name    string
+	secrets []string
+}
+
+// nobody may get no Secret.
+var nobody = requester{name: "nobody"}
+
+// authorizer answers as an API server's authorizer would for r, which only get on Secrets in
+// namespace is granted to; checks counts the questions.
+func (r requester) authorizer(namespace string, checks *int) authorizer.Authorizer {
+	return authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+		*checks++
+		if a.GetUser().GetName() != r.name || !a.IsResourceRequest() || a.GetAPIGroup() != "" || a.GetResource() != "secrets" ||
+			a.GetSubresource() != "" || a.GetVerb() != "get" || a.GetNamespace() != namespace {
+			return authorizer.DecisionNoOpinion, "", nil
 		}
-		if d.Action == validating.ActionDeny {
-			out = append(out, d.Message)
+		// A question without a name is about every Secret of the namespace.
+		if slices.Contains(r.secrets, "*") || a.GetName() != "" && slices.Contains(r.secrets, a.GetName()) {
+			return authorizer.DecisionAllow, "", nil
+		}
+		return authorizer.DecisionNoOpinion, "", nil
+	})
+}
+
+// admissionRequest is one write of a FlinkApplication or a FlinkSessionCluster (resource) in a
+// namespace with these annotations, by who: a CREATE, or an UPDATE of old.
+type admissionRequest struct {
+	obj, old runtime.Object
+	resource string
+	ns       map[string]string
+	who      requester
+	// budget is the policy's runtime CEL cost budget; 0 is the API server's.
+	budget int64
+}
+
+// admissionResult is what the policy decided: its refusals, the validations it failed to evaluate
+// (its failurePolicy refuses the object for them), and how many questions it asked the authorizer.
+type admissionResult struct {
+	refusals, errors []string
+	checks           int
+}
+
+func (a *admissionLayer) evaluate(t *testing.T, r admissionRequest) admissionResult {
+	t.Helper()
+	unstructuredOf := func(obj runtime.Object) *unstructured.Unstructured {
+		if obj == nil {
+			return nil
+		}
+		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{Object: content}
+		u.SetGroupVersionKind(obj.GetObjectKind().GroupVersionKind())
+		return u
+	}
+	u, old := unstructuredOf(r.obj), unstructuredOf(r.old)
+	gvr := schema.GroupVersionResource{Group: "flink.k8s.io", Version: "v1beta1", Resource: r.resource}
+	gvk := r.obj.GetObjectKind().GroupVersionKind()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: u.GetNamespace(), Annotations: r.ns}}
+	op, opts, oldObj := admission.Create, runtime.Object(&metav1.CreateOptions{}), runtime.Object(nil)
+	if old != nil {
+		op, opts, oldObj = admission.Update, &metav1.UpdateOptions{}, old
+	}
+	who := r.who
+	if who.name == "" {
+		who = nobody
+	}
+	attrs := admission.NewAttributesRecord(u, oldObj, gvk, u.GetNamespace(), u.GetName(), gvr, "", op, opts, false,
+		&user.DefaultInfo{Name: who.name})
+	versioned := &admission.VersionedAttributes{Attributes: attrs, VersionedKind: gvk, VersionedObject: u, VersionedOldObject: oldObj}
+	budget := r.budget
+	if budget == 0 {
+		budget = celconfig.RuntimeCELCostBudget
+	}
+	var out admissionResult
+	result := a.validator.Validate(context.Background(), gvr, versioned, nil, ns, budget, who.authorizer(u.GetNamespace(), &out.checks))
+	for _, d := range result.Decisions {
+		switch {
+		case d.Evaluation == validating.EvalError:
+			out.errors = append(out.errors, d.Message)
+		case d.Action == validating.ActionDeny:
+			out.refusals = append(out.refusals, d.Message)
 		}
 	}
 	return out
+}
+
+// review is the refusals of the request. An expression that fails to evaluate fails the test: the
+// policy's failurePolicy would refuse the object for the wrong reason.
+func (a *admissionLayer) review(t *testing.T, r admissionRequest) []string {
+	t.Helper()
+	result := a.evaluate(t, r)
+	for _, e := range result.errors {
+		t.Errorf("the policy failed to evaluate: %s", e)
+	}
+	return result.refusals
+}
+
+// refusals are the messages with which the policy refuses nobody (who may get no Secret) to create
+// obj, a FlinkApplication or a FlinkSessionCluster, in a namespace with these annotations.
+func (a *admissionLayer) refusals(t *testing.T, obj runtime.Object, resource string, nsAnnotations map[string]string) []string {
+	t.Helper()
+	return a.review(t, admissionRequest{obj: obj, resource: resource, ns: nsAnnotations})
 }

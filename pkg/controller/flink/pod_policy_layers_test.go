@@ -114,7 +114,7 @@ func policyCases() []policyCase {
 			volume("pr", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}),
 			volume("d", corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{}}),
 			volume("c", corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "d"}}),
-			volume("eph", corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{}})), nil, ""},
+			volume("eph", corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{}})), map[string]string{"flinkfsm.io/allow-secret-references": "true"}, ""},
 		{"nfs allowed", "volume types", withVolumes(nfsVolume), map[string]string{"flinkfsm.io/allowed-volume-types": "nfs"}, ""},
 		{"nfs allowed, not iscsi", "volume types", withVolumes(nfsVolume, iscsiVolume), map[string]string{"flinkfsm.io/allowed-volume-types": "cephfs, nfs"},
 			"spec.volumes[1].iscsi: volume lun has type iscsi, which is not allowed (allowed: configMap, csi, downwardAPI, emptyDir, ephemeral, persistentVolumeClaim, projected, secret, cephfs, nfs)"},
@@ -185,40 +185,156 @@ func policyCases() []policyCase {
 	}
 }
 
+// secretCase is a policy case whose admission verdict depends on who writes the object: a user who
+// may get the Secrets in mayGet ("*": every one). want is the admission policy's verdict for that
+// user; unverified is the verdict for a user who may get none, which the operator gives to every
+// object as long as it does not know the admission policy enforces.
+type secretCase struct {
+	policyCase
+	mayGet     []string
+	unverified string
+}
+
+func withEnv(jm, tm v1beta1.EnvironmentConfig) func(*v1beta1.FlinkApplication) {
+	return func(app *v1beta1.FlinkApplication) {
+		app.Spec.JobManagerConfig.EnvConfig, app.Spec.TaskManagerConfig.EnvConfig = jm, tm
+	}
+}
+
+func secretEnvFrom(name string) corev1.EnvFromSource {
+	return corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}
+}
+
+func secretEnv(variable, name string) corev1.EnvVar {
+	return corev1.EnvVar{Name: variable, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: "password"}}}
+}
+
+func secretVolume(volumeName, name string) corev1.Volume {
+	return volume(volumeName, corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name}})
+}
+
+func secretCases() []secretCase {
+	const rule = "Secret references"
+	configFrom := corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "conf"}}}
+	plain := corev1.EnvVar{Name: "MODE", Value: "batch"}
+	configMapEnv := corev1.EnvVar{Name: "LEVEL", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "conf"}, Key: "level"}}}
+	projected := volume("token", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+		{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "conf"}}},
+		{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}},
+		{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "api-token"}}},
+	}}})
+	const (
+		jmEnvFrom = "spec.jobManagerConfig.envConfig.envFrom[1].secretRef.name: the pods would read Secret db, which only a user who may get it may reference"
+		tmEnv     = "spec.taskManagerConfig.envConfig.env[2].valueFrom.secretKeyRef.name: the pods would read Secret kafka, which only a user who may get it may reference"
+	)
+	c := func(name string, edit func(*v1beta1.FlinkApplication), ns map[string]string, mayGet []string, want, unverified string) secretCase {
+		return secretCase{policyCase{name, rule, edit, ns, want}, mayGet, unverified}
+	}
+	return []secretCase{
+		c("envFrom a Secret the user may not get", withEnv(v1beta1.EnvironmentConfig{EnvFrom: []corev1.EnvFromSource{configFrom, secretEnvFrom("db")}}, v1beta1.EnvironmentConfig{}),
+			nil, nil, jmEnvFrom, jmEnvFrom),
+		c("envFrom a Secret the user may get", withEnv(v1beta1.EnvironmentConfig{EnvFrom: []corev1.EnvFromSource{configFrom, secretEnvFrom("db")}}, v1beta1.EnvironmentConfig{}),
+			nil, []string{"db"}, "", jmEnvFrom),
+		c("a secretKeyRef to another Secret than the user may get", withEnv(v1beta1.EnvironmentConfig{},
+			v1beta1.EnvironmentConfig{Env: []corev1.EnvVar{plain, configMapEnv, secretEnv("KAFKA_PASSWORD", "kafka")}}),
+			nil, []string{"db"}, tmEnv, tmEnv),
+		c("a secret volume", withVolumes(configVolume, secretVolume("tls", "flink-tls")), nil, []string{"db"},
+			"spec.volumes[1].secret.secretName: the pods would read Secret flink-tls", "spec.volumes[1].secret.secretName: the pods would read Secret flink-tls"),
+		c("a projected volume's Secret", withVolumes(projected), nil, nil,
+			"spec.volumes[0].projected.sources[2].secret.name: the pods would read Secret api-token",
+			"spec.volumes[0].projected.sources[2].secret.name: the pods would read Secret api-token"),
+		c("the first Secret the user may not get is named", func(app *v1beta1.FlinkApplication) {
+			withEnv(v1beta1.EnvironmentConfig{EnvFrom: []corev1.EnvFromSource{configFrom, secretEnvFrom("db")}},
+				v1beta1.EnvironmentConfig{EnvFrom: []corev1.EnvFromSource{secretEnvFrom("db")}, Env: []corev1.EnvVar{plain, secretEnv("DB", "db"), secretEnv("KAFKA_PASSWORD", "kafka")}})(app)
+			withVolumes(secretVolume("tls", "flink-tls"), projected)(app)
+		}, nil, []string{"db", "api-token"}, tmEnv, jmEnvFrom),
+		c("Secrets named many times, each of which the user may get", func(app *v1beta1.FlinkApplication) {
+			withEnv(v1beta1.EnvironmentConfig{EnvFrom: []corev1.EnvFromSource{secretEnvFrom("db"), secretEnvFrom("db")}},
+				v1beta1.EnvironmentConfig{EnvFrom: []corev1.EnvFromSource{secretEnvFrom("db")}, Env: []corev1.EnvVar{secretEnv("DB", "db"), secretEnv("KAFKA_PASSWORD", "kafka")}})(app)
+			withVolumes(secretVolume("db", "db"), secretVolume("kafka", "kafka"))(app)
+		}, nil, []string{"kafka", "db"}, "", "spec.jobManagerConfig.envConfig.envFrom[0].secretRef.name: the pods would read Secret db"),
+		c("a user who may get every Secret of the namespace", func(app *v1beta1.FlinkApplication) {
+			withEnv(v1beta1.EnvironmentConfig{EnvFrom: []corev1.EnvFromSource{configFrom, secretEnvFrom("db")}}, v1beta1.EnvironmentConfig{})(app)
+			withVolumes(secretVolume("tls", "flink-tls"), projected)(app)
+		}, nil, []string{"*"}, "", jmEnvFrom),
+		c("imagePullSecrets are the kubelet's, not the job's", func(app *v1beta1.FlinkApplication) {
+			app.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
+		}, nil, nil, "", ""),
+		c("Secret references allowed by the namespace", func(app *v1beta1.FlinkApplication) {
+			withEnv(v1beta1.EnvironmentConfig{EnvFrom: []corev1.EnvFromSource{configFrom, secretEnvFrom("db")}},
+				v1beta1.EnvironmentConfig{Env: []corev1.EnvVar{plain, configMapEnv, secretEnv("KAFKA_PASSWORD", "kafka")}})(app)
+			withVolumes(secretVolume("tls", "flink-tls"), projected)(app)
+		}, map[string]string{"flinkfsm.io/allow-secret-references": "true"}, nil, "", ""),
+	}
+}
+
 // Each rule of the pod policy, held against both of its layers: the operator's own check and the
 // admission policy of deploy/policy.yaml, evaluated as the API server evaluates it. Each refuses
 // the same manifests with the same message naming the field, and a namespace's annotation relaxes
-// both.
+// both. Where the admission verdict depends on who writes the object (Secret references), the
+// operator, which cannot know, refuses what the admission policy refuses a user who may get no
+// Secret, naming the same field, unless it is told the admission policy enforces; then it admits
+// what the admission policy admitted.
 func TestBothLayersOfThePodPolicyAgree(t *testing.T) {
 	admission := loadAdmissionPolicy(t)
+	cases := secretCases()
 	for _, c := range policyCases() {
+		cases = append(cases, secretCase{c, nil, c.want})
+	}
+	for _, c := range cases {
 		app := testApp()
 		app.APIVersion, app.Kind = "flink.k8s.io/v1beta1", "FlinkApplication"
 		if c.edit != nil {
 			c.edit(app)
 		}
-		var ns *corev1.Namespace
-		if c.ns != nil {
-			ns = &corev1.Namespace{}
-			ns.Annotations = c.ns
+		refusal := func(err error) []string {
+			if err != nil {
+				return []string{err.Error()}
+			}
+			return nil
 		}
-		var operator []string
-		if err := PodPolicyFrom(ns).Check(app); err != nil {
-			operator = []string{err.Error()}
+		unverified := refusal(operatorPolicy(c.ns, false).Check(app))
+		enforced := refusal(operatorPolicy(c.ns, true).Check(app))
+		user := requester{name: "alice", secrets: c.mayGet}
+		apply := admission.review(t, admissionRequest{obj: app, resource: "flinkapplications", ns: c.ns, who: user})
+		applyByNobody := admission.review(t, admissionRequest{obj: app, resource: "flinkapplications", ns: c.ns, who: nobody})
+		wantEnforced := c.want
+		if c.rule == "Secret references" {
+			// The object is stored only if the admission policy admitted it.
+			wantEnforced = ""
 		}
-		apply := admission.refusals(t, app, "flinkapplications", c.ns)
-		for layer, got := range map[string][]string{"the operator": operator, "the admission policy": apply} {
+		for _, l := range []struct {
+			layer string
+			got   []string
+			want  string
+		}{
+			{"the admission policy, for " + user.name, apply, c.want},
+			{"the admission policy, for a user who may get no Secret", applyByNobody, c.unverified},
+			{"the operator", unverified, c.unverified},
+			{"the operator where the admission policy enforces", enforced, wantEnforced},
+		} {
 			switch {
-			case c.want == "" && len(got) > 0:
-				t.Errorf("%s: %s refuses: %q", c.name, layer, got)
-			case c.want != "" && len(got) != 1:
-				t.Errorf("%s: %s gives %d refusals, want one starting %q: %q", c.name, layer, len(got), c.want, got)
-			case c.want != "" && !strings.HasPrefix(got[0], c.want):
-				t.Errorf("%s: %s refuses with\n  %q,\nwant one starting\n  %q", c.name, layer, got[0], c.want)
+			case l.want == "" && len(l.got) > 0:
+				t.Errorf("%s: %s refuses: %q", c.name, l.layer, l.got)
+			case l.want != "" && len(l.got) != 1:
+				t.Errorf("%s: %s gives %d refusals, want one starting %q: %q", c.name, l.layer, len(l.got), l.want, l.got)
+			case l.want != "" && !strings.HasPrefix(l.got[0], l.want):
+				t.Errorf("%s: %s refuses with\n  %q,\nwant one starting\n  %q", c.name, l.layer, l.got[0], l.want)
 			}
 		}
-		if len(operator) == 1 && len(apply) == 1 && operator[0] != apply[0] {
-			t.Errorf("%s: the layers refuse with different messages:\n  operator:  %s\n  admission: %s", c.name, operator[0], apply[0])
+		if len(unverified) == 1 && len(applyByNobody) == 1 {
+			// Who may not get a Secret is the admission policy's to say, not the operator's: the
+			// messages agree up to the reason.
+			operator, apply := unverified[0], applyByNobody[0]
+			if c.rule == "Secret references" {
+				operator, _, _ = strings.Cut(operator, ";")
+				apply, _, _ = strings.Cut(apply, ";")
+			}
+			if operator != apply {
+				t.Errorf("%s: the layers refuse with different messages:\n  operator:  %s\n  admission: %s", c.name, unverified[0], applyByNobody[0])
+			}
 		}
 	}
 }

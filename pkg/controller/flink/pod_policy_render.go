@@ -26,6 +26,11 @@ func AdmissionPolicy() []byte {
 # field in the CRDs (the API server prunes them from a manifest); the operator checks the pods it
 # renders for them.
 #
+# A Secret the pods would read (envFrom, env valueFrom, secret and projected volumes) is admitted only
+# for a user who may get it in the namespace: the pods of whoever may create the object would read
+# it otherwise. The operator, which cannot know who wrote an object, admits such references only
+# where its config says this policy enforces (admissionPolicyEnforced; docs/security.md).
+#
 # Relax it per namespace with annotations on the Namespace (whoever may edit the namespace decides):
 `)
 	width := 0
@@ -67,18 +72,22 @@ spec:
 	}
 	w("  validations:\n")
 	for _, r := range podRules {
-		if r.expression == "" {
-			continue
-		}
 		control := "beyond PSS baseline"
 		if r.control != "" {
 			control = "PSS control " + r.control
 		}
-		w("    # %s: %s\n    - expression: %s", r.name, control, block(r.expression, 8))
-		if r.messageExpression != "" {
-			w("      messageExpression: %s", block(r.messageExpression, 8))
+		for _, v := range r.validations() {
+			if v.note == "" {
+				w("    # %s: %s\n", r.name, control)
+			} else {
+				w("    # %s: %s\n", r.name, v.note)
+			}
+			w("    - expression: %s", block(v.expression, 8))
+			if v.messageExpression != "" {
+				w("      messageExpression: %s", block(v.messageExpression, 8))
+			}
+			w("      message: %s\n      reason: Forbidden\n", quote(v.message))
 		}
-		w("      message: %s\n      reason: Forbidden\n", quote(r.message))
 	}
 	w(`---
 apiVersion: admissionregistration.k8s.io/v1

@@ -32,6 +32,14 @@ type podRule struct {
 	// when the object passes, the message naming the field, and a fixed message should that fail.
 	variables                              []celVariable
 	expression, messageExpression, message string
+	// more are further validations of the rule, for a refusal that one validation cannot name: a
+	// messageExpression has no authorizer, so a rule that asks it names the field through one
+	// validation per question (the Secret references rule).
+	more []celValidation
+	// requester is set on the rule whose admission verdict depends on who writes the object. The
+	// operator cannot know that: it refuses what the admission policy would refuse a user with no
+	// rights, with the same field but its own reason, unless PodPolicy.AdmissionPolicyEnforced.
+	requester bool
 	// pod returns what a pod the operator rendered has that the rule refuses, for fields the CRD
 	// does not have (crdFields, which the API server prunes before any policy sees a manifest).
 	pod       func(s *corev1.PodSpec) string
@@ -39,6 +47,18 @@ type podRule struct {
 }
 
 type celVariable struct{ name, expression string }
+
+// celValidation is one validation of deploy/policy.yaml; note tells a rule's further validations
+// apart in the policy's comments.
+type celValidation struct{ note, expression, messageExpression, message string }
+
+// validations are the rule's validations in deploy/policy.yaml: its expression, then more.
+func (r podRule) validations() []celValidation {
+	if r.expression == "" {
+		return nil
+	}
+	return append([]celValidation{{"", r.expression, r.messageExpression, r.message}}, r.more...)
+}
 
 // The data of the rules, Pod Security Standards baseline as of Kubernetes 1.34.
 var (
@@ -375,7 +395,7 @@ object.spec.serviceAccountName in variables.serviceAccounts || '*' in variables.
 	expression:        "variables.allowControlPlaneNodes || variables.controlPlaneField == ''",
 	messageExpression: "variables.controlPlaneField + " + cel(": "+controlPlaneRefusal+relax(AllowControlPlaneNodesAnnotation)),
 	message:           "spec: " + controlPlaneRefusal + relax(AllowControlPlaneNodesAnnotation),
-}}
+}, secretReferencesRule}
 
 const (
 	rootRefusal         = "pods may not run as root (runAsUser 0, runAsGroup 0 or runAsNonRoot false)"

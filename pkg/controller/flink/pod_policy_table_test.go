@@ -39,8 +39,8 @@ func TestTheAdmissionPolicyIsRenderedFromTheTable(t *testing.T) {
 		expressions = append(expressions, v.Expression)
 	}
 	for _, r := range podRules {
-		if r.expression != "" {
-			assert.Contains(t, expressions, strings.TrimSpace(r.expression), r.name)
+		for _, v := range r.validations() {
+			assert.Contains(t, expressions, strings.TrimSpace(v.expression), r.name)
 		}
 	}
 	for _, a := range policyAnnotations {
@@ -53,6 +53,9 @@ func TestTheAdmissionPolicyIsRenderedFromTheTable(t *testing.T) {
 // held by TestWhatTheCRDsCannotAskForTheRenderedPodsDoNotHave.
 func TestEveryRuleHasCasesForBothLayers(t *testing.T) {
 	cases := policyCases()
+	for _, c := range secretCases() {
+		cases = append(cases, c.policyCase)
+	}
 	for _, r := range podRules {
 		if (r.check == nil) != (r.expression == "") || (r.check == nil) != (r.annotation == "") {
 			t.Errorf("%s: a rule has both layers and an annotation, or none of them and a pod check", r.name)
@@ -67,6 +70,12 @@ func TestEveryRuleHasCasesForBothLayers(t *testing.T) {
 		relaxed := slices.ContainsFunc(cases, func(c policyCase) bool { _, ok := c.ns[r.annotation]; return c.rule == r.name && c.want == "" && ok })
 		assert.True(t, refused, "%s: no case where both layers refuse it", r.name)
 		assert.True(t, relaxed, "%s: no case where %s relaxes it in both layers", r.name, r.annotation)
+		// A rule that asks who writes the object admits one user and refuses another, and the
+		// operator, which cannot ask, refuses as for the second.
+		if r.requester {
+			split := slices.ContainsFunc(secretCases(), func(c secretCase) bool { return c.rule == r.name && c.want == "" && c.unverified != "" })
+			assert.True(t, split, "%s: no case a user who may is admitted in and the operator refuses without the admission policy", r.name)
+		}
 	}
 	for _, c := range cases {
 		if c.rule != "" && !slices.ContainsFunc(podRules, func(r podRule) bool { return r.name == c.rule }) {

@@ -20,3 +20,24 @@ func TestTheOperatorAppliesThePodPolicyItself(t *testing.T) {
 	assert.Contains(t, failed.Status.Reason, "spec.volumes[0]: hostPath volume root is not allowed")
 	assert.Empty(t, w.jms, "no cluster was started")
 }
+
+// A Secret reference that nothing checked against its writer is refused by the operator, naming the
+// field; where its configuration says the admission policy enforces (the policy asked the writer's
+// authorizer), the operator trusts it (issue 25 item 9).
+func TestASecretReferenceIsRunOnlyWhereTheAdmissionPolicyCheckedItsWriter(t *testing.T) {
+	for _, enforced := range []bool{false, true} {
+		w := newWorld(t)
+		w.env.Config.AdmissionPolicyEnforced = enforced
+		app := wordcount("wc")
+		app.Spec.JobManagerConfig.EnvConfig.EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "db"}}}}
+		w.create(app)
+		if !enforced {
+			failed := w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
+			assert.Contains(t, failed.Status.Reason, "spec.jobManagerConfig.envConfig.envFrom[0].secretRef.name")
+			assert.Empty(t, w.jms, "no cluster was started")
+			continue
+		}
+		w.runUntilPhase("wc", v1beta1.PhaseRunning)
+	}
+}

@@ -61,7 +61,11 @@ func podPolicyError(rc *Context) error {
 	case err != nil:
 		return jobs.Retryable("ReadPodPolicy", err)
 	}
-	if err := flink.PodPolicyFrom(ns).Check(rc.App); err != nil {
+	policy := flink.PodPolicyFrom(ns)
+	// Secret references were checked against their writer by the admission policy only where the
+	// operator's configuration says that policy enforces; elsewhere nothing checked them.
+	policy.AdmissionPolicyEnforced = rc.Config.AdmissionPolicyEnforced
+	if err := policy.Check(rc.App); err != nil {
 		return jobs.Permanent("PodPolicy", err)
 	}
 	return nil
