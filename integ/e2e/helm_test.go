@@ -291,13 +291,19 @@ func installChart(t *testing.T, s *scenario, scope string) *chartInstall {
 			fmt.Sprintf("%d of %v replicas available", got.Status.AvailableReplicas, got.Spec.Replicas)
 	})
 
-	// The operator's config is the ConfigMap's, as the cluster holds it and the pods would mount it.
-	volumes := deployment.Spec.Template.Spec.Volumes
-	if len(volumes) != 1 || volumes[0].ConfigMap == nil {
-		t.Fatalf("the Deployment's volumes are %+v, want its ConfigMap", volumes)
+	// The operator's config is the ConfigMap's, as the cluster holds it and the pods would mount it;
+	// its other volume is the emptyDir fetched jars are written to.
+	var config *corev1.ConfigMapVolumeSource
+	for _, v := range deployment.Spec.Template.Spec.Volumes {
+		if v.ConfigMap != nil {
+			config = v.ConfigMap
+		}
+	}
+	if config == nil {
+		t.Fatalf("the Deployment's volumes are %+v, want its ConfigMap", deployment.Spec.Template.Spec.Volumes)
 	}
 	configFile := filepath.Join(dir, "config.yaml")
-	writeConfigMapFile(t, s, ns.Name, volumes[0].ConfigMap.Name, configFile)
+	writeConfigMapFile(t, s, ns.Name, config.Name, configFile)
 
 	// The container's environment (POD_NAMESPACE, which places the Lease), resolved for a pod of
 	// the Deployment.
