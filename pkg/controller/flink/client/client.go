@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/textproto"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -110,6 +112,48 @@ type fileUpload struct {
 	body                     io.Reader
 }
 
+// sendUpload sends an upload past resty, on its HTTP client (transport, redirect policy): resty
+// reads a request body whole into memory to be able to send it again, and a jar is sent once, as
+// it is read.
+func (c *Client) sendUpload(ctx context.Context, r request, target string) (*http.Response, error) {
+	body, contentType := r.upload.stream()
+	defer body.Close()
+	req, err := http.NewRequestWithContext(ctx, r.method, target, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	req.Header.Set("Accept", "application/json")
+	return c.http.GetClient().Do(req)
+}
+
+// quoteEscaper escapes a quoted-string of a Content-Disposition header as mime/multipart does.
+var quoteEscaper = strings.NewReplacer("\\", "\\\\", `"`, "\\\"")
+
+// stream is the multipart/form-data body of the upload, written as it is sent: the file goes from
+// its reader to the wire through the pipe's buffer, never whole into memory (resty's multipart
+// support builds the body in a buffer first, and a fat jar of 200 MiB would pass the operator's
+// memory limit). The body is closed when the request is done, which ends the writer.
+func (u *fileUpload) stream() (io.ReadCloser, string) {
+	pr, pw := io.Pipe()
+	w := multipart.NewWriter(pw)
+	go func() {
+		h := textproto.MIMEHeader{}
+		h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="%s"; filename="%s"`, quoteEscaper.Replace(u.field), quoteEscaper.Replace(u.name)))
+		h.Set("Content-Type", u.contentType)
+		part, err := w.CreatePart(h)
+		if err == nil {
+			_, err = io.Copy(part, u.body)
+		}
+		if err == nil {
+			err = w.Close()
+		}
+		pw.CloseWithError(err)
+	}()
+	return pr, w.FormDataContentType()
+}
+
 var (
 	errDecode          = errors.New("unexpected response body")
 	errInvalidArgument = errors.New("invalid argument")
@@ -131,18 +175,22 @@ func (c *Client) send(ctx context.Context, baseURL string, r request) (int, []by
 	traced := httptrace.WithClientTrace(callCtx, &httptrace.ClientTrace{
 		WroteHeaders: func() { written.Store(true) },
 	})
-	req := c.http.R().SetContext(traced)
-	switch {
-	case r.upload != nil:
-		req.SetMultipartField(r.upload.field, r.upload.name, r.upload.contentType, r.upload.body)
-	case r.body != nil:
-		req.SetHeader("Content-Type", "application/json").SetBody(r.body)
+	var raw *http.Response
+	if r.upload != nil {
+		raw, err = c.sendUpload(traced, r, target)
+	} else {
+		req := c.http.R().SetContext(traced)
+		if r.body != nil {
+			req.SetHeader("Content-Type", "application/json").SetBody(r.body)
+		}
+		var resp *resty.Response
+		if resp, err = req.Execute(r.method, target); err == nil {
+			raw = resp.RawResponse
+		}
 	}
-	resp, err := req.Execute(r.method, target)
 	if err != nil {
 		return 0, nil, r.unanswered(ctx, err, written.Load())
 	}
-	raw := resp.RawResponse
 	defer raw.Body.Close()
 	got, err := receive(callCtx, r.op, raw)
 	if err != nil {
