@@ -1,9 +1,11 @@
 package flinksim
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -202,6 +204,10 @@ func (jm *JobManager) handleJarRun(rc *reqCtx) response {
 	if err := decodeBody(rc.body, &body); err != nil {
 		return badRequestFormat(class, err)
 	}
+	if jm.flink2 && body.ProgramArgs != nil {
+		// Flink 2.0 removed programArgs; its strict mapper refuses a field the body does not have.
+		return badRequestFormat(class, errors.New(`Unrecognized field "programArgs" (class org.apache.flink.runtime.webmonitor.handlers.JarRunRequestBody), not marked as ignorable`))
+	}
 	q := rc.r.URL.Query()
 	for _, m := range []*string{body.RestoreMode, body.ClaimMode} {
 		if m != nil && *m != "CLAIM" && *m != "NO_CLAIM" && *m != "LEGACY" {
@@ -277,9 +283,23 @@ func programArgs(body jarRunBody, q url.Values) []string {
 	case len(q["programArg"]) > 0:
 		return q["programArg"]
 	case deref(body.ProgramArgs) != "":
-		return strings.Fields(*body.ProgramArgs)
+		return TokenizeArguments(*body.ProgramArgs)
 	}
-	return strings.Fields(q.Get("program-args"))
+	return TokenizeArguments(q.Get("program-args"))
+}
+
+// argumentToken is Flink's pattern for one argument of programArgs (JarHandlerUtils): a run of
+// non-space characters that does not start with a quote, or a quoted string, each then stripped
+// of every quote character.
+var argumentToken = regexp.MustCompile(`([^"']\S*|".+?"|'.+?')\s*`)
+
+// TokenizeArguments splits a programArgs string as Flink 1.x does.
+func TokenizeArguments(args string) []string {
+	var out []string
+	for _, m := range argumentToken.FindAllString(args, -1) {
+		out = append(out, strings.NewReplacer(`"`, "", "'", "").Replace(strings.TrimSpace(m)))
+	}
+	return out
 }
 
 func (jm *JobManager) jobName(req submitRequest) string {

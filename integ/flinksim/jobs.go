@@ -53,6 +53,7 @@ type job struct {
 	expiresAt   time.Time // dropped from the job store
 
 	restorePath     string    // savepointPath from the run request
+	args            []string  // the arguments main() got
 	recovered       *recovery // set when an HA JobManager recovered the job
 	cancelRequested bool      // PATCH arrived while INITIALIZING
 	initFailure     *throwable
@@ -122,6 +123,7 @@ func (jm *JobManager) submit(now time.Time, req submitRequest, rec *recovery) *j
 		stateTimes:        map[string]time.Time{},
 		submittedAt:       now,
 		restorePath:       req.savepointPath,
+		args:              req.args,
 		recovered:         rec,
 		failAfter:         faults.FailJobsAfter,
 		restartEvery:      faults.RestartJobsEvery,

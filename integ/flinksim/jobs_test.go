@@ -392,3 +392,20 @@ func TestFailTasksNowRestartsFromCheckpoint(t *testing.T) {
 		t.Fatalf("counts.restored %d", got)
 	}
 }
+
+// Flink 2.x has no programArgs: its strict mapper refuses a run request that names it, and runs one
+// with programArgsList. Flink 1.x splits programArgs honouring quotes.
+func TestFlink2RefusesProgramArgs(t *testing.T) {
+	h := newHarness(t, Options{FlinkVersion: "2.0"})
+	status, _ := h.call("POST", "/jars/"+jar+"/run", map[string]any{"programArgs": "--input a"})
+	if status != 400 {
+		t.Fatalf("Flink 2.0 answered %d to programArgs, want 400", status)
+	}
+	status, _ = h.call("POST", "/jars/"+jar+"/run", map[string]any{"programArgsList": []string{"--input", "a b"}})
+	if status != 200 {
+		t.Fatalf("Flink 2.0 answered %d to programArgsList, want 200", status)
+	}
+	if got := TokenizeArguments(`--name "two words" --x 'y'`); len(got) != 4 || got[1] != "two words" || got[3] != "y" {
+		t.Fatalf("tokenized %q", got)
+	}
+}

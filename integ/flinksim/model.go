@@ -45,6 +45,9 @@ type JobManager struct {
 
 	haKey            string // "" without HA
 	legacyTriggerIDs bool   // Flink < 1.15 ignores client trigger ids
+	// flink2 is Flink 2.0 or later, whose JarRunRequestBody has no programArgs: its REST handlers
+	// decode with a strict mapper, so a request naming it is refused.
+	flink2 bool
 
 	savepointTriggers int
 	lastNow           time.Time
@@ -74,6 +77,8 @@ type JobInfo struct {
 	// VertexParallelism is each vertex's current parallelism, in VertexIDs
 	// order. Only the adaptive scheduler moves it away from Parallelism.
 	VertexParallelism []int
+	// Args are the arguments the job's main() got.
+	Args []string
 }
 
 // CurrentParallelism is the highest current vertex parallelism, which is the
@@ -110,6 +115,7 @@ func NewJobManager(opts Options) *JobManager {
 		faultRand:        mrand.New(mrand.NewSource(opts.Seed)),
 		haKey:            haKey(opts, name),
 		legacyTriggerIDs: flinkBefore(opts.FlinkVersion, 1, 15),
+		flink2:           flinkAtLeast(opts.FlinkVersion, 2, 0),
 	}
 	jm.cfg.raw = copyMap(opts.FlinkConfig)
 	jm.reset(clk.Now())
@@ -213,6 +219,7 @@ func (jm *JobManager) Jobs() []JobInfo {
 			SubmittedAt: j.submittedAt, Restarts: j.restarts, Rescales: j.rescales,
 			VertexIDs:         append([]string(nil), j.vertexIDs[:]...),
 			VertexParallelism: append([]int(nil), j.vertexParallelism[:]...),
+			Args:              append([]string(nil), j.args...),
 		})
 	}
 	return out

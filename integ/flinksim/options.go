@@ -94,6 +94,15 @@ func (t Timings) withDefaults() Timings {
 
 var versionRE = regexp.MustCompile(`^[vV]?(\d+)[._](\d+)`)
 
+// flinkAtLeast tells whether a FlinkVersion is major.minor or newer; an empty or unreadable version
+// is the simulated 1.20.
+func flinkAtLeast(version string, major, minor int) bool {
+	if versionRE.FindStringSubmatch(strings.TrimSpace(version)) == nil {
+		return major < 1 || major == 1 && minor <= 20
+	}
+	return !flinkBefore(version, major, minor)
+}
+
 // flinkBefore tells whether a FlinkVersion is older than major.minor. An empty
 // or unreadable version is the simulated 1.20.
 func flinkBefore(version string, major, minor int) bool {

@@ -3,6 +3,7 @@ package flink
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -185,4 +186,20 @@ func AdaptiveScheduler(app *v1beta1.FlinkApplication) bool {
 func HighAvailability(app *v1beta1.FlinkApplication) bool {
 	common, err := app.Spec.FlinkConfig.Strings()
 	return err == nil && highAvailability(common)
+}
+
+// programArgument is Flink 1.x's pattern for one argument of a programArgs string
+// (JarHandlerUtils.tokenizeArguments): a run of non-space characters that does not start with a
+// quote, or a quoted string, each then stripped of every quote character.
+var programArgument = regexp.MustCompile(`([^"']\S*|".+?"|'.+?')\s*`)
+
+// ProgramArguments splits a programArgs string into arguments exactly as Flink 1.x splits it. The
+// operator sends the list (programArgsList): Flink 2.x has no programArgs and refuses a request
+// that names it, and 1.x runs the same arguments either way.
+func ProgramArguments(args string) []string {
+	var out []string
+	for _, m := range programArgument.FindAllString(args, -1) {
+		out = append(out, strings.NewReplacer(`"`, "", "'", "").Replace(strings.TrimSpace(m)))
+	}
+	return out
 }

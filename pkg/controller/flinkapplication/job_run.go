@@ -4,6 +4,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
@@ -56,8 +57,13 @@ type jobStep struct {
 // nothing is submitted while the job's state is unknown or beside a job this object did not start.
 func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath string) jobStep {
 	job := recordJob(rec)
+	args := p.Args
+	if args == nil && p.ProgramArgs != "" {
+		// Sent as a list, split as Flink 1.x splits the string: Flink 2.x has no programArgs.
+		args = flink.ProgramArguments(p.ProgramArgs)
+	}
 	step := rc.pass().Run(rc.owner(), &job, jobs.Submission{
-		JarID: p.JarName, EntryClass: p.EntryClass, ProgramArgs: p.ProgramArgs, Args: p.Args, Parallelism: p.Parallelism,
+		JarID: p.JarName, EntryClass: p.EntryClass, Args: args, Parallelism: p.Parallelism,
 		AllowNonRestoredState: p.AllowNonRestoredState, FlinkConfig: p.FlinkConfig, RestorePath: restorePath, Uploaded: p.Uploaded,
 	}, jobs.RunLimits{SubmitGracePeriod: rc.Config.SubmitGracePeriod.Duration, Stabilization: rc.Config.JobStabilizationPeriod.Duration})
 	storeJob(rec, job)

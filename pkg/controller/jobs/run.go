@@ -22,10 +22,10 @@ type Job struct {
 // Submission is what a job is submitted with.
 type Submission struct {
 	// JarID is the jar on the JobManager that runs the job: the image's jar, or an uploaded one.
-	JarID       string
-	EntryClass  string
-	ProgramArgs string
-	// Args are the program's arguments, one per item; sent instead of ProgramArgs when set.
+	JarID      string
+	EntryClass string
+	// Args are the program's arguments, one per item, sent as programArgsList: Flink 2.x has no
+	// programArgs string, and refuses a request that names it.
 	Args                  []string
 	Parallelism           int32
 	AllowNonRestoredState bool
@@ -159,7 +159,7 @@ func contains(ids []string, id string) bool {
 // finds it, and a JobManager that lost it since has lost it for good.
 func (p *Pass) submit(job *Job, ref Ref, s Submission) RunStep {
 	_, err := p.flink.SubmitJob(p.ctx, ref.URL, s.JarID, client.SubmitJobRequest{
-		EntryClass: s.EntryClass, ProgramArgs: s.ProgramArgs, ProgramArgsList: s.Args, Parallelism: s.Parallelism, JobID: ref.ID,
+		EntryClass: s.EntryClass, ProgramArgsList: s.Args, Parallelism: s.Parallelism, JobID: ref.ID,
 		AllowNonRestoredState: s.AllowNonRestoredState, SavepointPath: s.RestorePath, FlinkConfiguration: s.FlinkConfig,
 	})
 	p.Forget()

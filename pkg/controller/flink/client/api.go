@@ -101,8 +101,9 @@ type SavepointRequest struct {
 // SubmitJobRequest is the body of POST /jars/:jarid/run. Every field is optional.
 type SubmitJobRequest struct {
 	EntryClass string `json:"entryClass,omitempty"`
-	// ProgramArgs is a single string Flink tokenises. Flink 2.0 removed it and 1.20+
-	// silently ignores unknown fields, so prefer ProgramArgsList. Setting both is a 400.
+	// ProgramArgs is a single string Flink 1.x tokenises. Flink 2.0 removed it, and its strict
+	// mapper refuses a request that names it: the operator sends ProgramArgsList only (split with
+	// flink.ProgramArguments as 1.x splits the string). Setting both is a 400.
 	ProgramArgs     string   `json:"programArgs,omitempty"`
 	ProgramArgsList []string `json:"programArgsList,omitempty"`
 	Parallelism     int32    `json:"parallelism,omitempty"`
