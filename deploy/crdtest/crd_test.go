@@ -142,6 +142,14 @@ func TestInvalidManifestsAreRefusedNamingTheField(t *testing.T) {
 			"spec", "savepointPath and the deprecated savepointInfo.savepointLocation name different savepoints",
 		},
 		{
+			"programArgs and programArgsList",
+			func(obj map[string]interface{}) {
+				set("--input a", "spec", "programArgs")(obj)
+				set([]interface{}{"--input", "a"}, "spec", "programArgsList")(obj)
+			},
+			"spec", "programArgs and programArgsList both give the program's arguments",
+		},
+		{
 			"scaleMode InPlace with BlueGreen",
 			func(obj map[string]interface{}) {
 				set("BlueGreen", "spec", "deploymentMode")(obj)

@@ -29,6 +29,7 @@ type hashedSpec struct {
 	JarName               string                        `json:"jarName"`
 	EntryClass            string                        `json:"entryClass,omitempty"`
 	ProgramArgs           string                        `json:"programArgs,omitempty"`
+	ProgramArgsList       []string                      `json:"programArgsList,omitempty"`
 	Parallelism           int32                         `json:"parallelism"`
 	AllowNonRestoredState bool                          `json:"allowNonRestoredState,omitempty"`
 	RPCPort               *int32                        `json:"rpcPort,omitempty"`
@@ -79,6 +80,7 @@ func hashedFields(s *v1beta1.FlinkApplicationSpec, flinkConfig v1beta1.FlinkConf
 		JarName:               s.JarName,
 		EntryClass:            s.EntryClass,
 		ProgramArgs:           s.ProgramArgs,
+		ProgramArgsList:       s.ProgramArgsList,
 		Parallelism:           s.Parallelism,
 		AllowNonRestoredState: s.AllowNonRestoredState,
 		RPCPort:               s.RPCPort,

@@ -107,6 +107,7 @@ func TestClusterHashChanges(t *testing.T) {
 		"jarName":               func(a *v1beta1.FlinkApplication) { a.Spec.JarName = "other.jar" },
 		"entryClass":            func(a *v1beta1.FlinkApplication) { a.Spec.EntryClass = "Other" },
 		"programArgs":           func(a *v1beta1.FlinkApplication) { a.Spec.ProgramArgs = "--in x" },
+		"programArgsList":       func(a *v1beta1.FlinkApplication) { a.Spec.ProgramArgsList = []string{"--in", "x"} },
 		"allowNonRestoredState": func(a *v1beta1.FlinkApplication) { a.Spec.AllowNonRestoredState = true },
 		"uiPort":                func(a *v1beta1.FlinkApplication) { a.Spec.UIPort = ptr(int32(9081)) },
 		"serviceAccountName":    func(a *v1beta1.FlinkApplication) { a.Spec.ServiceAccountName = "flink" },

@@ -26,3 +26,18 @@ func TestProgramArgsReachTheJobOnFlink1And2(t *testing.T) {
 		})
 	}
 }
+
+// spec.programArgsList gives the arguments one per item, never split: an argument with spaces or
+// quotes reaches main() as it is written (lyft/flinkk8soperator#268).
+func TestProgramArgsListReachesTheJobUnsplit(t *testing.T) {
+	w := newWorld(t)
+	args := []string{"--sql", `SELECT "a b" FROM t WHERE x = 'y'`, ""}
+	app := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
+		s.FlinkVersion = "2.0"
+		s.ProgramArgsList = args
+	})
+	jobs := w.jm(app, app.Status.DeployHash).Jobs()
+	require.Len(t, jobs, 1)
+	assert.Equal(t, args, jobs[0].Args)
+	assert.Equal(t, args, app.Status.JobStatus.ProgramArgsList, "status keeps them for a rollback")
+}

@@ -14,8 +14,9 @@ type jobParams struct {
 	JarName, EntryClass, ProgramArgs string
 	Parallelism                      int32
 	AllowNonRestoredState            bool
-	// Args and FlinkConfig are a session job's program arguments, one per item, and its own Flink
-	// configuration; a FlinkApplication's arguments are ProgramArgs.
+	// Args are the program's arguments one per item (a session job's args, a FlinkApplication's
+	// programArgsList); ProgramArgs is a FlinkApplication's string, split as Flink 1.x splits it.
+	// FlinkConfig is a session job's own Flink configuration.
 	Args        []string
 	FlinkConfig map[string]string
 	// Uploaded is set when JarName is a jar the operator uploaded, which a JobManager can lose.
@@ -24,20 +25,20 @@ type jobParams struct {
 
 func specJobParams(app *v1beta1.FlinkApplication) jobParams {
 	s := app.Spec
-	return jobParams{JarName: s.JarName, EntryClass: s.EntryClass, ProgramArgs: s.ProgramArgs, Parallelism: s.Parallelism,
+	return jobParams{JarName: s.JarName, EntryClass: s.EntryClass, ProgramArgs: s.ProgramArgs, Args: s.ProgramArgsList, Parallelism: s.Parallelism,
 		AllowNonRestoredState: s.AllowNonRestoredState}
 }
 
 func statusJobParams(st *v1beta1.FlinkApplicationStatus) jobParams {
 	j := st.JobStatus
-	return jobParams{JarName: j.JarName, EntryClass: j.EntryClass, ProgramArgs: j.ProgramArgs, Parallelism: j.Parallelism,
+	return jobParams{JarName: j.JarName, EntryClass: j.EntryClass, ProgramArgs: j.ProgramArgs, Args: j.ProgramArgsList, Parallelism: j.Parallelism,
 		AllowNonRestoredState: j.AllowNonRestoredState}
 }
 
 func (p jobParams) recordIn(st *v1beta1.FlinkApplicationStatus) {
 	j := &st.JobStatus
-	j.JarName, j.EntryClass, j.ProgramArgs, j.Parallelism, j.AllowNonRestoredState =
-		p.JarName, p.EntryClass, p.ProgramArgs, p.Parallelism, p.AllowNonRestoredState
+	j.JarName, j.EntryClass, j.ProgramArgs, j.ProgramArgsList, j.Parallelism, j.AllowNonRestoredState =
+		p.JarName, p.EntryClass, p.ProgramArgs, p.Args, p.Parallelism, p.AllowNonRestoredState
 }
 
 // jobStep is where a job being started stands after a pass.

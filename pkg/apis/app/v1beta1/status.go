@@ -310,10 +310,11 @@ type FlinkJobStatus struct {
 	JarName string `json:"jarName,omitempty"`
 	// +kubebuilder:validation:Minimum=-2147483648
 	// +kubebuilder:validation:Maximum=2147483647
-	Parallelism           int32  `json:"parallelism,omitempty"`
-	EntryClass            string `json:"entryClass,omitempty"`
-	ProgramArgs           string `json:"programArgs,omitempty"`
-	AllowNonRestoredState bool   `json:"allowNonRestoredState,omitempty"`
+	Parallelism           int32    `json:"parallelism,omitempty"`
+	EntryClass            string   `json:"entryClass,omitempty"`
+	ProgramArgs           string   `json:"programArgs,omitempty"`
+	ProgramArgsList       []string `json:"programArgsList,omitempty"`
+	AllowNonRestoredState bool     `json:"allowNonRestoredState,omitempty"`
 
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// +kubebuilder:validation:Minimum=-2147483648

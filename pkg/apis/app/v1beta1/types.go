@@ -53,6 +53,7 @@ type FlinkApplicationList struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.upgradeMode) || !has(self.savepointDisabled) || !self.savepointDisabled || self.upgradeMode != 'Savepoint'",message="savepointDisabled contradicts upgradeMode Savepoint; set upgradeMode to LastState or Stateless, or drop savepointDisabled"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.deploymentMode) || !has(self.deploymentMode) || (self.deploymentMode == 'BlueGreen') == (oldSelf.deploymentMode == 'BlueGreen')",message="deploymentMode cannot be switched to or from BlueGreen on an existing application; create a new FlinkApplication instead"
 // +kubebuilder:validation:XValidation:rule="!has(self.deploymentMode) || self.deploymentMode != 'BlueGreen' || !has(self.scaleMode) || self.scaleMode != 'InPlace'",message="scaleMode InPlace cannot apply to deploymentMode BlueGreen, where every change starts a new version beside the deployed one; drop scaleMode"
+// +kubebuilder:validation:XValidation:rule="!has(self.programArgs) || size(self.programArgs) == 0 || !has(self.programArgsList) || size(self.programArgsList) == 0",message="programArgs and programArgsList both give the program's arguments; set only programArgsList"
 type FlinkApplicationSpec struct {
 	// Image is the container image of the JobManager and TaskManagers; it must contain the job's jar in
 	// Flink's web upload directory.
@@ -81,9 +82,13 @@ type FlinkApplicationSpec struct {
 
 	// JarName is the jar id in the JobManager's upload directory, as Flink's /jars/:jarid/run takes it.
 	// +kubebuilder:validation:MinLength=1
-	JarName     string `json:"jarName"`
-	EntryClass  string `json:"entryClass,omitempty"`
+	JarName    string `json:"jarName"`
+	EntryClass string `json:"entryClass,omitempty"`
+	// ProgramArgs are the program's arguments in one string, split as Flink 1.x splits it (quoted
+	// strings kept whole). ProgramArgsList gives them one per item, none ever split; set one of them.
 	ProgramArgs string `json:"programArgs,omitempty"`
+	// +kubebuilder:validation:MaxItems=1024
+	ProgramArgsList []string `json:"programArgsList,omitempty"`
 	// Parallelism of the job; TaskManagers = ceil(parallelism / taskSlots). Flink runs no operator
 	// above its maximum parallelism, which is at most 32768.
 	// +kubebuilder:validation:Minimum=1
