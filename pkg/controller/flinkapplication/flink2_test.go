@@ -39,5 +39,4 @@ func TestProgramArgsListReachesTheJobUnsplit(t *testing.T) {
 	jobs := w.jm(app, app.Status.DeployHash).Jobs()
 	require.Len(t, jobs, 1)
 	assert.Equal(t, args, jobs[0].Args)
-	assert.Equal(t, args, app.Status.JobStatus.ProgramArgsList, "status keeps them for a rollback")
 }

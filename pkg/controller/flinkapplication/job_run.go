@@ -31,14 +31,14 @@ func specJobParams(app *v1beta1.FlinkApplication) jobParams {
 
 func statusJobParams(st *v1beta1.FlinkApplicationStatus) jobParams {
 	j := st.JobStatus
-	return jobParams{JarName: j.JarName, EntryClass: j.EntryClass, ProgramArgs: j.ProgramArgs, Args: j.ProgramArgsList, Parallelism: j.Parallelism,
+	return jobParams{JarName: j.JarName, EntryClass: j.EntryClass, ProgramArgs: j.ProgramArgs, Parallelism: j.Parallelism,
 		AllowNonRestoredState: j.AllowNonRestoredState}
 }
 
 func (p jobParams) recordIn(st *v1beta1.FlinkApplicationStatus) {
 	j := &st.JobStatus
-	j.JarName, j.EntryClass, j.ProgramArgs, j.ProgramArgsList, j.Parallelism, j.AllowNonRestoredState =
-		p.JarName, p.EntryClass, p.ProgramArgs, p.Args, p.Parallelism, p.AllowNonRestoredState
+	j.JarName, j.EntryClass, j.ProgramArgs, j.Parallelism, j.AllowNonRestoredState =
+		p.JarName, p.EntryClass, p.ProgramArgs, p.Parallelism, p.AllowNonRestoredState
 }
 
 // jobStep is where a job being started stands after a pass.

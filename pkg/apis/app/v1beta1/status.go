@@ -312,9 +312,8 @@ type FlinkJobStatus struct {
 	// +kubebuilder:validation:Maximum=2147483647
 	Parallelism           int32    `json:"parallelism,omitempty"`
 	EntryClass            string   `json:"entryClass,omitempty"`
-	ProgramArgs           string   `json:"programArgs,omitempty"`
-	ProgramArgsList       []string `json:"programArgsList,omitempty"`
-	AllowNonRestoredState bool     `json:"allowNonRestoredState,omitempty"`
+	ProgramArgs           string `json:"programArgs,omitempty"`
+	AllowNonRestoredState bool   `json:"allowNonRestoredState,omitempty"`
 
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// +kubebuilder:validation:Minimum=-2147483648
