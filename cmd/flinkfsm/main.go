@@ -53,6 +53,9 @@ func newRunCommand() *cobra.Command {
 				// little more GC CPU, which an operator that mostly waits has to spare. GOGC overrides it.
 				debug.SetGCPercent(50)
 			}
+			if limit, ok := memoryLimit(os.Getenv); ok {
+				debug.SetMemoryLimit(limit)
+			}
 			if configFile != "" {
 				accessor = viper.NewAccessor(flyteconfig.Options{StrictMode: true, SearchPaths: []string{configFile}})
 			}
