@@ -5,13 +5,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flinkfsm/flinkfsm/pkg/controller/jars"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
-// Jar fetches run off the workers. A jar host can be slow for the whole of jars.timeout (two
-// minutes); a handful of them fetched inside passes would hold every worker and stall every
-// namespace. A pass starts the fetch and goes on waiting in its phase; the fetch wakes the object
-// when it ends, and the pass that finds it done uploads the jar from its file.
+// Jar fetches and uploads run off the workers. A jar host can be slow for the whole of jars.timeout
+// (two minutes), and a hung JobManager holds an upload for the client's submit timeout; a handful of
+// them inside passes would hold every worker and stall every namespace. A pass starts the transfer
+// and goes on waiting in its phase; the transfer wakes the object when it ends, and the pass that
+// finds it done records the uploaded jar's id.
 
 // jarFetches are the fetches in flight or done and not yet taken, by object and jar.
 type jarFetches struct {
@@ -19,12 +20,20 @@ type jarFetches struct {
 	byKey map[string]*jarFetch
 }
 
-// jarFetch is one fetch: in flight until done, then its jar or its error.
+// jarFetch is one transfer: in flight until done, then its jar (uploaded, or local) or its error.
 type jarFetch struct {
 	done    bool
-	jar     *jars.Jar
+	jar     *uploadedJar
 	err     error
 	endedAt time.Time
+}
+
+// uploadedJar is a transfer's result: the jar id the JobManager gave the upload, or the name of a
+// local:// jar the cluster already has.
+type uploadedJar struct {
+	ID    string
+	Local bool
+	Size  int64
 }
 
 // unclaimedFetch is how long a fetched jar waits for the pass that uploads it before its file is
@@ -33,7 +42,7 @@ const unclaimedFetch = 10 * time.Minute
 
 // fetch is the fetch of key: its state when one was started (a copy), or nil after it started one
 // now. wake is called when a fetch started now ends.
-func (f *jarFetches) fetch(key string, now time.Time, start func() (*jars.Jar, error), wake func()) *jarFetch {
+func (f *jarFetches) fetch(key string, now time.Time, start func() (*uploadedJar, error), wake func()) *jarFetch {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.byKey == nil {
@@ -65,20 +74,43 @@ func (f *jarFetches) take(key string) {
 	delete(f.byKey, key)
 }
 
-// sweep removes fetches done long ago that no pass took, with their files.
+// sweep forgets transfers done long ago that no pass took (the object went away; an upload it
+// made stays in the cluster's upload directory as an unused jar, as after a crash).
 func (f *jarFetches) sweep(now time.Time) {
 	for key, s := range f.byKey {
 		if s.done && now.Sub(s.endedAt) > unclaimedFetch {
-			if s.jar != nil {
-				s.jar.Remove()
-			}
 			delete(f.byKey, key)
 		}
 	}
 }
 
-// startJarFetch is the fetch of a session job's jar, off the worker: its own context, bounded by
-// the fetcher's timeout, not the pass's.
-func (e *Environment) startJarFetch(uri, sha256 string) func() (*jars.Jar, error) {
-	return func() (*jars.Jar, error) { return e.Jars.Fetch(context.Background(), uri, sha256) }
+// jarTransfer is the fetch of a session job's jar and its upload to the JobManager at url, off the
+// worker: its own context, bounded by the fetcher's and the client's timeouts, not the pass's. The
+// fetched file goes once uploaded. The upload asks the lease fence first, as every change to Flink.
+func (e *Environment) jarTransfer(uri, sha256, url string) func() (*uploadedJar, error) {
+	return func() (*uploadedJar, error) {
+		jar, err := e.Jars.Fetch(context.Background(), uri, sha256)
+		if err != nil {
+			return nil, err
+		}
+		if jar.Local {
+			return &uploadedJar{ID: jar.Name, Local: true}, nil
+		}
+		defer jar.Remove()
+		if e.Acting != nil {
+			if err := e.Acting(); err != nil {
+				return nil, jobs.Retryable("Fence", err)
+			}
+		}
+		body, err := jar.Open()
+		if err != nil {
+			return nil, jobs.Retryable("ReadJar", err)
+		}
+		defer body.Close()
+		id, err := e.Flink.UploadJar(context.Background(), url, jar.Name, body)
+		if err != nil {
+			return nil, err
+		}
+		return &uploadedJar{ID: id, Size: jar.Size}, nil
+	}
 }

@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 )
 
 // A jar host that answers slowly holds no worker: the pass that starts the fetch returns at once and
@@ -62,4 +64,44 @@ func TestASlowJarHostHoldsNoWorker(t *testing.T) {
 	}
 	w.runSessionsUntil("a runs", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobRunning) })
 	require.Contains(t, eventReasons(w.events()), "JarUploaded")
+}
+
+// A JobManager that never answers an upload holds no worker either: the upload runs with the fetch,
+// off the worker, and the job waits in its phase until the client gives up on it; the next pass then
+// starts the transfer again.
+func TestAHungJobManagerUploadHoldsNoWorker(t *testing.T) {
+	w := newWorld(t)
+	jar := w.withSessions()
+	w.env.Flink = client.New(client.Config{SubmitTimeout: 2 * time.Second}, nil)
+	w.timings = flinksim.Timings{}
+	w.createSessionCluster(sessionCluster("session"))
+	w.runSessionsUntil("the cluster runs", func() bool {
+		c := w.sessionCluster("session")
+		return c.Status.Phase == v1beta1.SessionClusterRunning && w.jms["session-"+c.Status.DeployHash] != nil
+	})
+	jm := w.jms["session-"+w.sessionCluster("session").Status.DeployHash]
+	jm.SetFaults(flinksim.Faults{Hang: map[string]bool{flinksim.EndpointJarUpload: true}})
+	w.createSessionJob(sessionJob("a", "session", jar, v1beta1.UpgradeModeSavepoint))
+
+	passed := make(chan struct{})
+	go func() {
+		for i := 0; i < 10; i++ {
+			w.reconcileSessions()
+		}
+		close(passed)
+	}()
+	select {
+	case <-passed:
+	case <-time.After(time.Second):
+		t.Fatal("passes wait for the hung upload")
+	}
+	assert.Equal(t, v1beta1.SessionJobSubmitting, w.sessionJob("a").Status.Phase, "the job waits in its phase")
+
+	jm.SetFaults(flinksim.Faults{})
+	// The hung upload ends at the client's timeout, in real time; the passes go on meanwhile.
+	for deadline := time.Now().Add(30 * time.Second); !w.sessionJobIn("a", v1beta1.SessionJobRunning); {
+		require.True(t, time.Now().Before(deadline), "a never ran once the JobManager answered: %s", w.describeSessions())
+		w.reconcileSessions()
+		time.Sleep(10 * time.Millisecond)
+	}
 }

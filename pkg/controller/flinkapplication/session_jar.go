@@ -28,10 +28,12 @@ func uploadJar(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 	if rc.env.Jars == nil {
 		return deployFailed(rc, "JarRefused", "the operator has no jar policy configured")
 	}
-	key := writeKey(rc.App) + "|" + string(rc.App.UID) + "|" + uri.JarURI + "|" + uri.JarSHA256
-	f := rc.env.jarFetches.fetch(key, time.Now(), rc.env.startJarFetch(uri.JarURI, uri.JarSHA256), rc.env.wakeLater(rc.App))
+	// The target cluster is part of the key: a transfer uploads to one JobManager.
+	key := writeKey(rc.App) + "|" + string(rc.App.UID) + "|" + uri.JarURI + "|" + uri.JarSHA256 + "|" + c.ClusterHash
+	f := rc.env.jarFetches.fetch(key, time.Now(), rc.env.jarTransfer(uri.JarURI, uri.JarSHA256, rc.FlinkURL(c.ClusterHash)),
+		rc.env.wakeLater(rc.App))
 	if f == nil || !f.done {
-		// Off the worker: the job waits in its phase, and the fetch wakes it when it ends.
+		// Off the worker: the job waits in its phase, and the transfer wakes it when it ends.
 		rc.App.Status.Reason, rc.Waiting = "fetching jar "+uri.JarURI, "FetchingJar"
 		return stay(jarFetchPoll)
 	}
@@ -45,27 +47,27 @@ func uploadJar(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 		return stay(jarBusyRetry)
 	case err != nil && jars.IsRetryable(err):
 		return failed(jobs.Retryable("FetchJar", err))
-	case err != nil:
+	case err != nil && isFetchRefusal(err):
 		return deployFailed(rc, "JarRefused", err.Error())
-	case jar.Local:
-		c.JarID = jar.Name
-		return persistThenContinue()
-	}
-	defer jar.Remove()
-	body, err := jar.Open()
-	if err != nil {
-		return failed(jobs.Retryable("ReadJar", err))
-	}
-	defer body.Close()
-	id, err := rc.pass().Flink().UploadJar(rc, rc.FlinkURL(c.ClusterHash), jar.Name, body)
-	if err != nil {
+	case err != nil:
+		// The upload failed: the JobManager's answer or the fence; the next pass starts again.
 		return failed(err)
+	case jar.Local:
+		c.JarID = jar.ID
+		return persistThenContinue()
 	}
 	// A crash before this is persisted leaves the upload behind as an unused jar in the cluster's
 	// upload directory, never as a job.
-	c.JarID = id
-	rc.event(false, "JarUploaded", fmt.Sprintf("uploaded %s (%d bytes) to the session cluster as %s", uri.JarURI, jar.Size, id))
+	c.JarID = jar.ID
+	rc.event(false, "JarUploaded", fmt.Sprintf("uploaded %s (%d bytes) to the session cluster as %s", uri.JarURI, jar.Size, jar.ID))
 	return persistThenContinue()
+}
+
+// isFetchRefusal tells whether a transfer failed because the jar policy or the checksum refused the
+// jar: retrying cannot change that.
+func isFetchRefusal(err error) bool {
+	var e *jars.Error
+	return errors.As(err, &e) && !e.Retryable
 }
 
 // deleteUploadedJar removes the jar a job was run from once it is no longer needed: the job runs (a
