@@ -310,8 +310,8 @@ type FlinkJobStatus struct {
 	JarName string `json:"jarName,omitempty"`
 	// +kubebuilder:validation:Minimum=-2147483648
 	// +kubebuilder:validation:Maximum=2147483647
-	Parallelism           int32    `json:"parallelism,omitempty"`
-	EntryClass            string   `json:"entryClass,omitempty"`
+	Parallelism           int32  `json:"parallelism,omitempty"`
+	EntryClass            string `json:"entryClass,omitempty"`
 	ProgramArgs           string `json:"programArgs,omitempty"`
 	AllowNonRestoredState bool   `json:"allowNonRestoredState,omitempty"`
 
