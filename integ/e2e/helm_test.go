@@ -305,8 +305,8 @@ func installChart(t *testing.T, s *scenario, scope string) *chartInstall {
 	configFile := filepath.Join(dir, "config.yaml")
 	writeConfigMapFile(t, s, ns.Name, config.Name, configFile)
 
-	// The container's environment (POD_NAMESPACE, which places the Lease), resolved for a pod of
-	// the Deployment.
+	// The container's environment (POD_NAMESPACE, which places the Lease; the memory limit), resolved
+	// for a pod of the Deployment.
 	var containerEnv []string
 	for _, e := range deployment.Spec.Template.Spec.Containers[0].Env {
 		switch {
@@ -314,6 +314,10 @@ func installChart(t *testing.T, s *scenario, scope string) *chartInstall {
 			containerEnv = append(containerEnv, e.Name+"="+e.Value)
 		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
 			containerEnv = append(containerEnv, e.Name+"="+ns.Name)
+		case e.ValueFrom.ResourceFieldRef != nil && e.ValueFrom.ResourceFieldRef.Resource == "limits.memory":
+			// The container's memory limit in bytes, as the downward API resolves it.
+			limit := deployment.Spec.Template.Spec.Containers[0].Resources.Limits.Memory()
+			containerEnv = append(containerEnv, fmt.Sprintf("%s=%d", e.Name, limit.Value()))
 		default:
 			t.Fatalf("the operator container's env %s comes from %+v, which this test cannot resolve", e.Name, e.ValueFrom)
 		}
