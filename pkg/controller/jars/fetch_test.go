@@ -9,12 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/flinkfsm/flinkfsm/internal/heapwatch"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -142,34 +141,13 @@ func TestAJarIsNeverHeldInMemory(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	f := fetcher(t, Policy{AllowHTTP: true, AllowedNetworks: []string{"127.0.0.1/32"}, MaxBytes: size, Dir: t.TempDir()})
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	runtime.GC()
-	var base runtime.MemStats
-	runtime.ReadMemStats(&base)
-	go func() {
-		defer close(sampled)
-		for {
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			if m.HeapAlloc > base.HeapAlloc && m.HeapAlloc-base.HeapAlloc > peak.Load() {
-				peak.Store(m.HeapAlloc - base.HeapAlloc)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
+	h := heapwatch.Start()
 	jar, err := f.Fetch(context.Background(), srv.URL+"/fat.jar", "")
-	close(stop)
-	<-sampled
+	growth := h.Growth()
 	require.NoError(t, err)
 	defer jar.Remove()
 	assert.Equal(t, int64(size), jar.Size)
-	assert.Less(t, peak.Load(), uint64(size/4), "heap grew by %d MiB while fetching a %d MiB jar", peak.Load()>>20, size>>20)
+	assert.Less(t, growth, uint64(size/4), "heap grew by %d MiB while fetching a %d MiB jar", growth>>20, size>>20)
 }
 
 // Fetches beyond Policy.Concurrency are refused as busy at once: no worker waits for a slow host.

@@ -7,11 +7,11 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/flinkfsm/flinkfsm/internal/heapwatch"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -57,31 +57,11 @@ func TestAJarUploadStreams(t *testing.T) {
 	t.Cleanup(srv.Close)
 	c := New(Config{SubmitTimeout: time.Minute}, nil)
 
-	var peak atomic.Uint64
-	stop, sampled := make(chan struct{}), make(chan struct{})
-	runtime.GC()
-	var base runtime.MemStats
-	runtime.ReadMemStats(&base)
-	go func() {
-		defer close(sampled)
-		for {
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			if m.HeapAlloc > base.HeapAlloc && m.HeapAlloc-base.HeapAlloc > peak.Load() {
-				peak.Store(m.HeapAlloc - base.HeapAlloc)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
+	h := heapwatch.Start()
 	id, err := c.UploadJar(context.Background(), srv.URL, "fat.jar", &zeros{left: size})
-	close(stop)
-	<-sampled
+	growth := h.Growth()
 	require.NoError(t, err)
 	assert.Equal(t, "0123_fat.jar", id)
 	assert.Equal(t, int64(size), received.Load(), "the whole jar arrived")
-	assert.Less(t, peak.Load(), uint64(size/4), "heap grew by %d MiB while uploading a %d MiB jar", peak.Load()>>20, size>>20)
+	assert.Less(t, growth, uint64(size/4), "heap grew by %d MiB while uploading a %d MiB jar", growth>>20, size>>20)
 }

@@ -8,9 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"runtime/debug"
-	runtimemetrics "runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/flinkfsm/flinkfsm/internal/heapwatch"
 )
 
 // The worst answers a JobManager can send, to every call that reads one, through a real server
@@ -360,51 +360,6 @@ func worstCases() []worstCase {
 	return out
 }
 
-// heapWatch samples the heap until stopped and keeps the highest value it saw.
-type heapWatch struct {
-	base uint64 // the heap when the watch began
-	peak atomic.Uint64
-	stop chan struct{}
-	done chan struct{}
-}
-
-// watchHeap collects garbage first, so what it sees is what the calls under watch hold.
-func watchHeap() *heapWatch {
-	runtime.GC()
-	h := &heapWatch{stop: make(chan struct{}), done: make(chan struct{})}
-	sample := []runtimemetrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() {
-		runtimemetrics.Read(sample)
-		if v := sample[0].Value.Uint64(); v > h.peak.Load() {
-			h.peak.Store(v)
-		}
-	}
-	read()
-	h.base = h.peak.Load()
-	go func() {
-		defer close(h.done)
-		tick := time.NewTicker(250 * time.Microsecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-h.stop:
-				read()
-				return
-			case <-tick.C:
-				read()
-			}
-		}
-	}()
-	return h
-}
-
-// end stops the watch and returns the peak.
-func (h *heapWatch) end() uint64 {
-	close(h.stop)
-	<-h.done
-	return h.peak.Load()
-}
-
 // lowGC makes the heap the watch sees track the live heap, which is what the ceiling is about. At
 // Go's default the heap grows to twice what is live before a collection, and on a busy machine
 // the collector lags further. A low GC percent collects early; a soft memory limit below the
@@ -440,9 +395,9 @@ func TestTheWorstAnswersToEveryCallCostLittle(t *testing.T) {
 	var worstCase string
 	for i, wc := range cases {
 		ok := t.Run(wc.String(), func(t *testing.T) {
-			h := watchHeap()
+			h := heapwatch.Start()
 			err := wc.call.call(context.Background(), c, ws.url(i))
-			peak := h.end()
+			peak := h.End()
 			if peak > worst {
 				worst, worstCase = peak, wc.String()
 			}
@@ -450,8 +405,8 @@ func TestTheWorstAnswersToEveryCallCostLittle(t *testing.T) {
 				t.Fatalf("the heap peaked at %s reading %s (ceiling %s); the call returned %v", mib(peak), wc, mib(heapCeiling), err)
 			}
 			// What the answer took is what the budget must count for it.
-			if _, _, cost := boundsOf(wc.call.op); wc.status == http.StatusOK && peak-min(peak, h.base) > cost(wc.size)+requestCost {
-				t.Errorf("the answer took %s of heap, more than the %s the budget counts for it", mib(peak-h.base), mib(cost(wc.size)))
+			if _, _, cost := boundsOf(wc.call.op); wc.status == http.StatusOK && peak-min(peak, h.Base) > cost(wc.size)+requestCost {
+				t.Errorf("the answer took %s of heap, more than the %s the budget counts for it", mib(peak-h.Base), mib(cost(wc.size)))
 			}
 		})
 		if !ok {
@@ -482,9 +437,9 @@ func TestWorkersReadingTheWorstAnswersAtOnceStayWithinTheBudget(t *testing.T) {
 	c := newTestClient(slowConfig())
 
 	// One answer alone first: if it does not fit, 32 at once would only take the machine down.
-	h := watchHeap()
+	h := heapwatch.Start()
 	_ = cases[0].call.call(context.Background(), c, ws.url(0))
-	if peak := h.end(); peak >= heapCeiling {
+	if peak := h.End(); peak >= heapCeiling {
 		t.Fatalf("one answer alone took the heap to %s (%s)", mib(peak), cases[0])
 	}
 
@@ -492,7 +447,7 @@ func TestWorkersReadingTheWorstAnswersAtOnceStayWithinTheBudget(t *testing.T) {
 	var failed atomic.Int32
 	var wg sync.WaitGroup
 	start := time.Now()
-	h = watchHeap()
+	h = heapwatch.Start()
 	for w := range workers {
 		wg.Add(1)
 		go func() {
@@ -506,9 +461,9 @@ func TestWorkersReadingTheWorstAnswersAtOnceStayWithinTheBudget(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	peak := h.end()
+	peak := h.End()
 	t.Logf("%d workers read %d worst answers each in %s (%d refused or failed): the heap went from %s to %s",
-		workers, rounds, time.Since(start).Round(time.Millisecond), failed.Load(), mib(h.base), mib(peak))
+		workers, rounds, time.Since(start).Round(time.Millisecond), failed.Load(), mib(h.Base), mib(peak))
 	if peak >= heapCeiling {
 		t.Fatalf("the heap peaked at %s (ceiling %s)", mib(peak), mib(heapCeiling))
 	}
