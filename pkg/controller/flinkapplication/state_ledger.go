@@ -53,21 +53,10 @@ func askSavepoint(rc *Context, purpose v1beta1.SavepointPurpose, rec *v1beta1.De
 // stopSavepoint is the savepoint of the stop in progress of a job: the one asked for since the
 // phase began, so that one left from an earlier attempt (settled on its own) is never taken for it.
 func stopSavepoint(rc *Context, jobID string, purposes ...v1beta1.SavepointPurpose) *v1beta1.StateEntry {
-	e := rc.ledger().Pending(jobID, purposes...)
-	if e == nil {
-		for i := len(rc.App.Status.Ledger) - 1; i >= 0; i-- {
-			// One that ended this pass is still the phase's.
-			if x := &rc.App.Status.Ledger[i]; x.JobID == jobID && purposeIn(x.Purpose, purposes) && x.Result == v1beta1.StateCompleted &&
-				askedThisVisit(rc, x) {
-				return x
-			}
-		}
-		return nil
+	if e := rc.ledger().Pending(jobID, purposes...); e != nil && askedThisVisit(rc, e) {
+		return e
 	}
-	if !askedThisVisit(rc, e) {
-		return nil
-	}
-	return e
+	return nil
 }
 
 func askedThisVisit(rc *Context, e *v1beta1.StateEntry) bool {
