@@ -80,7 +80,6 @@ func stringOf(name, head, tail string, u unit) placement {
 
 // answer is one worst answer: a placement (or a nesting, when deep is set) filled to size bytes.
 type answer struct {
-	name    string
 	status  int
 	place   placement
 	deep    string // "[" or "{": arrays or objects nested as deep as size allows
