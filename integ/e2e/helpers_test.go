@@ -76,13 +76,15 @@ func appSpec() v1beta1.FlinkApplicationSpec {
 		corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("64Mi")}}
 	slots := int32(2)
 	return v1beta1.FlinkApplicationSpec{
-		Image:        testImage,
-		FlinkVersion: "1.20",
-		FlinkConfig: v1beta1.FlinkConfig{
-			"state.savepoints.dir":  "file:///flink/savepoints",
-			"state.checkpoints.dir": "file:///flink/checkpoints",
+		ClusterSpec: v1beta1.ClusterSpec{
+			Image:        testImage,
+			FlinkVersion: "1.20",
+			FlinkConfig: v1beta1.FlinkConfig{
+				"state.savepoints.dir":  "file:///flink/savepoints",
+				"state.checkpoints.dir": "file:///flink/checkpoints",
+			},
+			JobManagerConfig: v1beta1.JobManagerConfig{Resources: small},
 		},
-		JobManagerConfig:  v1beta1.JobManagerConfig{Resources: small},
 		TaskManagerConfig: v1beta1.TaskManagerConfig{Resources: small, TaskSlots: &slots},
 		JarName:           testJar,
 		EntryClass:        "org.apache.flink.WordCount",

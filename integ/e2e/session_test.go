@@ -56,14 +56,16 @@ func (s *scenario) createSessionCluster(name string, edit func(*v1beta1.FlinkSes
 	slots, tms := int32(2), int32(2)
 	c := &v1beta1.FlinkSessionCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.ns},
 		Spec: v1beta1.FlinkSessionClusterSpec{
-			Image: testImage, FlinkVersion: "1.20",
-			FlinkConfig: v1beta1.FlinkConfig{
-				"state.savepoints.dir":             "file:///flink/savepoints",
-				"state.checkpoints.dir":            "file:///flink/checkpoints",
-				"execution.checkpointing.interval": "1s",
-				"state.checkpoints.num-retained":   "3",
+			ClusterSpec: v1beta1.ClusterSpec{
+				Image: testImage, FlinkVersion: "1.20",
+				FlinkConfig: v1beta1.FlinkConfig{
+					"state.savepoints.dir":             "file:///flink/savepoints",
+					"state.checkpoints.dir":            "file:///flink/checkpoints",
+					"execution.checkpointing.interval": "1s",
+					"state.checkpoints.num-retained":   "3",
+				},
+				JobManagerConfig: v1beta1.JobManagerConfig{Resources: small},
 			},
-			JobManagerConfig: v1beta1.JobManagerConfig{Resources: small},
 			TaskManagerConfig: v1beta1.SessionTaskManagerConfig{
 				TaskManagerConfig: v1beta1.TaskManagerConfig{Resources: small, TaskSlots: &slots}, Replicas: &tms},
 		}}

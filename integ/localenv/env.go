@@ -380,8 +380,8 @@ func (r *Replica) Exited() bool {
 func (e *Env) waitForPolicy(ctx context.Context) error {
 	hostile := &v1beta1.FlinkApplication{
 		ObjectMeta: metav1.ObjectMeta{Name: "policy-probe", Namespace: "default"},
-		Spec: v1beta1.FlinkApplicationSpec{Image: "flink:1.20", JarName: "probe.jar", Parallelism: 1,
-			Volumes: []corev1.Volume{{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}},
+		Spec: v1beta1.FlinkApplicationSpec{JarName: "probe.jar", Parallelism: 1, ClusterSpec: v1beta1.ClusterSpec{Image: "flink:1.20",
+			Volumes: []corev1.Volume{{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}}},
 	}
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {

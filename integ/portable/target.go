@@ -236,17 +236,19 @@ func (t Target) HelmInstallArgs(chartDir, valuesFile string) []string {
 func (t Target) AppSpec() v1beta1.FlinkApplicationSpec {
 	slots := int32(2)
 	spec := v1beta1.FlinkApplicationSpec{
-		Image:        t.FlinkImage,
-		FlinkVersion: t.FlinkVersion,
-		JarName:      t.Jar,
-		EntryClass:   t.EntryClass,
-		Parallelism:  1,
-		DeleteMode:   v1beta1.DeleteModeForceCancel,
-		FlinkConfig: v1beta1.FlinkConfig{
-			"state.savepoints.dir":  "file:///flink/savepoints",
-			"state.checkpoints.dir": "file:///flink/checkpoints",
-			"web.upload.dir":        FlinkUploadDir,
+		ClusterSpec: v1beta1.ClusterSpec{
+			Image:        t.FlinkImage,
+			FlinkVersion: t.FlinkVersion,
+			FlinkConfig: v1beta1.FlinkConfig{
+				"state.savepoints.dir":  "file:///flink/savepoints",
+				"state.checkpoints.dir": "file:///flink/checkpoints",
+				"web.upload.dir":        FlinkUploadDir,
+			},
 		},
+		JarName:           t.Jar,
+		EntryClass:        t.EntryClass,
+		Parallelism:       1,
+		DeleteMode:        v1beta1.DeleteModeForceCancel,
 		TaskManagerConfig: v1beta1.TaskManagerConfig{TaskSlots: &slots},
 	}
 	if !t.External {

@@ -28,11 +28,13 @@ func runningApp() *v1beta1.FlinkApplication {
 	return &v1beta1.FlinkApplication{
 		ObjectMeta: metav1.ObjectMeta{Name: "wc", Namespace: "jobs", Generation: 2},
 		Status: v1beta1.FlinkApplicationStatus{
-			Phase: v1beta1.PhaseRunning, ObservedGeneration: 2,
-			Conditions:  []metav1.Condition{{Type: v1beta1.ConditionReady, Status: metav1.ConditionTrue, Reason: "JobRunning"}},
-			JobStatus:   v1beta1.FlinkJobStatus{JobID: "0123", State: v1beta1.JobRunning, RunningTasks: 3, TotalTasks: 3, Health: v1beta1.Green},
-			Deployments: v1beta1.Deployments{Stable: &v1beta1.DeploymentRecord{SpecHash: "aaaa", ClusterHash: "aaaa", JobID: "0123"}},
-			History:     []v1beta1.PhaseTransition{{From: v1beta1.PhaseSubmitting, To: v1beta1.PhaseRunning, Time: now, Reason: "JobRunning"}},
+			Phase: v1beta1.PhaseRunning,
+			MachineStatus: v1beta1.MachineStatus{ObservedGeneration: 2,
+				Conditions: []metav1.Condition{{Type: v1beta1.ConditionReady, Status: metav1.ConditionTrue, Reason: "JobRunning"}}},
+			JobOwnerStatus: v1beta1.JobOwnerStatus{
+				JobStatus:   v1beta1.FlinkJobStatus{JobID: "0123", State: v1beta1.JobRunning, RunningTasks: 3, TotalTasks: 3, Health: v1beta1.Green},
+				Deployments: v1beta1.Deployments{Stable: &v1beta1.DeploymentRecord{SpecHash: "aaaa", ClusterHash: "aaaa", JobID: "0123"}}},
+			History: []v1beta1.PhaseTransition{{From: v1beta1.PhaseSubmitting, To: v1beta1.PhaseRunning, Time: now, Reason: "JobRunning"}},
 		},
 	}
 }

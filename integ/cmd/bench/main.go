@@ -220,10 +220,12 @@ func benchApp(ns, name string, parallelism int32, checkpointEvery string) *v1bet
 	return &v1beta1.FlinkApplication{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: v1beta1.FlinkApplicationSpec{
-			Image:             "flinkfsm.test/wordcount:v1",
-			FlinkVersion:      "1.20",
-			FlinkConfig:       flinkConfig,
-			JobManagerConfig:  v1beta1.JobManagerConfig{Resources: small},
+			ClusterSpec: v1beta1.ClusterSpec{
+				Image:            "flinkfsm.test/wordcount:v1",
+				FlinkVersion:     "1.20",
+				FlinkConfig:      flinkConfig,
+				JobManagerConfig: v1beta1.JobManagerConfig{Resources: small},
+			},
 			TaskManagerConfig: v1beta1.TaskManagerConfig{Resources: small, TaskSlots: &slots},
 			JarName:           "wordcount.jar",
 			EntryClass:        "org.apache.flink.WordCount",

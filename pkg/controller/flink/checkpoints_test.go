@@ -12,7 +12,7 @@ import (
 
 func TestCheckpointSurvivalFollowsRetentionAndInterval(t *testing.T) {
 	app := func(conf v1beta1.FlinkConfig) *v1beta1.FlinkApplication {
-		return &v1beta1.FlinkApplication{Spec: v1beta1.FlinkApplicationSpec{FlinkConfig: conf}}
+		return &v1beta1.FlinkApplication{Spec: v1beta1.FlinkApplicationSpec{ClusterSpec: v1beta1.ClusterSpec{FlinkConfig: conf}}}
 	}
 	for _, c := range []struct {
 		conf v1beta1.FlinkConfig

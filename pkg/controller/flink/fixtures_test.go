@@ -21,13 +21,15 @@ func testApp() *v1beta1.FlinkApplication {
 			},
 		},
 		Spec: v1beta1.FlinkApplicationSpec{
-			Image:        "flink-wordcount:1",
-			FlinkVersion: "1.20",
-			FlinkConfig: v1beta1.FlinkConfig{
-				"state.backend.type":                  "rocksdb",
-				"execution.checkpointing.interval":    "10s",
-				"taskmanager.network.memory.fraction": 0.15,
-				"parallelism.default":                 int64(4),
+			ClusterSpec: v1beta1.ClusterSpec{
+				Image:        "flink-wordcount:1",
+				FlinkVersion: "1.20",
+				FlinkConfig: v1beta1.FlinkConfig{
+					"state.backend.type":                  "rocksdb",
+					"execution.checkpointing.interval":    "10s",
+					"taskmanager.network.memory.fraction": 0.15,
+					"parallelism.default":                 int64(4),
+				},
 			},
 			JarName:     "wordcount.jar",
 			EntryClass:  "org.example.WordCount",

@@ -82,7 +82,7 @@ func TestASessionClusterReadsOnlySecretsItsWriterMayGet(t *testing.T) {
 	cluster := &v1beta1.FlinkSessionCluster{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "flink.k8s.io/v1beta1", Kind: "FlinkSessionCluster"},
 		ObjectMeta: metav1.ObjectMeta{Name: "session", Namespace: "flink"},
-		Spec: v1beta1.FlinkSessionClusterSpec{Image: "flink:1.20", TaskManagerConfig: v1beta1.SessionTaskManagerConfig{
+		Spec: v1beta1.FlinkSessionClusterSpec{ClusterSpec: v1beta1.ClusterSpec{Image: "flink:1.20"}, TaskManagerConfig: v1beta1.SessionTaskManagerConfig{
 			TaskManagerConfig: v1beta1.TaskManagerConfig{EnvConfig: v1beta1.EnvironmentConfig{EnvFrom: []corev1.EnvFromSource{secretEnvFrom("s3")}}}}},
 	}
 	request := admissionRequest{obj: cluster, resource: "flinksessionclusters", who: requester{name: "mallory"}}

@@ -174,8 +174,8 @@ func TestASessionClusterMeetsTheSamePolicy(t *testing.T) {
 	cluster := &v1beta1.FlinkSessionCluster{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "flink.k8s.io/v1beta1", Kind: "FlinkSessionCluster"},
 		ObjectMeta: metav1.ObjectMeta{Name: "session", Namespace: "flink"},
-		Spec: v1beta1.FlinkSessionClusterSpec{Image: "flink:1.20", Volumes: []corev1.Volume{nfsVolume},
-			JobManagerConfig: v1beta1.JobManagerConfig{Tolerations: []corev1.Toleration{masterTaint}, NodeSelector: map[string]string{"node-role.kubernetes.io/master": ""}}},
+		Spec: v1beta1.FlinkSessionClusterSpec{ClusterSpec: v1beta1.ClusterSpec{Image: "flink:1.20", Volumes: []corev1.Volume{nfsVolume},
+			JobManagerConfig: v1beta1.JobManagerConfig{Tolerations: []corev1.Toleration{masterTaint}, NodeSelector: map[string]string{"node-role.kubernetes.io/master": ""}}}},
 	}
 	got := admission.refusals(t, cluster, "flinksessionclusters", nil)
 	require.Len(t, got, 2)

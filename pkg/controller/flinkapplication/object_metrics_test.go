@@ -24,7 +24,7 @@ func TestASessionJobsCheckpointIntervalComesFromItsClusterUnlessItSetsOne(t *tes
 	}
 	clusters, jobs := index(), index()
 	require.NoError(t, clusters.Add(&v1beta1.FlinkSessionCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "shared"},
-		Spec: v1beta1.FlinkSessionClusterSpec{FlinkConfig: v1beta1.FlinkConfig{flink.CheckpointIntervalKey: "30s"}}}))
+		Spec: v1beta1.FlinkSessionClusterSpec{ClusterSpec: v1beta1.ClusterSpec{FlinkConfig: v1beta1.FlinkConfig{flink.CheckpointIntervalKey: "30s"}}}}))
 	job := func(name string, conf v1beta1.FlinkConfig) *v1beta1.FlinkSessionJob {
 		j := &v1beta1.FlinkSessionJob{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name}}
 		j.Spec.ClusterName, j.Spec.FlinkConfig = "shared", conf

@@ -34,11 +34,7 @@ func sessionClusterView(c *v1beta1.FlinkSessionCluster) *v1beta1.FlinkApplicatio
 	s.Parallelism = int32(min(int64(replicas)*int64(flink.TaskSlots(app)), math.MaxInt32))
 
 	in, out := &c.Status, &app.Status
-	out.Phase, out.Reason, out.ObservedGeneration = v1beta1.FlinkApplicationPhase(in.Phase), in.Reason, in.ObservedGeneration
-	out.PhaseStartedAt, out.LastUpdatedAt = in.PhaseStartedAt, in.LastUpdatedAt
-	out.ClusterStatus, out.DeployHash, out.UpdatingHash = in.ClusterStatus, in.DeployHash, in.UpdatingHash
-	out.FailedDeployHash = in.FailedDeployHash
-	out.RetryCount, out.LastSeenError, out.Conditions = in.RetryCount, in.LastSeenError, in.Conditions
+	out.Phase, out.MachineStatus, out.ClusterOwnerStatus = v1beta1.FlinkApplicationPhase(in.Phase), in.MachineStatus, in.ClusterOwnerStatus
 	for _, h := range in.History {
 		out.History = append(out.History, v1beta1.PhaseTransition{From: v1beta1.FlinkApplicationPhase(h.From),
 			To: v1beta1.FlinkApplicationPhase(h.To), Time: h.Time, Reason: h.Reason})
@@ -50,12 +46,8 @@ func sessionClusterView(c *v1beta1.FlinkSessionCluster) *v1beta1.FlinkApplicatio
 // the jobs placed on the cluster.
 func sessionClusterStatus(view *v1beta1.FlinkApplication, jobs []v1beta1.SessionJobReference) v1beta1.FlinkSessionClusterStatus {
 	in := view.Status.DeepCopy()
-	out := v1beta1.FlinkSessionClusterStatus{
-		Phase: v1beta1.FlinkSessionClusterPhase(in.Phase), Reason: in.Reason, ObservedGeneration: in.ObservedGeneration,
-		PhaseStartedAt: in.PhaseStartedAt, LastUpdatedAt: in.LastUpdatedAt, ClusterStatus: in.ClusterStatus,
-		DeployHash: in.DeployHash, UpdatingHash: in.UpdatingHash, FailedDeployHash: in.FailedDeployHash, Jobs: jobs,
-		RetryCount: in.RetryCount, LastSeenError: in.LastSeenError, Conditions: in.Conditions,
-	}
+	out := v1beta1.FlinkSessionClusterStatus{Phase: v1beta1.FlinkSessionClusterPhase(in.Phase), MachineStatus: in.MachineStatus,
+		ClusterOwnerStatus: in.ClusterOwnerStatus, Jobs: jobs}
 	for _, h := range in.History {
 		out.History = append(out.History, v1beta1.SessionClusterPhaseTransition{From: v1beta1.FlinkSessionClusterPhase(h.From),
 			To: v1beta1.FlinkSessionClusterPhase(h.To), Time: h.Time, Reason: h.Reason})
@@ -93,12 +85,7 @@ func sessionJobView(job *v1beta1.FlinkSessionJob, cluster *v1beta1.FlinkSessionC
 	}
 
 	in, out := job.Status.DeepCopy(), &app.Status
-	out.Phase, out.Reason, out.ObservedGeneration = v1beta1.FlinkApplicationPhase(in.Phase), in.Reason, in.ObservedGeneration
-	out.PhaseStartedAt, out.LastUpdatedAt = in.PhaseStartedAt, in.LastUpdatedAt
-	out.JobStatus, out.Deployments, out.SavepointPath, out.FinalSavepointPath = in.JobStatus, in.Deployments, in.SavepointPath, in.FinalSavepointPath
-	out.FailedDeployHash, out.UpgradeMode = in.FailedDeployHash, in.UpgradeMode
-	out.SavepointTriggerNonce, out.Savepoints, out.Ledger = in.SavepointTriggerNonce, in.Savepoints, in.Ledger
-	out.RetryCount, out.LastSeenError, out.Conditions = in.RetryCount, in.LastSeenError, in.Conditions
+	out.Phase, out.MachineStatus, out.JobOwnerStatus = v1beta1.FlinkApplicationPhase(in.Phase), in.MachineStatus, in.JobOwnerStatus
 	for _, h := range in.History {
 		out.History = append(out.History, v1beta1.PhaseTransition{From: v1beta1.FlinkApplicationPhase(h.From),
 			To: v1beta1.FlinkApplicationPhase(h.To), Time: h.Time, Reason: h.Reason})
@@ -109,14 +96,8 @@ func sessionJobView(job *v1beta1.FlinkSessionJob, cluster *v1beta1.FlinkSessionC
 // sessionJobStatus is the FlinkSessionJob status the view's status stands for.
 func sessionJobStatus(view *v1beta1.FlinkApplication) v1beta1.FlinkSessionJobStatus {
 	in := view.Status.DeepCopy()
-	out := v1beta1.FlinkSessionJobStatus{
-		Phase: v1beta1.FlinkSessionJobPhase(in.Phase), Reason: in.Reason, ObservedGeneration: in.ObservedGeneration,
-		PhaseStartedAt: in.PhaseStartedAt, LastUpdatedAt: in.LastUpdatedAt,
-		JobStatus: in.JobStatus, Deployments: in.Deployments, SavepointPath: in.SavepointPath,
-		FinalSavepointPath: in.FinalSavepointPath, FailedDeployHash: in.FailedDeployHash, UpgradeMode: in.UpgradeMode,
-		RetryCount: in.RetryCount, LastSeenError: in.LastSeenError, Conditions: in.Conditions,
-		SavepointTriggerNonce: in.SavepointTriggerNonce, Savepoints: in.Savepoints, Ledger: in.Ledger,
-	}
+	out := v1beta1.FlinkSessionJobStatus{Phase: v1beta1.FlinkSessionJobPhase(in.Phase), MachineStatus: in.MachineStatus,
+		JobOwnerStatus: in.JobOwnerStatus}
 	for _, h := range in.History {
 		out.History = append(out.History, v1beta1.SessionJobPhaseTransition{From: v1beta1.FlinkSessionJobPhase(h.From),
 			To: v1beta1.FlinkSessionJobPhase(h.To), Time: h.Time, Reason: h.Reason})

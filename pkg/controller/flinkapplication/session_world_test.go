@@ -76,16 +76,18 @@ func sessionCluster(name string) *v1beta1.FlinkSessionCluster {
 	return &v1beta1.FlinkSessionCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Generation: 1},
 		Spec: v1beta1.FlinkSessionClusterSpec{
-			Image: "flink:1.20", FlinkVersion: "1.20",
-			FlinkConfig: v1beta1.FlinkConfig{
-				"state.savepoints.dir":             "file:///checkpoints/savepoints",
-				"state.checkpoints.dir":            "file:///checkpoints/checkpoints",
-				"execution.checkpointing.interval": "10s",
-				// A job lost with a JobManager without HA restarts from the newest checkpoint status
-				// recorded, which must not have been subsumed since.
-				"state.checkpoints.num-retained": "3",
+			ClusterSpec: v1beta1.ClusterSpec{
+				Image: "flink:1.20", FlinkVersion: "1.20",
+				FlinkConfig: v1beta1.FlinkConfig{
+					"state.savepoints.dir":             "file:///checkpoints/savepoints",
+					"state.checkpoints.dir":            "file:///checkpoints/checkpoints",
+					"execution.checkpointing.interval": "10s",
+					// A job lost with a JobManager without HA restarts from the newest checkpoint status
+					// recorded, which must not have been subsumed since.
+					"state.checkpoints.num-retained": "3",
+				},
+				JobManagerConfig: v1beta1.JobManagerConfig{Resources: small},
 			},
-			JobManagerConfig: v1beta1.JobManagerConfig{Resources: small},
 			TaskManagerConfig: v1beta1.SessionTaskManagerConfig{
 				TaskManagerConfig: v1beta1.TaskManagerConfig{TaskSlots: &slots, Resources: small}, Replicas: &tms},
 		},

@@ -324,14 +324,16 @@ func wordcount(name string) *v1beta1.FlinkApplication {
 	return &v1beta1.FlinkApplication{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Generation: 1},
 		Spec: v1beta1.FlinkApplicationSpec{
-			Image:   "flink-wordcount:1",
-			JarName: "wordcount.jar", EntryClass: "org.apache.flink.WordCount", Parallelism: 3,
-			FlinkVersion: "1.20",
-			FlinkConfig: v1beta1.FlinkConfig{
-				"state.savepoints.dir":             "file:///checkpoints/savepoints",
-				"state.checkpoints.dir":            "file:///checkpoints/checkpoints",
-				"execution.checkpointing.interval": "10s",
+			ClusterSpec: v1beta1.ClusterSpec{
+				Image:        "flink-wordcount:1",
+				FlinkVersion: "1.20",
+				FlinkConfig: v1beta1.FlinkConfig{
+					"state.savepoints.dir":             "file:///checkpoints/savepoints",
+					"state.checkpoints.dir":            "file:///checkpoints/checkpoints",
+					"execution.checkpointing.interval": "10s",
+				},
 			},
+			JarName: "wordcount.jar", EntryClass: "org.apache.flink.WordCount", Parallelism: 3,
 			TaskManagerConfig: v1beta1.TaskManagerConfig{TaskSlots: &slots},
 		},
 	}

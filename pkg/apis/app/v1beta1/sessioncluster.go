@@ -1,7 +1,6 @@
 package v1beta1
 
 import (
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -45,52 +44,13 @@ type FlinkSessionClusterList struct {
 // FlinkSessionClusterSpec is the cluster-shaping part of a FlinkApplicationSpec, with the same names and
 // meanings, so a FlinkApplication's cluster can be turned into a session cluster by copying fields.
 type FlinkSessionClusterSpec struct {
-	// Image is the container image of the JobManager and TaskManagers. Jobs bring their own jars.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule=`self.matches('^(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:[.](?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$')`,message="image must be a container image reference, [registry[:port]/]repository[:tag][@digest], with a lowercase repository and no spaces",reason=FieldValueInvalid
-	Image string `json:"image"`
-	// +kubebuilder:validation:Enum=Always;Never;IfNotPresent
-	ImagePullPolicy    corev1.PullPolicy             `json:"imagePullPolicy,omitempty"`
-	ImagePullSecrets   []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
-	ServiceAccountName string                        `json:"serviceAccountName,omitempty"`
-	SecurityContext    *corev1.PodSecurityContext    `json:"securityContext,omitempty"`
+	ClusterSpec `json:",inline"`
 	// RestartNonce starts a new Flink cluster when changed, as any spec change does: it comes up
 	// beside the running one, and every job moves to it per its own upgradeMode, with its state.
 	// +kubebuilder:validation:MaxLength=253
 	RestartNonce string `json:"restartNonce,omitempty"`
 
-	// FlinkConfig is added to the cluster's Flink configuration. Values must be strings, numbers or
-	// booleans; the operator sets the keys it needs itself (ports, slots, memory).
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:pruning:PreserveUnknownFields
-	// +kubebuilder:validation:Type=object
-	// +optional
-	FlinkConfig FlinkConfig `json:"flinkConfig,omitempty"`
-	// FlinkVersion decides which memory keys are rendered (process size from 1.11 on, heap before).
-	FlinkVersion string `json:"flinkVersion,omitempty"`
-
-	JobManagerConfig  JobManagerConfig         `json:"jobManagerConfig,omitempty"`
 	TaskManagerConfig SessionTaskManagerConfig `json:"taskManagerConfig,omitempty"`
-
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=65535
-	RPCPort *int32 `json:"rpcPort,omitempty"`
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=65535
-	BlobPort *int32 `json:"blobPort,omitempty"`
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=65535
-	QueryPort *int32 `json:"queryPort,omitempty"`
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=65535
-	UIPort *int32 `json:"uiPort,omitempty"`
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=65535
-	MetricsQueryPort *int32 `json:"metricsQueryPort,omitempty"`
-
-	Volumes      []corev1.Volume      `json:"volumes,omitempty"`
-	VolumeMounts []corev1.VolumeMount `json:"volumeMounts,omitempty"`
 }
 
 // SessionTaskManagerConfig is a TaskManagerConfig with an explicit TaskManager count. A session cluster
@@ -108,40 +68,14 @@ type SessionTaskManagerConfig struct {
 
 // FlinkSessionClusterStatus is the operator's record of a session cluster and the jobs placed on it.
 type FlinkSessionClusterStatus struct {
-	Phase  FlinkSessionClusterPhase `json:"phase,omitempty"`
-	Reason string                   `json:"reason,omitempty"`
-	// ObservedGeneration is the spec generation the phase was decided from.
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// PhaseStartedAt is when the cluster entered its current phase; phase deadlines count from it.
-	PhaseStartedAt *metav1.Time `json:"phaseStartedAt,omitempty"`
-	LastUpdatedAt  *metav1.Time `json:"lastUpdatedAt,omitempty"`
-
-	ClusterStatus FlinkClusterStatus `json:"clusterStatus,omitempty"`
-	// DeployHash is the running Flink cluster (its objects carry it as flink-app-hash): the one jobs are
-	// submitted to. After a spec change it moves to the new cluster once that one is ready; each job
-	// then moves itself across, per its upgradeMode, and the old cluster is deleted when none is left on it.
-	DeployHash string `json:"deployHash,omitempty"`
-	// UpdatingHash is the cluster being started for a spec change, recorded before it is created.
-	UpdatingHash string `json:"updatingHash,omitempty"`
-	// FailedDeployHash is the hash of a spec whose cluster failed to start: the cluster rests in
-	// DeployFailed, with the running one and its jobs kept, until the spec changes.
-	FailedDeployHash string `json:"failedDeployHash,omitempty"`
+	Phase              FlinkSessionClusterPhase `json:"phase,omitempty"`
+	MachineStatus      `json:",inline"`
+	ClusterOwnerStatus `json:",inline"`
 	// Jobs are the FlinkSessionJobs that name this cluster, with their jobs as Flink reports them.
 	// +listType=map
 	// +listMapKey=name
 	Jobs []SessionJobReference `json:"jobs,omitempty"`
 
-	// RetryCount and LastSeenError are the retry and backoff state, kept here so that they survive
-	// operator restarts.
-	// +kubebuilder:validation:Minimum=-2147483648
-	// +kubebuilder:validation:Maximum=2147483647
-	RetryCount    int32                  `json:"retryCount,omitempty"`
-	LastSeenError *FlinkApplicationError `json:"lastSeenError,omitempty"`
-
-	// Conditions are Ready (the cluster serves jobs on the intended spec) and Progressing.
-	// +listType=map
-	// +listMapKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
 	// History holds the most recent phase transitions, newest last.
 	// +kubebuilder:validation:MaxItems=20
 	History []SessionClusterPhaseTransition `json:"history,omitempty"`

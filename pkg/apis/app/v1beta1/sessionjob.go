@@ -121,49 +121,10 @@ type JobSpec struct {
 // FlinkSessionJobStatus is the operator's record of a session job, in a FlinkApplicationStatus's shape
 // so that the same job operations (submit, savepoint, cancel, recover) can work on either.
 type FlinkSessionJobStatus struct {
-	Phase  FlinkSessionJobPhase `json:"phase,omitempty"`
-	Reason string               `json:"reason,omitempty"`
-	// ObservedGeneration is the spec generation the phase was decided from.
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// PhaseStartedAt is when the job entered its current phase; phase deadlines count from it.
-	PhaseStartedAt *metav1.Time `json:"phaseStartedAt,omitempty"`
-	LastUpdatedAt  *metav1.Time `json:"lastUpdatedAt,omitempty"`
+	Phase          FlinkSessionJobPhase `json:"phase,omitempty"`
+	MachineStatus  `json:",inline"`
+	JobOwnerStatus `json:",inline"`
 
-	JobStatus FlinkJobStatus `json:"jobStatus,omitempty"`
-	// Deployments are the job that runs stable and the submission in progress, recorded before the
-	// action that depends on them, so a restarted operator resumes instead of submitting twice.
-	Deployments Deployments `json:"deployments,omitempty"`
-
-	// SavepointPath is the savepoint the next job starts from; only ever a savepoint (a checkpoint to
-	// restore shows in deployments.nextRestorePath alone).
-	SavepointPath string `json:"savepointPath,omitempty"`
-	// FinalSavepointPath is the savepoint taken when the FlinkSessionJob was deleted.
-	FinalSavepointPath string `json:"finalSavepointPath,omitempty"`
-	// FailedDeployHash is the hash of a job spec that failed to deploy; it is not retried until it changes.
-	FailedDeployHash string `json:"failedDeployHash,omitempty"`
-	// UpgradeMode is the upgrade mode in effect.
-	UpgradeMode UpgradeMode `json:"upgradeMode,omitempty"`
-	// SavepointTriggerNonce is the spec.job.savepointTriggerNonce whose savepoint was taken (or is
-	// being taken): a nonce is honoured once.
-	SavepointTriggerNonce string `json:"savepointTriggerNonce,omitempty"`
-	// Savepoints are the last savepoints taken of the job, newest last, as the ledger records them.
-	// +kubebuilder:validation:MaxItems=10
-	Savepoints []SavepointRecord `json:"savepoints,omitempty"`
-	// Ledger is every state of the job the operator knows of (see FlinkApplicationStatus.Ledger).
-	// +kubebuilder:validation:MaxItems=32
-	Ledger []StateEntry `json:"ledger,omitempty"`
-
-	// RetryCount and LastSeenError are the retry and backoff state, kept here so that they survive
-	// operator restarts.
-	// +kubebuilder:validation:Minimum=-2147483648
-	// +kubebuilder:validation:Maximum=2147483647
-	RetryCount    int32                  `json:"retryCount,omitempty"`
-	LastSeenError *FlinkApplicationError `json:"lastSeenError,omitempty"`
-
-	// Conditions are Ready (the job runs healthy on the intended spec) and Progressing.
-	// +listType=map
-	// +listMapKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
 	// History holds the most recent phase transitions, newest last.
 	// +kubebuilder:validation:MaxItems=20
 	History []SessionJobPhaseTransition `json:"history,omitempty"`

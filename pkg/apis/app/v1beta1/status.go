@@ -8,32 +8,16 @@ import (
 // the target hash, the savepoint trigger id and the job id are written here before the action that
 // depends on them, so an operator restarted at any point resumes instead of repeating the action.
 type FlinkApplicationStatus struct {
-	Phase  FlinkApplicationPhase `json:"phase,omitempty"`
-	Reason string                `json:"reason,omitempty"`
-	// ObservedGeneration is the spec generation the phase and hashes below were decided from.
-	ObservedGeneration int64        `json:"observedGeneration,omitempty"`
-	StartedAt          *metav1.Time `json:"startedAt,omitempty"`
-	LastUpdatedAt      *metav1.Time `json:"lastUpdatedAt,omitempty"`
-	// PhaseStartedAt is when the application entered its current phase; phase deadlines count from it.
-	PhaseStartedAt *metav1.Time `json:"phaseStartedAt,omitempty"`
+	Phase         FlinkApplicationPhase `json:"phase,omitempty"`
+	MachineStatus `json:",inline"`
+	StartedAt     *metav1.Time `json:"startedAt,omitempty"`
 
-	DeployVersion   FlinkApplicationVersion         `json:"deployVersion,omitempty"`
-	UpdatingVersion FlinkApplicationVersion         `json:"updatingVersion,omitempty"`
-	ClusterStatus   FlinkClusterStatus              `json:"clusterStatus,omitempty"`
-	JobStatus       FlinkJobStatus                  `json:"jobStatus,omitempty"`
-	VersionStatuses []FlinkApplicationVersionStatus `json:"versionStatuses,omitempty"`
+	DeployVersion      FlinkApplicationVersion `json:"deployVersion,omitempty"`
+	UpdatingVersion    FlinkApplicationVersion `json:"updatingVersion,omitempty"`
+	ClusterOwnerStatus `json:",inline"`
+	JobOwnerStatus     `json:",inline"`
+	VersionStatuses    []FlinkApplicationVersionStatus `json:"versionStatuses,omitempty"`
 
-	// Deployments are the operator's records of what runs and what is being deployed; every decision
-	// reads them. deployHash, updatingHash, jobStatus.jobID and jobStatus.clusterHash, and
-	// savepointTriggerId are derived from them, for readers of the Lyft operator's status.
-	Deployments Deployments `json:"deployments,omitempty"`
-
-	// DeployHash is the cluster of the stable deployment (deployments.stable.clusterHash).
-	DeployHash string `json:"deployHash,omitempty"`
-	// UpdatingHash is the spec of the deployment in progress (deployments.candidate.specHash).
-	UpdatingHash string `json:"updatingHash,omitempty"`
-	// FailedDeployHash is the hash of a spec that failed to deploy; it is not retried until it changes.
-	FailedDeployHash string `json:"failedDeployHash,omitempty"`
 	// RollbackHash is the hash the application rolled back to after a failed deploy.
 	RollbackHash string `json:"rollbackHash,omitempty"`
 	// TeardownHash is the spec hash of the BlueGreen version torn down last.
@@ -48,35 +32,6 @@ type FlinkApplicationStatus struct {
 	// SavepointTriggerID is the savepoint in progress of the stable deployment's job
 	// (deployments.stable.savepoint.triggerID).
 	SavepointTriggerID string `json:"savepointTriggerId,omitempty"`
-	// SavepointPath is the savepoint a stop left for the next job to start from, as in the Lyft
-	// operator: cleared once that job runs (jobStatus.restorePath keeps it), and the final savepoint
-	// once the application is deleted. It only ever names a savepoint: a job that restores a
-	// checkpoint shows it in deployments.nextRestorePath alone.
-	SavepointPath string `json:"savepointPath,omitempty"`
-	// FinalSavepointPath is the savepoint taken when the application was deleted.
-	FinalSavepointPath string `json:"finalSavepointPath,omitempty"`
-	// SavepointTriggerNonce is the spec.savepointTriggerNonce whose savepoint was taken (or is being
-	// taken): one savepoint per nonce, however often the operator restarts.
-	SavepointTriggerNonce string `json:"savepointTriggerNonce,omitempty"`
-	// Savepoints are the last savepoints taken of the application's job, newest last, as the ledger
-	// records them.
-	// +kubebuilder:validation:MaxItems=10
-	Savepoints []SavepointRecord `json:"savepoints,omitempty"`
-	// Ledger is every state of the application's jobs the operator knows of: each savepoint it asked
-	// for, of any purpose, recorded before it was triggered, and the checkpoints it recorded. The
-	// restore policy reads it; savepointPath, finalSavepointPath, savepoints, lastTeardown's
-	// savepointPath, jobStatus.lastCheckpoint and savepointTriggerId are derived from it.
-	// +kubebuilder:validation:MaxItems=32
-	Ledger []StateEntry `json:"ledger,omitempty"`
-
-	// RetryCount counts consecutive failed attempts in the current phase; with LastSeenError it is
-	// the retry and backoff state, kept here so that it survives operator restarts.
-	// +kubebuilder:validation:Minimum=-2147483648
-	// +kubebuilder:validation:Maximum=2147483647
-	RetryCount    int32                  `json:"retryCount,omitempty"`
-	LastSeenError *FlinkApplicationError `json:"lastSeenError,omitempty"`
-	// UpgradeMode is the upgrade mode in effect: spec.upgradeMode, or Stateless for savepointDisabled.
-	UpgradeMode UpgradeMode `json:"upgradeMode,omitempty"`
 	// LastStableSpec was written by operator versions before deployments (now deployments.stable); it
 	// is read once, to migrate, and then left empty.
 	LastStableSpec *StableSpec `json:"lastStableSpec,omitempty"`
@@ -84,10 +39,6 @@ type FlinkApplicationStatus struct {
 	// DeploymentMode is the mode the application was created with.
 	DeploymentMode DeploymentMode `json:"deploymentMode,omitempty"`
 
-	// Conditions are Ready (the job runs healthy on the intended spec) and Progressing (an update is under way).
-	// +listType=map
-	// +listMapKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
 	// History holds the most recent phase transitions, newest last.
 	// +kubebuilder:validation:MaxItems=20
 	History []PhaseTransition `json:"history,omitempty"`

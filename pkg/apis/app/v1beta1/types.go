@@ -55,29 +55,8 @@ type FlinkApplicationList struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.deploymentMode) || self.deploymentMode != 'BlueGreen' || !has(self.scaleMode) || self.scaleMode != 'InPlace'",message="scaleMode InPlace cannot apply to deploymentMode BlueGreen, where every change starts a new version beside the deployed one; drop scaleMode"
 // +kubebuilder:validation:XValidation:rule="!has(self.programArgs) || size(self.programArgs) == 0 || !has(self.programArgsList) || size(self.programArgsList) == 0",message="programArgs and programArgsList both give the program's arguments; set only programArgsList"
 type FlinkApplicationSpec struct {
-	// Image is the container image of the JobManager and TaskManagers; it must contain the job's jar in
-	// Flink's web upload directory.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule=`self.matches('^(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:[.](?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$')`,message="image must be a container image reference, [registry[:port]/]repository[:tag][@digest], with a lowercase repository and no spaces",reason=FieldValueInvalid
-	Image string `json:"image"`
-	// +kubebuilder:validation:Enum=Always;Never;IfNotPresent
-	ImagePullPolicy    corev1.PullPolicy             `json:"imagePullPolicy,omitempty"`
-	ImagePullSecrets   []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
-	ServiceAccountName string                        `json:"serviceAccountName,omitempty"`
-	SecurityContext    *corev1.PodSecurityContext    `json:"securityContext,omitempty"`
+	ClusterSpec `json:",inline"`
 
-	// FlinkConfig is added to the cluster's Flink configuration. Values must be strings, numbers or
-	// booleans; the operator sets the keys it needs itself (ports, slots, memory).
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:pruning:PreserveUnknownFields
-	// +kubebuilder:validation:Type=object
-	// +optional
-	FlinkConfig FlinkConfig `json:"flinkConfig,omitempty"`
-	// FlinkVersion decides which memory keys are rendered (process size from 1.11 on, heap before).
-	FlinkVersion string `json:"flinkVersion,omitempty"`
-
-	JobManagerConfig  JobManagerConfig  `json:"jobManagerConfig,omitempty"`
 	TaskManagerConfig TaskManagerConfig `json:"taskManagerConfig,omitempty"`
 
 	// JarName is the jar id in the JobManager's upload directory, as Flink's /jars/:jarid/run takes it.
@@ -137,25 +116,6 @@ type FlinkApplicationSpec struct {
 	// +kubebuilder:validation:Enum=Single;Dual;BlueGreen
 	// +kubebuilder:default=Dual
 	DeploymentMode DeploymentMode `json:"deploymentMode,omitempty"`
-
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=65535
-	RPCPort *int32 `json:"rpcPort,omitempty"`
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=65535
-	BlobPort *int32 `json:"blobPort,omitempty"`
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=65535
-	QueryPort *int32 `json:"queryPort,omitempty"`
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=65535
-	UIPort *int32 `json:"uiPort,omitempty"`
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=65535
-	MetricsQueryPort *int32 `json:"metricsQueryPort,omitempty"`
-
-	Volumes      []corev1.Volume      `json:"volumes,omitempty"`
-	VolumeMounts []corev1.VolumeMount `json:"volumeMounts,omitempty"`
 
 	// RestartNonce redeploys the application (new cluster, job restored from a savepoint) when changed.
 	RestartNonce string `json:"restartNonce,omitempty"`
