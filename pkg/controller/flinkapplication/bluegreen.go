@@ -12,7 +12,7 @@ import (
 // besideLive tells whether the update in progress starts its job beside the deployed one, which
 // keeps running: deploymentMode BlueGreen. Suspends and restarts stop the deployed job as always.
 func besideLive(rc *Context) bool {
-	return blueGreen(rc.App) && updating(&rc.App.Status)
+	return blueGreen(rc.App) && updating(rc.Job)
 }
 
 // startBeside takes the state a new BlueGreen version starts from without stopping the deployed
@@ -20,30 +20,30 @@ func besideLive(rc *Context) bool {
 // will not do), the newest checkpoint (LastState), or nothing (Stateless).
 func startBeside(rc *Context, ready string) Outcome {
 	st := &rc.App.Status
-	hash, jobID := liveJob(st)
+	hash, jobID := liveJob(&st.JobOwnerStatus)
 	st.Deployments.NextRestorePath = ""
-	switch upgradeMode(rc.App) {
+	switch rc.Settings.UpgradeMode {
 	case v1beta1.UpgradeModeStateless:
-		return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s without state beside job %s", ready, candidate(st).Version, jobID))
+		return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s without state beside job %s", ready, candidate(&st.JobOwnerStatus).Version, jobID))
 	case v1beta1.UpgradeModeLastState:
 		v := rc.pass().View(hash, jobID)
 		if v.Liveness == jobs.Alive && lastStateProblem(rc, v.Ref) == "" {
 			if cps, err := rc.pass().Checkpoints(v.Ref); err == nil {
 				st.Deployments.NextRestorePath = cps.Latest.Completed.ExternalPath
 				return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s from checkpoint %s of job %s, which keeps running",
-					ready, candidate(st).Version, st.Deployments.NextRestorePath, jobID))
+					ready, candidate(&st.JobOwnerStatus).Version, st.Deployments.NextRestorePath, jobID))
 			}
 		}
 	}
 	return moveTo(v1beta1.PhaseSavepointing, "ClusterReady", fmt.Sprintf("%s; taking a savepoint of job %s without cancelling it, for version %s",
-		ready, jobID, candidate(st).Version))
+		ready, jobID, candidate(&st.JobOwnerStatus).Version))
 }
 
 // enterDualRunning keeps both versions: the new one ran stable beside the deployed one, which the
 // user tears down (tearDownVersionHash) when they choose.
 func enterDualRunning(rc *Context, restorePath string) Outcome {
 	st := &rc.App.Status
-	s, c := stable(st), candidate(st)
+	s, c := stable(&st.JobOwnerStatus), candidate(&st.JobOwnerStatus)
 	t := metav1.NewTime(rc.Now)
 	c.StableTime, c.RestorePath, c.SubmittedAt = &t, restorePath, nil
 	st.Deployments.NextRestorePath = ""
@@ -60,10 +60,10 @@ func handleDualRunning(rc *Context) Outcome {
 	if !dualRunning(st) {
 		return moveTo(v1beta1.PhaseRunning, "VersionGone", "only one version is recorded")
 	}
-	s, c := stable(st), candidate(st)
+	s, c := stable(&st.JobOwnerStatus), candidate(&st.JobOwnerStatus)
 	observeLiveJob(rc)
 	switch {
-	case suspending(rc.App):
+	case rc.Settings.Suspend:
 		return startTeardown(rc, c, "Suspending", "spec.state is Suspended; the deployed version is suspended once the new one is torn down")
 	case rc.App.Spec.ForceRollback:
 		if c.PromotedAt != nil {
@@ -115,7 +115,7 @@ func summarizeVersions(rc *Context) {
 		st.DeployVersion, st.UpdatingVersion, st.VersionStatuses = "", "", nil
 		return
 	}
-	s, c := stable(st), candidate(st)
+	s, c := stable(&st.JobOwnerStatus), candidate(&st.JobOwnerStatus)
 	statuses := make([]v1beta1.FlinkApplicationVersionStatus, 2)
 	st.DeployVersion, st.UpdatingVersion = "", ""
 	if s != nil {

@@ -12,9 +12,9 @@ import (
 // first checks that the newest retained checkpoint can carry the state across the cancel; when it
 // cannot, it takes a savepoint instead, and fails only when that fails too.
 func handleCancelling(rc *Context) Outcome {
-	st := &rc.App.Status
+	st := rc.Job
 	hash, jobID := liveJob(st)
-	mode := upgradeMode(rc.App)
+	mode := rc.Settings.UpgradeMode
 	v := rc.pass().View(hash, jobID)
 	if v.Liveness == jobs.Unknown {
 		return failed(jobs.Retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
@@ -23,7 +23,7 @@ func handleCancelling(rc *Context) Outcome {
 		if out, abandon := abandonBeforeStop(rc, "cancel"); abandon {
 			return out
 		}
-		if mode != v1beta1.UpgradeModeStateless && !rc.App.Spec.FallbackWithoutState {
+		if mode != v1beta1.UpgradeModeStateless && !rc.Settings.FallbackWithoutState {
 			if why := lastStateProblem(rc, v.Ref); why != "" {
 				return warnTo(v1beta1.PhaseSavepointing, "LastStateViaSavepoint", fmt.Sprintf(
 					"job %s cannot keep its state through a cancel: %s; taking a savepoint with cancel instead", jobID, why))
@@ -53,8 +53,8 @@ func handleCancelling(rc *Context) Outcome {
 // an update fails and a suspend waits, both saying how to go on.
 func stateLost(rc *Context, reason, why string) Outcome {
 	msg := fmt.Sprintf("%s; restore it by hand (%s), or set %s to start it without state",
-		why, specField(rc.App, "savepointPath"), specField(rc.App, "fallbackWithoutState"))
-	if suspending(rc.App) && candidate(&rc.App.Status) == nil {
+		why, rc.Settings.field("savepointPath"), rc.Settings.field("fallbackWithoutState"))
+	if rc.Settings.Suspend && candidate(rc.Job) == nil {
 		return blocked(rc, "SuspendBlocked", msg)
 	}
 	return deployFailed(rc, reason, msg)

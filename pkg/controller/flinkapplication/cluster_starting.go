@@ -12,20 +12,20 @@ import (
 // it is stopped per upgradeMode; otherwise the job is submitted.
 func handleClusterStarting(rc *Context) Outcome {
 	st := &rc.App.Status
-	if targetSpecHash(st) != rc.Hash {
-		if target := targetCluster(st); target != "" && target != liveCluster(st) {
+	if targetSpecHash(&st.JobOwnerStatus) != rc.Hash {
+		if target := targetCluster(&st.JobOwnerStatus); target != "" && target != liveCluster(&st.JobOwnerStatus) {
 			if err := deleteCluster(rc, target); err != nil {
 				return failed(err)
 			}
 		}
 		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", "spec changed while the new cluster was starting; starting over")
 	}
-	target := targetCluster(st)
-	_, jobID := liveJob(st)
+	target := targetCluster(&st.JobOwnerStatus)
+	_, jobID := liveJob(&st.JobOwnerStatus)
 	if forcedRollback(rc) {
 		return warnTo(v1beta1.PhaseRollingBack, "ForceRollback", "forceRollback set: abandoning the update before the old job was touched")
 	}
-	if jobID == "" && suspending(rc.App) {
+	if jobID == "" && rc.Settings.Suspend {
 		return suspended(rc, "Suspended", "spec.state is Suspended; the new cluster is not needed")
 	}
 	c := rc.Clusters[target]
@@ -55,7 +55,7 @@ func handleClusterStarting(rc *Context) Outcome {
 	if jobID != "" {
 		return stopLiveJob(rc, "ClusterReady", ready)
 	}
-	if stable(st) == nil {
+	if stable(&st.JobOwnerStatus) == nil {
 		st.Deployments.NextRestorePath = initialSavepoint(rc.App)
 	}
 	return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting the job from %s", ready, describeState(st.Deployments.NextRestorePath)))

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
@@ -18,11 +19,24 @@ import (
 // most once per reconcile. Handlers decide from it; they never list or watch on their own.
 type Context struct {
 	context.Context
+	// Meta, Machine, Job and Owned point into the working copy of the object the pass runs for, in
+	// its own kind: its metadata, where it stands in the state machine, the job it owns (nil for a
+	// FlinkSessionCluster) and the clusters it owns (nil for a FlinkSessionJob). Handlers of any
+	// kind read and change these.
+	Meta    *metav1.ObjectMeta
+	Machine *v1beta1.MachineStatus
+	Job     *v1beta1.JobOwnerStatus
+	Owned   *v1beta1.ClusterOwnerStatus
+	// Settings are the job settings of the object's spec; nil for a kind that owns no job.
+	Settings *jobSettings
+	// App is the working copy when the object is a FlinkApplication.
 	App *v1beta1.FlinkApplication
 	// Stored is the application as the pass read it, before any change of this pass.
 	Stored *v1beta1.FlinkApplication
-	Config *config.Config
-	Now    time.Time
+	// subject is the working copy, stored the object as the pass read it.
+	subject, stored subject
+	Config          *config.Config
+	Now             time.Time
 	// Hash is the cluster hash of the current spec.
 	Hash string
 	// Clusters are the owned Flink clusters, by hash.
@@ -62,6 +76,12 @@ type Context struct {
 	transitioned bool
 	// ranOn is set when the pass moved into a phase and ran its handler too (runsAtOnce).
 	ranOn bool
+}
+
+// bind makes working the pass's object and stored the object as read.
+func (rc *Context) bind(working, stored subject) {
+	rc.subject, rc.stored = working, stored
+	rc.Meta, rc.Machine, rc.Job, rc.Owned = working.meta(), working.machine(), working.job(), working.clusters()
 }
 
 // ClusterObjects are the Kubernetes objects of one Flink cluster.

@@ -13,7 +13,7 @@ import (
 // clusters then go by garbage collection. A job whose state is unknown is waited for: it is never
 // taken as stopped because its JobManager does not answer.
 func handleDeleting(rc *Context) Outcome {
-	st := &rc.App.Status
+	st := rc.Job
 	if !hasFinalizer(rc.App) {
 		return stay(untilChanged)
 	}
@@ -26,7 +26,7 @@ func handleDeleting(rc *Context) Outcome {
 	if rec == nil || rec.JobID == "" {
 		rec = stable(st)
 	}
-	mode := deleteMode(rc.App)
+	mode := rc.Settings.DeleteMode
 	if mode == v1beta1.DeleteModeNone || rec == nil {
 		return finishDelete(rc, fmt.Sprintf("deleteMode %s: Flink left alone", mode))
 	}
@@ -60,7 +60,7 @@ func handleDeleting(rc *Context) Outcome {
 // had stopped its job with, or the job's newest checkpoint. finalSavepointPath names it only when it
 // is a savepoint: a field named savepoint never names a checkpoint.
 func keepStateAddress(rc *Context, rec *v1beta1.DeploymentRecord, v *jobs.View) {
-	st := &rc.App.Status
+	st := rc.Job
 	var points []jobs.StatePoint
 	if v.Details != nil {
 		points = rc.pass().FlinkState(v.Ref, ledger.Trigger(rc.ledger().Pending(rec.JobID)))
@@ -83,12 +83,12 @@ func keepStateAddress(rc *Context, rec *v1beta1.DeploymentRecord, v *jobs.View) 
 	if rc.ledger().IsSavepoint(path) {
 		st.FinalSavepointPath = path
 	}
-	rc.event(false, "StateKept", fmt.Sprintf("the job's state is at %s; restore it with %s", path, specField(rc.App, "savepointPath")))
+	rc.event(false, "StateKept", fmt.Sprintf("the job's state is at %s; restore it with %s", path, rc.Settings.field("savepointPath")))
 }
 
 // finishDelete removes the finalizer once what status says about the job's state is persisted.
 func finishDelete(rc *Context, msg string) Outcome {
-	if rc.Stored != nil && rc.Stored.Status.FinalSavepointPath != rc.App.Status.FinalSavepointPath {
+	if rc.stored != nil && rc.stored.job().FinalSavepointPath != rc.Job.FinalSavepointPath {
 		return persistThenContinue()
 	}
 	if err := removeFinalizer(rc); err != nil {
@@ -102,9 +102,9 @@ func finishDelete(rc *Context, msg string) Outcome {
 // one recorded. That is the deployed version, unless the new one was promoted automatically and the
 // deployed one only runs on for its teardown delay.
 func stopSecondVersion(rc *Context) (Outcome, bool) {
-	st := &rc.App.Status
+	st := rc.Job
 	s, c := stable(st), candidate(st)
-	if c == nil || c.JobID == "" || s == nil || s.JobID == "" || deleteMode(rc.App) == v1beta1.DeleteModeNone {
+	if c == nil || c.JobID == "" || s == nil || s.JobID == "" || rc.Settings.DeleteMode == v1beta1.DeleteModeNone {
 		return Outcome{}, false
 	}
 	second := c

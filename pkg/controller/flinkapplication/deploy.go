@@ -29,13 +29,13 @@ func handleDeploy(rc *Context) Outcome {
 		recordTarget(rc)
 		return deployFailed(rc, "PodPolicy", err.Error())
 	}
-	if suspending(rc.App) {
+	if rc.Settings.Suspend {
 		if err := ensureFinalizer(rc); err != nil {
 			return failed(err)
 		}
 		return suspendJob(rc)
 	}
-	_, jobID := liveJob(st)
+	_, jobID := liveJob(&st.JobOwnerStatus)
 	single := deploymentMode(rc.App) == v1beta1.DeploymentModeSingle
 	if single && jobID != "" {
 		if err := ensureFinalizer(rc); err != nil {
@@ -47,7 +47,7 @@ func handleDeploy(rc *Context) Outcome {
 	}
 	recordTarget(rc)
 	if blueGreen(rc.App) {
-		candidate(st).Version = nextVersion(st)
+		candidate(&st.JobOwnerStatus).Version = nextVersion(st)
 		st.TeardownHash = ""
 	}
 	if single {
@@ -60,7 +60,7 @@ func handleDeploy(rc *Context) Outcome {
 	// for its cluster IP). The finalizer still comes before any job runs.
 	sendFinalizer, recordFinalizer := finalizerAdding(rc)
 	steps := []func() error{sendFinalizer, func() error { return createCluster(rc, rc.App, rc.Hash) }}
-	if liveCluster(st) == "" || single {
+	if liveCluster(&st.JobOwnerStatus) == "" || single {
 		// The stable Service exists from the first deploy on, so the UI has one address.
 		steps = append(steps, func() error { return pointGenericService(rc, rc.Hash) })
 	}
@@ -70,8 +70,8 @@ func handleDeploy(rc *Context) Outcome {
 		return failed(err)
 	}
 	what := "creating Flink cluster " + flink.VersionedServiceName(rc.App, rc.Hash)
-	if liveCluster(st) != "" && !single && rc.Clusters[liveCluster(st)] != nil && liveCluster(st) != rc.Hash {
-		what += fmt.Sprintf(" beside %s", flink.VersionedServiceName(rc.App, liveCluster(st)))
+	if liveCluster(&st.JobOwnerStatus) != "" && !single && rc.Clusters[liveCluster(&st.JobOwnerStatus)] != nil && liveCluster(&st.JobOwnerStatus) != rc.Hash {
+		what += fmt.Sprintf(" beside %s", flink.VersionedServiceName(rc.App, liveCluster(&st.JobOwnerStatus)))
 	}
 	return moveTo(v1beta1.PhaseClusterStarting, "ClusterCreated", what)
 }

@@ -89,12 +89,12 @@ type SessionObserver interface {
 
 // staleCache tells whether the cached application predates our own last status write: acting on it
 // could repeat a step already taken, so the reconcile waits for the cache instead.
-func (e *Environment) staleCache(app *v1beta1.FlinkApplication) bool {
-	v, ok := e.written.Load(writeKey(app))
+func (e *Environment) staleCache(kind string, obj metav1.Object) bool {
+	v, ok := e.written.Load(objectKey(kind, obj))
 	if !ok {
 		return false
 	}
-	have, err1 := strconv.ParseUint(app.ResourceVersion, 10, 64)
+	have, err1 := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
 	wrote, err2 := strconv.ParseUint(v.(string), 10, 64)
 	return err1 == nil && err2 == nil && have < wrote
 }
@@ -112,16 +112,16 @@ func (e *Environment) forgetApp(key string) {
 // pass that moved on forgets it: the new phase's deadline is judged by the next pass.
 func (e *Environment) noteDeadline(rc *Context) {
 	if rc.deadline.IsZero() || rc.transitioned {
-		e.deadlines.Delete(writeKey(rc.App))
+		e.deadlines.Delete(rc.writeKey())
 		return
 	}
-	e.deadlines.Store(writeKey(rc.App), rc.deadline)
+	e.deadlines.Store(rc.writeKey(), rc.deadline)
 }
 
 // lookDue tells whether what is named was last read from Flink at least every ago, and if so
 // notes that it is read now.
 func (e *Environment) lookDue(rc *Context, what string, every time.Duration) bool {
-	key := writeKey(rc.App) + "/" + what
+	key := rc.writeKey() + "/" + what
 	if last, ok := e.looked.Load(key); ok && rc.Now.Sub(last.(time.Time)) < every {
 		return false
 	}

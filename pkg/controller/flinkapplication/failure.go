@@ -10,7 +10,7 @@ import (
 // in DeployFailed with the cause, as does a restart of the stable spec itself; an update goes back to
 // the last stable spec.
 func abandonUpdate(rc *Context, cause string) Outcome {
-	st := &rc.App.Status
+	st := rc.Job
 	if stable(st) == nil || !updating(st) {
 		return deployFailed(rc, "DeployFailed", cause)
 	}
@@ -20,7 +20,7 @@ func abandonUpdate(rc *Context, cause string) Outcome {
 // abandonStop ends a stop of the live job that cannot finish: an update rolls back, a suspend rests
 // with the job as it is until the user changes the spec.
 func abandonStop(rc *Context, cause string) Outcome {
-	if candidate(&rc.App.Status) == nil {
+	if candidate(rc.Job) == nil {
 		return blocked(rc, "SuspendBlocked", fmt.Sprintf("suspend failed: %s; change the spec to retry", cause))
 	}
 	return abandonUpdate(rc, cause)
@@ -28,20 +28,21 @@ func abandonStop(rc *Context, cause string) Outcome {
 
 // deployFailed marks the target spec failed, so it is not retried until the spec changes, and rests.
 func deployFailed(rc *Context, reason, cause string) Outcome {
-	st := &rc.App.Status
-	st.FailedDeployHash = targetSpecHash(st)
-	if st.FailedDeployHash == "" {
-		st.FailedDeployHash = rc.Hash
+	rc.Machine.FailedDeployHash = rc.Hash
+	if st := rc.Job; st != nil {
+		if h := targetSpecHash(st); h != "" {
+			rc.Machine.FailedDeployHash = h
+		}
+		// A savepoint asked for stays recorded: if it completes after all, its trigger time finds it.
+		clearTarget(st)
 	}
-	// A savepoint asked for stays recorded: if it completes after all, its trigger time finds it.
-	clearTarget(st)
 	return warnTo(v1beta1.PhaseDeployFailed, reason, cause)
 }
 
 // rollbackFailed gives up on restoring the previous job. The state it would have restored stays in
 // status.savepointPath and the message, so an operator can restore it by hand.
 func rollbackFailed(rc *Context, cause string) Outcome {
-	st := &rc.App.Status
+	st := rc.Job
 	if c, s := candidate(st), stable(st); c != nil && s != nil && c.Kind == v1beta1.DeploymentRollback && c.JobID != "" && s.JobID == "" {
 		// The job the rollback submitted may still come up: it stays the application's job, so that
 		// nothing is ever started beside it.

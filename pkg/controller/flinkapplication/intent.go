@@ -22,11 +22,6 @@ func upgradeMode(app *v1beta1.FlinkApplication) v1beta1.UpgradeMode {
 	return v1beta1.UpgradeModeSavepoint
 }
 
-// suspending tells whether the user wants the job suspended.
-func suspending(app *v1beta1.FlinkApplication) bool {
-	return app.Spec.State == v1beta1.JobStateSuspended
-}
-
 // withSpec is the application as it was with a recorded spec (JSON); nil when there is none or it
 // cannot be read.
 func withSpec(app *v1beta1.FlinkApplication, specJSON string) *v1beta1.FlinkApplication {
@@ -43,7 +38,7 @@ func withSpec(app *v1beta1.FlinkApplication, specJSON string) *v1beta1.FlinkAppl
 
 // targetApp is the application as the deployment in progress deploys it.
 func targetApp(rc *Context) *v1beta1.FlinkApplication {
-	if c := candidate(&rc.App.Status); c != nil {
+	if c := candidate(rc.Job); c != nil {
 		if app := withSpec(rc.App, c.Spec); app != nil {
 			return app
 		}
@@ -54,7 +49,7 @@ func targetApp(rc *Context) *v1beta1.FlinkApplication {
 // stableApp is the application as its stable deployment's spec had it; nil before a job ever ran
 // stable.
 func stableApp(rc *Context) *v1beta1.FlinkApplication {
-	if s := stable(&rc.App.Status); s != nil {
+	if s := stable(rc.Job); s != nil {
 		return withSpec(rc.App, s.Spec)
 	}
 	return nil
@@ -76,7 +71,7 @@ const (
 // flink.ClusterHash) never count: changing them never restarts a job.
 func classifyChange(rc *Context) specChange {
 	st := &rc.App.Status
-	running := runningSpecHash(st)
+	running := runningSpecHash(rc.Job)
 	if rc.Hash == running || rc.Hash == st.FailedDeployHash || rc.Hash == st.TeardownHash {
 		// A BlueGreen version the user tore down is not deployed again until the spec changes.
 		return noChange
@@ -99,10 +94,10 @@ func classifyChange(rc *Context) specChange {
 // stopLiveJob starts stopping the live job the way the upgrade mode keeps its state: a savepoint
 // with cancel, or a cancel (LastState then restores the newest retained checkpoint).
 func stopLiveJob(rc *Context, reason, why string) Outcome {
-	st := &rc.App.Status
+	st := rc.Job
 	_, jobID := liveJob(st)
 	st.Deployments.NextRestorePath = ""
-	mode := upgradeMode(rc.App)
+	mode := rc.Settings.UpgradeMode
 	next := v1beta1.PhaseCancelling
 	how := "cancelling it"
 	switch mode {
@@ -120,9 +115,9 @@ func stopLiveJob(rc *Context, reason, why string) Outcome {
 // status.savepointPath. It reads the spec as it is now, not as it was when the stop began: a suspend
 // that was taken back, or an update changed back while the job was cancelling, still resumes the job.
 func afterJobStopped(rc *Context, reason, msg string) Outcome {
-	st := &rc.App.Status
+	st := rc.Job
 	stopRecorded(st)
-	if suspending(rc.App) {
+	if rc.Settings.Suspend {
 		return suspended(rc, reason, msg)
 	}
 	if target := targetCluster(st); targetSpecHash(st) == rc.Hash && rc.Clusters[target].Ready() {
@@ -135,10 +130,13 @@ func afterJobStopped(rc *Context, reason, msg string) Outcome {
 // state to resume from is persisted in status.savepointPath, because a savepoint's result is lost
 // with its JobManager.
 func suspended(rc *Context, reason, msg string) Outcome {
-	st := &rc.App.Status
+	st := rc.Job
 	clearTarget(st)
 	stopRecorded(st)
-	st.JobStatus.State, st.JobStatus.Health, st.ClusterStatus = "", "", v1beta1.FlinkClusterStatus{}
+	st.JobStatus.State, st.JobStatus.Health = "", ""
+	if rc.Owned != nil {
+		rc.Owned.ClusterStatus = v1beta1.FlinkClusterStatus{}
+	}
 	return moveTo(v1beta1.PhaseSuspended, reason, fmt.Sprintf("%s; job suspended with %s, deleting its cluster", msg, describeState(st.Deployments.NextRestorePath)))
 }
 

@@ -29,13 +29,13 @@ func specJobParams(app *v1beta1.FlinkApplication) jobParams {
 		AllowNonRestoredState: s.AllowNonRestoredState}
 }
 
-func statusJobParams(st *v1beta1.FlinkApplicationStatus) jobParams {
+func statusJobParams(st *v1beta1.JobOwnerStatus) jobParams {
 	j := st.JobStatus
 	return jobParams{JarName: j.JarName, EntryClass: j.EntryClass, ProgramArgs: j.ProgramArgs, Parallelism: j.Parallelism,
 		AllowNonRestoredState: j.AllowNonRestoredState}
 }
 
-func (p jobParams) recordIn(st *v1beta1.FlinkApplicationStatus) {
+func (p jobParams) recordIn(st *v1beta1.JobOwnerStatus) {
 	j := &st.JobStatus
 	j.JarName, j.EntryClass, j.ProgramArgs, j.Parallelism, j.AllowNonRestoredState =
 		p.JarName, p.EntryClass, p.ProgramArgs, p.Parallelism, p.AllowNonRestoredState
@@ -71,7 +71,7 @@ func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath
 	if !besideLive(rc) && (step.Chosen || step.State != "") {
 		// The top-level job status is the job being started, unless a BlueGreen version starts
 		// beside the deployed one, whose job it keeps showing.
-		rc.App.Status.JobStatus.State = v1beta1.JobState(step.State)
+		rc.Job.JobStatus.State = v1beta1.JobState(step.State)
 	}
 	out := jobStep{Running: step.Running, Failure: step.Failure, JarMissing: step.JarMissing}
 	if step.Wait != nil {
@@ -87,7 +87,7 @@ func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath
 func (rc *Context) owner() jobs.Owner {
 	o := ownerOf(rc.App)
 	o.SharedCluster = rc.kind != nil && rc.kind.sharedCluster
-	if _, live := liveJob(&rc.App.Status); live != "" && besideLive(rc) {
+	if _, live := liveJob(rc.Job); live != "" && besideLive(rc) {
 		o.Beside = []string{live}
 	}
 	return o
@@ -136,7 +136,7 @@ func waitOutcome(w jobs.Wait) Outcome {
 func chooseJobID(rc *Context, rec *v1beta1.DeploymentRecord) {
 	rec.JobID, rec.SubmittedAt = rc.owner().NewJobID(), nil
 	if !besideLive(rc) {
-		rc.App.Status.JobStatus.State = ""
+		rc.Job.JobStatus.State = ""
 	}
 }
 
@@ -144,7 +144,7 @@ func chooseJobID(rc *Context, rec *v1beta1.DeploymentRecord) {
 // starts beside a live job): the id goes out with the transition's write, so the first pass in
 // Submitting can submit without a write of its own first.
 func chooseCandidateJobID(rc *Context) {
-	if c := candidate(&rc.App.Status); c != nil && c.JobID == "" {
+	if c := candidate(rc.Job); c != nil && c.JobID == "" {
 		chooseJobID(rc, c)
 	}
 }
@@ -154,7 +154,7 @@ func chooseCandidateJobID(rc *Context) {
 // ready can submit it (jobIDStored). Beside a live job the id waits for Submitting: until then the
 // application's job status is the live job's.
 func chooseJobIDWhenNothingRuns(rc *Context) {
-	if _, live := liveJob(&rc.App.Status); live == "" {
+	if _, live := liveJob(rc.Job); live == "" {
 		chooseCandidateJobID(rc)
 	}
 }
@@ -165,6 +165,6 @@ func jobIDStored(rc *Context) bool {
 	if rc.Stored == nil {
 		return false
 	}
-	c, s := candidate(&rc.App.Status), candidate(&rc.Stored.Status)
+	c, s := candidate(rc.Job), candidate(&rc.Stored.Status.JobOwnerStatus)
 	return c != nil && s != nil && c.JobID != "" && c.JobID == s.JobID && c.ClusterHash == s.ClusterHash
 }

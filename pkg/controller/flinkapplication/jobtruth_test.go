@@ -324,7 +324,7 @@ func TestRefusedTransitionWritesOnlyTheRefusal(t *testing.T) {
 	broken := saved
 	broken.handle = func(rc *Context) Outcome {
 		rc.App.Status.SavepointPath = "file:///somewhere-else"
-		stable(&rc.App.Status).JobID = ""
+		stable(rc.Job).JobID = ""
 		rc.event(false, "Decided", "a decision that must not be kept")
 		return moveTo(v1beta1.PhaseRollingBack, "NotDeclared", "Running may not go to RollingBack")
 	}

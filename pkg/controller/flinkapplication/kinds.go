@@ -25,13 +25,14 @@ const (
 
 // objectKind is what differs between the kinds the machine runs.
 type objectKind struct {
+	name string
 	// table is the kind's phase table.
 	table map[v1beta1.FlinkApplicationPhase]phaseSpec
 	// sharedCluster is set when other objects' jobs run on the same cluster (a session cluster):
 	// the fence before a submission then only looks for this object's own jobs.
 	sharedCluster bool
 	// status is the object's status, in its own shape, made from the application view's.
-	status func(view *v1beta1.FlinkApplication) interface{}
+	status func(rc *Context, s subject) interface{}
 	// patch sends a merge patch to the object, to its status when status is set.
 	patch func(rc *Context, patch []byte, status ...string) (metav1.Object, error)
 	// migrate rewrites, on first read, status that an earlier operator (or the Lyft operator) wrote
@@ -40,8 +41,9 @@ type objectKind struct {
 }
 
 var applicationKind = &objectKind{
+	name:    applicationKindName,
 	migrate: migrateStatus,
-	status:  func(app *v1beta1.FlinkApplication) interface{} { return app.Status },
+	status:  func(_ *Context, s subject) interface{} { return s.status() },
 	patch: func(rc *Context, patch []byte, status ...string) (metav1.Object, error) {
 		return rc.env.Apps.FlinkV1beta1().FlinkApplications(rc.App.Namespace).Patch(
 			rc, rc.App.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, status...)
@@ -110,19 +112,10 @@ func kindName(app *v1beta1.FlinkApplication) string {
 	return applicationKindName
 }
 
-// specField is where a spec field an application has lives in the kind of the view, for messages
-// that tell users what to change.
-func specField(app *v1beta1.FlinkApplication, field string) string {
-	if kindName(app) != sessionJobKindName {
-		return "spec." + field
-	}
-	if field == "savepointPath" {
-		return "spec.job.initialSavepointPath of a new FlinkSessionJob"
-	}
-	return "spec.job." + field
+// objectKey names an object across kinds, for the record of our own last write.
+func objectKey(kind string, obj metav1.Object) string {
+	return kind + "/" + obj.GetNamespace() + "/" + obj.GetName()
 }
 
-// writeKey names an object across kinds, for the record of our own last write.
-func writeKey(app *v1beta1.FlinkApplication) string {
-	return kindName(app) + "/" + app.Namespace + "/" + app.Name
-}
+// writeKey is the pass's object's key (objectKey).
+func (rc *Context) writeKey() string { return objectKey(rc.kind.name, rc.Meta) }

@@ -19,13 +19,12 @@ const untilChanged time.Duration = -1
 // status, then the phase's handler. It records the transition in the working status and returns the
 // outcome; persisting the status and emitting events is the caller's job.
 func step(rc *Context) Outcome {
-	st := &rc.App.Status
-	from := st.Phase.Normalized()
+	st := rc.Machine
+	from := rc.subject.phase().Normalized()
 	cfg := rc.Config
 
-	if rc.App.DeletionTimestamp != nil && from != v1beta1.PhaseDeleting {
-		out := moveTo(v1beta1.PhaseDeleting, "DeletionRequested",
-			fmt.Sprintf("application deleted; deleteMode %s", deleteMode(rc.App)))
+	if rc.Meta.DeletionTimestamp != nil && from != v1beta1.PhaseDeleting {
+		out := moveTo(v1beta1.PhaseDeleting, "DeletionRequested", deletionRequested(rc))
 		recordOutcome(rc, from, out)
 		return out
 	}
@@ -39,7 +38,7 @@ func step(rc *Context) Outcome {
 	if e := st.LastSeenError; e != nil && e.IsFailFast && st.RetryCount > 0 {
 		// The phase gave up and stayed. Trying again on every event would repeat what keeps
 		// failing (a savepoint, say); only a change to the spec earns a new budget.
-		if st.ObservedGeneration == rc.App.Generation {
+		if st.ObservedGeneration == rc.Meta.Generation {
 			return stay(untilChanged)
 		}
 		st.LastSeenError, st.RetryCount = nil, 0
@@ -53,12 +52,13 @@ func step(rc *Context) Outcome {
 	// starts nothing new, and unless it moves on, the phase gives up.
 	cause, overdue := pastDeadline(rc, spec)
 	rc.Overdue = overdue
-	before, events := st.DeepCopy(), len(rc.events)
+	before, events := rc.subject.object().DeepCopyObject(), len(rc.events)
 	out := spec.handle(rc)
 	if out.Next != "" && out.Next != from && !spec.allows(out.Next) {
 		// A handler asking for an undeclared transition is a bug. Refusing keeps the table honest,
 		// and nothing the handler decided along with it is kept: only the refusal is written.
-		*st, rc.events = *before, rc.events[:events]
+		rc.restore(before)
+		rc.events = rc.events[:events]
 		out = Outcome{Reason: "InvalidTransition", Warning: true, After: untilChanged,
 			Message: fmt.Sprintf("refused undeclared transition %s -> %s (%s)", from, out.Next, out.Message)}
 		recordOutcome(rc, from, out)
@@ -99,14 +99,14 @@ func step(rc *Context) Outcome {
 // afterFailure spends one retry of the phase's budget, or gives up when it is spent or the error
 // cannot succeed on retry. The count lives in status so a restarted operator keeps it.
 func afterFailure(rc *Context, spec phaseSpec, err error) Outcome {
-	st := &rc.App.Status
+	st := rc.Machine
 	t := metav1.NewTime(rc.Now)
 	retry := jobs.IsRetryable(err)
 	st.LastSeenError = &v1beta1.FlinkApplicationError{
 		AppError: err.Error(), Method: jobs.ErrorMethod(err), IsRetryable: retry, IsFailFast: !retry,
 		MaxRetries: int32(rc.Config.MaxRetries), LastErrorUpdateTime: &t,
 	}
-	if st.Phase.Normalized().IsSteady() {
+	if rc.subject.phase().Normalized().IsSteady() {
 		// Resting phases only watch; they never give up watching.
 		if int(st.RetryCount) < rc.Config.MaxRetries {
 			st.RetryCount++
@@ -129,7 +129,7 @@ func giveUp(rc *Context, spec phaseSpec, cause string) Outcome {
 	if spec.giveUp != nil {
 		out = spec.giveUp(rc, cause)
 	}
-	if st := &rc.App.Status; out.Next == "" {
+	if st := rc.Machine; out.Next == "" {
 		// Staying after giving up is resting until the spec changes; the mark keeps it so.
 		if st.LastSeenError == nil {
 			t := metav1.NewTime(rc.Now)
@@ -144,7 +144,7 @@ func giveUp(rc *Context, spec phaseSpec, cause string) Outcome {
 }
 
 func pastDeadline(rc *Context, spec phaseSpec) (string, bool) {
-	st := rc.App.Status
+	st := rc.Machine
 	if spec.deadline == nil || st.PhaseStartedAt == nil {
 		return "", false
 	}
@@ -153,10 +153,10 @@ func pastDeadline(rc *Context, spec phaseSpec) (string, bool) {
 	if d > 0 {
 		rc.deadline = start.Add(d)
 	}
-	if d <= 0 || rc.env.activity.acting(start, rc.Now)-rc.env.waits.within(writeKey(rc.App), start, rc.Now) <= d {
+	if d <= 0 || rc.env.activity.acting(start, rc.Now)-rc.env.waits.within(rc.writeKey(), start, rc.Now) <= d {
 		return "", false
 	}
-	return fmt.Sprintf("%s did not complete within %s", st.Phase.Normalized(), d), true
+	return fmt.Sprintf("%s did not complete within %s", rc.subject.phase().Normalized(), d), true
 }
 
 // backoff is the delay before retry n: base·2^(n-1), capped.
@@ -169,7 +169,7 @@ func backoff(cfg *config.Config, n int32) time.Duration {
 }
 
 func backoffRemaining(rc *Context, cfg *config.Config) time.Duration {
-	st := rc.App.Status
+	st := rc.Machine
 	e := st.LastSeenError
 	if e == nil || !e.IsRetryable || st.RetryCount == 0 || e.LastErrorUpdateTime == nil {
 		return 0
@@ -180,22 +180,18 @@ func backoffRemaining(rc *Context, cfg *config.Config) time.Duration {
 // recordOutcome writes a transition into the working status: the phase, when it started, the history entry
 // and the reason, and queues the Event that tells users about it.
 func recordOutcome(rc *Context, from v1beta1.FlinkApplicationPhase, out Outcome) {
-	st := &rc.App.Status
+	st := rc.Machine
 	t := metav1.NewTime(rc.Now)
-	if st.StartedAt == nil {
-		st.StartedAt = &t
+	if rc.App != nil && rc.App.Status.StartedAt == nil {
+		rc.App.Status.StartedAt = &t
 	}
 	if out.Next != "" && out.Next != from {
-		st.Phase = out.Next
+		rc.subject.enter(from, out.Next, t, out.Reason)
 		st.PhaseStartedAt = &t
 		st.RetryCount, st.LastSeenError = 0, nil
-		st.History = append(st.History, v1beta1.PhaseTransition{From: from, To: out.Next, Time: t, Reason: out.Reason})
-		if n := len(st.History); n > v1beta1.MaxHistory {
-			st.History = append([]v1beta1.PhaseTransition(nil), st.History[n-v1beta1.MaxHistory:]...)
-		}
 		rc.transitioned = true
-	} else if st.Phase == "" {
-		st.Phase = v1beta1.PhaseNew
+	} else if rc.subject.phase() == "" {
+		rc.subject.setPhase(v1beta1.PhaseNew)
 		st.PhaseStartedAt = &t
 	}
 	if out.Reason != "" {
@@ -208,9 +204,11 @@ func recordOutcome(rc *Context, from v1beta1.FlinkApplicationPhase, out Outcome)
 	}
 }
 
-func deleteMode(app *v1beta1.FlinkApplication) v1beta1.DeleteMode {
-	if app.Spec.DeleteMode == "" {
-		return v1beta1.DeleteModeSavepoint
+// deletionRequested says what a delete does: to the job per deleteMode, or to a session cluster's
+// jobs.
+func deletionRequested(rc *Context) string {
+	if rc.Job == nil {
+		return "FlinkSessionCluster deleted; it is removed once no FlinkSessionJob names it"
 	}
-	return app.Spec.DeleteMode
+	return fmt.Sprintf("%s deleted; deleteMode %s", rc.kind.name, rc.Settings.DeleteMode)
 }

@@ -15,7 +15,7 @@ import (
 // observeLiveJob refreshes status.clusterStatus and status.jobStatus from Flink for the live
 // cluster. It reports, it never acts: a failing job is shown Red and announced once with its cause.
 func observeLiveJob(rc *Context) {
-	st := &rc.App.Status
+	st := rc.Job
 	hash := liveCluster(st)
 	if hash == "" {
 		return
@@ -66,7 +66,7 @@ func observeLiveJob(rc *Context) {
 // observeCheckpoints records the job's restarts and, when due, its newest completed checkpoint with
 // the checkpoint counters.
 func observeCheckpoints(rc *Context, ref jobs.Ref) {
-	js := &rc.App.Status.JobStatus
+	js := &rc.Job.JobStatus
 	if cp, err := rc.pass().Checkpoints(ref); err == nil {
 		// Every restore after the initial one is a failover restart.
 		restarts := cp.Counts.Restored
@@ -76,7 +76,7 @@ func observeCheckpoints(rc *Context, ref jobs.Ref) {
 		js.JobRestartCount = int32(restarts)
 		if c := cp.Latest.Completed; c != nil && c.ExternalPath != "" && checkpointRecordDue(rc, js, c.TriggerTimestamp) {
 			// Recorded in the ledger as the job's checkpoint, which jobStatus.lastCheckpoint shows.
-			rc.ledger().Record(v1beta1.StateCheckpoint, ref.ID, liveCluster(&rc.App.Status), c.ExternalPath, time.UnixMilli(c.TriggerTimestamp))
+			rc.ledger().Record(v1beta1.StateCheckpoint, ref.ID, liveCluster(rc.Job), c.ExternalPath, time.UnixMilli(c.TriggerTimestamp))
 			js.LastCheckpointPath, js.LastCheckpointTime = c.ExternalPath, msTime(c.TriggerTimestamp)
 			js.CompletedCheckpointCount, js.FailedCheckpointCount = int32(cp.Counts.Completed), int32(cp.Counts.Failed)
 		}
@@ -87,7 +87,11 @@ func observeCheckpoints(rc *Context, ref jobs.Ref) {
 }
 
 func observeCluster(rc *Context, hash string) {
-	cs := &rc.App.Status.ClusterStatus
+	if rc.Owned == nil {
+		// A session job's cluster is its FlinkSessionCluster's to report.
+		return
+	}
+	cs := &rc.Owned.ClusterStatus
 	// Slots and TaskManagers change rarely, and Kubernetes reports lost TaskManagers sooner.
 	if cs.Health == v1beta1.Green && !rc.env.lookDue(rc, "overview/"+hash, rc.Config.CheckpointRecordInterval.Duration) {
 		return
@@ -142,7 +146,7 @@ func judgeHealth(js *v1beta1.FlinkJobStatus, now time.Time, checkpointsDue time.
 // checkpointsDue is how old the recorded checkpoint may get before the job counts as not
 // checkpointing: the record interval plus three checkpoint intervals; zero without checkpointing.
 func checkpointsDue(rc *Context) time.Duration {
-	conf, err := rc.App.Spec.FlinkConfig.Strings()
+	conf, err := rc.Settings.FlinkConfig.Strings()
 	if err != nil {
 		return 0
 	}
@@ -190,7 +194,7 @@ func checkpointRecordWindow(rc *Context) time.Duration {
 // and when their record is due, strays before a submission. Calls to a JobManager that did not
 // answer once fail fast for the rest of the pass.
 func observe(rc *Context) {
-	st := &rc.App.Status
+	st := rc.Job
 	for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
 		if r != nil && r.JobID != "" {
 			rc.pass().View(r.ClusterHash, r.JobID)

@@ -19,7 +19,7 @@ import (
 // deployed version was never touched.
 func promoteOrAbort(rc *Context) Outcome {
 	st := &rc.App.Status
-	s, c := stable(st), candidate(st)
+	s, c := stable(&st.JobOwnerStatus), candidate(&st.JobOwnerStatus)
 	bg := rc.App.Spec.BlueGreen
 	if bg == nil {
 		return stay(0)

@@ -31,7 +31,7 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 	if err != nil {
 		return 0, err
 	}
-	if e.staleCache(cached) {
+	if e.staleCache(applicationKindName, cached) {
 		return staleCacheRetry, nil
 	}
 	app := cached.DeepCopy()
@@ -43,29 +43,37 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 		Context: ctx, App: app, Stored: cached, Config: e.Config, Now: e.Clock.Now(), Hash: flink.ClusterHash(app),
 		Clusters: clusters, GenericService: generic, env: e, kind: applicationKind,
 	}
-	return e.runPass(rc, cached, summarize)
+	rc.bind(applicationSubject{app}, applicationSubject{cached})
+	rc.Settings = applicationSettings(app)
+	return e.runPass(rc, summarize)
 }
 
 // summarize derives the parts of status that follow from the rest: the observed generation and the
 // Ready and Progressing conditions.
 func summarize(rc *Context) {
-	st := &rc.App.Status
-	deriveStatus(st)
+	st, m := rc.Job, rc.Machine
+	if rc.App != nil {
+		deriveStatus(&rc.App.Status)
+	} else {
+		deriveJobStatus(st)
+	}
 	showJobAsSeen(rc)
-	summarizeVersions(rc)
-	st.ObservedGeneration = rc.App.Generation
-	st.UpgradeMode = upgradeMode(rc.App)
-	phase := st.Phase.Normalized()
-	// Not ready for the reason the application entered its phase: JobLost, SpecChanged, RolledBack...
+	if rc.App != nil {
+		summarizeVersions(rc)
+	}
+	m.ObservedGeneration = rc.Meta.Generation
+	st.UpgradeMode = rc.Settings.UpgradeMode
+	phase := rc.subject.phase().Normalized()
+	// Not ready for the reason the object entered its phase: JobLost, SpecChanged, RolledBack...
 	notReady := string(phase)
-	if n := len(st.History); n > 0 && st.History[n-1].To == st.Phase && st.History[n-1].Reason != "" {
-		notReady = st.History[n-1].Reason
+	if to, why := rc.subject.lastTransition(); to == rc.subject.phase() && why != "" {
+		notReady = why
 	}
 	if rc.Waiting != "" {
 		notReady = rc.Waiting
 	}
 	ready := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: notReady,
-		ObservedGeneration: rc.App.Generation, Message: st.Reason}
+		ObservedGeneration: rc.Meta.Generation, Message: m.Reason}
 	if phase == v1beta1.PhaseRunning && st.JobStatus.State == v1beta1.JobRunning {
 		// Ready says what the pass saw, not what an earlier one did: a job whose JobManager does
 		// not answer is not known to run.
@@ -77,12 +85,12 @@ func summarize(rc *Context) {
 		}
 	}
 	progressing := metav1.Condition{Type: v1beta1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: string(phase),
-		ObservedGeneration: rc.App.Generation}
+		ObservedGeneration: rc.Meta.Generation}
 	if !phase.IsSteady() && phase != v1beta1.PhaseDeleting {
 		progressing.Status = metav1.ConditionTrue
 	}
-	setCondition(st, ready, rc.Now)
-	setCondition(st, progressing, rc.Now)
+	setCondition(m, ready, rc.Now)
+	setCondition(m, progressing, rc.Now)
 	summarizeJobHealth(rc)
 }
 
@@ -90,7 +98,7 @@ func summarize(rc *Context) {
 // JobManager no longer knows, or one gone with its JobManager, has no state; one Flink reports
 // terminal shows that state. A job the pass did not look at keeps what was seen last.
 func showJobAsSeen(rc *Context) {
-	js := &rc.App.Status.JobStatus
+	js := &rc.Job.JobStatus
 	if js.JobID == "" || rc.jobs == nil {
 		return
 	}
@@ -107,14 +115,14 @@ func showJobAsSeen(rc *Context) {
 // summarizeJobHealth sets the JobHealthy condition from the health the pass observed of the live
 // job; without a live job the condition is left out.
 func summarizeJobHealth(rc *Context) {
-	st := &rc.App.Status
+	st, m := rc.Job, rc.Machine
 	if _, jobID := liveJob(st); jobID == "" || st.JobStatus.Health == "" {
-		meta.RemoveStatusCondition(&st.Conditions, v1beta1.ConditionJobHealthy)
+		meta.RemoveStatusCondition(&m.Conditions, v1beta1.ConditionJobHealthy)
 		return
 	}
-	c := metav1.Condition{Type: v1beta1.ConditionJobHealthy, Status: metav1.ConditionFalse, ObservedGeneration: rc.App.Generation,
+	c := metav1.Condition{Type: v1beta1.ConditionJobHealthy, Status: metav1.ConditionFalse, ObservedGeneration: rc.Meta.Generation,
 		Reason: string(st.JobStatus.Health), Message: fmt.Sprintf("job %s is %s", st.JobStatus.JobID, st.JobStatus.Health)}
-	if old := meta.FindStatusCondition(st.Conditions, v1beta1.ConditionJobHealthy); rc.healthReason == "" && old != nil {
+	if old := meta.FindStatusCondition(m.Conditions, v1beta1.ConditionJobHealthy); rc.healthReason == "" && old != nil {
 		// Not observed this pass: the condition stays as it was.
 		return
 	}
@@ -124,10 +132,10 @@ func summarizeJobHealth(rc *Context) {
 	if st.JobStatus.Health == v1beta1.Green {
 		c.Status = metav1.ConditionTrue
 	}
-	setCondition(st, c, rc.Now)
+	setCondition(m, c, rc.Now)
 }
 
-func setCondition(st *v1beta1.FlinkApplicationStatus, c metav1.Condition, now time.Time) {
+func setCondition(st *v1beta1.MachineStatus, c metav1.Condition, now time.Time) {
 	if old := meta.FindStatusCondition(st.Conditions, c.Type); old != nil && old.Status == c.Status {
 		c.LastTransitionTime = old.LastTransitionTime
 	} else {
@@ -138,27 +146,27 @@ func setCondition(st *v1beta1.FlinkApplicationStatus, c metav1.Condition, now ti
 
 // persist writes the status if it changed, as a merge patch guarded by the resourceVersion we read:
 // a write based on an out-of-date view fails instead of overwriting newer intent.
-func (e *Environment) persist(rc *Context, cached *v1beta1.FlinkApplication) error {
-	before := rc.kind.status(cached)
+func (e *Environment) persist(rc *Context) error {
+	before := rc.kind.status(rc, rc.stored)
 	// Compared as the API server stores them: times in whole seconds. Flink's millisecond times
 	// differ from the stored ones on every pass without anything a reader could see.
-	if patch, err := statusPatch(before, rc.kind.status(rc.App)); err != nil || patch == nil {
+	if patch, err := statusPatch(before, rc.kind.status(rc, rc.subject)); err != nil || patch == nil {
 		return err
 	}
 	t := metav1.NewTime(rc.Now)
-	rc.App.Status.LastUpdatedAt = &t
-	patch, err := statusPatch(before, rc.kind.status(rc.App))
+	rc.Machine.LastUpdatedAt = &t
+	patch, err := statusPatch(before, rc.kind.status(rc, rc.subject))
 	if err != nil {
 		return err
 	}
 	var doc map[string]interface{}
 	_ = json.Unmarshal(patch, &doc)
-	doc["metadata"] = map[string]interface{}{"resourceVersion": rc.App.ResourceVersion}
+	doc["metadata"] = map[string]interface{}{"resourceVersion": rc.Meta.ResourceVersion}
 	patch, _ = json.Marshal(doc)
 	if err := rc.mayAct(); err != nil {
 		return err
 	}
-	key := writeKey(rc.App)
+	key := rc.writeKey()
 	e.writing.Store(key, true)
 	defer e.writing.Delete(key) // after rememberWrite: no moment when the echo would look foreign
 	updated, err := rc.kind.patch(rc, patch, "status")
@@ -169,7 +177,7 @@ func (e *Environment) persist(rc *Context, cached *v1beta1.FlinkApplication) err
 		if !apierrors.IsConflict(err) {
 			e.activity.writeFailed(e.Clock.Now())
 		}
-		return fmt.Errorf("writing status of %s: %w", describe(rc.App), err)
+		return fmt.Errorf("writing status of %s %s/%s: %w", rc.kind.name, rc.Meta.Namespace, rc.Meta.Name, err)
 	}
 	e.activity.wrote(e.Clock.Now())
 	e.rememberWrite(key, updated.GetResourceVersion())

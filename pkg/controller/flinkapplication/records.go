@@ -13,17 +13,17 @@ import (
 // failed update returns to) and the candidate (what is being deployed). Handlers read and change
 // them; the fields the Lyft operator's users read are derived from them once per pass (deriveStatus).
 
-func stable(st *v1beta1.FlinkApplicationStatus) *v1beta1.DeploymentRecord {
+func stable(st *v1beta1.JobOwnerStatus) *v1beta1.DeploymentRecord {
 	return st.Deployments.Stable
 }
 
-func candidate(st *v1beta1.FlinkApplicationStatus) *v1beta1.DeploymentRecord {
+func candidate(st *v1beta1.JobOwnerStatus) *v1beta1.DeploymentRecord {
 	return st.Deployments.Candidate
 }
 
 // liveJob is the stable deployment's job, or empty when it has none: before the first deploy, and
 // once the job was stopped for an update, a suspend or a recovery, or found gone.
-func liveJob(st *v1beta1.FlinkApplicationStatus) (hash, jobID string) {
+func liveJob(st *v1beta1.JobOwnerStatus) (hash, jobID string) {
 	if s := stable(st); s != nil && s.JobID != "" {
 		return s.ClusterHash, s.JobID
 	}
@@ -31,7 +31,7 @@ func liveJob(st *v1beta1.FlinkApplicationStatus) (hash, jobID string) {
 }
 
 // liveCluster is the stable deployment's cluster; "" before a job first ran stable.
-func liveCluster(st *v1beta1.FlinkApplicationStatus) string {
+func liveCluster(st *v1beta1.JobOwnerStatus) string {
 	if s := stable(st); s != nil {
 		return s.ClusterHash
 	}
@@ -40,7 +40,7 @@ func liveCluster(st *v1beta1.FlinkApplicationStatus) string {
 
 // targetCluster is the cluster the deployment in progress deploys to: its own, or the live one
 // when the change is made in place.
-func targetCluster(st *v1beta1.FlinkApplicationStatus) string {
+func targetCluster(st *v1beta1.JobOwnerStatus) string {
 	if c := candidate(st); c != nil {
 		return c.ClusterHash
 	}
@@ -48,7 +48,7 @@ func targetCluster(st *v1beta1.FlinkApplicationStatus) string {
 }
 
 // targetSpecHash is the spec the deployment in progress deploys; "" when none is in progress.
-func targetSpecHash(st *v1beta1.FlinkApplicationStatus) string {
+func targetSpecHash(st *v1beta1.JobOwnerStatus) string {
 	if c := candidate(st); c != nil {
 		return c.SpecHash
 	}
@@ -57,7 +57,7 @@ func targetSpecHash(st *v1beta1.FlinkApplicationStatus) string {
 
 // runningSpecHash is the spec the stable deployment runs. It is its cluster's hash unless the
 // parallelism was changed in place.
-func runningSpecHash(st *v1beta1.FlinkApplicationStatus) string {
+func runningSpecHash(st *v1beta1.JobOwnerStatus) string {
 	if s := stable(st); s != nil {
 		return s.SpecHash
 	}
@@ -65,7 +65,7 @@ func runningSpecHash(st *v1beta1.FlinkApplicationStatus) string {
 }
 
 // updating tells whether a new spec is being deployed (not a restart or a rollback of the stable one).
-func updating(st *v1beta1.FlinkApplicationStatus) bool {
+func updating(st *v1beta1.JobOwnerStatus) bool {
 	c := candidate(st)
 	return c != nil && c.Kind == v1beta1.DeploymentUpdate
 }
@@ -73,7 +73,7 @@ func updating(st *v1beta1.FlinkApplicationStatus) bool {
 // forcedRollback tells whether the user asked to abandon the update in progress. Restarts and
 // recoveries of the running spec are not updates: a forceRollback left set does not stop them.
 func forcedRollback(rc *Context) bool {
-	st := &rc.App.Status
+	st := rc.Job
 	return rc.App.Spec.ForceRollback && stable(st) != nil && updating(st) && targetSpecHash(st) != runningSpecHash(st)
 }
 
@@ -82,14 +82,14 @@ func forcedRollback(rc *Context) bool {
 // candidate gets a cluster of its own unless the caller then says otherwise.
 func recordTarget(rc *Context) {
 	b, _ := json.Marshal(rc.App.Spec)
-	rc.App.Status.Deployments.Candidate = &v1beta1.DeploymentRecord{
+	rc.Job.Deployments.Candidate = &v1beta1.DeploymentRecord{
 		Kind: v1beta1.DeploymentUpdate, SpecHash: rc.Hash, Spec: string(b), ClusterHash: rc.Hash,
 	}
 }
 
 // recordRestart records the stable spec as the candidate on the stable cluster: a restart after the
 // job was lost or failed, or a rollback after an update failed.
-func recordRestart(st *v1beta1.FlinkApplicationStatus, kind v1beta1.DeploymentKind) *v1beta1.DeploymentRecord {
+func recordRestart(st *v1beta1.JobOwnerStatus, kind v1beta1.DeploymentKind) *v1beta1.DeploymentRecord {
 	s := stable(st)
 	c := &v1beta1.DeploymentRecord{Kind: kind, Version: s.Version, SpecHash: s.SpecHash, Spec: s.Spec, ClusterHash: s.ClusterHash}
 	st.Deployments.Candidate = c
@@ -97,13 +97,13 @@ func recordRestart(st *v1beta1.FlinkApplicationStatus, kind v1beta1.DeploymentKi
 }
 
 // clearTarget forgets the deployment in progress.
-func clearTarget(st *v1beta1.FlinkApplicationStatus) {
+func clearTarget(st *v1beta1.JobOwnerStatus) {
 	st.Deployments.Candidate = nil
 }
 
 // stopRecorded marks the stable deployment's job stopped (on purpose or found gone): it is no
 // longer anyone's job. Savepoints asked of it stay in the ledger until they end.
-func stopRecorded(st *v1beta1.FlinkApplicationStatus) {
+func stopRecorded(st *v1beta1.JobOwnerStatus) {
 	if s := stable(st); s != nil {
 		s.JobID, s.SubmittedAt = "", nil
 	}
@@ -111,7 +111,7 @@ func stopRecorded(st *v1beta1.FlinkApplicationStatus) {
 
 // promote makes the candidate the stable deployment: its job ran stable on its cluster.
 func promote(rc *Context, restorePath string) {
-	st := &rc.App.Status
+	st := rc.Job
 	c := candidate(st)
 	t := metav1.NewTime(rc.Now)
 	c.Kind, c.RestorePath, c.StableTime, c.SubmittedAt = "", restorePath, &t, nil
@@ -122,8 +122,15 @@ func promote(rc *Context, restorePath string) {
 // the live cluster, the spec in progress, the job the application runs now, the savepoint in
 // progress, the savepoint the next job starts from (never a checkpoint), the savepoints taken and
 // the job's last recorded checkpoint.
-func deriveStatus(st *v1beta1.FlinkApplicationStatus) {
-	st.DeployHash, st.UpdatingHash, st.SavepointTriggerID = liveCluster(st), targetSpecHash(st), ""
+func deriveStatus(app *v1beta1.FlinkApplicationStatus) {
+	st := &app.JobOwnerStatus
+	app.DeployHash, app.UpdatingHash = liveCluster(st), targetSpecHash(st)
+	app.SavepointTriggerID = deriveJobStatus(st)
+}
+
+// deriveJobStatus writes the fields of a job owner's status that are derived from its records and
+// its ledger, and returns the trigger of the savepoint in progress.
+func deriveJobStatus(st *v1beta1.JobOwnerStatus) (inProgress string) {
 	// The job the application runs now: the candidate's once the stable job was stopped for it; a
 	// BlueGreen application shows its deployed version's while both run.
 	job := stable(st)
@@ -134,19 +141,18 @@ func deriveStatus(st *v1beta1.FlinkApplicationStatus) {
 	if job != nil && job.JobID != "" {
 		st.JobStatus.JobID, st.JobStatus.ClusterHash = job.JobID, job.ClusterHash
 	}
-	deriveFromLedger(st)
+	return deriveFromLedger(st)
 }
 
 // deriveFromLedger writes the fields that show the ledger: status.savepoints, savepointTriggerId
 // (the newest savepoint in flight, a stop's first), savepointPath (the final savepoint once deleted,
 // else the savepoint the next job starts from) and jobStatus.lastCheckpoint (the job's recorded one).
-func deriveFromLedger(st *v1beta1.FlinkApplicationStatus) {
+func deriveFromLedger(st *v1beta1.JobOwnerStatus) (inProgress string) {
 	l := ledger.Of(&st.Ledger)
 	st.Savepoints = l.Savepoints(v1beta1.MaxSavepoints)
-	st.SavepointTriggerID = ""
 	for _, e := range l.AllPending() {
-		if st.SavepointTriggerID == "" || ledger.IsStop(e.Purpose) {
-			st.SavepointTriggerID = e.TriggerID
+		if inProgress == "" || ledger.IsStop(e.Purpose) {
+			inProgress = e.TriggerID
 		}
 	}
 	st.SavepointPath = ""
@@ -161,6 +167,7 @@ func deriveFromLedger(st *v1beta1.FlinkApplicationStatus) {
 	if c := l.Checkpoint(js.JobID); c != nil {
 		js.LastCheckpointPath, js.LastCheckpointTime = c.Path, c.Time
 	}
+	return inProgress
 }
 
 // migrateStatus builds the records from status written by operator versions before them, which kept
@@ -234,7 +241,7 @@ func blueGreen(app *v1beta1.FlinkApplication) bool {
 // versionOf is the BlueGreen colour of the deployment on the cluster with this hash; "" outside
 // BlueGreen.
 func versionOf(st *v1beta1.FlinkApplicationStatus, hash string) v1beta1.FlinkApplicationVersion {
-	for _, r := range []*v1beta1.DeploymentRecord{candidate(st), stable(st)} {
+	for _, r := range []*v1beta1.DeploymentRecord{candidate(&st.JobOwnerStatus), stable(&st.JobOwnerStatus)} {
 		if r != nil && r.ClusterHash == hash && r.Version != "" {
 			return r.Version
 		}
@@ -245,7 +252,7 @@ func versionOf(st *v1beta1.FlinkApplicationStatus, hash string) v1beta1.FlinkApp
 // nextVersion is the colour of a new BlueGreen version: green first, as the Lyft operator does,
 // then the colour the deployed version does not have.
 func nextVersion(st *v1beta1.FlinkApplicationStatus) v1beta1.FlinkApplicationVersion {
-	if s := stable(st); s != nil && s.Version == v1beta1.GreenFlinkApplication {
+	if s := stable(&st.JobOwnerStatus); s != nil && s.Version == v1beta1.GreenFlinkApplication {
 		return v1beta1.BlueFlinkApplication
 	}
 	return v1beta1.GreenFlinkApplication
@@ -254,7 +261,7 @@ func nextVersion(st *v1beta1.FlinkApplicationStatus) v1beta1.FlinkApplicationVer
 // dualRunning tells whether two BlueGreen versions' jobs are recorded: the deployed one and the
 // candidate that ran stable beside it.
 func dualRunning(st *v1beta1.FlinkApplicationStatus) bool {
-	s, c := stable(st), candidate(st)
+	s, c := stable(&st.JobOwnerStatus), candidate(&st.JobOwnerStatus)
 	return s != nil && c != nil && s.JobID != "" && c.JobID != "" && c.StableTime != nil
 }
 
@@ -268,7 +275,10 @@ func writtenByLyft(st *v1beta1.FlinkApplicationStatus) bool {
 // asked of a record (deployments.*.savepoint), status.savepoints, the recorded checkpoint and the
 // state a stop left for the next job in savepointPath. Once moved, those fields are derived.
 func migrateLedger(rc *Context) {
-	st := &rc.App.Status
+	st := rc.Job
+	if st == nil {
+		return
+	}
 	l := rc.ledger()
 	if len(st.Ledger) == 0 {
 		for _, r := range st.Savepoints {
@@ -295,11 +305,11 @@ func migrateLedger(rc *Context) {
 		case purpose == v1beta1.SavepointManual || purpose == v1beta1.SavepointPeriodic:
 			cancel = false
 		case purpose != "":
-		case st.Phase.Normalized() == v1beta1.PhaseDeleting:
+		case rc.subject.phase().Normalized() == v1beta1.PhaseDeleting:
 			purpose = v1beta1.SavepointDelete
-		case st.Phase.Normalized() == v1beta1.PhaseTeardown:
+		case rc.subject.phase().Normalized() == v1beta1.PhaseTeardown:
 			purpose = v1beta1.SavepointTeardown
-		case suspending(rc.App) && candidate(st) == nil:
+		case rc.Settings.Suspend && candidate(st) == nil:
 			purpose = v1beta1.SavepointSuspend
 		default:
 			// A BlueGreen version starting beside the job takes its savepoint without a cancel.

@@ -16,13 +16,13 @@ import (
 // (chooseRestore), or the application fails with the reason.
 func recoverDeployment(rc *Context) Outcome {
 	st := &rc.App.Status
-	if c := rc.Clusters[liveCluster(st)]; c != nil && c.JobManagerPods > 0 {
+	if c := rc.Clusters[liveCluster(&st.JobOwnerStatus)]; c != nil && c.JobManagerPods > 0 {
 		return stay(0)
 	}
 	js := &st.JobStatus
 	lost := js.JobID
-	msg := fmt.Sprintf("the JobManager Deployment of %s is gone", flink.VersionedServiceName(rc.App, liveCluster(st)))
-	if suspending(rc.App) {
+	msg := fmt.Sprintf("the JobManager Deployment of %s is gone", flink.VersionedServiceName(rc.App, liveCluster(&st.JobOwnerStatus)))
+	if rc.Settings.Suspend {
 		if choice := chooseRestore(rc, lost, nil); choice.Path != "" {
 			st.Deployments.NextRestorePath = choice.Path
 		}
@@ -35,7 +35,7 @@ func recoverDeployment(rc *Context) Outcome {
 		js.JobID, js.ClusterHash, js.State, js.Health = "", "", "", v1beta1.Red
 		return warnTo(v1beta1.PhaseUpdating, "RecoverDeployment", fmt.Sprintf("%s; deploying the spec from %s", msg, describeState(st.Deployments.NextRestorePath)))
 	}
-	if err := createCluster(rc, app, liveCluster(st)); err != nil {
+	if err := createCluster(rc, app, liveCluster(&st.JobOwnerStatus)); err != nil {
 		return failed(err)
 	}
 	if flink.HighAvailability(app) && lost != "" {
@@ -68,13 +68,13 @@ func recoverStoppedJob(rc *Context, v *jobs.View, reason, what string) Outcome {
 // keepJob waits for the recorded job instead (Flink HA recovers it); the fence adopts it.
 func restartInPlace(rc *Context, reason, msg string, keepJob bool) Outcome {
 	st := &rc.App.Status
-	s := stable(st)
+	s := stable(&st.JobOwnerStatus)
 	if s == nil {
 		return stay(0)
 	}
 	lost := s.JobID
-	stopRecorded(st)
-	c := recordRestart(st, v1beta1.DeploymentRestart)
+	stopRecorded(&st.JobOwnerStatus)
+	c := recordRestart(&st.JobOwnerStatus, v1beta1.DeploymentRestart)
 	if keepJob {
 		c.JobID = lost
 	}

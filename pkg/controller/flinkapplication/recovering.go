@@ -12,7 +12,7 @@ import (
 // it the job is left running and the update fails (a suspend waits). A savepoint that completes
 // after all is found by its trigger time and used.
 func handleRecovering(rc *Context) Outcome {
-	st := &rc.App.Status
+	st := rc.Job
 	hash, jobID := liveJob(st)
 	v := rc.pass().View(hash, jobID)
 	if v.Liveness == jobs.Unknown {
@@ -24,8 +24,8 @@ func handleRecovering(rc *Context) Outcome {
 	if !jobs.CancelIssued(v) {
 		if choice := chooseRestore(rc, v.Ref.ID, &v.Ref); choice.Problem != "" {
 			msg := fmt.Sprintf("savepoint failed and %s; job %s is left as it was. Fix the cause and change the spec to retry, "+
-				"or set %s to start without state", choice.Problem, jobID, specField(rc.App, "fallbackWithoutState"))
-			if suspending(rc.App) && candidate(st) == nil {
+				"or set %s to start without state", choice.Problem, jobID, rc.Settings.field("fallbackWithoutState"))
+			if rc.Settings.Suspend && candidate(st) == nil {
 				return blocked(rc, "SuspendBlocked", msg)
 			}
 			return deployFailed(rc, "RecoveryFailed", msg)
@@ -49,7 +49,7 @@ func handleRecovering(rc *Context) Outcome {
 // recoverBeside starts a new BlueGreen version from the deployed job's newest state when its
 // savepoint failed; the deployed job is never touched. Without usable state the update fails.
 func recoverBeside(rc *Context, v *jobs.View) Outcome {
-	st := &rc.App.Status
+	st := rc.Job
 	choice := chooseRestore(rc, v.Ref.ID, &v.Ref)
 	if choice.Problem != "" {
 		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("savepoint failed and %s; version %s keeps running untouched. "+

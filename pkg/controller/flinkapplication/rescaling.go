@@ -15,8 +15,8 @@ import (
 // the same cluster with the TaskManagers the new parallelism needs.
 func handleRescaling(rc *Context) Outcome {
 	st := &rc.App.Status
-	hash, jobID := liveJob(st)
-	if targetSpecHash(st) != rc.Hash {
+	hash, jobID := liveJob(&st.JobOwnerStatus)
+	if targetSpecHash(&st.JobOwnerStatus) != rc.Hash {
 		if jobID == "" {
 			return moveTo(v1beta1.PhaseUpdating, "SpecChanged", "no job runs to rescale in place; deploying the spec")
 		}
@@ -24,7 +24,7 @@ func handleRescaling(rc *Context) Outcome {
 			return moveTo(v1beta1.PhaseRunning, "SpecChanged", "spec changed before the rescale started")
 		}
 		recordTarget(rc)
-		candidate(st).ClusterHash = hash
+		candidate(&st.JobOwnerStatus).ClusterHash = hash
 		return persistThenContinue()
 	}
 	want := rc.App.Spec.Parallelism
@@ -50,10 +50,10 @@ func handleRescaling(rc *Context) Outcome {
 			return failed(err)
 		}
 		p := specJobParams(rc.App)
-		candidate(st).JobID = jobID
-		promote(rc, stable(st).RestorePath)
+		candidate(&st.JobOwnerStatus).JobID = jobID
+		promote(rc, stable(&st.JobOwnerStatus).RestorePath)
 		st.FailedDeployHash, st.RollbackHash = "", ""
-		p.recordIn(st)
+		p.recordIn(&st.JobOwnerStatus)
 		observeLiveJob(rc)
 		return moveTo(v1beta1.PhaseRunning, "Rescaled", fmt.Sprintf("job %s rescaled in place to parallelism %d", jobID, want))
 	}

@@ -21,7 +21,7 @@ import (
 // upgradeMode Stateless starts without state, as the user said. ref is nil when Flink cannot be
 // asked (its JobManager is gone or no longer knows the job).
 func chooseRestore(rc *Context, jobID string, ref *jobs.Ref) jobs.RestoreChoice {
-	if upgradeMode(rc.App) == v1beta1.UpgradeModeStateless {
+	if rc.Settings.UpgradeMode == v1beta1.UpgradeModeStateless {
 		return jobs.RestoreChoice{}
 	}
 	points := recordedState(rc, jobID)
@@ -29,12 +29,12 @@ func chooseRestore(rc *Context, jobID string, ref *jobs.Ref) jobs.RestoreChoice 
 		stop := rc.ledger().Pending(jobID, v1beta1.SavepointUpgrade, v1beta1.SavepointSuspend)
 		points = append(points, rc.pass().FlinkState(*ref, ledger.Trigger(stop))...)
 	}
-	return jobs.ChooseRestore(points, rc.Now, jobs.RestorePolicy{MaxAge: maxCheckpointAge(rc), WithoutState: rc.App.Spec.FallbackWithoutState})
+	return jobs.ChooseRestore(points, rc.Now, jobs.RestorePolicy{MaxAge: maxCheckpointAge(rc), WithoutState: rc.Settings.FallbackWithoutState})
 }
 
 // useRestore records the policy's choice as the state the next job starts from.
 func useRestore(rc *Context, choice jobs.RestoreChoice) {
-	rc.App.Status.Deployments.NextRestorePath = choice.Path
+	rc.Job.Deployments.NextRestorePath = choice.Path
 	if choice.WithoutState {
 		warnWithoutState(rc)
 	}
@@ -50,7 +50,7 @@ func warnWithoutState(rc *Context) {
 // the state it started from, which is at least as old as its start.
 func recordedState(rc *Context, jobID string) []jobs.StatePoint {
 	out := rc.ledger().States(jobID)
-	js := &rc.App.Status.JobStatus
+	js := &rc.Job.JobStatus
 	if js.RestorePath != "" && js.RestoreTime != nil {
 		out = append(out, jobs.StatePoint{Path: js.RestorePath, At: js.RestoreTime.Time})
 	}
@@ -66,7 +66,7 @@ func lastStateProblem(rc *Context, ref jobs.Ref) string {
 }
 
 func maxCheckpointAge(rc *Context) time.Duration {
-	if s := rc.App.Spec.MaxCheckpointRestoreAgeSeconds; s != nil {
+	if s := rc.Settings.MaxCheckpointRestoreAgeSeconds; s != nil {
 		return time.Duration(*s) * time.Second
 	}
 	return rc.Config.DefaultMaxCheckpointRestoreAge.Duration

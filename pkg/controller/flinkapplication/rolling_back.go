@@ -21,18 +21,18 @@ func handleRollingBack(rc *Context) Outcome {
 		// A rollback the Lyft operator left in flight: it kept no cause in status.
 		cause = "cause not recorded"
 	}
-	if c := candidate(st); c != nil && c.Kind != v1beta1.DeploymentRollback {
+	if c := candidate(&st.JobOwnerStatus); c != nil && c.Kind != v1beta1.DeploymentRollback {
 		return endFailedAttempt(rc, c)
 	}
-	if rc.Hash != st.FailedDeployHash && rc.Hash != runningSpecHash(st) {
-		if c := candidate(st); c != nil && c.JobID != "" {
+	if rc.Hash != st.FailedDeployHash && rc.Hash != runningSpecHash(&st.JobOwnerStatus) {
+		if c := candidate(&st.JobOwnerStatus); c != nil && c.JobID != "" {
 			// The stable spec's job the rollback started is the stable job again; the update stops it.
-			stable(st).JobID = c.JobID
+			stable(&st.JobOwnerStatus).JobID = c.JobID
 		}
-		clearTarget(st)
+		clearTarget(&st.JobOwnerStatus)
 		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", "spec changed during the rollback; deploying it instead")
 	}
-	s := stable(st)
+	s := stable(&st.JobOwnerStatus)
 	if s == nil {
 		return rollbackFailed(rc, "no stable deployment is recorded to return to")
 	}
@@ -54,11 +54,11 @@ func handleRollingBack(rc *Context) Outcome {
 			return rollbackFailed(rc, fmt.Sprintf("job %s stopped and %s", s.JobID, choice.Problem))
 		}
 		useRestore(rc, choice)
-		stopRecorded(st)
+		stopRecorded(&st.JobOwnerStatus)
 	}
-	c := candidate(st)
+	c := candidate(&st.JobOwnerStatus)
 	if c == nil {
-		c = recordRestart(st, v1beta1.DeploymentRollback)
+		c = recordRestart(&st.JobOwnerStatus, v1beta1.DeploymentRollback)
 	}
 	objs := rc.Clusters[live]
 	complete := objs != nil && objs.JobManager != nil && objs.TaskManager != nil && objs.Service != nil
@@ -73,7 +73,7 @@ func handleRollingBack(rc *Context) Outcome {
 		}
 		return stay(0)
 	}
-	params := statusJobParams(st)
+	params := statusJobParams(&st.JobOwnerStatus)
 	if app != nil {
 		params = specJobParams(app)
 		if err := scaleTaskManagers(rc, live, flink.TaskManagerReplicas(app)); err != nil {
@@ -120,14 +120,14 @@ func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 		c.JobID, c.SubmittedAt = "", nil
 		return persistThenContinue()
 	}
-	if c.ClusterHash != liveCluster(st) {
+	if c.ClusterHash != liveCluster(&st.JobOwnerStatus) {
 		// Without HA, deleting the JobManager also ends anything the operator did not know was running there.
 		if err := deleteCluster(rc, c.ClusterHash); err != nil {
 			return failed(err)
 		}
 	}
 	st.FailedDeployHash = c.SpecHash
-	clearTarget(st)
+	clearTarget(&st.JobOwnerStatus)
 	return persistThenContinue()
 }
 
@@ -147,8 +147,8 @@ func attemptCheckpoint(rc *Context, v *jobs.View) string {
 // rolledBack rests in DeployFailed with the stable spec's job running.
 func rolledBack(rc *Context, msg string) Outcome {
 	st := &rc.App.Status
-	st.RollbackHash = runningSpecHash(st)
-	if s := stable(st); s != nil {
+	st.RollbackHash = runningSpecHash(&st.JobOwnerStatus)
+	if s := stable(&st.JobOwnerStatus); s != nil {
 		s.Savepoint = nil
 	}
 	return warnTo(v1beta1.PhaseDeployFailed, "RolledBack", msg)

@@ -14,25 +14,25 @@ import (
 // on the live one.
 func handleRunning(rc *Context) Outcome {
 	st := &rc.App.Status
-	if c := rc.Clusters[liveCluster(st)]; c == nil || c.JobManager == nil {
+	if c := rc.Clusters[liveCluster(&st.JobOwnerStatus)]; c == nil || c.JobManager == nil {
 		// First, because nothing else can be asked of a JobManager that is gone.
 		return recoverDeployment(rc)
 	}
-	if suspending(rc.App) {
+	if rc.Settings.Suspend {
 		return suspendJob(rc)
 	}
 	switch classifyChange(rc) {
 	case upgradeChange:
-		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s -> %s)", runningSpecHash(st), rc.Hash))
+		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s -> %s)", runningSpecHash(&st.JobOwnerStatus), rc.Hash))
 	case scaleChange:
 		return moveTo(v1beta1.PhaseRescaling, "ParallelismChanged", fmt.Sprintf("parallelism changed to %d with scaleMode InPlace; keeping cluster %s",
-			rc.App.Spec.Parallelism, liveCluster(st)))
+			rc.App.Spec.Parallelism, liveCluster(&st.JobOwnerStatus)))
 	}
 	if err := removeStaleClusters(rc); err != nil {
 		return failed(err)
 	}
 	observeLiveJob(rc)
-	if hash, jobID := liveJob(st); jobID != "" {
+	if hash, jobID := liveJob(&st.JobOwnerStatus); jobID != "" {
 		v := rc.pass().View(hash, jobID)
 		switch {
 		case v.Liveness == jobs.Stopped && v.Details == nil:
@@ -52,10 +52,10 @@ func handleRunning(rc *Context) Outcome {
 // changes. Going back to the running spec returns to Running without a redeploy.
 func handleDeployFailed(rc *Context) Outcome {
 	st := &rc.App.Status
-	if suspending(rc.App) {
+	if rc.Settings.Suspend {
 		return suspendJob(rc)
 	}
-	if _, jobID := liveJob(st); jobID != "" && rc.Hash == runningSpecHash(st) && rc.Hash != st.FailedDeployHash {
+	if _, jobID := liveJob(&st.JobOwnerStatus); jobID != "" && rc.Hash == runningSpecHash(&st.JobOwnerStatus) && rc.Hash != st.FailedDeployHash {
 		st.FailedDeployHash = ""
 		return moveTo(v1beta1.PhaseRunning, "SpecRestored", "spec is back to the running one")
 	}
@@ -76,7 +76,7 @@ func handleDeployFailed(rc *Context) Outcome {
 // current spec from the state recorded when it was suspended.
 func handleSuspended(rc *Context) Outcome {
 	st := &rc.App.Status
-	if !suspending(rc.App) {
+	if !rc.Settings.Suspend {
 		return moveTo(v1beta1.PhaseUpdating, "Resuming", fmt.Sprintf("spec.state is Running; resuming from %s", describeState(st.Deployments.NextRestorePath)))
 	}
 	if _, err := deleteClustersExcept(rc); err != nil {
@@ -88,15 +88,15 @@ func handleSuspended(rc *Context) Outcome {
 // suspendJob stops the live job per upgradeMode, or, with none running, goes straight to Suspended.
 func suspendJob(rc *Context) Outcome {
 	st := &rc.App.Status
-	clearTarget(st)
-	if _, jobID := liveJob(st); jobID != "" {
-		return stopLiveJob(rc, "Suspending", specField(rc.App, "state")+" is Suspended")
+	clearTarget(&st.JobOwnerStatus)
+	if _, jobID := liveJob(&st.JobOwnerStatus); jobID != "" {
+		return stopLiveJob(rc, "Suspending", rc.Settings.field("state")+" is Suspended")
 	}
-	return suspended(rc, "Suspended", specField(rc.App, "state")+" is Suspended and no job runs")
+	return suspended(rc, "Suspended", rc.Settings.field("state")+" is Suspended and no job runs")
 }
 
 func removeStaleClusters(rc *Context) error {
-	gone, err := deleteClustersExcept(rc, liveCluster(&rc.App.Status))
+	gone, err := deleteClustersExcept(rc, liveCluster(rc.Job))
 	for _, h := range gone {
 		rc.event(false, "ClusterDeleted", fmt.Sprintf("deleted Flink cluster %s-%s", rc.App.Name, h))
 	}

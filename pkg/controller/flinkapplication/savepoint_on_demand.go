@@ -16,7 +16,7 @@ import (
 // savepointOnDemand triggers or follows a Manual or Periodic savepoint of the stable job; busy is
 // false when there is none to take.
 func savepointOnDemand(rc *Context) (out Outcome, busy bool) {
-	st := &rc.App.Status
+	st := rc.Job
 	s := stable(st)
 	if s == nil || s.JobID == "" {
 		return Outcome{}, false
@@ -33,7 +33,7 @@ func savepointOnDemand(rc *Context) (out Outcome, busy bool) {
 		}
 		if purpose == v1beta1.SavepointManual {
 			// Recorded with the trigger, in the same write: one savepoint per nonce.
-			st.SavepointTriggerNonce = rc.App.Spec.SavepointTriggerNonce
+			st.SavepointTriggerNonce = rc.Settings.SavepointTriggerNonce
 		}
 		askSavepoint(rc, purpose, s, false)
 		return persistThenContinue(), true
@@ -51,7 +51,7 @@ func savepointOnDemand(rc *Context) (out Outcome, busy bool) {
 
 // savepointDue is the purpose of the savepoint the spec asks for now, or "".
 func savepointDue(rc *Context) v1beta1.SavepointPurpose {
-	st, spec := &rc.App.Status, rc.App.Spec
+	st, spec := rc.Job, rc.Settings
 	if spec.SavepointTriggerNonce != "" && spec.SavepointTriggerNonce != st.SavepointTriggerNonce {
 		return v1beta1.SavepointManual
 	}

@@ -11,7 +11,7 @@ import (
 // LastState without a usable checkpoint), then waits until the job is stopped: a new job is
 // submitted only when no other job of the application is alive.
 func handleSavepointing(rc *Context) Outcome {
-	st := &rc.App.Status
+	st := rc.Job
 	old, jobID := liveJob(st)
 	if jobID == "" {
 		return warnTo(v1beta1.PhaseRecovering, "NoJobToSavepoint", "no job is recorded for the running cluster; looking for a checkpoint instead")
@@ -34,7 +34,7 @@ func handleSavepointing(rc *Context) Outcome {
 				return stay(0)
 			}
 			purpose := v1beta1.SavepointUpgrade
-			if suspending(rc.App) && candidate(st) == nil {
+			if rc.Settings.Suspend && candidate(st) == nil {
 				purpose = v1beta1.SavepointSuspend
 			}
 			// Recorded before it is triggered; a BlueGreen version beside the job takes its state
@@ -70,14 +70,14 @@ func handleSavepointing(rc *Context) Outcome {
 // forceRollback of an update, or a suspend taken back. Once the job is being stopped it is always
 // resumed instead, so a job is never left stopped.
 func abandonBeforeStop(rc *Context, what string) (Outcome, bool) {
-	st := &rc.App.Status
+	st := rc.Job
 	switch {
 	case forcedRollback(rc):
 		return warnTo(v1beta1.PhaseRollingBack, "ForceRollback", fmt.Sprintf("forceRollback set: abandoning the update before the %s", what)), true
-	case !suspending(rc.App) && candidate(st) == nil:
+	case !rc.Settings.Suspend && candidate(st) == nil:
 		// A stop that only a suspend asked for; the suspend was taken back.
-		msg := fmt.Sprintf("%s is Running again before the %s; the job keeps running", specField(rc.App, "state"), what)
-		if st.FailedDeployHash != "" && rc.Hash == st.FailedDeployHash {
+		msg := fmt.Sprintf("%s is Running again before the %s; the job keeps running", rc.Settings.field("state"), what)
+		if rc.Machine.FailedDeployHash != "" && rc.Hash == rc.Machine.FailedDeployHash {
 			return moveTo(v1beta1.PhaseDeployFailed, "SuspendCancelled", msg+" on the spec before the one that failed"), true
 		}
 		return moveTo(v1beta1.PhaseRunning, "SuspendCancelled", msg), true

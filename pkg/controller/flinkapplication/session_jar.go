@@ -29,12 +29,12 @@ func uploadJar(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 		return deployFailed(rc, "JarRefused", "the operator has no jar policy configured")
 	}
 	// The target cluster is part of the key: a transfer uploads to one JobManager.
-	key := writeKey(rc.App) + "|" + string(rc.App.UID) + "|" + uri.JarURI + "|" + uri.JarSHA256 + "|" + c.ClusterHash
+	key := rc.writeKey() + "|" + string(rc.App.UID) + "|" + uri.JarURI + "|" + uri.JarSHA256 + "|" + c.ClusterHash
 	f := rc.env.jarFetches.fetch(key, time.Now(), rc.env.jarTransfer(uri.JarURI, uri.JarSHA256, rc.FlinkURL(c.ClusterHash)),
 		rc.env.wakeLater(rc.App))
 	if f == nil || !f.done {
 		// Off the worker: the job waits in its phase, and the transfer wakes it when it ends.
-		rc.App.Status.Reason, rc.Waiting = "fetching jar "+uri.JarURI, "FetchingJar"
+		rc.Machine.Reason, rc.Waiting = "fetching jar "+uri.JarURI, "FetchingJar"
 		return stay(jarFetchPoll)
 	}
 	rc.env.jarFetches.take(key)
@@ -42,8 +42,7 @@ func uploadJar(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 	switch {
 	case errors.Is(err, jars.ErrBusy):
 		// Not a failed attempt: the job waits its turn without spending its retries.
-		st := &rc.App.Status
-		st.Reason, rc.Waiting = "waiting to fetch the jar: "+err.Error(), "WaitingForJarFetch"
+		rc.Machine.Reason, rc.Waiting = "waiting to fetch the jar: "+err.Error(), "WaitingForJarFetch"
 		return stay(jarBusyRetry)
 	case err != nil && jars.IsRetryable(err):
 		return failed(jobs.Retryable("FetchJar", err))

@@ -38,9 +38,9 @@ func handleSessionJobNew(rc *Context) Outcome {
 	if err := ensureFinalizer(rc); err != nil {
 		return failed(err)
 	}
-	st := &rc.App.Status
-	st.Deployments.NextRestorePath = rc.App.Spec.SavepointPath
-	if suspending(rc.App) {
+	st := rc.Job
+	st.Deployments.NextRestorePath = rc.Settings.InitialSavepoint
+	if rc.Settings.Suspend {
 		return moveTo(v1beta1.PhaseSuspended, "CreatedSuspended", fmt.Sprintf("created with state Suspended; it starts from %s when Running",
 			describeState(st.Deployments.NextRestorePath)))
 	}
@@ -52,19 +52,19 @@ func handleSessionJobNew(rc *Context) Outcome {
 func startSessionJob(rc *Context, kind v1beta1.DeploymentKind, reason, what string) Outcome {
 	hash, why := sessionClusterReady(rc)
 	if hash == "" {
-		clearTarget(&rc.App.Status)
+		clearTarget(rc.Job)
 		return moveTo(phaseWaitingForCluster, "WaitingForCluster", fmt.Sprintf("%s: %s", what, why))
 	}
 	recordSessionTarget(rc, kind, hash)
 	return moveTo(v1beta1.PhaseSubmitting, reason, fmt.Sprintf("%s on %s from %s", what,
-		flink.VersionedServiceName(rc.clusterOwner(), hash), describeState(rc.App.Status.Deployments.NextRestorePath)))
+		flink.VersionedServiceName(rc.clusterOwner(), hash), describeState(rc.Job.Deployments.NextRestorePath)))
 }
 
 // handleWaitingForCluster waits, with the job's state recorded, until its FlinkSessionCluster
 // exists and runs a ready Flink cluster. Changes of the cluster wake it (the cluster-to-jobs index).
 func handleWaitingForCluster(rc *Context) Outcome {
-	st := &rc.App.Status
-	if suspending(rc.App) {
+	st := rc.Job
+	if rc.Settings.Suspend {
 		clearTarget(st)
 		return moveTo(v1beta1.PhaseSuspended, "Suspended", fmt.Sprintf("spec.job.state is Suspended and no job runs; it resumes from %s",
 			describeState(st.Deployments.NextRestorePath)))
@@ -72,7 +72,7 @@ func handleWaitingForCluster(rc *Context) Outcome {
 	hash, why := sessionClusterReady(rc)
 	if hash == "" {
 		// Said once, on entering the phase and when the reason changes, not as an Event per pass.
-		st.Reason = "waiting for the session cluster: " + why
+		rc.Machine.Reason = "waiting for the session cluster: " + why
 		return stay(0)
 	}
 	kind := v1beta1.DeploymentUpdate
@@ -88,7 +88,7 @@ func handleWaitingForCluster(rc *Context) Outcome {
 // persisted job id from the recorded state, until it runs stable. The jar is deleted from the
 // cluster then: a restart uploads it again.
 func handleSessionSubmitting(rc *Context) Outcome {
-	st := &rc.App.Status
+	st := rc.Job
 	c := candidate(st)
 	if c == nil {
 		return moveTo(v1beta1.PhaseUpdating, "NothingToSubmit", "no submission is in progress; deploying the spec")
@@ -113,7 +113,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 		return persistThenContinue()
 	case job.Wait != nil:
 		if why := waitingForSlots(rc, c); why != "" {
-			st.Reason, rc.Waiting = why, "WaitingForSlots"
+			rc.Machine.Reason, rc.Waiting = why, "WaitingForSlots"
 		}
 		return *job.Wait
 	case job.Failure != "":
@@ -123,7 +123,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 	deleteUploadedJar(rc, c)
 	restored := st.Deployments.NextRestorePath
 	promote(rc, restored)
-	st.FailedDeployHash = ""
+	rc.Machine.FailedDeployHash = ""
 	startedJob(rc, params, restored)
 	return moveTo(v1beta1.PhaseRunning, "JobRunning", fmt.Sprintf("job %s running on %s, %s",
 		c.JobID, flink.VersionedServiceName(rc.clusterOwner(), c.ClusterHash), jobs.RestoredFrom(restored)))
@@ -133,8 +133,8 @@ func handleSessionSubmitting(rc *Context) Outcome {
 // update of this job only, a suspend, a move to the session cluster's new Flink cluster, or a
 // restart from the job's newest state when the job or its cluster was lost.
 func handleSessionJobRunning(rc *Context) Outcome {
-	st := &rc.App.Status
-	if suspending(rc.App) {
+	st := rc.Job
+	if rc.Settings.Suspend {
 		return suspendJob(rc)
 	}
 	hash, jobID := liveJob(st)
@@ -148,11 +148,11 @@ func handleSessionJobRunning(rc *Context) Outcome {
 		return sessionJobLost(rc, v)
 	case v.State() == client.JobFailed:
 		return sessionJobFailed(rc, v)
-	case rc.Hash != runningSpecHash(st) && rc.Hash != st.FailedDeployHash:
+	case rc.Hash != runningSpecHash(st) && rc.Hash != rc.Machine.FailedDeployHash:
 		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("job spec changed (%s -> %s)", runningSpecHash(st), rc.Hash))
 	case live != "" && live != hash && v.Liveness == jobs.Alive:
 		return moveTo(v1beta1.PhaseUpdating, "ClusterChanged", fmt.Sprintf("FlinkSessionCluster %s now runs Flink cluster %s; moving job %s there (upgradeMode %s)",
-			rc.session.ClusterName, live, jobID, upgradeMode(rc.App)))
+			rc.session.ClusterName, live, jobID, rc.Settings.UpgradeMode))
 	}
 	observeLiveJob(rc)
 	if out, busy := savepointOnDemand(rc); busy {
@@ -165,7 +165,7 @@ func handleSessionJobRunning(rc *Context) Outcome {
 // session cluster's JobManager is gone) from the newest state recorded, on the session cluster as
 // soon as it runs. Without usable state the job is not started again: DeployFailed says why.
 func sessionJobLost(rc *Context, v *jobs.View) Outcome {
-	st := &rc.App.Status
+	st := rc.Job
 	rc.event(true, "JobLost", fmt.Sprintf("job %s is lost: %s", v.Ref.ID, v.Evidence))
 	choice := chooseRestore(rc, v.Ref.ID, nil)
 	if choice.Problem != "" {
@@ -182,9 +182,9 @@ func sessionJobLost(rc *Context, v *jobs.View) Outcome {
 // from its newest state, as a lost job does; without it the FlinkSessionJob rests in DeployFailed,
 // saying so, until the spec changes or restartFailedJob is set.
 func sessionJobFailed(rc *Context, v *jobs.View) Outcome {
-	st := &rc.App.Status
+	st := rc.Job
 	what := fmt.Sprintf("job %s FAILED: %s", v.Ref.ID, rc.pass().FailureCause(v.Ref))
-	if !rc.App.Spec.RestartFailedJob {
+	if !rc.Settings.RestartFailedJob {
 		st.JobStatus.State = v1beta1.JobFailed
 		return deployFailed(rc, "JobFailed", what+"; set spec.job.restartFailedJob to start it again from its newest state, or change the spec")
 	}
@@ -201,8 +201,8 @@ func sessionJobFailed(rc *Context, v *jobs.View) Outcome {
 // handleSessionJobUpdating stops the job per its upgradeMode, then submits the new spec from the
 // state it stopped with. Only this job is touched: the cluster and its other jobs run on.
 func handleSessionJobUpdating(rc *Context) Outcome {
-	st := &rc.App.Status
-	if suspending(rc.App) {
+	st := rc.Job
+	if rc.Settings.Suspend {
 		return suspendJob(rc)
 	}
 	hash, jobID := liveJob(st)
@@ -220,9 +220,9 @@ func handleSessionJobUpdating(rc *Context) Outcome {
 // handleSessionJobSuspended rests without a job until the job is wanted Running again, then submits
 // it from the state recorded when it was suspended.
 func handleSessionJobSuspended(rc *Context) Outcome {
-	if !suspending(rc.App) {
+	if !rc.Settings.Suspend {
 		return moveTo(v1beta1.PhaseUpdating, "Resuming", fmt.Sprintf("spec.job.state is Running; resuming from %s",
-			describeState(rc.App.Status.Deployments.NextRestorePath)))
+			describeState(rc.Job.Deployments.NextRestorePath)))
 	}
 	return stay(untilChanged)
 }
@@ -230,21 +230,21 @@ func handleSessionJobSuspended(rc *Context) Outcome {
 // handleSessionJobDeployFailed rests after a failed submission or stop, watching whatever job still
 // runs, until the spec changes.
 func handleSessionJobDeployFailed(rc *Context) Outcome {
-	st := &rc.App.Status
-	if suspending(rc.App) {
+	st := rc.Job
+	if rc.Settings.Suspend {
 		return suspendJob(rc)
 	}
 	hash, jobID := liveJob(st)
-	if jobID != "" && rc.App.Spec.RestartFailedJob {
+	if jobID != "" && rc.Settings.RestartFailedJob {
 		if v := rc.pass().View(hash, jobID); v.State() == client.JobFailed {
 			return sessionJobFailed(rc, v)
 		}
 	}
 	switch {
-	case jobID != "" && rc.Hash == runningSpecHash(st) && rc.Hash != st.FailedDeployHash:
-		st.FailedDeployHash = ""
+	case jobID != "" && rc.Hash == runningSpecHash(st) && rc.Hash != rc.Machine.FailedDeployHash:
+		rc.Machine.FailedDeployHash = ""
 		return moveTo(v1beta1.PhaseRunning, "SpecRestored", "spec is back to the running one")
-	case rc.Hash != st.FailedDeployHash && rc.Hash != runningSpecHash(st):
+	case rc.Hash != rc.Machine.FailedDeployHash && rc.Hash != runningSpecHash(st):
 		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("job spec changed (%s); deploying", rc.Hash))
 	}
 	observeLiveJob(rc)
@@ -273,7 +273,7 @@ func sessionClusterReady(rc *Context) (hash, why string) {
 // before anything is done for it.
 func recordSessionTarget(rc *Context, kind v1beta1.DeploymentKind, hash string) {
 	b, _ := json.Marshal(rc.session.Job.Spec)
-	rc.App.Status.Deployments.Candidate = &v1beta1.DeploymentRecord{Kind: kind, SpecHash: rc.Hash, Spec: string(b), ClusterHash: hash}
+	rc.Job.Deployments.Candidate = &v1beta1.DeploymentRecord{Kind: kind, SpecHash: rc.Hash, Spec: string(b), ClusterHash: hash}
 }
 
 // recordedSessionSpec is the session job spec a record was made for.
@@ -323,9 +323,9 @@ func waitingForSlots(rc *Context, c *v1beta1.DeploymentRecord) string {
 // sessionSubmitDeadline bounds the time a submitted job takes to run stable, counted from when its
 // tasks got their slots: waiting for slots on a full session cluster is not a failure of the job.
 func sessionSubmitDeadline(rc *Context) time.Duration {
-	st := &rc.App.Status
+	st := rc.Job
 	c := candidate(st)
-	if c == nil || c.JobID == "" || st.PhaseStartedAt == nil {
+	if c == nil || c.JobID == "" || rc.Machine.PhaseStartedAt == nil {
 		return readinessTimeout(rc)
 	}
 	if waitingForSlots(rc, c) != "" {
@@ -341,7 +341,7 @@ func sessionSubmitDeadline(rc *Context) time.Duration {
 			tasksFrom = vx.StartTime
 		}
 	}
-	waited := time.UnixMilli(tasksFrom).Sub(st.PhaseStartedAt.Time)
+	waited := time.UnixMilli(tasksFrom).Sub(rc.Machine.PhaseStartedAt.Time)
 	if tasksFrom <= 0 || waited < 0 {
 		waited = 0
 	}

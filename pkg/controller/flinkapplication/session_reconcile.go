@@ -16,8 +16,11 @@ import (
 )
 
 var sessionJobKind = &objectKind{
+	name:          sessionJobKindName,
 	sharedCluster: true,
-	status:        func(view *v1beta1.FlinkApplication) interface{} { return sessionJobStatus(view) },
+	status: func(_ *Context, s subject) interface{} {
+		return sessionJobStatus(s.object().(*v1beta1.FlinkApplication))
+	},
 	patch: func(rc *Context, patch []byte, status ...string) (metav1.Object, error) {
 		return rc.env.Apps.FlinkV1beta1().FlinkSessionJobs(rc.App.Namespace).Patch(
 			rc, rc.App.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, status...)
@@ -43,7 +46,7 @@ func (e *Environment) ReconcileSessionJob(ctx context.Context, namespace, name s
 		cluster = nil
 	}
 	cached := sessionJobView(job, cluster)
-	if e.staleCache(cached) {
+	if e.staleCache(sessionJobKindName, job) {
 		return staleCacheRetry, nil
 	}
 	owner := sessionClusterView(&v1beta1.FlinkSessionCluster{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: job.Spec.ClusterName}})
@@ -57,9 +60,11 @@ func (e *Environment) ReconcileSessionJob(ctx context.Context, namespace, name s
 	rc := &Context{
 		Context: ctx, App: cached.DeepCopy(), Stored: cached, Config: e.Config, Now: e.Clock.Now(), Hash: sessionJobHash(job),
 		Clusters: clusters, ClusterOwner: owner, env: e, kind: sessionJobKind,
-		session: &sessionState{ClusterName: job.Spec.ClusterName, Cluster: cluster, Job: job},
+		session:  &sessionState{ClusterName: job.Spec.ClusterName, Cluster: cluster, Job: job},
+		Settings: sessionJobSettings(job, cluster),
 	}
-	return e.runPass(rc, cached, summarize)
+	rc.bind(applicationSubject{rc.App}, applicationSubject{cached})
+	return e.runPass(rc, summarize)
 }
 
 // ReconcileSessionCluster runs one pass of the state machine for one FlinkSessionCluster, through its
@@ -74,7 +79,7 @@ func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, na
 		return 0, err
 	}
 	cached := sessionClusterView(cluster)
-	if e.staleCache(cached) {
+	if e.staleCache(sessionClusterKindName, cluster) {
 		return staleCacheRetry, nil
 	}
 	jobs, err := e.Sessions.SessionJobsOf(namespace, name)
@@ -86,8 +91,9 @@ func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, na
 		return 0, err
 	}
 	refs := sessionJobRefs(jobs)
-	kind := &objectKind{table: sessionClusterTable, sharedCluster: true,
-		status: func(view *v1beta1.FlinkApplication) interface{} {
+	kind := &objectKind{name: sessionClusterKindName, table: sessionClusterTable, sharedCluster: true,
+		status: func(rc *Context, s subject) interface{} {
+			view := s.object().(*v1beta1.FlinkApplication)
 			if view == cached {
 				return sessionClusterStatus(view, cluster.Status.Jobs)
 			}
@@ -103,38 +109,41 @@ func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, na
 		Clusters: clusters, env: e, kind: kind,
 		session: &sessionState{ClusterName: name, Cluster: cluster, Jobs: jobs},
 	}
-	return e.runPass(rc, cached, summarizeSessionCluster)
+	rc.bind(applicationSubject{rc.App}, applicationSubject{cached})
+	rc.Job = nil // a cluster owns no job
+	return e.runPass(rc, summarizeSessionCluster)
 }
 
 // runPass is the one pass of every kind: migrate what older versions wrote, observe, decide, one
 // status write, then the Events.
-func (e *Environment) runPass(rc *Context, cached *v1beta1.FlinkApplication, summarizeStatus func(*Context)) (time.Duration, error) {
+func (e *Environment) runPass(rc *Context, summarizeStatus func(*Context)) (time.Duration, error) {
 	e.activity.passStarted(rc.Now)
-	e.waits.note(rc, writeKey(rc.App))
+	e.waits.note(rc, rc.writeKey())
 	if rc.kind.migrate != nil {
 		rc.kind.migrate(rc)
 	}
 	migrateLedger(rc)
-	from := rc.App.Status.Phase.Normalized()
-	fromStarted := rc.App.Status.PhaseStartedAt
-	if rc.App.DeletionTimestamp == nil || from == v1beta1.PhaseDeleting {
+	from := rc.subject.phase().Normalized()
+	fromStarted := rc.Machine.PhaseStartedAt
+	if rc.Job != nil && (rc.Meta.DeletionTimestamp == nil || from == v1beta1.PhaseDeleting) {
 		observe(rc)
 		settleSavepoints(rc)
 	}
 	out := step(rc)
 	summarizeStatus(rc)
-	showable(&rc.App.Status)
-	if err := e.persist(rc, cached); err != nil {
+	showable(rc)
+	if err := e.persist(rc); err != nil {
 		return 0, err
 	}
 	e.noteDeadline(rc)
-	e.Metrics.transition(kindName(rc.App), from, rc.App.Status.Phase, fromStarted, rc.Now)
+	to := rc.subject.phase()
+	e.Metrics.transition(rc.kind.name, from, to, fromStarted, rc.Now)
 	for _, ev := range rc.events {
-		e.Recorder.Event(rc.App, eventType(ev.warning), ev.reason, printable.Text(ev.message))
+		e.Recorder.Event(rc.subject.object(), eventType(ev.warning), ev.reason, printable.Text(ev.message))
 	}
 	if rc.transitioned {
-		klog.FromContext(rc).Info("phase transition", kindName(rc.App), describe(rc.App), "from", from,
-			"to", rc.App.Status.Phase, "reason", rc.App.Status.Reason)
+		klog.FromContext(rc).Info("phase transition", rc.kind.name, klog.KObj(rc.Meta), "from", from,
+			"to", to, "reason", rc.Machine.Reason)
 	}
 	return out.After, nil
 }
@@ -142,7 +151,8 @@ func (e *Environment) runPass(rc *Context, cached *v1beta1.FlinkApplication, sum
 // showable escapes, in the free text of status, what would act on the terminal of whoever reads it
 // (package printable): a reason or an error can quote an exception, a path or a URI that came from a
 // JobManager or a user. The states themselves (paths a restore needs) are kept exact.
-func showable(st *v1beta1.FlinkApplicationStatus) {
+func showable(rc *Context) {
+	st := rc.Machine
 	st.Reason = printable.Text(st.Reason)
 	if e := st.LastSeenError; e != nil {
 		e.AppError = printable.Text(e.AppError)
@@ -150,31 +160,31 @@ func showable(st *v1beta1.FlinkApplicationStatus) {
 	for i := range st.Conditions {
 		st.Conditions[i].Message = printable.Text(st.Conditions[i].Message)
 	}
-	for i := range st.History {
-		st.History[i].Reason = printable.Text(st.History[i].Reason)
-	}
-	for i := range st.Ledger {
-		st.Ledger[i].Reason = printable.Text(st.Ledger[i].Reason)
-	}
-	for i := range st.Savepoints {
-		st.Savepoints[i].Reason = printable.Text(st.Savepoints[i].Reason)
+	rc.subject.escapeHistory(printable.Text)
+	if j := rc.Job; j != nil {
+		for i := range j.Ledger {
+			j.Ledger[i].Reason = printable.Text(j.Ledger[i].Reason)
+		}
+		for i := range j.Savepoints {
+			j.Savepoints[i].Reason = printable.Text(j.Savepoints[i].Reason)
+		}
 	}
 }
 
 // summarizeSessionCluster sets the cluster's Ready and Progressing conditions: Ready while the
 // running Flink cluster serves jobs; Progressing while a new one starts or jobs still move to it.
 func summarizeSessionCluster(rc *Context) {
-	st := &rc.App.Status
-	st.ObservedGeneration = rc.App.Generation
-	phase := st.Phase.Normalized()
+	st, m := rc.Owned, rc.Machine
+	m.ObservedGeneration = rc.Meta.Generation
+	phase := rc.subject.phase().Normalized()
 	ready := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: string(phase),
-		ObservedGeneration: rc.App.Generation, Message: st.Reason}
+		ObservedGeneration: rc.Meta.Generation, Message: m.Reason}
 	if st.DeployHash != "" && rc.Clusters[st.DeployHash].Ready() && phase != v1beta1.PhaseDeleting {
 		ready.Status, ready.Reason = metav1.ConditionTrue, "ClusterReady"
 		ready.Message = fmt.Sprintf("Flink cluster %s serves jobs", st.DeployHash)
 	}
 	progressing := metav1.Condition{Type: v1beta1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: string(phase),
-		ObservedGeneration: rc.App.Generation}
+		ObservedGeneration: rc.Meta.Generation}
 	moving := false
 	for hash := range rc.Clusters {
 		if hash != st.DeployHash && len(jobsOnCluster(rc, hash)) > 0 {
@@ -185,8 +195,8 @@ func summarizeSessionCluster(rc *Context) {
 	case phase == v1beta1.PhaseClusterStarting || phase == v1beta1.PhaseUpdating || phase == v1beta1.PhaseNew:
 		progressing.Status = metav1.ConditionTrue
 	case moving:
-		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionTrue, "JobsMoving", st.Reason
+		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionTrue, "JobsMoving", m.Reason
 	}
-	setCondition(st, ready, rc.Now)
-	setCondition(st, progressing, rc.Now)
+	setCondition(m, ready, rc.Now)
+	setCondition(m, progressing, rc.Now)
 }

@@ -154,7 +154,7 @@ func init() {
 // abandonSessionStop ends a stop of a session job that cannot finish: a suspend rests with the job as
 // it is, an update fails with the job still running; both until the user changes the spec.
 func abandonSessionStop(rc *Context, cause string) Outcome {
-	if candidate(&rc.App.Status) == nil {
+	if candidate(rc.Job) == nil {
 		return blocked(rc, "SuspendBlocked", fmt.Sprintf("suspend failed: %s; change the spec to retry", cause))
 	}
 	return deployFailed(rc, "DeployFailed", fmt.Sprintf("%s; the job keeps running as it was", cause))

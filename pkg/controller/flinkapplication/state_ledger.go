@@ -12,7 +12,7 @@ import (
 // an entry asked for (and persisted) before it is triggered, followed through the job core, and
 // settled with its result; nothing else holds a savepoint trigger.
 
-func (rc *Context) ledger() ledger.Ledger { return ledger.Of(&rc.App.Status.Ledger) }
+func (rc *Context) ledger() ledger.Ledger { return ledger.Of(&rc.Job.Ledger) }
 
 // savepointStep is where one savepoint stands after a pass.
 type savepointStep struct {
@@ -60,7 +60,7 @@ func stopSavepoint(rc *Context, jobID string, purposes ...v1beta1.SavepointPurpo
 }
 
 func askedThisVisit(rc *Context, e *v1beta1.StateEntry) bool {
-	started := rc.App.Status.PhaseStartedAt
+	started := rc.Machine.PhaseStartedAt
 	return e.TriggerTime != nil && (started == nil || !e.TriggerTime.Before(started))
 }
 
@@ -135,7 +135,7 @@ type endStep struct {
 // JobManager does not answer it stays Pending, and once the JobManager is gone its result can no
 // longer be read, which its entry says.
 func settleSavepoints(rc *Context) {
-	phase := rc.App.Status.Phase.Normalized()
+	phase := rc.subject.phase().Normalized()
 	for _, e := range rc.ledger().AllPending() {
 		if followedByHandler(rc, phase, e) {
 			continue
@@ -175,9 +175,9 @@ func followedByHandler(rc *Context, phase v1beta1.FlinkApplicationPhase, e *v1be
 // of the savepoints it lets go when the user asked for that. It never lets go of a Pending entry, the
 // newest state of a recorded job, or a state a record or the next job starts from.
 func trimLedger(rc *Context) {
-	st := &rc.App.Status
+	st := rc.Job
 	keep := v1beta1.MaxSavepoints
-	ret := rc.App.Spec.SavepointRetention
+	ret := rc.Settings.SavepointRetention
 	if ret != nil && ret.Keep > 0 && int(ret.Keep) < keep {
 		keep = int(ret.Keep)
 	}
@@ -198,7 +198,7 @@ func trimLedger(rc *Context) {
 // disposeSavepoints deletes savepoints the ledger let go through Flink. A disposal that fails
 // leaves files behind, which is no reason to hold the job: an Event says so.
 func disposeSavepoints(rc *Context, gone []v1beta1.StateEntry) {
-	hash := liveCluster(&rc.App.Status)
+	hash := liveCluster(rc.Job)
 	if hash == "" {
 		return
 	}

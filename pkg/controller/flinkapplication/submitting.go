@@ -14,7 +14,7 @@ import (
 // candidate's job there from the recorded state, as the candidate's spec says, until it runs stable.
 // Then the candidate is the stable deployment.
 func handleSubmitting(rc *Context) Outcome {
-	st := &rc.App.Status
+	st := rc.Job
 	c := candidate(st)
 	if c == nil {
 		return moveTo(v1beta1.PhaseUpdating, "NothingToSubmit", "no deployment is in progress; deploying the spec")
@@ -49,7 +49,7 @@ func handleSubmitting(rc *Context) Outcome {
 		return enterDualRunning(rc, restored)
 	}
 	promote(rc, restored)
-	st.FailedDeployHash, st.RollbackHash = "", ""
+	rc.Machine.FailedDeployHash, rc.App.Status.RollbackHash = "", ""
 	startedJob(rc, params, restored)
 	return moveTo(v1beta1.PhaseRunning, "JobRunning", fmt.Sprintf("job %s running on %s, %s",
 		c.JobID, flink.VersionedServiceName(rc.App, c.ClusterHash), jobs.RestoredFrom(restored)))
@@ -58,7 +58,7 @@ func handleSubmitting(rc *Context) Outcome {
 // startedJob records a job that just ran stable: its parameters (for a later rollback) and the
 // state it came from, and resets the counters of the job it replaced.
 func startedJob(rc *Context, p jobParams, restorePath string) {
-	st := &rc.App.Status
+	st := rc.Job
 	p.recordIn(st)
 	// The state the job was to start from is used; jobStatus.restorePath keeps it. The Lyft
 	// operator's users read an empty savepointPath as "the new job runs", and a later one as the

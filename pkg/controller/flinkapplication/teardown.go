@@ -16,7 +16,7 @@ import (
 // are deleted, and the other version is the deployed one, with the application's Service on it.
 func handleTeardown(rc *Context) Outcome {
 	st := &rc.App.Status
-	s, c := stable(st), candidate(st)
+	s, c := stable(&st.JobOwnerStatus), candidate(&st.JobOwnerStatus)
 	var gone, survivor *v1beta1.DeploymentRecord
 	switch {
 	case c != nil && c.SpecHash == st.TeardownHash:
@@ -54,7 +54,7 @@ func handleTeardown(rc *Context) Outcome {
 			startedJob(rc, specJobParams(app), survivor.RestorePath)
 		}
 	} else {
-		clearTarget(st)
+		clearTarget(&st.JobOwnerStatus)
 		if st.FailedDeployHash == gone.SpecHash {
 			// An aborted or rolled-back version: DeployFailed until the spec changes.
 			reason := "BlueGreenAborted"

@@ -1,0 +1,77 @@
+package flinkapplication
+
+import (
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// jobSettings are what the job handlers (starting, stopping, restoring, deleting and savepointing a
+// job) read of an object's spec, whatever its kind. Each kind that owns a job says once, in its own
+// terms, how its job is to be run; the handlers never read a kind's spec themselves.
+type jobSettings struct {
+	UpgradeMode v1beta1.UpgradeMode
+	// Suspend is set when the spec asks for the job to be suspended.
+	Suspend    bool
+	DeleteMode v1beta1.DeleteMode
+	// InitialSavepoint is what the first job starts from.
+	InitialSavepoint                       string
+	RestartFailedJob, FallbackWithoutState bool
+	MaxCheckpointRestoreAgeSeconds         *int32
+	SavepointTriggerNonce                  string
+	PeriodicSavepoint                      *v1beta1.PeriodicSavepoint
+	SavepointRetention                     *v1beta1.SavepointRetention
+	// FlinkConfig is the Flink configuration the job runs with (a session job's is its cluster's
+	// with its own over it): it says, for example, whether a cancel keeps the job's checkpoints.
+	FlinkConfig v1beta1.FlinkConfig
+	// field is where a setting lives in the kind's spec, for messages that tell users what to change.
+	field func(name string) string
+}
+
+// applicationSettings are a FlinkApplication's job settings.
+func applicationSettings(app *v1beta1.FlinkApplication) *jobSettings {
+	s := &app.Spec
+	return &jobSettings{
+		UpgradeMode: upgradeMode(app), Suspend: s.State == v1beta1.JobStateSuspended, DeleteMode: deleteModeOr(s.DeleteMode),
+		InitialSavepoint: s.SavepointPath, RestartFailedJob: s.RestartFailedJob, FallbackWithoutState: s.FallbackWithoutState,
+		MaxCheckpointRestoreAgeSeconds: s.MaxCheckpointRestoreAgeSeconds, SavepointTriggerNonce: s.SavepointTriggerNonce,
+		PeriodicSavepoint: s.PeriodicSavepoint, SavepointRetention: s.SavepointRetention, FlinkConfig: s.FlinkConfig,
+		field: func(name string) string { return "spec." + name },
+	}
+}
+
+// sessionJobSettings are a FlinkSessionJob's job settings; cluster is the FlinkSessionCluster it
+// names, nil when that does not exist.
+func sessionJobSettings(job *v1beta1.FlinkSessionJob, cluster *v1beta1.FlinkSessionCluster) *jobSettings {
+	j := &job.Spec.Job
+	mode := j.UpgradeMode
+	if mode == "" {
+		mode = v1beta1.UpgradeModeSavepoint
+	}
+	conf := v1beta1.FlinkConfig{}
+	if cluster != nil {
+		for k, v := range *cluster.Spec.FlinkConfig.DeepCopy() {
+			conf[k] = v
+		}
+	}
+	for k, v := range *job.Spec.FlinkConfig.DeepCopy() {
+		conf[k] = v
+	}
+	return &jobSettings{
+		UpgradeMode: mode, Suspend: j.State == v1beta1.JobStateSuspended, DeleteMode: deleteModeOr(job.Spec.DeleteMode),
+		InitialSavepoint: j.InitialSavepointPath, RestartFailedJob: j.RestartFailedJob, FallbackWithoutState: j.FallbackWithoutState,
+		SavepointTriggerNonce: j.SavepointTriggerNonce, PeriodicSavepoint: j.PeriodicSavepoint, SavepointRetention: j.SavepointRetention,
+		FlinkConfig: conf,
+		field: func(name string) string {
+			if name == "savepointPath" {
+				return "spec.job.initialSavepointPath of a new FlinkSessionJob"
+			}
+			return "spec.job." + name
+		},
+	}
+}
+
+func deleteModeOr(m v1beta1.DeleteMode) v1beta1.DeleteMode {
+	if m == "" {
+		return v1beta1.DeleteModeSavepoint
+	}
+	return m
+}
