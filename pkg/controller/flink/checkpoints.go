@@ -16,12 +16,13 @@ const (
 	RetainedCheckpointsKey = "state.checkpoints.num-retained"
 )
 
-// CheckpointSurvival is how long a completed checkpoint is sure to stay on storage after it
+// ConfigCheckpointSurvival is how long a completed checkpoint is sure to stay on storage after it
 // completed: Flink keeps the newest state.checkpoints.num-retained (default 1) and deletes older
 // ones as newer complete, so one survives (num-retained − 1) checkpoint intervals; without periodic
-// checkpoints nothing replaces it. ok is false when the settings cannot be read.
-func CheckpointSurvival(app *v1beta1.FlinkApplication) (time.Duration, bool) {
-	conf, err := app.Spec.FlinkConfig.Strings()
+// checkpoints nothing replaces it. ok is false when the settings cannot be read. It takes the
+// Flink configuration alone because a session job's is its cluster's with its own over it.
+func ConfigCheckpointSurvival(config v1beta1.FlinkConfig) (time.Duration, bool) {
+	conf, err := config.Strings()
 	if err != nil {
 		return 0, false
 	}

@@ -4,14 +4,13 @@ import (
 	"maps"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// Cluster is the objects of one Flink cluster of an application.
+// Cluster is the objects of one Flink cluster of an application or a session cluster.
 type Cluster struct {
 	JobManager  *appsv1.Deployment
 	TaskManager *appsv1.Deployment
@@ -22,20 +21,21 @@ type Cluster struct {
 	VersionService *corev1.Service
 }
 
-// RenderCluster renders the cluster with this hash, each object controlled by app so that deleting
-// the application garbage-collects it. The hash is taken as given (normally ClusterHash(app)), so a
-// caller can re-render a cluster it knows by hash. A BlueGreen version's cluster carries its colour:
-// the pod label VersionLabel, the environment variable FLINK_APPLICATION_VERSION (so that a job can
-// tag its output by colour) and a Service named after the colour; version is empty otherwise.
-func RenderCluster(app *v1beta1.FlinkApplication, hash string, version v1beta1.FlinkApplicationVersion) (*Cluster, error) {
-	if err := checkCluster(app); err != nil {
+// RenderCluster renders the owner's cluster with this hash, each object controlled by the owner so
+// that deleting it garbage-collects the cluster. The hash is taken as given (normally the owner's
+// cluster hash), so a caller can re-render a cluster it knows by hash. A BlueGreen version's cluster
+// carries its colour: the pod label VersionLabel, the environment variable FLINK_APPLICATION_VERSION
+// (so that a job can tag its output by colour) and a Service named after the colour; version is
+// empty otherwise, and always for owners that have no versions.
+func (o ClusterOwner) RenderCluster(hash string, version v1beta1.FlinkApplicationVersion) (*Cluster, error) {
+	if err := checkCluster(&o); err != nil {
 		return nil, err
 	}
-	jmConfig, tmConfig, err := RenderFlinkConfig(app, hash)
+	jmConfig, tmConfig, err := o.RenderFlinkConfig(hash)
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{Service: versionedService(app, hash)}
+	c := &Cluster{Service: versionedService(&o, hash)}
 	for _, d := range []struct {
 		out       **appsv1.Deployment
 		component string
@@ -43,11 +43,11 @@ func RenderCluster(app *v1beta1.FlinkApplication, hash string, version v1beta1.F
 		replicas  int32
 		pod       component
 	}{
-		{&c.JobManager, JobManagerComponent, JobManagerName(app, hash), JobManagerReplicas(app), jobManagerPod(app, jmConfig)},
-		{&c.TaskManager, TaskManagerComponent, TaskManagerName(app, hash), TaskManagerReplicas(app), taskManagerPod(app, tmConfig)},
+		{&c.JobManager, JobManagerComponent, JobManagerNameOf(o.Name, hash), o.JobManagerReplicas(), jobManagerPod(&o, jmConfig)},
+		{&c.TaskManager, TaskManagerComponent, TaskManagerNameOf(o.Name, hash), o.TaskManagers, taskManagerPod(&o, tmConfig)},
 	} {
-		dep := deployment(app, hash, d.component, d.name, d.replicas)
-		dep.Spec.Template.Spec = podSpec(app, d.pod)
+		dep := deployment(&o, hash, d.component, d.name, d.replicas)
+		dep.Spec.Template.Spec = podSpec(&o, d.pod)
 		if version != "" {
 			dep.Labels[VersionLabel] = string(version)
 			dep.Spec.Template.Labels[VersionLabel] = string(version)
@@ -57,21 +57,21 @@ func RenderCluster(app *v1beta1.FlinkApplication, hash string, version v1beta1.F
 		*d.out = dep
 	}
 	if version != "" {
-		c.VersionService = versionService(app, hash, version)
+		c.VersionService = versionService(&o, hash, version)
 	}
 	return c, nil
 }
 
 // podLabels identify the pods of one component of one cluster. They are also the Deployment's
 // selector, which cannot change, so they hold nothing the user controls.
-func podLabels(app *v1beta1.FlinkApplication, hash, component string) map[string]string {
-	return map[string]string{AppLabel: app.Name, HashLabel: hash, ComponentLabel: component}
+func podLabels(o *ClusterOwner, hash, component string) map[string]string {
+	return map[string]string{AppLabel: o.Name, HashLabel: hash, ComponentLabel: component}
 }
 
-// objectLabels are the application's own labels under the operator's, which win on a clash because
+// objectLabels are the owner's own labels under the operator's, which win on a clash because
 // the operator finds its objects by them.
-func objectLabels(app *v1beta1.FlinkApplication, operator map[string]string) map[string]string {
-	out := maps.Clone(app.Labels)
+func objectLabels(o *ClusterOwner, operator map[string]string) map[string]string {
+	out := maps.Clone(o.Labels)
 	if out == nil {
 		out = map[string]string{}
 	}
@@ -79,10 +79,10 @@ func objectLabels(app *v1beta1.FlinkApplication, operator map[string]string) map
 	return out
 }
 
-// podAnnotations are the application's annotations but kubectl's record of the last applied
-// manifest, which is the application's, not its pods'.
-func podAnnotations(app *v1beta1.FlinkApplication) map[string]string {
-	out := maps.Clone(app.Annotations)
+// podAnnotations are the owner's annotations but kubectl's record of the last applied manifest,
+// which is the owner's, not its pods'.
+func podAnnotations(o *ClusterOwner) map[string]string {
+	out := maps.Clone(o.Annotations)
 	delete(out, corev1.LastAppliedConfigAnnotation)
 	if len(out) == 0 {
 		return nil
@@ -90,33 +90,33 @@ func podAnnotations(app *v1beta1.FlinkApplication) map[string]string {
 	return out
 }
 
-// objectMeta is the metadata of an object of the application. The application's annotations are
-// not copied: they carry kubectl's last-applied-configuration, which is no business of the objects.
-func objectMeta(app *v1beta1.FlinkApplication, name string, labels map[string]string) metav1.ObjectMeta {
+// objectMeta is the metadata of an object of the owner's cluster. The owner's annotations are not
+// copied: they carry kubectl's last-applied-configuration, which is no business of the objects.
+func objectMeta(o *ClusterOwner, name string, labels map[string]string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
 		Name:            name,
-		Namespace:       app.Namespace,
+		Namespace:       o.Namespace,
 		Labels:          labels,
-		OwnerReferences: []metav1.OwnerReference{k8.OwnerReference(app)},
+		OwnerReferences: []metav1.OwnerReference{o.ownerReference()},
 	}
 }
 
 // deployment renders a Deployment without its pod spec. The strategy is Recreate because a cluster's
 // pods never roll: an update makes a new cluster, and a replaced JobManager pod must be gone before
 // its successor starts, or both would claim the cluster.
-func deployment(app *v1beta1.FlinkApplication, hash, component, name string, replicas int32) *appsv1.Deployment {
-	selector := podLabels(app, hash, component)
+func deployment(o *ClusterOwner, hash, component, name string, replicas int32) *appsv1.Deployment {
+	selector := podLabels(o, hash, component)
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: objectMeta(app, name, objectLabels(app, selector)),
+		ObjectMeta: objectMeta(o, name, objectLabels(o, selector)),
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: maps.Clone(selector)},
 			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
 			Template: corev1.PodTemplateSpec{
-				// The pods carry the application's labels and annotations, as the Lyft operator's
+				// The pods carry the owner's labels and annotations, as the Lyft operator's
 				// do: users select pods, route logs and set up monitoring by them.
-				ObjectMeta: metav1.ObjectMeta{Labels: objectLabels(app, selector), Annotations: podAnnotations(app)},
+				ObjectMeta: metav1.ObjectMeta{Labels: objectLabels(o, selector), Annotations: podAnnotations(o)},
 			},
 		},
 	}
@@ -135,18 +135,18 @@ type component struct {
 	readiness    *corev1.Probe
 }
 
-func jobManagerPod(app *v1beta1.FlinkApplication, flinkConfig string) component {
-	c := app.Spec.JobManagerConfig
+func jobManagerPod(o *ClusterOwner, flinkConfig string) component {
+	c := o.Spec.JobManagerConfig
 	return component{
 		name:        JobManagerComponent,
 		flinkConfig: flinkConfig,
-		resources:   JobManagerResources(app),
+		resources:   o.JobManagerResources(),
 		ports: []corev1.ContainerPort{
-			containerPort("rpc", RPCPort(app)),
-			containerPort("blob", BlobPort(app)),
-			containerPort("query", QueryPort(app)),
-			containerPort("ui", UIPort(app)),
-			containerPort("metrics", MetricsQueryPort(app)),
+			containerPort("rpc", o.RPCPort()),
+			containerPort("blob", o.BlobPort()),
+			containerPort("query", o.QueryPort()),
+			containerPort("ui", o.UIPort()),
+			containerPort("metrics", o.MetricsQueryPort()),
 		},
 		envConfig:    c.EnvConfig,
 		nodeSelector: c.NodeSelector,
@@ -156,7 +156,7 @@ func jobManagerPod(app *v1beta1.FlinkApplication, flinkConfig string) component 
 		readiness: &corev1.Probe{
 			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
 				Path: "/overview",
-				Port: intstr.FromInt32(UIPort(app)),
+				Port: intstr.FromInt32(o.UIPort()),
 			}},
 			InitialDelaySeconds: 10,
 			PeriodSeconds:       5,
@@ -166,17 +166,17 @@ func jobManagerPod(app *v1beta1.FlinkApplication, flinkConfig string) component 
 	}
 }
 
-func taskManagerPod(app *v1beta1.FlinkApplication, flinkConfig string) component {
-	c := app.Spec.TaskManagerConfig
+func taskManagerPod(o *ClusterOwner, flinkConfig string) component {
+	c := o.TaskManagerConfig
 	return component{
 		name:        TaskManagerComponent,
 		flinkConfig: flinkConfig,
-		resources:   TaskManagerResources(app),
+		resources:   o.TaskManagerResources(),
 		ports: []corev1.ContainerPort{
-			containerPort("rpc", RPCPort(app)),
-			containerPort("blob", BlobPort(app)),
-			containerPort("query", QueryPort(app)),
-			containerPort("metrics", MetricsQueryPort(app)),
+			containerPort("rpc", o.RPCPort()),
+			containerPort("blob", o.BlobPort()),
+			containerPort("query", o.QueryPort()),
+			containerPort("metrics", o.MetricsQueryPort()),
 		},
 		envConfig:    c.EnvConfig,
 		nodeSelector: c.NodeSelector,
@@ -190,9 +190,9 @@ func containerPort(name string, port int32) corev1.ContainerPort {
 }
 
 // podSpec renders the pod of one component. The spec's slices and pointers are deep-copied so that
-// callers may change the result without changing the application.
-func podSpec(app *v1beta1.FlinkApplication, c component) corev1.PodSpec {
-	s := app.Spec.DeepCopy()
+// callers may change the result without changing the owner.
+func podSpec(o *ClusterOwner, c component) corev1.PodSpec {
+	s := o.Spec.DeepCopy()
 	pullPolicy := s.ImagePullPolicy
 	if pullPolicy == "" {
 		pullPolicy = corev1.PullIfNotPresent
@@ -205,7 +205,7 @@ func podSpec(app *v1beta1.FlinkApplication, c component) corev1.PodSpec {
 			ImagePullPolicy: pullPolicy,
 			Args:            []string{c.name},
 			Ports:           c.ports,
-			Env:             append(operatorEnv(app, c), env.Env...),
+			Env:             append(operatorEnv(o, c), env.Env...),
 			EnvFrom:         env.EnvFrom,
 			Resources:       c.resources,
 			VolumeMounts:    s.VolumeMounts,
@@ -223,9 +223,9 @@ func podSpec(app *v1beta1.FlinkApplication, c component) corev1.PodSpec {
 
 // operatorEnv is the environment the image's entrypoint reads, before the user's, so that a user
 // variable can refer to these with $(NAME).
-func operatorEnv(app *v1beta1.FlinkApplication, c component) []corev1.EnvVar {
+func operatorEnv(o *ClusterOwner, c component) []corev1.EnvVar {
 	return []corev1.EnvVar{
-		{Name: "APP_NAME", Value: app.Name},
+		{Name: "APP_NAME", Value: o.Name},
 		{Name: "HOST_NAME", ValueFrom: fieldRef("metadata.name")},
 		{Name: "HOST_IP", ValueFrom: fieldRef("status.podIP")},
 		{Name: "FLINK_DEPLOYMENT_TYPE", Value: c.name},

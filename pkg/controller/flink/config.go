@@ -16,7 +16,7 @@ import (
 const hostIPRef = "$HOST_IP"
 
 // RenderFlinkConfig renders the Flink configuration of the JobManager and of the TaskManagers of the
-// cluster with this hash, as sorted "key: value" lines for FLINK_PROPERTIES.
+// owner's cluster with this hash, as sorted "key: value" lines for FLINK_PROPERTIES.
 //
 // The user's flinkConfig comes first and the operator's keys override it, because the pods, Services
 // and REST calls are built around them: slots, the five ports, memory sized to the container, and
@@ -29,8 +29,8 @@ const hostIPRef = "$HOST_IP"
 // Memory keys follow flinkVersion: process size from 1.11 on, heap before. An empty or unparsable
 // flinkVersion counts as modern (Lyft treats it as old): every Flink version still maintained sizes
 // memory by process size, and the heap keys are deprecated or gone there.
-func RenderFlinkConfig(app *v1beta1.FlinkApplication, hash string) (jm, tm string, err error) {
-	common, err := app.Spec.FlinkConfig.Strings()
+func (o ClusterOwner) RenderFlinkConfig(hash string) (jm, tm string, err error) {
+	common, err := o.Spec.FlinkConfig.Strings()
 	if err != nil {
 		return "", "", err
 	}
@@ -43,32 +43,32 @@ func RenderFlinkConfig(app *v1beta1.FlinkApplication, hash string) (jm, tm strin
 		common[CheckpointRetentionKey] = RetainOnCancellation
 	}
 
-	memory, err := memoryConfig(app)
+	memory, err := memoryConfig(&o)
 	if err != nil {
 		return "", "", err
 	}
 	maps.Copy(common, memory)
 	maps.Copy(common, map[string]string{
-		"taskmanager.numberOfTaskSlots":       strconv.Itoa(int(TaskSlots(app))),
-		"jobmanager.rpc.port":                 strconv.Itoa(int(RPCPort(app))),
-		"blob.server.port":                    strconv.Itoa(int(BlobPort(app))),
-		"query.server.port":                   strconv.Itoa(int(QueryPort(app))),
-		"rest.port":                           strconv.Itoa(int(UIPort(app))),
-		"metrics.internal.query-service.port": strconv.Itoa(int(MetricsQueryPort(app))),
+		"taskmanager.numberOfTaskSlots":       strconv.Itoa(int(o.TaskSlots())),
+		"jobmanager.rpc.port":                 strconv.Itoa(int(o.RPCPort())),
+		"blob.server.port":                    strconv.Itoa(int(o.BlobPort())),
+		"query.server.port":                   strconv.Itoa(int(o.QueryPort())),
+		"rest.port":                           strconv.Itoa(int(o.UIPort())),
+		"metrics.internal.query-service.port": strconv.Itoa(int(o.MetricsQueryPort())),
 	})
 
 	jmConfig, tmConfig := maps.Clone(common), maps.Clone(common)
 	if highAvailability(common) {
 		// Each cluster's HA identity is its own: a shared one would make a new cluster recover, or
 		// delete, the jobs of another.
-		clusterID := VersionedServiceName(app, hash)
+		clusterID := VersionedServiceNameOf(o.Name, hash)
 		for _, c := range []map[string]string{jmConfig, tmConfig} {
 			c["kubernetes.cluster-id"], c["high-availability.cluster-id"] = clusterID, clusterID
 		}
 		jmConfig["jobmanager.rpc.address"] = hostIPRef
 	} else {
-		jmConfig["jobmanager.rpc.address"] = VersionedServiceName(app, hash)
-		tmConfig["jobmanager.rpc.address"] = VersionedServiceName(app, hash)
+		jmConfig["jobmanager.rpc.address"] = VersionedServiceNameOf(o.Name, hash)
+		tmConfig["jobmanager.rpc.address"] = VersionedServiceNameOf(o.Name, hash)
 	}
 	tmConfig["taskmanager.host"] = hostIPRef
 	owned := maps.Clone(jmConfig)
@@ -76,7 +76,7 @@ func RenderFlinkConfig(app *v1beta1.FlinkApplication, hash string) (jm, tm strin
 	if user != "" {
 		owned["jobmanager.rpc.address"] = user // the address is decided per component; any user value is ignored, as before
 	}
-	if err := checkFlinkConfig(app, owned); err != nil {
+	if err := checkFlinkConfig(&o, owned); err != nil {
 		return "", "", err
 	}
 
@@ -95,9 +95,11 @@ const CheckpointRetentionKey = "execution.checkpointing.externalized-checkpoint-
 // RetainOnCancellation keeps externalized checkpoints when the job is cancelled.
 const RetainOnCancellation = "RETAIN_ON_CANCELLATION"
 
-// RetainsCheckpointsOnCancel tells whether the application's checkpoints survive a cancel.
-func RetainsCheckpointsOnCancel(app *v1beta1.FlinkApplication) bool {
-	v, ok := app.Spec.FlinkConfig[CheckpointRetentionKey].(string)
+// ConfigRetainsCheckpointsOnCancel tells whether a job run with this Flink configuration keeps its
+// checkpoints when it is cancelled. It takes the configuration alone because a session job's is its
+// cluster's with its own over it.
+func ConfigRetainsCheckpointsOnCancel(config v1beta1.FlinkConfig) bool {
+	v, ok := config[CheckpointRetentionKey].(string)
 	return !ok || strings.EqualFold(strings.TrimSpace(v), RetainOnCancellation)
 }
 
@@ -174,17 +176,19 @@ func isModernFlink(version string) bool {
 // SchedulerKey selects the JobManager's scheduler.
 const SchedulerKey = "jobmanager.scheduler"
 
-// AdaptiveScheduler tells whether the cluster runs Flink's adaptive scheduler, which can change a
-// running job's parallelism through its resource requirements without a new job.
-func AdaptiveScheduler(app *v1beta1.FlinkApplication) bool {
-	v, ok := app.Spec.FlinkConfig[SchedulerKey].(string)
+// ConfigSelectsAdaptiveScheduler tells whether a cluster with this Flink configuration runs Flink's
+// adaptive scheduler, which can change a running job's parallelism through its resource
+// requirements without a new job.
+func ConfigSelectsAdaptiveScheduler(config v1beta1.FlinkConfig) bool {
+	v, ok := config[SchedulerKey].(string)
 	return ok && strings.EqualFold(strings.TrimSpace(v), "adaptive")
 }
 
-// HighAvailability tells whether the application's clusters run Flink HA: a JobManager that
-// restarts, or a cluster created again under the same hash, recovers the cluster's jobs itself.
-func HighAvailability(app *v1beta1.FlinkApplication) bool {
-	common, err := app.Spec.FlinkConfig.Strings()
+// ConfigHasHighAvailability tells whether a cluster with this Flink configuration runs Flink HA: a
+// JobManager that restarts, or a cluster created again under the same hash, recovers the cluster's
+// jobs itself. A configuration that cannot be read has none.
+func ConfigHasHighAvailability(config v1beta1.FlinkConfig) bool {
+	common, err := config.Strings()
 	return err == nil && highAvailability(common)
 }
 

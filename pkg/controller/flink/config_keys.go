@@ -16,8 +16,8 @@ import (
 
 // checkFlinkConfig names the first flinkConfig key or environment variable that could take over
 // what the operator renders; nil when there is none.
-func checkFlinkConfig(app *v1beta1.FlinkApplication, rendered map[string]string) error {
-	conf, err := app.Spec.FlinkConfig.Strings()
+func checkFlinkConfig(o *ClusterOwner, rendered map[string]string) error {
+	conf, err := o.Spec.FlinkConfig.Strings()
 	if err != nil {
 		return err
 	}
@@ -32,7 +32,7 @@ func checkFlinkConfig(app *v1beta1.FlinkApplication, rendered map[string]string)
 	for _, c := range []struct {
 		field string
 		env   v1beta1.EnvironmentConfig
-	}{{"jobManagerConfig", app.Spec.JobManagerConfig.EnvConfig}, {"taskManagerConfig", app.Spec.TaskManagerConfig.EnvConfig}} {
+	}{{"jobManagerConfig", o.Spec.JobManagerConfig.EnvConfig}, {"taskManagerConfig", o.TaskManagerConfig.EnvConfig}} {
 		for i, e := range c.env.Env {
 			if e.Name == "FLINK_PROPERTIES" {
 				return fmt.Errorf("%s.envConfig.env[%d]: FLINK_PROPERTIES carries the configuration the operator renders and cannot be set; use flinkConfig", c.field, i)

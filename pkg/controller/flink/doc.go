@@ -1,7 +1,8 @@
-// Package flink renders the Kubernetes objects of a FlinkApplication's Flink clusters: two
-// Deployments (JobManager, TaskManagers) and two Services per cluster, plus the Flink configuration
-// the pods start with. Everything here is a pure function of the application; creating, updating and
-// deleting the objects is the controller's job.
+// Package flink renders the Kubernetes objects of the Flink clusters of a FlinkApplication or a
+// FlinkSessionCluster: two Deployments (JobManager, TaskManagers) and two Services per cluster, plus
+// the Flink configuration the pods start with. Everything here is a pure function of a ClusterOwner,
+// the value each kind builds of itself (the FlinkApplication forms of the functions build it for the
+// caller); creating, updating and deleting the objects is the controller's job.
 //
 // # Clusters are named by a hash
 //

@@ -50,46 +50,62 @@ type hashedSpec struct {
 // different hashes. Defaulting first would tie every hash to the operator's defaults, so changing a
 // default would redeploy every application that relies on it.
 func ClusterHash(app *v1beta1.FlinkApplication) string {
-	b, err := json.Marshal(hashedFields(&app.Spec, app.Spec.FlinkConfig))
+	h := clusterFields(OwnerFromApplication(app))
+	s := &app.Spec
+	h.JarName, h.EntryClass, h.ProgramArgs, h.ProgramArgsList = s.JarName, s.EntryClass, s.ProgramArgs, s.ProgramArgsList
+	h.AllowNonRestoredState = s.AllowNonRestoredState
+	return hashOf(h)
+}
+
+// SessionClusterHash names the cluster that a FlinkSessionCluster's spec asks for, as ClusterHash
+// does an application's. It hashes the same fields in the same form, the job's left empty and the
+// parallelism replicas × taskSlots (see OwnerFromSessionCluster), so that the hashes of session
+// clusters running before it existed, when a session cluster was hashed as an application, stay the
+// same and upgrading the operator redeploys none of them.
+func SessionClusterHash(c *v1beta1.FlinkSessionCluster) string {
+	return hashOf(clusterFields(OwnerFromSessionCluster(c)))
+}
+
+// hashOf is the hash of the hashed fields.
+func hashOf(h hashedSpec) string {
+	b, err := json.Marshal(h)
 	if err != nil {
 		// Only a flinkConfig value that JSON cannot encode (NaN, a func) gets here, and such a spec
 		// cannot come from the API server. Hash the values' printed form so that the result is still
 		// a deterministic function of the spec.
-		printed := make(v1beta1.FlinkConfig, len(app.Spec.FlinkConfig))
-		for k, v := range app.Spec.FlinkConfig {
+		printed := make(v1beta1.FlinkConfig, len(h.FlinkConfig))
+		for k, v := range h.FlinkConfig {
 			printed[k] = fmt.Sprint(v)
 		}
-		b, _ = json.Marshal(hashedFields(&app.Spec, printed))
+		h.FlinkConfig = printed
+		b, _ = json.Marshal(h)
 	}
-	h := fnv.New32a()
-	_, _ = h.Write(b)
-	return fmt.Sprintf("%08x", h.Sum32())
+	sum := fnv.New32a()
+	_, _ = sum.Write(b)
+	return fmt.Sprintf("%08x", sum.Sum32())
 }
 
-func hashedFields(s *v1beta1.FlinkApplicationSpec, flinkConfig v1beta1.FlinkConfig) hashedSpec {
+// clusterFields are the hashed fields that any owner of a cluster has; the job's are left empty.
+func clusterFields(o ClusterOwner) hashedSpec {
+	s := &o.Spec
 	return hashedSpec{
-		Image:                 s.Image,
-		ImagePullPolicy:       s.ImagePullPolicy,
-		ImagePullSecrets:      s.ImagePullSecrets,
-		ServiceAccountName:    s.ServiceAccountName,
-		SecurityContext:       s.SecurityContext,
-		FlinkConfig:           flinkConfig,
-		FlinkVersion:          s.FlinkVersion,
-		JobManagerConfig:      s.JobManagerConfig,
-		TaskManagerConfig:     s.TaskManagerConfig,
-		JarName:               s.JarName,
-		EntryClass:            s.EntryClass,
-		ProgramArgs:           s.ProgramArgs,
-		ProgramArgsList:       s.ProgramArgsList,
-		Parallelism:           s.Parallelism,
-		AllowNonRestoredState: s.AllowNonRestoredState,
-		RPCPort:               s.RPCPort,
-		BlobPort:              s.BlobPort,
-		QueryPort:             s.QueryPort,
-		UIPort:                s.UIPort,
-		MetricsQueryPort:      s.MetricsQueryPort,
-		Volumes:               s.Volumes,
-		VolumeMounts:          s.VolumeMounts,
-		RestartNonce:          s.RestartNonce,
+		Image:              s.Image,
+		ImagePullPolicy:    s.ImagePullPolicy,
+		ImagePullSecrets:   s.ImagePullSecrets,
+		ServiceAccountName: s.ServiceAccountName,
+		SecurityContext:    s.SecurityContext,
+		FlinkConfig:        s.FlinkConfig,
+		FlinkVersion:       s.FlinkVersion,
+		JobManagerConfig:   s.JobManagerConfig,
+		TaskManagerConfig:  o.TaskManagerConfig,
+		Parallelism:        o.Parallelism,
+		RPCPort:            s.RPCPort,
+		BlobPort:           s.BlobPort,
+		QueryPort:          s.QueryPort,
+		UIPort:             s.UIPort,
+		MetricsQueryPort:   s.MetricsQueryPort,
+		Volumes:            s.Volumes,
+		VolumeMounts:       s.VolumeMounts,
+		RestartNonce:       o.RestartNonce,
 	}
 }

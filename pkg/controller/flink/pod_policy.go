@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
 // The Namespace annotations that relax the pod policy there, one rule each but allow-root, which
@@ -120,21 +118,21 @@ func PodPolicyFrom(ns *corev1.Namespace) PodPolicy {
 	return p
 }
 
-// Check names the first field of the spec whose pods the policy does not allow, in the order of
-// podRules, then checks the pods the operator renders from the spec against what the spec cannot
-// ask for (host namespaces, privileged containers, ...), so that a change to the rendering cannot
-// add it unnoticed.
-func (p PodPolicy) Check(app *v1beta1.FlinkApplication) error {
+// CheckCluster names the first field of the owner's spec whose pods the policy does not allow, in
+// the order of podRules, then checks the pods the operator renders from the spec against what the
+// spec cannot ask for (host namespaces, privileged containers, ...), so that a change to the
+// rendering cannot add it unnoticed.
+func (p PodPolicy) CheckCluster(o ClusterOwner) error {
 	for _, r := range podRules {
 		if r.check == nil {
 			continue
 		}
-		if msg := r.check(app, p); msg != "" {
+		if msg := r.check(&o, p); msg != "" {
 			return errors.New(msg)
 		}
 	}
-	for _, c := range []component{jobManagerPod(app, ""), taskManagerPod(app, "")} {
-		spec := podSpec(app, c)
+	for _, c := range []component{jobManagerPod(&o, ""), taskManagerPod(&o, "")} {
+		spec := podSpec(&o, c)
 		if problem := podProblem(&spec); problem != "" {
 			return fmt.Errorf("the %s pod the operator renders has %s", c.name, problem)
 		}

@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
 // podRule is one rule of the pod policy in both layers that enforce it: the operator's check
@@ -26,8 +24,8 @@ type podRule struct {
 	// annotation is the Namespace annotation that relaxes the rule; "" where the CRD has no field
 	// for it, so that no manifest can ask for it.
 	annotation string
-	// check returns the refusal of the first field of app the rule refuses, naming it, or "".
-	check func(app *v1beta1.FlinkApplication, p PodPolicy) string
+	// check returns the refusal of the first field of the owner the rule refuses, naming it, or "".
+	check func(o *ClusterOwner, p PodPolicy) string
 	// The CEL: variables (evaluated lazily, after the policy's own), the expression that is true
 	// when the object passes, the message naming the field, and a fixed message should that fail.
 	variables                              []celVariable
@@ -88,8 +86,8 @@ var policyVariables = []celVariable{
 
 var podRules = []podRule{{
 	name: "hostPath volumes", control: "HostPath Volumes", annotation: AllowHostPathAnnotation,
-	check: func(app *v1beta1.FlinkApplication, p PodPolicy) string {
-		for i, v := range app.Spec.Volumes {
+	check: func(o *ClusterOwner, p PodPolicy) string {
+		for i, v := range o.Spec.Volumes {
 			if v.HostPath != nil && !p.AllowHostPath {
 				return fmt.Sprintf("spec.volumes[%d]: hostPath volume %s is not allowed", i, v.Name) + relax(AllowHostPathAnnotation)
 			}
@@ -103,9 +101,9 @@ variables.hostPathVolumes[0].name + ' is not allowed' + ` + cel(relax(AllowHostP
 	message: "spec.volumes: hostPath volumes are not allowed" + relax(AllowHostPathAnnotation),
 }, {
 	name: "volume types", control: "Volume Types (restricted)", annotation: AllowedVolumeTypesAnnotation,
-	check: func(app *v1beta1.FlinkApplication, p PodPolicy) string {
+	check: func(o *ClusterOwner, p PodPolicy) string {
 		allowed := slices.Concat(baselineVolumeTypes, p.VolumeTypes)
-		for i, v := range app.Spec.Volumes {
+		for i, v := range o.Spec.Volumes {
 			for _, t := range volumeTypes(v.VolumeSource) {
 				if t != "hostPath" && !slices.Contains(allowed, t) && !slices.Contains(allowed, "*") {
 					return fmt.Sprintf("spec.volumes[%d].%s: volume %s has type %s, which is not allowed (allowed: %s)",
@@ -129,8 +127,8 @@ variables.disallowedVolumes[0].filter(k, k != 'name' && k != 'hostPath' && !(k i
 	message: "spec.volumes: a volume type is not allowed (allowed: " + strings.Join(baselineVolumeTypes, ", ") + ")" + relax(AllowedVolumeTypesAnnotation),
 }, {
 	name: "Windows HostProcess", control: "HostProcess", annotation: AllowHostProcessAnnotation,
-	check: func(app *v1beta1.FlinkApplication, p PodPolicy) string {
-		if sc := app.Spec.SecurityContext; sc != nil && hostProcess(sc.WindowsOptions) && !p.AllowHostProcess {
+	check: func(o *ClusterOwner, p PodPolicy) string {
+		if sc := o.Spec.SecurityContext; sc != nil && hostProcess(sc.WindowsOptions) && !p.AllowHostProcess {
 			return "spec.securityContext.windowsOptions.hostProcess: Windows HostProcess pods are not allowed" + relax(AllowHostProcessAnnotation)
 		}
 		return ""
@@ -193,8 +191,8 @@ variables.disallowedVolumes[0].filter(k, k != 'name' && k != 'hostPath' && !(k i
 	crdFields: []string{"hostPort"},
 }, {
 	name: "SELinux", control: "SELinux", annotation: AllowSELinuxOptionsAnnotation,
-	check: func(app *v1beta1.FlinkApplication, p PodPolicy) string {
-		if sc := app.Spec.SecurityContext; sc != nil && !p.AllowSELinuxOptions {
+	check: func(o *ClusterOwner, p PodPolicy) string {
+		if sc := o.Spec.SecurityContext; sc != nil && !p.AllowSELinuxOptions {
 			if field, what := seLinuxProblem(sc.SELinuxOptions); field != "" {
 				return "spec.securityContext.seLinuxOptions." + field + ": " + what + relax(AllowSELinuxOptionsAnnotation)
 			}
@@ -231,8 +229,8 @@ has(variables.seLinux.role) && variables.seLinux.role != '' ? 'role' : ''`},
 	crdFields: []string{"procMount"},
 }, {
 	name: "seccomp", control: "Seccomp", annotation: AllowUnconfinedSeccompAnnotation,
-	check: func(app *v1beta1.FlinkApplication, p PodPolicy) string {
-		if sc := app.Spec.SecurityContext; sc != nil && unconfinedSeccomp(sc.SeccompProfile) && !p.AllowUnconfinedSeccomp {
+	check: func(o *ClusterOwner, p PodPolicy) string {
+		if sc := o.Spec.SecurityContext; sc != nil && unconfinedSeccomp(sc.SeccompProfile) && !p.AllowUnconfinedSeccomp {
 			return "spec.securityContext.seccompProfile.type: seccomp profile Unconfined is not allowed" + relax(AllowUnconfinedSeccompAnnotation)
 		}
 		return ""
@@ -250,21 +248,21 @@ has(variables.seLinux.role) && variables.seLinux.role != '' ? 'role' : ''`},
 	// The operator copies the application's annotations to its pods, so the deprecated AppArmor
 	// annotations, which the kubelet still honours, are the application's.
 	name: "AppArmor", control: "AppArmor", annotation: AllowUnconfinedAppArmorAnnotation,
-	check: func(app *v1beta1.FlinkApplication, p PodPolicy) string {
+	check: func(o *ClusterOwner, p PodPolicy) string {
 		if p.AllowUnconfinedAppArmor {
 			return ""
 		}
-		if sc := app.Spec.SecurityContext; sc != nil && !appArmorAllowed(sc.AppArmorProfile) {
+		if sc := o.Spec.SecurityContext; sc != nil && !appArmorAllowed(sc.AppArmorProfile) {
 			return fmt.Sprintf("spec.securityContext.appArmorProfile.type: AppArmor profile %s is not allowed (allowed: %s)",
 				sc.AppArmorProfile.Type, strings.Join(appArmorTypes, ", ")) + relax(AllowUnconfinedAppArmorAnnotation)
 		}
-		keys := make([]string, 0, len(app.Annotations))
-		for k := range app.Annotations {
+		keys := make([]string, 0, len(o.Annotations))
+		for k := range o.Annotations {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if v := app.Annotations[k]; strings.HasPrefix(k, appArmorAnnotationPrefix) && v != "runtime/default" && !strings.HasPrefix(v, "localhost/") {
+			if v := o.Annotations[k]; strings.HasPrefix(k, appArmorAnnotationPrefix) && v != "runtime/default" && !strings.HasPrefix(v, "localhost/") {
 				return fmt.Sprintf("metadata.annotations[%s]: AppArmor profile %s is not allowed (allowed: runtime/default, localhost/<profile>)", k, v) +
 					relax(AllowUnconfinedAppArmorAnnotation)
 			}
@@ -293,8 +291,8 @@ variables.objectAnnotations[variables.unconfinedAppArmorAnnotations.min()] + ' i
 	}),
 }, {
 	name: "sysctls", control: "Sysctls", annotation: AllowRootAnnotation,
-	check: func(app *v1beta1.FlinkApplication, p PodPolicy) string {
-		if sc := app.Spec.SecurityContext; sc != nil && !p.AllowRoot {
+	check: func(o *ClusterOwner, p PodPolicy) string {
+		if sc := o.Spec.SecurityContext; sc != nil && !p.AllowRoot {
 			for i, s := range sc.Sysctls {
 				if !slices.Contains(safeSysctls, s.Name) {
 					return fmt.Sprintf("spec.securityContext.sysctls[%d]: sysctl %s is not in the safe set (%s)", i, s.Name, strings.Join(safeSysctls, ", ")) +
@@ -312,8 +310,8 @@ variables.securityContext.sysctls.filter(s, !(s.name in ` + celList(safeSysctls)
 	message: "spec.securityContext.sysctls: a sysctl is not in the safe set (" + strings.Join(safeSysctls, ", ") + ")" + relax(AllowRootAnnotation),
 }, {
 	name: "running as root", control: "Running as Non-root (restricted)", annotation: AllowRootAnnotation,
-	check: func(app *v1beta1.FlinkApplication, p PodPolicy) string {
-		sc := app.Spec.SecurityContext
+	check: func(o *ClusterOwner, p PodPolicy) string {
+		sc := o.Spec.SecurityContext
 		if sc == nil || p.AllowRoot {
 			return ""
 		}
@@ -338,8 +336,8 @@ has(variables.securityContext.runAsNonRoot) && !variables.securityContext.runAsN
 	message:           "spec.securityContext: " + rootRefusal + relax(AllowRootAnnotation),
 }, {
 	name: "service accounts", annotation: AllowedServiceAccountsAnnotation,
-	check: func(app *v1beta1.FlinkApplication, p PodPolicy) string {
-		if sa := app.Spec.ServiceAccountName; sa != "" && !slices.Contains(p.ServiceAccounts, sa) && !slices.Contains(p.ServiceAccounts, "*") {
+	check: func(o *ClusterOwner, p PodPolicy) string {
+		if sa := o.Spec.ServiceAccountName; sa != "" && !slices.Contains(p.ServiceAccounts, sa) && !slices.Contains(p.ServiceAccounts, "*") {
 			return fmt.Sprintf("spec.serviceAccountName: service account %s is not allowed in this namespace (allowed: %s); add it to the namespace's %s annotation",
 				sa, strings.Join(p.ServiceAccounts, ", "), AllowedServiceAccountsAnnotation)
 		}
@@ -356,11 +354,11 @@ object.spec.serviceAccountName in variables.serviceAccounts || '*' in variables.
 	// A pod that both tolerates the control-plane taint and selects control-plane nodes runs beside
 	// the API server and etcd, where a container escape is a cluster compromise.
 	name: "control-plane nodes", annotation: AllowControlPlaneNodesAnnotation,
-	check: func(app *v1beta1.FlinkApplication, p PodPolicy) string {
+	check: func(o *ClusterOwner, p PodPolicy) string {
 		if p.AllowControlPlaneNodes {
 			return ""
 		}
-		jm, tm := app.Spec.JobManagerConfig, app.Spec.TaskManagerConfig
+		jm, tm := o.Spec.JobManagerConfig, o.TaskManagerConfig
 		for _, c := range []struct {
 			path        string
 			tolerations []corev1.Toleration

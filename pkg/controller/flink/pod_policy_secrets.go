@@ -38,9 +38,9 @@ var secretFieldsExemptFromCheck = []string{"restartNonce", "savepointTriggerNonc
 // secretReference is one Secret the pods would read, and the field of the spec that names it.
 type secretReference struct{ field, name string }
 
-// secretReferences are the Secrets the pods of app would read, in the order of secretSites: each
+// secretReferences are the Secrets the pods of the owner's cluster would read, in the order of secretSites: each
 // environment's envFrom, then its env, the JobManager's before the TaskManagers', then the volumes.
-func secretReferences(app *v1beta1.FlinkApplication) []secretReference {
+func secretReferences(o *ClusterOwner) []secretReference {
 	var out []secretReference
 	add := func(field, name string) {
 		if name != "" {
@@ -51,8 +51,8 @@ func secretReferences(app *v1beta1.FlinkApplication) []secretReference {
 		path string
 		env  v1beta1.EnvironmentConfig
 	}{
-		{"spec.jobManagerConfig.envConfig", app.Spec.JobManagerConfig.EnvConfig},
-		{"spec.taskManagerConfig.envConfig", app.Spec.TaskManagerConfig.EnvConfig},
+		{"spec.jobManagerConfig.envConfig", o.Spec.JobManagerConfig.EnvConfig},
+		{"spec.taskManagerConfig.envConfig", o.TaskManagerConfig.EnvConfig},
 	} {
 		for i, e := range c.env.EnvFrom {
 			if e.SecretRef != nil {
@@ -65,7 +65,7 @@ func secretReferences(app *v1beta1.FlinkApplication) []secretReference {
 			}
 		}
 	}
-	for i, v := range app.Spec.Volumes {
+	for i, v := range o.Spec.Volumes {
 		if v.Secret != nil {
 			add(fmt.Sprintf("spec.volumes[%d].secret.secretName", i), v.Secret.SecretName)
 		}
@@ -206,11 +206,11 @@ var secretReferencesRule = func() podRule {
 	v := secretValidations()
 	return podRule{
 		name: "Secret references", annotation: AllowSecretReferencesAnnotation, requester: true,
-		check: func(app *v1beta1.FlinkApplication, p PodPolicy) string {
+		check: func(o *ClusterOwner, p PodPolicy) string {
 			if p.AllowSecretReferences || p.AdmissionPolicyEnforced {
 				return ""
 			}
-			if refs := secretReferences(app); len(refs) > 0 {
+			if refs := secretReferences(o); len(refs) > 0 {
 				return secretRefusal(refs[0].field, refs[0].name) + unverifiedSecret + relax(AllowSecretReferencesAnnotation)
 			}
 			return ""

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -18,14 +17,14 @@ const (
 
 // JobManagerResources is the JobManager container's resources: the spec's, or Lyft's default of 4 CPU
 // and 3072Mi, requested and limited alike so the pod gets the Guaranteed QoS class.
-func JobManagerResources(app *v1beta1.FlinkApplication) corev1.ResourceRequirements {
-	return resourcesOr(app.Spec.JobManagerConfig.Resources, "4", "3072Mi")
+func (o ClusterOwner) JobManagerResources() corev1.ResourceRequirements {
+	return resourcesOr(o.Spec.JobManagerConfig.Resources, "4", "3072Mi")
 }
 
 // TaskManagerResources is the TaskManager container's resources: the spec's, or Lyft's default of
 // 2 CPU and 1024Mi, requested and limited alike.
-func TaskManagerResources(app *v1beta1.FlinkApplication) corev1.ResourceRequirements {
-	return resourcesOr(app.Spec.TaskManagerConfig.Resources, "2", "1024Mi")
+func (o ClusterOwner) TaskManagerResources() corev1.ResourceRequirements {
+	return resourcesOr(o.TaskManagerConfig.Resources, "2", "1024Mi")
 }
 
 func resourcesOr(r *corev1.ResourceRequirements, cpu, memory string) corev1.ResourceRequirements {
@@ -53,16 +52,16 @@ type componentMemory struct {
 // else; before 1.11 the heap (<component>.heap.size), leaving offHeapMemoryFraction. Each fraction
 // means nothing to the other memory model, so setting the wrong one is an error rather than silently
 // ignored. A container without a memory request or limit gets no key, and Flink's own default.
-func memoryConfig(app *v1beta1.FlinkApplication) (map[string]string, error) {
-	modern := isModernFlink(app.Spec.FlinkVersion)
+func memoryConfig(o *ClusterOwner) (map[string]string, error) {
+	modern := isModernFlink(o.Spec.FlinkVersion)
 	out := map[string]string{}
 	for _, c := range []componentMemory{
-		{JobManagerComponent, "jobManagerConfig", JobManagerResources(app),
-			app.Spec.JobManagerConfig.OffHeapMemoryFraction, app.Spec.JobManagerConfig.SystemMemoryFraction},
-		{TaskManagerComponent, "taskManagerConfig", TaskManagerResources(app),
-			app.Spec.TaskManagerConfig.OffHeapMemoryFraction, app.Spec.TaskManagerConfig.SystemMemoryFraction},
+		{JobManagerComponent, "jobManagerConfig", o.JobManagerResources(),
+			o.Spec.JobManagerConfig.OffHeapMemoryFraction, o.Spec.JobManagerConfig.SystemMemoryFraction},
+		{TaskManagerComponent, "taskManagerConfig", o.TaskManagerResources(),
+			o.TaskManagerConfig.OffHeapMemoryFraction, o.TaskManagerConfig.SystemMemoryFraction},
 	} {
-		key, fraction, err := c.keyAndFraction(modern, app.Spec.FlinkVersion)
+		key, fraction, err := c.keyAndFraction(modern, o.Spec.FlinkVersion)
 		if err != nil {
 			return nil, err
 		}

@@ -22,16 +22,17 @@ var imageReference = regexp.MustCompile(ImageReferencePattern)
 // pipeline.max-parallelism); a job asking for more fails when it is submitted.
 const MaxParallelism = 1 << 15
 
-// checkCluster names the first field of app that would render a cluster that cannot work: pods
-// that never pull their image, JobManagers that each run a cluster of their own. The schema refuses
-// these at apply time where CEL can express them; this catches the rest, and objects stored before
-// a rule existed, before anything is created. Memory is checked where it is sized (memoryConfig).
-func checkCluster(app *v1beta1.FlinkApplication) error {
-	if !imageReference.MatchString(app.Spec.Image) {
+// checkCluster names the first field of the owner's spec that would render a cluster that cannot
+// work: pods that never pull their image, JobManagers that each run a cluster of their own. The
+// schema refuses these at apply time where CEL can express them; this catches the rest, and objects
+// stored before a rule existed, before anything is created. Memory is checked where it is sized
+// (memoryConfig).
+func checkCluster(o *ClusterOwner) error {
+	if !imageReference.MatchString(o.Spec.Image) {
 		return fmt.Errorf("spec.image %q is not a container image reference: [registry[:port]/]repository[:tag][@digest], "+
-			"with a lowercase repository and no spaces", app.Spec.Image)
+			"with a lowercase repository and no spaces", o.Spec.Image)
 	}
-	if r := JobManagerReplicas(app); r > 1 && !HighAvailability(app) {
+	if r := o.JobManagerReplicas(); r > 1 && !ConfigHasHighAvailability(o.Spec.FlinkConfig) {
 		return fmt.Errorf("spec.jobManagerConfig.replicas is %d, which needs Flink high availability "+
 			"(flinkConfig high-availability.type, e.g. kubernetes): without it each JobManager runs a cluster of its own", r)
 	}
@@ -50,7 +51,7 @@ func CheckJob(app *v1beta1.FlinkApplication) error {
 	if mode == "" && !app.Spec.SavepointDisabled {
 		mode = v1beta1.UpgradeModeSavepoint
 	}
-	if mode == v1beta1.UpgradeModeSavepoint && !savepointDirectorySet(app) {
+	if mode == v1beta1.UpgradeModeSavepoint && !ConfigHasSavepointDirectory(app.Spec.FlinkConfig) {
 		return fmt.Errorf("spec.upgradeMode Savepoint (the default) needs a savepoint directory: set spec.flinkConfig " +
 			"state.savepoints.dir (execution.checkpointing.savepoint-dir from Flink 1.20), or choose upgradeMode LastState or Stateless")
 	}
@@ -60,8 +61,12 @@ func CheckJob(app *v1beta1.FlinkApplication) error {
 // SavepointDirectoryKeys name Flink's default savepoint directory, before and after Flink 1.20.
 var SavepointDirectoryKeys = []string{"state.savepoints.dir", "execution.checkpointing.savepoint-dir"}
 
-func savepointDirectorySet(app *v1beta1.FlinkApplication) bool {
-	config, err := app.Spec.FlinkConfig.Strings()
+// ConfigHasSavepointDirectory tells whether this Flink configuration names a default savepoint
+// directory, which savepoints the operator triggers need. It takes the configuration alone because a
+// session job's is its cluster's with its own over it. A configuration that cannot be read counts
+// as having one.
+func ConfigHasSavepointDirectory(flinkConfig v1beta1.FlinkConfig) bool {
+	config, err := flinkConfig.Strings()
 	if err != nil {
 		// Rendering reports the bad value, naming its key.
 		return true

@@ -6,36 +6,50 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// applicationKind is used when an application arrives without TypeMeta, as typed clients and
+// defaultApplicationKind is used when an application arrives without TypeMeta, as typed clients and
 // informers deliver it.
-var applicationKind = v1beta1.SchemeGroupVersion.WithKind("FlinkApplication")
+var defaultApplicationKind = v1beta1.SchemeGroupVersion.WithKind("FlinkApplication")
 
-// OwnerReference makes app the controller of an object, so that deleting the application lets the
-// garbage collector remove the object, and so that IsOwnedBy recognises it. BlockOwnerDeletion keeps
-// a foreground deletion of the application waiting until its clusters are gone.
-func OwnerReference(app *v1beta1.FlinkApplication) metav1.OwnerReference {
-	return *metav1.NewControllerRef(app, gvkOf(app))
+// ControllerReference makes owner, an object of this kind, the controller of an object, so that
+// deleting the owner lets the garbage collector remove the object, and so that IsControlledBy
+// recognises it. BlockOwnerDeletion keeps a foreground deletion of the owner waiting until its
+// clusters are gone. The kind is passed apart because objects from typed clients carry no TypeMeta.
+func ControllerReference(owner metav1.Object, kind schema.GroupVersionKind) metav1.OwnerReference {
+	return *metav1.NewControllerRef(owner, kind)
 }
 
-// IsOwnedBy reports whether app is the controller of obj. The operator only touches objects it
-// controls, never ones that merely carry its labels. The UID is compared when both sides have one,
-// so an object left behind by a deleted application of the same name is not adopted.
-func IsOwnedBy(obj metav1.Object, app *v1beta1.FlinkApplication) bool {
+// IsControlledBy reports whether owner, an object of this kind, is the controller of obj. The
+// operator only touches objects it controls, never ones that merely carry its labels. The UID is
+// compared when both sides have one, so an object left behind by a deleted owner of the same name
+// is not adopted. The version is not compared: a controller reference written under an older
+// version of the API still names the same owner.
+func IsControlledBy(obj, owner metav1.Object, kind schema.GroupVersionKind) bool {
 	ref := metav1.GetControllerOf(obj)
 	if ref == nil {
 		return false
 	}
-	want := gvkOf(app)
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	if err != nil || gv.Group != want.Group || ref.Kind != want.Kind || ref.Name != app.Name {
+	if err != nil || gv.Group != kind.Group || ref.Kind != kind.Kind || ref.Name != owner.GetName() {
 		return false
 	}
-	return ref.UID == "" || app.UID == "" || ref.UID == app.UID
+	return ref.UID == "" || owner.GetUID() == "" || ref.UID == owner.GetUID()
 }
 
-func gvkOf(app *v1beta1.FlinkApplication) schema.GroupVersionKind {
+// OwnerReference is ControllerReference for a FlinkApplication (or an object dressed as one, whose
+// TypeMeta names its own kind).
+func OwnerReference(app *v1beta1.FlinkApplication) metav1.OwnerReference {
+	return ControllerReference(app, ApplicationKind(app))
+}
+
+// IsOwnedBy is IsControlledBy for a FlinkApplication (or an object dressed as one).
+func IsOwnedBy(obj metav1.Object, app *v1beta1.FlinkApplication) bool {
+	return IsControlledBy(obj, app, ApplicationKind(app))
+}
+
+// ApplicationKind is the kind app's TypeMeta names, or FlinkApplication when it names none.
+func ApplicationKind(app *v1beta1.FlinkApplication) schema.GroupVersionKind {
 	if gvk := app.GroupVersionKind(); gvk.Kind != "" && gvk.Version != "" {
 		return gvk
 	}
-	return applicationKind
+	return defaultApplicationKind
 }
