@@ -12,7 +12,7 @@ import (
 // besideLive tells whether the update in progress starts its job beside the deployed one, which
 // keeps running: deploymentMode BlueGreen. Suspends and restarts stop the deployed job as always.
 func besideLive(rc *Context) bool {
-	return blueGreen(rc.App) && updating(rc.Job)
+	return rc.App != nil && blueGreen(rc.App) && updating(rc.Job)
 }
 
 // startBeside takes the state a new BlueGreen version starts from without stopping the deployed

@@ -22,11 +22,15 @@ const Finalizer = "job.finalizers.flink.k8s.io"
 // fieldManager names the operator's writes in managedFields.
 const fieldManager = "flinkfsm"
 
-// createCluster creates whatever of the cluster with this hash does not exist yet, rendered from app
-// (the application, or the application as a recorded spec had it). Names derive from the hash, so a
-// repeat after a crash finds the objects and creates nothing twice.
-func createCluster(rc *Context, app *v1beta1.FlinkApplication, hash string) error {
-	objs, err := flink.RenderCluster(app, hash, versionOf(&rc.App.Status, hash))
+// createCluster creates whatever of the cluster with this hash does not exist yet, rendered from
+// owner (the object, or a FlinkApplication as a recorded spec had it). Names derive from the hash,
+// so a repeat after a crash finds the objects and creates nothing twice.
+func createCluster(rc *Context, owner flink.ClusterOwner, hash string) error {
+	var version v1beta1.FlinkApplicationVersion
+	if rc.App != nil {
+		version = versionOf(&rc.App.Status, hash)
+	}
+	objs, err := owner.RenderCluster(hash, version)
 	if err != nil {
 		return jobs.Permanent("RenderCluster", err)
 	}
@@ -34,8 +38,8 @@ func createCluster(rc *Context, app *v1beta1.FlinkApplication, hash string) erro
 		return err
 	}
 	have := rc.Clusters[hash]
-	apps := rc.env.Kube.AppsV1().Deployments(rc.App.Namespace)
-	svc := rc.env.Kube.CoreV1().Services(rc.App.Namespace)
+	apps := rc.env.Kube.AppsV1().Deployments(rc.Meta.Namespace)
+	svc := rc.env.Kube.CoreV1().Services(rc.Meta.Namespace)
 	opts := metav1.CreateOptions{FieldManager: fieldManager}
 	var creates []func() error
 	if have == nil || have.JobManager == nil {
@@ -114,7 +118,7 @@ func scaleTaskManagers(rc *Context, hash string, want int32) error {
 		return err
 	}
 	patch, _ := json.Marshal(map[string]interface{}{"spec": map[string]interface{}{"replicas": want}})
-	updated, err := rc.env.Kube.AppsV1().Deployments(rc.App.Namespace).Patch(rc, c.TaskManager.Name, types.MergePatchType,
+	updated, err := rc.env.Kube.AppsV1().Deployments(rc.Meta.Namespace).Patch(rc, c.TaskManager.Name, types.MergePatchType,
 		patch, metav1.PatchOptions{FieldManager: fieldManager})
 	if err != nil {
 		return kubeError("ScaleTaskManagers", err)
@@ -136,18 +140,18 @@ func deleteCluster(rc *Context, hash string) error {
 	}
 	bg := metav1.DeletePropagationBackground
 	opts := metav1.DeleteOptions{PropagationPolicy: &bg}
-	apps := rc.env.Kube.AppsV1().Deployments(rc.App.Namespace)
-	for _, name := range []string{flink.JobManagerName(rc.App, hash), flink.TaskManagerName(rc.App, hash)} {
+	apps := rc.env.Kube.AppsV1().Deployments(rc.Meta.Namespace)
+	for _, name := range []string{flink.JobManagerNameOf(rc.Meta.Name, hash), flink.TaskManagerNameOf(rc.Meta.Name, hash)} {
 		if err := apps.Delete(rc, name, opts); err != nil && !apierrors.IsNotFound(err) {
 			return jobs.Retryable("DeleteCluster", err)
 		}
 	}
-	services := []string{flink.VersionedServiceName(rc.App, hash)}
+	services := []string{flink.VersionedServiceNameOf(rc.Meta.Name, hash)}
 	if c.VersionService != nil {
 		services = append(services, c.VersionService.Name)
 	}
 	for _, name := range services {
-		err := rc.env.Kube.CoreV1().Services(rc.App.Namespace).Delete(rc, name, opts)
+		err := rc.env.Kube.CoreV1().Services(rc.Meta.Namespace).Delete(rc, name, opts)
 		if err != nil && !apierrors.IsNotFound(err) {
 			return jobs.Retryable("DeleteCluster", err)
 		}
@@ -183,7 +187,7 @@ func contains(list []string, s string) bool {
 // pointGenericService makes the application's stable Service select the JobManager of this cluster.
 func pointGenericService(rc *Context, hash string) error {
 	want := flink.RenderGenericService(rc.App, hash)
-	svc := rc.env.Kube.CoreV1().Services(rc.App.Namespace)
+	svc := rc.env.Kube.CoreV1().Services(rc.Meta.Namespace)
 	have := rc.GenericService
 	if have != nil && selects(have, want.Spec.Selector) {
 		return nil
@@ -223,8 +227,8 @@ func selects(svc *corev1.Service, selector map[string]string) bool {
 	return true
 }
 
-func hasFinalizer(app *v1beta1.FlinkApplication) bool {
-	for _, f := range app.Finalizers {
+func hasFinalizer(obj metav1.Object) bool {
+	for _, f := range obj.GetFinalizers() {
 		if f == Finalizer {
 			return true
 		}
@@ -245,24 +249,24 @@ func ensureFinalizer(rc *Context) error {
 }
 
 // finalizerAdding is ensureFinalizer in two halves, so that its request can go beside a cluster's
-// creates: send makes the request from rc.App as it is now, and record, called once send and
-// whatever ran beside it are done, writes the result into rc.App. send is nil when the finalizer is
+// creates: send makes the request from the object as it is now, and record, called once send and
+// whatever ran beside it are done, writes the result into the working copy. send is nil when the finalizer is
 // there already.
 func finalizerAdding(rc *Context) (send func() error, record func()) {
-	if hasFinalizer(rc.App) {
+	if hasFinalizer(rc.Meta) {
 		return nil, func() {}
 	}
-	return finalizersWrite(rc, append(append([]string(nil), rc.App.Finalizers...), Finalizer))
+	return finalizersWrite(rc, append(append([]string(nil), rc.Meta.Finalizers...), Finalizer))
 }
 
 func removeFinalizer(rc *Context) error {
 	var keep []string
-	for _, f := range rc.App.Finalizers {
+	for _, f := range rc.Meta.Finalizers {
 		if f != Finalizer {
 			keep = append(keep, f)
 		}
 	}
-	if len(keep) == len(rc.App.Finalizers) {
+	if len(keep) == len(rc.Meta.Finalizers) {
 		return nil
 	}
 	return patchFinalizers(rc, keep)
@@ -276,13 +280,13 @@ func patchFinalizers(rc *Context, finalizers []string) error {
 }
 
 // finalizersWrite sets the object's finalizers to these, if its resourceVersion is still the one
-// rc.App holds (see finalizerAdding for the halves).
+// the working copy holds (see finalizerAdding for the halves).
 func finalizersWrite(rc *Context, finalizers []string) (send func() error, record func()) {
 	if finalizers == nil {
 		finalizers = []string{}
 	}
 	patch, _ := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{
-		"finalizers": finalizers, "resourceVersion": rc.App.ResourceVersion,
+		"finalizers": finalizers, "resourceVersion": rc.Meta.ResourceVersion,
 	}})
 	var updated metav1.Object
 	var gone bool
@@ -304,10 +308,10 @@ func finalizersWrite(rc *Context, finalizers []string) (send func() error, recor
 	record = func() {
 		switch {
 		case gone:
-			rc.App.Finalizers = finalizers
+			rc.Meta.Finalizers = finalizers
 		case updated != nil:
-			rc.App.Finalizers = updated.GetFinalizers()
-			rc.App.ResourceVersion = updated.GetResourceVersion()
+			rc.Meta.Finalizers = updated.GetFinalizers()
+			rc.Meta.ResourceVersion = updated.GetResourceVersion()
 		}
 	}
 	return send, record

@@ -31,7 +31,7 @@ func handleClusterStarting(rc *Context) Outcome {
 	c := rc.Clusters[target]
 	if c == nil || c.JobManager == nil || c.TaskManager == nil || c.Service == nil {
 		// Someone deleted part of the cluster; put it back rather than wait for the deadline.
-		if err := createCluster(rc, rc.App, target); err != nil {
+		if err := createCluster(rc, flink.OwnerFromApplication(rc.App), target); err != nil {
 			return failed(err)
 		}
 		return stay(0)

@@ -31,8 +31,6 @@ type Context struct {
 	Settings *jobSettings
 	// App is the working copy when the object is a FlinkApplication.
 	App *v1beta1.FlinkApplication
-	// Stored is the application as the pass read it, before any change of this pass.
-	Stored *v1beta1.FlinkApplication
 	// subject is the working copy, stored the object as the pass read it.
 	subject, stored subject
 	Config          *config.Config
@@ -64,9 +62,9 @@ type Context struct {
 	// kind is what differs between the resources the machine runs: their phase table, where they
 	// write, and whose cluster their jobs run on.
 	kind *objectKind
-	// ClusterOwner is the application view of the object that owns the clusters in Clusters: the
-	// application itself, or a session job's FlinkSessionCluster.
-	ClusterOwner *v1beta1.FlinkApplication
+	// ClusterOwner is the object that owns the clusters in Clusters, as the cluster renderer takes
+	// it: the FlinkApplication itself, or the FlinkSessionCluster of a session job or of its own pass.
+	ClusterOwner flink.ClusterOwner
 	// session is what a session job or cluster knows of its counterpart; nil for a FlinkApplication.
 	session *sessionState
 
@@ -170,14 +168,6 @@ func (rc *Context) mayAct() error {
 
 // FlinkURL is the REST base URL of the cluster with this hash.
 func (rc *Context) FlinkURL(hash string) string {
-	owner := rc.clusterOwner()
-	return rc.env.FlinkURL(owner.Namespace, flink.VersionedServiceName(owner, hash), flink.UIPort(owner))
-}
-
-// clusterOwner is the application view of whoever owns the pass's clusters.
-func (rc *Context) clusterOwner() *v1beta1.FlinkApplication {
-	if rc.ClusterOwner != nil {
-		return rc.ClusterOwner
-	}
-	return rc.App
+	o := rc.ClusterOwner
+	return rc.env.FlinkURL(o.Namespace, flink.VersionedServiceNameOf(o.Name, hash), o.UIPort())
 }

@@ -413,10 +413,9 @@ func TestControllerWakesSessionJobsWithTheirCluster(t *testing.T) {
 	assert.Equal(t, map[queueKey]bool{key(sessionClusterKindName, cluster): true, key(sessionJobKindName, f.n("a")): true,
 		key(sessionJobKindName, f.n("b")): true}, got, "the cluster and its jobs, not the other cluster's")
 
-	view := sessionClusterView(c)
-	view.Kind = sessionClusterKindName
+	owner := flink.OwnerFromSessionCluster(c)
 	_, err = f.kube.AppsV1().Deployments(ns).Create(f.ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{
-		Name: cluster + "-abc-jm", Namespace: ns, OwnerReferences: []metav1.OwnerReference{k8.OwnerReference(view)}}}, metav1.CreateOptions{})
+		Name: cluster + "-abc-jm", Namespace: ns, OwnerReferences: []metav1.OwnerReference{k8.ControllerReference(c, owner.Kind)}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	got = drain(3)
 	assert.True(t, got[key(sessionJobKindName, f.n("a"))] && got[key(sessionJobKindName, f.n("b"))], "a Deployment of the cluster wakes its jobs: %v", got)
@@ -447,14 +446,14 @@ func TestControllerCachesNoManagedFields(t *testing.T) {
 	f.create(d)
 	f.until(app.Name)
 	require.Eventually(t, func() bool {
-		clusters, _, err := f.env.Observer.Owned(app)
+		clusters, _, err := f.env.Observer.Owned(flink.OwnerFromApplication(app))
 		return err == nil && clusters["abc"] != nil && clusters["abc"].JobManager != nil
 	}, 5*time.Second, time.Millisecond)
 
 	cached, err := f.env.Observer.Application(ns, app.Name)
 	require.NoError(t, err)
 	assert.Empty(t, cached.ManagedFields, "FlinkApplication cached without managedFields")
-	clusters, _, _ := f.env.Observer.Owned(app)
+	clusters, _, _ := f.env.Observer.Owned(flink.OwnerFromApplication(app))
 	assert.Empty(t, clusters["abc"].JobManager.ManagedFields, "Deployment cached without managedFields")
 }
 
@@ -504,10 +503,10 @@ func TestControllerFindsEachApplicationsObjectsByItsLabel(t *testing.T) {
 	}
 	for _, app := range apps {
 		require.Eventually(t, func() bool {
-			clusters, _, err := f.env.Observer.Owned(app)
+			clusters, _, err := f.env.Observer.Owned(flink.OwnerFromApplication(app))
 			return err == nil && clusters["abc"] != nil && clusters["abc"].JobManager != nil && clusters["abc"].Service != nil
 		}, 5*time.Second, time.Millisecond, "objects of %s", app.Name)
-		clusters, _, _ := f.env.Observer.Owned(app)
+		clusters, _, _ := f.env.Observer.Owned(flink.OwnerFromApplication(app))
 		assert.Equal(t, flink.JobManagerName(app, "abc"), clusters["abc"].JobManager.Name)
 		assert.Equal(t, flink.VersionedServiceName(app, "abc"), clusters["abc"].Service.Name)
 	}

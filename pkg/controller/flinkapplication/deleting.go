@@ -14,7 +14,7 @@ import (
 // taken as stopped because its JobManager does not answer.
 func handleDeleting(rc *Context) Outcome {
 	st := rc.Job
-	if !hasFinalizer(rc.App) {
+	if !hasFinalizer(rc.Meta) {
 		return stay(untilChanged)
 	}
 	if out, stopping := stopSecondVersion(rc); stopping {

@@ -59,7 +59,7 @@ func handleDeploy(rc *Context) Outcome {
 	// one after another they kept the pass, and its worker, twice as long (a Service create waits
 	// for its cluster IP). The finalizer still comes before any job runs.
 	sendFinalizer, recordFinalizer := finalizerAdding(rc)
-	steps := []func() error{sendFinalizer, func() error { return createCluster(rc, rc.App, rc.Hash) }}
+	steps := []func() error{sendFinalizer, func() error { return createCluster(rc, flink.OwnerFromApplication(rc.App), rc.Hash) }}
 	if liveCluster(&st.JobOwnerStatus) == "" || single {
 		// The stable Service exists from the first deploy on, so the UI has one address.
 		steps = append(steps, func() error { return pointGenericService(rc, rc.Hash) })

@@ -1,6 +1,8 @@
 package flinkapplication
 
 import (
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+
 	"fmt"
 	"reflect"
 	"strconv"
@@ -75,8 +77,8 @@ type Environment struct {
 // Observer reads an application and the objects it owns, normally from informer caches.
 type Observer interface {
 	Application(namespace, name string) (*v1beta1.FlinkApplication, error)
-	// Owned returns the application's clusters by hash and its generic Service (nil if absent).
-	Owned(app *v1beta1.FlinkApplication) (map[string]*ClusterObjects, *corev1.Service, error)
+	// Owned returns the owner's clusters by hash and its generic Service (nil if absent).
+	Owned(owner flink.ClusterOwner) (map[string]*ClusterObjects, *corev1.Service, error)
 }
 
 // SessionObserver reads session clusters and session jobs, normally from informer caches.
@@ -154,8 +156,8 @@ func describe(app *v1beta1.FlinkApplication) string {
 }
 
 // wakeLater is what wakes the object of a pass once something it started off the worker ends.
-func (e *Environment) wakeLater(app *v1beta1.FlinkApplication) func() {
-	kind, ns, name := kindName(app), app.Namespace, app.Name
+func (e *Environment) wakeLater(rc *Context) func() {
+	kind, ns, name := rc.kind.name, rc.Meta.Namespace, rc.Meta.Name
 	return func() {
 		if e.Wake != nil {
 			e.Wake(kind, ns, name)

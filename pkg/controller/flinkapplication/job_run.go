@@ -85,7 +85,7 @@ func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath
 // the session kinds, as ids were made before uids were read) and its uid; a session cluster runs
 // other objects' jobs; a BlueGreen version starts beside the deployed version's job.
 func (rc *Context) owner() jobs.Owner {
-	o := ownerOf(rc.App)
+	o := ownerOf(rc.kind.name, rc.Meta)
 	o.SharedCluster = rc.kind != nil && rc.kind.sharedCluster
 	if _, live := liveJob(rc.Job); live != "" && besideLive(rc) {
 		o.Beside = []string{live}
@@ -95,12 +95,12 @@ func (rc *Context) owner() jobs.Owner {
 
 // ownerOf names an object's jobs: by its name, with its kind for the session kinds (a session job
 // may share its name with a FlinkApplication), and by its uid.
-func ownerOf(app *v1beta1.FlinkApplication) jobs.Owner {
-	name := app.Namespace + "/" + app.Name
-	if k := kindName(app); k != applicationKindName {
-		name = k + "/" + name
+func ownerOf(kind string, meta *metav1.ObjectMeta) jobs.Owner {
+	name := meta.Namespace + "/" + meta.Name
+	if kind != applicationKindName {
+		name = kind + "/" + name
 	}
-	return jobs.Owner{Name: name, UID: string(app.UID)}
+	return jobs.Owner{Name: name, UID: string(meta.UID)}
 }
 
 // recordJob and storeJob carry a deployment record's job to and from the job core's record.
@@ -162,9 +162,9 @@ func chooseJobIDWhenNothingRuns(rc *Context) {
 // jobIDStored tells whether the deployment in progress has a job id that an earlier pass wrote:
 // only then may a submission go out without another write first.
 func jobIDStored(rc *Context) bool {
-	if rc.Stored == nil {
+	if rc.stored == nil {
 		return false
 	}
-	c, s := candidate(rc.Job), candidate(&rc.Stored.Status.JobOwnerStatus)
+	c, s := candidate(rc.Job), candidate(rc.stored.job())
 	return c != nil && s != nil && c.JobID != "" && c.JobID == s.JobID && c.ClusterHash == s.ClusterHash
 }

@@ -11,11 +11,11 @@ import (
 )
 
 // Three kinds of resource run through the same state machine and job operations: FlinkApplication,
-// FlinkSessionJob and FlinkSessionCluster. The session kinds are reconciled through an application
-// view: a FlinkApplication whose metadata is the object's own (TypeMeta names its kind) and whose
-// spec and status are the object's, field for field, in a FlinkApplication's shape. Handlers, the
-// savepoint, cancel, run and restore operations, retries and deadlines then work on all three as
-// they are; what differs is in objectKind.
+// FlinkSessionJob and FlinkSessionCluster. Each is reconciled as itself (subject.go): the machine
+// moves its phase, and handlers read and write the status parts the kinds share (MachineStatus,
+// JobOwnerStatus, ClusterOwnerStatus) and the job settings the kind derives from its spec
+// (settings.go). Each kind has its own phase table; what else differs is in objectKind, and every
+// kind is registered here, in kinds.
 
 const (
 	applicationKindName    = "FlinkApplication"
@@ -26,13 +26,11 @@ const (
 // objectKind is what differs between the kinds the machine runs.
 type objectKind struct {
 	name string
-	// table is the kind's phase table.
-	table map[v1beta1.FlinkApplicationPhase]phaseSpec
+	// table is the kind's phase table, read when it is needed: the tables are built in init.
+	table func() map[v1beta1.FlinkApplicationPhase]phaseSpec
 	// sharedCluster is set when other objects' jobs run on the same cluster (a session cluster):
 	// the fence before a submission then only looks for this object's own jobs.
 	sharedCluster bool
-	// status is the object's status, in its own shape, made from the application view's.
-	status func(rc *Context, s subject) interface{}
 	// patch sends a merge patch to the object, to its status when status is set.
 	patch func(rc *Context, patch []byte, status ...string) (metav1.Object, error)
 	// migrate rewrites, on first read, status that an earlier operator (or the Lyft operator) wrote
@@ -40,23 +38,38 @@ type objectKind struct {
 	migrate func(rc *Context)
 }
 
-var applicationKind = &objectKind{
-	name:    applicationKindName,
-	migrate: migrateStatus,
-	status:  func(_ *Context, s subject) interface{} { return s.status() },
-	patch: func(rc *Context, patch []byte, status ...string) (metav1.Object, error) {
-		return rc.env.Apps.FlinkV1beta1().FlinkApplications(rc.App.Namespace).Patch(
-			rc, rc.App.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, status...)
-	},
-}
+var (
+	applicationKind = &objectKind{
+		name: applicationKindName, migrate: migrateStatus,
+		table: func() map[v1beta1.FlinkApplicationPhase]phaseSpec { return phaseTable },
+		patch: func(rc *Context, patch []byte, status ...string) (metav1.Object, error) {
+			return rc.env.Apps.FlinkV1beta1().FlinkApplications(rc.Meta.Namespace).Patch(
+				rc, rc.Meta.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, status...)
+		},
+	}
+	sessionJobKind = &objectKind{
+		name: sessionJobKindName, sharedCluster: true,
+		table: func() map[v1beta1.FlinkApplicationPhase]phaseSpec { return sessionJobTable },
+		patch: func(rc *Context, patch []byte, status ...string) (metav1.Object, error) {
+			return rc.env.Apps.FlinkV1beta1().FlinkSessionJobs(rc.Meta.Namespace).Patch(
+				rc, rc.Meta.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, status...)
+		},
+	}
+	sessionClusterKind = &objectKind{
+		name: sessionClusterKindName, sharedCluster: true,
+		table: func() map[v1beta1.FlinkApplicationPhase]phaseSpec { return sessionClusterTable },
+		patch: func(rc *Context, patch []byte, status ...string) (metav1.Object, error) {
+			return rc.env.Apps.FlinkV1beta1().FlinkSessionClusters(rc.Meta.Namespace).Patch(
+				rc, rc.Meta.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, status...)
+		},
+	}
+)
 
 // registeredKind is everything the controller knows of one kind it reconciles, registered in one
 // place (kinds): its phase table and the order the docs list its phases in, how one of its objects
 // is reconciled, and how its informer lists and watches it.
 type registeredKind struct {
-	name string
-	// table is the kind's phase table, read when it is needed: the tables are built in init.
-	table  func() map[v1beta1.FlinkApplicationPhase]phaseSpec
+	*objectKind
 	phases []string
 	// pass runs one pass of the state machine for one object of the kind.
 	pass     func(e *Environment, ctx context.Context, namespace, name string) (time.Duration, error)
@@ -67,14 +80,11 @@ type registeredKind struct {
 
 // kinds are the kinds the controller reconciles, in the order the docs draw their state machines.
 var kinds = []registeredKind{
-	{name: applicationKindName, table: func() map[v1beta1.FlinkApplicationPhase]phaseSpec { return phaseTable },
-		phases: phaseNames(v1beta1.Phases), pass: (*Environment).Reconcile, resource: applicationResource,
+	{objectKind: applicationKind, phases: phaseNames(v1beta1.Phases), pass: (*Environment).Reconcile, resource: applicationResource,
 		endOfLife: "job handled per deleteMode, finalizer removed"},
-	{name: sessionJobKindName, table: func() map[v1beta1.FlinkApplicationPhase]phaseSpec { return sessionJobTable },
-		phases: phaseNames(v1beta1.SessionJobPhases), pass: (*Environment).ReconcileSessionJob, resource: sessionJobResource,
+	{objectKind: sessionJobKind, phases: phaseNames(v1beta1.SessionJobPhases), pass: (*Environment).ReconcileSessionJob, resource: sessionJobResource,
 		endOfLife: "job handled per deleteMode, finalizer removed"},
-	{name: sessionClusterKindName, table: func() map[v1beta1.FlinkApplicationPhase]phaseSpec { return sessionClusterTable },
-		phases: phaseNames(v1beta1.SessionClusterPhases), pass: (*Environment).ReconcileSessionCluster, resource: sessionClusterResource,
+	{objectKind: sessionClusterKind, phases: phaseNames(v1beta1.SessionClusterPhases), pass: (*Environment).ReconcileSessionCluster, resource: sessionClusterResource,
 		endOfLife: "no FlinkSessionJob names the cluster any more, finalizer removed"},
 }
 
@@ -98,18 +108,7 @@ func phaseNames[P ~string](phases []P) []string {
 
 // phases is the phase table of the pass's kind.
 func (rc *Context) phases() map[v1beta1.FlinkApplicationPhase]phaseSpec {
-	if rc.kind == nil {
-		return phaseTable
-	}
-	return rc.kind.table
-}
-
-// kindName is the kind an application view stands for.
-func kindName(app *v1beta1.FlinkApplication) string {
-	if app.Kind == sessionJobKindName || app.Kind == sessionClusterKindName {
-		return app.Kind
-	}
-	return applicationKindName
+	return rc.kind.table()
 }
 
 // objectKey names an object across kinds, for the record of our own last write.

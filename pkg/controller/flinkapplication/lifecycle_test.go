@@ -32,7 +32,12 @@ func runningWith(t *testing.T, w *world, name string, edit func(*v1beta1.FlinkAp
 }
 
 func (w *world) clusterExists(app *v1beta1.FlinkApplication, hash string) bool {
-	_, err := w.kube.AppsV1().Deployments(ns).Get(context.Background(), flink.JobManagerName(app, hash), metav1.GetOptions{})
+	return w.clusterOfOwnerExists(app.Name, hash)
+}
+
+// clusterOfOwnerExists tells whether the JobManager of the named object's cluster with this hash exists.
+func (w *world) clusterOfOwnerExists(owner, hash string) bool {
+	_, err := w.kube.AppsV1().Deployments(ns).Get(context.Background(), flink.JobManagerNameOf(owner, hash), metav1.GetOptions{})
 	return err == nil
 }
 

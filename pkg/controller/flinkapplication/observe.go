@@ -105,7 +105,7 @@ func observeCluster(rc *Context, hash string) {
 	cs.HealthyTaskManagers = int32(ov.TaskManagers - ov.TaskManagersBlocked)
 	cs.NumberOfTaskSlots = int32(ov.SlotsTotal)
 	cs.AvailableTaskSlots = int32(ov.SlotsAvailable)
-	want := flink.TaskManagerReplicas(rc.App)
+	want := rc.ClusterOwner.TaskManagers
 	if c := rc.Clusters[hash]; c != nil && c.TaskManager != nil {
 		want = replicas(c.TaskManager)
 	}
@@ -182,7 +182,7 @@ func checkpointRecordDue(rc *Context, js *v1beta1.FlinkJobStatus, triggered int6
 // recorded, and so how often a running job's checkpoints are looked at.
 func checkpointRecordWindow(rc *Context) time.Duration {
 	window := rc.Config.CheckpointRecordInterval.Duration
-	if survives, ok := flink.CheckpointSurvival(rc.App); !ok || survives < window {
+	if survives, ok := flink.ConfigCheckpointSurvival(rc.Settings.FlinkConfig); !ok || survives < window {
 		window = survives
 	}
 	return window

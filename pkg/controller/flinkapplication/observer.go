@@ -80,12 +80,12 @@ func (o *listerObserver) SessionJobsOf(namespace, cluster string) ([]*v1beta1.Fl
 	return out, nil
 }
 
-func (o *listerObserver) Owned(app *v1beta1.FlinkApplication) (map[string]*ClusterObjects, *corev1.Service, error) {
-	l, err := o.listers(app.Namespace)
+func (o *listerObserver) Owned(owner flink.ClusterOwner) (map[string]*ClusterObjects, *corev1.Service, error) {
+	l, err := o.listers(owner.Namespace)
 	if err != nil {
 		return nil, nil, err
 	}
-	key := app.Namespace + "/" + app.Name
+	key := owner.Namespace + "/" + owner.Name
 	deploys, err := indexed[*appsv1.Deployment](l.deploys, key)
 	if err != nil {
 		return nil, nil, err
@@ -98,7 +98,7 @@ func (o *listerObserver) Owned(app *v1beta1.FlinkApplication) (map[string]*Clust
 	if err != nil {
 		return nil, nil, err
 	}
-	clusters, generic := groupOwned(app, deploys, services, pods)
+	clusters, generic := groupOwned(owner, deploys, services, pods)
 	return clusters, generic, nil
 }
 
@@ -120,7 +120,7 @@ func indexed[T any](index cache.Indexer, key string) ([]T, error) {
 // groupOwned sorts the application's Deployments and Services into clusters by hash, counts each
 // cluster's pods, and finds its generic Service. Objects the application does not control
 // are left out.
-func groupOwned(app *v1beta1.FlinkApplication, deploys []*appsv1.Deployment, services []*corev1.Service, pods []*corev1.Pod) (map[string]*ClusterObjects, *corev1.Service) {
+func groupOwned(owner flink.ClusterOwner, deploys []*appsv1.Deployment, services []*corev1.Service, pods []*corev1.Pod) (map[string]*ClusterObjects, *corev1.Service) {
 	clusters := map[string]*ClusterObjects{}
 	get := func(hash string) *ClusterObjects {
 		if clusters[hash] == nil {
@@ -130,33 +130,33 @@ func groupOwned(app *v1beta1.FlinkApplication, deploys []*appsv1.Deployment, ser
 	}
 	for _, d := range deploys {
 		hash := k8.HashOf(d)
-		if hash == "" || !k8.IsOwnedBy(d, app) {
+		if hash == "" || !owner.IsOwnerOf(d) {
 			continue
 		}
 		switch d.Name {
-		case flink.JobManagerName(app, hash):
+		case flink.JobManagerNameOf(owner.Name, hash):
 			get(hash).JobManager = d
-		case flink.TaskManagerName(app, hash):
+		case flink.TaskManagerNameOf(owner.Name, hash):
 			get(hash).TaskManager = d
 		}
 	}
 	var generic *corev1.Service
 	for _, s := range services {
-		if !k8.IsOwnedBy(s, app) {
+		if !owner.IsOwnerOf(s) {
 			continue
 		}
-		if s.Name == flink.GenericServiceName(app) {
+		if s.Name == flink.GenericServiceNameOf(owner.Name) {
 			generic = s
-		} else if hash := k8.HashOf(s); hash != "" && s.Name == flink.VersionedServiceName(app, hash) {
+		} else if hash := k8.HashOf(s); hash != "" && s.Name == flink.VersionedServiceNameOf(owner.Name, hash) {
 			get(hash).Service = s
-		} else if v := s.Labels[flink.VersionLabel]; hash != "" && v != "" && s.Name == flink.VersionServiceName(app, v1beta1.FlinkApplicationVersion(v)) {
+		} else if v := s.Labels[flink.VersionLabel]; hash != "" && v != "" && s.Name == flink.VersionServiceNameOf(owner.Name, v1beta1.FlinkApplicationVersion(v)) {
 			get(hash).VersionService = s
 		}
 	}
 	for _, p := range pods {
 		// Pods are owned by ReplicaSets; the labels tie them to a cluster of this application.
 		hash := k8.HashOf(p)
-		if p.Labels[k8.AppLabel] != app.Name || hash == "" {
+		if p.Labels[k8.AppLabel] != owner.Name || hash == "" {
 			continue
 		}
 		c := get(hash)

@@ -203,7 +203,6 @@ func init() {
 		},
 	}
 	maps.Copy(phaseTable, jobStopPhases(stopExits, abandonStop))
-	applicationKind.table = phaseTable
 }
 
 // jobStopPhases are the phases that stop a live job, shared by every kind that runs one. A kind
@@ -252,7 +251,7 @@ func jobStopPhases(stopExits []exit, abandon func(rc *Context, cause string) Out
 // readinessTimeout bounds how long a new job may take to run stable: the application's
 // readinessTimeoutSeconds, or the operator's readinessTimeout.
 func readinessTimeout(rc *Context) time.Duration {
-	if s := rc.App.Spec.ReadinessTimeoutSeconds; s != nil {
+	if s := rc.Settings.ReadinessTimeoutSeconds; s != nil {
 		return time.Duration(*s) * time.Second
 	}
 	return rc.Config.ReadinessTimeout.Duration

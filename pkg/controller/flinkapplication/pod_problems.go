@@ -46,7 +46,7 @@ func waitingOn(rc *Context, problem string) {
 		return
 	}
 	rc.waitingOn = problem
-	rc.App.Status.Reason = "waiting: " + problem
+	rc.Machine.Reason = "waiting: " + problem
 }
 
 // podChangeMatters tells whether a pod's update changes what a pass reads of it: whether it is

@@ -35,13 +35,14 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 		return staleCacheRetry, nil
 	}
 	app := cached.DeepCopy()
-	clusters, generic, err := e.Observer.Owned(app)
+	owner := flink.OwnerFromApplication(app)
+	clusters, generic, err := e.Observer.Owned(owner)
 	if err != nil {
 		return 0, err
 	}
 	rc := &Context{
-		Context: ctx, App: app, Stored: cached, Config: e.Config, Now: e.Clock.Now(), Hash: flink.ClusterHash(app),
-		Clusters: clusters, GenericService: generic, env: e, kind: applicationKind,
+		Context: ctx, App: app, Config: e.Config, Now: e.Clock.Now(), Hash: flink.ClusterHash(app),
+		Clusters: clusters, GenericService: generic, ClusterOwner: owner, env: e, kind: applicationKind,
 	}
 	rc.bind(applicationSubject{app}, applicationSubject{cached})
 	rc.Settings = applicationSettings(app)
@@ -147,15 +148,15 @@ func setCondition(st *v1beta1.MachineStatus, c metav1.Condition, now time.Time) 
 // persist writes the status if it changed, as a merge patch guarded by the resourceVersion we read:
 // a write based on an out-of-date view fails instead of overwriting newer intent.
 func (e *Environment) persist(rc *Context) error {
-	before := rc.kind.status(rc, rc.stored)
+	before := rc.stored.status()
 	// Compared as the API server stores them: times in whole seconds. Flink's millisecond times
 	// differ from the stored ones on every pass without anything a reader could see.
-	if patch, err := statusPatch(before, rc.kind.status(rc, rc.subject)); err != nil || patch == nil {
+	if patch, err := statusPatch(before, rc.subject.status()); err != nil || patch == nil {
 		return err
 	}
 	t := metav1.NewTime(rc.Now)
 	rc.Machine.LastUpdatedAt = &t
-	patch, err := statusPatch(before, rc.kind.status(rc, rc.subject))
+	patch, err := statusPatch(before, rc.subject.status())
 	if err != nil {
 		return err
 	}

@@ -74,7 +74,7 @@ func updating(st *v1beta1.JobOwnerStatus) bool {
 // recoveries of the running spec are not updates: a forceRollback left set does not stop them.
 func forcedRollback(rc *Context) bool {
 	st := rc.Job
-	return rc.App.Spec.ForceRollback && stable(st) != nil && updating(st) && targetSpecHash(st) != runningSpecHash(st)
+	return rc.App != nil && rc.App.Spec.ForceRollback && stable(st) != nil && updating(st) && targetSpecHash(st) != runningSpecHash(st)
 }
 
 // recordTarget records the spec about to be deployed as the candidate, before anything is done for

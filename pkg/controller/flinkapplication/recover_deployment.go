@@ -35,7 +35,7 @@ func recoverDeployment(rc *Context) Outcome {
 		js.JobID, js.ClusterHash, js.State, js.Health = "", "", "", v1beta1.Red
 		return warnTo(v1beta1.PhaseUpdating, "RecoverDeployment", fmt.Sprintf("%s; deploying the spec from %s", msg, describeState(st.Deployments.NextRestorePath)))
 	}
-	if err := createCluster(rc, app, liveCluster(&st.JobOwnerStatus)); err != nil {
+	if err := createCluster(rc, flink.OwnerFromApplication(app), liveCluster(&st.JobOwnerStatus)); err != nil {
 		return failed(err)
 	}
 	if flink.HighAvailability(app) && lost != "" {

@@ -61,7 +61,7 @@ func recordedState(rc *Context, jobID string) []jobs.StatePoint {
 // cancel, or "" when it can. It is asked before the cancel, while the job runs: a savepoint can
 // still be taken instead. Once the job is cancelling, its newest checkpoint is used.
 func lastStateProblem(rc *Context, ref jobs.Ref) string {
-	return rc.pass().CheckpointProblem(ref, maxCheckpointAge(rc), flink.RetainsCheckpointsOnCancel(rc.App),
+	return rc.pass().CheckpointProblem(ref, maxCheckpointAge(rc), flink.ConfigRetainsCheckpointsOnCancel(rc.Settings.FlinkConfig),
 		fmt.Sprintf("%s is not %s", flink.CheckpointRetentionKey, flink.RetainOnCancellation))
 }
 

@@ -68,7 +68,7 @@ func handleRollingBack(rc *Context) Outcome {
 		return rollbackFailed(rc, "no stable spec is recorded to render the previous cluster from")
 	}
 	if !complete {
-		if err := createCluster(rc, app, live); err != nil {
+		if err := createCluster(rc, flink.OwnerFromApplication(app), live); err != nil {
 			return failed(err)
 		}
 		return stay(0)

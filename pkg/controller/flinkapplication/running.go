@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
@@ -87,9 +88,9 @@ func handleSuspended(rc *Context) Outcome {
 
 // suspendJob stops the live job per upgradeMode, or, with none running, goes straight to Suspended.
 func suspendJob(rc *Context) Outcome {
-	st := &rc.App.Status
-	clearTarget(&st.JobOwnerStatus)
-	if _, jobID := liveJob(&st.JobOwnerStatus); jobID != "" {
+	st := rc.Job
+	clearTarget(st)
+	if _, jobID := liveJob(st); jobID != "" {
 		return stopLiveJob(rc, "Suspending", rc.Settings.field("state")+" is Suspended")
 	}
 	return suspended(rc, "Suspended", rc.Settings.field("state")+" is Suspended and no job runs")
@@ -98,7 +99,7 @@ func suspendJob(rc *Context) Outcome {
 func removeStaleClusters(rc *Context) error {
 	gone, err := deleteClustersExcept(rc, liveCluster(rc.Job))
 	for _, h := range gone {
-		rc.event(false, "ClusterDeleted", fmt.Sprintf("deleted Flink cluster %s-%s", rc.App.Name, h))
+		rc.event(false, "ClusterDeleted", fmt.Sprintf("deleted Flink cluster %s", flink.VersionedServiceNameOf(rc.Meta.Name, h)))
 	}
 	return err
 }

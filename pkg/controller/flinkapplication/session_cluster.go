@@ -26,17 +26,17 @@ func handleSessionClusterDeploy(rc *Context) Outcome {
 	if err := ensureFinalizer(rc); err != nil {
 		return failed(err)
 	}
-	st := &rc.App.Status
+	st := rc.Owned
 	if st.UpdatingHash != rc.Hash {
 		st.UpdatingHash = rc.Hash
 		return persistThenContinue()
 	}
-	if err := createCluster(rc, rc.App, rc.Hash); err != nil {
+	if err := createCluster(rc, rc.ClusterOwner, rc.Hash); err != nil {
 		return failed(err)
 	}
-	what := "creating Flink cluster " + flink.VersionedServiceName(rc.App, rc.Hash)
+	what := "creating Flink cluster " + flink.VersionedServiceNameOf(rc.Meta.Name, rc.Hash)
 	if st.DeployHash != "" {
-		what += " beside " + flink.VersionedServiceName(rc.App, st.DeployHash) + "; its jobs move over once it is ready"
+		what += " beside " + flink.VersionedServiceNameOf(rc.Meta.Name, st.DeployHash) + "; its jobs move over once it is ready"
 	}
 	return moveTo(v1beta1.PhaseClusterStarting, "ClusterCreated", what)
 }
@@ -44,11 +44,11 @@ func handleSessionClusterDeploy(rc *Context) Outcome {
 // handleSessionClusterStarting waits until the new cluster's JobManager answers; then jobs are
 // submitted to it.
 func handleSessionClusterStarting(rc *Context) Outcome {
-	st := &rc.App.Status
+	st, m := rc.Owned, rc.Machine
 	if rc.Hash != st.UpdatingHash {
 		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed again (cluster hash %s)", rc.Hash))
 	}
-	if err := createCluster(rc, rc.App, rc.Hash); err != nil {
+	if err := createCluster(rc, rc.ClusterOwner, rc.Hash); err != nil {
 		return failed(err)
 	}
 	if c := rc.Clusters[rc.Hash]; !c.Ready() {
@@ -62,11 +62,11 @@ func handleSessionClusterStarting(rc *Context) Outcome {
 		return stay(0)
 	}
 	previous := st.DeployHash
-	st.DeployHash, st.UpdatingHash, st.FailedDeployHash = rc.Hash, "", ""
+	st.DeployHash, st.UpdatingHash, m.FailedDeployHash = rc.Hash, "", ""
 	observeCluster(rc, rc.Hash)
-	msg := fmt.Sprintf("Flink cluster %s ready with %d task slots", flink.VersionedServiceName(rc.App, rc.Hash), ov.SlotsTotal)
+	msg := fmt.Sprintf("Flink cluster %s ready with %d task slots", flink.VersionedServiceNameOf(rc.Meta.Name, rc.Hash), ov.SlotsTotal)
 	if previous != "" {
-		msg += fmt.Sprintf("; jobs on %s move to it", flink.VersionedServiceName(rc.App, previous))
+		msg += fmt.Sprintf("; jobs on %s move to it", flink.VersionedServiceNameOf(rc.Meta.Name, previous))
 	}
 	return moveTo(v1beta1.PhaseRunning, "ClusterReady", msg)
 }
@@ -74,8 +74,8 @@ func handleSessionClusterStarting(rc *Context) Outcome {
 // handleSessionClusterRunning keeps the running cluster's objects in place, reports its slots, and
 // deletes earlier clusters once no job is left on them.
 func handleSessionClusterRunning(rc *Context) Outcome {
-	st := &rc.App.Status
-	if rc.Hash != st.DeployHash && rc.Hash != st.FailedDeployHash {
+	st, m := rc.Owned, rc.Machine
+	if rc.Hash != st.DeployHash && rc.Hash != m.FailedDeployHash {
 		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s -> %s)", st.DeployHash, rc.Hash))
 	}
 	return watchSessionCluster(rc)
@@ -85,15 +85,15 @@ func handleSessionClusterRunning(rc *Context) Outcome {
 // and its jobs, until the spec changes. The failed cluster is no longer being started: it is removed
 // with the other clusters no job runs on.
 func handleSessionClusterDeployFailed(rc *Context) Outcome {
-	st := &rc.App.Status
-	if st.UpdatingHash != "" && st.UpdatingHash == st.FailedDeployHash {
+	st, m := rc.Owned, rc.Machine
+	if st.UpdatingHash != "" && st.UpdatingHash == m.FailedDeployHash {
 		st.UpdatingHash = ""
 	}
 	switch {
 	case rc.Hash == st.DeployHash:
-		st.FailedDeployHash = ""
+		m.FailedDeployHash = ""
 		return moveTo(v1beta1.PhaseRunning, "SpecRestored", "spec is back to the running cluster's")
-	case rc.Hash != st.FailedDeployHash:
+	case rc.Hash != m.FailedDeployHash:
 		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s)", rc.Hash))
 	}
 	return watchSessionCluster(rc)
@@ -103,16 +103,16 @@ func handleSessionClusterDeployFailed(rc *Context) Outcome {
 // with a JobManager and restart from their state), reports its slots and removes earlier clusters
 // no job runs on any more.
 func watchSessionCluster(rc *Context) Outcome {
-	st := &rc.App.Status
+	st, m := rc.Owned, rc.Machine
 	if st.DeployHash == "" {
 		return stay(0)
 	}
 	if c := rc.Clusters[st.DeployHash]; c == nil || c.JobManager == nil || c.TaskManager == nil || c.Service == nil {
-		if err := createCluster(rc, rc.App, st.DeployHash); err != nil {
+		if err := createCluster(rc, rc.ClusterOwner, st.DeployHash); err != nil {
 			return failed(err)
 		}
 		rc.event(true, "ClusterRecreated", fmt.Sprintf("objects of Flink cluster %s were missing and were created again",
-			flink.VersionedServiceName(rc.App, st.DeployHash)))
+			flink.VersionedServiceNameOf(rc.Meta.Name, st.DeployHash)))
 	}
 	observeCluster(rc, st.DeployHash)
 	for hash, c := range rc.Clusters {
@@ -120,13 +120,13 @@ func watchSessionCluster(rc *Context) Outcome {
 			continue
 		}
 		if on := jobsOnCluster(rc, hash); len(on) > 0 {
-			st.Reason = fmt.Sprintf("Flink cluster %s is kept while jobs run on it: %s", flink.VersionedServiceName(rc.App, hash), strings.Join(on, ", "))
+			m.Reason = fmt.Sprintf("Flink cluster %s is kept while jobs run on it: %s", flink.VersionedServiceNameOf(rc.Meta.Name, hash), strings.Join(on, ", "))
 			continue
 		}
 		if err := deleteCluster(rc, hash); err != nil {
 			return failed(err)
 		}
-		rc.event(false, "ClusterDeleted", fmt.Sprintf("deleted Flink cluster %s: no job runs on it any more", flink.VersionedServiceName(rc.App, hash)))
+		rc.event(false, "ClusterDeleted", fmt.Sprintf("deleted Flink cluster %s: no job runs on it any more", flink.VersionedServiceNameOf(rc.Meta.Name, hash)))
 	}
 	return stay(0)
 }
@@ -151,8 +151,8 @@ func jobsOnCluster(rc *Context, hash string) []string {
 // need it to be stopped with their state. Once none is left the finalizer goes and the cluster's
 // objects go by garbage collection. Deleting the jobs, or the namespace, always lets it finish.
 func handleSessionClusterDeleting(rc *Context) Outcome {
-	st := &rc.App.Status
-	if !hasFinalizer(rc.App) {
+	m := rc.Machine
+	if !hasFinalizer(rc.Meta) {
 		return stay(untilChanged)
 	}
 	var names []string
@@ -163,7 +163,7 @@ func handleSessionClusterDeleting(rc *Context) Outcome {
 	if len(names) > 0 {
 		msg := fmt.Sprintf("deletion waits for the FlinkSessionJobs on this cluster: %s; delete them first (each stops its job per its deleteMode)",
 			strings.Join(names, ", "))
-		if st.Reason == msg {
+		if m.Reason == msg {
 			return stay(0)
 		}
 		return Outcome{Reason: "DeletionHeld", Message: msg, Warning: true}

@@ -29,9 +29,9 @@ func uploadJar(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 		return deployFailed(rc, "JarRefused", "the operator has no jar policy configured")
 	}
 	// The target cluster is part of the key: a transfer uploads to one JobManager.
-	key := rc.writeKey() + "|" + string(rc.App.UID) + "|" + uri.JarURI + "|" + uri.JarSHA256 + "|" + c.ClusterHash
+	key := rc.writeKey() + "|" + string(rc.Meta.UID) + "|" + uri.JarURI + "|" + uri.JarSHA256 + "|" + c.ClusterHash
 	f := rc.env.jarFetches.fetch(key, time.Now(), rc.env.jarTransfer(uri.JarURI, uri.JarSHA256, rc.FlinkURL(c.ClusterHash)),
-		rc.env.wakeLater(rc.App))
+		rc.env.wakeLater(rc))
 	if f == nil || !f.done {
 		// Off the worker: the job waits in its phase, and the transfer wakes it when it ends.
 		rc.Machine.Reason, rc.Waiting = "fetching jar "+uri.JarURI, "FetchingJar"

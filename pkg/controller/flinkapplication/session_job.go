@@ -1,6 +1,8 @@
 package flinkapplication
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -14,8 +16,8 @@ import (
 
 // A FlinkSessionJob's own handlers: starting its job on the session cluster, watching it, and
 // moving it when its spec or its cluster changes. Stopping it (Savepointing, Cancelling,
-// Recovering) and deleting it are the FlinkApplication's handlers, run on the session job's
-// application view; see session_table.go.
+// Recovering) and deleting it are the handlers every job owner shares (jobStopPhases,
+// handleDeleting), which read its JobOwnerStatus and jobSettings; see session_table.go.
 
 // phaseWaitingForCluster is the session job's wait for its FlinkSessionCluster.
 const phaseWaitingForCluster = v1beta1.FlinkApplicationPhase(v1beta1.SessionJobWaitingForCluster)
@@ -57,7 +59,7 @@ func startSessionJob(rc *Context, kind v1beta1.DeploymentKind, reason, what stri
 	}
 	recordSessionTarget(rc, kind, hash)
 	return moveTo(v1beta1.PhaseSubmitting, reason, fmt.Sprintf("%s on %s from %s", what,
-		flink.VersionedServiceName(rc.clusterOwner(), hash), describeState(rc.Job.Deployments.NextRestorePath)))
+		flink.VersionedServiceNameOf(rc.ClusterOwner.Name, hash), describeState(rc.Job.Deployments.NextRestorePath)))
 }
 
 // handleWaitingForCluster waits, with the job's state recorded, until its FlinkSessionCluster
@@ -81,7 +83,7 @@ func handleWaitingForCluster(rc *Context) Outcome {
 	}
 	recordSessionTarget(rc, kind, hash)
 	return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", fmt.Sprintf("session cluster %s is ready; submitting from %s",
-		flink.VersionedServiceName(rc.clusterOwner(), hash), describeState(st.Deployments.NextRestorePath)))
+		flink.VersionedServiceNameOf(rc.ClusterOwner.Name, hash), describeState(st.Deployments.NextRestorePath)))
 }
 
 // handleSessionSubmitting uploads the job's jar to the session cluster and runs it with the
@@ -126,7 +128,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 	rc.Machine.FailedDeployHash = ""
 	startedJob(rc, params, restored)
 	return moveTo(v1beta1.PhaseRunning, "JobRunning", fmt.Sprintf("job %s running on %s, %s",
-		c.JobID, flink.VersionedServiceName(rc.clusterOwner(), c.ClusterHash), jobs.RestoredFrom(restored)))
+		c.JobID, flink.VersionedServiceNameOf(rc.ClusterOwner.Name, c.ClusterHash), jobs.RestoredFrom(restored)))
 }
 
 // handleSessionJobRunning watches the job and starts what the spec or the cluster asks for: an
@@ -346,4 +348,20 @@ func sessionSubmitDeadline(rc *Context) time.Duration {
 		waited = 0
 	}
 	return readinessTimeout(rc) + waited
+}
+
+// sessionJobHash identifies what a session job runs: its jar, entry class, arguments, parallelism,
+// its own Flink configuration and the restart nonce. The upgrade mode, the desired state, the
+// initial savepoint and the delete mode only say how to get there, and changing them restarts nothing.
+func sessionJobHash(job *v1beta1.FlinkSessionJob) string {
+	j := job.Spec.Job
+	b, _ := json.Marshal(struct {
+		JarURI, JarSHA256, EntryClass, RestartNonce string
+		Args                                        []string
+		Parallelism                                 *int32
+		AllowNonRestoredState                       bool
+		FlinkConfig                                 v1beta1.FlinkConfig
+	}{j.JarURI, j.JarSHA256, j.EntryClass, j.RestartNonce, j.Args, j.Parallelism, j.AllowNonRestoredState, job.Spec.FlinkConfig})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])[:8]
 }

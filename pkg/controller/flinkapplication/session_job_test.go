@@ -50,7 +50,7 @@ func TestSessionJobsRunOnOneClusterFromUploadedJars(t *testing.T) {
 	assert.Len(t, jm.Jobs(), 2, "both jobs on the one JobManager")
 	assert.Empty(t, jm.UploadedJars(), "jars are deleted once their job runs")
 	assert.NotEqual(t, a.Status.JobStatus.JobID, b.Status.JobStatus.JobID)
-	assert.True(t, ownerOf(sessionJobView(a, nil)).Started(a.Status.JobStatus.JobID), "job id carries the session job's prefix")
+	assert.True(t, ownerOf(sessionJobKindName, &a.ObjectMeta).Started(a.Status.JobStatus.JobID), "job id carries the session job's prefix")
 	assert.Equal(t, v1beta1.JobRunning, a.Status.JobStatus.State)
 	w.assertOneJobEach("a", "b")
 }

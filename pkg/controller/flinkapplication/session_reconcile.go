@@ -7,7 +7,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -15,20 +14,8 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/printable"
 )
 
-var sessionJobKind = &objectKind{
-	name:          sessionJobKindName,
-	sharedCluster: true,
-	status: func(_ *Context, s subject) interface{} {
-		return sessionJobStatus(s.object().(*v1beta1.FlinkApplication))
-	},
-	patch: func(rc *Context, patch []byte, status ...string) (metav1.Object, error) {
-		return rc.env.Apps.FlinkV1beta1().FlinkSessionJobs(rc.App.Namespace).Patch(
-			rc, rc.App.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, status...)
-	},
-}
-
-// ReconcileSessionJob runs one pass of the state machine for one FlinkSessionJob, through its
-// application view, on the Flink clusters of the FlinkSessionCluster it names.
+// ReconcileSessionJob runs one pass of the state machine for one FlinkSessionJob on the Flink
+// clusters of the FlinkSessionCluster it names.
 func (e *Environment) ReconcileSessionJob(ctx context.Context, namespace, name string) (time.Duration, error) {
 	job, err := e.Sessions.SessionJob(namespace, name)
 	if apierrors.IsNotFound(err) {
@@ -45,30 +32,31 @@ func (e *Environment) ReconcileSessionJob(ctx context.Context, namespace, name s
 	if err != nil {
 		cluster = nil
 	}
-	cached := sessionJobView(job, cluster)
 	if e.staleCache(sessionJobKindName, job) {
 		return staleCacheRetry, nil
 	}
-	owner := sessionClusterView(&v1beta1.FlinkSessionCluster{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: job.Spec.ClusterName}})
+	// Without its FlinkSessionCluster the job has no cluster to run on; the owner still names
+	// where its clusters would be.
+	owner := flink.ClusterOwner{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: job.Spec.ClusterName}}
 	clusters := map[string]*ClusterObjects{}
 	if cluster != nil {
-		owner = sessionClusterView(cluster)
+		owner = flink.OwnerFromSessionCluster(cluster)
 		if clusters, _, err = e.Observer.Owned(owner); err != nil {
 			return 0, err
 		}
 	}
+	working := job.DeepCopy()
 	rc := &Context{
-		Context: ctx, App: cached.DeepCopy(), Stored: cached, Config: e.Config, Now: e.Clock.Now(), Hash: sessionJobHash(job),
+		Context: ctx, Config: e.Config, Now: e.Clock.Now(), Hash: sessionJobHash(job),
 		Clusters: clusters, ClusterOwner: owner, env: e, kind: sessionJobKind,
 		session:  &sessionState{ClusterName: job.Spec.ClusterName, Cluster: cluster, Job: job},
 		Settings: sessionJobSettings(job, cluster),
 	}
-	rc.bind(applicationSubject{rc.App}, applicationSubject{cached})
+	rc.bind(sessionJobSubject{working}, sessionJobSubject{job})
 	return e.runPass(rc, summarize)
 }
 
-// ReconcileSessionCluster runs one pass of the state machine for one FlinkSessionCluster, through its
-// application view.
+// ReconcileSessionCluster runs one pass of the state machine for one FlinkSessionCluster.
 func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, name string) (time.Duration, error) {
 	cluster, err := e.Sessions.SessionCluster(namespace, name)
 	if apierrors.IsNotFound(err) {
@@ -78,7 +66,6 @@ func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, na
 	if err != nil {
 		return 0, err
 	}
-	cached := sessionClusterView(cluster)
 	if e.staleCache(sessionClusterKindName, cluster) {
 		return staleCacheRetry, nil
 	}
@@ -86,31 +73,19 @@ func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, na
 	if err != nil {
 		return 0, err
 	}
-	clusters, _, err := e.Observer.Owned(cached)
+	working := cluster.DeepCopy()
+	owner := flink.OwnerFromSessionCluster(working)
+	clusters, _, err := e.Observer.Owned(owner)
 	if err != nil {
 		return 0, err
 	}
-	refs := sessionJobRefs(jobs)
-	kind := &objectKind{name: sessionClusterKindName, table: sessionClusterTable, sharedCluster: true,
-		status: func(rc *Context, s subject) interface{} {
-			view := s.object().(*v1beta1.FlinkApplication)
-			if view == cached {
-				return sessionClusterStatus(view, cluster.Status.Jobs)
-			}
-			return sessionClusterStatus(view, refs)
-		},
-		patch: func(rc *Context, patch []byte, status ...string) (metav1.Object, error) {
-			return e.Apps.FlinkV1beta1().FlinkSessionClusters(namespace).Patch(
-				rc, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, status...)
-		},
-	}
+	working.Status.Jobs = sessionJobRefs(jobs)
 	rc := &Context{
-		Context: ctx, App: cached.DeepCopy(), Stored: cached, Config: e.Config, Now: e.Clock.Now(), Hash: flink.ClusterHash(cached),
-		Clusters: clusters, env: e, kind: kind,
+		Context: ctx, Config: e.Config, Now: e.Clock.Now(), Hash: flink.SessionClusterHash(cluster),
+		Clusters: clusters, ClusterOwner: owner, env: e, kind: sessionClusterKind,
 		session: &sessionState{ClusterName: name, Cluster: cluster, Jobs: jobs},
 	}
-	rc.bind(applicationSubject{rc.App}, applicationSubject{cached})
-	rc.Job = nil // a cluster owns no job
+	rc.bind(sessionClusterSubject{working}, sessionClusterSubject{cluster})
 	return e.runPass(rc, summarizeSessionCluster)
 }
 

@@ -55,13 +55,12 @@ func TestASessionClusterThatFailsToStartRemovesItsFailedCluster(t *testing.T) {
 	w, _ := runningJobs(t)
 	oldHash := w.sessionCluster("session").Status.DeployHash
 	w.updateSessionCluster("session", func(c *v1beta1.FlinkSessionCluster) { c.Spec.Image = "flink:broken" })
-	view := sessionClusterView(w.sessionCluster("session"))
-	failedHash := flink.ClusterHash(view)
-	w.broken[flink.JobManagerName(view, failedHash)] = true
+	failedHash := flink.SessionClusterHash(w.sessionCluster("session"))
+	w.broken[flink.JobManagerNameOf("session", failedHash)] = true
 	w.runSessionsUntil("DeployFailed", func() bool {
 		return w.sessionCluster("session").Status.Phase == v1beta1.SessionClusterDeployFailed
 	})
-	w.runSessionsUntil("the failed cluster removed", func() bool { return !w.clusterExists(view, failedHash) })
+	w.runSessionsUntil("the failed cluster removed", func() bool { return !w.clusterOfOwnerExists("session", failedHash) })
 	for i := 0; i < 20; i++ {
 		w.reconcileSessions()
 	}

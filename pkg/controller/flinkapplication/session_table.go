@@ -148,7 +148,6 @@ func init() {
 			poll: statusPoll,
 		},
 	}
-	sessionJobKind.table = sessionJobTable
 }
 
 // abandonSessionStop ends a stop of a session job that cannot finish: a suspend rests with the job as

@@ -249,7 +249,7 @@ func (w *world) describeSessions() string {
 // jobsOf are the simulator's records of a session job's jobs: those on its cluster whose ids carry
 // its name (of any object of that name).
 func (w *world) jobsOf(cluster, job string) []flinksim.JobRecord {
-	owner := ownerOf(sessionJobView(&v1beta1.FlinkSessionJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: job}}, nil))
+	owner := ownerOf(sessionJobKindName, &metav1.ObjectMeta{Namespace: ns, Name: job})
 	var out []flinksim.JobRecord
 	for _, r := range w.timeline.Jobs(ns + "/" + cluster) {
 		if owner.Named(r.JobID) {

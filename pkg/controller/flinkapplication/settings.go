@@ -16,9 +16,12 @@ type jobSettings struct {
 	InitialSavepoint                       string
 	RestartFailedJob, FallbackWithoutState bool
 	MaxCheckpointRestoreAgeSeconds         *int32
-	SavepointTriggerNonce                  string
-	PeriodicSavepoint                      *v1beta1.PeriodicSavepoint
-	SavepointRetention                     *v1beta1.SavepointRetention
+	// ReadinessTimeoutSeconds bounds how long a new job may take to run stable; nil for the
+	// operator's readinessTimeout.
+	ReadinessTimeoutSeconds *int32
+	SavepointTriggerNonce   string
+	PeriodicSavepoint       *v1beta1.PeriodicSavepoint
+	SavepointRetention      *v1beta1.SavepointRetention
 	// FlinkConfig is the Flink configuration the job runs with (a session job's is its cluster's
 	// with its own over it): it says, for example, whether a cancel keeps the job's checkpoints.
 	FlinkConfig v1beta1.FlinkConfig
@@ -32,8 +35,9 @@ func applicationSettings(app *v1beta1.FlinkApplication) *jobSettings {
 	return &jobSettings{
 		UpgradeMode: upgradeMode(app), Suspend: s.State == v1beta1.JobStateSuspended, DeleteMode: deleteModeOr(s.DeleteMode),
 		InitialSavepoint: s.SavepointPath, RestartFailedJob: s.RestartFailedJob, FallbackWithoutState: s.FallbackWithoutState,
-		MaxCheckpointRestoreAgeSeconds: s.MaxCheckpointRestoreAgeSeconds, SavepointTriggerNonce: s.SavepointTriggerNonce,
-		PeriodicSavepoint: s.PeriodicSavepoint, SavepointRetention: s.SavepointRetention, FlinkConfig: s.FlinkConfig,
+		MaxCheckpointRestoreAgeSeconds: s.MaxCheckpointRestoreAgeSeconds, ReadinessTimeoutSeconds: s.ReadinessTimeoutSeconds,
+		SavepointTriggerNonce: s.SavepointTriggerNonce,
+		PeriodicSavepoint:     s.PeriodicSavepoint, SavepointRetention: s.SavepointRetention, FlinkConfig: s.FlinkConfig,
 		field: func(name string) string { return "spec." + name },
 	}
 }

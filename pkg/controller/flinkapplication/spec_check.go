@@ -26,8 +26,7 @@ func applicationSpecError(rc *Context) error {
 }
 
 // sessionClusterSpecError names the first field of a FlinkSessionCluster's spec that cannot deploy.
-// Its cluster renders through the application view, whose parallelism is replicas × taskSlots: past
-// an int32 that product would wrap, and the cluster would get one TaskManager.
+// Its replicas × taskSlots must be a task slot count Flink can hold.
 func sessionClusterSpecError(rc *Context) error {
 	c := rc.session.Cluster
 	if c != nil && c.Spec.TaskManagerConfig.Replicas != nil {
@@ -35,13 +34,13 @@ func sessionClusterSpecError(rc *Context) error {
 			return err
 		}
 	}
-	_, err := flink.RenderCluster(rc.App, rc.Hash, "")
+	_, err := rc.ClusterOwner.RenderCluster(rc.Hash, "")
 	return err
 }
 
 func slotsFit(c *v1beta1.FlinkSessionCluster) error {
 	replicas := int64(*c.Spec.TaskManagerConfig.Replicas)
-	slots := int64(flink.TaskSlots(&v1beta1.FlinkApplication{Spec: v1beta1.FlinkApplicationSpec{TaskManagerConfig: c.Spec.TaskManagerConfig.TaskManagerConfig}}))
+	slots := int64(flink.OwnerFromSessionCluster(c).TaskSlots())
 	if replicas*slots > math.MaxInt32 {
 		return fmt.Errorf("spec.taskManagerConfig.replicas %d × taskSlots %d is more task slots than Flink counts (%d at most)",
 			replicas, slots, math.MaxInt32)
@@ -53,7 +52,7 @@ func slotsFit(c *v1beta1.FlinkSessionCluster) error {
 // ValidatingAdmissionPolicy in deploy/, so that a cluster without that policy installed is safe
 // too. It is read at each deploy, not each pass, through namespaceCache.
 func podPolicyError(rc *Context) error {
-	ns, err := rc.env.namespaces.get(rc, rc.env.Kube, rc.env.Clock, rc.App.Namespace)
+	ns, err := rc.env.namespaces.get(rc, rc.env.Kube, rc.env.Clock, rc.Meta.Namespace)
 	switch {
 	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
 		// A namespace-scoped install may not read Namespaces: the restricted policy applies.
@@ -65,7 +64,7 @@ func podPolicyError(rc *Context) error {
 	// Secret references were checked against their writer by the admission policy only where the
 	// operator's configuration says that policy enforces; elsewhere nothing checked them.
 	policy.AdmissionPolicyEnforced = rc.Config.AdmissionPolicyEnforced
-	if err := policy.Check(rc.App); err != nil {
+	if err := policy.CheckCluster(rc.ClusterOwner); err != nil {
 		return jobs.Permanent("PodPolicy", err)
 	}
 	return nil

@@ -287,7 +287,7 @@ func (o *clientObserver) Application(namespace, name string) (*v1beta1.FlinkAppl
 	return o.w.apps.FlinkV1beta1().FlinkApplications(namespace).Get(context.Background(), name, metav1.GetOptions{})
 }
 
-func (o *clientObserver) Owned(app *v1beta1.FlinkApplication) (map[string]*ClusterObjects, *corev1.Service, error) {
+func (o *clientObserver) Owned(app flink.ClusterOwner) (map[string]*ClusterObjects, *corev1.Service, error) {
 	ctx := context.Background()
 	sel := metav1.ListOptions{LabelSelector: k8.AppLabel + "=" + app.Name}
 	deploys, err := o.w.kube.AppsV1().Deployments(app.Namespace).List(ctx, sel)
