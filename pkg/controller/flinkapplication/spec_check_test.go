@@ -71,8 +71,8 @@ func TestNonsenseApplicationsEndInDeployFailedNamingTheField(t *testing.T) {
 	}
 }
 
-// A FlinkSessionCluster renders through its application view, so the same nonsense ends its deploy
-// too, and a slot count the view cannot carry is refused instead of wrapping around.
+// A FlinkSessionCluster renders through the same renderer (flink.ClusterOwner), so the same nonsense
+// ends its deploy too, and a slot count Flink cannot hold is refused instead of wrapping around.
 func TestNonsenseSessionClustersEndInDeployFailedNamingTheField(t *testing.T) {
 	tests := []struct {
 		name      string

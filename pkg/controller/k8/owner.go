@@ -35,13 +35,12 @@ func IsControlledBy(obj, owner metav1.Object, kind schema.GroupVersionKind) bool
 	return ref.UID == "" || owner.GetUID() == "" || ref.UID == owner.GetUID()
 }
 
-// OwnerReference is ControllerReference for a FlinkApplication (or an object dressed as one, whose
-// TypeMeta names its own kind).
+// OwnerReference is ControllerReference for a FlinkApplication.
 func OwnerReference(app *v1beta1.FlinkApplication) metav1.OwnerReference {
 	return ControllerReference(app, ApplicationKind(app))
 }
 
-// IsOwnedBy is IsControlledBy for a FlinkApplication (or an object dressed as one).
+// IsOwnedBy is IsControlledBy for a FlinkApplication.
 func IsOwnedBy(obj metav1.Object, app *v1beta1.FlinkApplication) bool {
 	return IsControlledBy(obj, app, ApplicationKind(app))
 }

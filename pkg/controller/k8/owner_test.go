@@ -26,12 +26,6 @@ func TestControllerReferenceOfAnyKind(t *testing.T) {
 	recreated := owner.DeepCopy()
 	recreated.UID = "u2"
 	assert.False(t, IsControlledBy(obj, recreated, kind), "a recreated owner")
-
-	// An application view of a session cluster, as the application forms see it.
-	view := app("sessions", "u1")
-	view.APIVersion, view.Kind = kind.GroupVersion().String(), kind.Kind
-	assert.Equal(t, ref, OwnerReference(view))
-	assert.True(t, IsOwnedBy(obj, view))
 }
 
 func ptrTo[T any](v T) *T { return &v }
