@@ -24,18 +24,18 @@ func startBeside(rc *Context, ready string) Outcome {
 	st.Deployments.NextRestorePath = ""
 	switch rc.Settings.UpgradeMode {
 	case v1beta1.UpgradeModeStateless:
-		return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s without state beside job %s", ready, candidate(&st.JobOwnerStatus).Version, jobID))
+		return moveTo(PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s without state beside job %s", ready, candidate(&st.JobOwnerStatus).Version, jobID))
 	case v1beta1.UpgradeModeLastState:
 		v := rc.pass().View(hash, jobID)
 		if v.Liveness == jobs.Alive && lastStateProblem(rc, v.Ref) == "" {
 			if cps, err := rc.pass().Checkpoints(v.Ref); err == nil {
 				st.Deployments.NextRestorePath = cps.Latest.Completed.ExternalPath
-				return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s from checkpoint %s of job %s, which keeps running",
+				return moveTo(PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s from checkpoint %s of job %s, which keeps running",
 					ready, candidate(&st.JobOwnerStatus).Version, st.Deployments.NextRestorePath, jobID))
 			}
 		}
 	}
-	return moveTo(v1beta1.PhaseSavepointing, "ClusterReady", fmt.Sprintf("%s; taking a savepoint of job %s without cancelling it, for version %s",
+	return moveTo(PhaseSavepointing, "ClusterReady", fmt.Sprintf("%s; taking a savepoint of job %s without cancelling it, for version %s",
 		ready, jobID, candidate(&st.JobOwnerStatus).Version))
 }
 
@@ -47,7 +47,7 @@ func enterDualRunning(rc *Context, restorePath string) Outcome {
 	t := metav1.NewTime(rc.Now)
 	c.StableTime, c.RestorePath, c.SubmittedAt = &t, restorePath, nil
 	st.Deployments.NextRestorePath = ""
-	return moveTo(v1beta1.PhaseDualRunning, "DualRunning", fmt.Sprintf(
+	return moveTo(PhaseDualRunning, "DualRunning", fmt.Sprintf(
 		"version %s (hash %s, job %s) runs beside version %s (hash %s, job %s), %s; set tearDownVersionHash to the hash of the version to remove",
 		c.Version, c.SpecHash, c.JobID, s.Version, s.SpecHash, s.JobID, jobs.RestoredFrom(restorePath)))
 }
@@ -58,7 +58,7 @@ func enterDualRunning(rc *Context, restorePath string) Outcome {
 func handleDualRunning(rc *Context) Outcome {
 	st := &rc.App.Status
 	if !dualRunning(st) {
-		return moveTo(v1beta1.PhaseRunning, "VersionGone", "only one version is recorded")
+		return moveTo(PhaseRunning, "VersionGone", "only one version is recorded")
 	}
 	s, c := stable(&st.JobOwnerStatus), candidate(&st.JobOwnerStatus)
 	observeLiveJob(rc)
@@ -94,7 +94,7 @@ func handleDualRunning(rc *Context) Outcome {
 
 func startTeardown(rc *Context, gone *v1beta1.DeploymentRecord, reason, why string) Outcome {
 	rc.App.Status.TeardownHash = gone.SpecHash
-	return moveTo(v1beta1.PhaseTeardown, reason, fmt.Sprintf("tearing down version %s (hash %s, job %s): %s",
+	return moveTo(PhaseTeardown, reason, fmt.Sprintf("tearing down version %s (hash %s, job %s): %s",
 		gone.Version, gone.SpecHash, gone.JobID, why))
 }
 

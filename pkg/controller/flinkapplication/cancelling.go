@@ -25,7 +25,7 @@ func handleCancelling(rc *Context) Outcome {
 		}
 		if mode != v1beta1.UpgradeModeStateless && !rc.Settings.FallbackWithoutState {
 			if why := lastStateProblem(rc, v.Ref); why != "" {
-				return warnTo(v1beta1.PhaseSavepointing, "LastStateViaSavepoint", fmt.Sprintf(
+				return warnTo(PhaseSavepointing, "LastStateViaSavepoint", fmt.Sprintf(
 					"job %s cannot keep its state through a cancel: %s; taking a savepoint with cancel instead", jobID, why))
 			}
 		}

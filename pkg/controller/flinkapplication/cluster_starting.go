@@ -18,12 +18,12 @@ func handleClusterStarting(rc *Context) Outcome {
 				return failed(err)
 			}
 		}
-		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", "spec changed while the new cluster was starting; starting over")
+		return moveTo(PhaseUpdating, "SpecChanged", "spec changed while the new cluster was starting; starting over")
 	}
 	target := targetCluster(&st.JobOwnerStatus)
 	_, jobID := liveJob(&st.JobOwnerStatus)
 	if forcedRollback(rc) {
-		return warnTo(v1beta1.PhaseRollingBack, "ForceRollback", "forceRollback set: abandoning the update before the old job was touched")
+		return warnTo(PhaseRollingBack, "ForceRollback", "forceRollback set: abandoning the update before the old job was touched")
 	}
 	if jobID == "" && rc.Settings.Suspend {
 		return suspended(rc, "Suspended", "spec.state is Suspended; the new cluster is not needed")
@@ -58,7 +58,7 @@ func handleClusterStarting(rc *Context) Outcome {
 	if stable(&st.JobOwnerStatus) == nil {
 		st.Deployments.NextRestorePath = initialSavepoint(rc.App)
 	}
-	return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting the job from %s", ready, describeState(st.Deployments.NextRestorePath)))
+	return moveTo(PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting the job from %s", ready, describeState(st.Deployments.NextRestorePath)))
 }
 
 // initialSavepoint is the state a first deploy restores: savepointPath, or its deprecated form.

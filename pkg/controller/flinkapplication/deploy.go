@@ -73,7 +73,7 @@ func handleDeploy(rc *Context) Outcome {
 	if liveCluster(&st.JobOwnerStatus) != "" && !single && rc.Clusters[liveCluster(&st.JobOwnerStatus)] != nil && liveCluster(&st.JobOwnerStatus) != rc.Hash {
 		what += fmt.Sprintf(" beside %s", flink.VersionedServiceName(rc.App, liveCluster(&st.JobOwnerStatus)))
 	}
-	return moveTo(v1beta1.PhaseClusterStarting, "ClusterCreated", what)
+	return moveTo(PhaseClusterStarting, "ClusterCreated", what)
 }
 
 func deploymentMode(app *v1beta1.FlinkApplication) v1beta1.DeploymentMode {

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
 // DiagramKinds are the kinds whose state machines the docs draw, in the order they are drawn.
@@ -18,7 +16,7 @@ var DiagramKinds = func() []string {
 }()
 
 // tableOf is a kind's phase table and its phases in the order the docs list them.
-func tableOf(kind string) (map[v1beta1.FlinkApplicationPhase]phaseSpec, []string) {
+func tableOf(kind string) (map[Phase]phaseSpec, []string) {
 	k := kindNamed(kind)
 	return k.table(), k.phases
 }
@@ -44,7 +42,7 @@ func PhaseDiagram(kind string) string {
 	}
 	sort.Slice(phases, func(i, j int) bool { return order(phases[i]) < order(phases[j]) })
 	for _, p := range phases {
-		for _, e := range table[v1beta1.FlinkApplicationPhase(p)].exits {
+		for _, e := range table[Phase(p)].exits {
 			fmt.Fprintf(&b, "    %s --> %s: %s\n", p, e.to, e.when)
 		}
 	}
@@ -60,7 +58,7 @@ func PhaseTable(kind string) [][3]string {
 	table, listed := tableOf(kind)
 	var rows [][3]string
 	for _, p := range listed {
-		spec, ok := table[v1beta1.FlinkApplicationPhase(p)]
+		spec, ok := table[Phase(p)]
 		if !ok {
 			rows = append(rows, [3]string{p, "not handled yet", ""})
 			continue

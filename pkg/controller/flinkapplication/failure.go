@@ -14,7 +14,7 @@ func abandonUpdate(rc *Context, cause string) Outcome {
 	if stable(st) == nil || !updating(st) {
 		return deployFailed(rc, "DeployFailed", cause)
 	}
-	return warnTo(v1beta1.PhaseRollingBack, "RollingBack", cause)
+	return warnTo(PhaseRollingBack, "RollingBack", cause)
 }
 
 // abandonStop ends a stop of the live job that cannot finish: an update rolls back, a suspend rests
@@ -36,7 +36,7 @@ func deployFailed(rc *Context, reason, cause string) Outcome {
 		// A savepoint asked for stays recorded: if it completes after all, its trigger time finds it.
 		clearTarget(st)
 	}
-	return warnTo(v1beta1.PhaseDeployFailed, reason, cause)
+	return warnTo(PhaseDeployFailed, reason, cause)
 }
 
 // rollbackFailed gives up on restoring the previous job. The state it would have restored stays in

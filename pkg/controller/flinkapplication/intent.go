@@ -98,11 +98,11 @@ func stopLiveJob(rc *Context, reason, why string) Outcome {
 	_, jobID := liveJob(st)
 	st.Deployments.NextRestorePath = ""
 	mode := rc.Settings.UpgradeMode
-	next := v1beta1.PhaseCancelling
+	next := PhaseCancelling
 	how := "cancelling it"
 	switch mode {
 	case v1beta1.UpgradeModeSavepoint:
-		next, how = v1beta1.PhaseSavepointing, "taking a savepoint with cancel"
+		next, how = PhaseSavepointing, "taking a savepoint with cancel"
 	case v1beta1.UpgradeModeLastState:
 		how = "cancelling it and keeping its newest checkpoint"
 	case v1beta1.UpgradeModeStateless:
@@ -121,9 +121,9 @@ func afterJobStopped(rc *Context, reason, msg string) Outcome {
 		return suspended(rc, reason, msg)
 	}
 	if target := targetCluster(st); targetSpecHash(st) == rc.Hash && rc.Clusters[target].Ready() {
-		return moveTo(v1beta1.PhaseSubmitting, reason, msg)
+		return moveTo(PhaseSubmitting, reason, msg)
 	}
-	return moveTo(v1beta1.PhaseUpdating, reason, msg+"; deploying the current spec")
+	return moveTo(PhaseUpdating, reason, msg+"; deploying the current spec")
 }
 
 // suspended rests a stopped job in Suspended, whose handler deletes its clusters: only once the
@@ -137,7 +137,7 @@ func suspended(rc *Context, reason, msg string) Outcome {
 	if rc.Owned != nil {
 		rc.Owned.ClusterStatus = v1beta1.FlinkClusterStatus{}
 	}
-	return moveTo(v1beta1.PhaseSuspended, reason, fmt.Sprintf("%s; job suspended with %s, deleting its cluster", msg, describeState(st.Deployments.NextRestorePath)))
+	return moveTo(PhaseSuspended, reason, fmt.Sprintf("%s; job suspended with %s, deleting its cluster", msg, describeState(st.Deployments.NextRestorePath)))
 }
 
 // blocked stops retrying a step whose outcome only the user can change, and rests in the phase

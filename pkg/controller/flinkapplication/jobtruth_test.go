@@ -319,16 +319,16 @@ func TestJobManagerRecoveryNeverStartsSilentlyWithoutState(t *testing.T) {
 func TestRefusedTransitionWritesOnlyTheRefusal(t *testing.T) {
 	w := newWorld(t)
 	old := running(t, w, "wc")
-	saved := phaseTable[v1beta1.PhaseRunning]
-	t.Cleanup(func() { phaseTable[v1beta1.PhaseRunning] = saved })
+	saved := phaseTable[PhaseRunning]
+	t.Cleanup(func() { phaseTable[PhaseRunning] = saved })
 	broken := saved
 	broken.handle = func(rc *Context) Outcome {
 		rc.App.Status.SavepointPath = "file:///somewhere-else"
 		stable(rc.Job).JobID = ""
 		rc.event(false, "Decided", "a decision that must not be kept")
-		return moveTo(v1beta1.PhaseRollingBack, "NotDeclared", "Running may not go to RollingBack")
+		return moveTo(PhaseRollingBack, "NotDeclared", "Running may not go to RollingBack")
 	}
-	phaseTable[v1beta1.PhaseRunning] = broken
+	phaseTable[PhaseRunning] = broken
 	w.events()
 	w.reconcile("wc")
 	app := w.get("wc")

@@ -27,7 +27,7 @@ const (
 type objectKind struct {
 	name string
 	// table is the kind's phase table, read when it is needed: the tables are built in init.
-	table func() map[v1beta1.FlinkApplicationPhase]phaseSpec
+	table func() map[Phase]phaseSpec
 	// sharedCluster is set when other objects' jobs run on the same cluster (a session cluster):
 	// the fence before a submission then only looks for this object's own jobs.
 	sharedCluster bool
@@ -41,7 +41,7 @@ type objectKind struct {
 var (
 	applicationKind = &objectKind{
 		name: applicationKindName, migrate: migrateStatus,
-		table: func() map[v1beta1.FlinkApplicationPhase]phaseSpec { return phaseTable },
+		table: func() map[Phase]phaseSpec { return phaseTable },
 		patch: func(rc *Context, patch []byte, status ...string) (metav1.Object, error) {
 			return rc.env.Apps.FlinkV1beta1().FlinkApplications(rc.Meta.Namespace).Patch(
 				rc, rc.Meta.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, status...)
@@ -49,7 +49,7 @@ var (
 	}
 	sessionJobKind = &objectKind{
 		name: sessionJobKindName, sharedCluster: true,
-		table: func() map[v1beta1.FlinkApplicationPhase]phaseSpec { return sessionJobTable },
+		table: func() map[Phase]phaseSpec { return sessionJobTable },
 		patch: func(rc *Context, patch []byte, status ...string) (metav1.Object, error) {
 			return rc.env.Apps.FlinkV1beta1().FlinkSessionJobs(rc.Meta.Namespace).Patch(
 				rc, rc.Meta.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, status...)
@@ -57,7 +57,7 @@ var (
 	}
 	sessionClusterKind = &objectKind{
 		name: sessionClusterKindName, sharedCluster: true,
-		table: func() map[v1beta1.FlinkApplicationPhase]phaseSpec { return sessionClusterTable },
+		table: func() map[Phase]phaseSpec { return sessionClusterTable },
 		patch: func(rc *Context, patch []byte, status ...string) (metav1.Object, error) {
 			return rc.env.Apps.FlinkV1beta1().FlinkSessionClusters(rc.Meta.Namespace).Patch(
 				rc, rc.Meta.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, status...)
@@ -107,7 +107,7 @@ func phaseNames[P ~string](phases []P) []string {
 }
 
 // phases is the phase table of the pass's kind.
-func (rc *Context) phases() map[v1beta1.FlinkApplicationPhase]phaseSpec {
+func (rc *Context) phases() map[Phase]phaseSpec {
 	return rc.kind.table()
 }
 

@@ -23,8 +23,8 @@ func step(rc *Context) Outcome {
 	from := rc.subject.phase().Normalized()
 	cfg := rc.Config
 
-	if rc.Meta.DeletionTimestamp != nil && from != v1beta1.PhaseDeleting {
-		out := moveTo(v1beta1.PhaseDeleting, "DeletionRequested", deletionRequested(rc))
+	if rc.Meta.DeletionTimestamp != nil && from != PhaseDeleting {
+		out := moveTo(PhaseDeleting, "DeletionRequested", deletionRequested(rc))
 		recordOutcome(rc, from, out)
 		return out
 	}
@@ -179,7 +179,7 @@ func backoffRemaining(rc *Context, cfg *config.Config) time.Duration {
 
 // recordOutcome writes a transition into the working status: the phase, when it started, the history entry
 // and the reason, and queues the Event that tells users about it.
-func recordOutcome(rc *Context, from v1beta1.FlinkApplicationPhase, out Outcome) {
+func recordOutcome(rc *Context, from Phase, out Outcome) {
 	st := rc.Machine
 	t := metav1.NewTime(rc.Now)
 	if rc.App != nil && rc.App.Status.StartedAt == nil {
@@ -191,7 +191,7 @@ func recordOutcome(rc *Context, from v1beta1.FlinkApplicationPhase, out Outcome)
 		st.RetryCount, st.LastSeenError = 0, nil
 		rc.transitioned = true
 	} else if rc.subject.phase() == "" {
-		rc.subject.setPhase(v1beta1.PhaseNew)
+		rc.subject.setPhase(PhaseNew)
 		st.PhaseStartedAt = &t
 	}
 	if out.Reason != "" {

@@ -6,8 +6,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
 // Metrics are the state machine's Prometheus series about its passes. Names carry no prefix: the
@@ -72,7 +70,7 @@ func (m *Metrics) passEnded(kind string, took time.Duration, err error) {
 }
 
 // transition records a phase change written by a pass.
-func (m *Metrics) transition(kind string, from, to v1beta1.FlinkApplicationPhase, fromStarted *metav1.Time, now time.Time) {
+func (m *Metrics) transition(kind string, from, to Phase, fromStarted *metav1.Time, now time.Time) {
 	if m == nil {
 		return
 	}

@@ -2,15 +2,13 @@ package flinkapplication
 
 import (
 	"time"
-
-	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
 // Outcome is what a handler decided in one pass: stay in the phase and come back later, move to
 // another phase, or report a failed attempt that the state machine retries or gives up on.
 type Outcome struct {
 	// Next is the phase to move to; empty stays in the current phase.
-	Next v1beta1.FlinkApplicationPhase
+	Next Phase
 	// Reason is a stable UpperCamelCase word: the Event reason and status.reason.
 	Reason string
 	// Message says what happened in words a user can act on.
@@ -32,11 +30,11 @@ func stay(after time.Duration) Outcome { return Outcome{After: after} }
 
 func persistThenContinue() Outcome { return Outcome{After: now} }
 
-func moveTo(next v1beta1.FlinkApplicationPhase, reason, message string) Outcome {
+func moveTo(next Phase, reason, message string) Outcome {
 	return Outcome{Next: next, Reason: reason, Message: message, After: now}
 }
 
-func warnTo(next v1beta1.FlinkApplicationPhase, reason, message string) Outcome {
+func warnTo(next Phase, reason, message string) Outcome {
 	return Outcome{Next: next, Reason: reason, Message: message, Warning: true, After: now}
 }
 

@@ -37,7 +37,7 @@ type phaseSpec struct {
 }
 
 type exit struct {
-	to   v1beta1.FlinkApplicationPhase
+	to   Phase
 	when string
 }
 
@@ -45,100 +45,100 @@ func waitPoll(c *config.Config) time.Duration   { return c.WaitPollInterval.Dura
 func statusPoll(c *config.Config) time.Duration { return c.StatusPollInterval.Duration }
 
 // phaseTable is the single place where phases meet their handlers.
-var phaseTable map[v1beta1.FlinkApplicationPhase]phaseSpec
+var phaseTable map[Phase]phaseSpec
 
 func init() {
 	stopExits := []exit{
-		{v1beta1.PhaseSubmitting, "job stopped; the update's cluster is ready"},
-		{v1beta1.PhaseUpdating, "job stopped; the cluster is replaced (Single, spec changed meanwhile)"},
-		{v1beta1.PhaseSuspended, "job stopped for a suspend"},
-		{v1beta1.PhaseRollingBack, "forceRollback before the job was touched, or it cannot be stopped"},
+		{PhaseSubmitting, "job stopped; the update's cluster is ready"},
+		{PhaseUpdating, "job stopped; the cluster is replaced (Single, spec changed meanwhile)"},
+		{PhaseSuspended, "job stopped for a suspend"},
+		{PhaseRollingBack, "forceRollback before the job was touched, or it cannot be stopped"},
 	}
-	phaseTable = map[v1beta1.FlinkApplicationPhase]phaseSpec{
-		v1beta1.PhaseNew: {
+	phaseTable = map[Phase]phaseSpec{
+		PhaseNew: {
 			handle: handleDeploy,
 			exits: []exit{
-				{v1beta1.PhaseClusterStarting, "cluster objects created"},
-				{v1beta1.PhaseDeployFailed, "spec cannot be deployed"},
-				{v1beta1.PhaseSuspended, "created with state Suspended"},
+				{PhaseClusterStarting, "cluster objects created"},
+				{PhaseDeployFailed, "spec cannot be deployed"},
+				{PhaseSuspended, "created with state Suspended"},
 			},
 			giveUp: func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
 			poll:   waitPoll,
 		},
-		v1beta1.PhaseUpdating: {
+		PhaseUpdating: {
 			handle: handleDeploy,
 			exits: []exit{
-				{v1beta1.PhaseClusterStarting, "cluster created (Dual: beside the live one)"},
-				{v1beta1.PhaseSavepointing, "Single or suspend: stop the job first (Savepoint)"},
-				{v1beta1.PhaseCancelling, "Single or suspend: stop the job first (LastState, Stateless)"},
-				{v1beta1.PhaseSuspended, "suspend with no job running"},
-				{v1beta1.PhaseDeployFailed, "spec cannot be deployed"},
+				{PhaseClusterStarting, "cluster created (Dual: beside the live one)"},
+				{PhaseSavepointing, "Single or suspend: stop the job first (Savepoint)"},
+				{PhaseCancelling, "Single or suspend: stop the job first (LastState, Stateless)"},
+				{PhaseSuspended, "suspend with no job running"},
+				{PhaseDeployFailed, "spec cannot be deployed"},
 			},
 			giveUp: func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
 			poll:   waitPoll,
 		},
-		v1beta1.PhaseClusterStarting: {
+		PhaseClusterStarting: {
 			handle: handleClusterStarting,
 			exits: []exit{
-				{v1beta1.PhaseSubmitting, "cluster ready, no job running; or a BlueGreen version starts beside the deployed job"},
-				{v1beta1.PhaseSavepointing, "Dual update: cluster ready (Savepoint)"},
-				{v1beta1.PhaseCancelling, "Dual update: cluster ready (LastState, Stateless)"},
-				{v1beta1.PhaseUpdating, "spec changed again"},
-				{v1beta1.PhaseSuspended, "suspended before the job started"},
-				{v1beta1.PhaseRollingBack, "forceRollback, or an update that cannot start its cluster"},
-				{v1beta1.PhaseDeployFailed, "a first deploy that cannot start its cluster"},
+				{PhaseSubmitting, "cluster ready, no job running; or a BlueGreen version starts beside the deployed job"},
+				{PhaseSavepointing, "Dual update: cluster ready (Savepoint)"},
+				{PhaseCancelling, "Dual update: cluster ready (LastState, Stateless)"},
+				{PhaseUpdating, "spec changed again"},
+				{PhaseSuspended, "suspended before the job started"},
+				{PhaseRollingBack, "forceRollback, or an update that cannot start its cluster"},
+				{PhaseDeployFailed, "a first deploy that cannot start its cluster"},
 			},
 			enter:    chooseJobIDWhenNothingRuns,
 			deadline: func(rc *Context) time.Duration { return rc.Config.ClusterStartTimeout.Duration },
 			giveUp:   abandonUpdate,
 			poll:     waitPoll,
 		},
-		v1beta1.PhaseSubmitting: {
+		PhaseSubmitting: {
 			handle:     handleSubmitting,
 			enter:      chooseCandidateJobID,
 			runsAtOnce: jobIDStored,
 			exits: []exit{
-				{v1beta1.PhaseRunning, "job ran stable"},
-				{v1beta1.PhaseDualRunning, "BlueGreen: the new version ran stable beside the deployed one"},
-				{v1beta1.PhaseRollingBack, "job failed or not stable in time on an update"},
-				{v1beta1.PhaseDeployFailed, "job failed on the first deploy or on a restart"},
+				{PhaseRunning, "job ran stable"},
+				{PhaseDualRunning, "BlueGreen: the new version ran stable beside the deployed one"},
+				{PhaseRollingBack, "job failed or not stable in time on an update"},
+				{PhaseDeployFailed, "job failed on the first deploy or on a restart"},
 			},
 			deadline: readinessTimeout,
 			giveUp:   abandonUpdate,
 			poll:     waitPoll,
 		},
-		v1beta1.PhaseRunning: {
+		PhaseRunning: {
 			follows: []v1beta1.SavepointPurpose{v1beta1.SavepointManual, v1beta1.SavepointPeriodic},
 			handle:  handleRunning,
 			exits: []exit{
-				{v1beta1.PhaseUpdating, "spec changed"},
-				{v1beta1.PhaseRescaling, "only parallelism changed, scaleMode InPlace"},
-				{v1beta1.PhaseSavepointing, "suspend (Savepoint)"},
-				{v1beta1.PhaseCancelling, "suspend (LastState, Stateless)"},
-				{v1beta1.PhaseSuspended, "suspend with no job running"},
-				{v1beta1.PhaseSubmitting, "job lost, FAILED with restartFailedJob, or its JobManager Deployment gone: again on the same cluster"},
-				{v1beta1.PhaseDeployFailed, "a job that stopped left no state to restore"},
+				{PhaseUpdating, "spec changed"},
+				{PhaseRescaling, "only parallelism changed, scaleMode InPlace"},
+				{PhaseSavepointing, "suspend (Savepoint)"},
+				{PhaseCancelling, "suspend (LastState, Stateless)"},
+				{PhaseSuspended, "suspend with no job running"},
+				{PhaseSubmitting, "job lost, FAILED with restartFailedJob, or its JobManager Deployment gone: again on the same cluster"},
+				{PhaseDeployFailed, "a job that stopped left no state to restore"},
 			},
 			poll: statusPoll,
 		},
-		v1beta1.PhaseRescaling: {
+		PhaseRescaling: {
 			handle: handleRescaling,
 			exits: []exit{
-				{v1beta1.PhaseRunning, "job rescaled in place (adaptive scheduler), or spec changed before it started"},
-				{v1beta1.PhaseUpdating, "no job runs to rescale"},
-				{v1beta1.PhaseSavepointing, "restart on the same cluster (Savepoint)"},
-				{v1beta1.PhaseCancelling, "restart on the same cluster (LastState, Stateless)"},
-				{v1beta1.PhaseDeployFailed, "not rescaled in time; the job keeps running"},
+				{PhaseRunning, "job rescaled in place (adaptive scheduler), or spec changed before it started"},
+				{PhaseUpdating, "no job runs to rescale"},
+				{PhaseSavepointing, "restart on the same cluster (Savepoint)"},
+				{PhaseCancelling, "restart on the same cluster (LastState, Stateless)"},
+				{PhaseDeployFailed, "not rescaled in time; the job keeps running"},
 			},
 			deadline: readinessTimeout,
 			giveUp:   func(rc *Context, cause string) Outcome { return deployFailed(rc, "RescaleFailed", cause) },
 			poll:     waitPoll,
 		},
-		v1beta1.PhaseRollingBack: {
+		PhaseRollingBack: {
 			handle: handleRollingBack,
 			exits: []exit{
-				{v1beta1.PhaseDeployFailed, "stable job kept or restored, or rollback failed"},
-				{v1beta1.PhaseUpdating, "spec changed during the rollback"},
+				{PhaseDeployFailed, "stable job kept or restored, or rollback failed"},
+				{PhaseUpdating, "spec changed during the rollback"},
 			},
 			deadline: func(rc *Context) time.Duration {
 				return rc.Config.ClusterStartTimeout.Duration + readinessTimeout(rc) + rc.Config.CancelTimeout.Duration
@@ -148,40 +148,40 @@ func init() {
 			},
 			poll: waitPoll,
 		},
-		v1beta1.PhaseDeployFailed: {
+		PhaseDeployFailed: {
 			handle: handleDeployFailed,
 			exits: []exit{
-				{v1beta1.PhaseUpdating, "spec changed"},
-				{v1beta1.PhaseRescaling, "only parallelism changed, scaleMode InPlace"},
-				{v1beta1.PhaseRunning, "spec back to the running one"},
-				{v1beta1.PhaseSavepointing, "suspend (Savepoint)"},
-				{v1beta1.PhaseCancelling, "suspend (LastState, Stateless)"},
-				{v1beta1.PhaseSuspended, "suspend with no job running"},
+				{PhaseUpdating, "spec changed"},
+				{PhaseRescaling, "only parallelism changed, scaleMode InPlace"},
+				{PhaseRunning, "spec back to the running one"},
+				{PhaseSavepointing, "suspend (Savepoint)"},
+				{PhaseCancelling, "suspend (LastState, Stateless)"},
+				{PhaseSuspended, "suspend with no job running"},
 			},
 			poll: statusPoll,
 		},
-		v1beta1.PhaseSuspended: {
+		PhaseSuspended: {
 			handle: handleSuspended,
 			exits: []exit{
-				{v1beta1.PhaseUpdating, "state Running: resume from the recorded state"},
+				{PhaseUpdating, "state Running: resume from the recorded state"},
 			},
 			poll: statusPoll,
 		},
-		v1beta1.PhaseDualRunning: {
+		PhaseDualRunning: {
 			handle: handleDualRunning,
 			exits: []exit{
-				{v1beta1.PhaseTeardown, "tearDownVersionHash names a version, Auto promotion, or the new one goes: a new spec, a suspend, forceRollback, an abort"},
-				{v1beta1.PhaseRunning, "only one version is recorded"},
+				{PhaseTeardown, "tearDownVersionHash names a version, Auto promotion, or the new one goes: a new spec, a suspend, forceRollback, an abort"},
+				{PhaseRunning, "only one version is recorded"},
 			},
 			poll: statusPoll,
 		},
-		v1beta1.PhaseTeardown: {
+		PhaseTeardown: {
 			follows: []v1beta1.SavepointPurpose{v1beta1.SavepointTeardown},
 			handle:  handleTeardown,
 			exits: []exit{
-				{v1beta1.PhaseRunning, "the version is gone; the other is deployed"},
-				{v1beta1.PhaseDeployFailed, "an aborted or rolled-back new version is gone; the deployed one stays"},
-				{v1beta1.PhaseDualRunning, "forceRollback before the deployed version's job was touched: the new one goes instead"},
+				{PhaseRunning, "the version is gone; the other is deployed"},
+				{PhaseDeployFailed, "an aborted or rolled-back new version is gone; the deployed one stays"},
+				{PhaseDualRunning, "forceRollback before the deployed version's job was touched: the new one goes instead"},
 			},
 			deadline: func(rc *Context) time.Duration {
 				return rc.Config.SavepointTimeout.Duration + rc.Config.CancelTimeout.Duration
@@ -193,7 +193,7 @@ func init() {
 			},
 			poll: waitPoll,
 		},
-		v1beta1.PhaseDeleting: {
+		PhaseDeleting: {
 			follows: []v1beta1.SavepointPurpose{v1beta1.SavepointDelete},
 			handle:  handleDeleting,
 			// Deleting never leaves: the finalizer goes and the object with it. When the final
@@ -207,39 +207,39 @@ func init() {
 
 // jobStopPhases are the phases that stop a live job, shared by every kind that runs one. A kind
 // brings where a finished stop leads (stopExits) and what a stop that cannot finish does (abandon).
-func jobStopPhases(stopExits []exit, abandon func(rc *Context, cause string) Outcome) map[v1beta1.FlinkApplicationPhase]phaseSpec {
-	return map[v1beta1.FlinkApplicationPhase]phaseSpec{
-		v1beta1.PhaseSavepointing: {
+func jobStopPhases(stopExits []exit, abandon func(rc *Context, cause string) Outcome) map[Phase]phaseSpec {
+	return map[Phase]phaseSpec{
+		PhaseSavepointing: {
 			follows: []v1beta1.SavepointPurpose{v1beta1.SavepointUpgrade, v1beta1.SavepointSuspend},
 			handle:  handleSavepointing,
 			exits: append([]exit{
-				{v1beta1.PhaseRecovering, "savepoint failed"},
-				{v1beta1.PhaseRunning, "suspend taken back before the savepoint"},
-				{v1beta1.PhaseDeployFailed, "suspend taken back; the spec is one that failed"},
+				{PhaseRecovering, "savepoint failed"},
+				{PhaseRunning, "suspend taken back before the savepoint"},
+				{PhaseDeployFailed, "suspend taken back; the spec is one that failed"},
 			}, stopExits...),
 			deadline: func(rc *Context) time.Duration { return rc.Config.SavepointTimeout.Duration },
 			// Giving up keeps the trigger: a savepoint that completes after all is found by its
 			// trigger time and restored, exactly as if it had been seen in time.
 			giveUp: func(rc *Context, cause string) Outcome {
-				return warnTo(v1beta1.PhaseRecovering, "SavepointFailed", cause)
+				return warnTo(PhaseRecovering, "SavepointFailed", cause)
 			},
 			poll: waitPoll,
 		},
-		v1beta1.PhaseCancelling: {
+		PhaseCancelling: {
 			handle: handleCancelling,
 			exits: append([]exit{
-				{v1beta1.PhaseSavepointing, "LastState without a usable checkpoint: a savepoint instead"},
-				{v1beta1.PhaseDeployFailed, "the cancelled job left no state to restore"},
-				{v1beta1.PhaseRunning, "suspend taken back before the cancel"},
+				{PhaseSavepointing, "LastState without a usable checkpoint: a savepoint instead"},
+				{PhaseDeployFailed, "the cancelled job left no state to restore"},
+				{PhaseRunning, "suspend taken back before the cancel"},
 			}, stopExits...),
 			deadline: func(rc *Context) time.Duration { return rc.Config.CancelTimeout.Duration },
 			giveUp:   abandon,
 			poll:     waitPoll,
 		},
-		v1beta1.PhaseRecovering: {
+		PhaseRecovering: {
 			handle: handleRecovering,
 			exits: append([]exit{
-				{v1beta1.PhaseDeployFailed, "no state young enough; the job keeps running, or it stopped without state"},
+				{PhaseDeployFailed, "no state young enough; the job keeps running, or it stopped without state"},
 			}, stopExits...),
 			deadline: func(rc *Context) time.Duration { return rc.Config.CancelTimeout.Duration },
 			giveUp:   abandon,
@@ -259,10 +259,10 @@ func readinessTimeout(rc *Context) time.Duration {
 
 // globalExits are transitions the state machine makes before any handler runs.
 var globalExits = []exit{
-	{v1beta1.PhaseDeleting, "deletion requested"},
+	{PhaseDeleting, "deletion requested"},
 }
 
-func (p phaseSpec) allows(next v1beta1.FlinkApplicationPhase) bool {
+func (p phaseSpec) allows(next Phase) bool {
 	for _, e := range p.exits {
 		if e.to == next {
 			return true

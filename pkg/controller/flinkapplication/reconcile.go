@@ -75,7 +75,7 @@ func summarize(rc *Context) {
 	}
 	ready := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: notReady,
 		ObservedGeneration: rc.Meta.Generation, Message: m.Reason}
-	if phase == v1beta1.PhaseRunning && st.JobStatus.State == v1beta1.JobRunning {
+	if phase == PhaseRunning && st.JobStatus.State == v1beta1.JobRunning {
 		// Ready says what the pass saw, not what an earlier one did: a job whose JobManager does
 		// not answer is not known to run.
 		if hash, jobID := liveJob(st); jobID != "" && rc.pass().View(hash, jobID).Liveness != jobs.Alive {
@@ -87,7 +87,7 @@ func summarize(rc *Context) {
 	}
 	progressing := metav1.Condition{Type: v1beta1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: string(phase),
 		ObservedGeneration: rc.Meta.Generation}
-	if !phase.IsSteady() && phase != v1beta1.PhaseDeleting {
+	if !phase.IsSteady() && phase != PhaseDeleting {
 		progressing.Status = metav1.ConditionTrue
 	}
 	setCondition(m, ready, rc.Now)

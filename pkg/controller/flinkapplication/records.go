@@ -225,7 +225,7 @@ func migrateStatus(rc *Context) {
 		// switch of operators would redeploy every application.
 		b, _ := json.Marshal(rc.App.Spec)
 		for _, r := range []*v1beta1.DeploymentRecord{d.Candidate, d.Stable} {
-			if r != nil && (r == d.Candidate || d.Candidate == nil && st.Phase.Normalized() == v1beta1.PhaseRunning) {
+			if r != nil && (r == d.Candidate || d.Candidate == nil && Phase(st.Phase).Normalized() == PhaseRunning) {
 				r.SpecHash, r.Spec = rc.Hash, string(b)
 			}
 		}
@@ -305,9 +305,9 @@ func migrateLedger(rc *Context) {
 		case purpose == v1beta1.SavepointManual || purpose == v1beta1.SavepointPeriodic:
 			cancel = false
 		case purpose != "":
-		case rc.subject.phase().Normalized() == v1beta1.PhaseDeleting:
+		case rc.subject.phase().Normalized() == PhaseDeleting:
 			purpose = v1beta1.SavepointDelete
-		case rc.subject.phase().Normalized() == v1beta1.PhaseTeardown:
+		case rc.subject.phase().Normalized() == PhaseTeardown:
 			purpose = v1beta1.SavepointTeardown
 		case rc.Settings.Suspend && candidate(st) == nil:
 			purpose = v1beta1.SavepointSuspend

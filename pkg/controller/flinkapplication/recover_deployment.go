@@ -33,7 +33,7 @@ func recoverDeployment(rc *Context) Outcome {
 		// Recorded by an operator version that kept no stable spec: deploy the spec as it is.
 		st.Deployments.NextRestorePath = chooseRestore(rc, lost, nil).Path
 		js.JobID, js.ClusterHash, js.State, js.Health = "", "", "", v1beta1.Red
-		return warnTo(v1beta1.PhaseUpdating, "RecoverDeployment", fmt.Sprintf("%s; deploying the spec from %s", msg, describeState(st.Deployments.NextRestorePath)))
+		return warnTo(PhaseUpdating, "RecoverDeployment", fmt.Sprintf("%s; deploying the spec from %s", msg, describeState(st.Deployments.NextRestorePath)))
 	}
 	if err := createCluster(rc, flink.OwnerFromApplication(app), liveCluster(&st.JobOwnerStatus)); err != nil {
 		return failed(err)
@@ -79,5 +79,5 @@ func restartInPlace(rc *Context, reason, msg string, keepJob bool) Outcome {
 		c.JobID = lost
 	}
 	st.JobStatus.State = ""
-	return warnTo(v1beta1.PhaseSubmitting, reason, msg)
+	return warnTo(PhaseSubmitting, reason, msg)
 }

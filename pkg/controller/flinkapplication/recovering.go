@@ -3,7 +3,6 @@ package flinkapplication
 import (
 	"fmt"
 
-	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
@@ -57,6 +56,6 @@ func recoverBeside(rc *Context, v *jobs.View) Outcome {
 			choice.Problem, stable(st).Version))
 	}
 	useRestore(rc, choice)
-	return moveTo(v1beta1.PhaseSubmitting, "RestoringFromCheckpoint", fmt.Sprintf("starting version %s from %s; job %s keeps running",
+	return moveTo(PhaseSubmitting, "RestoringFromCheckpoint", fmt.Sprintf("starting version %s from %s; job %s keeps running",
 		candidate(st).Version, describeState(choice.Path), v.Ref.ID))
 }

@@ -3,7 +3,6 @@ package flinkapplication
 import (
 	"fmt"
 
-	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
@@ -18,10 +17,10 @@ func handleRescaling(rc *Context) Outcome {
 	hash, jobID := liveJob(&st.JobOwnerStatus)
 	if targetSpecHash(&st.JobOwnerStatus) != rc.Hash {
 		if jobID == "" {
-			return moveTo(v1beta1.PhaseUpdating, "SpecChanged", "no job runs to rescale in place; deploying the spec")
+			return moveTo(PhaseUpdating, "SpecChanged", "no job runs to rescale in place; deploying the spec")
 		}
 		if classifyChange(rc) != scaleChange {
-			return moveTo(v1beta1.PhaseRunning, "SpecChanged", "spec changed before the rescale started")
+			return moveTo(PhaseRunning, "SpecChanged", "spec changed before the rescale started")
 		}
 		recordTarget(rc)
 		candidate(&st.JobOwnerStatus).ClusterHash = hash
@@ -55,7 +54,7 @@ func handleRescaling(rc *Context) Outcome {
 		st.FailedDeployHash, st.RollbackHash = "", ""
 		p.recordIn(&st.JobOwnerStatus)
 		observeLiveJob(rc)
-		return moveTo(v1beta1.PhaseRunning, "Rescaled", fmt.Sprintf("job %s rescaled in place to parallelism %d", jobID, want))
+		return moveTo(PhaseRunning, "Rescaled", fmt.Sprintf("job %s rescaled in place to parallelism %d", jobID, want))
 	}
 	if err := requestParallelism(rc, hash, jobID, want); client.IsUnsupported(err) {
 		rc.event(true, "RescaleUnsupported", fmt.Sprintf("the JobManager refused to rescale job %s in place (%v); restarting it instead", jobID, err))

@@ -30,7 +30,7 @@ func handleRollingBack(rc *Context) Outcome {
 			stable(&st.JobOwnerStatus).JobID = c.JobID
 		}
 		clearTarget(&st.JobOwnerStatus)
-		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", "spec changed during the rollback; deploying it instead")
+		return moveTo(PhaseUpdating, "SpecChanged", "spec changed during the rollback; deploying it instead")
 	}
 	s := stable(&st.JobOwnerStatus)
 	if s == nil {
@@ -151,7 +151,7 @@ func rolledBack(rc *Context, msg string) Outcome {
 	if s := stable(&st.JobOwnerStatus); s != nil {
 		s.Savepoint = nil
 	}
-	return warnTo(v1beta1.PhaseDeployFailed, "RolledBack", msg)
+	return warnTo(PhaseDeployFailed, "RolledBack", msg)
 }
 
 // restoredJobRuns tells whether the job a rollback restarted runs, even while it restarts: the

@@ -3,7 +3,6 @@ package flinkapplication
 import (
 	"fmt"
 
-	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
@@ -24,9 +23,9 @@ func handleRunning(rc *Context) Outcome {
 	}
 	switch classifyChange(rc) {
 	case upgradeChange:
-		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s -> %s)", runningSpecHash(&st.JobOwnerStatus), rc.Hash))
+		return moveTo(PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s -> %s)", runningSpecHash(&st.JobOwnerStatus), rc.Hash))
 	case scaleChange:
-		return moveTo(v1beta1.PhaseRescaling, "ParallelismChanged", fmt.Sprintf("parallelism changed to %d with scaleMode InPlace; keeping cluster %s",
+		return moveTo(PhaseRescaling, "ParallelismChanged", fmt.Sprintf("parallelism changed to %d with scaleMode InPlace; keeping cluster %s",
 			rc.App.Spec.Parallelism, liveCluster(&st.JobOwnerStatus)))
 	}
 	if err := removeStaleClusters(rc); err != nil {
@@ -58,13 +57,13 @@ func handleDeployFailed(rc *Context) Outcome {
 	}
 	if _, jobID := liveJob(&st.JobOwnerStatus); jobID != "" && rc.Hash == runningSpecHash(&st.JobOwnerStatus) && rc.Hash != st.FailedDeployHash {
 		st.FailedDeployHash = ""
-		return moveTo(v1beta1.PhaseRunning, "SpecRestored", "spec is back to the running one")
+		return moveTo(PhaseRunning, "SpecRestored", "spec is back to the running one")
 	}
 	switch classifyChange(rc) {
 	case upgradeChange:
-		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s); deploying", rc.Hash))
+		return moveTo(PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s); deploying", rc.Hash))
 	case scaleChange:
-		return moveTo(v1beta1.PhaseRescaling, "ParallelismChanged", fmt.Sprintf("parallelism changed to %d with scaleMode InPlace", rc.App.Spec.Parallelism))
+		return moveTo(PhaseRescaling, "ParallelismChanged", fmt.Sprintf("parallelism changed to %d with scaleMode InPlace", rc.App.Spec.Parallelism))
 	}
 	if err := removeStaleClusters(rc); err != nil {
 		return failed(err)
@@ -78,7 +77,7 @@ func handleDeployFailed(rc *Context) Outcome {
 func handleSuspended(rc *Context) Outcome {
 	st := &rc.App.Status
 	if !rc.Settings.Suspend {
-		return moveTo(v1beta1.PhaseUpdating, "Resuming", fmt.Sprintf("spec.state is Running; resuming from %s", describeState(st.Deployments.NextRestorePath)))
+		return moveTo(PhaseUpdating, "Resuming", fmt.Sprintf("spec.state is Running; resuming from %s", describeState(st.Deployments.NextRestorePath)))
 	}
 	if _, err := deleteClustersExcept(rc); err != nil {
 		return failed(err)

@@ -14,7 +14,7 @@ func handleSavepointing(rc *Context) Outcome {
 	st := rc.Job
 	old, jobID := liveJob(st)
 	if jobID == "" {
-		return warnTo(v1beta1.PhaseRecovering, "NoJobToSavepoint", "no job is recorded for the running cluster; looking for a checkpoint instead")
+		return warnTo(PhaseRecovering, "NoJobToSavepoint", "no job is recorded for the running cluster; looking for a checkpoint instead")
 	}
 	v := rc.pass().View(old, jobID)
 	if st.Deployments.NextRestorePath == "" {
@@ -26,7 +26,7 @@ func handleSavepointing(rc *Context) Outcome {
 			}
 			switch v.Liveness {
 			case jobs.Stopped:
-				return warnTo(v1beta1.PhaseRecovering, "JobStopped", fmt.Sprintf("no savepoint can be taken: %s; looking for its newest state", v.Evidence))
+				return warnTo(PhaseRecovering, "JobStopped", fmt.Sprintf("no savepoint can be taken: %s; looking for its newest state", v.Evidence))
 			case jobs.Unknown:
 				return failed(jobs.Retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
 			}
@@ -47,12 +47,12 @@ func handleSavepointing(rc *Context) Outcome {
 		case sp.Wait != nil:
 			return *sp.Wait
 		case sp.Failure != "":
-			return warnTo(v1beta1.PhaseRecovering, "SavepointFailed", sp.Failure)
+			return warnTo(PhaseRecovering, "SavepointFailed", sp.Failure)
 		}
 		st.Deployments.NextRestorePath = sp.Location
 		trimLedger(rc)
 		if beside {
-			return moveTo(v1beta1.PhaseSubmitting, "SavepointCompleted", fmt.Sprintf(
+			return moveTo(PhaseSubmitting, "SavepointCompleted", fmt.Sprintf(
 				"savepoint %s of job %s taken; the job keeps running while version %s starts from it", sp.Location, jobID, candidate(st).Version))
 		}
 	}
@@ -73,14 +73,14 @@ func abandonBeforeStop(rc *Context, what string) (Outcome, bool) {
 	st := rc.Job
 	switch {
 	case forcedRollback(rc):
-		return warnTo(v1beta1.PhaseRollingBack, "ForceRollback", fmt.Sprintf("forceRollback set: abandoning the update before the %s", what)), true
+		return warnTo(PhaseRollingBack, "ForceRollback", fmt.Sprintf("forceRollback set: abandoning the update before the %s", what)), true
 	case !rc.Settings.Suspend && candidate(st) == nil:
 		// A stop that only a suspend asked for; the suspend was taken back.
 		msg := fmt.Sprintf("%s is Running again before the %s; the job keeps running", rc.Settings.field("state"), what)
 		if rc.Machine.FailedDeployHash != "" && rc.Hash == rc.Machine.FailedDeployHash {
-			return moveTo(v1beta1.PhaseDeployFailed, "SuspendCancelled", msg+" on the spec before the one that failed"), true
+			return moveTo(PhaseDeployFailed, "SuspendCancelled", msg+" on the spec before the one that failed"), true
 		}
-		return moveTo(v1beta1.PhaseRunning, "SuspendCancelled", msg), true
+		return moveTo(PhaseRunning, "SuspendCancelled", msg), true
 	}
 	return Outcome{}, false
 }

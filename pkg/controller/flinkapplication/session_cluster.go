@@ -38,7 +38,7 @@ func handleSessionClusterDeploy(rc *Context) Outcome {
 	if st.DeployHash != "" {
 		what += " beside " + flink.VersionedServiceNameOf(rc.Meta.Name, st.DeployHash) + "; its jobs move over once it is ready"
 	}
-	return moveTo(v1beta1.PhaseClusterStarting, "ClusterCreated", what)
+	return moveTo(PhaseClusterStarting, "ClusterCreated", what)
 }
 
 // handleSessionClusterStarting waits until the new cluster's JobManager answers; then jobs are
@@ -46,7 +46,7 @@ func handleSessionClusterDeploy(rc *Context) Outcome {
 func handleSessionClusterStarting(rc *Context) Outcome {
 	st, m := rc.Owned, rc.Machine
 	if rc.Hash != st.UpdatingHash {
-		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed again (cluster hash %s)", rc.Hash))
+		return moveTo(PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed again (cluster hash %s)", rc.Hash))
 	}
 	if err := createCluster(rc, rc.ClusterOwner, rc.Hash); err != nil {
 		return failed(err)
@@ -68,7 +68,7 @@ func handleSessionClusterStarting(rc *Context) Outcome {
 	if previous != "" {
 		msg += fmt.Sprintf("; jobs on %s move to it", flink.VersionedServiceNameOf(rc.Meta.Name, previous))
 	}
-	return moveTo(v1beta1.PhaseRunning, "ClusterReady", msg)
+	return moveTo(PhaseRunning, "ClusterReady", msg)
 }
 
 // handleSessionClusterRunning keeps the running cluster's objects in place, reports its slots, and
@@ -76,7 +76,7 @@ func handleSessionClusterStarting(rc *Context) Outcome {
 func handleSessionClusterRunning(rc *Context) Outcome {
 	st, m := rc.Owned, rc.Machine
 	if rc.Hash != st.DeployHash && rc.Hash != m.FailedDeployHash {
-		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s -> %s)", st.DeployHash, rc.Hash))
+		return moveTo(PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s -> %s)", st.DeployHash, rc.Hash))
 	}
 	return watchSessionCluster(rc)
 }
@@ -92,9 +92,9 @@ func handleSessionClusterDeployFailed(rc *Context) Outcome {
 	switch {
 	case rc.Hash == st.DeployHash:
 		m.FailedDeployHash = ""
-		return moveTo(v1beta1.PhaseRunning, "SpecRestored", "spec is back to the running cluster's")
+		return moveTo(PhaseRunning, "SpecRestored", "spec is back to the running cluster's")
 	case rc.Hash != m.FailedDeployHash:
-		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s)", rc.Hash))
+		return moveTo(PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s)", rc.Hash))
 	}
 	return watchSessionCluster(rc)
 }

@@ -19,9 +19,6 @@ import (
 // Recovering) and deleting it are the handlers every job owner shares (jobStopPhases,
 // handleDeleting), which read its JobOwnerStatus and jobSettings; see session_table.go.
 
-// phaseWaitingForCluster is the session job's wait for its FlinkSessionCluster.
-const phaseWaitingForCluster = v1beta1.FlinkApplicationPhase(v1beta1.SessionJobWaitingForCluster)
-
 // sessionState is what one pass of a session kind knows beyond the object itself.
 type sessionState struct {
 	// ClusterName is the FlinkSessionCluster a job names, or the cluster being reconciled.
@@ -43,7 +40,7 @@ func handleSessionJobNew(rc *Context) Outcome {
 	st := rc.Job
 	st.Deployments.NextRestorePath = rc.Settings.InitialSavepoint
 	if rc.Settings.Suspend {
-		return moveTo(v1beta1.PhaseSuspended, "CreatedSuspended", fmt.Sprintf("created with state Suspended; it starts from %s when Running",
+		return moveTo(PhaseSuspended, "CreatedSuspended", fmt.Sprintf("created with state Suspended; it starts from %s when Running",
 			describeState(st.Deployments.NextRestorePath)))
 	}
 	return startSessionJob(rc, v1beta1.DeploymentUpdate, "Submitting", "submitting the job")
@@ -55,10 +52,10 @@ func startSessionJob(rc *Context, kind v1beta1.DeploymentKind, reason, what stri
 	hash, why := sessionClusterReady(rc)
 	if hash == "" {
 		clearTarget(rc.Job)
-		return moveTo(phaseWaitingForCluster, "WaitingForCluster", fmt.Sprintf("%s: %s", what, why))
+		return moveTo(PhaseWaitingForCluster, "WaitingForCluster", fmt.Sprintf("%s: %s", what, why))
 	}
 	recordSessionTarget(rc, kind, hash)
-	return moveTo(v1beta1.PhaseSubmitting, reason, fmt.Sprintf("%s on %s from %s", what,
+	return moveTo(PhaseSubmitting, reason, fmt.Sprintf("%s on %s from %s", what,
 		flink.VersionedServiceNameOf(rc.ClusterOwner.Name, hash), describeState(rc.Job.Deployments.NextRestorePath)))
 }
 
@@ -68,7 +65,7 @@ func handleWaitingForCluster(rc *Context) Outcome {
 	st := rc.Job
 	if rc.Settings.Suspend {
 		clearTarget(st)
-		return moveTo(v1beta1.PhaseSuspended, "Suspended", fmt.Sprintf("spec.job.state is Suspended and no job runs; it resumes from %s",
+		return moveTo(PhaseSuspended, "Suspended", fmt.Sprintf("spec.job.state is Suspended and no job runs; it resumes from %s",
 			describeState(st.Deployments.NextRestorePath)))
 	}
 	hash, why := sessionClusterReady(rc)
@@ -82,7 +79,7 @@ func handleWaitingForCluster(rc *Context) Outcome {
 		kind = v1beta1.DeploymentRestart
 	}
 	recordSessionTarget(rc, kind, hash)
-	return moveTo(v1beta1.PhaseSubmitting, "ClusterReady", fmt.Sprintf("session cluster %s is ready; submitting from %s",
+	return moveTo(PhaseSubmitting, "ClusterReady", fmt.Sprintf("session cluster %s is ready; submitting from %s",
 		flink.VersionedServiceNameOf(rc.ClusterOwner.Name, hash), describeState(st.Deployments.NextRestorePath)))
 }
 
@@ -93,12 +90,12 @@ func handleSessionSubmitting(rc *Context) Outcome {
 	st := rc.Job
 	c := candidate(st)
 	if c == nil {
-		return moveTo(v1beta1.PhaseUpdating, "NothingToSubmit", "no submission is in progress; deploying the spec")
+		return moveTo(PhaseUpdating, "NothingToSubmit", "no submission is in progress; deploying the spec")
 	}
 	if live, why := sessionClusterReady(rc); c.ClusterHash != live && (c.JobID == "" || rc.Clusters[c.ClusterHash].JobManagerGone()) {
 		// The cluster recorded for the job is gone or replaced before the job ran there.
 		if live == "" {
-			return moveTo(phaseWaitingForCluster, "WaitingForCluster", "the session cluster went away before the job ran: "+why)
+			return moveTo(PhaseWaitingForCluster, "WaitingForCluster", "the session cluster went away before the job ran: "+why)
 		}
 		c.ClusterHash, c.JobID, c.SubmittedAt, c.JarID = live, "", nil, ""
 		return persistThenContinue()
@@ -127,7 +124,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 	promote(rc, restored)
 	rc.Machine.FailedDeployHash = ""
 	startedJob(rc, params, restored)
-	return moveTo(v1beta1.PhaseRunning, "JobRunning", fmt.Sprintf("job %s running on %s, %s",
+	return moveTo(PhaseRunning, "JobRunning", fmt.Sprintf("job %s running on %s, %s",
 		c.JobID, flink.VersionedServiceNameOf(rc.ClusterOwner.Name, c.ClusterHash), jobs.RestoredFrom(restored)))
 }
 
@@ -151,9 +148,9 @@ func handleSessionJobRunning(rc *Context) Outcome {
 	case v.State() == client.JobFailed:
 		return sessionJobFailed(rc, v)
 	case rc.Hash != runningSpecHash(st) && rc.Hash != rc.Machine.FailedDeployHash:
-		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("job spec changed (%s -> %s)", runningSpecHash(st), rc.Hash))
+		return moveTo(PhaseUpdating, "SpecChanged", fmt.Sprintf("job spec changed (%s -> %s)", runningSpecHash(st), rc.Hash))
 	case live != "" && live != hash && v.Liveness == jobs.Alive:
-		return moveTo(v1beta1.PhaseUpdating, "ClusterChanged", fmt.Sprintf("FlinkSessionCluster %s now runs Flink cluster %s; moving job %s there (upgradeMode %s)",
+		return moveTo(PhaseUpdating, "ClusterChanged", fmt.Sprintf("FlinkSessionCluster %s now runs Flink cluster %s; moving job %s there (upgradeMode %s)",
 			rc.session.ClusterName, live, jobID, rc.Settings.UpgradeMode))
 	}
 	observeLiveJob(rc)
@@ -223,7 +220,7 @@ func handleSessionJobUpdating(rc *Context) Outcome {
 // it from the state recorded when it was suspended.
 func handleSessionJobSuspended(rc *Context) Outcome {
 	if !rc.Settings.Suspend {
-		return moveTo(v1beta1.PhaseUpdating, "Resuming", fmt.Sprintf("spec.job.state is Running; resuming from %s",
+		return moveTo(PhaseUpdating, "Resuming", fmt.Sprintf("spec.job.state is Running; resuming from %s",
 			describeState(rc.Job.Deployments.NextRestorePath)))
 	}
 	return stay(untilChanged)
@@ -245,9 +242,9 @@ func handleSessionJobDeployFailed(rc *Context) Outcome {
 	switch {
 	case jobID != "" && rc.Hash == runningSpecHash(st) && rc.Hash != rc.Machine.FailedDeployHash:
 		rc.Machine.FailedDeployHash = ""
-		return moveTo(v1beta1.PhaseRunning, "SpecRestored", "spec is back to the running one")
+		return moveTo(PhaseRunning, "SpecRestored", "spec is back to the running one")
 	case rc.Hash != rc.Machine.FailedDeployHash && rc.Hash != runningSpecHash(st):
-		return moveTo(v1beta1.PhaseUpdating, "SpecChanged", fmt.Sprintf("job spec changed (%s); deploying", rc.Hash))
+		return moveTo(PhaseUpdating, "SpecChanged", fmt.Sprintf("job spec changed (%s); deploying", rc.Hash))
 	}
 	observeLiveJob(rc)
 	return stay(0)

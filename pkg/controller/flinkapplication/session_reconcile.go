@@ -100,7 +100,7 @@ func (e *Environment) runPass(rc *Context, summarizeStatus func(*Context)) (time
 	migrateLedger(rc)
 	from := rc.subject.phase().Normalized()
 	fromStarted := rc.Machine.PhaseStartedAt
-	if rc.Job != nil && (rc.Meta.DeletionTimestamp == nil || from == v1beta1.PhaseDeleting) {
+	if rc.Job != nil && (rc.Meta.DeletionTimestamp == nil || from == PhaseDeleting) {
 		observe(rc)
 		settleSavepoints(rc)
 	}
@@ -154,7 +154,7 @@ func summarizeSessionCluster(rc *Context) {
 	phase := rc.subject.phase().Normalized()
 	ready := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: string(phase),
 		ObservedGeneration: rc.Meta.Generation, Message: m.Reason}
-	if st.DeployHash != "" && rc.Clusters[st.DeployHash].Ready() && phase != v1beta1.PhaseDeleting {
+	if st.DeployHash != "" && rc.Clusters[st.DeployHash].Ready() && phase != PhaseDeleting {
 		ready.Status, ready.Reason = metav1.ConditionTrue, "ClusterReady"
 		ready.Message = fmt.Sprintf("Flink cluster %s serves jobs", st.DeployHash)
 	}
@@ -167,7 +167,7 @@ func summarizeSessionCluster(rc *Context) {
 		}
 	}
 	switch {
-	case phase == v1beta1.PhaseClusterStarting || phase == v1beta1.PhaseUpdating || phase == v1beta1.PhaseNew:
+	case phase == PhaseClusterStarting || phase == PhaseUpdating || phase == PhaseNew:
 		progressing.Status = metav1.ConditionTrue
 	case moving:
 		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionTrue, "JobsMoving", m.Reason

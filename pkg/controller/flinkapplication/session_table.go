@@ -10,92 +10,92 @@ import (
 
 // sessionJobTable is the FlinkSessionJob's phase table: a job's lifecycle without cluster phases.
 // Savepointing, Cancelling, Recovering and Deleting are the FlinkApplication's handlers.
-var sessionJobTable map[v1beta1.FlinkApplicationPhase]phaseSpec
+var sessionJobTable map[Phase]phaseSpec
 
 // sessionClusterTable is the FlinkSessionCluster's phase table: a cluster's lifecycle without a job.
-var sessionClusterTable map[v1beta1.FlinkApplicationPhase]phaseSpec
+var sessionClusterTable map[Phase]phaseSpec
 
 func init() {
 	stopExits := []exit{
-		{v1beta1.PhaseSubmitting, "job stopped; the session cluster is ready"},
-		{v1beta1.PhaseUpdating, "job stopped; the spec or the cluster changed meanwhile"},
-		{v1beta1.PhaseSuspended, "job stopped for a suspend"},
+		{PhaseSubmitting, "job stopped; the session cluster is ready"},
+		{PhaseUpdating, "job stopped; the spec or the cluster changed meanwhile"},
+		{PhaseSuspended, "job stopped for a suspend"},
 	}
-	sessionJobTable = map[v1beta1.FlinkApplicationPhase]phaseSpec{
-		v1beta1.PhaseNew: {
+	sessionJobTable = map[Phase]phaseSpec{
+		PhaseNew: {
 			handle: handleSessionJobNew,
 			exits: []exit{
-				{v1beta1.PhaseSubmitting, "the session cluster runs"},
-				{phaseWaitingForCluster, "the session cluster does not run yet"},
-				{v1beta1.PhaseSuspended, "created with state Suspended"},
+				{PhaseSubmitting, "the session cluster runs"},
+				{PhaseWaitingForCluster, "the session cluster does not run yet"},
+				{PhaseSuspended, "created with state Suspended"},
 			},
 			poll: waitPoll,
 		},
-		phaseWaitingForCluster: {
+		PhaseWaitingForCluster: {
 			handle: handleWaitingForCluster,
 			exits: []exit{
-				{v1beta1.PhaseSubmitting, "the session cluster runs and is ready"},
-				{v1beta1.PhaseSuspended, "suspended while waiting"},
+				{PhaseSubmitting, "the session cluster runs and is ready"},
+				{PhaseSuspended, "suspended while waiting"},
 			},
 			// The cluster's changes wake its jobs (the cluster-to-jobs index); this is only a safety net.
 			poll: statusPoll,
 		},
-		v1beta1.PhaseSubmitting: {
+		PhaseSubmitting: {
 			handle: handleSessionSubmitting,
 			exits: []exit{
-				{v1beta1.PhaseRunning, "job ran stable"},
-				{phaseWaitingForCluster, "the session cluster went away before the job ran"},
-				{v1beta1.PhaseUpdating, "nothing recorded to submit"},
-				{v1beta1.PhaseDeployFailed, "jar refused, job refused or failed, or not stable in time"},
+				{PhaseRunning, "job ran stable"},
+				{PhaseWaitingForCluster, "the session cluster went away before the job ran"},
+				{PhaseUpdating, "nothing recorded to submit"},
+				{PhaseDeployFailed, "jar refused, job refused or failed, or not stable in time"},
 			},
 			deadline: sessionSubmitDeadline,
 			giveUp:   func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
 			poll:     waitPoll,
 		},
-		v1beta1.PhaseRunning: {
+		PhaseRunning: {
 			follows: []v1beta1.SavepointPurpose{v1beta1.SavepointManual, v1beta1.SavepointPeriodic},
 			handle:  handleSessionJobRunning,
 			exits: []exit{
-				{v1beta1.PhaseUpdating, "job spec changed, or the session cluster runs a new Flink cluster"},
-				{v1beta1.PhaseSavepointing, "suspend (Savepoint)"},
-				{v1beta1.PhaseCancelling, "suspend (LastState, Stateless)"},
-				{v1beta1.PhaseSuspended, "suspend with no job running"},
-				{v1beta1.PhaseSubmitting, "job lost, or FAILED with restartFailedJob: again from its newest state"},
-				{phaseWaitingForCluster, "job lost with its cluster: waits for it with its state recorded"},
-				{v1beta1.PhaseDeployFailed, "job lost without state to restore, or FAILED"},
+				{PhaseUpdating, "job spec changed, or the session cluster runs a new Flink cluster"},
+				{PhaseSavepointing, "suspend (Savepoint)"},
+				{PhaseCancelling, "suspend (LastState, Stateless)"},
+				{PhaseSuspended, "suspend with no job running"},
+				{PhaseSubmitting, "job lost, or FAILED with restartFailedJob: again from its newest state"},
+				{PhaseWaitingForCluster, "job lost with its cluster: waits for it with its state recorded"},
+				{PhaseDeployFailed, "job lost without state to restore, or FAILED"},
 			},
 			poll: statusPoll,
 		},
-		v1beta1.PhaseUpdating: {
+		PhaseUpdating: {
 			handle: handleSessionJobUpdating,
 			exits: []exit{
-				{v1beta1.PhaseSavepointing, "stop the job first (Savepoint), or suspend"},
-				{v1beta1.PhaseCancelling, "stop the job first (LastState, Stateless), or suspend"},
-				{v1beta1.PhaseSubmitting, "no job runs: submit"},
-				{phaseWaitingForCluster, "no job runs and the session cluster does not run"},
-				{v1beta1.PhaseSuspended, "suspend with no job running"},
+				{PhaseSavepointing, "stop the job first (Savepoint), or suspend"},
+				{PhaseCancelling, "stop the job first (LastState, Stateless), or suspend"},
+				{PhaseSubmitting, "no job runs: submit"},
+				{PhaseWaitingForCluster, "no job runs and the session cluster does not run"},
+				{PhaseSuspended, "suspend with no job running"},
 			},
 			poll: waitPoll,
 		},
-		v1beta1.PhaseDeployFailed: {
+		PhaseDeployFailed: {
 			handle: handleSessionJobDeployFailed,
 			exits: []exit{
-				{v1beta1.PhaseUpdating, "job spec changed"},
-				{v1beta1.PhaseSubmitting, "job FAILED and restartFailedJob set: again from its newest state"},
-				{phaseWaitingForCluster, "job FAILED and restartFailedJob set; the session cluster does not run"},
-				{v1beta1.PhaseRunning, "spec back to the running one"},
-				{v1beta1.PhaseSavepointing, "suspend (Savepoint)"},
-				{v1beta1.PhaseCancelling, "suspend (LastState, Stateless)"},
-				{v1beta1.PhaseSuspended, "suspend with no job running"},
+				{PhaseUpdating, "job spec changed"},
+				{PhaseSubmitting, "job FAILED and restartFailedJob set: again from its newest state"},
+				{PhaseWaitingForCluster, "job FAILED and restartFailedJob set; the session cluster does not run"},
+				{PhaseRunning, "spec back to the running one"},
+				{PhaseSavepointing, "suspend (Savepoint)"},
+				{PhaseCancelling, "suspend (LastState, Stateless)"},
+				{PhaseSuspended, "suspend with no job running"},
 			},
 			poll: statusPoll,
 		},
-		v1beta1.PhaseSuspended: {
+		PhaseSuspended: {
 			handle: handleSessionJobSuspended,
-			exits:  []exit{{v1beta1.PhaseUpdating, "state Running: resume from the recorded state"}},
+			exits:  []exit{{PhaseUpdating, "state Running: resume from the recorded state"}},
 			poll:   statusPoll,
 		},
-		v1beta1.PhaseDeleting: {
+		PhaseDeleting: {
 			follows: []v1beta1.SavepointPurpose{v1beta1.SavepointDelete},
 			handle:  handleDeleting,
 			giveUp:  deleteBlocked,
@@ -104,24 +104,24 @@ func init() {
 	}
 	maps.Copy(sessionJobTable, jobStopPhases(stopExits, abandonSessionStop))
 
-	sessionClusterTable = map[v1beta1.FlinkApplicationPhase]phaseSpec{
-		v1beta1.PhaseNew: {
+	sessionClusterTable = map[Phase]phaseSpec{
+		PhaseNew: {
 			handle: handleSessionClusterDeploy,
-			exits:  []exit{{v1beta1.PhaseClusterStarting, "cluster objects created"}},
+			exits:  []exit{{PhaseClusterStarting, "cluster objects created"}},
 			giveUp: func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
 			poll:   waitPoll,
 		},
-		v1beta1.PhaseUpdating: {
+		PhaseUpdating: {
 			handle: handleSessionClusterDeploy,
-			exits:  []exit{{v1beta1.PhaseClusterStarting, "the new spec's cluster created beside the running one"}},
+			exits:  []exit{{PhaseClusterStarting, "the new spec's cluster created beside the running one"}},
 			giveUp: func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
 			poll:   waitPoll,
 		},
-		v1beta1.PhaseClusterStarting: {
+		PhaseClusterStarting: {
 			handle: handleSessionClusterStarting,
 			exits: []exit{
-				{v1beta1.PhaseRunning, "cluster ready: jobs are submitted to it and move to it"},
-				{v1beta1.PhaseUpdating, "spec changed again"},
+				{PhaseRunning, "cluster ready: jobs are submitted to it and move to it"},
+				{PhaseUpdating, "spec changed again"},
 			},
 			deadline: func(rc *Context) time.Duration { return rc.Config.ClusterStartTimeout.Duration },
 			giveUp: func(rc *Context, cause string) Outcome {
@@ -129,20 +129,20 @@ func init() {
 			},
 			poll: waitPoll,
 		},
-		v1beta1.PhaseRunning: {
+		PhaseRunning: {
 			handle: handleSessionClusterRunning,
-			exits:  []exit{{v1beta1.PhaseUpdating, "spec changed"}},
+			exits:  []exit{{PhaseUpdating, "spec changed"}},
 			poll:   statusPoll,
 		},
-		v1beta1.PhaseDeployFailed: {
+		PhaseDeployFailed: {
 			handle: handleSessionClusterDeployFailed,
 			exits: []exit{
-				{v1beta1.PhaseUpdating, "spec changed"},
-				{v1beta1.PhaseRunning, "spec back to the running cluster's"},
+				{PhaseUpdating, "spec changed"},
+				{PhaseRunning, "spec back to the running cluster's"},
 			},
 			poll: statusPoll,
 		},
-		v1beta1.PhaseDeleting: {
+		PhaseDeleting: {
 			handle: handleSessionClusterDeleting,
 			// Its jobs' deletions wake it.
 			poll: statusPoll,

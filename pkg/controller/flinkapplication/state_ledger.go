@@ -167,7 +167,7 @@ func settleSavepoints(rc *Context) {
 // followedByHandler tells whether the phase's handler follows a Pending savepoint itself: the
 // phase table says which purposes each phase follows (phaseSpec.follows), and only an entry asked
 // for in the current visit of the phase is the handler's; one left from an earlier visit is settled.
-func followedByHandler(rc *Context, phase v1beta1.FlinkApplicationPhase, e *v1beta1.StateEntry) bool {
+func followedByHandler(rc *Context, phase Phase, e *v1beta1.StateEntry) bool {
 	return purposeIn(e.Purpose, rc.phases()[phase].follows) && askedThisVisit(rc, e)
 }
 

@@ -14,13 +14,13 @@ import (
 type subject interface {
 	object() runtime.Object
 	meta() *metav1.ObjectMeta
-	phase() v1beta1.FlinkApplicationPhase
+	phase() Phase
 	// enter moves the object into phase to and records the transition in its history.
-	enter(from, to v1beta1.FlinkApplicationPhase, at metav1.Time, reason string)
+	enter(from, to Phase, at metav1.Time, reason string)
 	// setPhase sets the phase without a transition: a first phase, or a migrated name.
-	setPhase(p v1beta1.FlinkApplicationPhase)
+	setPhase(p Phase)
 	// lastTransition is the newest history entry: the phase entered and why; "" without one.
-	lastTransition() (to v1beta1.FlinkApplicationPhase, reason string)
+	lastTransition() (to Phase, reason string)
 	// escapeHistory escapes the free text of the history (see showable).
 	escapeHistory(escape func(string) string)
 	machine() *v1beta1.MachineStatus
@@ -48,12 +48,12 @@ func appendHistory[T any](h []T, entry T) []T {
 // applicationSubject is a FlinkApplication.
 type applicationSubject struct{ *v1beta1.FlinkApplication }
 
-func (s applicationSubject) object() runtime.Object                   { return s.FlinkApplication }
-func (s applicationSubject) meta() *metav1.ObjectMeta                 { return &s.ObjectMeta }
-func (s applicationSubject) phase() v1beta1.FlinkApplicationPhase     { return s.Status.Phase }
-func (s applicationSubject) setPhase(p v1beta1.FlinkApplicationPhase) { s.Status.Phase = p }
-func (s applicationSubject) machine() *v1beta1.MachineStatus          { return &s.Status.MachineStatus }
-func (s applicationSubject) job() *v1beta1.JobOwnerStatus             { return &s.Status.JobOwnerStatus }
+func (s applicationSubject) object() runtime.Object          { return s.FlinkApplication }
+func (s applicationSubject) meta() *metav1.ObjectMeta        { return &s.ObjectMeta }
+func (s applicationSubject) phase() Phase                    { return Phase(s.Status.Phase) }
+func (s applicationSubject) setPhase(p Phase)                { s.Status.Phase = v1beta1.FlinkApplicationPhase(p) }
+func (s applicationSubject) machine() *v1beta1.MachineStatus { return &s.Status.MachineStatus }
+func (s applicationSubject) job() *v1beta1.JobOwnerStatus    { return &s.Status.JobOwnerStatus }
 func (s applicationSubject) clusters() *v1beta1.ClusterOwnerStatus {
 	return &s.Status.ClusterOwnerStatus
 }
@@ -62,14 +62,15 @@ func (s applicationSubject) restoreStatus(from runtime.Object) {
 	s.Status = from.(*v1beta1.FlinkApplication).Status
 }
 
-func (s applicationSubject) enter(from, to v1beta1.FlinkApplicationPhase, at metav1.Time, reason string) {
-	s.Status.Phase = to
-	s.Status.History = appendHistory(s.Status.History, v1beta1.PhaseTransition{From: from, To: to, Time: at, Reason: reason})
+func (s applicationSubject) enter(from, to Phase, at metav1.Time, reason string) {
+	s.Status.Phase = v1beta1.FlinkApplicationPhase(to)
+	s.Status.History = appendHistory(s.Status.History, v1beta1.PhaseTransition{From: v1beta1.FlinkApplicationPhase(from),
+		To: v1beta1.FlinkApplicationPhase(to), Time: at, Reason: reason})
 }
 
-func (s applicationSubject) lastTransition() (v1beta1.FlinkApplicationPhase, string) {
+func (s applicationSubject) lastTransition() (Phase, string) {
 	if n := len(s.Status.History); n > 0 {
-		return s.Status.History[n-1].To, s.Status.History[n-1].Reason
+		return Phase(s.Status.History[n-1].To), s.Status.History[n-1].Reason
 	}
 	return "", ""
 }
@@ -85,8 +86,8 @@ type sessionJobSubject struct{ *v1beta1.FlinkSessionJob }
 
 func (s sessionJobSubject) object() runtime.Object   { return s.FlinkSessionJob }
 func (s sessionJobSubject) meta() *metav1.ObjectMeta { return &s.ObjectMeta }
-func (s sessionJobSubject) phase() v1beta1.FlinkApplicationPhase {
-	return v1beta1.FlinkApplicationPhase(s.Status.Phase)
+func (s sessionJobSubject) phase() Phase {
+	return Phase(s.Status.Phase)
 }
 func (s sessionJobSubject) machine() *v1beta1.MachineStatus       { return &s.Status.MachineStatus }
 func (s sessionJobSubject) job() *v1beta1.JobOwnerStatus          { return &s.Status.JobOwnerStatus }
@@ -96,19 +97,19 @@ func (s sessionJobSubject) restoreStatus(from runtime.Object) {
 	s.Status = from.(*v1beta1.FlinkSessionJob).Status
 }
 
-func (s sessionJobSubject) setPhase(p v1beta1.FlinkApplicationPhase) {
+func (s sessionJobSubject) setPhase(p Phase) {
 	s.Status.Phase = v1beta1.FlinkSessionJobPhase(p)
 }
 
-func (s sessionJobSubject) enter(from, to v1beta1.FlinkApplicationPhase, at metav1.Time, reason string) {
+func (s sessionJobSubject) enter(from, to Phase, at metav1.Time, reason string) {
 	s.Status.Phase = v1beta1.FlinkSessionJobPhase(to)
 	s.Status.History = appendHistory(s.Status.History, v1beta1.SessionJobPhaseTransition{
 		From: v1beta1.FlinkSessionJobPhase(from), To: v1beta1.FlinkSessionJobPhase(to), Time: at, Reason: reason})
 }
 
-func (s sessionJobSubject) lastTransition() (v1beta1.FlinkApplicationPhase, string) {
+func (s sessionJobSubject) lastTransition() (Phase, string) {
 	if n := len(s.Status.History); n > 0 {
-		return v1beta1.FlinkApplicationPhase(s.Status.History[n-1].To), s.Status.History[n-1].Reason
+		return Phase(s.Status.History[n-1].To), s.Status.History[n-1].Reason
 	}
 	return "", ""
 }
@@ -124,8 +125,8 @@ type sessionClusterSubject struct{ *v1beta1.FlinkSessionCluster }
 
 func (s sessionClusterSubject) object() runtime.Object   { return s.FlinkSessionCluster }
 func (s sessionClusterSubject) meta() *metav1.ObjectMeta { return &s.ObjectMeta }
-func (s sessionClusterSubject) phase() v1beta1.FlinkApplicationPhase {
-	return v1beta1.FlinkApplicationPhase(s.Status.Phase)
+func (s sessionClusterSubject) phase() Phase {
+	return Phase(s.Status.Phase)
 }
 func (s sessionClusterSubject) machine() *v1beta1.MachineStatus { return &s.Status.MachineStatus }
 func (s sessionClusterSubject) job() *v1beta1.JobOwnerStatus    { return nil }
@@ -137,19 +138,19 @@ func (s sessionClusterSubject) restoreStatus(from runtime.Object) {
 	s.Status = from.(*v1beta1.FlinkSessionCluster).Status
 }
 
-func (s sessionClusterSubject) setPhase(p v1beta1.FlinkApplicationPhase) {
+func (s sessionClusterSubject) setPhase(p Phase) {
 	s.Status.Phase = v1beta1.FlinkSessionClusterPhase(p)
 }
 
-func (s sessionClusterSubject) enter(from, to v1beta1.FlinkApplicationPhase, at metav1.Time, reason string) {
+func (s sessionClusterSubject) enter(from, to Phase, at metav1.Time, reason string) {
 	s.Status.Phase = v1beta1.FlinkSessionClusterPhase(to)
 	s.Status.History = appendHistory(s.Status.History, v1beta1.SessionClusterPhaseTransition{
 		From: v1beta1.FlinkSessionClusterPhase(from), To: v1beta1.FlinkSessionClusterPhase(to), Time: at, Reason: reason})
 }
 
-func (s sessionClusterSubject) lastTransition() (v1beta1.FlinkApplicationPhase, string) {
+func (s sessionClusterSubject) lastTransition() (Phase, string) {
 	if n := len(s.Status.History); n > 0 {
-		return v1beta1.FlinkApplicationPhase(s.Status.History[n-1].To), s.Status.History[n-1].Reason
+		return Phase(s.Status.History[n-1].To), s.Status.History[n-1].Reason
 	}
 	return "", ""
 }

@@ -5,7 +5,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
@@ -17,10 +16,10 @@ func handleSubmitting(rc *Context) Outcome {
 	st := rc.Job
 	c := candidate(st)
 	if c == nil {
-		return moveTo(v1beta1.PhaseUpdating, "NothingToSubmit", "no deployment is in progress; deploying the spec")
+		return moveTo(PhaseUpdating, "NothingToSubmit", "no deployment is in progress; deploying the spec")
 	}
 	if forcedRollback(rc) {
-		return warnTo(v1beta1.PhaseRollingBack, "ForceRollback", "forceRollback set: abandoning the update")
+		return warnTo(PhaseRollingBack, "ForceRollback", "forceRollback set: abandoning the update")
 	}
 	app := targetApp(rc)
 	beside := besideLive(rc) && stable(st) != nil && stable(st).JobID != ""
@@ -51,7 +50,7 @@ func handleSubmitting(rc *Context) Outcome {
 	promote(rc, restored)
 	rc.Machine.FailedDeployHash, rc.App.Status.RollbackHash = "", ""
 	startedJob(rc, params, restored)
-	return moveTo(v1beta1.PhaseRunning, "JobRunning", fmt.Sprintf("job %s running on %s, %s",
+	return moveTo(PhaseRunning, "JobRunning", fmt.Sprintf("job %s running on %s, %s",
 		c.JobID, flink.VersionedServiceName(rc.App, c.ClusterHash), jobs.RestoredFrom(restored)))
 }
 

@@ -24,7 +24,7 @@ func handleTeardown(rc *Context) Outcome {
 	case s != nil && c != nil && s.SpecHash == st.TeardownHash:
 		gone, survivor = s, c
 	default:
-		return moveTo(v1beta1.PhaseRunning, "TeardownCompleted", "no version left to tear down")
+		return moveTo(PhaseRunning, "TeardownCompleted", "no version left to tear down")
 	}
 	if gone == s && rc.App.Spec.ForceRollback {
 		if out, rolledBack := forceRollbackInTeardown(rc, gone, survivor); rolledBack {
@@ -35,7 +35,7 @@ func handleTeardown(rc *Context) Outcome {
 		return stopVersion(rc, gone)
 	}
 	if survivor == nil {
-		return moveTo(v1beta1.PhaseRunning, "TeardownCompleted", "no version left to tear down")
+		return moveTo(PhaseRunning, "TeardownCompleted", "no version left to tear down")
 	}
 	if gone.ClusterHash != survivor.ClusterHash {
 		if err := deleteCluster(rc, gone.ClusterHash); err != nil {
@@ -62,11 +62,11 @@ func handleTeardown(rc *Context) Outcome {
 				reason = "RolledBack"
 			}
 			st.RollbackHash = survivor.SpecHash
-			return warnTo(v1beta1.PhaseDeployFailed, reason, fmt.Sprintf("%s; version %s (hash %s, job %s) stays deployed",
+			return warnTo(PhaseDeployFailed, reason, fmt.Sprintf("%s; version %s (hash %s, job %s) stays deployed",
 				st.Reason, survivor.Version, survivor.SpecHash, survivor.JobID))
 		}
 	}
-	return moveTo(v1beta1.PhaseRunning, "TeardownCompleted", fmt.Sprintf("version %s (hash %s) torn down; version %s (hash %s, job %s) is deployed",
+	return moveTo(PhaseRunning, "TeardownCompleted", fmt.Sprintf("version %s (hash %s) torn down; version %s (hash %s, job %s) is deployed",
 		gone.Version, gone.SpecHash, survivor.Version, survivor.SpecHash, survivor.JobID))
 }
 
@@ -84,7 +84,7 @@ func forceRollbackInTeardown(rc *Context, gone, survivor *v1beta1.DeploymentReco
 	}
 	if !touched {
 		st.TeardownHash = ""
-		return warnTo(v1beta1.PhaseDualRunning, "ForceRollback", fmt.Sprintf(
+		return warnTo(PhaseDualRunning, "ForceRollback", fmt.Sprintf(
 			"forceRollback set before version %s's job was stopped: the promotion is undone and version %s is torn down instead",
 			gone.Version, survivor.Version)), true
 	}
