@@ -79,8 +79,9 @@ type DeploymentRecord struct {
 	Version FlinkApplicationVersion `json:"version,omitempty"`
 	// SpecHash identifies the spec: the hash of the fields that shape its cluster and job.
 	SpecHash string `json:"specHash"`
-	// Spec is the spec as JSON, so that its cluster is rendered and its job submitted as it was,
-	// even after spec changes again or its cluster was replaced.
+	// Spec is the owning object's spec as JSON, in its own kind's schema (a FlinkApplication's
+	// spec, a FlinkSessionJob's), so that its cluster is rendered and its job submitted as it was,
+	// even after the spec changes again or its cluster was replaced.
 	Spec string `json:"spec,omitempty"`
 	// ClusterHash is the cluster the job runs on: the spec's own, or the existing cluster a change
 	// was applied to in place (a parallelism change, a restart).
