@@ -49,6 +49,8 @@ var operatorPermissions = []struct {
 	{"apps", "deployments", []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 	{"", "services", []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 	{"", "pods", []string{"get", "list", "watch"}},
+	// The Flink UI's Ingress: read through an informer, created, patched and deleted.
+	{"networking.k8s.io", "ingresses", []string{"list", "watch", "create", "patch", "delete"}},
 	{"", "events", []string{"create", "patch", "update"}},
 	{"events.k8s.io", "events", []string{"create", "patch", "update"}},
 }

@@ -47,6 +47,11 @@ func TestStatusDrawsATree(t *testing.T) {
 	assert.Contains(t, out, "├─ stable: spec aaaa on cluster aaaa, job 0123")
 	assert.Contains(t, out, "job 0123 RUNNING, 3/3 tasks running, health Green")
 	assert.Contains(t, out, "└─ last transitions:")
+	assert.NotContains(t, out, "Flink UI", "no Ingress, no URL")
+	withUI := runningApp()
+	withUI.Status.ClusterStatus.ClusterOverviewURL = "https://wc.flink.example.com/#/overview"
+	_, ui, _ := run(t, appfake.NewSimpleClientset(withUI), "status", "wc")
+	assert.Contains(t, ui, "Flink UI https://wc.flink.example.com/#/overview")
 	code, out, _ = run(t, c, "status", "wc", "-o", "json")
 	assert.Equal(t, ExitOK, code)
 	assert.Contains(t, out, `"jobID": "0123"`)

@@ -133,6 +133,9 @@ func tree(w io.Writer, v *view, now time.Time) {
 			lines = append(lines, fmt.Sprintf("cluster %d/%d TaskManagers healthy, %d slots (%d free), health %s",
 				cs.HealthyTaskManagers, cs.NumberOfTaskManagers, cs.NumberOfTaskSlots, cs.AvailableTaskSlots, orDash(string(cs.Health))))
 		}
+		if url := cs.ClusterOverviewURL; url != "" {
+			lines = append(lines, "Flink UI "+url)
+		}
 		for _, vs := range v.app.Status.VersionStatuses {
 			if vs.Version == "" {
 				continue // the Lyft shape keeps a second, empty entry while one version runs

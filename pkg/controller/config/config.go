@@ -92,6 +92,11 @@ type Config struct {
 
 	FlinkURLMode     FlinkURLMode `json:"flinkUrlMode" pflag:",How to reach JobManagers: ServiceDNS, APIServerProxy or Template"`
 	FlinkURLTemplate string       `json:"flinkUrlTemplate" pflag:",Go template of a JobManager base URL with .Namespace .Service .Port (Template mode)"`
+	// IngressURLFormat is the Lyft operator's setting: the host (and optional path) of the Flink UI's
+	// Ingress of an application without spec.ingress, with {{$jobCluster}} (or {{name}}) for the
+	// application's name and {{namespace}} for its namespace. Empty creates no Ingress.
+	IngressURLFormat string `json:"ingressUrlFormat" pflag:",Lyft compatibility: the Flink UI Ingress host format; empty for none"`
+
 	// UseKubectlProxy and ProxyPort are the Lyft operator's settings; they select APIServerProxy mode
 	// through a kubectl proxy on localhost.
 	UseKubectlProxy bool `json:"useKubectlProxy" pflag:",Lyft compatibility: reach JobManagers through kubectl proxy"`

@@ -184,8 +184,16 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// pointGenericService makes the application's stable Service select the JobManager of this cluster.
+// pointGenericService makes the application's stable Service select the JobManager of this cluster,
+// and then sees to the Flink UI's Ingress, which routes to that Service.
 func pointGenericService(rc *Context, hash string) error {
+	if err := pointService(rc, hash); err != nil {
+		return err
+	}
+	return ensureUIIngress(rc)
+}
+
+func pointService(rc *Context, hash string) error {
 	want := flink.RenderGenericService(rc.App, hash)
 	svc := rc.env.Kube.CoreV1().Services(rc.Meta.Namespace)
 	have := rc.GenericService

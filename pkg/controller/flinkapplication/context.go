@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -41,6 +42,8 @@ type Context struct {
 	Clusters map[string]*ClusterObjects
 	// GenericService is the Service that points at the live cluster, if it exists.
 	GenericService *corev1.Service
+	// Ingress is the application's Flink UI Ingress, if it exists.
+	Ingress *networkingv1.Ingress
 
 	// waitingOn is what the phase waits on, as far as it is known (a pod's problem): said in
 	// status.reason while waiting, and the cause given when the deadline passes.

@@ -140,7 +140,8 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 	deploys := kubeInf.Apps().V1().Deployments()
 	services := kubeInf.Core().V1().Services()
 	pods := kubeInf.Core().V1().Pods()
-	for _, inf := range []cache.SharedIndexInformer{deploys.Informer(), services.Informer(), pods.Informer()} {
+	ingresses := kubeInf.Networking().V1().Ingresses()
+	for _, inf := range []cache.SharedIndexInformer{deploys.Informer(), services.Informer(), pods.Informer(), ingresses.Informer()} {
 		_ = inf.AddIndexers(cache.Indexers{appIndex: appLabelIndex})
 	}
 	where := " in namespace " + ns
@@ -151,7 +152,8 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 		kind string
 		inf  cache.SharedIndexInformer
 	}{{applicationKindName, apps}, {sessionClusterKindName, sessionClusters}, {sessionJobKindName, sessionJobs},
-		{"Deployment", deploys.Informer()}, {"Service", services.Informer()}, {"Pod", pods.Informer()}} {
+		{"Deployment", deploys.Informer()}, {"Service", services.Informer()}, {"Pod", pods.Informer()},
+		{"Ingress", ingresses.Informer()}} {
 		c.health.informers = append(c.health.informers, namedInformer{inf.kind + where, inf.inf.HasSynced})
 	}
 	jobIndex := sessionJobs.GetIndexer()
@@ -204,6 +206,7 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 	}
 	_, _ = deploys.Informer().AddEventHandler(owned)
 	_, _ = services.Informer().AddEventHandler(owned)
+	_, _ = ingresses.Informer().AddEventHandler(owned)
 	_, _ = pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueueOwner,
 		UpdateFunc: func(old, new interface{}) {
@@ -215,6 +218,7 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 	})
 	return &namespaceListers{apps: applisters.NewFlinkApplicationLister(apps.GetIndexer()),
 		deploys: deploys.Informer().GetIndexer(), services: services.Informer().GetIndexer(), pods: pods.Informer().GetIndexer(),
+		ingresses:       ingresses.Informer().GetIndexer(),
 		sessionClusters: applisters.NewFlinkSessionClusterLister(sessionClusters.GetIndexer()),
 		sessionJobs:     applisters.NewFlinkSessionJobLister(jobIndex), sessionJobIndex: jobIndex}
 }

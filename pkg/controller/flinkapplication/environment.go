@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
@@ -79,6 +80,8 @@ type Observer interface {
 	Application(namespace, name string) (*v1beta1.FlinkApplication, error)
 	// Owned returns the owner's clusters by hash and its generic Service (nil if absent).
 	Owned(owner flink.ClusterOwner) (map[string]*ClusterObjects, *corev1.Service, error)
+	// UIIngress returns the application's Flink UI Ingress (nil if absent).
+	UIIngress(app *v1beta1.FlinkApplication) (*networkingv1.Ingress, error)
 }
 
 // SessionObserver reads session clusters and session jobs, normally from informer caches.

@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -15,8 +16,8 @@ import (
 
 type namespaceListers struct {
 	apps applisters.FlinkApplicationLister
-	// The operator's Deployments, Services and pods, indexed by appIndex.
-	deploys, services, pods cache.Indexer
+	// The operator's Deployments, Services, pods and UI Ingresses, indexed by appIndex.
+	deploys, services, pods, ingresses cache.Indexer
 
 	sessionClusters applisters.FlinkSessionClusterLister
 	sessionJobs     applisters.FlinkSessionJobLister
@@ -44,6 +45,26 @@ func (o *listerObserver) Application(namespace, name string) (*v1beta1.FlinkAppl
 		return nil, err
 	}
 	return l.apps.FlinkApplications(namespace).Get(name)
+}
+
+// UIIngress is the Flink UI's Ingress of the application, nil when it has none: the Ingress named
+// after it that it controls.
+func (o *listerObserver) UIIngress(app *v1beta1.FlinkApplication) (*networkingv1.Ingress, error) {
+	l, err := o.listers(app.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	ingresses, err := indexed[*networkingv1.Ingress](l.ingresses, app.Namespace+"/"+app.Name)
+	if err != nil {
+		return nil, err
+	}
+	owner := flink.OwnerFromApplication(app)
+	for _, ing := range ingresses {
+		if ing.Name == flink.GenericServiceNameOf(app.Name) && owner.IsOwnerOf(ing) {
+			return ing, nil
+		}
+	}
+	return nil, nil
 }
 
 func (o *listerObserver) SessionCluster(namespace, name string) (*v1beta1.FlinkSessionCluster, error) {

@@ -40,9 +40,13 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 	if err != nil {
 		return 0, err
 	}
+	ingress, err := e.Observer.UIIngress(app)
+	if err != nil {
+		return 0, err
+	}
 	rc := &Context{
 		Context: ctx, App: app, Config: e.Config, Now: e.Clock.Now(), Hash: flink.ClusterHash(app),
-		Clusters: clusters, GenericService: generic, ClusterOwner: owner, env: e, kind: applicationKind,
+		Clusters: clusters, GenericService: generic, Ingress: ingress, ClusterOwner: owner, env: e, kind: applicationKind,
 	}
 	rc.bind(applicationSubject{app}, applicationSubject{cached})
 	rc.Settings = applicationSettings(app)
@@ -61,6 +65,7 @@ func summarize(rc *Context) {
 	showJobAsSeen(rc)
 	if rc.App != nil {
 		summarizeVersions(rc)
+		showUIURLs(rc)
 	}
 	m.ObservedGeneration = rc.Meta.Generation
 	st.UpgradeMode = rc.Settings.UpgradeMode

@@ -31,6 +31,9 @@ func handleRunning(rc *Context) Outcome {
 	if err := removeStaleClusters(rc); err != nil {
 		return failed(err)
 	}
+	if err := ensureUIIngress(rc); err != nil {
+		return failed(err)
+	}
 	observeLiveJob(rc)
 	if hash, jobID := liveJob(&st.JobOwnerStatus); jobID != "" {
 		v := rc.pass().View(hash, jobID)

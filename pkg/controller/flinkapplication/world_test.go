@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
@@ -285,6 +287,14 @@ type clientObserver struct{ w *world }
 
 func (o *clientObserver) Application(namespace, name string) (*v1beta1.FlinkApplication, error) {
 	return o.w.apps.FlinkV1beta1().FlinkApplications(namespace).Get(context.Background(), name, metav1.GetOptions{})
+}
+
+func (o *clientObserver) UIIngress(app *v1beta1.FlinkApplication) (*networkingv1.Ingress, error) {
+	ing, err := o.w.kube.NetworkingV1().Ingresses(app.Namespace).Get(context.Background(), app.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return ing, err
 }
 
 func (o *clientObserver) Owned(app flink.ClusterOwner) (map[string]*ClusterObjects, *corev1.Service, error) {

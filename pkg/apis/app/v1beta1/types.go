@@ -141,8 +141,40 @@ type FlinkApplicationSpec struct {
 	// BlueGreen tunes deploymentMode BlueGreen.
 	BlueGreen *BlueGreenSpec `json:"blueGreen,omitempty"`
 
-	IngressAnnotations   map[string]string `json:"ingressAnnotations,omitempty"`
-	IngressTLSSecretName string            `json:"ingressTLSSecretName,omitempty"`
+	// Ingress exposes the Flink UI of the live cluster (for BlueGreen, the deployed version) at a URL
+	// made from its template. Without it, an operator configured with ingressUrlFormat (the Lyft
+	// operator's setting) makes one from that format.
+	Ingress *IngressSpec `json:"ingress,omitempty"`
+	// IngressAnnotations are added to the UI's Ingress (spec.ingress.annotations win where both set a key).
+	IngressAnnotations map[string]string `json:"ingressAnnotations,omitempty"`
+	// IngressTLSSecretName serves the UI's Ingress over TLS with this Secret's certificate, for its host.
+	IngressTLSSecretName string `json:"ingressTLSSecretName,omitempty"`
+}
+
+// IngressSpec is the Ingress of an application's Flink UI.
+type IngressSpec struct {
+	// Template is the UI's URL without its scheme: a host (flink.example.com/{{namespace}}/{{name}}
+	// takes a path too). {{name}} and {{namespace}} are replaced by the application's; Lyft's
+	// {{$jobCluster}} is read as {{name}}.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule="!self.contains('://')",message="spec.ingress.template is a host with an optional path, without a scheme"
+	Template string `json:"template"`
+	// ClassName is the IngressClass that serves it; unset, the cluster's default class.
+	ClassName *string `json:"className,omitempty"`
+	// Annotations and Labels are set on the Ingress.
+	Annotations map[string]string `json:"annotations,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	// TLS serves the URL over TLS; hosts default to the template's host.
+	TLS []IngressTLS `json:"tls,omitempty"`
+}
+
+// IngressTLS is a certificate for the UI's Ingress.
+type IngressTLS struct {
+	// Hosts the certificate covers; unset, the template's host.
+	Hosts []string `json:"hosts,omitempty"`
+	// SecretName holds the certificate and its key.
+	SecretName string `json:"secretName,omitempty"`
 }
 
 // SavepointInfo is the deprecated place of the initial savepoint.
