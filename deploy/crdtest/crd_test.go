@@ -157,6 +157,11 @@ func TestInvalidManifestsAreRefusedNamingTheField(t *testing.T) {
 			},
 			"spec", "scaleMode InPlace cannot apply to deploymentMode BlueGreen",
 		},
+		{"savepointRedeployNonce without a savepointPath", set("r1", "spec", "savepointRedeployNonce"), "spec.savepointPath",
+			"savepointRedeployNonce redeploys from spec.savepointPath"},
+		{"ingress with a scheme", set(map[string]interface{}{"template": "https://ui.example.com"}, "spec", "ingress"), "spec.ingress.template",
+			"a host with an optional path, without a scheme"},
+		{"ingress without a template", set(map[string]interface{}{"className": "nginx"}, "spec", "ingress"), "spec.ingress.template", "Required value"},
 		{"unknown teardownMode", set("Drain", "spec", "blueGreen", "teardownMode"), "spec.blueGreen.teardownMode", `Unsupported value: "Drain"`},
 		{"wrong kind", set("FlinkApp", "kind"), "kind", "must be FlinkApplication"},
 		{"wrong apiVersion", set("flink.k8s.io/v1", "apiVersion"), "apiVersion", "must be flink.k8s.io/v1beta1"},
@@ -191,6 +196,12 @@ func TestValidVariantsAreAdmitted(t *testing.T) {
 			set("ForceCancel", "spec", "blueGreen", "teardownMode")(obj)
 		}},
 		{"highest port", set(int64(65535), "spec", "uiPort")},
+		{"redeploy from a named savepoint", func(obj map[string]interface{}) {
+			set("s3://b/savepoint-1", "spec", "savepointPath")(obj)
+			set("r1", "spec", "savepointRedeployNonce")(obj)
+		}},
+		{"an ingress for the UI", set(map[string]interface{}{"template": "flink.example.com/{{namespace}}/{{name}}",
+			"tls": []interface{}{map[string]interface{}{"secretName": "cert"}}}, "spec", "ingress")},
 		{"fraction 0", set(0.0, "spec", "jobManagerConfig", "systemMemoryFraction")},
 	}
 	crd := flinkCRD(t)

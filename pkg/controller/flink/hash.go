@@ -40,6 +40,9 @@ type hashedSpec struct {
 	Volumes               []corev1.Volume               `json:"volumes,omitempty"`
 	VolumeMounts          []corev1.VolumeMount          `json:"volumeMounts,omitempty"`
 	RestartNonce          string                        `json:"restartNonce,omitempty"`
+	// SavepointRedeployNonce starts a new cluster, as restartNonce does, for a job redeployed from a
+	// named savepoint.
+	SavepointRedeployNonce string `json:"savepointRedeployNonce,omitempty"`
 }
 
 // ClusterHash names the cluster that the application's spec asks for, as 8 hex digits (FNV-32a of the
@@ -53,7 +56,7 @@ func ClusterHash(app *v1beta1.FlinkApplication) string {
 	h := clusterFields(OwnerFromApplication(app))
 	s := &app.Spec
 	h.JarName, h.EntryClass, h.ProgramArgs, h.ProgramArgsList = s.JarName, s.EntryClass, s.ProgramArgs, s.ProgramArgsList
-	h.AllowNonRestoredState = s.AllowNonRestoredState
+	h.AllowNonRestoredState, h.SavepointRedeployNonce = s.AllowNonRestoredState, s.SavepointRedeployNonce
 	return hashOf(h)
 }
 

@@ -103,6 +103,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 	if c.JarID == "" && (c.JobID == "" || rc.pass().View(c.ClusterHash, c.JobID).Liveness == jobs.Stopped) {
 		return uploadJar(rc, c)
 	}
+	redeployFromNamedSavepoint(rc, c)
 	params := sessionJobParams(c)
 	job := runJob(rc, c, params, st.Deployments.NextRestorePath)
 	switch {
@@ -348,8 +349,10 @@ func sessionSubmitDeadline(rc *Context) time.Duration {
 }
 
 // sessionJobHash identifies what a session job runs: its jar, entry class, arguments, parallelism,
-// its own Flink configuration and the restart nonce. The upgrade mode, the desired state, the
-// initial savepoint and the delete mode only say how to get there, and changing them restarts nothing.
+// its own Flink configuration, the restart nonce and the redeploy nonce. The upgrade mode, the
+// desired state, the initial savepoint and the delete mode only say how to get there, and changing
+// them restarts nothing. A field added here is omitted while empty, so that the hashes of jobs
+// running before it existed stay the same.
 func sessionJobHash(job *v1beta1.FlinkSessionJob) string {
 	j := job.Spec.Job
 	b, _ := json.Marshal(struct {
@@ -358,7 +361,9 @@ func sessionJobHash(job *v1beta1.FlinkSessionJob) string {
 		Parallelism                                 *int32
 		AllowNonRestoredState                       bool
 		FlinkConfig                                 v1beta1.FlinkConfig
-	}{j.JarURI, j.JarSHA256, j.EntryClass, j.RestartNonce, j.Args, j.Parallelism, j.AllowNonRestoredState, job.Spec.FlinkConfig})
+		SavepointRedeployNonce                      string `json:",omitempty"`
+	}{j.JarURI, j.JarSHA256, j.EntryClass, j.RestartNonce, j.Args, j.Parallelism, j.AllowNonRestoredState, job.Spec.FlinkConfig,
+		j.SavepointRedeployNonce})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])[:8]
 }

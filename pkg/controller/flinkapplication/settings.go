@@ -20,8 +20,11 @@ type jobSettings struct {
 	// operator's readinessTimeout.
 	ReadinessTimeoutSeconds *int32
 	SavepointTriggerNonce   string
-	PeriodicSavepoint       *v1beta1.PeriodicSavepoint
-	SavepointRetention      *v1beta1.SavepointRetention
+	// RedeployNonce asks, each time it changes, for the next job to start from RedeployFrom, the
+	// savepoint the user named.
+	RedeployNonce, RedeployFrom string
+	PeriodicSavepoint           *v1beta1.PeriodicSavepoint
+	SavepointRetention          *v1beta1.SavepointRetention
 	// FlinkConfig is the Flink configuration the job runs with (a session job's is its cluster's
 	// with its own over it): it says, for example, whether a cancel keeps the job's checkpoints.
 	FlinkConfig v1beta1.FlinkConfig
@@ -36,8 +39,8 @@ func applicationSettings(app *v1beta1.FlinkApplication) *jobSettings {
 		UpgradeMode: upgradeMode(app), Suspend: s.State == v1beta1.JobStateSuspended, DeleteMode: deleteModeOr(s.DeleteMode),
 		InitialSavepoint: s.SavepointPath, RestartFailedJob: s.RestartFailedJob, FallbackWithoutState: s.FallbackWithoutState,
 		MaxCheckpointRestoreAgeSeconds: s.MaxCheckpointRestoreAgeSeconds, ReadinessTimeoutSeconds: s.ReadinessTimeoutSeconds,
-		SavepointTriggerNonce: s.SavepointTriggerNonce,
-		PeriodicSavepoint:     s.PeriodicSavepoint, SavepointRetention: s.SavepointRetention, FlinkConfig: s.FlinkConfig,
+		SavepointTriggerNonce: s.SavepointTriggerNonce, RedeployNonce: s.SavepointRedeployNonce, RedeployFrom: s.SavepointPath,
+		PeriodicSavepoint: s.PeriodicSavepoint, SavepointRetention: s.SavepointRetention, FlinkConfig: s.FlinkConfig,
 		field: func(name string) string { return "spec." + name },
 	}
 }
@@ -62,7 +65,7 @@ func sessionJobSettings(job *v1beta1.FlinkSessionJob, cluster *v1beta1.FlinkSess
 	return &jobSettings{
 		UpgradeMode: mode, Suspend: j.State == v1beta1.JobStateSuspended, DeleteMode: deleteModeOr(job.Spec.DeleteMode),
 		InitialSavepoint: j.InitialSavepointPath, RestartFailedJob: j.RestartFailedJob, FallbackWithoutState: j.FallbackWithoutState,
-		SavepointTriggerNonce: j.SavepointTriggerNonce, PeriodicSavepoint: j.PeriodicSavepoint, SavepointRetention: j.SavepointRetention,
+		SavepointTriggerNonce: j.SavepointTriggerNonce, RedeployNonce: j.SavepointRedeployNonce, RedeployFrom: j.InitialSavepointPath, PeriodicSavepoint: j.PeriodicSavepoint, SavepointRetention: j.SavepointRetention,
 		FlinkConfig: conf,
 		field: func(name string) string {
 			if name == "savepointPath" {

@@ -35,6 +35,7 @@ func handleSubmitting(rc *Context) Outcome {
 			return failed(err)
 		}
 	}
+	redeployFromNamedSavepoint(rc, c)
 	params := specJobParams(app)
 	job := runJob(rc, c, params, st.Deployments.NextRestorePath)
 	switch {

@@ -181,7 +181,7 @@ func (l Ledger) IsSavepoint(path string) bool {
 func (l Ledger) Savepoints(max int) []v1beta1.SavepointRecord {
 	var out []v1beta1.SavepointRecord
 	for _, e := range *l.Entries {
-		if e.Purpose == v1beta1.StateCheckpoint || e.Result == v1beta1.StatePending {
+		if e.Purpose == v1beta1.StateCheckpoint || e.Purpose == v1beta1.SavepointRedeploy || e.Result == v1beta1.StatePending {
 			continue
 		}
 		r := v1beta1.SavepointRecord{Trigger: e.Purpose, Result: string(e.Result), Path: e.Path, Reason: e.Reason}
@@ -229,7 +229,8 @@ func (l Ledger) Trim(keep int, keepJobs []string, protect func(path string) bool
 	for i, e := range es {
 		if kept[i] {
 			out = append(out, e)
-		} else if e.Result == v1beta1.StateCompleted && e.Purpose != v1beta1.StateCheckpoint {
+		} else if e.Result == v1beta1.StateCompleted && e.Purpose != v1beta1.StateCheckpoint && e.Purpose != v1beta1.SavepointRedeploy {
+			// A savepoint the user named for a redeploy is theirs: it leaves the ledger, never the store.
 			gone = append(gone, e)
 		}
 	}

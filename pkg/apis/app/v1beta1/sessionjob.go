@@ -65,6 +65,7 @@ type FlinkSessionJobSpec struct {
 }
 
 // JobSpec is a job's jar, its arguments and how its state is carried across updates.
+// +kubebuilder:validation:XValidation:rule="!has(self.savepointRedeployNonce) || size(self.savepointRedeployNonce) == 0 || (has(self.initialSavepointPath) && size(self.initialSavepointPath) > 0)",message="savepointRedeployNonce resubmits from spec.job.initialSavepointPath: set it to the savepoint to start from",fieldPath=".initialSavepointPath"
 type JobSpec struct {
 	// JarURI is where the operator fetches the jar to upload to the cluster: an https:// or http://
 	// URL, or local:// for a path inside the cluster's image.
@@ -108,6 +109,11 @@ type JobSpec struct {
 	// changes; status.savepoints records it.
 	// +kubebuilder:validation:MaxLength=253
 	SavepointTriggerNonce string `json:"savepointTriggerNonce,omitempty"`
+	// SavepointRedeployNonce resubmits the job from initialSavepointPath each time it changes, on a
+	// running, failed or suspended job alike: a running job is first stopped per its upgradeMode (its
+	// state stays recorded), then the new job starts from the named savepoint.
+	// +kubebuilder:validation:MaxLength=253
+	SavepointRedeployNonce string `json:"savepointRedeployNonce,omitempty"`
 	// PeriodicSavepoint takes savepoints of the running job on a schedule, never while an update,
 	// a suspend or a delete is under way.
 	PeriodicSavepoint *PeriodicSavepoint `json:"periodicSavepoint,omitempty"`

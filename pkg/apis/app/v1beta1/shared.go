@@ -120,6 +120,9 @@ type JobOwnerStatus struct {
 	// SavepointTriggerNonce is the savepointTriggerNonce of the spec whose savepoint was taken (or is
 	// being taken): one savepoint per nonce, however often the operator restarts.
 	SavepointTriggerNonce string `json:"savepointTriggerNonce,omitempty"`
+	// SavepointRedeployNonce is the savepointRedeployNonce of the spec whose redeploy was made: the
+	// new job's restore was recorded to start from the named savepoint. One redeploy per nonce.
+	SavepointRedeployNonce string `json:"savepointRedeployNonce,omitempty"`
 	// Savepoints are the last savepoints taken of the job, newest last, as the ledger records them.
 	// +kubebuilder:validation:MaxItems=10
 	Savepoints []SavepointRecord `json:"savepoints,omitempty"`

@@ -124,7 +124,7 @@ type SavepointTrigger struct {
 
 // SavepointPurpose is why a savepoint was taken, or Checkpoint for a checkpoint the operator
 // recorded.
-// +kubebuilder:validation:Enum=Manual;Periodic;Upgrade;Suspend;Delete;Teardown;Checkpoint
+// +kubebuilder:validation:Enum=Manual;Periodic;Upgrade;Suspend;Delete;Teardown;Checkpoint;Redeploy
 type SavepointPurpose string
 
 // The savepoint purposes.
@@ -135,6 +135,9 @@ const (
 	SavepointSuspend  SavepointPurpose = "Suspend"
 	SavepointDelete   SavepointPurpose = "Delete"
 	SavepointTeardown SavepointPurpose = "Teardown"
+	// SavepointRedeploy is a savepoint the user named for a redeploy (savepointRedeployNonce): not
+	// taken by the operator, so never disposed of by it.
+	SavepointRedeploy SavepointPurpose = "Redeploy"
 	// StateCheckpoint marks a ledger entry that is a retained checkpoint the operator recorded.
 	StateCheckpoint SavepointPurpose = "Checkpoint"
 )
