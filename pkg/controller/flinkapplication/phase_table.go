@@ -108,7 +108,7 @@ func init() {
 			poll:     waitPoll,
 		},
 		PhaseRunning: {
-			follows: []v1beta1.SavepointPurpose{v1beta1.SavepointManual, v1beta1.SavepointPeriodic},
+			follows: onDemand,
 			handle:  handleRunning,
 			exits: []exit{
 				{PhaseUpdating, "spec changed"},

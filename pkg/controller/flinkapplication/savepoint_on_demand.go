@@ -13,6 +13,9 @@ import (
 // update, a suspend or a delete is under way; one in flight when such a stop begins is followed to
 // its end by settleSavepoints, and the stop takes its own savepoint.
 
+// onDemand are the purposes of what a running job is asked for while it keeps running.
+var onDemand = []v1beta1.SavepointPurpose{v1beta1.SavepointManual, v1beta1.SavepointPeriodic, v1beta1.ManualCheckpoint}
+
 // savepointOnDemand triggers or follows a Manual or Periodic savepoint of the stable job; busy is
 // false when there is none to take.
 func savepointOnDemand(rc *Context) (out Outcome, busy bool) {
@@ -25,15 +28,18 @@ func savepointOnDemand(rc *Context) (out Outcome, busy bool) {
 	if v.Liveness != jobs.Alive {
 		return Outcome{}, false
 	}
-	e := rc.ledger().Pending(s.JobID, v1beta1.SavepointManual, v1beta1.SavepointPeriodic)
+	e := rc.ledger().Pending(s.JobID, onDemand...)
 	if e == nil {
 		purpose := savepointDue(rc)
 		if purpose == "" || rc.Overdue {
 			return Outcome{}, false
 		}
-		if purpose == v1beta1.SavepointManual {
-			// Recorded with the trigger, in the same write: one savepoint per nonce.
+		// Recorded with the trigger, in the same write: one savepoint or checkpoint per nonce.
+		switch purpose {
+		case v1beta1.SavepointManual:
 			st.SavepointTriggerNonce = rc.Settings.SavepointTriggerNonce
+		case v1beta1.ManualCheckpoint:
+			st.CheckpointTriggerNonce = rc.Settings.CheckpointTriggerNonce
 		}
 		askSavepoint(rc, purpose, s, false)
 		return persistThenContinue(), true
@@ -43,7 +49,11 @@ func savepointOnDemand(rc *Context) (out Outcome, busy bool) {
 	case sp.Wait != nil:
 		return *sp.Wait, true
 	case sp.Failure != "":
-		rc.event(true, "SavepointFailed", fmt.Sprintf("%s savepoint of job %s failed: %s; the job keeps running", e.Purpose, s.JobID, sp.Failure))
+		reason, what := "SavepointFailed", string(e.Purpose)+" savepoint"
+		if e.Purpose == v1beta1.ManualCheckpoint {
+			reason, what = "CheckpointFailed", "manual checkpoint"
+		}
+		rc.event(true, reason, fmt.Sprintf("%s of job %s failed: %s; the job keeps running", what, s.JobID, sp.Failure))
 	}
 	trimLedger(rc)
 	return stay(0), true
@@ -54,6 +64,9 @@ func savepointDue(rc *Context) v1beta1.SavepointPurpose {
 	st, spec := rc.Job, rc.Settings
 	if spec.SavepointTriggerNonce != "" && spec.SavepointTriggerNonce != st.SavepointTriggerNonce {
 		return v1beta1.SavepointManual
+	}
+	if spec.CheckpointTriggerNonce != "" && spec.CheckpointTriggerNonce != st.CheckpointTriggerNonce {
+		return v1beta1.ManualCheckpoint
 	}
 	if p := spec.PeriodicSavepoint; p != nil && p.IntervalSeconds > 0 {
 		since := time.Time{}

@@ -53,7 +53,7 @@ func init() {
 			poll:     waitPoll,
 		},
 		PhaseRunning: {
-			follows: []v1beta1.SavepointPurpose{v1beta1.SavepointManual, v1beta1.SavepointPeriodic},
+			follows: onDemand,
 			handle:  handleSessionJobRunning,
 			exits: []exit{
 				{PhaseUpdating, "job spec changed, or the session cluster runs a new Flink cluster"},

@@ -20,6 +20,8 @@ type jobSettings struct {
 	// operator's readinessTimeout.
 	ReadinessTimeoutSeconds *int32
 	SavepointTriggerNonce   string
+	// CheckpointTriggerNonce asks, each time it changes, for a checkpoint of the running job.
+	CheckpointTriggerNonce string
 	// RedeployNonce asks, each time it changes, for the next job to start from RedeployFrom, the
 	// savepoint the user named.
 	RedeployNonce, RedeployFrom string
@@ -39,7 +41,7 @@ func applicationSettings(app *v1beta1.FlinkApplication) *jobSettings {
 		UpgradeMode: upgradeMode(app), Suspend: s.State == v1beta1.JobStateSuspended, DeleteMode: deleteModeOr(s.DeleteMode),
 		InitialSavepoint: s.SavepointPath, RestartFailedJob: s.RestartFailedJob, FallbackWithoutState: s.FallbackWithoutState,
 		MaxCheckpointRestoreAgeSeconds: s.MaxCheckpointRestoreAgeSeconds, ReadinessTimeoutSeconds: s.ReadinessTimeoutSeconds,
-		SavepointTriggerNonce: s.SavepointTriggerNonce, RedeployNonce: s.SavepointRedeployNonce, RedeployFrom: s.SavepointPath,
+		SavepointTriggerNonce: s.SavepointTriggerNonce, CheckpointTriggerNonce: s.CheckpointTriggerNonce, RedeployNonce: s.SavepointRedeployNonce, RedeployFrom: s.SavepointPath,
 		PeriodicSavepoint: s.PeriodicSavepoint, SavepointRetention: s.SavepointRetention, FlinkConfig: s.FlinkConfig,
 		field: func(name string) string { return "spec." + name },
 	}
@@ -65,7 +67,7 @@ func sessionJobSettings(job *v1beta1.FlinkSessionJob, cluster *v1beta1.FlinkSess
 	return &jobSettings{
 		UpgradeMode: mode, Suspend: j.State == v1beta1.JobStateSuspended, DeleteMode: deleteModeOr(job.Spec.DeleteMode),
 		InitialSavepoint: j.InitialSavepointPath, RestartFailedJob: j.RestartFailedJob, FallbackWithoutState: j.FallbackWithoutState,
-		SavepointTriggerNonce: j.SavepointTriggerNonce, RedeployNonce: j.SavepointRedeployNonce, RedeployFrom: j.InitialSavepointPath, PeriodicSavepoint: j.PeriodicSavepoint, SavepointRetention: j.SavepointRetention,
+		SavepointTriggerNonce: j.SavepointTriggerNonce, CheckpointTriggerNonce: j.CheckpointTriggerNonce, RedeployNonce: j.SavepointRedeployNonce, RedeployFrom: j.InitialSavepointPath, PeriodicSavepoint: j.PeriodicSavepoint, SavepointRetention: j.SavepointRetention,
 		FlinkConfig: conf,
 		field: func(name string) string {
 			if name == "savepointPath" {

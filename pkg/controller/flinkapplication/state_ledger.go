@@ -30,7 +30,14 @@ type savepointStep struct {
 // a savepoint already sent.
 func followSavepoint(rc *Context, e *v1beta1.StateEntry, ref jobs.Ref, mayTrigger bool) savepointStep {
 	t := ledger.Trigger(e)
-	step := rc.pass().Savepoint(ref, &t, e.Cancel, mayTrigger)
+	var step jobs.SavepointStep
+	if e.Purpose == v1beta1.ManualCheckpoint {
+		// A checkpoint the user asked for is followed as a savepoint is, through its own calls.
+		cp := rc.pass().Checkpoint(ref, &t, mayTrigger)
+		step = jobs.SavepointStep{Location: cp.Location, Failure: cp.Failure, Wait: cp.Wait}
+	} else {
+		step = rc.pass().Savepoint(ref, &t, e.Cancel, mayTrigger)
+	}
 	switch {
 	case step.Location != "":
 		ledger.SetTrigger(e, t)

@@ -88,6 +88,21 @@ func (b *breaker) GetSavepointStatus(ctx context.Context, url, jobID, triggerID 
 	return
 }
 
+func (b *breaker) TriggerCheckpoint(ctx context.Context, url, jobID string, req client.CheckpointRequest) (out string, err error) {
+	err = b.act(url, func() (e error) { out, e = b.API.TriggerCheckpoint(ctx, url, jobID, req); return })
+	return
+}
+
+func (b *breaker) GetCheckpointStatus(ctx context.Context, url, jobID, triggerID string) (out *client.CheckpointStatus, err error) {
+	err = b.guard(url, func() (e error) { out, e = b.API.GetCheckpointStatus(ctx, url, jobID, triggerID); return })
+	return
+}
+
+func (b *breaker) GetCheckpointDetails(ctx context.Context, url, jobID string, checkpointID int64) (out *client.Checkpoint, err error) {
+	err = b.guard(url, func() (e error) { out, e = b.API.GetCheckpointDetails(ctx, url, jobID, checkpointID); return })
+	return
+}
+
 func (b *breaker) DisposeSavepoint(ctx context.Context, url, path string) error {
 	return b.act(url, func() error { return b.API.DisposeSavepoint(ctx, url, path) })
 }

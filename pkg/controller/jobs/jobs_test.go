@@ -182,6 +182,32 @@ func TestASavepointIsRecordedBeforeItIsTriggeredAndFollowedToItsEnd(t *testing.T
 	assert.Equal(t, 1, b.jm.SavepointTriggers(), "one savepoint, however often it was polled")
 }
 
+// A manual checkpoint goes as a savepoint does: its trigger persisted first, then sent once and
+// followed to the checkpoint's path; following only (mayTrigger false) never sends one.
+func TestAManualCheckpointIsRecordedBeforeItIsTriggeredAndFollowedToItsPath(t *testing.T) {
+	b := newBench(t)
+	job := &Job{Cluster: "c"}
+	b.run(app("u1"), job, Submission{JarID: "wc.jar", Parallelism: 2})
+	ref := b.pass().Ref("c", job.ID)
+
+	var none Trigger
+	assert.NotEmpty(t, b.pass().Checkpoint(ref, &none, false).Failure, "following asks for nothing")
+	var trig Trigger
+	step := b.pass().Checkpoint(ref, &trig, true)
+	require.NotNil(t, step.Wait)
+	assert.True(t, step.Wait.Persist)
+	assert.True(t, trig.Asked())
+	var done CheckpointStep
+	for i := 0; i < 20 && done.Location == ""; i++ {
+		done = b.pass().Checkpoint(ref, &trig, true)
+		require.Empty(t, done.Failure)
+		b.step(500 * time.Millisecond)
+	}
+	assert.Contains(t, done.Location, "chk-")
+	assert.Contains(t, b.reasons(), "CheckpointTriggered")
+	assert.Equal(t, 1, strings.Count(b.reasons(), "CheckpointTriggered"), "sent once, however often it was polled")
+}
+
 func TestASavepointThatFlinkFailsClearsItsTriggerAndOneGivenUpOnKeepsIt(t *testing.T) {
 	b := newBench(t)
 	job := &Job{Cluster: "c"}

@@ -28,6 +28,13 @@ type Ledger struct {
 // Of is the ledger held in entries.
 func Of(entries *[]v1beta1.StateEntry) Ledger { return Ledger{Entries: entries} }
 
+// IsCheckpoint tells whether an entry of the purpose is a checkpoint: one the operator recorded, or
+// one the user asked for. Flink manages checkpoints: the operator never disposes of one, and a field
+// named savepoint never names one.
+func IsCheckpoint(p v1beta1.SavepointPurpose) bool {
+	return p == v1beta1.StateCheckpoint || p == v1beta1.ManualCheckpoint
+}
+
 // IsStop tells whether a savepoint purpose is a stop's: the job is cancelled with it, or (a
 // BlueGreen version started beside it) its state is what the next job starts from.
 func IsStop(p v1beta1.SavepointPurpose) bool {
@@ -170,7 +177,7 @@ func (l Ledger) IsSavepoint(path string) bool {
 	}
 	for _, e := range *l.Entries {
 		if e.Path == path {
-			return e.Purpose != v1beta1.StateCheckpoint
+			return !IsCheckpoint(e.Purpose)
 		}
 	}
 	i := strings.LastIndex(strings.TrimSuffix(path, "/"), "/")
@@ -181,7 +188,7 @@ func (l Ledger) IsSavepoint(path string) bool {
 func (l Ledger) Savepoints(max int) []v1beta1.SavepointRecord {
 	var out []v1beta1.SavepointRecord
 	for _, e := range *l.Entries {
-		if e.Purpose == v1beta1.StateCheckpoint || e.Purpose == v1beta1.SavepointRedeploy || e.Result == v1beta1.StatePending {
+		if IsCheckpoint(e.Purpose) || e.Purpose == v1beta1.SavepointRedeploy || e.Result == v1beta1.StatePending {
 			continue
 		}
 		r := v1beta1.SavepointRecord{Trigger: e.Purpose, Result: string(e.Result), Path: e.Path, Reason: e.Reason}
@@ -229,7 +236,7 @@ func (l Ledger) Trim(keep int, keepJobs []string, protect func(path string) bool
 	for i, e := range es {
 		if kept[i] {
 			out = append(out, e)
-		} else if e.Result == v1beta1.StateCompleted && e.Purpose != v1beta1.StateCheckpoint && e.Purpose != v1beta1.SavepointRedeploy {
+		} else if e.Result == v1beta1.StateCompleted && !IsCheckpoint(e.Purpose) && e.Purpose != v1beta1.SavepointRedeploy {
 			// A savepoint the user named for a redeploy is theirs: it leaves the ledger, never the store.
 			gone = append(gone, e)
 		}

@@ -120,6 +120,9 @@ type JobOwnerStatus struct {
 	// SavepointTriggerNonce is the savepointTriggerNonce of the spec whose savepoint was taken (or is
 	// being taken): one savepoint per nonce, however often the operator restarts.
 	SavepointTriggerNonce string `json:"savepointTriggerNonce,omitempty"`
+	// CheckpointTriggerNonce is the checkpointTriggerNonce of the spec whose checkpoint was taken (or
+	// is being taken): one checkpoint per nonce.
+	CheckpointTriggerNonce string `json:"checkpointTriggerNonce,omitempty"`
 	// SavepointRedeployNonce is the savepointRedeployNonce of the spec whose redeploy was made: the
 	// new job's restore was recorded to start from the named savepoint. One redeploy per nonce.
 	SavepointRedeployNonce string `json:"savepointRedeployNonce,omitempty"`

@@ -124,7 +124,7 @@ type SavepointTrigger struct {
 
 // SavepointPurpose is why a savepoint was taken, or Checkpoint for a checkpoint the operator
 // recorded.
-// +kubebuilder:validation:Enum=Manual;Periodic;Upgrade;Suspend;Delete;Teardown;Checkpoint;Redeploy
+// +kubebuilder:validation:Enum=Manual;Periodic;Upgrade;Suspend;Delete;Teardown;Checkpoint;Redeploy;ManualCheckpoint
 type SavepointPurpose string
 
 // The savepoint purposes.
@@ -138,6 +138,10 @@ const (
 	// SavepointRedeploy is a savepoint the user named for a redeploy (savepointRedeployNonce): not
 	// taken by the operator, so never disposed of by it.
 	SavepointRedeploy SavepointPurpose = "Redeploy"
+	// ManualCheckpoint is a checkpoint the user asked for (checkpointTriggerNonce): asked for,
+	// triggered and followed as a savepoint is, but a checkpoint, which Flink manages and the
+	// operator never disposes of.
+	ManualCheckpoint SavepointPurpose = "ManualCheckpoint"
 	// StateCheckpoint marks a ledger entry that is a retained checkpoint the operator recorded.
 	StateCheckpoint SavepointPurpose = "Checkpoint"
 )

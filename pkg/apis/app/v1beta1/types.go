@@ -124,6 +124,10 @@ type FlinkApplicationSpec struct {
 	// changes; status.savepoints records it.
 	// +kubebuilder:validation:MaxLength=253
 	SavepointTriggerNonce string `json:"savepointTriggerNonce,omitempty"`
+	// CheckpointTriggerNonce takes a checkpoint of the running job (Flink 1.17+) each time it
+	// changes; the ledger records it, and it is a state a later restart may restore.
+	// +kubebuilder:validation:MaxLength=253
+	CheckpointTriggerNonce string `json:"checkpointTriggerNonce,omitempty"`
 	// SavepointRedeployNonce redeploys the application from spec.savepointPath each time it changes,
 	// on a running, failed or suspended application alike: a running job is first stopped per its
 	// upgradeMode (its state stays recorded), then the new job starts from the named savepoint.

@@ -66,9 +66,14 @@ var answerLimits = map[string]answerLimit{
 	// reach tens of KiB.
 	"GetSavepointStatus": {route: "GET /jobs/:jobid/savepoints/:triggerid", bytes: 1 << 20, values: 256},
 	// {"request-id":...}, {"jobid":...}, {"filename":...,"status":"success"}: under 300 bytes.
-	"TriggerSavepoint": {route: "POST /jobs/:jobid/savepoints", bytes: 16 << 10, values: 64},
-	"SubmitJob":        {route: "POST /jars/:jarid/run", bytes: 16 << 10, values: 64},
-	"UploadJar":        {route: "POST /jars/upload", bytes: 16 << 10, values: 64},
+	"TriggerSavepoint":  {route: "POST /jobs/:jobid/savepoints", bytes: 16 << 10, values: 64},
+	"TriggerCheckpoint": {route: "POST /jobs/:jobid/checkpoints", bytes: 16 << 10, values: 64},
+	// A checkpoint id, or a failure cause as a savepoint's.
+	"GetCheckpointStatus": {route: "GET /jobs/:jobid/checkpoints/:triggerid", bytes: 1 << 20, values: 256},
+	// One checkpoint's statistics with its tasks, about 0.3 KiB and 12 values per vertex.
+	"GetCheckpointDetails": {route: "GET /jobs/:jobid/checkpoints/details/:checkpointid", bytes: 1 << 20, values: 16 << 10},
+	"SubmitJob":            {route: "POST /jars/:jarid/run", bytes: 16 << 10, values: 64},
+	"UploadJar":            {route: "POST /jars/upload", bytes: 16 << 10, values: 64},
 	// About 75 bytes and 4 values per vertex: 1,000 vertices are 75 KiB.
 	"GetJobResourceRequirements": {route: "GET /jobs/:jobid/resource-requirements", bytes: 256 << 10, values: 16 << 10},
 	// Answered {} or {"request-id":...}, and only their status is read.

@@ -27,6 +27,14 @@ type API interface {
 	TriggerSavepoint(ctx context.Context, url, jobID string, req SavepointRequest) (string, error)
 	// GetSavepointStatus calls GET /jobs/:jobid/savepoints/:triggerid.
 	GetSavepointStatus(ctx context.Context, url, jobID, triggerID string) (*SavepointStatus, error)
+	// TriggerCheckpoint calls POST /jobs/:jobid/checkpoints (Flink 1.17+) and returns the trigger
+	// id to poll.
+	TriggerCheckpoint(ctx context.Context, url, jobID string, req CheckpointRequest) (string, error)
+	// GetCheckpointStatus calls GET /jobs/:jobid/checkpoints/:triggerid.
+	GetCheckpointStatus(ctx context.Context, url, jobID, triggerID string) (*CheckpointStatus, error)
+	// GetCheckpointDetails calls GET /jobs/:jobid/checkpoints/details/:checkpointid: one
+	// checkpoint's statistics, its path among them.
+	GetCheckpointDetails(ctx context.Context, url, jobID string, checkpointID int64) (*Checkpoint, error)
 	// CancelJob calls PATCH /jobs/:jobid?mode=cancel. Flink answers before the job is
 	// CANCELED; watch the job state to see it finish.
 	CancelJob(ctx context.Context, url, jobID string) error

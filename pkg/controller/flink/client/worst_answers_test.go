@@ -263,6 +263,21 @@ var readCalls = []readCall{
 		_, err := c.TriggerSavepoint(ctx, url, testJobID, SavepointRequest{})
 		return err
 	}, []placement{anyField, stringOf("a long request id", `{"request-id":"`, `"}`, letter)}},
+	{"TriggerCheckpoint", func(ctx context.Context, c *Client, url string) error {
+		_, err := c.TriggerCheckpoint(ctx, url, testJobID, CheckpointRequest{})
+		return err
+	}, []placement{anyField, stringOf("a long request id", `{"request-id":"`, `"}`, letter)}},
+	{"GetCheckpointStatus", func(ctx context.Context, c *Client, url string) error {
+		_, err := c.GetCheckpointStatus(ctx, url, testJobID, testTriggerID)
+		return err
+	}, []placement{
+		anyField,
+		stringOf("a failure of empty lines", `{"status":{"id":"COMPLETED"},"operation":{"failureCause":{"stack-trace":"`, `"}}}`, escapedLine),
+	}},
+	{"GetCheckpointDetails", func(ctx context.Context, c *Client, url string) error {
+		_, err := c.GetCheckpointDetails(ctx, url, testJobID, 7)
+		return err
+	}, []placement{anyField, stringOf("a long path", `{"id":7,"status":"COMPLETED","external_path":"`, `"}`, letter)}},
 	{"SubmitJob", func(ctx context.Context, c *Client, url string) error {
 		_, err := c.SubmitJob(ctx, url, testJarID, SubmitJobRequest{})
 		return err
