@@ -47,7 +47,7 @@ func (o ClusterOwner) RenderCluster(hash string, version v1beta1.FlinkApplicatio
 		{&c.TaskManager, TaskManagerComponent, TaskManagerNameOf(o.Name, hash), o.TaskManagers, taskManagerPod(&o, tmConfig)},
 	} {
 		dep := deployment(&o, hash, d.component, d.name, d.replicas)
-		dep.Spec.Template.Spec = podSpec(&o, d.pod)
+		dep.Spec.Template = pod(&o, hash, d.pod)
 		if version != "" {
 			dep.Labels[VersionLabel] = string(version)
 			dep.Spec.Template.Labels[VersionLabel] = string(version)
@@ -101,9 +101,9 @@ func objectMeta(o *ClusterOwner, name string, labels map[string]string) metav1.O
 	}
 }
 
-// deployment renders a Deployment without its pod spec. The strategy is Recreate because a cluster's
-// pods never roll: an update makes a new cluster, and a replaced JobManager pod must be gone before
-// its successor starts, or both would claim the cluster.
+// deployment renders a Deployment without its pod template. The strategy is Recreate because a
+// cluster's pods never roll: an update makes a new cluster, and a replaced JobManager pod must be gone
+// before its successor starts, or both would claim the cluster.
 func deployment(o *ClusterOwner, hash, component, name string, replicas int32) *appsv1.Deployment {
 	selector := podLabels(o, hash, component)
 	return &appsv1.Deployment{
@@ -113,13 +113,24 @@ func deployment(o *ClusterOwner, hash, component, name string, replicas int32) *
 			Replicas: &replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: maps.Clone(selector)},
 			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
-			Template: corev1.PodTemplateSpec{
-				// The pods carry the owner's labels and annotations, as the Lyft operator's
-				// do: users select pods, route logs and set up monitoring by them.
-				ObjectMeta: metav1.ObjectMeta{Labels: objectLabels(o, selector), Annotations: podAnnotations(o)},
-			},
 		},
 	}
+}
+
+// pod renders the pod template of one component of the cluster with this hash, laid over the spec's
+// pod templates when it has any (pod_template.go).
+func pod(o *ClusterOwner, hash string, c component) corev1.PodTemplateSpec {
+	selector := podLabels(o, hash, c.name)
+	out := corev1.PodTemplateSpec{
+		// The pods carry the owner's labels and annotations, as the Lyft operator's do: users
+		// select pods, route logs and set up monitoring by them.
+		ObjectMeta: metav1.ObjectMeta{Labels: objectLabels(o, selector), Annotations: podAnnotations(o)},
+		Spec:       podSpec(o, c),
+	}
+	if t := componentTemplate(o, c.name); t != nil {
+		out = overTemplate(o, c, t, out, selector)
+	}
+	return out
 }
 
 // component is what differs between the JobManager and TaskManager pods.

@@ -43,6 +43,9 @@ type hashedSpec struct {
 	// SavepointRedeployNonce starts a new cluster, as restartNonce does, for a job redeployed from a
 	// named savepoint.
 	SavepointRedeployNonce string `json:"savepointRedeployNonce,omitempty"`
+	// PodTemplate is spec.podTemplate. The components' templates are hashed with jobManagerConfig
+	// and taskManagerConfig; without templates, none of them changes a hash.
+	PodTemplate *corev1.PodTemplateSpec `json:"podTemplate,omitempty"`
 }
 
 // ClusterHash names the cluster that the application's spec asks for, as 8 hex digits (FNV-32a of the
@@ -110,5 +113,6 @@ func clusterFields(o ClusterOwner) hashedSpec {
 		Volumes:            s.Volumes,
 		VolumeMounts:       s.VolumeMounts,
 		RestartNonce:       o.RestartNonce,
+		PodTemplate:        s.PodTemplate,
 	}
 }

@@ -89,7 +89,7 @@ var policyAnnotations = []policyAnnotation{
 	{key: AllowedServiceAccountsAnnotation, variable: "serviceAccounts", list: true, none: []string{"default"},
 		allows: `service accounts pods may run as ("default,flink"; "*" for any)`,
 		set:    func(p *PodPolicy, _ bool, l []string) { p.ServiceAccounts = l }},
-	{key: AllowControlPlaneNodesAnnotation, variable: "allowControlPlaneNodes", allows: "tolerating and selecting control-plane nodes",
+	{key: AllowControlPlaneNodesAnnotation, variable: "allowControlPlaneNodes", allows: "tolerating and selecting control-plane nodes, and naming a node (spec.nodeName)",
 		set: func(p *PodPolicy, on bool, _ []string) { p.AllowControlPlaneNodes = on }},
 	{key: AllowSecretReferencesAnnotation, variable: "allowSecretReferences", allows: "Secret references by users who may not get the Secret",
 		set: func(p *PodPolicy, on bool, _ []string) { p.AllowSecretReferences = on }},
@@ -119,36 +119,44 @@ func PodPolicyFrom(ns *corev1.Namespace) PodPolicy {
 }
 
 // CheckCluster names the first field of the owner's spec whose pods the policy does not allow, in
-// the order of podRules, then checks the pods the operator renders from the spec against what the
-// spec cannot ask for (host namespaces, privileged containers, ...), so that a change to the
-// rendering cannot add it unnoticed.
+// the order of podRules: each rule judges what is not one pod's (check), then each pod of the spec
+// (its own fields that are a pod's, then its pod templates). Then it judges the pods the operator
+// renders from the spec and its templates with every rule, so that neither the merge of the layers
+// nor a change to the rendering can add what the rules refuse unnoticed.
 func (p PodPolicy) CheckCluster(o ClusterOwner) error {
+	pods := judgedPods(&o)
 	for _, r := range podRules {
-		if r.check == nil {
+		if r.check != nil {
+			if msg := r.check(&o, p); msg != "" {
+				return errors.New(msg)
+			}
+		}
+		if r.podOK == nil {
 			continue
 		}
-		if msg := r.check(&o, p); msg != "" {
-			return errors.New(msg)
+		for _, t := range pods {
+			if msg := r.pod(t.template, p); msg != "" {
+				if t.path != "" {
+					msg = t.path + "." + msg
+				}
+				return errors.New(msg)
+			}
 		}
 	}
 	for _, c := range []component{jobManagerPod(&o, ""), taskManagerPod(&o, "")} {
-		spec := podSpec(&o, c)
-		if problem := podProblem(&spec); problem != "" {
-			return fmt.Errorf("the %s pod the operator renders has %s", c.name, problem)
+		rendered := pod(&o, "", c)
+		if msg := podRefusal(&rendered, p); msg != "" {
+			return fmt.Errorf("the %s pod the operator renders from the spec and its pod templates: %s", c.name, msg)
 		}
 	}
 	return nil
 }
 
-// podProblem is what a rendered pod has that the rules for fields the CRDs lack refuse, naming the
-// field and the rule, or "".
-func podProblem(s *corev1.PodSpec) string {
+// podRefusal is the first refusal of the pod by the rules, in their order, or "".
+func podRefusal(t *corev1.PodTemplateSpec, p PodPolicy) string {
 	for _, r := range podRules {
-		if r.pod == nil {
-			continue
-		}
-		if field := r.pod(s); field != "" {
-			return field + ", which the pod policy does not allow (" + r.name + ")"
+		if msg := r.pod(t, p); msg != "" {
+			return msg
 		}
 	}
 	return ""

@@ -1,6 +1,7 @@
 package flink
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -279,8 +280,8 @@ func secretCases() []secretCase {
 // what the admission policy admitted.
 func TestBothLayersOfThePodPolicyAgree(t *testing.T) {
 	admission := loadAdmissionPolicy(t)
-	cases := secretCases()
-	for _, c := range policyCases() {
+	cases := slices.Concat(secretCases(), templateSecretCases())
+	for _, c := range slices.Concat(policyCases(), templatePolicyCases()) {
 		cases = append(cases, secretCase{c, nil, c.want})
 	}
 	for _, c := range cases {

@@ -20,11 +20,12 @@ func AdmissionPolicy() []byte {
 # Pod security as a policy: a ValidatingAdmissionPolicy (CEL, evaluated by the API server; no webhook
 # server to run) refuses, at kubectl apply, FlinkApplications and FlinkSessionClusters whose pods
 # would get more than Pod Security Standards baseline allows (and restricted's volume types and
-# no-root), naming the field. The operator applies the same rules, rendered from the same table,
-# before it creates anything (flink.PodPolicy), so a cluster without this policy is safe too.
-# Host namespaces, privileged containers, capabilities, host ports and /proc mount types have no
-# field in the CRDs (the API server prunes them from a manifest); the operator checks the pods it
-# renders for them.
+# no-root), naming the field. It judges the spec's own pod fields (volumes, securityContext,
+# serviceAccountName, the annotations the pods carry) and each pod template (spec.podTemplate,
+# spec.jobManagerConfig.podTemplate, spec.taskManagerConfig.podTemplate), each on its own and by its
+# path; a component's placement across them together. The operator applies the same rules, rendered
+# from the same table, before it creates anything (flink.PodPolicy), so a cluster without this
+# policy is safe too; it also judges the pods it renders, templates merged.
 #
 # A Secret the pods would read (envFrom, env valueFrom, secret and projected volumes) is admitted only
 # for a user who may get it in the namespace: the pods of whoever may create the object would read

@@ -2,7 +2,6 @@ package flink
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -10,27 +9,44 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// podRule is one rule of the pod policy in both layers that enforce it: the operator's check
-// (check, and pod for what only a rendered pod can show) and the ValidatingAdmissionPolicy's CEL,
-// which `go run ./hack/podpolicy` renders into deploy/policy.yaml. Both are written here, side by
-// side, over the same data; pod_policy_layers_test.go holds every rule's two forms to the same
-// verdict and the same message, case by case.
+// podRule is one rule of the pod policy in both layers that enforce it: the operator's check and the
+// ValidatingAdmissionPolicy's CEL, which `go run ./hack/podpolicy` renders into deploy/policy.yaml.
+// Both are written here, side by side, over the same data; pod_policy_layers_test.go holds every
+// rule's two forms to the same verdict and the same message, case by case.
+//
+// Most rules are about one pod (pod, podOK, podRefusal). Both layers judge with them each pod of the
+// spec (pod_policy_pods.go): its own fields that are a pod's (spec.volumes, spec.securityContext,
+// spec.serviceAccountName, metadata.annotations) and each pod template, the refusal naming the field
+// by its path in the object. The operator also judges each pod it renders, templates merged, with
+// every rule's pod. What is not one pod's (a component's placement across its layers, the Secrets
+// all of them name) is judged by check and its CEL (variables, expression, ...).
 type podRule struct {
 	// name is the rule as docs/security.md lists it.
 	name string
 	// control is the Pod Security Standards control the rule enforces at least; "" for rules
 	// beyond PSS baseline.
 	control string
-	// annotation is the Namespace annotation that relaxes the rule; "" where the CRD has no field
-	// for it, so that no manifest can ask for it.
+	// annotation is the Namespace annotation that relaxes the rule; "" for baseline controls no
+	// namespace may relax.
 	annotation string
+
+	// pod returns the refusal of the first field of pod t the rule refuses, named within the pod
+	// ("spec.volumes[0]: ..."), or "".
+	pod func(t *corev1.PodTemplateSpec, p PodPolicy) string
+	// podOK and podRefusal are pod in CEL over a pod t of the variable pods: true when it passes,
+	// and the refusal when it does not. Where they are nil, check covers the spec's pods and pod
+	// judges only the pods the operator renders. podMessage is the fixed message should podRefusal
+	// fail (message when empty), podNote the policy's comment on the validation.
+	podOK, podRefusal   func(t string) string
+	podMessage, podNote string
+
 	// check returns the refusal of the first field of the owner the rule refuses, naming it, or "".
 	check func(o *ClusterOwner, p PodPolicy) string
-	// The CEL: variables (evaluated lazily, after the policy's own), the expression that is true
-	// when the object passes, the message naming the field, and a fixed message should that fail.
+	// The CEL of check: variables (evaluated lazily, after the policy's own), the expression that is
+	// true when the object passes, the message naming the field, and a fixed message should that fail.
 	variables                              []celVariable
 	expression, messageExpression, message string
-	// more are further validations of the rule, for a refusal that one validation cannot name: a
+	// more are further validations of check, for a refusal that one validation cannot name: a
 	// messageExpression has no authorizer, so a rule that asks it names the field through one
 	// validation per question (the Secret references rule).
 	more []celValidation
@@ -38,9 +54,9 @@ type podRule struct {
 	// operator cannot know that: it refuses what the admission policy would refuse a user with no
 	// rights, with the same field but its own reason, unless PodPolicy.AdmissionPolicyEnforced.
 	requester bool
-	// pod returns what a pod the operator rendered has that the rule refuses, for fields the CRD
-	// does not have (crdFields, which the API server prunes before any policy sees a manifest).
-	pod       func(s *corev1.PodSpec) string
+
+	// crdFields are the fields the rule refuses that only a pod template can set: the CRDs have no
+	// such field elsewhere, and the API server prunes one from a manifest.
 	crdFields []string
 }
 
@@ -50,12 +66,19 @@ type celVariable struct{ name, expression string }
 // apart in the policy's comments.
 type celValidation struct{ note, expression, messageExpression, message string }
 
-// validations are the rule's validations in deploy/policy.yaml: its expression, then more.
+// validations are the rule's validations in deploy/policy.yaml: check's expression and more, then
+// the one of its pod form.
 func (r podRule) validations() []celValidation {
-	if r.expression == "" {
-		return nil
+	var out []celValidation
+	if r.expression != "" {
+		out = append(append(out, celValidation{"", r.expression, r.messageExpression, r.message}), r.more...)
 	}
-	return append([]celValidation{{"", r.expression, r.messageExpression, r.message}}, r.more...)
+	if r.podOK != nil {
+		v := r.podValidation()
+		v.note = r.podNote
+		out = append(out, v)
+	}
+	return out
 }
 
 // The data of the rules, Pod Security Standards baseline as of Kubernetes 1.34.
@@ -77,222 +100,277 @@ var (
 
 const appArmorAnnotationPrefix = "container.apparmor.security.beta.kubernetes.io/"
 
-// policyVariables are read by the rules; each is the field or nothing, so rules need not test has().
-var policyVariables = []celVariable{
+// policyVariables are read by the rules: the object's annotations, and the pods (podVariables).
+var policyVariables = append([]celVariable{
 	{"objectAnnotations", "has(object.metadata.annotations) ? object.metadata.annotations : {}"},
-	{"securityContext", "has(object.spec.securityContext) ? object.spec.securityContext : {}"},
-	{"volumes", "has(object.spec.volumes) ? object.spec.volumes : []"},
-}
+}, podVariables()...)
 
 var podRules = []podRule{{
 	name: "hostPath volumes", control: "HostPath Volumes", annotation: AllowHostPathAnnotation,
-	check: func(o *ClusterOwner, p PodPolicy) string {
-		for i, v := range o.Spec.Volumes {
+	pod: func(t *corev1.PodTemplateSpec, p PodPolicy) string {
+		for i, v := range t.Spec.Volumes {
 			if v.HostPath != nil && !p.AllowHostPath {
 				return fmt.Sprintf("spec.volumes[%d]: hostPath volume %s is not allowed", i, v.Name) + relax(AllowHostPathAnnotation)
 			}
 		}
 		return ""
 	},
-	variables:  []celVariable{{"hostPathVolumes", "variables.volumes.filter(v, has(v.hostPath))"}},
-	expression: "variables.allowHostPath || size(variables.hostPathVolumes) == 0",
-	messageExpression: `'spec.volumes[' + string(variables.volumes.indexOf(variables.hostPathVolumes[0])) + ']: hostPath volume ' +
-variables.hostPathVolumes[0].name + ' is not allowed' + ` + cel(relax(AllowHostPathAnnotation)),
+	podOK: func(t string) string {
+		return "variables.allowHostPath || !" + anyOf(t+".spec.volumes", "v", "has(v.hostPath)")
+	},
+	podRefusal: func(t string) string {
+		vols := t + ".spec.volumes"
+		return "'spec.volumes[' + " + indexOf(vols, "v", "has(v.hostPath)") + " + ']: hostPath volume ' + " + firstOf(vols, "v", "has(v.hostPath)") +
+			".name + ' is not allowed' + " + cel(relax(AllowHostPathAnnotation))
+	},
 	message: "spec.volumes: hostPath volumes are not allowed" + relax(AllowHostPathAnnotation),
 }, {
 	name: "volume types", control: "Volume Types (restricted)", annotation: AllowedVolumeTypesAnnotation,
-	check: func(o *ClusterOwner, p PodPolicy) string {
+	pod: func(t *corev1.PodTemplateSpec, p PodPolicy) string {
 		allowed := slices.Concat(baselineVolumeTypes, p.VolumeTypes)
-		for i, v := range o.Spec.Volumes {
-			for _, t := range volumeTypes(v.VolumeSource) {
-				if t != "hostPath" && !slices.Contains(allowed, t) && !slices.Contains(allowed, "*") {
+		for i, v := range t.Spec.Volumes {
+			for _, ty := range volumeTypes(v.VolumeSource) {
+				if ty != "hostPath" && !slices.Contains(allowed, ty) && !slices.Contains(allowed, "*") {
 					return fmt.Sprintf("spec.volumes[%d].%s: volume %s has type %s, which is not allowed (allowed: %s)",
-						i, t, v.Name, t, strings.Join(allowed, ", ")) + relax(AllowedVolumeTypesAnnotation)
+						i, ty, v.Name, ty, strings.Join(allowed, ", ")) + relax(AllowedVolumeTypesAnnotation)
 				}
 			}
 		}
 		return ""
 	},
-	variables: []celVariable{
-		{"volumeTypes", celList(baselineVolumeTypes) + " + variables.extraVolumeTypes"},
-		{"disallowedVolumes", `'*' in variables.volumeTypes ? [] :
-variables.volumes.filter(v, v.exists(k, k != 'name' && k != 'hostPath' && !(k in variables.volumeTypes)))`},
-		{"disallowedVolumeType", `size(variables.disallowedVolumes) == 0 ? '' :
-variables.disallowedVolumes[0].filter(k, k != 'name' && k != 'hostPath' && !(k in variables.volumeTypes)).min()`},
+	variables: []celVariable{{"volumeTypes", celList(baselineVolumeTypes) + " + variables.extraVolumeTypes"}},
+	podOK: func(t string) string {
+		return "'*' in variables.volumeTypes || !" + anyOf(t+".spec.volumes", "v", disallowedVolume("v"))
 	},
-	expression: "size(variables.disallowedVolumes) == 0",
-	messageExpression: `'spec.volumes[' + string(variables.volumes.indexOf(variables.disallowedVolumes[0])) + '].' + variables.disallowedVolumeType +
-': volume ' + variables.disallowedVolumes[0].name + ' has type ' + variables.disallowedVolumeType +
-', which is not allowed (allowed: ' + variables.volumeTypes.join(', ') + ')' + ` + cel(relax(AllowedVolumeTypesAnnotation)),
+	podRefusal: func(t string) string {
+		vols := t + ".spec.volumes"
+		first := firstOf(vols, "v", disallowedVolume("v"))
+		ty := first + ".filter(k, k != 'name' && k != 'hostPath' && !(k in variables.volumeTypes)).min()"
+		return "'spec.volumes[' + " + indexOf(vols, "v", disallowedVolume("v")) + " + '].' + " + ty + " +\n': volume ' + " + first + ".name + ' has type ' + " + ty +
+			" +\n', which is not allowed (allowed: ' + variables.volumeTypes.join(', ') + ')' + " + cel(relax(AllowedVolumeTypesAnnotation))
+	},
 	message: "spec.volumes: a volume type is not allowed (allowed: " + strings.Join(baselineVolumeTypes, ", ") + ")" + relax(AllowedVolumeTypesAnnotation),
 }, {
 	name: "Windows HostProcess", control: "HostProcess", annotation: AllowHostProcessAnnotation,
-	check: func(o *ClusterOwner, p PodPolicy) string {
-		if sc := o.Spec.SecurityContext; sc != nil && hostProcess(sc.WindowsOptions) && !p.AllowHostProcess {
-			return "spec.securityContext.windowsOptions.hostProcess: Windows HostProcess pods are not allowed" + relax(AllowHostProcessAnnotation)
+	pod: func(t *corev1.PodTemplateSpec, p PodPolicy) string {
+		if p.AllowHostProcess {
+			return ""
 		}
-		return ""
+		const what = "securityContext.windowsOptions.hostProcess: Windows HostProcess pods are not allowed"
+		if sc := t.Spec.SecurityContext; sc != nil && hostProcess(sc.WindowsOptions) {
+			return "spec." + what + relax(AllowHostProcessAnnotation)
+		}
+		return orRelax(eachContainer(&t.Spec, func(c *corev1.Container) string {
+			if c.SecurityContext != nil && hostProcess(c.SecurityContext.WindowsOptions) {
+				return what
+			}
+			return ""
+		}), AllowHostProcessAnnotation)
 	},
-	expression: `variables.allowHostProcess || !has(variables.securityContext.windowsOptions) ||
-!has(variables.securityContext.windowsOptions.hostProcess) || !variables.securityContext.windowsOptions.hostProcess`,
+	podOK: func(t string) string {
+		return "variables.allowHostProcess || !" + hostProcessCEL(t+".spec") + " &&\n" + containersOK(t, hostProcessCEL("c"))
+	},
+	podRefusal: func(t string) string {
+		return "(" + hostProcessCEL(t+".spec") + " ? 'spec.' : " + containersRefusal(t, hostProcessCEL("c"), "''", "''") +
+			") + 'securityContext.windowsOptions.hostProcess: Windows HostProcess pods are not allowed' + " + cel(relax(AllowHostProcessAnnotation))
+	},
 	message: "spec.securityContext.windowsOptions.hostProcess: Windows HostProcess pods are not allowed" + relax(AllowHostProcessAnnotation),
-	pod: eachContainer(func(c *corev1.Container) string {
-		if c.SecurityContext != nil && hostProcess(c.SecurityContext.WindowsOptions) {
-			return "securityContext.windowsOptions.hostProcess"
-		}
-		return ""
-	}),
 }, {
 	name: "host namespaces", control: "Host Namespaces",
-	pod: func(s *corev1.PodSpec) string {
-		switch {
-		case s.HostNetwork:
-			return "spec.hostNetwork"
-		case s.HostPID:
-			return "spec.hostPID"
-		case s.HostIPC:
-			return "spec.hostIPC"
+	pod: func(t *corev1.PodTemplateSpec, _ PodPolicy) string {
+		for _, f := range []struct {
+			name string
+			on   bool
+		}{{"hostNetwork", t.Spec.HostNetwork}, {"hostPID", t.Spec.HostPID}, {"hostIPC", t.Spec.HostIPC}} {
+			if f.on {
+				return "spec." + f.name + ": " + hostNamespacesRefusal
+			}
 		}
 		return ""
 	},
+	podOK: func(t string) string { return hostNamespaceCEL(t) + " == ''" },
+	podRefusal: func(t string) string {
+		return "'spec.' + " + hostNamespaceCEL(t) + " + " + cel(": "+hostNamespacesRefusal)
+	},
+	message:   "spec: " + hostNamespacesRefusal,
 	crdFields: []string{"hostNetwork", "hostPID", "hostIPC"},
 }, {
 	name: "privileged containers", control: "Privileged Containers",
-	pod: eachContainer(func(c *corev1.Container) string {
-		if sc := c.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged {
-			return "securityContext.privileged"
-		}
-		return ""
-	}),
+	pod: func(t *corev1.PodTemplateSpec, _ PodPolicy) string {
+		return eachContainer(&t.Spec, func(c *corev1.Container) string {
+			if sc := c.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged {
+				return "securityContext.privileged: " + privilegedRefusal
+			}
+			return ""
+		})
+	},
+	podOK: func(t string) string { return containersOK(t, privilegedCEL) },
+	podRefusal: func(t string) string {
+		return containersRefusal(t, privilegedCEL, cel("securityContext.privileged: "+privilegedRefusal), "''")
+	},
+	message:   "spec: " + privilegedRefusal,
 	crdFields: []string{"privileged"},
 }, {
 	name: "capabilities", control: "Capabilities",
-	pod: eachContainer(func(c *corev1.Container) string {
-		if sc := c.SecurityContext; sc != nil && sc.Capabilities != nil {
-			for i, add := range sc.Capabilities.Add {
-				if !slices.Contains(baselineCapabilities, string(add)) {
-					return fmt.Sprintf("securityContext.capabilities.add[%d] %s", i, add)
+	pod: func(t *corev1.PodTemplateSpec, _ PodPolicy) string {
+		return eachContainer(&t.Spec, func(c *corev1.Container) string {
+			if sc := c.SecurityContext; sc != nil && sc.Capabilities != nil {
+				for i, add := range sc.Capabilities.Add {
+					if !slices.Contains(baselineCapabilities, string(add)) {
+						return fmt.Sprintf("securityContext.capabilities.add[%d]: capability %s %s", i, add, capabilityRefusal)
+					}
 				}
 			}
-		}
-		return ""
-	}),
+			return ""
+		})
+	},
+	podOK: func(t string) string { return containersOK(t, capabilityCEL) },
+	podRefusal: func(t string) string {
+		add, bad := "c.securityContext.capabilities.add", "!(a in "+celList(baselineCapabilities)+")"
+		return containersRefusal(t, capabilityCEL, "'securityContext.capabilities.add[' + "+indexOf(add, "a", bad)+" + ']: capability ' + "+
+			firstOf(add, "a", bad)+" + "+cel(" "+capabilityRefusal), "''")
+	},
+	message:   "spec: a capability " + capabilityRefusal,
 	crdFields: []string{"capabilities"},
 }, {
 	name: "host ports", control: "HostPorts",
-	pod: eachContainer(func(c *corev1.Container) string {
-		for i, port := range c.Ports {
-			if port.HostPort != 0 {
-				return fmt.Sprintf("ports[%d].hostPort", i)
+	pod: func(t *corev1.PodTemplateSpec, _ PodPolicy) string {
+		return eachContainer(&t.Spec, func(c *corev1.Container) string {
+			for i, port := range c.Ports {
+				if port.HostPort != 0 {
+					return fmt.Sprintf("ports[%d].hostPort: %s", i, hostPortRefusal)
+				}
 			}
-		}
-		return ""
-	}),
+			return ""
+		})
+	},
+	podOK: func(t string) string { return containersOK(t, anyOf("c.ports", "p", hostPortCEL)) },
+	podRefusal: func(t string) string {
+		return containersRefusal(t, anyOf("c.ports", "p", hostPortCEL), "'ports[' + "+indexOf("c.ports", "p", hostPortCEL)+" + "+cel("].hostPort: "+hostPortRefusal), "''")
+	},
+	message:   "spec: " + hostPortRefusal,
 	crdFields: []string{"hostPort"},
 }, {
 	name: "SELinux", control: "SELinux", annotation: AllowSELinuxOptionsAnnotation,
-	check: func(o *ClusterOwner, p PodPolicy) string {
-		if sc := o.Spec.SecurityContext; sc != nil && !p.AllowSELinuxOptions {
+	pod: func(t *corev1.PodTemplateSpec, p PodPolicy) string {
+		if p.AllowSELinuxOptions {
+			return ""
+		}
+		if sc := t.Spec.SecurityContext; sc != nil {
 			if field, what := seLinuxProblem(sc.SELinuxOptions); field != "" {
 				return "spec.securityContext.seLinuxOptions." + field + ": " + what + relax(AllowSELinuxOptionsAnnotation)
 			}
 		}
-		return ""
-	},
-	variables: []celVariable{
-		{"seLinux", "has(variables.securityContext.seLinuxOptions) ? variables.securityContext.seLinuxOptions : {}"},
-		{"seLinuxField", `has(variables.seLinux.type) && variables.seLinux.type != '' && !(variables.seLinux.type in ` + celList(seLinuxTypes) + `) ? 'type' :
-has(variables.seLinux.user) && variables.seLinux.user != '' ? 'user' :
-has(variables.seLinux.role) && variables.seLinux.role != '' ? 'role' : ''`},
-	},
-	expression: "variables.allowSELinuxOptions || variables.seLinuxField == ''",
-	messageExpression: `'spec.securityContext.seLinuxOptions.' + variables.seLinuxField + ': ' + (variables.seLinuxField == 'type' ?
-'SELinux type ' + variables.seLinux.type + ' is not allowed (allowed: ` + strings.Join(seLinuxTypes, ", ") + `)' :
-'setting the SELinux ' + variables.seLinuxField + ' is not allowed') + ` + cel(relax(AllowSELinuxOptionsAnnotation)),
-	message: "spec.securityContext.seLinuxOptions: the SELinux options are not allowed" + relax(AllowSELinuxOptionsAnnotation),
-	pod: eachContainer(func(c *corev1.Container) string {
-		if c.SecurityContext != nil {
-			if field, _ := seLinuxProblem(c.SecurityContext.SELinuxOptions); field != "" {
-				return "securityContext.seLinuxOptions." + field
+		return orRelax(eachContainer(&t.Spec, func(c *corev1.Container) string {
+			if c.SecurityContext != nil {
+				if field, what := seLinuxProblem(c.SecurityContext.SELinuxOptions); field != "" {
+					return "securityContext.seLinuxOptions." + field + ": " + what
+				}
 			}
-		}
-		return ""
-	}),
+			return ""
+		}), AllowSELinuxOptionsAnnotation)
+	},
+	podOK: func(t string) string {
+		return "variables.allowSELinuxOptions || " + seLinuxFieldCEL(t+".spec") + " == '' &&\n" + containersOK(t, seLinuxFieldCEL("c")+" != ''")
+	},
+	podRefusal: func(t string) string {
+		return "[" + seLinuxFieldCEL(t+".spec") + "].map(f, f != '' ? 'spec.' + " + seLinuxWhatCEL(t+".spec", "f") + " :\n" +
+			containersRefusal(t, seLinuxFieldCEL("c")+" != ''", "["+seLinuxFieldCEL("c")+"].map(g, "+seLinuxWhatCEL("c", "g")+")[0]", "''") +
+			")[0] + " + cel(relax(AllowSELinuxOptionsAnnotation))
+	},
+	message: "spec.securityContext.seLinuxOptions: the SELinux options are not allowed" + relax(AllowSELinuxOptionsAnnotation),
 }, {
 	name: "/proc mount type", control: "/proc Mount Type",
-	pod: eachContainer(func(c *corev1.Container) string {
-		if sc := c.SecurityContext; sc != nil && sc.ProcMount != nil && *sc.ProcMount != corev1.DefaultProcMount {
-			return "securityContext.procMount"
-		}
-		return ""
-	}),
+	pod: func(t *corev1.PodTemplateSpec, _ PodPolicy) string {
+		return eachContainer(&t.Spec, func(c *corev1.Container) string {
+			if sc := c.SecurityContext; sc != nil && sc.ProcMount != nil && *sc.ProcMount != corev1.DefaultProcMount {
+				return fmt.Sprintf("securityContext.procMount: /proc mount type %s %s", *sc.ProcMount, procMountRefusal)
+			}
+			return ""
+		})
+	},
+	podOK: func(t string) string { return containersOK(t, procMountCEL) },
+	podRefusal: func(t string) string {
+		return containersRefusal(t, procMountCEL, "'securityContext.procMount: /proc mount type ' + c.securityContext.procMount + "+cel(" "+procMountRefusal), "''")
+	},
+	message:   "spec: a /proc mount type " + procMountRefusal,
 	crdFields: []string{"procMount"},
 }, {
 	name: "seccomp", control: "Seccomp", annotation: AllowUnconfinedSeccompAnnotation,
-	check: func(o *ClusterOwner, p PodPolicy) string {
-		if sc := o.Spec.SecurityContext; sc != nil && unconfinedSeccomp(sc.SeccompProfile) && !p.AllowUnconfinedSeccomp {
-			return "spec.securityContext.seccompProfile.type: seccomp profile Unconfined is not allowed" + relax(AllowUnconfinedSeccompAnnotation)
+	pod: func(t *corev1.PodTemplateSpec, p PodPolicy) string {
+		if p.AllowUnconfinedSeccomp {
+			return ""
 		}
-		return ""
+		const what = "securityContext.seccompProfile.type: seccomp profile Unconfined is not allowed"
+		if sc := t.Spec.SecurityContext; sc != nil && unconfinedSeccomp(sc.SeccompProfile) {
+			return "spec." + what + relax(AllowUnconfinedSeccompAnnotation)
+		}
+		return orRelax(eachContainer(&t.Spec, func(c *corev1.Container) string {
+			if c.SecurityContext != nil && unconfinedSeccomp(c.SecurityContext.SeccompProfile) {
+				return what
+			}
+			return ""
+		}), AllowUnconfinedSeccompAnnotation)
 	},
-	expression: `variables.allowUnconfinedSeccomp || !has(variables.securityContext.seccompProfile) ||
-!has(variables.securityContext.seccompProfile.type) || variables.securityContext.seccompProfile.type != 'Unconfined'`,
+	podOK: func(t string) string {
+		return "variables.allowUnconfinedSeccomp || !" + seccompCEL(t+".spec") + " &&\n" + containersOK(t, seccompCEL("c"))
+	},
+	podRefusal: func(t string) string {
+		return "(" + seccompCEL(t+".spec") + " ? 'spec.' : " + containersRefusal(t, seccompCEL("c"), "''", "''") +
+			") + 'securityContext.seccompProfile.type: seccomp profile Unconfined is not allowed' + " + cel(relax(AllowUnconfinedSeccompAnnotation))
+	},
 	message: "spec.securityContext.seccompProfile.type: seccomp profile Unconfined is not allowed" + relax(AllowUnconfinedSeccompAnnotation),
-	pod: eachContainer(func(c *corev1.Container) string {
-		if c.SecurityContext != nil && unconfinedSeccomp(c.SecurityContext.SeccompProfile) {
-			return "securityContext.seccompProfile.type"
-		}
-		return ""
-	}),
 }, {
-	// The operator copies the application's annotations to its pods, so the deprecated AppArmor
-	// annotations, which the kubelet still honours, are the application's.
+	// The operator copies the application's annotations, and a template's, to its pods, so the
+	// deprecated AppArmor annotations, which the kubelet still honours, are judged with the pod.
 	name: "AppArmor", control: "AppArmor", annotation: AllowUnconfinedAppArmorAnnotation,
-	check: func(o *ClusterOwner, p PodPolicy) string {
+	pod: func(t *corev1.PodTemplateSpec, p PodPolicy) string {
 		if p.AllowUnconfinedAppArmor {
 			return ""
 		}
-		if sc := o.Spec.SecurityContext; sc != nil && !appArmorAllowed(sc.AppArmorProfile) {
-			return fmt.Sprintf("spec.securityContext.appArmorProfile.type: AppArmor profile %s is not allowed (allowed: %s)",
-				sc.AppArmorProfile.Type, strings.Join(appArmorTypes, ", ")) + relax(AllowUnconfinedAppArmorAnnotation)
+		what := func(ap *corev1.AppArmorProfile) string {
+			return fmt.Sprintf("securityContext.appArmorProfile.type: AppArmor profile %s is not allowed (allowed: %s)", ap.Type, strings.Join(appArmorTypes, ", "))
 		}
-		keys := make([]string, 0, len(o.Annotations))
-		for k := range o.Annotations {
+		if sc := t.Spec.SecurityContext; sc != nil && !appArmorAllowed(sc.AppArmorProfile) {
+			return "spec." + what(sc.AppArmorProfile) + relax(AllowUnconfinedAppArmorAnnotation)
+		}
+		if refusal := eachContainer(&t.Spec, func(c *corev1.Container) string {
+			if c.SecurityContext != nil && !appArmorAllowed(c.SecurityContext.AppArmorProfile) {
+				return what(c.SecurityContext.AppArmorProfile)
+			}
+			return ""
+		}); refusal != "" {
+			return refusal + relax(AllowUnconfinedAppArmorAnnotation)
+		}
+		keys := make([]string, 0, len(t.Annotations))
+		for k := range t.Annotations {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if v := o.Annotations[k]; strings.HasPrefix(k, appArmorAnnotationPrefix) && v != "runtime/default" && !strings.HasPrefix(v, "localhost/") {
+			if v := t.Annotations[k]; strings.HasPrefix(k, appArmorAnnotationPrefix) && v != "runtime/default" && !strings.HasPrefix(v, "localhost/") {
 				return fmt.Sprintf("metadata.annotations[%s]: AppArmor profile %s is not allowed (allowed: runtime/default, localhost/<profile>)", k, v) +
 					relax(AllowUnconfinedAppArmorAnnotation)
 			}
 		}
 		return ""
 	},
-	variables: []celVariable{
-		{"appArmorType", `has(variables.securityContext.appArmorProfile) && has(variables.securityContext.appArmorProfile.type) ?
-variables.securityContext.appArmorProfile.type : ''`},
-		{"unconfinedAppArmorAnnotations", `variables.objectAnnotations.filter(k, k.startsWith('` + appArmorAnnotationPrefix + `') &&
-variables.objectAnnotations[k] != 'runtime/default' && !variables.objectAnnotations[k].startsWith('localhost/'))`},
+	podOK: func(t string) string {
+		return "variables.allowUnconfinedAppArmor || !" + appArmorCEL(t+".spec") + " &&\n" + containersOK(t, appArmorCEL("c")) +
+			" &&\nsize(" + unconfinedAnnotationsCEL(t) + ") == 0"
 	},
-	expression: `variables.allowUnconfinedAppArmor ||
-variables.appArmorType in ` + celList(append([]string{""}, appArmorTypes...)) + ` && size(variables.unconfinedAppArmorAnnotations) == 0`,
-	messageExpression: `(!(variables.appArmorType in ` + celList(append([]string{""}, appArmorTypes...)) + `) ?
-'spec.securityContext.appArmorProfile.type: AppArmor profile ' + variables.appArmorType + ' is not allowed (allowed: ` + strings.Join(appArmorTypes, ", ") + `)' :
-'metadata.annotations[' + variables.unconfinedAppArmorAnnotations.min() + ']: AppArmor profile ' +
-variables.objectAnnotations[variables.unconfinedAppArmorAnnotations.min()] + ' is not allowed (allowed: runtime/default, localhost/<profile>)') + ` +
-		cel(relax(AllowUnconfinedAppArmorAnnotation)),
+	podRefusal: func(t string) string {
+		key := unconfinedAnnotationsCEL(t) + ".min()"
+		return "(" + appArmorCEL(t+".spec") + " ? 'spec.' + " + appArmorWhatCEL(t+".spec") + " :\n" +
+			containersRefusal(t, appArmorCEL("c"), appArmorWhatCEL("c"),
+				"'metadata.annotations[' + "+key+" + ']: AppArmor profile ' + "+t+".annotations["+key+"] +\n"+
+					"' is not allowed (allowed: runtime/default, localhost/<profile>)'") + ") + " + cel(relax(AllowUnconfinedAppArmorAnnotation))
+	},
 	message: "spec.securityContext.appArmorProfile: AppArmor profile Unconfined is not allowed" + relax(AllowUnconfinedAppArmorAnnotation),
-	pod: eachContainer(func(c *corev1.Container) string {
-		if c.SecurityContext != nil && !appArmorAllowed(c.SecurityContext.AppArmorProfile) {
-			return "securityContext.appArmorProfile.type"
-		}
-		return ""
-	}),
 }, {
 	name: "sysctls", control: "Sysctls", annotation: AllowRootAnnotation,
-	check: func(o *ClusterOwner, p PodPolicy) string {
-		if sc := o.Spec.SecurityContext; sc != nil && !p.AllowRoot {
+	pod: func(t *corev1.PodTemplateSpec, p PodPolicy) string {
+		if sc := t.Spec.SecurityContext; sc != nil && !p.AllowRoot {
 			for i, s := range sc.Sysctls {
 				if !slices.Contains(safeSysctls, s.Name) {
 					return fmt.Sprintf("spec.securityContext.sysctls[%d]: sysctl %s is not in the safe set (%s)", i, s.Name, strings.Join(safeSysctls, ", ")) +
@@ -302,225 +380,161 @@ variables.objectAnnotations[variables.unconfinedAppArmorAnnotations.min()] + ' i
 		}
 		return ""
 	},
-	variables: []celVariable{{"unsafeSysctls", `has(variables.securityContext.sysctls) ?
-variables.securityContext.sysctls.filter(s, !(s.name in ` + celList(safeSysctls) + `)) : []`}},
-	expression: "variables.allowRoot || size(variables.unsafeSysctls) == 0",
-	messageExpression: `'spec.securityContext.sysctls[' + string(variables.securityContext.sysctls.indexOf(variables.unsafeSysctls[0])) +
-']: sysctl ' + variables.unsafeSysctls[0].name + ' is not in the safe set (` + strings.Join(safeSysctls, ", ") + `)' + ` + cel(relax(AllowRootAnnotation)),
+	podOK: func(t string) string {
+		return "variables.allowRoot || !" + securityField(t+".spec", "sysctls", func(f string) string { return f + ".exists(s, " + unsafeSysctlCEL + ")" })
+	},
+	podRefusal: func(t string) string {
+		list := t + ".spec.securityContext.sysctls"
+		return "'spec.securityContext.sysctls[' + " + indexOf(list, "s", unsafeSysctlCEL) + " + ']: sysctl ' + " + firstOf(list, "s", unsafeSysctlCEL) +
+			".name +\n" + cel(" is not in the safe set ("+strings.Join(safeSysctls, ", ")+")"+relax(AllowRootAnnotation))
+	},
 	message: "spec.securityContext.sysctls: a sysctl is not in the safe set (" + strings.Join(safeSysctls, ", ") + ")" + relax(AllowRootAnnotation),
 }, {
 	name: "running as root", control: "Running as Non-root (restricted)", annotation: AllowRootAnnotation,
-	check: func(o *ClusterOwner, p PodPolicy) string {
-		sc := o.Spec.SecurityContext
-		if sc == nil || p.AllowRoot {
+	pod: func(t *corev1.PodTemplateSpec, p PodPolicy) string {
+		if p.AllowRoot {
 			return ""
 		}
-		field := ""
-		switch {
-		case sc.RunAsUser != nil && *sc.RunAsUser == 0:
-			field = "runAsUser"
-		case sc.RunAsGroup != nil && *sc.RunAsGroup == 0:
-			field = "runAsGroup"
-		case sc.RunAsNonRoot != nil && !*sc.RunAsNonRoot:
-			field = "runAsNonRoot"
-		default:
-			return ""
-		}
-		return "spec.securityContext." + field + ": " + rootRefusal + relax(AllowRootAnnotation)
-	},
-	variables: []celVariable{{"rootField", `has(variables.securityContext.runAsUser) && variables.securityContext.runAsUser == 0 ? 'runAsUser' :
-has(variables.securityContext.runAsGroup) && variables.securityContext.runAsGroup == 0 ? 'runAsGroup' :
-has(variables.securityContext.runAsNonRoot) && !variables.securityContext.runAsNonRoot ? 'runAsNonRoot' : ''`}},
-	expression:        "variables.allowRoot || variables.rootField == ''",
-	messageExpression: "'spec.securityContext.' + variables.rootField + " + cel(": "+rootRefusal+relax(AllowRootAnnotation)),
-	message:           "spec.securityContext: " + rootRefusal + relax(AllowRootAnnotation),
-}, {
-	name: "service accounts", annotation: AllowedServiceAccountsAnnotation,
-	check: func(o *ClusterOwner, p PodPolicy) string {
-		if sa := o.Spec.ServiceAccountName; sa != "" && !slices.Contains(p.ServiceAccounts, sa) && !slices.Contains(p.ServiceAccounts, "*") {
-			return fmt.Sprintf("spec.serviceAccountName: service account %s is not allowed in this namespace (allowed: %s); add it to the namespace's %s annotation",
-				sa, strings.Join(p.ServiceAccounts, ", "), AllowedServiceAccountsAnnotation)
-		}
-		return ""
-	},
-	expression: `!has(object.spec.serviceAccountName) || object.spec.serviceAccountName == '' ||
-object.spec.serviceAccountName in variables.serviceAccounts || '*' in variables.serviceAccounts`,
-	messageExpression: `'spec.serviceAccountName: service account ' + object.spec.serviceAccountName +
-' is not allowed in this namespace (allowed: ' + variables.serviceAccounts.join(', ') + ` +
-		cel("); add it to the namespace's "+AllowedServiceAccountsAnnotation+" annotation"),
-	message: "spec.serviceAccountName: the service account is not allowed in this namespace; add it to the namespace's " +
-		AllowedServiceAccountsAnnotation + " annotation",
-}, {
-	// A pod that both tolerates the control-plane taint and selects control-plane nodes runs beside
-	// the API server and etcd, where a container escape is a cluster compromise.
-	name: "control-plane nodes", annotation: AllowControlPlaneNodesAnnotation,
-	check: func(o *ClusterOwner, p PodPolicy) string {
-		if p.AllowControlPlaneNodes {
-			return ""
-		}
-		jm, tm := o.Spec.JobManagerConfig, o.TaskManagerConfig
-		for _, c := range []struct {
-			path        string
-			tolerations []corev1.Toleration
-			selector    map[string]string
-			affinity    *corev1.Affinity
-		}{
-			{"spec.jobManagerConfig", jm.Tolerations, jm.NodeSelector, jm.Affinity},
-			{"spec.taskManagerConfig", tm.Tolerations, tm.NodeSelector, tm.Affinity},
-		} {
-			if !slices.ContainsFunc(c.tolerations, toleratesControlPlane) {
-				continue
-			}
-			field := ""
-			switch {
-			case slices.ContainsFunc(controlPlaneLabels, func(l string) bool { _, ok := c.selector[l]; return ok }):
-				field = c.path + ".nodeSelector"
-			case affinityForControlPlane(c.affinity):
-				field = c.path + ".affinity.nodeAffinity"
-			default:
-				continue
-			}
-			return field + ": " + controlPlaneRefusal + relax(AllowControlPlaneNodesAnnotation)
-		}
-		return ""
-	},
-	variables: []celVariable{
-		{"jobManagerPlacement", "has(object.spec.jobManagerConfig) ? object.spec.jobManagerConfig : {}"},
-		{"taskManagerPlacement", "has(object.spec.taskManagerConfig) ? object.spec.taskManagerConfig : {}"},
-		{"controlPlaneField", controlPlaneCEL("variables.jobManagerPlacement", "spec.jobManagerConfig") + " :\n" +
-			controlPlaneCEL("variables.taskManagerPlacement", "spec.taskManagerConfig") + " : ''"},
-	},
-	expression:        "variables.allowControlPlaneNodes || variables.controlPlaneField == ''",
-	messageExpression: "variables.controlPlaneField + " + cel(": "+controlPlaneRefusal+relax(AllowControlPlaneNodesAnnotation)),
-	message:           "spec: " + controlPlaneRefusal + relax(AllowControlPlaneNodesAnnotation),
-}, secretReferencesRule}
-
-const (
-	rootRefusal         = "pods may not run as root (runAsUser 0, runAsGroup 0 or runAsNonRoot false)"
-	controlPlaneRefusal = "pods may not be placed on control-plane nodes (a toleration of their taint together with a node selector or node affinity for their label " +
-		"node-role.kubernetes.io/control-plane or node-role.kubernetes.io/master)"
-)
-
-// volumeTypes are the JSON names of the sources a volume sets (one, in a valid volume), sorted.
-func volumeTypes(src corev1.VolumeSource) []string {
-	var out []string
-	v, t := reflect.ValueOf(src), reflect.TypeOf(src)
-	for i := range t.NumField() {
-		if f := v.Field(i); f.Kind() == reflect.Pointer && !f.IsNil() {
-			out = append(out, strings.Split(t.Field(i).Tag.Get("json"), ",")[0])
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-func hostProcess(w *corev1.WindowsSecurityContextOptions) bool {
-	return w != nil && w.HostProcess != nil && *w.HostProcess
-}
-
-// seLinuxProblem is the first SELinux option PSS baseline refuses, and why.
-func seLinuxProblem(o *corev1.SELinuxOptions) (field, what string) {
-	switch {
-	case o == nil:
-	case o.Type != "" && !slices.Contains(seLinuxTypes, o.Type):
-		return "type", fmt.Sprintf("SELinux type %s is not allowed (allowed: %s)", o.Type, strings.Join(seLinuxTypes, ", "))
-	case o.User != "":
-		return "user", "setting the SELinux user is not allowed"
-	case o.Role != "":
-		return "role", "setting the SELinux role is not allowed"
-	}
-	return "", ""
-}
-
-func unconfinedSeccomp(p *corev1.SeccompProfile) bool {
-	return p != nil && p.Type == corev1.SeccompProfileTypeUnconfined
-}
-
-func appArmorAllowed(p *corev1.AppArmorProfile) bool {
-	return p == nil || p.Type == "" || slices.Contains(appArmorTypes, string(p.Type))
-}
-
-// toleratesControlPlane: a toleration of the control-plane taints, or of every taint.
-func toleratesControlPlane(t corev1.Toleration) bool {
-	return slices.Contains(controlPlaneLabels, t.Key) || t.Key == "" && t.Operator == corev1.TolerationOpExists
-}
-
-// affinityForControlPlane: a node affinity term, required or preferred, for a control-plane label.
-func affinityForControlPlane(a *corev1.Affinity) bool {
-	if a == nil || a.NodeAffinity == nil {
-		return false
-	}
-	matches := func(exprs []corev1.NodeSelectorRequirement) bool {
-		return slices.ContainsFunc(exprs, func(e corev1.NodeSelectorRequirement) bool {
-			return slices.Contains(controlPlaneLabels, e.Key) && (e.Operator == corev1.NodeSelectorOpIn || e.Operator == corev1.NodeSelectorOpExists)
-		})
-	}
-	if r := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution; r != nil {
-		for _, term := range r.NodeSelectorTerms {
-			if matches(term.MatchExpressions) {
-				return true
+		if sc := t.Spec.SecurityContext; sc != nil {
+			if field := rootField(sc.RunAsUser, sc.RunAsGroup, sc.RunAsNonRoot); field != "" {
+				return "spec.securityContext." + field + ": " + rootRefusal + relax(AllowRootAnnotation)
 			}
 		}
-	}
-	for _, p := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-		if matches(p.Preference.MatchExpressions) {
-			return true
-		}
-	}
-	return false
-}
-
-// controlPlaneCEL is the CEL of affinityForControlPlane and toleratesControlPlane for one
-// component c, as the first branches of a conditional that names the refused field.
-func controlPlaneCEL(c, path string) string {
-	labels := celList(controlPlaneLabels)
-	tolerates := fmt.Sprintf(`has(%[1]s.tolerations) && %[1]s.tolerations.exists(t, has(t.key) && t.key in %[2]s ||
-(!has(t.key) || t.key == '') && has(t.operator) && t.operator == 'Exists')`, c, labels)
-	selects := fmt.Sprintf("has(%[1]s.nodeSelector) && %[1]s.nodeSelector.exists(k, k in %[2]s)", c, labels)
-	match := fmt.Sprintf("has(x.matchExpressions) && x.matchExpressions.exists(e, e.key in %s && e.operator in ['In', 'Exists'])", labels)
-	na := c + ".affinity.nodeAffinity"
-	affinity := fmt.Sprintf(`has(%[1]s.affinity) && has(%[2]s) && (
-has(%[2]s.requiredDuringSchedulingIgnoredDuringExecution) && has(%[2]s.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms) &&
-%[2]s.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.exists(x, %[3]s) ||
-has(%[2]s.preferredDuringSchedulingIgnoredDuringExecution) &&
-%[2]s.preferredDuringSchedulingIgnoredDuringExecution.exists(p, has(p.preference) && [p.preference].exists(x, %[3]s)))`, c, na, match)
-	return fmt.Sprintf("(%s) && (%s) ? '%s.nodeSelector' :\n(%s) && (%s) ? '%s.affinity.nodeAffinity'",
-		tolerates, selects, path, tolerates, affinity, path)
-}
-
-// eachContainer applies a container check to every container of a pod, naming the container.
-func eachContainer(check func(c *corev1.Container) string) func(s *corev1.PodSpec) string {
-	return func(s *corev1.PodSpec) string {
-		for _, list := range []struct {
-			name       string
-			containers []corev1.Container
-		}{{"containers", s.Containers}, {"initContainers", s.InitContainers}} {
-			for i := range list.containers {
-				if field := check(&list.containers[i]); field != "" {
-					return fmt.Sprintf("spec.%s[%d].%s", list.name, i, field)
+		return orRelax(eachContainer(&t.Spec, func(c *corev1.Container) string {
+			if sc := c.SecurityContext; sc != nil {
+				if field := rootField(sc.RunAsUser, sc.RunAsGroup, sc.RunAsNonRoot); field != "" {
+					return "securityContext." + field + ": " + rootRefusal
 				}
 			}
-		}
-		for i := range s.EphemeralContainers {
-			c := corev1.Container(s.EphemeralContainers[i].EphemeralContainerCommon)
-			if field := check(&c); field != "" {
-				return fmt.Sprintf("spec.ephemeralContainers[%d].%s", i, field)
+			return ""
+		}), AllowRootAnnotation)
+	},
+	podOK: func(t string) string {
+		return "variables.allowRoot || " + rootFieldCEL(t+".spec") + " == '' &&\n" + containersOK(t, rootFieldCEL("c")+" != ''")
+	},
+	podRefusal: func(t string) string {
+		return "[" + rootFieldCEL(t+".spec") + "].map(f, f != '' ? 'spec.securityContext.' + f :\n" +
+			containersRefusal(t, rootFieldCEL("c")+" != ''", "'securityContext.' + "+rootFieldCEL("c"), "''") + ")[0] + " + cel(": "+rootRefusal+relax(AllowRootAnnotation))
+	},
+	message: "spec.securityContext: " + rootRefusal + relax(AllowRootAnnotation),
+}, {
+	// serviceAccount is the deprecated name of serviceAccountName, which the API server still reads.
+	name: "service accounts", annotation: AllowedServiceAccountsAnnotation,
+	pod: func(t *corev1.PodTemplateSpec, p PodPolicy) string {
+		for _, f := range []struct{ field, name string }{{"serviceAccountName", t.Spec.ServiceAccountName}, {"serviceAccount", t.Spec.DeprecatedServiceAccount}} {
+			if f.name != "" && !slices.Contains(p.ServiceAccounts, f.name) && !slices.Contains(p.ServiceAccounts, "*") {
+				return fmt.Sprintf("spec.%s: service account %s is not allowed in this namespace (allowed: %s); add it to the namespace's %s annotation",
+					f.field, f.name, strings.Join(p.ServiceAccounts, ", "), AllowedServiceAccountsAnnotation)
 			}
 		}
 		return ""
+	},
+	podOK: func(t string) string {
+		return "'*' in variables.serviceAccounts || " + serviceAccountFieldCEL(t) + " == ''"
+	},
+	podRefusal: func(t string) string {
+		field := serviceAccountFieldCEL(t)
+		return "'spec.' + " + field + " + ': service account ' + " + t + ".spec[" + field + "] +\n' is not allowed in this namespace (allowed: ' + variables.serviceAccounts.join(', ') + " +
+			cel("); add it to the namespace's "+AllowedServiceAccountsAnnotation+" annotation")
+	},
+	message: "spec.serviceAccountName: the service account is not allowed in this namespace; add it to the namespace's " +
+		AllowedServiceAccountsAnnotation + " annotation",
+}, controlPlaneRule, secretReferencesRule}
+
+const (
+	hostNamespacesRefusal = "pods may not share the node's network, process or IPC namespace"
+	privilegedRefusal     = "privileged containers are not allowed"
+	hostPortRefusal       = "host ports are not allowed"
+	procMountRefusal      = "is not allowed (allowed: Default)"
+	rootRefusal           = "pods may not run as root (runAsUser 0, runAsGroup 0 or runAsNonRoot false)"
+	controlPlaneRefusal   = "pods may not be placed on control-plane nodes (a toleration of their taint together with a node selector or node affinity for their label " +
+		"node-role.kubernetes.io/control-plane or node-role.kubernetes.io/master)"
+	nodeNameRefusal = "pods may not name their node, which passes over the scheduler and with it the control-plane nodes' taint"
+)
+
+var capabilityRefusal = "is not allowed (allowed: " + strings.Join(baselineCapabilities, ", ") + ")"
+
+// orRelax is a refusal with how a namespace relaxes it, or "".
+func orRelax(refusal, annotation string) string {
+	if refusal == "" {
+		return ""
 	}
+	return refusal + relax(annotation)
 }
 
-// cel is s as a CEL string literal.
-func cel(s string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+// rootField is the first of a security context's fields that runs as root, or "".
+func rootField(user, group *int64, nonRoot *bool) string {
+	switch {
+	case user != nil && *user == 0:
+		return "runAsUser"
+	case group != nil && *group == 0:
+		return "runAsGroup"
+	case nonRoot != nil && !*nonRoot:
+		return "runAsNonRoot"
+	}
+	return ""
 }
 
-// celList is a CEL list literal of strings.
-func celList(items []string) string {
-	quoted := make([]string, len(items))
-	for i, s := range items {
-		quoted[i] = cel(s)
+// A component's pods are placed by its Lyft fields, its own pod template and the whole cluster's
+// together: a toleration of the control-plane taint in one of them and a selector or node affinity
+// for control-plane nodes in another place the pods there, so they are judged together. A pod that
+// names its node (only a template can) passes over the taint.
+var controlPlaneRule = func() podRule {
+	vars := []celVariable{
+		{"jobManagerPlacement", "has(object.spec.jobManagerConfig) ? object.spec.jobManagerConfig : {}"},
+		{"taskManagerPlacement", "has(object.spec.taskManagerConfig) ? object.spec.taskManagerConfig : {}"},
 	}
-	return "[" + strings.Join(quoted, ", ") + "]"
-}
+	var fields []string
+	for _, c := range []struct{ name, path, template string }{
+		{"jobManager", "spec.jobManagerConfig", "jobManagerPodSpec"},
+		{"taskManager", "spec.taskManagerConfig", "taskManagerPodSpec"},
+	} {
+		placements := [][2]string{{"variables." + c.name + "Placement", c.path}, {"variables." + c.template, c.path + ".podTemplate.spec"},
+			{"variables.clusterPodSpec", "spec.podTemplate.spec"}}
+		var tolerates []string
+		for _, p := range placements {
+			tolerates = append(tolerates, "("+toleratesCEL(p[0])+")")
+		}
+		vars = append(vars, celVariable{c.name + "ToleratesControlPlane", strings.Join(tolerates, " ||\n")})
+		fields = append(fields, controlPlaneCEL("variables."+c.name+"ToleratesControlPlane", placements))
+	}
+	vars = append(vars, celVariable{"controlPlaneField", strings.Join(fields, " :\n") + " : ''"})
+	return podRule{
+		name: "control-plane nodes", annotation: AllowControlPlaneNodesAnnotation,
+		check: func(o *ClusterOwner, p PodPolicy) string {
+			for _, placements := range controlPlanePlacements(o) {
+				if field := controlPlaneField(placements); field != "" && !p.AllowControlPlaneNodes {
+					return field + ": " + controlPlaneRefusal + relax(AllowControlPlaneNodesAnnotation)
+				}
+			}
+			return ""
+		},
+		variables:         vars,
+		expression:        "variables.allowControlPlaneNodes || variables.controlPlaneField == ''",
+		messageExpression: "variables.controlPlaneField + " + cel(": "+controlPlaneRefusal+relax(AllowControlPlaneNodesAnnotation)),
+		message:           "spec: " + controlPlaneRefusal + relax(AllowControlPlaneNodesAnnotation),
+		// On the spec's pods, check has judged the placement of each already (with the other
+		// layers'), so that pod adds only the node name there.
+		pod: func(t *corev1.PodTemplateSpec, p PodPolicy) string {
+			if p.AllowControlPlaneNodes {
+				return ""
+			}
+			if t.Spec.NodeName != "" {
+				return "spec.nodeName: " + nodeNameRefusal + relax(AllowControlPlaneNodesAnnotation)
+			}
+			if field := controlPlaneField([]controlPlanePlacement{{"spec", t.Spec.Tolerations, t.Spec.NodeSelector, t.Spec.Affinity}}); field != "" {
+				return field + ": " + controlPlaneRefusal + relax(AllowControlPlaneNodesAnnotation)
+			}
+			return ""
+		},
+		podOK: func(t string) string {
+			return "variables.allowControlPlaneNodes || !(" + present(t+".spec.nodeName") + ") || " + t + ".spec.nodeName == ''"
+		},
+		podRefusal: func(string) string {
+			return cel("spec.nodeName: " + nodeNameRefusal + relax(AllowControlPlaneNodesAnnotation))
+		},
+		podMessage: "spec.nodeName: " + nodeNameRefusal + relax(AllowControlPlaneNodesAnnotation),
+		podNote:    "pods that name their node",
+		crdFields:  []string{"nodeName"},
+	}
+}()

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // The Secret references rule. The pods of a FlinkApplication or a FlinkSessionCluster read every
@@ -38,8 +39,9 @@ var secretFieldsExemptFromCheck = []string{"restartNonce", "savepointTriggerNonc
 // secretReference is one Secret the pods would read, and the field of the spec that names it.
 type secretReference struct{ field, name string }
 
-// secretReferences are the Secrets the pods of the owner's cluster would read, in the order of secretSites: each
-// environment's envFrom, then its env, the JobManager's before the TaskManagers', then the volumes.
+// secretReferences are the Secrets the pods of the owner's cluster would read, in the order of
+// secretSites: each environment's envFrom, then its env, the JobManager's before the TaskManagers',
+// then the volumes; then those of each pod template (podSecretReferences).
 func secretReferences(o *ClusterOwner) []secretReference {
 	var out []secretReference
 	add := func(field, name string) {
@@ -65,14 +67,49 @@ func secretReferences(o *ClusterOwner) []secretReference {
 			}
 		}
 	}
-	for i, v := range o.Spec.Volumes {
-		if v.Secret != nil {
-			add(fmt.Sprintf("spec.volumes[%d].secret.secretName", i), v.Secret.SecretName)
+	out = append(out, volumeSecretReferences("spec.volumes", o.Spec.Volumes)...)
+	for _, t := range podTemplates(o) {
+		out = append(out, podSecretReferences(t.path+".", &t.template.Spec)...)
+	}
+	return out
+}
+
+// podSecretReferences are the Secrets a pod reads, its fields prefixed with prefix: each
+// container's (of containers, then initContainers) envFrom, then its env; then the volumes.
+func podSecretReferences(prefix string, s *corev1.PodSpec) []secretReference {
+	var out []secretReference
+	for _, list := range []struct {
+		name       string
+		containers []corev1.Container
+	}{{"containers", s.Containers}, {"initContainers", s.InitContainers}} {
+		for i, c := range list.containers {
+			field := fmt.Sprintf("%sspec.%s[%d]", prefix, list.name, i)
+			for j, e := range c.EnvFrom {
+				if e.SecretRef != nil && e.SecretRef.Name != "" {
+					out = append(out, secretReference{fmt.Sprintf("%s.envFrom[%d].secretRef.name", field, j), e.SecretRef.Name})
+				}
+			}
+			for j, e := range c.Env {
+				if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name != "" {
+					out = append(out, secretReference{fmt.Sprintf("%s.env[%d].valueFrom.secretKeyRef.name", field, j), e.ValueFrom.SecretKeyRef.Name})
+				}
+			}
+		}
+	}
+	return append(out, volumeSecretReferences(prefix+"spec.volumes", s.Volumes)...)
+}
+
+// volumeSecretReferences are the Secrets volumes at path read: a secret volume's, then its projected sources'.
+func volumeSecretReferences(path string, volumes []corev1.Volume) []secretReference {
+	var out []secretReference
+	for i, v := range volumes {
+		if v.Secret != nil && v.Secret.SecretName != "" {
+			out = append(out, secretReference{fmt.Sprintf("%s[%d].secret.secretName", path, i), v.Secret.SecretName})
 		}
 		if v.Projected != nil {
 			for j, s := range v.Projected.Sources {
-				if s.Secret != nil {
-					add(fmt.Sprintf("spec.volumes[%d].projected.sources[%d].secret.name", i, j), s.Secret.Name)
+				if s.Secret != nil && s.Secret.Name != "" {
+					out = append(out, secretReference{fmt.Sprintf("%s[%d].projected.sources[%d].secret.name", path, i, j), s.Secret.Name})
 				}
 			}
 		}
@@ -86,10 +123,12 @@ func secretReferences(o *ClusterOwner) []secretReference {
 // "the first reference that ..." needs no flattening (the CEL of Kubernetes 1.30 has none).
 type secretSite struct{ list, when, refs string }
 
+// string(): the values of a CEL map literal must have one type, and a field of object is dyn.
+func secretRef(name, field string) string {
+	return "{'name': string(" + name + "), 'field': " + field + "}"
+}
+
 func secretSites() []secretSite {
-	// string(): the values of a CEL map literal must have one type, and a field of object is dyn.
-	refMap := func(name, field string) string { return "{'name': string(" + name + "), 'field': " + field + "}" }
-	ref := func(name, field string) string { return "[" + refMap(name, field) + "]" }
 	var out []secretSite
 	for _, c := range []struct{ env, path string }{
 		{"variables.jobManagerEnv", "spec.jobManagerConfig.envConfig"},
@@ -99,23 +138,57 @@ func secretSites() []secretSite {
 			return cel(c.path+"."+list+"[") + " + string(" + c.env + "." + list + ".indexOf(e)) + " + cel("]"+suffix)
 		}
 		out = append(out,
-			secretSite{fmt.Sprintf("has(%[1]s.envFrom) ? %[1]s.envFrom : []", c.env),
-				"has(e.secretRef) && has(e.secretRef.name) && e.secretRef.name != ''",
-				ref("e.secretRef.name", field("envFrom", ".secretRef.name"))},
-			secretSite{fmt.Sprintf("has(%[1]s.env) ? %[1]s.env : []", c.env),
-				"has(e.valueFrom) && has(e.valueFrom.secretKeyRef) && has(e.valueFrom.secretKeyRef.name) && e.valueFrom.secretKeyRef.name != ''",
-				ref("e.valueFrom.secretKeyRef.name", field("env", ".valueFrom.secretKeyRef.name"))})
+			secretSite{fmt.Sprintf("has(%[1]s.envFrom) ? %[1]s.envFrom : []", c.env), secretEnvFromCEL("e"),
+				"[" + secretRef("e.secretRef.name", field("envFrom", ".secretRef.name")) + "]"},
+			secretSite{fmt.Sprintf("has(%[1]s.env) ? %[1]s.env : []", c.env), secretKeyRefCEL("e"),
+				"[" + secretRef("e.valueFrom.secretKeyRef.name", field("env", ".valueFrom.secretKeyRef.name")) + "]"})
 	}
-	// A volume is a group of its own: a secret volume's reference, then its projected sources'.
-	volume := "'spec.volumes[' + string(variables.volumes.indexOf(e)) + ']"
-	secret := "has(e.secret) && has(e.secret.secretName) && e.secret.secretName != ''"
-	projected := "has(e.projected) && has(e.projected.sources)"
-	source := "has(s.secret) && has(s.secret.name) && s.secret.name != ''"
-	return append(out, secretSite{"variables.volumes",
+	out = append(out, volumeSecretSite("object.spec.volumes", "spec.volumes"))
+	for _, t := range templateSites {
+		spec := "variables." + t.variable
+		for _, list := range []string{"containers", "initContainers"} {
+			out = append(out, containerSecretSite(spec+"."+list, t.path+".spec."+list))
+		}
+		out = append(out, volumeSecretSite(spec+".volumes", t.path+".spec.volumes"))
+	}
+	return out
+}
+
+func secretEnvFromCEL(f string) string {
+	return present(f+".secretRef") + " && " + present(f+".secretRef.name") + " && " + f + ".secretRef.name != ''"
+}
+
+func secretKeyRefCEL(v string) string {
+	return present(v+".valueFrom") + " && " + present(v+".valueFrom.secretKeyRef") + " && " + present(v+".valueFrom.secretKeyRef.name") +
+		" && " + v + ".valueFrom.secretKeyRef.name != ''"
+}
+
+// containerSecretSite is the site of a list of containers (a field selection) at path: a container
+// is a group of its own, its envFrom's references, then its env's.
+func containerSecretSite(list, path string) secretSite {
+	container := cel(path+"[") + " + string(" + list + ".indexOf(e)) + "
+	envFrom := secretEnvFromCEL("f")
+	env := secretKeyRefCEL("v")
+	return secretSite{present(list) + " ? " + list + " : []",
+		present("e.envFrom") + " && e.envFrom.exists(f, " + envFrom + ") ||\n" + present("e.env") + " && e.env.exists(v, " + env + ")",
+		"(" + present("e.envFrom") + " ? e.envFrom.filter(f, " + envFrom + ").map(f,\n" +
+			secretRef("f.secretRef.name", container+"'].envFrom[' + string(e.envFrom.indexOf(f)) + '].secretRef.name'") + ") : []) +\n" +
+			"(" + present("e.env") + " ? e.env.filter(v, " + env + ").map(v,\n" +
+			secretRef("v.valueFrom.secretKeyRef.name", container+"'].env[' + string(e.env.indexOf(v)) + '].valueFrom.secretKeyRef.name'") + ") : [])"}
+}
+
+// volumeSecretSite is the site of a list of volumes (a field selection) at path: a volume is a
+// group of its own, a secret volume's reference, then its projected sources'.
+func volumeSecretSite(list, path string) secretSite {
+	volume := cel(path+"[") + " + string(" + list + ".indexOf(e)) + ']"
+	secret := present("e.secret") + " && " + present("e.secret.secretName") + " && e.secret.secretName != ''"
+	projected := present("e.projected") + " && " + present("e.projected.sources")
+	source := present("s.secret") + " && " + present("s.secret.name") + " && s.secret.name != ''"
+	return secretSite{present(list) + " ? " + list + " : []",
 		secret + " ||\n" + projected + " && e.projected.sources.exists(s, " + source + ")",
-		"(" + secret + " ? " + ref("e.secret.secretName", volume+".secret.secretName'") + " : []) +\n(" + projected +
+		"(" + secret + " ? [" + secretRef("e.secret.secretName", volume+".secret.secretName'") + "] : []) +\n(" + projected +
 			" ? e.projected.sources.filter(s, " + source + ").map(s,\n" +
-			refMap("s.secret.name", volume+".projected.sources[' + string(e.projected.sources.indexOf(s)) + '].secret.name'") + ") : [])"})
+			secretRef("s.secret.name", volume+".projected.sources[' + string(e.projected.sources.indexOf(s)) + '].secret.name'") + ") : [])"}
 }
 
 // secretsCEL is the CEL of the variables the rule reads.
@@ -166,6 +239,15 @@ oldObject.spec.exists(k, !(k in %[1]s) && !(k in object.spec))`, celList(secretF
 	return append(vars, celVariable{"deniedSecret", denied + "-1"})
 }
 
+// unverifiedSecretRefusal is the operator's refusal of the first of refs, unless the namespace
+// allows Secret references or the admission policy has asked about them.
+func unverifiedSecretRefusal(refs []secretReference, p PodPolicy) string {
+	if p.AllowSecretReferences || p.AdmissionPolicyEnforced || len(refs) == 0 {
+		return ""
+	}
+	return secretRefusal(refs[0].field, refs[0].name) + unverifiedSecret + relax(AllowSecretReferencesAnnotation)
+}
+
 // secretRefusal is the start of a refusal of the reference, the same in both layers; each adds why.
 func secretRefusal(field, name string) string {
 	return field + ": the pods would read Secret " + name + ", which only a user who may get it may reference"
@@ -207,13 +289,11 @@ var secretReferencesRule = func() podRule {
 	return podRule{
 		name: "Secret references", annotation: AllowSecretReferencesAnnotation, requester: true,
 		check: func(o *ClusterOwner, p PodPolicy) string {
-			if p.AllowSecretReferences || p.AdmissionPolicyEnforced {
-				return ""
-			}
-			if refs := secretReferences(o); len(refs) > 0 {
-				return secretRefusal(refs[0].field, refs[0].name) + unverifiedSecret + relax(AllowSecretReferencesAnnotation)
-			}
-			return ""
+			return unverifiedSecretRefusal(secretReferences(o), p)
+		},
+		// On the pods the operator renders: check has judged the spec's.
+		pod: func(t *corev1.PodTemplateSpec, p PodPolicy) string {
+			return unverifiedSecretRefusal(podSecretReferences("", &t.Spec), p)
 		},
 		variables:  secretsCEL(),
 		expression: v[0].expression, messageExpression: v[0].messageExpression, message: v[0].message,

@@ -48,28 +48,32 @@ func TestTheAdmissionPolicyIsRenderedFromTheTable(t *testing.T) {
 	}
 }
 
-// Every rule is held to both layers by TestBothLayersOfThePodPolicyAgree, refused without its
-// annotation and admitted with it; a rule only a rendered pod can break has no annotation and is
-// held by TestWhatTheCRDsCannotAskForTheRenderedPodsDoNotHave.
+// Every rule is held to both layers by TestBothLayersOfThePodPolicyAgree: refused without its
+// annotation and admitted with it, in the spec's own fields where it has them and in a pod template.
+// A rule without an annotation is a baseline control on fields only a pod template has.
 func TestEveryRuleHasCasesForBothLayers(t *testing.T) {
-	cases := policyCases()
-	for _, c := range secretCases() {
+	cases := slices.Concat(policyCases(), templatePolicyCases())
+	for _, c := range slices.Concat(secretCases(), templateSecretCases()) {
 		cases = append(cases, c.policyCase)
 	}
+	inTemplate := func(c policyCase) bool {
+		return strings.Contains(strings.Split(c.want, ":")[0], "podTemplate.")
+	}
 	for _, r := range podRules {
-		if (r.check == nil) != (r.expression == "") || (r.check == nil) != (r.annotation == "") {
-			t.Errorf("%s: a rule has both layers and an annotation, or none of them and a pod check", r.name)
+		if r.pod == nil || (r.check == nil) != (r.expression == "") || (r.podOK == nil) != (r.podRefusal == nil) || r.check == nil && r.podOK == nil {
+			t.Errorf("%s: a rule judges a pod in Go, and the spec in both layers: by check and its CEL, by its pod form, or both", r.name)
 		}
-		if r.check == nil {
-			if r.pod == nil || len(r.crdFields) == 0 {
-				t.Errorf("%s: a rule without CEL checks the rendered pods for fields the CRDs lack", r.name)
-			}
-			continue
+		if r.annotation == "" && (len(r.crdFields) == 0 || r.check != nil) {
+			t.Errorf("%s: a rule no namespace may relax judges fields only a pod template has", r.name)
 		}
 		refused := slices.ContainsFunc(cases, func(c policyCase) bool { return c.rule == r.name && c.want != "" && c.ns == nil })
-		relaxed := slices.ContainsFunc(cases, func(c policyCase) bool { _, ok := c.ns[r.annotation]; return c.rule == r.name && c.want == "" && ok })
+		refusedInTemplate := slices.ContainsFunc(cases, func(c policyCase) bool { return c.rule == r.name && inTemplate(c) && c.ns == nil })
 		assert.True(t, refused, "%s: no case where both layers refuse it", r.name)
-		assert.True(t, relaxed, "%s: no case where %s relaxes it in both layers", r.name, r.annotation)
+		assert.True(t, refusedInTemplate, "%s: no case where both layers refuse it in a pod template", r.name)
+		if r.annotation != "" {
+			relaxed := slices.ContainsFunc(cases, func(c policyCase) bool { _, ok := c.ns[r.annotation]; return c.rule == r.name && c.want == "" && ok })
+			assert.True(t, relaxed, "%s: no case where %s relaxes it in both layers", r.name, r.annotation)
+		}
 		// A rule that asks who writes the object admits one user and refuses another, and the
 		// operator, which cannot ask, refuses as for the second.
 		if r.requester {
@@ -84,10 +88,10 @@ func TestEveryRuleHasCasesForBothLayers(t *testing.T) {
 	}
 }
 
-// Host namespaces, privileged containers, capabilities, host ports and /proc mount types are
-// fields the CRDs do not have, so the API server prunes them from any manifest before a policy
-// sees it; the operator checks that the pods it renders have none, so a later change to the
-// rendering cannot add them unnoticed.
+// Host namespaces, privileged containers, capabilities, host ports, /proc mount types and node
+// names are fields the CRDs have only inside pod templates, which have no schema: elsewhere the API
+// server prunes them from any manifest before a policy sees it. The rules judge every pod, so the
+// pods the operator renders have none of them either, templates or not.
 func TestWhatTheCRDsCannotAskForTheRenderedPodsDoNotHave(t *testing.T) {
 	var absent []string
 	for _, r := range podRules {
@@ -109,12 +113,12 @@ func TestWhatTheCRDsCannotAskForTheRenderedPodsDoNotHave(t *testing.T) {
 		pod  corev1.PodSpec
 		want string
 	}{
-		{corev1.PodSpec{HostNetwork: true}, "spec.hostNetwork, which the pod policy does not allow (host namespaces)"},
+		{corev1.PodSpec{HostNetwork: true}, "spec.hostNetwork: pods may not share the node's network, process or IPC namespace"},
 		{corev1.PodSpec{HostPID: true}, "spec.hostPID"},
 		{corev1.PodSpec{HostIPC: true}, "spec.hostIPC"},
 		{corev1.PodSpec{Containers: sc(corev1.SecurityContext{Privileged: &yes})}, "spec.containers[0].securityContext.privileged"},
 		{corev1.PodSpec{Containers: sc(corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"CHOWN", "SYS_ADMIN"}}})},
-			"spec.containers[0].securityContext.capabilities.add[1] SYS_ADMIN"},
+			"spec.containers[0].securityContext.capabilities.add[1]: capability SYS_ADMIN is not allowed"},
 		{corev1.PodSpec{Containers: []corev1.Container{{Ports: []corev1.ContainerPort{{ContainerPort: 8081}, {ContainerPort: 6123, HostPort: 6123}}}}},
 			"spec.containers[0].ports[1].hostPort"},
 		{corev1.PodSpec{Containers: sc(corev1.SecurityContext{ProcMount: &mount})}, "spec.containers[0].securityContext.procMount"},
@@ -129,7 +133,7 @@ func TestWhatTheCRDsCannotAskForTheRenderedPodsDoNotHave(t *testing.T) {
 			"spec.containers[0].securityContext.windowsOptions.hostProcess"},
 		{corev1.PodSpec{Containers: sc(corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_BIND_SERVICE"}, Drop: []corev1.Capability{"ALL"}}})}, ""},
 	} {
-		got := podProblem(&c.pod)
+		got := podRefusal(&corev1.PodTemplateSpec{Spec: c.pod}, PodPolicyFrom(nil))
 		if c.want == "" {
 			assert.Empty(t, got)
 		} else {

@@ -23,10 +23,10 @@ var imageReference = regexp.MustCompile(ImageReferencePattern)
 const MaxParallelism = 1 << 15
 
 // checkCluster names the first field of the owner's spec that would render a cluster that cannot
-// work: pods that never pull their image, JobManagers that each run a cluster of their own. The
-// schema refuses these at apply time where CEL can express them; this catches the rest, and objects
-// stored before a rule existed, before anything is created. Memory is checked where it is sized
-// (memoryConfig).
+// work: pods that never pull their image, JobManagers that each run a cluster of their own, pod
+// templates the merge cannot read (checkPodTemplates). The schema refuses these at apply time where
+// CEL can express them; this catches the rest, and objects stored before a rule existed, before
+// anything is created. Memory is checked where it is sized (memoryConfig).
 func checkCluster(o *ClusterOwner) error {
 	if !imageReference.MatchString(o.Spec.Image) {
 		return fmt.Errorf("spec.image %q is not a container image reference: [registry[:port]/]repository[:tag][@digest], "+
@@ -36,7 +36,7 @@ func checkCluster(o *ClusterOwner) error {
 		return fmt.Errorf("spec.jobManagerConfig.replicas is %d, which needs Flink high availability "+
 			"(flinkConfig high-availability.type, e.g. kubernetes): without it each JobManager runs a cluster of its own", r)
 	}
-	return nil
+	return checkPodTemplates(o)
 }
 
 // CheckJob names the first field of a FlinkApplication whose job cannot run as asked: a

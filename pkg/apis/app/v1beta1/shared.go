@@ -55,6 +55,21 @@ type ClusterSpec struct {
 
 	Volumes      []corev1.Volume      `json:"volumes,omitempty"`
 	VolumeMounts []corev1.VolumeMount `json:"volumeMounts,omitempty"`
+
+	// PodTemplate is a pod template for the JobManager and TaskManager pods, as the Apache Flink
+	// operator's: sidecars, initContainers, probes, priorityClassName, topologySpreadConstraints,
+	// labels, annotations, any pod field. Its main container is named flink-main-container. The
+	// component's own podTemplate is laid over it, then the pod the operator renders: the spec's
+	// fields above win where both set the same thing, and the operator keeps what it owns (the main
+	// container's name, image, args, ports, cpu, memory and environment, the selector labels).
+	// Containers, initContainers, volumes and env merge by name. docs/pod-templates.md has the order.
+	// It has no schema (a pod's would make the CRD too large to store): the pod policy judges it, and
+	// the operator leaves an object whose template does not read as one aside with an Undecodable Event.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +optional
+	PodTemplate *corev1.PodTemplateSpec `json:"podTemplate,omitempty"`
 }
 
 // MachineStatus is where an object stands in the operator's state machine, beside its phase (whose

@@ -213,6 +213,14 @@ type JobManagerConfig struct {
 	NodeSelector         map[string]string   `json:"nodeSelector,omitempty"`
 	Tolerations          []corev1.Toleration `json:"tolerations,omitempty"`
 	Affinity             *corev1.Affinity    `json:"affinity,omitempty"`
+	// PodTemplate is the JobManager pods' template, laid over spec.podTemplate and under the pod the
+	// operator renders; its main container is named jobmanager (or flink-main-container). See
+	// spec.podTemplate and docs/pod-templates.md.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +optional
+	PodTemplate *corev1.PodTemplateSpec `json:"podTemplate,omitempty"`
 }
 
 // TaskManagerConfig shapes the TaskManager pods.
@@ -234,6 +242,14 @@ type TaskManagerConfig struct {
 	NodeSelector         map[string]string   `json:"nodeSelector,omitempty"`
 	Tolerations          []corev1.Toleration `json:"tolerations,omitempty"`
 	Affinity             *corev1.Affinity    `json:"affinity,omitempty"`
+	// PodTemplate is the TaskManager pods' template, laid over spec.podTemplate and under the pod the
+	// operator renders; its main container is named taskmanager (or flink-main-container). See
+	// spec.podTemplate and docs/pod-templates.md.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	// +optional
+	PodTemplate *corev1.PodTemplateSpec `json:"podTemplate,omitempty"`
 }
 
 // EnvironmentConfig is extra environment for a Flink container, added after the operator's own.
