@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-
-	"golang.org/x/sync/semaphore"
 )
 
 // What one JobManager answer may cost.
@@ -117,7 +115,7 @@ const (
 )
 
 // inFlight is the process-wide budget: every client shares it, since they share the memory.
-var inFlight = semaphore.NewWeighted(answerBudget)
+var inFlight = newBudget(answerBudget)
 
 // limitFor gives the bounds of op's answer with the given status.
 func limitFor(op string, status int) answerLimit {
