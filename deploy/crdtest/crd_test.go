@@ -161,6 +161,8 @@ func TestInvalidManifestsAreRefusedNamingTheField(t *testing.T) {
 			"savepointRedeployNonce redeploys from spec.savepointPath"},
 		{"ingress with a scheme", set(map[string]interface{}{"template": "https://ui.example.com"}, "spec", "ingress"), "spec.ingress.template",
 			"a host with an optional path, without a scheme"},
+		{"logConfiguration of another file", set(map[string]interface{}{"flink-conf.yaml": "x: 1"}, "spec", "logConfiguration"),
+			"spec.logConfiguration", "logConfiguration takes log4j-console.properties and logback-console.xml only"},
 		{"ingress without a template", set(map[string]interface{}{"className": "nginx"}, "spec", "ingress"), "spec.ingress.template", "Required value"},
 		{"unknown teardownMode", set("Drain", "spec", "blueGreen", "teardownMode"), "spec.blueGreen.teardownMode", `Unsupported value: "Drain"`},
 		{"wrong kind", set("FlinkApp", "kind"), "kind", "must be FlinkApplication"},
@@ -200,6 +202,7 @@ func TestValidVariantsAreAdmitted(t *testing.T) {
 			set("s3://b/savepoint-1", "spec", "savepointPath")(obj)
 			set("r1", "spec", "savepointRedeployNonce")(obj)
 		}},
+		{"a log4j configuration", set(map[string]interface{}{"log4j-console.properties": "rootLogger.level = INFO"}, "spec", "logConfiguration")},
 		{"an ingress for the UI", set(map[string]interface{}{"template": "flink.example.com/{{namespace}}/{{name}}",
 			"tls": []interface{}{map[string]interface{}{"secretName": "cert"}}}, "spec", "ingress")},
 		{"fraction 0", set(0.0, "spec", "jobManagerConfig", "systemMemoryFraction")},

@@ -51,6 +51,8 @@ var operatorPermissions = []struct {
 	{"", "pods", []string{"get", "list", "watch"}},
 	// The Flink UI's Ingress: read through an informer, created, patched and deleted.
 	{"networking.k8s.io", "ingresses", []string{"list", "watch", "create", "patch", "delete"}},
+	// A cluster's logging configuration: read through an informer, created with it and deleted with it.
+	{"", "configmaps", []string{"list", "watch", "create", "delete"}},
 	{"", "events", []string{"create", "patch", "update"}},
 	{"events.k8s.io", "events", []string{"create", "patch", "update"}},
 }

@@ -19,6 +19,8 @@ type Cluster struct {
 	// VersionService is the Service named after a BlueGreen colour (VersionServiceName); nil
 	// outside BlueGreen.
 	VersionService *corev1.Service
+	// LogConfig is the ConfigMap of the spec's logConfiguration (LogConfigName); nil without one.
+	LogConfig *corev1.ConfigMap
 }
 
 // RenderCluster renders the owner's cluster with this hash, each object controlled by the owner so
@@ -59,6 +61,7 @@ func (o ClusterOwner) RenderCluster(hash string, version v1beta1.FlinkApplicatio
 	if version != "" {
 		c.VersionService = versionService(&o, hash, version)
 	}
+	c.LogConfig = logConfig(&o, hash)
 	return c, nil
 }
 
@@ -127,6 +130,7 @@ func pod(o *ClusterOwner, hash string, c component) corev1.PodTemplateSpec {
 		ObjectMeta: metav1.ObjectMeta{Labels: objectLabels(o, selector), Annotations: podAnnotations(o)},
 		Spec:       podSpec(o, c),
 	}
+	mountLogConfig(o, hash, &out.Spec)
 	if t := componentTemplate(o, c.name); t != nil {
 		out = overTemplate(o, c, t, out, selector)
 	}

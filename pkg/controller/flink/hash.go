@@ -46,6 +46,8 @@ type hashedSpec struct {
 	// PodTemplate is spec.podTemplate. The components' templates are hashed with jobManagerConfig
 	// and taskManagerConfig; without templates, none of them changes a hash.
 	PodTemplate *corev1.PodTemplateSpec `json:"podTemplate,omitempty"`
+	// LogConfiguration is spec.logConfiguration: a new cluster gets it, as any spec change does.
+	LogConfiguration map[string]string `json:"logConfiguration,omitempty"`
 }
 
 // ClusterHash names the cluster that the application's spec asks for, as 8 hex digits (FNV-32a of the
@@ -114,5 +116,6 @@ func clusterFields(o ClusterOwner) hashedSpec {
 		VolumeMounts:       s.VolumeMounts,
 		RestartNonce:       o.RestartNonce,
 		PodTemplate:        s.PodTemplate,
+		LogConfiguration:   s.LogConfiguration,
 	}
 }

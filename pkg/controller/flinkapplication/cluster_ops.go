@@ -58,6 +58,16 @@ func createCluster(rc *Context, owner flink.ClusterOwner, hash string) error {
 			return nil
 		})
 	}
+	if objs.LogConfig != nil && (have == nil || have.LogConfig == nil) {
+		// With the cluster's other objects: a pod that comes first waits for it to exist.
+		creates = append(creates, func() error {
+			_, err := rc.env.Kube.CoreV1().ConfigMaps(rc.Meta.Namespace).Create(rc, objs.LogConfig, opts)
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				return kubeError("CreateLogConfig", err)
+			}
+			return nil
+		})
+	}
 	if have == nil || have.Service == nil {
 		creates = append(creates, func() error {
 			if _, err := svc.Create(rc, objs.Service, opts); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -156,6 +166,12 @@ func deleteCluster(rc *Context, hash string) error {
 			return jobs.Retryable("DeleteCluster", err)
 		}
 	}
+	if c.LogConfig != nil {
+		err := rc.env.Kube.CoreV1().ConfigMaps(rc.Meta.Namespace).Delete(rc, c.LogConfig.Name, opts)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return jobs.Retryable("DeleteCluster", err)
+		}
+	}
 	delete(rc.Clusters, hash)
 	return nil
 }
@@ -164,7 +180,7 @@ func deleteCluster(rc *Context, hash string) error {
 func deleteClustersExcept(rc *Context, keep ...string) ([]string, error) {
 	var gone []string
 	for hash, c := range rc.Clusters {
-		if contains(keep, hash) || c.JobManager == nil && c.TaskManager == nil && c.Service == nil && c.VersionService == nil {
+		if contains(keep, hash) || c.JobManager == nil && c.TaskManager == nil && c.Service == nil && c.VersionService == nil && c.LogConfig == nil {
 			continue
 		}
 		if err := deleteCluster(rc, hash); err != nil {

@@ -93,6 +93,8 @@ type ClusterObjects struct {
 	Service     *corev1.Service
 	// VersionService is the Service named after the cluster's BlueGreen colour, if it has one.
 	VersionService *corev1.Service
+	// LogConfig is the ConfigMap of the cluster's logging configuration, if it has one.
+	LogConfig *corev1.ConfigMap
 	// JobManagerPods counts the cluster's JobManager pods, terminating ones included: a JobManager
 	// whose Deployment is gone may still run its job until its pod is.
 	JobManagerPods int

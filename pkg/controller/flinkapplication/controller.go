@@ -141,7 +141,9 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 	services := kubeInf.Core().V1().Services()
 	pods := kubeInf.Core().V1().Pods()
 	ingresses := kubeInf.Networking().V1().Ingresses()
-	for _, inf := range []cache.SharedIndexInformer{deploys.Informer(), services.Informer(), pods.Informer(), ingresses.Informer()} {
+	configMaps := kubeInf.Core().V1().ConfigMaps()
+	for _, inf := range []cache.SharedIndexInformer{deploys.Informer(), services.Informer(), pods.Informer(), ingresses.Informer(),
+		configMaps.Informer()} {
 		_ = inf.AddIndexers(cache.Indexers{appIndex: appLabelIndex})
 	}
 	where := " in namespace " + ns
@@ -153,7 +155,7 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 		inf  cache.SharedIndexInformer
 	}{{applicationKindName, apps}, {sessionClusterKindName, sessionClusters}, {sessionJobKindName, sessionJobs},
 		{"Deployment", deploys.Informer()}, {"Service", services.Informer()}, {"Pod", pods.Informer()},
-		{"Ingress", ingresses.Informer()}} {
+		{"Ingress", ingresses.Informer()}, {"ConfigMap", configMaps.Informer()}} {
 		c.health.informers = append(c.health.informers, namedInformer{inf.kind + where, inf.inf.HasSynced})
 	}
 	jobIndex := sessionJobs.GetIndexer()
@@ -207,6 +209,7 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 	_, _ = deploys.Informer().AddEventHandler(owned)
 	_, _ = services.Informer().AddEventHandler(owned)
 	_, _ = ingresses.Informer().AddEventHandler(owned)
+	_, _ = configMaps.Informer().AddEventHandler(owned)
 	_, _ = pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueueOwner,
 		UpdateFunc: func(old, new interface{}) {
@@ -218,7 +221,7 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 	})
 	return &namespaceListers{apps: applisters.NewFlinkApplicationLister(apps.GetIndexer()),
 		deploys: deploys.Informer().GetIndexer(), services: services.Informer().GetIndexer(), pods: pods.Informer().GetIndexer(),
-		ingresses:       ingresses.Informer().GetIndexer(),
+		ingresses: ingresses.Informer().GetIndexer(), configMaps: configMaps.Informer().GetIndexer(),
 		sessionClusters: applisters.NewFlinkSessionClusterLister(sessionClusters.GetIndexer()),
 		sessionJobs:     applisters.NewFlinkSessionJobLister(jobIndex), sessionJobIndex: jobIndex}
 }

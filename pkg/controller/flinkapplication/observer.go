@@ -16,8 +16,9 @@ import (
 
 type namespaceListers struct {
 	apps applisters.FlinkApplicationLister
-	// The operator's Deployments, Services, pods and UI Ingresses, indexed by appIndex.
-	deploys, services, pods, ingresses cache.Indexer
+	// The operator's Deployments, Services, pods, UI Ingresses and logging ConfigMaps, indexed by
+	// appIndex.
+	deploys, services, pods, ingresses, configMaps cache.Indexer
 
 	sessionClusters applisters.FlinkSessionClusterLister
 	sessionJobs     applisters.FlinkSessionJobLister
@@ -119,7 +120,11 @@ func (o *listerObserver) Owned(owner flink.ClusterOwner) (map[string]*ClusterObj
 	if err != nil {
 		return nil, nil, err
 	}
-	clusters, generic := groupOwned(owner, deploys, services, pods)
+	configMaps, err := indexed[*corev1.ConfigMap](l.configMaps, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	clusters, generic := groupOwned(owner, deploys, services, pods, configMaps)
 	return clusters, generic, nil
 }
 
@@ -141,7 +146,8 @@ func indexed[T any](index cache.Indexer, key string) ([]T, error) {
 // groupOwned sorts the application's Deployments and Services into clusters by hash, counts each
 // cluster's pods, and finds its generic Service. Objects the application does not control
 // are left out.
-func groupOwned(owner flink.ClusterOwner, deploys []*appsv1.Deployment, services []*corev1.Service, pods []*corev1.Pod) (map[string]*ClusterObjects, *corev1.Service) {
+func groupOwned(owner flink.ClusterOwner, deploys []*appsv1.Deployment, services []*corev1.Service, pods []*corev1.Pod,
+	configMaps []*corev1.ConfigMap) (map[string]*ClusterObjects, *corev1.Service) {
 	clusters := map[string]*ClusterObjects{}
 	get := func(hash string) *ClusterObjects {
 		if clusters[hash] == nil {
@@ -172,6 +178,11 @@ func groupOwned(owner flink.ClusterOwner, deploys []*appsv1.Deployment, services
 			get(hash).Service = s
 		} else if v := s.Labels[flink.VersionLabel]; hash != "" && v != "" && s.Name == flink.VersionServiceNameOf(owner.Name, v1beta1.FlinkApplicationVersion(v)) {
 			get(hash).VersionService = s
+		}
+	}
+	for _, cm := range configMaps {
+		if hash := k8.HashOf(cm); hash != "" && cm.Name == flink.LogConfigName(owner.Name, hash) && owner.IsOwnerOf(cm) {
+			get(hash).LogConfig = cm
 		}
 	}
 	for _, p := range pods {

@@ -324,7 +324,15 @@ func (o *clientObserver) Owned(app flink.ClusterOwner) (map[string]*ClusterObjec
 	for i := range pods.Items {
 		ps = append(ps, &pods.Items[i])
 	}
-	clusters, generic := groupOwned(app, ds, ss, ps)
+	cms, err := o.w.kube.CoreV1().ConfigMaps(app.Namespace).List(ctx, sel)
+	if err != nil {
+		return nil, nil, err
+	}
+	var cs []*corev1.ConfigMap
+	for i := range cms.Items {
+		cs = append(cs, &cms.Items[i])
+	}
+	clusters, generic := groupOwned(app, ds, ss, ps, cs)
 	return clusters, generic, nil
 }
 

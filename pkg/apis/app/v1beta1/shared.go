@@ -70,6 +70,14 @@ type ClusterSpec struct {
 	// +kubebuilder:validation:Type=object
 	// +optional
 	PodTemplate *corev1.PodTemplateSpec `json:"podTemplate,omitempty"`
+	// LogConfiguration replaces the image's logging configuration: the content of
+	// log4j-console.properties (Flink's default log4j 2 setup) and/or logback-console.xml, by file
+	// name. The operator keeps them in a ConfigMap of each cluster and mounts them over the files of
+	// the image's conf directory. Unset, the image's own files are used, as the Lyft operator did.
+	// +kubebuilder:validation:MaxProperties=2
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k == 'log4j-console.properties' || k == 'logback-console.xml')",message="logConfiguration takes log4j-console.properties and logback-console.xml only"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) <= 262144)",message="a logging configuration file must be at most 256 KiB"
+	LogConfiguration map[string]string `json:"logConfiguration,omitempty"`
 }
 
 // MachineStatus is where an object stands in the operator's state machine, beside its phase (whose
