@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -9,15 +11,26 @@ import (
 )
 
 // A first deploy creates a cluster owned by the application, sized to the job, and runs the job in
-// Flink with the spec's parallelism.
+// Flink with the spec's parallelism and arguments, on the oldest and the newest Flink release.
 func TestCreateRunsJobOnOwnedCluster(t *testing.T) {
+	for _, version := range coreVersions {
+		t.Run(version, func(t *testing.T) { createRunsJobOnOwnedCluster(t, version) })
+	}
+}
+
+func createRunsJobOnOwnedCluster(t *testing.T, version string) {
 	defer stopEnvOnPanic()
 	t.Parallel()
 	s := newScenario(t)
 	app := s.createRunning("wordcount", func(spec *v1beta1.FlinkApplicationSpec) {
+		onFlink(version, &spec.ClusterSpec)
 		spec.Parallelism = 5 // with 2 slots per TaskManager: 3 TaskManagers, one slot spare
+		spec.ProgramArgs = `--input "two words"`
 	})
 	hash := app.Status.DeployHash
+	if got := s.jobManager(app).Release(); !strings.HasPrefix(got, version+".") {
+		t.Errorf("the JobManager runs Flink %s, want %s", got, version)
+	}
 
 	wantOwner := metav1.OwnerReference{APIVersion: "flink.k8s.io/v1beta1", Kind: "FlinkApplication", Name: app.Name, UID: app.UID}
 	checkOwner := func(kind, name string, refs []metav1.OwnerReference) {
@@ -52,6 +65,9 @@ func TestCreateRunsJobOnOwnedCluster(t *testing.T) {
 		t.Errorf("Flink runs job %s, status records %s", job.ID, app.Status.JobStatus.JobID)
 	}
 	s.assertRunningJob(job, 5)
+	if want := []string{"--input", "two words"}; !slices.Equal(job.Args, want) {
+		t.Errorf("the job got arguments %q, want %q", job.Args, want)
+	}
 	if job.RestoredFrom != "" {
 		t.Errorf("a first deploy without savepointPath restored from %q", job.RestoredFrom)
 	}

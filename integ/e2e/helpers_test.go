@@ -69,6 +69,19 @@ func newScenario(t *testing.T) *scenario {
 	return s
 }
 
+// coreVersions are the oldest and newest supported Flink releases, on which the core scenarios run
+// (deploy, savepoint and LastState upgrades, suspend and resume, session jobs); the rest of the
+// suite runs on appSpec's 1.20.
+var coreVersions = []string{v1beta1.SupportedFlinkVersions[0], v1beta1.SupportedFlinkVersions[len(v1beta1.SupportedFlinkVersions)-1]}
+
+// onFlink makes a cluster run a Flink release: its spec says so, and its JobManager's environment
+// carries FLINK_VERSION, which is where the simulator reads the release the image would run.
+func onFlink(version string, cs *v1beta1.ClusterSpec) {
+	cs.FlinkVersion = version
+	env := &cs.JobManagerConfig.EnvConfig.Env
+	*env = append(*env, corev1.EnvVar{Name: "FLINK_VERSION", Value: version})
+}
+
 // appSpec is the spec every test starts from: the wordcount example, sized small, with its
 // savepoints and checkpoints in the simulator's shared storage.
 func appSpec() v1beta1.FlinkApplicationSpec {

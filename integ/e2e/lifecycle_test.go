@@ -44,14 +44,19 @@ func (s *scenario) assertNewestCheckpointOf(path, jobID string) {
 }
 
 // A LastState update cancels the job, waits until it is CANCELED and starts the new job from its
-// newest checkpoint: no savepoint, never two jobs, in Dual and in Single mode.
+// newest checkpoint: no savepoint, never two jobs, in Dual and in Single mode, on the oldest and the
+// newest Flink release.
 func TestLastStateUpdateRestoresTheNewestCheckpoint(t *testing.T) {
-	for _, mode := range []v1beta1.DeploymentMode{v1beta1.DeploymentModeDual, v1beta1.DeploymentModeSingle} {
-		t.Run(string(mode), func(t *testing.T) {
+	for i, mode := range []v1beta1.DeploymentMode{v1beta1.DeploymentModeDual, v1beta1.DeploymentModeSingle} {
+		// Dual on the oldest release and Single on the newest keep the suite's time; the other
+		// scenarios run on both.
+		version := coreVersions[i]
+		t.Run(string(mode)+"/"+version, func(t *testing.T) {
 			defer stopEnvOnPanic()
 			t.Parallel()
 			s := newScenario(t)
 			old := s.createRunning("wordcount", func(spec *v1beta1.FlinkApplicationSpec) {
+				onFlink(version, &spec.ClusterSpec)
 				checkpointing(spec)
 				spec.UpgradeMode = v1beta1.UpgradeModeLastState
 				spec.DeploymentMode = mode
@@ -110,10 +115,16 @@ func TestStatelessUpdateStartsWithoutState(t *testing.T) {
 // Suspend takes a savepoint, records it and deletes the cluster; resume starts a cluster and the job
 // from exactly that savepoint.
 func TestSuspendDeletesTheClusterAndResumeRestoresTheRecordedState(t *testing.T) {
+	for _, version := range coreVersions {
+		t.Run(version, func(t *testing.T) { suspendAndResume(t, version) })
+	}
+}
+
+func suspendAndResume(t *testing.T, version string) {
 	defer stopEnvOnPanic()
 	t.Parallel()
 	s := newScenario(t)
-	old := s.createRunning("wordcount", nil)
+	old := s.createRunning("wordcount", func(spec *v1beta1.FlinkApplicationSpec) { onFlink(version, &spec.ClusterSpec) })
 	oldJob := old.Status.JobStatus.JobID
 
 	s.update(old.Name, func(spec *v1beta1.FlinkApplicationSpec) { spec.State = v1beta1.JobStateSuspended })

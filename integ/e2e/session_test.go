@@ -199,13 +199,20 @@ func (s *scenario) assertSessionJobAlone(cluster, name string) {
 }
 
 // Two session jobs on one session cluster: each upgrades in its own mode from the right state, the
-// other is untouched, and a change of the cluster carries both across with their state.
+// other is untouched, and a change of the cluster carries both across with their state, on the
+// oldest and the newest Flink release.
 func TestSessionJobsUpgradeAloneAndMoveWithTheirCluster(t *testing.T) {
+	for _, version := range coreVersions {
+		t.Run(version, func(t *testing.T) { sessionJobsUpgradeAloneAndMove(t, version) })
+	}
+}
+
+func sessionJobsUpgradeAloneAndMove(t *testing.T, version string) {
 	defer stopEnvOnPanic()
 	t.Parallel()
 	s := newScenario(t)
 	jar := s.jarServer()
-	s.createSessionCluster("shared", nil)
+	s.createSessionCluster("shared", func(spec *v1beta1.FlinkSessionClusterSpec) { onFlink(version, &spec.ClusterSpec) })
 	s.createSessionJob("a", "shared", jar, v1beta1.UpgradeModeSavepoint, func(j *v1beta1.FlinkSessionJobSpec) {
 		j.Job.JarSHA256 = sessionJarSHA256()
 	})

@@ -11,10 +11,16 @@ import (
 // A Dual update moves the job to a new cluster through exactly one savepoint: the new job restores
 // the savepoint Flink took of the old one, never runs beside it, and the old cluster goes.
 func TestImageUpdateRestoresFromSavepoint(t *testing.T) {
+	for _, version := range coreVersions {
+		t.Run(version, func(t *testing.T) { imageUpdateRestoresFromSavepoint(t, version) })
+	}
+}
+
+func imageUpdateRestoresFromSavepoint(t *testing.T, version string) {
 	defer stopEnvOnPanic()
 	t.Parallel()
 	s := newScenario(t)
-	old := s.createRunning("wordcount", nil)
+	old := s.createRunning("wordcount", func(spec *v1beta1.FlinkApplicationSpec) { onFlink(version, &spec.ClusterSpec) })
 	oldJM := s.jobManager(old)
 	oldJob := old.Status.JobStatus.JobID
 

@@ -1,4 +1,5 @@
-// Package flinksim simulates Flink 1.20 JobManagers so flinkfsm's tests can exercise
+// Package flinksim simulates Flink JobManagers (1.20 unless told otherwise; 1.18 to 2.2, see
+// Flink releases below) so flinkfsm's tests can exercise
 // the operator against REST semantics that match a real cluster: asynchronous
 // savepoints, cancellation that takes time, slot shortage, lost savepoints,
 // JobManager crashes and restarts with or without HA, and flaky endpoints.
@@ -8,7 +9,29 @@
 // the same answers every run, and stepping the clock is all it takes to make time
 // pass. Storage and Timeline catch their JobManagers up before answering, so
 // reading them after a clock step sees what is due. The REST surface follows
-// /work/shared/flink/REST.md (Flink 1.20).
+// /work/shared/flink/REST.md (Flink 1.20) and each release's OpenAPI document.
+//
+// # Flink releases
+//
+// Options.FlinkVersion (in a Fleet, FLINK_VERSION in the jobmanager container's
+// environment) picks the release whose REST API a JobManager speaks, where the
+// calls an operator makes differ (versions.go; openapi_matrix_test.go checks
+// each of 1.18 to 2.2 against its published document):
+//
+//   - Request bodies: before 1.20 a property the release lacks is refused with
+//     400 "Request did not match expected format <class>."; from 1.20 on it is
+//     ignored (FLINK-35302). Trigger ids and formatType came with 1.15,
+//     restoreMode with 1.15, flinkConfiguration with 1.17, claimMode with 1.20;
+//     2.0 removed programArgs and ?program-args, so a 2.x job sent them runs
+//     without its arguments.
+//   - Answers: /overview and /config report the release; GET /jobs/:id has
+//     job-type and slotSharingGroupId from 1.20 and pending-operators from 2.0
+//     (as /jobs/overview); exception history entries have endpoint from 1.19 and
+//     no location from 2.0, which also drops root-exception, timestamp,
+//     all-exceptions and truncated; /jobs/:id/config drops execution-mode in 2.0.
+//   - Unchanged from 1.18 to 2.2: savepoint, stop and checkpoint triggers (with
+//     trigger ids), their status, cancel, checkpoint statistics, jars, task
+//     managers and resource requirements.
 //
 // A Fleet watches pods on a Kubernetes API and runs one JobManager per Flink
 // cluster (identified by the flink-app, flink-app-hash and flink-deployment-type
@@ -67,8 +90,9 @@
 //   - Faults.SubmitRegistersAfter loses the answer to an accepted submission
 //     and registers the job only later; its id is a duplicate meanwhile.
 //     Faults.Hang leaves requests unanswered until the client gives up.
-//   - Options.FlinkVersion below 1.15 ignores the triggerId of savepoint and
-//     stop requests: each one starts a new savepoint under a fresh id.
+//   - Options.FlinkVersion below 1.15 has no triggerId in savepoint and stop
+//     requests and refuses one: each trigger starts a new savepoint under a
+//     fresh id.
 //
 // # Known simplifications
 //

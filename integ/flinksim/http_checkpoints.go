@@ -193,8 +193,8 @@ func (jm *JobManager) handleCheckpointTrigger(rc *reqCtx) response {
 		CheckpointType *string `json:"checkpointType"`
 		TriggerID      *string `json:"triggerId"`
 	}
-	if err := decodeBody(rc.body, &body); err != nil {
-		return badRequestFormat("CheckpointTriggerRequestBody", err)
+	if bad := jm.decodeRequest(classCheckpointTrigger, rc.body, &body); bad != nil {
+		return *bad
 	}
 	triggerID, bad := parseTriggerID(body.TriggerID, "CheckpointTriggerRequestBody")
 	if bad != nil {

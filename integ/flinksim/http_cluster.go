@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
+// The commit and revision are 1.20.0's whatever the release simulated: no operator reads them.
 const (
-	flinkVersion  = "1.20.0"
 	flinkCommit   = "b1fe7b4"
 	flinkRevision = flinkCommit + " @ 2024-07-26T09:31:31+02:00"
 )
@@ -21,7 +21,7 @@ func (jm *JobManager) handleConfig(rc *reqCtx) response {
 		"refresh-interval": jm.cfg.refreshInterval,
 		"timezone-name":    "Coordinated Universal Time",
 		"timezone-offset":  0,
-		"flink-version":    flinkVersion,
+		"flink-version":    releaseName(jm.flinkVersion),
 		"flink-revision":   flinkRevision,
 		"features": map[string]bool{
 			"web-submit": true, "web-cancel": true, "web-rescale": true, "web-history": false,
@@ -47,7 +47,7 @@ func (jm *JobManager) handleOverview(rc *reqCtx) response {
 		"jobs-finished":   counts[stateFinished],
 		"jobs-cancelled":  counts[stateCanceled],
 		"jobs-failed":     counts[stateFailed],
-		"flink-version":   flinkVersion,
+		"flink-version":   releaseName(jm.flinkVersion),
 		"flink-commit":    flinkCommit,
 	})
 }

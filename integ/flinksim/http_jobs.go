@@ -51,6 +51,9 @@ func (jm *JobManager) handleJobsOverview(rc *reqCtx) response {
 			"state":             j.state,
 			"tasks":             lowerKeys(j.jobTaskCounts()),
 		})
+		if flinkAtLeast(jm.flinkVersion, 2, 0) {
+			out[len(out)-1].(map[string]any)["pending-operators"] = 0 // operators of a batch job yet to be built
+		}
 	}
 	return respondOK(map[string]any{"jobs": out})
 }
@@ -72,12 +75,11 @@ func (jm *JobManager) handleJobDetails(rc *reqCtx) response {
 		for _, v := range vertices {
 			statusCounts[v["status"].(string)]++
 		}
-		return respondOK(map[string]any{
+		body := map[string]any{
 			"jid":            j.id,
 			"name":           j.name,
 			"isStoppable":    false,
 			"state":          j.state,
-			"job-type":       "STREAMING",
 			"start-time":     j.submittedAt.UnixMilli(),
 			"end-time":       j.endMillis(),
 			"duration":       j.durationMillis(rc.now),
@@ -87,7 +89,15 @@ func (jm *JobManager) handleJobDetails(rc *reqCtx) response {
 			"vertices":       vertices,
 			"status-counts":  statusCounts,
 			"plan":           jm.plan(j),
-		})
+		}
+		if flinkAtLeast(jm.flinkVersion, 1, 20) {
+			body["job-type"] = "STREAMING"
+		}
+		if flinkAtLeast(jm.flinkVersion, 2, 0) {
+			// stream-graph is left out (NON_NULL): a streaming job has none.
+			body["pending-operators"] = 0
+		}
+		return respondOK(body)
 	})
 }
 
@@ -108,19 +118,24 @@ func (jm *JobManager) handleJobConfig(rc *reqCtx) response {
 		body := map[string]any{"jid": j.id, "name": j.name}
 		// A sparse (initialising or init-failed) job has no archived execution config.
 		if j.hasGraph() {
-			body["execution-config"] = map[string]any{
-				"execution-mode":    "PIPELINED",
+			config := map[string]any{
 				"restart-strategy":  "Cluster level default restart strategy",
 				"job-parallelism":   j.parallelism,
 				"object-reuse-mode": false,
 				"user-config":       map[string]string{},
 			}
+			if flinkBefore(jm.flinkVersion, 2, 0) {
+				config["execution-mode"] = "PIPELINED" // removed in 2.0
+			}
+			body["execution-config"] = config
 		}
 		return respondOK(body)
 	})
 }
 
-func exceptionInfo(e exceptionEntry) map[string]any {
+// exceptionInfo is one entry of the exception history: endpoint came with 1.19, and 2.0 removed
+// location, which it replaced.
+func (jm *JobManager) exceptionInfo(e exceptionEntry) map[string]any {
 	info := map[string]any{
 		"exceptionName":        e.failure.class,
 		"stacktrace":           e.failure.stackTrace(),
@@ -130,9 +145,13 @@ func exceptionInfo(e exceptionEntry) map[string]any {
 	}
 	if e.taskName != "" { // NON_NULL fields, absent for global failures
 		info["taskName"] = e.taskName
-		info["location"] = "10.0.0.2:6121"
-		info["endpoint"] = "10.0.0.2:6121"
 		info["taskManagerId"] = e.tm
+		if flinkBefore(jm.flinkVersion, 2, 0) {
+			info["location"] = "10.0.0.2:6121"
+		}
+		if flinkAtLeast(jm.flinkVersion, 1, 19) {
+			info["endpoint"] = "10.0.0.2:6121"
+		}
 	}
 	return info
 }
@@ -149,18 +168,19 @@ func (jm *JobManager) handleExceptions(rc *reqCtx) response {
 		}
 		entries := []any{}
 		for _, e := range j.exceptions[:limit] {
-			entries = append(entries, exceptionInfo(e))
+			entries = append(entries, jm.exceptionInfo(e))
 		}
 		body := map[string]any{
-			"root-exception": nil,
-			"timestamp":      nil,
-			"all-exceptions": []any{},
-			"truncated":      false,
 			"exceptionHistory": map[string]any{
 				"entries":   entries,
 				"truncated": limit < len(j.exceptions),
 			},
 		}
+		if flinkAtLeast(jm.flinkVersion, 2, 0) {
+			return respondOK(body) // 2.0 removed the deprecated root exception (FLINK-32688)
+		}
+		body["root-exception"], body["timestamp"] = nil, nil
+		body["all-exceptions"], body["truncated"] = []any{}, false
 		if j.rootCause != nil {
 			body["root-exception"] = j.rootCause.failure.stackTrace()
 			body["timestamp"] = j.rootCause.at.UnixMilli()

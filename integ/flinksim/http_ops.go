@@ -1,7 +1,6 @@
 package flinksim
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -61,15 +60,15 @@ func (jm *JobManager) handleCancel(rc *reqCtx) response {
 }
 
 func (jm *JobManager) handleSavepointTrigger(rc *reqCtx) response {
-	const class = "SavepointTriggerRequestBody"
+	const class = classSavepointTrigger
 	var body struct {
 		TargetDirectory *string `json:"target-directory"`
 		CancelJob       *bool   `json:"cancel-job"`
 		FormatType      *string `json:"formatType"`
 		TriggerID       *string `json:"triggerId"`
 	}
-	if err := decodeBody(rc.body, &body); err != nil {
-		return badRequestFormat(class, err)
+	if bad := jm.decodeRequest(class, rc.body, &body); bad != nil {
+		return *bad
 	}
 	triggerID, format, dir, bad := jm.parseSavepointRequest(class, body.TriggerID, body.FormatType, body.TargetDirectory, "target-directory")
 	if bad != nil {
@@ -84,15 +83,15 @@ func (jm *JobManager) handleSavepointTrigger(rc *reqCtx) response {
 }
 
 func (jm *JobManager) handleStop(rc *reqCtx) response {
-	const class = "StopWithSavepointRequestBody"
+	const class = classStopWithSavepoint
 	var body struct {
 		TargetDirectory *string `json:"targetDirectory"`
 		Drain           *bool   `json:"drain"`
 		FormatType      *string `json:"formatType"`
 		TriggerID       *string `json:"triggerId"`
 	}
-	if err := decodeBody(rc.body, &body); err != nil {
-		return badRequestFormat(class, err)
+	if bad := jm.decodeRequest(class, rc.body, &body); bad != nil {
+		return *bad
 	}
 	triggerID, format, dir, bad := jm.parseSavepointRequest(class, body.TriggerID, body.FormatType, body.TargetDirectory, "targetDirectory")
 	if bad != nil {
@@ -105,11 +104,6 @@ func (jm *JobManager) handleStop(rc *reqCtx) response {
 // parseSavepointRequest reads what savepoint and stop-with-savepoint requests share, in the order
 // Flink reports problems: the trigger id, the format, then the target directory.
 func (jm *JobManager) parseSavepointRequest(class string, triggerID, formatType, targetDir *string, dirProperty string) (string, string, string, *response) {
-	if jm.legacyTriggerIDs {
-		// Before Flink 1.15 the request bodies had no triggerId: every trigger
-		// starts a new savepoint under a fresh id, so a client retry doubles it.
-		triggerID = nil
-	}
 	id, bad := parseTriggerID(triggerID, class)
 	if bad != nil {
 		return "", "", "", bad
@@ -158,8 +152,8 @@ func (jm *JobManager) handleDisposal(rc *reqCtx) response {
 	var body struct {
 		Path *string `json:"savepoint-path"`
 	}
-	if err := decodeBody(rc.body, &body); err != nil {
-		return badRequestFormat("SavepointDisposalRequest", err)
+	if bad := jm.decodeRequest(classSavepointDisposal, rc.body, &body); bad != nil {
+		return *bad
 	}
 	path := ""
 	if body.Path != nil {
@@ -199,16 +193,17 @@ type jarRunBody struct {
 // handleJarRun runs a jar's main(), which submits one job. Errors follow the
 // order of Flink's handler: body parsing, argument checks, jar lookup, submission.
 func (jm *JobManager) handleJarRun(rc *reqCtx) response {
-	const class = "JarRunRequestBody"
+	const class = classJarRun
 	var body jarRunBody
-	if err := decodeBody(rc.body, &body); err != nil {
-		return badRequestFormat(class, err)
-	}
-	if jm.flink2 && body.ProgramArgs != nil {
-		// Flink 2.0 removed programArgs; its strict mapper refuses a field the body does not have.
-		return badRequestFormat(class, errors.New(`Unrecognized field "programArgs" (class org.apache.flink.runtime.webmonitor.handlers.JarRunRequestBody), not marked as ignorable`))
+	// A property the release lacks is refused or dropped (decodeRequest): Flink 2.x runs a job sent
+	// programArgs without its arguments.
+	if bad := jm.decodeRequest(class, rc.body, &body); bad != nil {
+		return *bad
 	}
 	q := rc.r.URL.Query()
+	if !jm.has(class, "programArgs") {
+		q.Del("program-args") // removed with the body property; an unknown query parameter is ignored
+	}
 	for _, m := range []*string{body.RestoreMode, body.ClaimMode} {
 		if m != nil && *m != "CLAIM" && *m != "NO_CLAIM" && *m != "LEGACY" {
 			return badRequestFormat(class, errInvalidEnum("claimMode", *m))

@@ -44,6 +44,9 @@ type parallelismJSON struct {
 }
 
 func (jm *JobManager) handleResourceRequirements(rc *reqCtx) response {
+	if missing := jm.notYet(rc, 1, 18); missing != nil {
+		return *missing
+	}
 	return jm.withJobMaster(rc, func(j *job) response {
 		if !jm.cfg.adaptive.enabled {
 			return internalError(unsupportedByScheduler())
@@ -61,6 +64,9 @@ func (jm *JobManager) handleResourceRequirements(rc *reqCtx) response {
 // format, an empty body, the job, the requirements against the job's
 // vertices, and last whether the scheduler supports the change at all.
 func (jm *JobManager) handleUpdateResourceRequirements(rc *reqCtx) response {
+	if missing := jm.notYet(rc, 1, 18); missing != nil {
+		return *missing
+	}
 	const class = "JobResourceRequirementsBody"
 	var body map[string]*vertexRequirementsJSON
 	if err := decodeBody(rc.body, &body); err != nil {

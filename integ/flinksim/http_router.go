@@ -281,8 +281,8 @@ func injectedError(status int) response {
 	return internalError(newThrowable(classCompletion, rpc.String(), rpc))
 }
 
-// decodeBody parses a JSON request body; an empty body is {} as in Flink.
-// Unknown fields are ignored (Flink 1.20 parses leniently).
+// decodeBody parses a JSON request body without fixed properties (resource requirements); an empty
+// body is {} as in Flink. Request classes go through JobManager.decodeRequest.
 func decodeBody(body []byte, into any) error {
 	if len(strings.TrimSpace(string(body))) == 0 {
 		return nil

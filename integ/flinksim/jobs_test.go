@@ -393,17 +393,22 @@ func TestFailTasksNowRestartsFromCheckpoint(t *testing.T) {
 	}
 }
 
-// Flink 2.x has no programArgs: its strict mapper refuses a run request that names it, and runs one
-// with programArgsList. Flink 1.x splits programArgs honouring quotes.
-func TestFlink2RefusesProgramArgs(t *testing.T) {
+// Flink 2.x has no programArgs and, parsing leniently, ignores it: the job runs without its
+// arguments. programArgsList reaches main() as sent, and Flink 1.x splits programArgs honouring
+// quotes.
+func TestFlink2IgnoresProgramArgs(t *testing.T) {
 	h := newHarness(t, Options{FlinkVersion: "2.0"})
-	status, _ := h.call("POST", "/jars/"+jar+"/run", map[string]any{"programArgs": "--input a"})
-	if status != 400 {
-		t.Fatalf("Flink 2.0 answered %d to programArgs, want 400", status)
+	status, _ := h.call("POST", "/jars/"+jar+"/run?program-args=--query", map[string]any{"programArgs": "--input a"})
+	if status != 200 {
+		t.Fatalf("Flink 2.0 answered %d to programArgs, want 200", status)
 	}
 	status, _ = h.call("POST", "/jars/"+jar+"/run", map[string]any{"programArgsList": []string{"--input", "a b"}})
 	if status != 200 {
 		t.Fatalf("Flink 2.0 answered %d to programArgsList, want 200", status)
+	}
+	jobs := h.jm.Jobs()
+	if len(jobs) != 2 || len(jobs[0].Args) != 0 || len(jobs[1].Args) != 2 || jobs[1].Args[1] != "a b" {
+		t.Fatalf("jobs %+v: want the first without arguments, the second with --input \"a b\"", jobs)
 	}
 	if got := TokenizeArguments(`--name "two words" --x 'y'`); len(got) != 4 || got[1] != "two words" || got[3] != "y" {
 		t.Fatalf("tokenized %q", got)

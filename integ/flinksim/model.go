@@ -43,11 +43,10 @@ type JobManager struct {
 	// failedFirst counts the requests per endpoint that Faults.FailFirst failed.
 	failedFirst map[string]int
 
-	haKey            string // "" without HA
-	legacyTriggerIDs bool   // Flink < 1.15 ignores client trigger ids
-	// flink2 is Flink 2.0 or later, whose JarRunRequestBody has no programArgs: its REST handlers
-	// decode with a strict mapper, so a request naming it is refused.
-	flink2 bool
+	haKey string // "" without HA
+	// flinkVersion is Options.FlinkVersion: the release whose REST API the JobManager speaks
+	// (versions.go).
+	flinkVersion string
 
 	savepointTriggers int
 	lastNow           time.Time
@@ -106,16 +105,15 @@ func NewJobManager(opts Options) *JobManager {
 		storage = NewStorage()
 	}
 	jm := &JobManager{
-		clock:            clk,
-		name:             name,
-		appKey:           opts.AppKey,
-		timings:          opts.Timings.withDefaults(),
-		storage:          storage,
-		timeline:         opts.Timeline,
-		faultRand:        mrand.New(mrand.NewSource(opts.Seed)),
-		haKey:            haKey(opts, name),
-		legacyTriggerIDs: flinkBefore(opts.FlinkVersion, 1, 15),
-		flink2:           flinkAtLeast(opts.FlinkVersion, 2, 0),
+		clock:        clk,
+		name:         name,
+		appKey:       opts.AppKey,
+		timings:      opts.Timings.withDefaults(),
+		storage:      storage,
+		timeline:     opts.Timeline,
+		faultRand:    mrand.New(mrand.NewSource(opts.Seed)),
+		haKey:        haKey(opts, name),
+		flinkVersion: opts.FlinkVersion,
 	}
 	jm.cfg.raw = copyMap(opts.FlinkConfig)
 	jm.reset(clk.Now())

@@ -97,20 +97,14 @@ var versionRE = regexp.MustCompile(`^[vV]?(\d+)[._](\d+)`)
 // flinkAtLeast tells whether a FlinkVersion is major.minor or newer; an empty or unreadable version
 // is the simulated 1.20.
 func flinkAtLeast(version string, major, minor int) bool {
-	if versionRE.FindStringSubmatch(strings.TrimSpace(version)) == nil {
-		return major < 1 || major == 1 && minor <= 20
+	ma, mi := 1, 20
+	if m := versionRE.FindStringSubmatch(strings.TrimSpace(version)); m != nil {
+		ma, _ = strconv.Atoi(m[1])
+		mi, _ = strconv.Atoi(m[2])
 	}
-	return !flinkBefore(version, major, minor)
+	return ma > major || (ma == major && mi >= minor)
 }
 
 // flinkBefore tells whether a FlinkVersion is older than major.minor. An empty
 // or unreadable version is the simulated 1.20.
-func flinkBefore(version string, major, minor int) bool {
-	m := versionRE.FindStringSubmatch(strings.TrimSpace(version))
-	if m == nil {
-		return false
-	}
-	ma, _ := strconv.Atoi(m[1])
-	mi, _ := strconv.Atoi(m[2])
-	return ma < major || (ma == major && mi < minor)
-}
+func flinkBefore(version string, major, minor int) bool { return !flinkAtLeast(version, major, minor) }

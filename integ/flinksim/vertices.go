@@ -147,16 +147,15 @@ func (jm *JobManager) vertexInfos(j *job, now time.Time) []map[string]any {
 	for v := range vertexNames {
 		counts := j.subtaskStates(v)
 		out = append(out, map[string]any{
-			"id":                 j.vertexIDs[v],
-			"slotSharingGroupId": j.slotSharingGroup,
-			"name":               vertexNames[v],
-			"maxParallelism":     j.maxParallelism,
-			"parallelism":        j.vertexParallelism[v],
-			"status":             aggregateState(counts),
-			"start-time":         start,
-			"end-time":           end,
-			"duration":           duration,
-			"tasks":              counts,
+			"id":             j.vertexIDs[v],
+			"name":           vertexNames[v],
+			"maxParallelism": j.maxParallelism,
+			"parallelism":    j.vertexParallelism[v],
+			"status":         aggregateState(counts),
+			"start-time":     start,
+			"end-time":       end,
+			"duration":       duration,
+			"tasks":          counts,
 			"metrics": map[string]any{
 				"read-bytes": 0, "read-bytes-complete": true, "write-bytes": 0, "write-bytes-complete": true,
 				"read-records": 0, "read-records-complete": true, "write-records": 0, "write-records-complete": true,
@@ -164,6 +163,9 @@ func (jm *JobManager) vertexInfos(j *job, now time.Time) []map[string]any {
 				"accumulated-busy-time": jsonDouble(0),
 			},
 		})
+		if flinkAtLeast(jm.flinkVersion, 1, 20) {
+			out[len(out)-1]["slotSharingGroupId"] = j.slotSharingGroup
+		}
 	}
 	return out
 }

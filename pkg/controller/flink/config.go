@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 )
 
 // hostIPRef is expanded to the pod's IP by the image's entrypoint (envsubst), from the HOST_IP variable
@@ -132,39 +133,9 @@ func configLines(config map[string]string) (string, error) {
 }
 
 // ParseFlinkVersion reads the major and minor version from strings like "1.20", "1.11.3", "v1.8" or
-// "2.0-SNAPSHOT". A lone major version ("2") reads as minor 0.
-func ParseFlinkVersion(s string) (major, minor int, ok bool) {
-	s = strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(s), "v"), "V")
-	parts := strings.SplitN(s, ".", 3)
-	major, ok = leadingNumber(parts[0], len(parts) == 1)
-	if !ok {
-		return 0, 0, false
-	}
-	if len(parts) == 1 {
-		return major, 0, true
-	}
-	minor, ok = leadingNumber(parts[1], true)
-	if !ok {
-		return 0, 0, false
-	}
-	return major, minor, true
-}
-
-// leadingNumber parses the digits that s starts with. Unless suffixOK, s must be only digits.
-func leadingNumber(s string, suffixOK bool) (int, bool) {
-	end := 0
-	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
-		end++
-	}
-	if end == 0 || (!suffixOK && end != len(s)) {
-		return 0, false
-	}
-	if end < len(s) && s[end] != '-' && s[end] != '+' {
-		return 0, false
-	}
-	n, err := strconv.Atoi(s[:end])
-	return n, err == nil
-}
+// "2.0-SNAPSHOT", as the REST client does to choose what it sends. A lone major version ("2") reads
+// as minor 0.
+func ParseFlinkVersion(s string) (major, minor int, ok bool) { return client.ParseFlinkVersion(s) }
 
 // isModernFlink reports whether Flink sizes memory by process size (1.11 and later). Versions that
 // cannot be read count as modern; see RenderFlinkConfig.

@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -150,6 +151,7 @@ func (rc *Context) pass() *jobs.Pass {
 		rc.jobs = jobs.NewPass(rc, rc.env.Flink, rc.Now, jobs.Clusters{
 			URL:            rc.FlinkURL,
 			JobManagerGone: func(hash string) bool { return rc.Clusters[hash].JobManagerGone() },
+			FlinkVersion:   rc.FlinkVersion,
 		})
 		rc.jobs.Announce = func(e jobs.Event) { rc.event(e.Warning, e.Reason, e.Message) }
 		if rc.env.Acting != nil {
@@ -175,4 +177,21 @@ func (rc *Context) mayAct() error {
 func (rc *Context) FlinkURL(hash string) string {
 	o := rc.ClusterOwner
 	return rc.env.FlinkURL(o.Namespace, flink.VersionedServiceNameOf(o.Name, hash), o.UIPort())
+}
+
+// FlinkVersion is the Flink release the cluster with this hash runs: the flinkVersion of the spec
+// its deployment record deployed, so that an update to another release still speaks the old
+// release to the old job; else the cluster owner's.
+func (rc *Context) FlinkVersion(hash string) string {
+	if rc.Job != nil {
+		for _, rec := range []*v1beta1.DeploymentRecord{stable(rc.Job), candidate(rc.Job)} {
+			var spec struct {
+				FlinkVersion string `json:"flinkVersion"`
+			}
+			if rec != nil && rec.ClusterHash == hash && json.Unmarshal([]byte(rec.Spec), &spec) == nil && spec.FlinkVersion != "" {
+				return spec.FlinkVersion
+			}
+		}
+	}
+	return rc.ClusterOwner.Spec.FlinkVersion
 }

@@ -1,6 +1,7 @@
 package flinkapplication
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,4 +40,36 @@ func TestProgramArgsListReachesTheJobUnsplit(t *testing.T) {
 	jobs := w.jm(app, app.Status.DeployHash).Jobs()
 	require.Len(t, jobs, 1)
 	assert.Equal(t, args, jobs[0].Args)
+}
+
+// Flink 2.x answers a job's exceptions without the root exception 1.x reports, only the exception
+// history: a job that fails there is explained as on 1.x, once.
+func TestFailedJobIsExplainedAlikeOnFlink1And2(t *testing.T) {
+	reasons := map[string]string{}
+	for _, version := range []string{"1.20", "2.2"} {
+		w := newWorld(t)
+		app := wordcount("wc")
+		app.Spec.FlinkVersion = version
+		app.Spec.SavepointPath = "file:///checkpoints/savepoints/savepoint-000000-gone"
+		w.create(app)
+		_, reasons[version], _ = strings.Cut(w.runUntilPhase("wc", v1beta1.PhaseDeployFailed).Status.Reason, " is FAILED: ")
+	}
+	assert.True(t, strings.HasPrefix(reasons["1.20"], "org.apache.flink.runtime.client.JobInitializationException: Could not start the JobMaster."), reasons["1.20"])
+	assert.Equal(t, reasons["1.20"], reasons["2.2"])
+}
+
+// An update from Flink 1.14 to 1.20 stops the old job speaking 1.14 (a savepoint without a trigger
+// id, which 1.14 refuses) and starts the new one on 1.20, from that savepoint.
+func TestFlinkUpgradeSpeaksEachClusterItsOwnRelease(t *testing.T) {
+	w := newWorld(t)
+	old := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) { s.FlinkVersion = "1.14" })
+	w.update("wc", func(a *v1beta1.FlinkApplication) {
+		a.Spec.FlinkVersion = "1.20"
+		a.Spec.Image = "flink-wordcount:2"
+	})
+	app := w.runUntil("wc", "upgraded", upgradedFrom(old))
+	assert.Equal(t, "1.14.0", w.jm(old, old.Status.DeployHash).Release())
+	assert.Equal(t, "1.20.0", w.jm(app, app.Status.DeployHash).Release())
+	assert.Equal(t, 1, savepointsTaken(w))
+	assert.True(t, strings.Contains(w.jm(app, app.Status.DeployHash).Jobs()[0].RestoredFrom, "savepoint-"))
 }

@@ -256,8 +256,9 @@ func TestOperatorDownPastTheDeadlinesCarriesOnWithWhatFlinkCompleted(t *testing.
 	})
 }
 
-// Flink before 1.15 ignores the trigger id it is sent and answers with its own: the operator
-// follows that one, so an update takes one savepoint and restores it.
+// Flink before 1.15 has no trigger id, refuses a savepoint request that names one, and answers with
+// an id of its own: the operator leaves the id out and follows Flink's, so an update takes one
+// savepoint and restores it.
 func TestSavepointOnFlinkBefore115FollowsFlinksRequestID(t *testing.T) {
 	w := newWorld(t)
 	old := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) { s.FlinkVersion = "1.14" })

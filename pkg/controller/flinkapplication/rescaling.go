@@ -30,6 +30,10 @@ func handleRescaling(rc *Context) Outcome {
 	if !flink.AdaptiveScheduler(rc.App) {
 		return stopLiveJob(rc, "Rescaling", fmt.Sprintf("parallelism %d needs a new job (the cluster does not run the adaptive scheduler)", want))
 	}
+	if v := rc.FlinkVersion(hash); !client.HasResourceRequirements(v) {
+		return stopLiveJob(rc, "Rescaling", fmt.Sprintf("parallelism %d needs a new job (Flink %s cannot rescale a running job: "+
+			"its resource requirements came with 1.18)", want, v))
+	}
 	// Slots first: the adaptive scheduler only grows a job into slots that exist.
 	if tms := flink.TaskManagerReplicas(rc.App); rc.Clusters[hash] != nil && replicas(rc.Clusters[hash].TaskManager) < tms {
 		if err := scaleTaskManagers(rc, hash, tms); err != nil {

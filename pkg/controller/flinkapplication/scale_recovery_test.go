@@ -19,18 +19,24 @@ func (w *world) taskManagerReplicas(app *v1beta1.FlinkApplication, hash string) 
 }
 
 // A parallelism change with scaleMode InPlace keeps the cluster. Under the adaptive scheduler the
-// same job rescales; otherwise a new job starts on the same cluster from a savepoint.
+// same job rescales; otherwise, or on Flink before 1.18, which has no resource requirements to ask
+// it through, a new job starts on the same cluster from a savepoint.
 func TestInPlaceRescaleKeepsTheCluster(t *testing.T) {
-	for _, adaptive := range []bool{true, false} {
-		name := "default scheduler"
-		if adaptive {
-			name = "adaptive scheduler"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name, version     string
+		adaptive, sameJob bool
+	}{
+		{"adaptive scheduler", "1.20", true, true},
+		{"default scheduler", "1.20", false, false},
+		{"adaptive scheduler on Flink 1.17", "1.17", true, false},
+	} {
+		adaptive := tc.sameJob
+		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
 			old := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
 				s.ScaleMode = v1beta1.ScaleModeInPlace
-				if adaptive {
+				s.FlinkVersion = tc.version
+				if tc.adaptive {
 					s.FlinkConfig[flink.SchedulerKey] = "adaptive"
 				}
 			})

@@ -11,6 +11,9 @@ import (
 type Ref struct {
 	URL string
 	ID  string
+	// FlinkVersion is the Flink release the job's cluster runs, as its owner's spec says: what is
+	// sent about the job is what that release takes. Empty means a current release.
+	FlinkVersion string
 }
 
 // View is what one pass knows of one job: how alive it is and why, and what its JobManager said.
@@ -58,6 +61,8 @@ type Clusters struct {
 	// JobManagerGone tells whether a cluster's JobManager can no longer run anything: its
 	// Deployment is gone and no JobManager pod is left, terminating ones included.
 	JobManagerGone func(cluster string) bool
+	// FlinkVersion, when set, is the Flink release a cluster runs (its spec's flinkVersion).
+	FlinkVersion func(cluster string) string
 }
 
 // Pass is one pass's view of Flink: each question is asked at most once (until Forget), and after
@@ -100,7 +105,13 @@ func (p *Pass) Flink() client.API { return p.flink }
 func (p *Pass) URL(cluster string) string { return p.clusters.URL(cluster) }
 
 // Ref is the reference of a job on a cluster.
-func (p *Pass) Ref(cluster, jobID string) Ref { return Ref{URL: p.URL(cluster), ID: jobID} }
+func (p *Pass) Ref(cluster, jobID string) Ref {
+	ref := Ref{URL: p.URL(cluster), ID: jobID}
+	if p.clusters.FlinkVersion != nil {
+		ref.FlinkVersion = p.clusters.FlinkVersion(cluster)
+	}
+	return ref
+}
 
 func (p *Pass) jobManagerGone(cluster string) bool {
 	return p.clusters.JobManagerGone != nil && p.clusters.JobManagerGone(cluster)

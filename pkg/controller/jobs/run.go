@@ -161,6 +161,7 @@ func (p *Pass) submit(job *Job, ref Ref, s Submission) RunStep {
 	_, err := p.flink.SubmitJob(p.ctx, ref.URL, s.JarID, client.SubmitJobRequest{
 		EntryClass: s.EntryClass, ProgramArgsList: s.Args, Parallelism: s.Parallelism, JobID: ref.ID,
 		AllowNonRestoredState: s.AllowNonRestoredState, SavepointPath: s.RestorePath, FlinkConfiguration: s.FlinkConfig,
+		FlinkVersion: ref.FlinkVersion,
 	})
 	p.Forget()
 	switch {
@@ -236,8 +237,13 @@ func (p *Pass) FailureCause(ref Ref) string {
 	}
 	cause := ex.RootException
 	if cause == "" && len(ex.ExceptionHistory.Entries) > 0 {
+		// Flink 2.x has no root exception: the newest entry of the history is the same failure, and
+		// its stack trace starts with the exception's class and message, as the root exception does.
 		e := ex.ExceptionHistory.Entries[0]
-		cause = e.ExceptionName + ": " + e.Stacktrace
+		cause = e.Stacktrace
+		if cause == "" {
+			cause = e.ExceptionName
+		}
 	}
 	if cause == "" {
 		return "no exception reported"

@@ -76,12 +76,14 @@ func (p *Pass) Savepoint(ref Ref, t *Trigger, cancelJob, mayTrigger bool) Savepo
 	return SavepointStep{Wait: later(0)}
 }
 
-// trigger sends the recorded trigger. Flink before 1.15 ignores the trigger id it is sent and
-// answers with one of its own: that one is recorded in its place. Between the trigger and that
-// record a restart finds the savepoint by its trigger time in the job's checkpoint history, once
-// Flink lists it there; only a restart before that may trigger a second savepoint.
+// trigger sends the recorded trigger. Flink before 1.15 takes no trigger id (the client leaves it
+// out for that release) and answers with one of its own: that one is recorded in its place.
+// Between the trigger and that record a restart finds the savepoint by its trigger time in the
+// job's checkpoint history, once Flink lists it there; only a restart before that may trigger a
+// second savepoint.
 func (p *Pass) trigger(ref Ref, t *Trigger, cancelJob bool) SavepointStep {
-	id, err := p.flink.TriggerSavepoint(p.ctx, ref.URL, ref.ID, client.SavepointRequest{CancelJob: cancelJob, TriggerID: t.ID})
+	id, err := p.flink.TriggerSavepoint(p.ctx, ref.URL, ref.ID,
+		client.SavepointRequest{CancelJob: cancelJob, TriggerID: t.ID, FlinkVersion: ref.FlinkVersion})
 	switch {
 	case err != nil && !client.IsRetryable(err) && !client.IsNoAnswer(err) && !client.IsConflict(err):
 		// Flink answered that it will not take this savepoint (no savepoint directory, say): the

@@ -104,14 +104,18 @@ type SavepointRequest struct {
 	TriggerID string `json:"triggerId,omitempty"`
 	// FormatType is "CANONICAL" (Flink's default) or "NATIVE".
 	FormatType string `json:"formatType,omitempty"`
+	// FlinkVersion is the release the JobManager runs (version.go). Flink before 1.15 has no
+	// TriggerID or FormatType and refuses a request that names them, so they are left out.
+	FlinkVersion string `json:"-"`
 }
 
 // SubmitJobRequest is the body of POST /jars/:jarid/run. Every field is optional.
 type SubmitJobRequest struct {
 	EntryClass string `json:"entryClass,omitempty"`
-	// ProgramArgs is a single string Flink 1.x tokenises. Flink 2.0 removed it, and its strict
-	// mapper refuses a request that names it: the operator sends ProgramArgsList only (split with
-	// flink.ProgramArguments as 1.x splits the string). Setting both is a 400.
+	// ProgramArgs is a single string Flink 1.x tokenises. Flink 2.0 removed it and ignores it, so
+	// that its job would run without arguments: SubmitJob refuses it for 2.x. The operator sends
+	// ProgramArgsList only (split with flink.ProgramArguments as 1.x splits the string). Setting
+	// both is a 400.
 	ProgramArgs     string   `json:"programArgs,omitempty"`
 	ProgramArgsList []string `json:"programArgsList,omitempty"`
 	Parallelism     int32    `json:"parallelism,omitempty"`
@@ -122,12 +126,17 @@ type SubmitJobRequest struct {
 	// SavepointPath is not checked by the submit call: a missing savepoint shows up later as
 	// the job going INITIALIZING -> FAILED.
 	SavepointPath string `json:"savepointPath,omitempty"`
-	// RestoreMode is CLAIM, NO_CLAIM or LEGACY (deprecated in 1.20 for ClaimMode).
+	// RestoreMode and ClaimMode are one setting, CLAIM, NO_CLAIM or LEGACY, under its 1.15 name and
+	// its 1.20 name; 1.15 to 1.19 refuse claimMode as an unknown property. Either may be set:
+	// SubmitJob sends it under the name the release knows. Unset, Flink 1.15 and later restore
+	// NO_CLAIM.
 	RestoreMode string `json:"restoreMode,omitempty"`
-	// ClaimMode is the 1.20+ name of RestoreMode; 1.17-1.19 reject it as an unknown field.
-	ClaimMode string `json:"claimMode,omitempty"`
+	ClaimMode   string `json:"claimMode,omitempty"`
 	// FlinkConfiguration is merged into the job's configuration (1.17+).
 	FlinkConfiguration map[string]string `json:"flinkConfiguration,omitempty"`
+	// FlinkVersion is the release the JobManager runs (version.go): what SubmitJob sends is what
+	// that release takes.
+	FlinkVersion string `json:"-"`
 }
 
 // Savepoint operation states, as in the status.id of GET /jobs/:jobid/savepoints/:triggerid.

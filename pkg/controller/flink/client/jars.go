@@ -20,6 +20,10 @@ func (c *Client) SubmitJob(ctx context.Context, baseURL, jarID string, req Submi
 	if err := requireID(op, "jar id", jarID); err != nil {
 		return "", err
 	}
+	body, err := req.forRelease()
+	if err != nil {
+		return "", invalid(op, err)
+	}
 	var out struct {
 		JobID string `json:"jobid"`
 	}
@@ -27,7 +31,7 @@ func (c *Client) SubmitJob(ctx context.Context, baseURL, jarID string, req Submi
 		op:      op,
 		method:  http.MethodPost,
 		path:    []string{"jars", jarID, "run"},
-		body:    req,
+		body:    body,
 		out:     &out,
 		timeout: c.cfg.SubmitTimeout,
 		policy:  submitPolicy,

@@ -41,8 +41,18 @@ func TestSubmitJobSendsRequest(t *testing.T) {
 		},
 		{
 			name:     "legacy program args string",
-			req:      SubmitJobRequest{ProgramArgs: "--port 9000", Parallelism: 2},
+			req:      SubmitJobRequest{ProgramArgs: "--port 9000", Parallelism: 2, FlinkVersion: "1.20"},
 			wantBody: map[string]any{"programArgs": "--port 9000", "parallelism": float64(2)},
+		},
+		{
+			name:     "the claim mode under its 1.20 name",
+			req:      SubmitJobRequest{RestoreMode: "NO_CLAIM", FlinkVersion: "2.2"},
+			wantBody: map[string]any{"claimMode": "NO_CLAIM"},
+		},
+		{
+			name:     "the claim mode under its name before 1.20",
+			req:      SubmitJobRequest{ClaimMode: "CLAIM", FlinkVersion: "1.19.2"},
+			wantBody: map[string]any{"restoreMode": "CLAIM"},
 		},
 	}
 	for _, tt := range tests {
@@ -59,6 +69,21 @@ func TestSubmitJobSendsRequest(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte(req.body), &got))
 			assert.Equal(t, tt.wantBody, got)
 		})
+	}
+}
+
+// A submission the release would refuse, or would run without what it names, is not sent.
+func TestSubmitJobRefusesWhatTheReleaseLacks(t *testing.T) {
+	for _, req := range []SubmitJobRequest{
+		{ProgramArgs: "--port 9000", FlinkVersion: "2.0"}, // 2.x ignores it: the job would run without arguments
+		{FlinkConfiguration: map[string]string{"a": "b"}, FlinkVersion: "1.16"},
+		{ClaimMode: "NO_CLAIM", FlinkVersion: "1.14"},
+	} {
+		fake, srv := newFakeJobManager(t, "", map[string][]reply{runRoute: {{status: 200, body: submitOKBody}}})
+		_, err := newTestClient(DefaultConfig()).SubmitJob(context.Background(), srv.URL, testJarID, req)
+		require.Error(t, err, "%+v", req)
+		assert.False(t, IsRetryable(err) || IsNoAnswer(err), "%v", err)
+		assert.Empty(t, fake.received(), "%+v was sent", req)
 	}
 }
 

@@ -27,7 +27,7 @@ func (c *Client) TriggerSavepoint(ctx context.Context, baseURL, jobID string, re
 		op:      op,
 		method:  http.MethodPost,
 		path:    []string{"jobs", jobID, "savepoints"},
-		body:    req,
+		body:    req.forRelease(),
 		out:     &out,
 		timeout: c.cfg.PostTimeout,
 		policy:  idempotentWritePolicy,

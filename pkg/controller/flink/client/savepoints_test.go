@@ -27,6 +27,17 @@ func TestTriggerSavepointSendsFlinkKeys(t *testing.T) {
 			wantBody: map[string]any{"target-directory": "s3://bucket/sp", "cancel-job": true,
 				"triggerId": testTriggerID},
 		},
+		{
+			name:     "Flink 1.15 and later take a trigger id and a format",
+			req:      SavepointRequest{TriggerID: testTriggerID, FormatType: "NATIVE", FlinkVersion: "1.15.4"},
+			wantBody: map[string]any{"cancel-job": false, "triggerId": testTriggerID, "formatType": "NATIVE"},
+		},
+		{
+			// Flink before 1.15 refuses them (400): it picks the id, which the caller follows.
+			name:     "no trigger id or format before Flink 1.15",
+			req:      SavepointRequest{CancelJob: true, TriggerID: testTriggerID, FormatType: "NATIVE", FlinkVersion: "1.11"},
+			wantBody: map[string]any{"cancel-job": true},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
