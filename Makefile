@@ -8,7 +8,7 @@ GENERATED := pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd
 UNIT_PKGS = $(shell go list ./... | grep -v -e /integ/e2e -e /integ/lyftcompat -e /integ/portable)
 export FLINKFSM_REQUIRE_CLUSTER ?= 1
 
-.PHONY: release all build generate verify test unit integ integ-external bench demo cluster-up cluster-down k8s-binaries helm helm-template clean install-plugin fuzz
+.PHONY: release all build generate verify test unit integ integ-external bench bench-soak demo cluster-up cluster-down k8s-binaries helm helm-template clean install-plugin fuzz
 
 all: build
 
@@ -64,11 +64,20 @@ test: unit integ
 # The benchmark of issue 12 on the local cluster (not part of `make test`): `make bench N=1000`,
 # BENCH_STEADY=3m the steady-state window, BENCH_FLAGS more flags (go run ./integ/cmd/bench -h).
 # Prints a table against the targets and writes JSON. N=1000 takes about 12 minutes on 2 cores.
+# Its last part is issue 25's soak, SOAK_N ordinary applications (100, whatever N) alone and beside
+# ten hostile tenants; BENCH_SOAK=false leaves it out, and `make bench-soak` runs only the soak (its
+# JSON in SOAK_OUT).
 N ?= 100
+SOAK_N ?= 100
+BENCH_SOAK ?= true
 BENCH_STEADY ?= 3m
 BENCH_OUT ?= bench-results.json
+SOAK_OUT ?= bench-results-soak.json
 bench: k8s-binaries
-	go run ./integ/cmd/bench -n $(N) -steady $(BENCH_STEADY) -out $(BENCH_OUT) $(BENCH_FLAGS)
+	go run ./integ/cmd/bench -n $(N) -steady $(BENCH_STEADY) -soak=$(BENCH_SOAK) -soak-n $(SOAK_N) -out $(BENCH_OUT) $(BENCH_FLAGS)
+
+bench-soak: k8s-binaries
+	go run ./integ/cmd/bench -soak-only -soak-n $(SOAK_N) -out $(SOAK_OUT) $(BENCH_FLAGS)
 
 cluster-up:
 	./hack/cluster-up.sh

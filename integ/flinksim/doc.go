@@ -93,6 +93,14 @@
 //   - Options.FlinkVersion below 1.15 has no triggerId in savepoint and stop
 //     requests and refuses one: each trigger starts a new savepoint under a
 //     fresh id.
+//   - Faults.Hostile answers like a hostile tenant's JobManager: an answer
+//     padded to a size, a huge array or arrays nested as deep as a size
+//     allows in the endpoint's own list (ShapeHuge, ShapeNested), or any of
+//     them sent a few bytes a second (BytesPerSecond), to every answer or
+//     to successful ones only. The soak of `make bench` runs them beside
+//     ordinary applications.
+//   - POST /jars/upload streams the jar past, as Flink streams it to its
+//     upload directory: a jar of hundreds of MiB uploads whole.
 //
 // # Known simplifications
 //

@@ -58,6 +58,11 @@ type Faults struct {
 	// Hang leaves requests to these endpoints unprocessed and unanswered until
 	// the client gives up, as a wedged JobManager does.
 	Hang map[string]bool
+	// Hostile processes requests to these endpoints as usual and answers them
+	// with a body built to cost the client: huge, deeply nested or sent a few
+	// bytes a second (see HostileAnswer). A JobManager runs the tenant's image,
+	// so an operator must survive whatever one sends.
+	Hostile map[string]HostileAnswer
 	// FailFirst answers the first N requests to an endpoint with 500 Internal
 	// server error, unprocessed, and serves the ones after as usual: a
 	// JobManager that fails a few polls, then recovers. Requests are counted
@@ -95,6 +100,7 @@ func (f Faults) clone() Faults {
 	c.DropRate = cloneMap(f.DropRate)
 	c.Latency = cloneMap(f.Latency)
 	c.Hang = cloneMap(f.Hang)
+	c.Hostile = cloneMap(f.Hostile)
 	c.FailFirst = cloneMap(f.FailFirst)
 	return c
 }
@@ -137,6 +143,7 @@ type faultDecision struct {
 	status  int // 0: no injected error
 	drop    bool
 	hang    bool
+	hostile HostileAnswer
 }
 
 func (jm *JobManager) decideFault(endpoint, method string) faultDecision {
@@ -146,7 +153,7 @@ func (jm *JobManager) decideFault(endpoint, method string) faultDecision {
 	if lookup(f.Hang, endpoint) {
 		return faultDecision{hang: true}
 	}
-	d := faultDecision{latency: lookup(f.Latency, endpoint)}
+	d := faultDecision{latency: lookup(f.Latency, endpoint), hostile: lookup(f.Hostile, endpoint)}
 	if n := lookup(f.FailFirst, endpoint); n > 0 && jm.failedFirst[endpoint] < n {
 		if jm.failedFirst == nil {
 			jm.failedFirst = map[string]int{}

@@ -1,7 +1,6 @@
 package flinksim
 
 import (
-	"bytes"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -172,23 +171,14 @@ func (jm *JobManager) handleJars(rc *reqCtx) response {
 }
 
 func (jm *JobManager) handleJarUpload(rc *reqCtx) response {
-	_, params, err := mime.ParseMediaType(rc.r.Header.Get("Content-Type"))
-	if err != nil || params["boundary"] == "" {
+	form := rc.upload
+	if form == nil || !form.multipart {
 		return restError(http.StatusBadRequest, classRestHandler, "Exactly 1 file must be sent, received 0.", nil)
 	}
-	mr := multipart.NewReader(bytes.NewReader(rc.body), params["boundary"])
-	var names []string
-	for {
-		part, err := mr.NextPart()
-		if err != nil {
-			break
-		}
-		if part.FileName() != "" {
-			names = append(names, part.FileName())
-		} else if part.FormName() != "request" {
-			return restError(http.StatusBadRequest, classRestHandler, "Received unknown attribute "+part.FormName()+".", nil)
-		}
+	if form.unknown != "" {
+		return restError(http.StatusBadRequest, classRestHandler, "Received unknown attribute "+form.unknown+".", nil)
 	}
+	names := form.files
 	if len(names) != 1 {
 		return restError(http.StatusBadRequest, classRestHandler, "Exactly 1 file must be sent, received "+itoa(len(names))+".", nil)
 	}
@@ -198,6 +188,45 @@ func (jm *JobManager) handleJarUpload(rc *reqCtx) response {
 	id := newUUID() + "_" + names[0]
 	jm.uploaded = append(jm.uploaded, jarFile{id: id, uploaded: rc.now})
 	return respondOK(map[string]any{"filename": jm.cfg.uploadDir + "/" + id, "status": "success"})
+}
+
+// uploadForm is what POST /jars/upload sent, as far as the handler judges it.
+type uploadForm struct {
+	// multipart is whether the request was multipart/form-data with a boundary.
+	multipart bool
+	// files are the file names of the file parts, in order.
+	files []string
+	// unknown is the first form field that is neither a file nor "request".
+	unknown string
+}
+
+// readUploadForm reads an upload's multipart body as it arrives, keeping the parts' names and
+// dropping their content: jars run to hundreds of MiB (fat jars of 200 MiB are common), which
+// Flink streams to its upload directory, so the simulator must neither hold one in memory nor
+// cut it short. It runs before the handler takes the JobManager's lock, so that a slow upload
+// holds up no other call.
+func readUploadForm(req *http.Request) *uploadForm {
+	form := &uploadForm{}
+	_, params, err := mime.ParseMediaType(req.Header.Get("Content-Type"))
+	if err != nil || params["boundary"] == "" {
+		return form
+	}
+	form.multipart = true
+	mr := multipart.NewReader(req.Body, params["boundary"])
+	for {
+		// NextPart skips what is left of the part before.
+		part, err := mr.NextPart()
+		if err != nil {
+			return form
+		}
+		switch {
+		case part.FileName() != "":
+			form.files = append(form.files, part.FileName())
+		case part.FormName() != "request":
+			form.unknown = part.FormName()
+			return form
+		}
+	}
 }
 
 func (jm *JobManager) handleJarDelete(rc *reqCtx) response {

@@ -24,6 +24,8 @@ type reqCtx struct {
 	r      *http.Request
 	params map[string]string
 	body   []byte
+	// upload is the form of POST /jars/upload, whose body is streamed rather than read into body.
+	upload *uploadForm
 	now    time.Time
 }
 
@@ -157,7 +159,13 @@ func (jm *JobManager) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		writeResponse(w, errorBody(http.StatusNotFound, "Not found: "+req.URL.RequestURI()))
 		return
 	}
-	body, _ := io.ReadAll(io.LimitReader(req.Body, 64<<20))
+	var body []byte
+	var upload *uploadForm
+	if rt.endpoint == EndpointJarUpload {
+		upload = readUploadForm(req)
+	} else {
+		body, _ = io.ReadAll(io.LimitReader(req.Body, 64<<20))
+	}
 	fault := jm.decideFault(rt.endpoint, req.Method)
 	if fault.hang {
 		<-req.Context().Done()
@@ -175,10 +183,14 @@ func (jm *JobManager) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	if bad := checkParams(params); bad != nil {
 		resp = *bad
 	} else {
-		resp = jm.dispatch(rt, &reqCtx{r: req, params: params, body: body})
+		resp = jm.dispatch(rt, &reqCtx{r: req, params: params, body: body, upload: upload})
 	}
 	if fault.drop || resp.drop {
 		dropConnection(w)
+		return
+	}
+	if fault.hostile.appliesTo(resp.status) {
+		writeHostile(w, req, resp, rt.endpoint, fault.hostile)
 		return
 	}
 	writeResponse(w, resp)

@@ -45,3 +45,25 @@ func (e *Env) MetricsAddress(ctx context.Context) (string, error) {
 		}
 	}
 }
+
+// OperatorExit says how the operator process started last ended on its own: its wait status
+// ("exit status 2", "signal: killed") once it has exited, "" while it runs and after KillOperator.
+// A soak counts these as the operator's restarts: a Deployment would start it again.
+func (e *Env) OperatorExit() string {
+	e.mu.Lock()
+	cmd, exited := e.operator, e.exited
+	e.mu.Unlock()
+	if cmd == nil {
+		return ""
+	}
+	select {
+	case <-exited:
+		// Wait has returned, so ProcessState is set; it stays nil only when Wait itself failed.
+		if cmd.ProcessState == nil {
+			return "ended (no wait status)"
+		}
+		return cmd.ProcessState.String()
+	default:
+		return ""
+	}
+}

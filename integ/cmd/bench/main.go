@@ -7,7 +7,11 @@
 //	    Services applied without the operator; both alternately, three pairs up to 200 applications,
 //	    the pair with the median ratio reported;
 //	(c) the steady state of those N applications: status writes, Flink REST calls, reconcile latency;
-//	(d) the operator's resident memory after (b) and after (c).
+//	(d) the operator's resident memory after (b) and after (c);
+//	(e) the soak of issue 25: N ordinary applications alone, then beside ten hostile tenants (huge,
+//	    deeply nested and slow-drip JobManager answers, a JobManager that never answers, a 200 MiB
+//	    jar, a redirect loop, jar hosts that stall or drip); the ratio of their all-Running times,
+//	    the operator's peak memory and its restarts. -soak-only runs only (e) (`make bench-soak`).
 //
 // It prints a table against the issue's targets and writes every figure, with the conditions they
 // were measured under, as JSON. It is not a test: its figures depend on the machine and its load.
@@ -22,6 +26,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -49,6 +54,14 @@ type options struct {
 	checkpointing int
 	pairs         int
 	set           setFlag
+	soak          bool
+	soakOnly      bool
+	soakN         int
+	soakPairs     int
+	soakHeadStart time.Duration
+	soakHold      time.Duration
+	soakJarMiB    int64
+	soakTenants   string
 }
 
 // setFlag collects -set key=value: operator config keys changed for an experiment, recorded with
@@ -82,9 +95,23 @@ func main() {
 	flag.IntVar(&o.workers, "workers", config.Default().Workers, "the operator's workers (default: the operator's default)")
 	flag.IntVar(&o.pairs, "pairs", 0, "floor and operator runs (b) alternates, keeping the median ratio (default: 3 up to 200 applications, else 1)")
 	flag.Var(o.set, "set", "operator config key=value (repeatable), e.g. -set kubeAPIQPS=400")
+	flag.BoolVar(&o.soak, "soak", true, "run the soak (e) after (c): ordinary applications alone and beside hostile tenants")
+	flag.BoolVar(&o.soakOnly, "soak-only", false, "run only the soak (e), not (a) to (c)")
+	flag.IntVar(&o.soakN, "soak-n", 0, "ordinary applications in each run of the soak (default: -n)")
+	flag.IntVar(&o.soakPairs, "soak-pairs", 0, "baseline and soak runs the soak alternates, keeping the median ratio (default: 3 up to 200 applications, else 1)")
+	flag.DurationVar(&o.soakHeadStart, "soak-head-start", 30*time.Second, "how long the hostile tenants run before the ordinary applications are created")
+	flag.DurationVar(&o.soakHold, "soak-hold", 2*time.Minute, "how long the last soak run goes on after every ordinary application runs")
+	flag.Int64Var(&o.soakJarMiB, "soak-jar-mib", 200, "size of the large jar a hostile session job fetches, in MiB")
+	flag.StringVar(&o.soakTenants, "soak-tenants", "", "hostile tenants of the soak, comma-separated (default: all ten; none: none, which measures the noise between two alike runs)")
 	flag.Parse()
 	if o.pairs <= 0 {
 		o.pairs = defaultPairs(o.n)
+	}
+	if o.soakN <= 0 {
+		o.soakN = o.n
+	}
+	if o.soakPairs <= 0 {
+		o.soakPairs = defaultPairs(o.soakN)
 	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -93,14 +120,29 @@ func main() {
 }
 
 type bench struct {
-	env           *localenv.Env
-	kube          kubernetes.Interface
-	apps          versioned.Interface
-	rec           *recorder
+	env  *localenv.Env
+	kube kubernetes.Interface
+	apps versioned.Interface
+	rec  *recorder
+	// addrMu guards metricsAddr, the running operator's /metrics address: the soak starts the
+	// operator again from another goroutine if it ends, and the new process binds another port.
+	addrMu        sync.Mutex
 	metricsAddr   string
 	stabilization time.Duration
 	timeout       time.Duration
 	began         time.Time
+}
+
+func (b *bench) metricsAddress() string {
+	b.addrMu.Lock()
+	defer b.addrMu.Unlock()
+	return b.metricsAddr
+}
+
+func (b *bench) setMetricsAddress(addr string) {
+	b.addrMu.Lock()
+	defer b.addrMu.Unlock()
+	b.metricsAddr = addr
 }
 
 func (b *bench) logf(format string, args ...any) {
@@ -169,17 +211,39 @@ func run(o options) (err error) {
 	if b.apps, err = versioned.NewForConfig(cfg); err != nil {
 		return err
 	}
-	if b.metricsAddr, err = b.env.MetricsAddress(ctx); err != nil {
+	addr, err := b.env.MetricsAddress(ctx)
+	if err != nil {
 		return err
 	}
+	b.setMetricsAddress(addr)
 	// The watch ends before the environment stops, rather than complaining that it went away.
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	if err := b.rec.run(watchCtx, b.apps); err != nil {
 		return err
 	}
-	b.logf("environment up; operator metrics at %s", b.metricsAddr)
+	b.logf("environment up; operator metrics at %s", addr)
 
+	if !o.soakOnly {
+		if err := b.benchmark(ctx, o, res); err != nil {
+			return err
+		}
+	}
+	if o.soak || o.soakOnly {
+		if res.Soak, err = b.soak(ctx, soakOptions{n: o.soakN, pairs: o.soakPairs, headStart: o.soakHeadStart,
+			hold: o.soakHold, largeJar: o.soakJarMiB << 20, tenants: o.soakTenants}); err != nil {
+			return err
+		}
+	}
+	res.Conditions.Seconds = time.Since(b.began).Seconds()
+	res.evaluate()
+	res.print(os.Stdout)
+	return res.write(o.out)
+}
+
+// benchmark is (a) to (d). It leaves nothing of (b) and (c) behind when the soak follows, so that
+// the soak starts on a cluster as empty as (b)'s.
+func (b *bench) benchmark(ctx context.Context, o options, res *results) (err error) {
 	if res.Single, err = b.single(ctx, o.updates); err != nil {
 		return fmt.Errorf("(a): %w", err)
 	}
@@ -197,10 +261,17 @@ func run(o options) (err error) {
 	if res.Steady, err = b.steady(ctx, group{ns: "bench-apps", keys: keys}, checkpointing, o.settle, o.steady); err != nil {
 		return fmt.Errorf("(c): %w", err)
 	}
-	res.Conditions.Seconds = time.Since(b.began).Seconds()
-	res.evaluate()
-	res.print(os.Stdout)
-	return res.write(o.out)
+	if !o.soak {
+		return nil
+	}
+	b.logf("deleting (b)'s and (c)'s applications before the soak")
+	if err := b.deleteFleet(ctx, keys); err != nil {
+		return err
+	}
+	if checkpointing != nil {
+		return b.deleteFleet(ctx, checkpointing.keys)
+	}
+	return nil
 }
 
 // benchApp is the application every measurement uses: the e2e suite's (the wordcount job, small

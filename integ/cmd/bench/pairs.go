@@ -38,7 +38,7 @@ func (b *bench) scale(ctx context.Context, n, pairs int) (*scaleResult, []string
 		if err != nil {
 			return nil, nil, fmt.Errorf("floor: %w", err)
 		}
-		res, k, err := b.fleet(ctx, n)
+		res, k, err := b.fleet(ctx, "bench-apps", n)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -99,13 +99,24 @@ func (b *bench) deleteFleet(ctx context.Context, keys []string) error {
 
 // pairRatios lists every pair's ratio, the kept one marked.
 func pairRatios(sc *scaleResult) string {
-	var s []string
-	for _, p := range sc.Pairs {
-		r := fmt.Sprintf("%.2f×", p.Ratio)
+	ratios, kept := make([]float64, len(sc.Pairs)), 0
+	for i, p := range sc.Pairs {
+		ratios[i] = p.Ratio
 		if p.Kept {
-			r += " (kept)"
+			kept = i
 		}
-		s = append(s, r)
+	}
+	return listRatios(ratios, kept)
+}
+
+// listRatios lists ratios in the order they were measured, the kept one marked.
+func listRatios(ratios []float64, kept int) string {
+	s := make([]string, len(ratios))
+	for i, r := range ratios {
+		s[i] = fmt.Sprintf("%.2f×", r)
+		if i == kept {
+			s[i] += " (kept)"
+		}
 	}
 	return strings.Join(s, ", ")
 }

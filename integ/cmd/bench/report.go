@@ -21,6 +21,7 @@ type results struct {
 	Single     *singleResult `json:"single"`
 	Scale      *scaleResult  `json:"scale"`
 	Steady     *steadyResult `json:"steady"`
+	Soak       *soakResult   `json:"soak,omitempty"`
 	Figures    []figure      `json:"figures"`
 	// TargetsMet is whether every figure with a target met it.
 	TargetsMet bool `json:"targetsMet"`
@@ -72,60 +73,72 @@ func conditionsNow(o options) conditions {
 	}
 }
 
-// evaluate fills the figures: issue 12's targets where it sets one.
+// evaluate fills the figures: issue 12's targets where it sets one, and issue 25's for the soak.
 func (r *results) evaluate() {
-	s, sc, st := r.Single, r.Scale, r.Steady
-	add := func(name, value, target string, ok *bool) {
-		r.Figures = append(r.Figures, figure{name, value, target, ok})
-	}
-	check := func(ok bool) *bool { return &ok }
 	r.TargetsMet = true
-	target := func(name, value, target string, ok bool) {
-		add(name, value, target, check(ok))
-		r.TargetsMet = r.TargetsMet && ok
+	if r.Single != nil && r.Scale != nil && r.Steady != nil {
+		r.evaluateBench()
 	}
+	if r.Soak != nil {
+		r.evaluateSoak()
+	}
+}
 
-	add("(a) one app create → Running", secs(s.Create.Seconds), "—", nil)
-	add("(a)   of which jobStabilizationPeriod", secs(s.StabilizationSeconds), "—", nil)
-	add("(a)   overhead beyond simulator + stabilization", secs(s.Create.OverheadSeconds), "—", nil)
-	add(fmt.Sprintf("(a) parallelism update → Running, median of %d", len(s.Updates)), secs(s.UpdateMedianSeconds), "—", nil)
-	target("(a)   update overhead beyond simulator, median", secs(s.UpdateOverheadMedian), "≤ 1.00 s", s.UpdateOverheadMedian <= 1)
-	add("(a)   simulator: savepoint + cancel + job start", secs(s.UpdateSimulatorSeconds), "—", nil)
+// add records a figure without a target.
+func (r *results) add(name, value, target string) {
+	r.Figures = append(r.Figures, figure{Name: name, Value: value, Target: target})
+}
 
-	add(fmt.Sprintf("(b) %d apps at once → all Running", sc.N), secs(sc.OperatorSeconds), "—", nil)
-	add("(b)   first / median Running", secs(sc.FirstRunningSeconds)+" / "+secs(sc.MedianRunningSeconds), "—", nil)
-	add("(b) floor: same Deployments+Services, no operator", secs(sc.FloorSeconds), "—", nil)
+// target records a figure against its target.
+func (r *results) target(name, value, target string, ok bool) {
+	r.Figures = append(r.Figures, figure{Name: name, Value: value, Target: target, OK: &ok})
+	r.TargetsMet = r.TargetsMet && ok
+}
+
+// evaluateBench is (a) to (d).
+func (r *results) evaluateBench() {
+	s, sc, st := r.Single, r.Scale, r.Steady
+	r.add("(a) one app create → Running", secs(s.Create.Seconds), "—")
+	r.add("(a)   of which jobStabilizationPeriod", secs(s.StabilizationSeconds), "—")
+	r.add("(a)   overhead beyond simulator + stabilization", secs(s.Create.OverheadSeconds), "—")
+	r.add(fmt.Sprintf("(a) parallelism update → Running, median of %d", len(s.Updates)), secs(s.UpdateMedianSeconds), "—")
+	r.target("(a)   update overhead beyond simulator, median", secs(s.UpdateOverheadMedian), "≤ 1.00 s", s.UpdateOverheadMedian <= 1)
+	r.add("(a)   simulator: savepoint + cancel + job start", secs(s.UpdateSimulatorSeconds), "—")
+
+	r.add(fmt.Sprintf("(b) %d apps at once → all Running", sc.N), secs(sc.OperatorSeconds), "—")
+	r.add("(b)   first / median Running", secs(sc.FirstRunningSeconds)+" / "+secs(sc.MedianRunningSeconds), "—")
+	r.add("(b) floor: same Deployments+Services, no operator", secs(sc.FloorSeconds), "—")
 	limit := 2.0
 	if sc.N <= 100 {
 		limit = 1.5
 	}
-	target("(b) operator / floor", fmt.Sprintf("%.2f×", sc.Ratio), fmt.Sprintf("≤ %.1f×", limit), sc.Ratio <= limit)
+	r.target("(b) operator / floor", fmt.Sprintf("%.2f×", sc.Ratio), fmt.Sprintf("≤ %.1f×", limit), sc.Ratio <= limit)
 	if len(sc.Pairs) > 1 {
-		add(fmt.Sprintf("(b)   each of %d pairs, the median kept", len(sc.Pairs)), pairRatios(sc), "—", nil)
+		r.add(fmt.Sprintf("(b)   each of %d pairs, the median kept", len(sc.Pairs)), pairRatios(sc), "—")
 	}
 	if sc.FloorSeconds > 0 && s.StabilizationSeconds > 0 {
 		// Every job waits jobStabilizationPeriod before it counts as Running, and the floor waits
 		// for nothing of the kind: how much of the ratio is the operator's own work.
-		add("(b)   the same, jobStabilizationPeriod left out", fmt.Sprintf("%.2f×",
-			(sc.OperatorSeconds-s.StabilizationSeconds)/sc.FloorSeconds), "—", nil)
+		r.add("(b)   the same, jobStabilizationPeriod left out", fmt.Sprintf("%.2f×",
+			(sc.OperatorSeconds-s.StabilizationSeconds)/sc.FloorSeconds), "—")
 	}
-	target("(d) RSS after (b)", mem(sc.Memory), "≤ 150 MiB", sc.Memory.RSSMiB > 0 && sc.Memory.RSSMiB <= 150)
+	r.target("(d) RSS after (b)", mem(sc.Memory), "≤ 150 MiB", sc.Memory.RSSMiB > 0 && sc.Memory.RSSMiB <= 150)
 
 	fl := st.Fleet
-	target("(c) status writes per app per hour", fmt.Sprintf("%.1f", fl.StatusWritesPerAppHour), "≤ 60", fl.StatusWritesPerAppHour <= 60)
-	target("(c) Flink REST calls per app per minute", fmt.Sprintf("%.2f (busiest app %.2f)", fl.RESTCallsPerAppMinute, fl.MaxRESTCallsPerAppMin),
+	r.target("(c) status writes per app per hour", fmt.Sprintf("%.1f", fl.StatusWritesPerAppHour), "≤ 60", fl.StatusWritesPerAppHour <= 60)
+	r.target("(c) Flink REST calls per app per minute", fmt.Sprintf("%.2f (busiest app %.2f)", fl.RESTCallsPerAppMinute, fl.MaxRESTCallsPerAppMin),
 		"≤ 8", fl.RESTCallsPerAppMinute <= 8)
-	add("(c) reconcile latency p50 / p90 / p99",
-		fmt.Sprintf("%.1f / %.1f / %.1f ms (%d reconciles)", st.ReconcileP50Milli, st.ReconcileP90Milli, st.ReconcileP99Milli, st.Reconciles), "—", nil)
-	target("(c) apps not Running at the end", fmt.Sprint(fl.NotRunningAtEnd), "0", fl.NotRunningAtEnd == 0)
+	r.add("(c) reconcile latency p50 / p90 / p99",
+		fmt.Sprintf("%.1f / %.1f / %.1f ms (%d reconciles)", st.ReconcileP50Milli, st.ReconcileP90Milli, st.ReconcileP99Milli, st.Reconciles), "—")
+	r.target("(c) apps not Running at the end", fmt.Sprint(fl.NotRunningAtEnd), "0", fl.NotRunningAtEnd == 0)
 	if cp := st.Checkpointing; cp != nil {
 		// Not the issue's "default settings" (Flink checkpoints nothing by default), so no target.
-		add(fmt.Sprintf("(c) %d apps checkpointing every 10 s: status writes per app per hour", cp.Apps),
-			fmt.Sprintf("%.1f", cp.StatusWritesPerAppHour), "—", nil)
-		add("(c)   their Flink REST calls per app per minute", fmt.Sprintf("%.2f", cp.RESTCallsPerAppMinute), "—", nil)
-		target("(c)   of them not Running at the end", fmt.Sprint(cp.NotRunningAtEnd), "0", cp.NotRunningAtEnd == 0)
+		r.add(fmt.Sprintf("(c) %d apps checkpointing every 10 s: status writes per app per hour", cp.Apps),
+			fmt.Sprintf("%.1f", cp.StatusWritesPerAppHour), "—")
+		r.add("(c)   their Flink REST calls per app per minute", fmt.Sprintf("%.2f", cp.RESTCallsPerAppMinute), "—")
+		r.target("(c)   of them not Running at the end", fmt.Sprint(cp.NotRunningAtEnd), "0", cp.NotRunningAtEnd == 0)
 	}
-	target("(d) RSS after (c)", mem(st.Memory), "≤ 150 MiB", st.Memory.RSSMiB > 0 && st.Memory.RSSMiB <= 150)
+	r.target("(d) RSS after (c)", mem(st.Memory), "≤ 150 MiB", st.Memory.RSSMiB > 0 && st.Memory.RSSMiB <= 150)
 }
 
 func secs(s float64) string { return fmt.Sprintf("%.2f s", s) }
@@ -138,9 +151,13 @@ func mem(m memory) string {
 }
 
 func (r *results) print(w io.Writer) {
-	fmt.Fprintf(w, "\nflinkfsm benchmark, %s, N=%d, steady window %s, %d CPUs (load at start %s)\n",
-		r.Conditions.Commit, r.Conditions.N, time.Duration(r.Conditions.SteadySeconds*float64(time.Second)),
-		r.Conditions.CPUs, r.Conditions.LoadAverageStart)
+	if r.Single != nil {
+		fmt.Fprintf(w, "\nflinkfsm benchmark, %s, N=%d, steady window %s, %d CPUs (load at start %s)\n",
+			r.Conditions.Commit, r.Conditions.N, time.Duration(r.Conditions.SteadySeconds*float64(time.Second)),
+			r.Conditions.CPUs, r.Conditions.LoadAverageStart)
+	} else {
+		fmt.Fprintf(w, "\nflinkfsm soak, %s, %d CPUs (load at start %s)\n", r.Conditions.Commit, r.Conditions.CPUs, r.Conditions.LoadAverageStart)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "figure\tvalue\ttarget\tok?")
 	for _, f := range r.Figures {
@@ -182,6 +199,12 @@ func (r *results) print(w io.Writer) {
 		fmt.Fprintf(w, "  operator's run: %s\n", formatCPU(sc.OperatorCPU))
 		fmt.Fprintf(w, "(b) the operator's requests to the API server in its run, count × mean latency:\n  %s\n",
 			describeRequestTimes(sc.OperatorKubeRequests))
+	}
+	if r.Soak != nil {
+		r.Soak.print(w)
+	}
+	if r.Single == nil {
+		return
 	}
 	fmt.Fprintln(w, "\n(a) phases of the median update:")
 	if u := medianUpdate(r.Single); u != nil {

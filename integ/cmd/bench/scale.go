@@ -149,9 +149,9 @@ func (b *bench) renderedObjects(app *v1beta1.FlinkApplication) []func(context.Co
 	}
 }
 
-// fleet creates n FlinkApplications at once and waits until all run.
-func (b *bench) fleet(ctx context.Context, n int) (*scaleResult, []string, error) {
-	ns, err := b.namespace(ctx, "bench-apps")
+// fleet creates n FlinkApplications at once in a new namespace and waits until all run.
+func (b *bench) fleet(ctx context.Context, namespace string, n int) (*scaleResult, []string, error) {
+	ns, err := b.namespace(ctx, namespace)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -226,8 +226,8 @@ func (b *bench) fleet(ctx context.Context, n int) (*scaleResult, []string, error
 	if at := avail.since(began); len(at) > 0 {
 		res.PhaseEntered[deploymentsAvailable] = spread{Median: median(at), Last: at[len(at)-1]}
 	}
-	b.logf("(b) operator: %d applications Running in %.2fs (first %.2fs, median %.2fs); RSS %.0f MiB",
-		n, res.OperatorSeconds, res.FirstRunningSeconds, res.MedianRunningSeconds, res.Memory.RSSMiB)
+	b.logf("operator: %d applications of %s Running in %.2fs (first %.2fs, median %.2fs); RSS %.0f MiB",
+		n, ns, res.OperatorSeconds, res.FirstRunningSeconds, res.MedianRunningSeconds, res.Memory.RSSMiB)
 	return res, keys, nil
 }
 

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math"
 	"net/http"
-	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -198,7 +195,7 @@ func (h histogram) quantile(q float64) float64 {
 
 // scrape reads the operator's /metrics.
 func (b *bench) scrape(ctx context.Context) (map[string]*dto.MetricFamily, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+b.metricsAddr+"/metrics", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+b.metricsAddress()+"/metrics", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -273,21 +270,8 @@ func (b *bench) memory(ctx context.Context) memory {
 
 // rssMiB is the operator's resident memory, VmRSS in /proc; 0 when it cannot be read.
 func (b *bench) rssMiB() float64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", b.env.OperatorPID()))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			if err == nil {
-				return kb / 1024
-			}
-		}
-	}
-	return 0
+	_, rss := procMemoryMiB(b.env.OperatorPID())
+	return rss
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
