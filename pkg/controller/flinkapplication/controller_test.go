@@ -101,8 +101,9 @@ func startController(f *controllerFixture) error {
 	f.c = NewController(f.env)
 	f.ctx = context.Background()
 	go func() { _ = f.c.Run(f.ctx) }()
-	// FlinkApplications, Deployments, Services, pods, FlinkSessionClusters and FlinkSessionJobs.
-	for deadline := time.Now().Add(5 * time.Second); watches() < 6; time.Sleep(time.Millisecond) {
+	// FlinkApplications, FlinkSessionClusters, FlinkSessionJobs, Deployments, Services, pods, UI
+	// Ingresses and logging ConfigMaps.
+	for deadline := time.Now().Add(10 * time.Second); watches() < 8; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("informers not watching")
 		}
