@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -48,21 +47,7 @@ func (c *Client) TriggerCheckpoint(ctx context.Context, baseURL, jobID string, r
 	if err := requireID(op, "job id", jobID); err != nil {
 		return "", err
 	}
-	var out struct {
-		RequestID string `json:"request-id"`
-	}
-	status, _, err := c.send(ctx, baseURL, request{
-		op: op, method: http.MethodPost, path: []string{"jobs", jobID, "checkpoints"},
-		body: req, out: &out, timeout: c.cfg.PostTimeout, policy: idempotentWritePolicy,
-	})
-	if err != nil {
-		return "", err
-	}
-	if out.RequestID == "" {
-		return "", &Error{Method: op, StatusCode: status, Message: "answer carries no request-id",
-			Cause: fmt.Errorf("%w: no request-id", errDecode)}
-	}
-	return out.RequestID, nil
+	return c.trigger(ctx, op, baseURL, req, "jobs", jobID, "checkpoints")
 }
 
 // GetCheckpointStatus implements API.

@@ -20,17 +20,18 @@ func (c *Client) TriggerSavepoint(ctx context.Context, baseURL, jobID string, re
 	if err := requireID(op, "job id", jobID); err != nil {
 		return "", err
 	}
+	return c.trigger(ctx, op, baseURL, req.forRelease(), "jobs", jobID, "savepoints")
+}
+
+// trigger starts one of Flink's asynchronous operations (a savepoint, a checkpoint) and returns the
+// request id Flink answers with, to poll it by.
+func (c *Client) trigger(ctx context.Context, op, baseURL string, body any, path ...string) (string, error) {
 	var out struct {
 		RequestID string `json:"request-id"`
 	}
 	status, _, err := c.send(ctx, baseURL, request{
-		op:      op,
-		method:  http.MethodPost,
-		path:    []string{"jobs", jobID, "savepoints"},
-		body:    req.forRelease(),
-		out:     &out,
-		timeout: c.cfg.PostTimeout,
-		policy:  idempotentWritePolicy,
+		op: op, method: http.MethodPost, path: path, body: body, out: &out,
+		timeout: c.cfg.PostTimeout, policy: idempotentWritePolicy,
 	})
 	if err != nil {
 		return "", err
