@@ -46,6 +46,9 @@ type scenario struct {
 	apps []string
 	// blueGreen are applications whose two versions' jobs run side by side by design.
 	blueGreen map[string]bool
+	// updated is when the scenario last changed a spec: a phase reached before it is not the
+	// change's.
+	updated time.Time
 }
 
 // newScenario creates the test's namespace. Lyft's manifest mounts a hostPath volume
@@ -162,6 +165,7 @@ func (s *scenario) update(name string, edit func(*v1beta1.FlinkApplication)) *v1
 	if err != nil {
 		s.t.Fatalf("updating %s/%s: %v", s.ns, name, err)
 	}
+	s.updated = time.Now()
 	return updated
 }
 
@@ -184,13 +188,25 @@ func (s *scenario) mustGet(name string) *v1beta1.FlinkApplication {
 // status.history records entering it since the wait began, so a short Savepointing is not missed.
 func (s *scenario) waitPhase(name string, phase v1beta1.FlinkApplicationPhase, failurePhases ...v1beta1.FlinkApplicationPhase) *v1beta1.FlinkApplication {
 	s.t.Helper()
+	// A phase passed through recently counts too (a short one may be missed between polls), but not
+	// one reached before the scenario's last spec change, which is not that change's: history times
+	// are whole seconds, and a fast scenario passes through Running twice within two of them.
 	since := time.Now().Add(-time.Second).Truncate(time.Second)
+	if u := s.updated.Truncate(time.Second); u.After(since) {
+		since = u
+	}
+	before := map[v1beta1.PhaseTransition]bool{}
+	if a, err := s.get(name); err == nil {
+		for _, h := range a.Status.History {
+			before[h] = h.Time.Time.Before(since)
+		}
+	}
 	return s.waitFor(name, string(phase), func(a *v1beta1.FlinkApplication) bool {
 		if a.Status.Phase == phase {
 			return true
 		}
 		for _, h := range a.Status.History {
-			if h.To == phase && !h.Time.Time.Before(since) {
+			if h.To == phase && !before[h] {
 				return true
 			}
 		}
