@@ -3,7 +3,6 @@ package flinkapplication
 import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 
-	"fmt"
 	"reflect"
 	"strconv"
 	"sync"
@@ -152,10 +151,6 @@ func eventType(warning bool) string {
 		return corev1.EventTypeWarning
 	}
 	return corev1.EventTypeNormal
-}
-
-func describe(app *v1beta1.FlinkApplication) string {
-	return fmt.Sprintf("%s/%s", app.Namespace, app.Name)
 }
 
 // wakeLater is what wakes the object of a pass once something it started off the worker ends.
