@@ -70,7 +70,7 @@ func (p *Pass) Checkpoint(ref Ref, t *Trigger, mayTrigger bool) CheckpointStep {
 func (p *Pass) triggerCheckpoint(ref Ref, t *Trigger) CheckpointStep {
 	id, err := p.flink.TriggerCheckpoint(p.ctx, ref.URL, ref.ID, client.CheckpointRequest{CheckpointType: "CONFIGURED", TriggerID: t.ID})
 	switch {
-	case err != nil && !client.IsRetryable(err) && !client.IsNoAnswer(err) && !client.IsConflict(err):
+	case refusedTrigger(err):
 		// Flink refused it (checkpointing off, a Flink before 1.17): the same request is refused again.
 		return CheckpointStep{Failure: fmt.Sprintf("Flink refused the checkpoint of job %s: %v", ref.ID, err)}
 	case err != nil:

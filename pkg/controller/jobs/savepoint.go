@@ -85,7 +85,7 @@ func (p *Pass) trigger(ref Ref, t *Trigger, cancelJob bool) SavepointStep {
 	id, err := p.flink.TriggerSavepoint(p.ctx, ref.URL, ref.ID,
 		client.SavepointRequest{CancelJob: cancelJob, TriggerID: t.ID, FlinkVersion: ref.FlinkVersion})
 	switch {
-	case err != nil && !client.IsRetryable(err) && !client.IsNoAnswer(err) && !client.IsConflict(err):
+	case refusedTrigger(err):
 		// Flink answered that it will not take this savepoint (no savepoint directory, say): the
 		// same request is refused again, and nothing is in flight.
 		*t = Trigger{}
@@ -146,4 +146,11 @@ func (p *Pass) SavepointSince(ref Ref, t Trigger) *client.Checkpoint {
 		consider(&cps.History[i])
 	}
 	return best
+}
+
+// refusedTrigger tells whether Flink answered a trigger (a savepoint's, a checkpoint's) that it will
+// not take it: the same request is refused again, and nothing is in flight. No answer, a conflict
+// or an error worth retrying leave the trigger as it was.
+func refusedTrigger(err error) bool {
+	return err != nil && !client.IsRetryable(err) && !client.IsNoAnswer(err) && !client.IsConflict(err)
 }
