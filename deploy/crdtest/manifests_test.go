@@ -417,6 +417,8 @@ func TestOperatorConfig(t *testing.T) {
 	want.StatusPollInterval = flyteconfig.Duration{Duration: 10 * time.Second}
 	// deploy/ installs the admission policy beside the operator.
 	want.AdmissionPolicyEnforced = true
+	// The pod's emptyDir, which the operator cleans at start.
+	want.Jars.Dir = "/tmp"
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("config = %+v\nwant     %+v (the defaults for every key the ConfigMap leaves out)", *cfg, *want)
 	}

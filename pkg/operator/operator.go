@@ -91,6 +91,11 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 	}); err != nil {
 		return fmt.Errorf("operator.jars: %w", err)
 	}
+	if n, err := env.Jars.RemoveLeftovers(); err != nil {
+		return fmt.Errorf("operator.jars.dir: removing jars an earlier process left: %w", err)
+	} else if n > 0 {
+		log.Info("removed jars an earlier process left unfinished", "count", n, "dir", cfg.Jars.Dir)
+	}
 	ctrl := flinkapplication.NewController(env)
 
 	reg.MustRegister(ctrl.Collector())

@@ -18,6 +18,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -201,10 +202,35 @@ func (f *Fetcher) Fetch(ctx context.Context, uri, sha256Hex string) (*Jar, error
 	return jar, nil
 }
 
+// jarFilePattern names the files a fetcher writes jars to.
+const jarFilePattern = "flinkfsm-jar-*.jar"
+
+// RemoveLeftovers deletes the jar files an earlier process of the operator left in Policy.Dir, and
+// says how many: one stopped mid-fetch or mid-upload leaves its file, and an emptyDir outlives a
+// container restart, so a crash loop would fill it. Call it at start, before any fetch. Only a
+// configured Dir is cleaned: the system's temporary directory may be shared with others.
+func (f *Fetcher) RemoveLeftovers() (int, error) {
+	if f.policy.Dir == "" {
+		return 0, nil
+	}
+	files, err := filepath.Glob(filepath.Join(f.policy.Dir, jarFilePattern))
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	for _, name := range files {
+		if err := os.Remove(name); err != nil && !os.IsNotExist(err) {
+			return removed, err
+		}
+		removed++
+	}
+	return removed, nil
+}
+
 // save streams a jar's body into a new file of Policy.Dir, bounded by MaxBytes, and checks its
 // SHA-256 on the way.
 func (f *Fetcher) save(jar *Jar, body io.Reader, sha256Hex string) *Error {
-	file, err := os.CreateTemp(f.policy.Dir, "jar-*.jar")
+	file, err := os.CreateTemp(f.policy.Dir, jarFilePattern)
 	if err != nil {
 		return &Error{Reason: "no room for the jar: " + err.Error(), Retryable: true}
 	}

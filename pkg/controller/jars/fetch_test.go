@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -190,4 +191,27 @@ func TestAllowedHostsMatchNamesAndDomains(t *testing.T) {
 	assert.False(t, hostMatches("badexample.com", ".example.com"))
 	assert.True(t, hostMatches("Repo.Example.com", "repo.example.com"))
 	assert.False(t, hostMatches("repo.example.com.evil.io", "repo.example.com"))
+}
+
+// Jars an earlier process left unfinished in the configured directory are removed at start, and
+// nothing else there; without a configured directory (the shared system one) nothing is touched.
+func TestLeftoverJarsAreRemovedFromTheConfiguredDirectoryOnly(t *testing.T) {
+	dir := t.TempDir()
+	left := filepath.Join(dir, "flinkfsm-jar-123.jar")
+	other := filepath.Join(dir, "notes.txt")
+	require.NoError(t, os.WriteFile(left, []byte("PK"), 0o600))
+	require.NoError(t, os.WriteFile(other, []byte("x"), 0o600))
+	f, err := NewFetcher(Policy{Dir: dir})
+	require.NoError(t, err)
+	n, err := f.RemoveLeftovers()
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	assert.NoFileExists(t, left)
+	assert.FileExists(t, other)
+
+	f, err = NewFetcher(Policy{})
+	require.NoError(t, err)
+	n, err = f.RemoveLeftovers()
+	require.NoError(t, err)
+	assert.Zero(t, n)
 }
