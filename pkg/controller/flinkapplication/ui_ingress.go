@@ -67,11 +67,12 @@ func ensureUIIngress(rc *Context) error {
 
 // sameIngress tells whether the Ingress as it is already is what is wanted: its spec, and the labels
 // and annotations the operator sets. Others, which an ingress controller may set, are left alone; so
-// is one the operator set and no longer wants, which it cannot tell apart from those.
+// is one the operator set and no longer wants, which it cannot tell apart from those. A class the
+// spec does not name is whatever the cluster defaulted it to.
 func sameIngress(have, want *networkingv1.Ingress) bool {
 	return hasAll(have.Labels, want.Labels) && hasAll(have.Annotations, want.Annotations) &&
 		reflect.DeepEqual(have.Spec.Rules, want.Spec.Rules) && reflect.DeepEqual(have.Spec.TLS, want.Spec.TLS) &&
-		reflect.DeepEqual(have.Spec.IngressClassName, want.Spec.IngressClassName)
+		(want.Spec.IngressClassName == nil || reflect.DeepEqual(have.Spec.IngressClassName, want.Spec.IngressClassName))
 }
 
 // hasAll tells whether have holds every key of want with its value.

@@ -65,3 +65,36 @@ func TestTheLyftIngressURLFormatGivesEveryApplicationItsUI(t *testing.T) {
 	assert.Equal(t, "nginx", ing.Annotations["kubernetes.io/ingress.class"])
 	assert.Equal(t, "http://wc.lyft.example.com/#/overview", running.Status.ClusterStatus.ClusterOverviewURL)
 }
+
+// A cluster with a default IngressClass has the API server fill in the class of an Ingress that
+// names none. The operator, which asked for none, takes that as its Ingress as wanted, instead of
+// patching it at every pass.
+func TestAnIngressClassTheClusterDefaultedIsNotFoughtOver(t *testing.T) {
+	w := newWorld(t)
+	app := wordcount("wc")
+	app.Spec.Ingress = &v1beta1.IngressSpec{Template: "{{name}}.flink.example.com"}
+	w.create(app)
+	w.runUntilPhase("wc", v1beta1.PhaseRunning)
+	ings := w.kube.NetworkingV1().Ingresses(ns)
+	ing, err := ings.Get(context.Background(), "wc", metav1.GetOptions{})
+	require.NoError(t, err)
+	class := "nginx"
+	ing.Spec.IngressClassName = &class // as the DefaultIngressClass admission plugin does
+	_, err = ings.Update(context.Background(), ing, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	patches := func() int {
+		n := 0
+		for _, a := range w.kube.Actions() {
+			if a.GetVerb() == "patch" && a.GetResource().Resource == "ingresses" {
+				n++
+			}
+		}
+		return n
+	}
+	before := patches()
+	for i := 0; i < 10; i++ {
+		_, _ = w.reconcile("wc")
+		w.clock.Step(w.env.Config.StatusPollInterval.Duration)
+	}
+	assert.Equal(t, before, patches(), "no Ingress patch while nothing the spec asks for changed")
+}
