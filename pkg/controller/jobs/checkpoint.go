@@ -58,11 +58,7 @@ func (p *Pass) Checkpoint(ref Ref, t *Trigger, mayTrigger bool) CheckpointStep {
 		p.announce(false, "CheckpointCompleted", fmt.Sprintf("checkpoint %d of job %s completed at %s", status.CheckpointID, ref.ID, cp.ExternalPath))
 		return CheckpointStep{Location: cp.ExternalPath}
 	case status.Failed():
-		cause := client.Excerpt(status.FailureCause)
-		if cause == "" {
-			cause = "Flink reported no cause"
-		}
-		return CheckpointStep{Failure: fmt.Sprintf("checkpoint of job %s failed: %s", ref.ID, cause)}
+		return CheckpointStep{Failure: fmt.Sprintf("checkpoint of job %s failed: %s", ref.ID, failureCause(status.FailureCause))}
 	}
 	return CheckpointStep{Wait: later(0)}
 }

@@ -67,11 +67,7 @@ func (p *Pass) Savepoint(ref Ref, t *Trigger, cancelJob, mayTrigger bool) Savepo
 		return SavepointStep{Location: status.Location}
 	case status.Failed():
 		*t = Trigger{}
-		cause := client.Excerpt(status.FailureCause)
-		if cause == "" {
-			cause = "Flink reported no cause"
-		}
-		return SavepointStep{Failure: fmt.Sprintf("savepoint of job %s failed: %s", ref.ID, cause)}
+		return SavepointStep{Failure: fmt.Sprintf("savepoint of job %s failed: %s", ref.ID, failureCause(status.FailureCause))}
 	}
 	return SavepointStep{Wait: later(0)}
 }
@@ -153,4 +149,12 @@ func (p *Pass) SavepointSince(ref Ref, t Trigger) *client.Checkpoint {
 // or an error worth retrying leave the trigger as it was.
 func refusedTrigger(err error) bool {
 	return err != nil && !client.IsRetryable(err) && !client.IsNoAnswer(err) && !client.IsConflict(err)
+}
+
+// failureCause is the excerpt of the cause Flink gave an operation's failure, or says it gave none.
+func failureCause(cause string) string {
+	if c := client.Excerpt(cause); c != "" {
+		return c
+	}
+	return "Flink reported no cause"
 }
