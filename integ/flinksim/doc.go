@@ -86,7 +86,12 @@
 //     that checkpoint (or its submitted savepoint), counts.restored 1 and
 //     checkpoint ids continuing. In the Timeline the job is SUSPENDED while no
 //     JobManager runs it and then continues as the same record. A job id with
-//     a result in the HA job result store stays a duplicate for good.
+//     a result in the HA job result store stays a duplicate for good. In a
+//     Fleet, a JobManager with HA writes "<cluster id>-cluster-config-map"
+//     (labels app=<cluster id>, configmap-type=high-availability) to the
+//     Kubernetes API, and one that starts while it is missing finds no HA
+//     data: deleting a cluster's HA ConfigMaps loses what HA would recover.
+//     Flink's per-job "<cluster id>-<job id>-config-map" is not modelled.
 //   - Faults.SubmitRegistersAfter loses the answer to an accepted submission
 //     and registers the job only later; its id is a duplicate meanwhile.
 //     Faults.Hang leaves requests unanswered until the client gives up.

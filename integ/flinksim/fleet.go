@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
@@ -227,6 +228,9 @@ func (f *Fleet) startJobManager(c *cluster, pod *corev1.Pod, taskManagers int) {
 		jars = append([]string{}, j...)
 	}
 	c.host = podIdentity(pod)
+	if id := haClusterID(config, c.app+"-"+c.hash); id != "" {
+		f.writeHAConfigMap(c.namespace, id)
+	}
 	c.jm = NewJobManager(Options{
 		Clock: f.opts.Clock, Name: pod.Name, FlinkConfig: config, Jars: jars,
 		TaskManagers: taskManagers, Timings: f.opts.Timings,
@@ -237,6 +241,38 @@ func (f *Fleet) startJobManager(c *cluster, pod *corev1.Pod, taskManagers int) {
 	f.started++
 	c.jm.SetFaults(f.faults[c.namespace+"/"+c.app])
 	f.logf("flinksim: %s/%s-%s: JobManager %s up with %d taskmanagers", c.namespace, c.app, c.hash, pod.Name, taskManagers)
+}
+
+// Labels of the ConfigMaps of Flink's Kubernetes HA services.
+const (
+	haConfigMapTypeLabel = "configmap-type"
+	haConfigMapType      = "high-availability"
+	haClusterIDLabel     = "app"
+)
+
+// writeHAConfigMap plays a JobManager with Kubernetes HA starting: it writes its leader address to
+// "<cluster id>-cluster-config-map", creating it with Flink's labels. The ConfigMap holds the
+// pointers to the cluster's HA data, so a JobManager that starts without it finds none: the HA
+// store of the cluster id is dropped, and nothing is recovered. (Flink also keeps a
+// "<cluster id>-<job id>-config-map" per job until the job is terminal; that is not modelled.)
+func (f *Fleet) writeHAConfigMap(namespace, clusterID string) {
+	ctx := context.Background()
+	cms := f.kube.CoreV1().ConfigMaps(namespace)
+	name := clusterID + "-cluster-config-map"
+	_, err := cms.Get(ctx, name, metav1.GetOptions{})
+	if err == nil {
+		return
+	}
+	if !apierrors.IsNotFound(err) {
+		f.logf("flinksim: %s/%s: reading HA ConfigMap: %v", namespace, name, err)
+		return
+	}
+	f.storage.haForget(namespace + "/" + clusterID)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{
+		haConfigMapTypeLabel: haConfigMapType, haClusterIDLabel: clusterID, "type": "flink-native-kubernetes"}}}
+	if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		f.logf("flinksim: %s/%s: creating HA ConfigMap: %v", namespace, name, err)
+	}
 }
 
 // ParseFlinkProperties reads FLINK_PROPERTIES: one "key: value" per line.

@@ -455,3 +455,45 @@ func TestFleetWithHA(t *testing.T) {
 		t.Fatalf("timeline %+v", records)
 	}
 }
+
+// TestFleetHAConfigMapsHoldTheWayBack: a JobManager with Kubernetes HA writes
+// its cluster's HA ConfigMap; one that starts after it was deleted finds no
+// HA data and recovers nothing, as Flink does.
+func TestFleetHAConfigMapsHoldTheWayBack(t *testing.T) {
+	e := newFleetEnv(t)
+	svc := "app-h2"
+	props := testProps + "\nstate.checkpoints.dir: " + ckpDir + "\nhigh-availability.type: kubernetes\nkubernetes.cluster-id: " + svc
+	withHA := func(p *corev1.Pod) *corev1.Pod {
+		p.Spec.Containers[1].Env = []corev1.EnvVar{{Name: flinkPropertiesEnv, Value: props}}
+		return p
+	}
+	e.create(withHA(pod("app", "h2", RoleJobManager, "app-h2-jm-a", "flink:1.20", true)))
+	e.create(withHA(pod("app", "h2", RoleTaskManager, "app-h2-tm", "flink:1.20", true)))
+	e.waitUp(svc, 1)
+	ctx := context.Background()
+	cm, err := e.kube.CoreV1().ConfigMaps(testNS).Get(ctx, svc+"-cluster-config-map", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("HA ConfigMap: %v", err)
+	}
+	if cm.Labels["configmap-type"] != "high-availability" || cm.Labels["app"] != svc {
+		t.Fatalf("labels %v", cm.Labels)
+	}
+	if status, m, _ := e.request("POST", "/"+testNS+"/"+svc+"/jars/app.jar/run", ""); status != 200 {
+		t.Fatalf("run: %d %v", status, m)
+	}
+
+	e.delete("app-h2-jm-a")
+	e.waitDown(svc)
+	if err := e.kube.CoreV1().ConfigMaps(testNS).Delete(ctx, cm.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.create(withHA(pod("app", "h2", RoleJobManager, "app-h2-jm-b", "flink:1.20", true)))
+	e.waitUp(svc, 1)
+	e.clk.Step(time.Second)
+	if jobs := e.f.JobManager(testNS, svc).Jobs(); len(jobs) != 0 {
+		t.Fatalf("recovered without HA data: %+v", jobs)
+	}
+	if _, err := e.kube.CoreV1().ConfigMaps(testNS).Get(ctx, cm.Name, metav1.GetOptions{}); err != nil {
+		t.Fatalf("written again by the new JobManager: %v", err)
+	}
+}

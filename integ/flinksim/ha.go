@@ -34,7 +34,15 @@ type haCheckpoint struct {
 
 // haKey returns the key of the cluster's HA store, or "" when HA is off.
 func haKey(opts Options, name string) string {
-	cfg := opts.FlinkConfig
+	if id := haClusterID(opts.FlinkConfig, opts.haClusterID, name); id != "" {
+		return opts.haScope + "/" + id
+	}
+	return ""
+}
+
+// haClusterID is the cluster id Flink HA runs under with this configuration: kubernetes.cluster-id,
+// else high-availability.cluster-id, else the first of the fallbacks; "" when HA is off.
+func haClusterID(cfg map[string]string, fallbacks ...string) string {
 	kind := strings.TrimSpace(cfg["high-availability.type"])
 	if kind == "" {
 		kind = strings.TrimSpace(cfg["high-availability"])
@@ -42,12 +50,19 @@ func haKey(opts Options, name string) string {
 	if kind == "" || strings.EqualFold(kind, "none") {
 		return ""
 	}
-	for _, id := range []string{cfg["kubernetes.cluster-id"], cfg["high-availability.cluster-id"], opts.haClusterID, name} {
+	for _, id := range append([]string{cfg["kubernetes.cluster-id"], cfg["high-availability.cluster-id"]}, fallbacks...) {
 		if id = strings.TrimSpace(id); id != "" {
-			return opts.haScope + "/" + id
+			return id
 		}
 	}
 	return ""
+}
+
+// haForget drops what HA kept under key: the pointers to it are gone.
+func (s *Storage) haForget(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.ha, key)
 }
 
 // haStoreFor returns the store under key, creating it. Callers hold s.mu.
