@@ -41,6 +41,9 @@ type Context struct {
 	Hash string
 	// Clusters are the owned Flink clusters, by hash.
 	Clusters map[string]*ClusterObjects
+	// HAConfigMaps names the ConfigMaps of Flink's Kubernetes HA services that the owned clusters
+	// left, by cluster hash (ha_configmaps.go).
+	HAConfigMaps map[string][]string
 	// GenericService is the Service that points at the live cluster, if it exists.
 	GenericService *corev1.Service
 	// Ingress is the application's Flink UI Ingress, if it exists.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	applisters "github.com/flinkfsm/flinkfsm/pkg/client/listers/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 )
 
@@ -70,8 +71,14 @@ func NewController(env *Environment) *Controller {
 		kubeInf := kubeinformers.NewSharedInformerFactoryWithOptions(env.Kube, 0, kubeinformers.WithNamespace(ns),
 			kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = k8.AppLabel }),
 			kubeinformers.WithTransform(dropManagedFields))
-		obs.byNamespace[ns] = c.watch(ns, kubeInf, skipped.report)
-		c.factories = append(c.factories, kubeInf)
+		// Flink's HA ConfigMaps carry Flink's labels, not the operator's; they are cached by their
+		// own label, and of their metadata only: their data changes at each checkpoint and their
+		// leader annotation every few seconds, none of which the operator reads.
+		haInf := kubeinformers.NewSharedInformerFactoryWithOptions(env.Kube, 0, kubeinformers.WithNamespace(ns),
+			kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = flink.HAConfigMapSelector }),
+			kubeinformers.WithTransform(haConfigMapMetadata))
+		obs.byNamespace[ns] = c.watch(ns, kubeInf, haInf, skipped.report)
+		c.factories = append(c.factories, kubeInf, haInf)
 	}
 	env.Observer, env.Sessions = obs, obs
 	return c
@@ -90,6 +97,27 @@ func dropManagedFields(obj interface{}) (interface{}, error) {
 		p.Spec, p.Annotations = corev1.PodSpec{}, nil
 	}
 	return obj, nil
+}
+
+// haConfigMapMetadata keeps of an HA ConfigMap what tells whose it is.
+func haConfigMapMetadata(obj interface{}) (interface{}, error) {
+	if cm, ok := obj.(*corev1.ConfigMap); ok {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cm.Name, Namespace: cm.Namespace, UID: cm.UID,
+			ResourceVersion: cm.ResourceVersion, Labels: cm.Labels}}, nil
+	}
+	return obj, nil
+}
+
+// haOwnerIndex indexes HA ConfigMaps by the application or session cluster whose cluster made them.
+const haOwnerIndex = "haOwner"
+
+func haOwnerOf(obj interface{}) ([]string, error) {
+	if m, ok := obj.(metav1.Object); ok {
+		if owner, _, ok := flink.HAConfigMapCluster(m); ok {
+			return []string{m.GetNamespace() + "/" + owner}, nil
+		}
+	}
+	return nil, nil
 }
 
 // queueKey names an object of one of the kinds the controller reconciles.
@@ -127,7 +155,7 @@ func appLabelIndex(obj interface{}) ([]string, error) {
 	return nil, nil
 }
 
-func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactory, skip skipFunc) *namespaceListers {
+func (c *Controller) watch(ns string, kubeInf, haInf kubeinformers.SharedInformerFactory, skip skipFunc) *namespaceListers {
 	byNamespace := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
 	apps := applicationResource.informer(c.env.Apps, ns, byNamespace, skip)
 	sessionClusters := sessionClusterResource.informer(c.env.Apps, ns, byNamespace, skip)
@@ -142,6 +170,8 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 	pods := kubeInf.Core().V1().Pods()
 	ingresses := kubeInf.Networking().V1().Ingresses()
 	configMaps := kubeInf.Core().V1().ConfigMaps()
+	haConfigMaps := haInf.Core().V1().ConfigMaps().Informer()
+	_ = haConfigMaps.AddIndexers(cache.Indexers{haOwnerIndex: haOwnerOf})
 	for _, inf := range []cache.SharedIndexInformer{deploys.Informer(), services.Informer(), pods.Informer(), ingresses.Informer(),
 		configMaps.Informer()} {
 		_ = inf.AddIndexers(cache.Indexers{appIndex: appLabelIndex})
@@ -155,7 +185,7 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 		inf  cache.SharedIndexInformer
 	}{{applicationKindName, apps}, {sessionClusterKindName, sessionClusters}, {sessionJobKindName, sessionJobs},
 		{"Deployment", deploys.Informer()}, {"Service", services.Informer()}, {"Pod", pods.Informer()},
-		{"Ingress", ingresses.Informer()}, {"ConfigMap", configMaps.Informer()}} {
+		{"Ingress", ingresses.Informer()}, {"ConfigMap", configMaps.Informer()}, {"HA ConfigMap", haConfigMaps}} {
 		c.health.informers = append(c.health.informers, namedInformer{inf.kind + where, inf.inf.HasSynced})
 	}
 	jobIndex := sessionJobs.GetIndexer()
@@ -210,6 +240,10 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 	_, _ = services.Informer().AddEventHandler(owned)
 	_, _ = ingresses.Informer().AddEventHandler(owned)
 	_, _ = configMaps.Informer().AddEventHandler(owned)
+	// A cluster's HA ConfigMaps appear when its JobManager starts and can outlive it; the pass that
+	// removes them runs when one appears or goes. Their updates (leader renewals every few seconds,
+	// checkpoints) say nothing the operator acts on.
+	_, _ = haConfigMaps.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: c.enqueueHAOwner, DeleteFunc: c.enqueueHAOwner})
 	_, _ = pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueueOwner,
 		UpdateFunc: func(old, new interface{}) {
@@ -222,6 +256,7 @@ func (c *Controller) watch(ns string, kubeInf kubeinformers.SharedInformerFactor
 	return &namespaceListers{apps: applisters.NewFlinkApplicationLister(apps.GetIndexer()),
 		deploys: deploys.Informer().GetIndexer(), services: services.Informer().GetIndexer(), pods: pods.Informer().GetIndexer(),
 		ingresses: ingresses.Informer().GetIndexer(), configMaps: configMaps.Informer().GetIndexer(),
+		haConfigMaps:    haConfigMaps.GetIndexer(),
 		sessionClusters: applisters.NewFlinkSessionClusterLister(sessionClusters.GetIndexer()),
 		sessionJobs:     applisters.NewFlinkSessionJobLister(jobIndex), sessionJobIndex: jobIndex}
 }
@@ -288,6 +323,23 @@ func (c *Controller) enqueueOwner(obj interface{}) {
 			c.add(queueKey{applicationKindName, name})
 			c.enqueueSessionCluster(name, true)
 		}
+	}
+}
+
+// enqueueHAOwner wakes the application or session cluster (whichever exists) whose cluster an HA
+// ConfigMap belongs to.
+func (c *Controller) enqueueHAOwner(obj interface{}) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	if owner, _, ok := flink.HAConfigMapCluster(m); ok {
+		name := cache.ObjectName{Namespace: m.GetNamespace(), Name: owner}
+		c.add(queueKey{applicationKindName, name})
+		c.enqueueSessionCluster(name, true)
 	}
 }
 

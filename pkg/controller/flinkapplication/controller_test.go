@@ -102,8 +102,8 @@ func startController(f *controllerFixture) error {
 	f.ctx = context.Background()
 	go func() { _ = f.c.Run(f.ctx) }()
 	// FlinkApplications, FlinkSessionClusters, FlinkSessionJobs, Deployments, Services, pods, UI
-	// Ingresses and logging ConfigMaps.
-	for deadline := time.Now().Add(10 * time.Second); watches() < 8; time.Sleep(time.Millisecond) {
+	// Ingresses, logging ConfigMaps and Flink's HA ConfigMaps.
+	for deadline := time.Now().Add(10 * time.Second); watches() < 9; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("informers not watching")
 		}

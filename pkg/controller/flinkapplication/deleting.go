@@ -91,6 +91,9 @@ func finishDelete(rc *Context, msg string) Outcome {
 	if rc.stored != nil && rc.stored.job().FinalSavepointPath != rc.Job.FinalSavepointPath {
 		return persistThenContinue()
 	}
+	if out, waiting := removeHAConfigMapsBeforeFinalizer(rc); waiting {
+		return out
+	}
 	if err := removeFinalizer(rc); err != nil {
 		return failed(err)
 	}

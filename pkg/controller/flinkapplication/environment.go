@@ -81,6 +81,9 @@ type Observer interface {
 	Owned(owner flink.ClusterOwner) (map[string]*ClusterObjects, *corev1.Service, error)
 	// UIIngress returns the application's Flink UI Ingress (nil if absent).
 	UIIngress(app *v1beta1.FlinkApplication) (*networkingv1.Ingress, error)
+	// HAConfigMaps names the ConfigMaps of Flink's Kubernetes HA services that the owner's clusters
+	// left, by cluster hash (nil if none).
+	HAConfigMaps(namespace, owner string) (map[string][]string, error)
 }
 
 // SessionObserver reads session clusters and session jobs, normally from informer caches.

@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"fmt"
+	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -19,6 +20,9 @@ type namespaceListers struct {
 	// The operator's Deployments, Services, pods, UI Ingresses and logging ConfigMaps, indexed by
 	// appIndex.
 	deploys, services, pods, ingresses, configMaps cache.Indexer
+	// haConfigMaps are the ConfigMaps of Flink's Kubernetes HA services, metadata only, indexed by
+	// haOwnerIndex.
+	haConfigMaps cache.Indexer
 
 	sessionClusters applisters.FlinkSessionClusterLister
 	sessionJobs     applisters.FlinkSessionJobLister
@@ -126,6 +130,40 @@ func (o *listerObserver) Owned(owner flink.ClusterOwner) (map[string]*ClusterObj
 	}
 	clusters, generic := groupOwned(owner, deploys, services, pods, configMaps)
 	return clusters, generic, nil
+}
+
+// HAConfigMaps names the HA ConfigMaps of the owner's clusters, by cluster hash.
+func (o *listerObserver) HAConfigMaps(namespace, owner string) (map[string][]string, error) {
+	l, err := o.listers(namespace)
+	if err != nil || l.haConfigMaps == nil {
+		return nil, err
+	}
+	objs, err := l.haConfigMaps.ByIndex(haOwnerIndex, namespace+"/"+owner)
+	if err != nil {
+		return nil, err
+	}
+	return haConfigMapsByHash(objs), nil
+}
+
+// haConfigMapsByHash groups HA ConfigMaps by the hash of the cluster they belong to.
+func haConfigMapsByHash(objs []interface{}) map[string][]string {
+	var out map[string][]string
+	for _, obj := range objs {
+		cm, ok := obj.(*corev1.ConfigMap)
+		if !ok {
+			continue
+		}
+		if _, hash, ok := flink.HAConfigMapCluster(cm); ok {
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[hash] = append(out[hash], cm.Name)
+		}
+	}
+	for _, names := range out {
+		sort.Strings(names)
+	}
+	return out
 }
 
 // indexed is what an informer's appIndex holds under key, as objects of type T.

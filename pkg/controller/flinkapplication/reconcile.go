@@ -44,9 +44,14 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 	if err != nil {
 		return 0, err
 	}
+	ha, err := e.Observer.HAConfigMaps(namespace, name)
+	if err != nil {
+		return 0, err
+	}
 	rc := &Context{
 		Context: ctx, App: app, Config: e.Config, Now: e.Clock.Now(), Hash: flink.ClusterHash(app),
-		Clusters: clusters, GenericService: generic, Ingress: ingress, ClusterOwner: owner, env: e, kind: applicationKind,
+		Clusters: clusters, HAConfigMaps: ha, GenericService: generic, Ingress: ingress, ClusterOwner: owner, env: e,
+		kind: applicationKind,
 	}
 	rc.bind(applicationSubject{app}, applicationSubject{cached})
 	rc.Settings = applicationSettings(app)

@@ -168,6 +168,9 @@ func handleSessionClusterDeleting(rc *Context) Outcome {
 		}
 		return Outcome{Reason: "DeletionHeld", Message: msg, Warning: true}
 	}
+	if out, waiting := removeHAConfigMapsBeforeFinalizer(rc); waiting {
+		return out
+	}
 	if err := removeFinalizer(rc); err != nil {
 		return failed(err)
 	}

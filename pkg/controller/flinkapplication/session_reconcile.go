@@ -79,10 +79,14 @@ func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, na
 	if err != nil {
 		return 0, err
 	}
+	ha, err := e.Observer.HAConfigMaps(namespace, name)
+	if err != nil {
+		return 0, err
+	}
 	working.Status.Jobs = sessionJobRefs(jobs)
 	rc := &Context{
 		Context: ctx, Config: e.Config, Now: e.Clock.Now(), Hash: flink.SessionClusterHash(cluster),
-		Clusters: clusters, ClusterOwner: owner, env: e, kind: sessionClusterKind,
+		Clusters: clusters, HAConfigMaps: ha, ClusterOwner: owner, env: e, kind: sessionClusterKind,
 		session: &sessionState{ClusterName: name, Cluster: cluster, Jobs: jobs},
 	}
 	rc.bind(sessionClusterSubject{working}, sessionClusterSubject{cluster})
@@ -104,6 +108,8 @@ func (e *Environment) runPass(rc *Context, summarizeStatus func(*Context)) (time
 		observe(rc)
 		settleSavepoints(rc)
 	}
+	// Before the handler, which may delete a cluster and with it what the pass saw of its pods.
+	removeLeftHAConfigMaps(rc)
 	out := step(rc)
 	summarizeStatus(rc)
 	showable(rc)

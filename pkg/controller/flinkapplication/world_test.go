@@ -189,6 +189,9 @@ func (w *world) settle() {
 				jm.SetFaults(w.faults)
 			}
 			w.jms[svc] = jm
+			if flink.ConfigHasHighAvailability(v1beta1.FlinkConfig(anyMap(flinksim.ParseFlinkProperties(props)))) {
+				w.writeHAConfigMap(svc, svc+"-cluster-config-map")
+			}
 		}
 		tms := 0
 		if tm := byHash[hash]; tm != nil && !w.broken[tm.Name] {
@@ -202,6 +205,24 @@ func (w *world) settle() {
 			delete(w.jms, svc)
 		}
 	}
+}
+
+// writeHAConfigMap creates an HA ConfigMap as a JobManager with Flink's Kubernetes HA does, named
+// "<cluster id>-cluster-config-map" or "<cluster id>-<job id>-config-map".
+func (w *world) writeHAConfigMap(id, name string) {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{
+		flink.HAConfigMapTypeLabel: flink.HAConfigMapType, flink.HAClusterIDLabel: id, "type": "flink-native-kubernetes"}}}
+	if _, err := w.kube.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		w.t.Fatalf("creating HA ConfigMap %s: %v", name, err)
+	}
+}
+
+func anyMap(m map[string]string) map[string]interface{} {
+	out := make(map[string]interface{}, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 func (w *world) jm(app *v1beta1.FlinkApplication, hash string) *flinksim.JobManager {
@@ -334,6 +355,20 @@ func (o *clientObserver) Owned(app flink.ClusterOwner) (map[string]*ClusterObjec
 	}
 	clusters, generic := groupOwned(app, ds, ss, ps, cs)
 	return clusters, generic, nil
+}
+
+func (o *clientObserver) HAConfigMaps(namespace, owner string) (map[string][]string, error) {
+	cms, err := o.w.kube.CoreV1().ConfigMaps(namespace).List(context.Background(), metav1.ListOptions{LabelSelector: flink.HAConfigMapSelector})
+	if err != nil {
+		return nil, err
+	}
+	var objs []interface{}
+	for i := range cms.Items {
+		if o, _, ok := flink.HAConfigMapCluster(&cms.Items[i]); ok && o == owner {
+			objs = append(objs, &cms.Items[i])
+		}
+	}
+	return haConfigMapsByHash(objs), nil
 }
 
 // wordcount is a small application in the shape of the Lyft operator's example.

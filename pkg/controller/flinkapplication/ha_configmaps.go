@@ -1,0 +1,149 @@
+package flinkapplication
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+)
+
+// Flink's Kubernetes HA services leave ConfigMaps behind every cluster that ran with HA (package
+// flink, HAConfigMapCluster), and each update of an application runs a new cluster under a new
+// cluster id. They are removed here once nothing can need them:
+//
+//   - while the object lives, those of a cluster that is gone (no JobManager Deployment and no
+//     JobManager pod left to write them again) and that no record of the object still names: not
+//     the running cluster, not one being deployed, not the spec's. The operator deletes a cluster
+//     only once its job is stopped with its state recorded in the ledger, or never ran; the running
+//     cluster's are kept, because with HA a JobManager created again recovers its job from them;
+//   - when the object is deleted, once its job was stopped per deleteMode: the clusters are deleted
+//     then rather than by garbage collection afterwards, and the finalizer waits (at most
+//     haCleanupWait) for their JobManager pods to go. deleteMode None leaves Flink alone, so its HA
+//     ConfigMaps stay with the state they point to; so do a FlinkSessionCluster's while a job's
+//     own HA ConfigMap says that Flink has not finished with that job.
+
+// haCleanupWait bounds how long a deletion waits for its JobManager pods to go before it removes
+// their HA ConfigMaps. Past it the object goes and an Event names what is left.
+const haCleanupWait = 5 * time.Minute
+
+// removeLeftHAConfigMaps deletes the HA ConfigMaps of the object's clusters that are gone for good.
+// A failed delete is tried again at the next pass; it never holds the object's own work.
+func removeLeftHAConfigMaps(rc *Context) {
+	if rc.Owned == nil || len(rc.HAConfigMaps) == 0 || rc.Meta.DeletionTimestamp != nil {
+		return
+	}
+	for _, hash := range slices.Sorted(maps.Keys(rc.HAConfigMaps)) {
+		if haClusterInUse(rc, hash) {
+			continue
+		}
+		if err := deleteHAConfigMaps(rc, hash); err != nil {
+			klog.FromContext(rc).Error(err, "removing Flink HA ConfigMaps", "cluster", flink.HAClusterIDOf(rc.Meta.Name, hash))
+			return
+		}
+	}
+}
+
+// haClusterInUse tells whether the cluster with this hash may still run, or run again, from its HA
+// ConfigMaps.
+func haClusterInUse(rc *Context, hash string) bool {
+	if hash == rc.Hash || hash == rc.Owned.DeployHash || hash == rc.Owned.UpdatingHash {
+		return true
+	}
+	if c := rc.Clusters[hash]; c != nil && (c.JobManager != nil || c.JobManagerPods > 0) {
+		return true
+	}
+	if j := rc.Job; j != nil {
+		for _, r := range []*v1beta1.DeploymentRecord{stable(j), candidate(j)} {
+			if r != nil && r.ClusterHash == hash {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// deleteHAConfigMaps deletes the HA ConfigMaps of the cluster with this hash and says so.
+func deleteHAConfigMaps(rc *Context, hash string) error {
+	if err := rc.mayAct(); err != nil {
+		return err
+	}
+	names := rc.HAConfigMaps[hash]
+	for _, name := range names {
+		err := rc.env.Kube.CoreV1().ConfigMaps(rc.Meta.Namespace).Delete(rc, name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return kubeError("DeleteHAConfigMaps", err)
+		}
+	}
+	delete(rc.HAConfigMaps, hash)
+	rc.event(false, "HAConfigMapsRemoved", fmt.Sprintf("removed the Flink HA ConfigMaps of cluster %s, which is gone: %s",
+		flink.HAClusterIDOf(rc.Meta.Name, hash), strings.Join(names, ", ")))
+	return nil
+}
+
+// removeHAConfigMapsBeforeFinalizer runs when the object is about to let its finalizer go, its job
+// stopped. It reports true, with what to do, while the finalizer must wait.
+func removeHAConfigMapsBeforeFinalizer(rc *Context) (Outcome, bool) {
+	if rc.Owned == nil || len(rc.HAConfigMaps) == 0 {
+		return Outcome{}, false
+	}
+	if rc.Settings != nil && rc.Settings.DeleteMode == v1beta1.DeleteModeNone {
+		return Outcome{}, false
+	}
+	if job := haJobLeft(rc); job != "" {
+		rc.event(true, "HAConfigMapsKept", fmt.Sprintf("Flink's HA ConfigMaps are kept: %s. Remove them with "+
+			"kubectl delete configmap -l %s once the job's state is no longer needed", job, flink.HAConfigMapSelector))
+		return Outcome{}, false
+	}
+	running := false
+	for _, c := range rc.Clusters {
+		running = running || c.JobManager != nil || c.JobManagerPods > 0
+	}
+	if running {
+		if _, err := deleteClustersExcept(rc); err != nil {
+			return failed(err), true
+		}
+		if rc.Meta.DeletionTimestamp != nil && rc.Now.After(rc.Meta.DeletionTimestamp.Add(haCleanupWait)) {
+			rc.event(true, "HAConfigMapsKept", fmt.Sprintf("JobManager pods still run %s after the deletion, so Flink's HA "+
+				"ConfigMaps are left; remove them with kubectl delete configmap -l %s once the pods are gone", haCleanupWait, flink.HAConfigMapSelector))
+			return Outcome{}, false
+		}
+		const msg = "waiting for the JobManager pods to go before removing Flink's HA ConfigMaps, which a running JobManager writes again"
+		if rc.Machine.Reason == msg {
+			return stay(0), true
+		}
+		return Outcome{Reason: "RemovingHAConfigMaps", Message: msg}, true
+	}
+	for _, hash := range slices.Sorted(maps.Keys(rc.HAConfigMaps)) {
+		if err := deleteHAConfigMaps(rc, hash); err != nil {
+			return failed(err), true
+		}
+	}
+	return Outcome{}, false
+}
+
+// haJobLeft names, for a FlinkSessionCluster, a job whose own HA ConfigMap is still there: Flink
+// removes it once the job reached a terminal state, so the job is running, or was left by a
+// FlinkSessionJob deleted with deleteMode None, and its HA ConfigMaps point to its newest
+// checkpoint. A FlinkApplication stops its job, or records its state, before it lets go.
+func haJobLeft(rc *Context) string {
+	if rc.Job != nil {
+		return ""
+	}
+	for _, hash := range slices.Sorted(maps.Keys(rc.HAConfigMaps)) {
+		id := flink.HAClusterIDOf(rc.Meta.Name, hash)
+		for _, name := range rc.HAConfigMaps[hash] {
+			if job, ok := strings.CutSuffix(strings.TrimPrefix(name, id+"-"), "-config-map"); ok && job != "cluster" {
+				return fmt.Sprintf("Flink has not finished with job %s of cluster %s (ConfigMap %s)", job, id, name)
+			}
+		}
+	}
+	return ""
+}
