@@ -43,6 +43,7 @@ var CRDPaths = map[string]string{
 	"FlinkApplication":    CRDPath,
 	"FlinkSessionCluster": "deploy/crd/flink.k8s.io_flinksessionclusters.yaml",
 	"FlinkSessionJob":     "deploy/crd/flink.k8s.io_flinksessionjobs.yaml",
+	"FlinkSnapshot":       "deploy/crd/flink.k8s.io_flinksnapshots.yaml",
 }
 
 // RepoRoot is the flinkfsm source tree, so tests find the manifests wherever `go test` runs them from.

@@ -46,12 +46,17 @@ var operatorPermissions = []struct {
 	{"flink.k8s.io", "flinksessionjobs", []string{"get", "list", "watch", "update", "patch"}},
 	{"flink.k8s.io", "flinksessionjobs/status", []string{"get", "update", "patch"}},
 	{"flink.k8s.io", "flinksessionjobs/finalizers", []string{"update"}},
+	// FlinkSnapshots: created for the savepoints the operator takes, deleted by retention, their
+	// finalizer patched away once disposed of.
+	{"flink.k8s.io", "flinksnapshots", []string{"get", "list", "watch", "create", "patch", "delete"}},
+	{"flink.k8s.io", "flinksnapshots/status", []string{"update", "patch"}},
 	{"apps", "deployments", []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 	{"", "services", []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 	{"", "pods", []string{"get", "list", "watch"}},
 	// The Flink UI's Ingress: read through an informer, created, patched and deleted.
 	{"networking.k8s.io", "ingresses", []string{"list", "watch", "create", "patch", "delete"}},
-	// A cluster's logging configuration: read through an informer, created with it and deleted with it.
+	// A cluster's logging configuration: read through an informer, created with it and deleted with it;
+	// Flink's HA ConfigMaps: read through an informer and deleted once their cluster is gone.
 	{"", "configmaps", []string{"list", "watch", "create", "delete"}},
 	{"", "events", []string{"create", "patch", "update"}},
 	{"events.k8s.io", "events", []string{"create", "patch", "update"}},
@@ -458,7 +463,7 @@ func TestKustomizeBuild(t *testing.T) {
 	}
 	sort.Strings(kinds)
 	want := []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "CustomResourceDefinition", "CustomResourceDefinition",
-		"CustomResourceDefinition", "Deployment", "Namespace", "PodDisruptionBudget", "Role", "RoleBinding", "ServiceAccount",
+		"CustomResourceDefinition", "CustomResourceDefinition", "Deployment", "Namespace", "PodDisruptionBudget", "Role", "RoleBinding", "ServiceAccount",
 		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
 	if !slices.Equal(kinds, want) {
 		t.Errorf("kubectl kustomize deploy/ yields %v, want %v", kinds, want)

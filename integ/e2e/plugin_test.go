@@ -106,7 +106,7 @@ func TestPeriodicSavepointsRetentionAndJobHealth(t *testing.T) {
 	t.Parallel()
 	s := newScenario(t)
 	app := s.createRunning("wordcount", func(spec *v1beta1.FlinkApplicationSpec) {
-		spec.PeriodicSavepoint = &v1beta1.PeriodicSavepoint{IntervalSeconds: 60}
+		spec.PeriodicSavepoint = &v1beta1.PeriodicSchedule{IntervalSeconds: 60}
 		spec.SavepointRetention = &v1beta1.SavepointRetention{Keep: 1, DisposeOlder: true}
 	})
 	path := strings.TrimSpace(s.pluginOK("savepoint", "wordcount", "--timeout", "60s"))

@@ -137,7 +137,7 @@ func TestADeleteWhoseSavepointPollsFailKeepsItsTrigger(t *testing.T) {
 func TestADeleteDuringAnUpdateTakesItsOwnFinalSavepointNotThePeriodicOneInFlight(t *testing.T) {
 	w := newWorld(t)
 	old := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
-		s.PeriodicSavepoint = &v1beta1.PeriodicSavepoint{IntervalSeconds: 60}
+		s.PeriodicSavepoint = &v1beta1.PeriodicSchedule{IntervalSeconds: 60}
 	})
 	jm := w.jm(old, old.Status.DeployHash)
 	for i := 0; i < 400 && jm.SavepointTriggers() == 0; i++ {
@@ -185,7 +185,7 @@ func TestALostJobRestoresTheNewestSavepointStatusRecorded(t *testing.T) {
 		w := newWorld(t)
 		live := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
 			delete(s.FlinkConfig, "execution.checkpointing.interval")
-			s.PeriodicSavepoint = &v1beta1.PeriodicSavepoint{IntervalSeconds: 60}
+			s.PeriodicSavepoint = &v1beta1.PeriodicSchedule{IntervalSeconds: 60}
 		})
 		rec := w.runUntil("wc", "a periodic savepoint recorded", func(a *v1beta1.FlinkApplication) bool { return ledgerLastPeriodic(a) != nil })
 		sp := ledgerLastPeriodic(rec).Path
@@ -207,7 +207,7 @@ func TestALostJobRestoresTheNewestSavepointStatusRecorded(t *testing.T) {
 		w := newWorld(t)
 		live := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
 			s.FlinkConfig["execution.checkpointing.interval"] = "45s"
-			s.PeriodicSavepoint = &v1beta1.PeriodicSavepoint{IntervalSeconds: 60}
+			s.PeriodicSavepoint = &v1beta1.PeriodicSchedule{IntervalSeconds: 60}
 		})
 		// A periodic savepoint recorded after the newest checkpoint status recorded.
 		rec := w.runUntil("wc", "a periodic savepoint newer than the recorded checkpoint", func(a *v1beta1.FlinkApplication) bool {

@@ -84,7 +84,7 @@ func TestStatusOfTheVersionBeforeTheLedgerIsMigrated(t *testing.T) {
 				assert.Equal(t, before.Status.SavepointPath, resumed.Status.JobStatus.RestorePath, "resumed from exactly that state")
 			}},
 		{"a periodic savepoint in flight", func(s *v1beta1.FlinkApplicationSpec) {
-			s.PeriodicSavepoint = &v1beta1.PeriodicSavepoint{IntervalSeconds: 60}
+			s.PeriodicSavepoint = &v1beta1.PeriodicSchedule{IntervalSeconds: 60}
 		}, func(*world) {},
 			func(w *world, a *v1beta1.FlinkApplication) bool {
 				return a.Status.SavepointTriggerID != "" && savepointsTaken(w) == 1

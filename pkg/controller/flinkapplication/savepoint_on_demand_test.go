@@ -36,7 +36,7 @@ func TestSavepointsOnDemandAndOnSchedule(t *testing.T) {
 	assert.Equal(t, v1beta1.PhaseRunning, app.Status.Phase)
 
 	w.update("wc", func(a *v1beta1.FlinkApplication) {
-		a.Spec.PeriodicSavepoint = &v1beta1.PeriodicSavepoint{IntervalSeconds: 60}
+		a.Spec.PeriodicSavepoint = &v1beta1.PeriodicSchedule{IntervalSeconds: 60}
 	})
 	for end := w.clock.Now().Add(3*time.Minute + 30*time.Second); w.clock.Now().Before(end); {
 		_, _ = w.reconcile("wc")

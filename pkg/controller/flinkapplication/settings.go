@@ -25,8 +25,12 @@ type jobSettings struct {
 	// RedeployNonce asks, each time it changes, for the next job to start from RedeployFrom, the
 	// savepoint the user named.
 	RedeployNonce, RedeployFrom string
-	PeriodicSavepoint           *v1beta1.PeriodicSavepoint
-	SavepointRetention          *v1beta1.SavepointRetention
+	// PeriodicSavepoint and PeriodicCheckpoint are the schedules of the snapshots the operator takes
+	// of the running job by itself.
+	PeriodicSavepoint, PeriodicCheckpoint *v1beta1.PeriodicSchedule
+	// SavepointFormatType is the format of the savepoints the operator takes; empty is Flink's default.
+	SavepointFormatType v1beta1.SavepointFormatType
+	SavepointRetention  *v1beta1.SavepointRetention
 	// FlinkConfig is the Flink configuration the job runs with (a session job's is its cluster's
 	// with its own over it): it says, for example, whether a cancel keeps the job's checkpoints.
 	FlinkConfig v1beta1.FlinkConfig
@@ -42,7 +46,8 @@ func applicationSettings(app *v1beta1.FlinkApplication) *jobSettings {
 		InitialSavepoint: s.SavepointPath, RestartFailedJob: s.RestartFailedJob, FallbackWithoutState: s.FallbackWithoutState,
 		MaxCheckpointRestoreAgeSeconds: s.MaxCheckpointRestoreAgeSeconds, ReadinessTimeoutSeconds: s.ReadinessTimeoutSeconds,
 		SavepointTriggerNonce: s.SavepointTriggerNonce, CheckpointTriggerNonce: s.CheckpointTriggerNonce, RedeployNonce: s.SavepointRedeployNonce, RedeployFrom: s.SavepointPath,
-		PeriodicSavepoint: s.PeriodicSavepoint, SavepointRetention: s.SavepointRetention, FlinkConfig: s.FlinkConfig,
+		PeriodicSavepoint: s.PeriodicSavepoint, PeriodicCheckpoint: s.PeriodicCheckpoint, SavepointFormatType: s.SavepointFormatType,
+		SavepointRetention: s.SavepointRetention, FlinkConfig: s.FlinkConfig,
 		field: func(name string) string { return "spec." + name },
 	}
 }
@@ -67,8 +72,10 @@ func sessionJobSettings(job *v1beta1.FlinkSessionJob, cluster *v1beta1.FlinkSess
 	return &jobSettings{
 		UpgradeMode: mode, Suspend: j.State == v1beta1.JobStateSuspended, DeleteMode: deleteModeOr(job.Spec.DeleteMode),
 		InitialSavepoint: j.InitialSavepointPath, RestartFailedJob: j.RestartFailedJob, FallbackWithoutState: j.FallbackWithoutState,
-		SavepointTriggerNonce: j.SavepointTriggerNonce, CheckpointTriggerNonce: j.CheckpointTriggerNonce, RedeployNonce: j.SavepointRedeployNonce, RedeployFrom: j.InitialSavepointPath, PeriodicSavepoint: j.PeriodicSavepoint, SavepointRetention: j.SavepointRetention,
-		FlinkConfig: conf,
+		SavepointTriggerNonce: j.SavepointTriggerNonce, CheckpointTriggerNonce: j.CheckpointTriggerNonce, RedeployNonce: j.SavepointRedeployNonce, RedeployFrom: j.InitialSavepointPath,
+		PeriodicSavepoint: j.PeriodicSavepoint, PeriodicCheckpoint: j.PeriodicCheckpoint, SavepointFormatType: j.SavepointFormatType,
+		SavepointRetention: j.SavepointRetention,
+		FlinkConfig:        conf,
 		field: func(name string) string {
 			if name == "savepointPath" {
 				return "spec.job.initialSavepointPath of a new FlinkSessionJob"

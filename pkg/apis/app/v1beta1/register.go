@@ -32,6 +32,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&FlinkApplication{}, &FlinkApplicationList{},
 		&FlinkSessionCluster{}, &FlinkSessionClusterList{},
 		&FlinkSessionJob{}, &FlinkSessionJobList{},
+		&FlinkSnapshot{}, &FlinkSnapshotList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -120,8 +120,16 @@ type JobSpec struct {
 	SavepointRedeployNonce string `json:"savepointRedeployNonce,omitempty"`
 	// PeriodicSavepoint takes savepoints of the running job on a schedule, never while an update,
 	// a suspend or a delete is under way.
-	PeriodicSavepoint *PeriodicSavepoint `json:"periodicSavepoint,omitempty"`
-	// SavepointRetention bounds the savepoints status.savepoints keeps and may dispose of older ones.
+	PeriodicSavepoint *PeriodicSchedule `json:"periodicSavepoint,omitempty"`
+	// PeriodicCheckpoint takes checkpoints of the running job (Flink 1.17+) on a schedule, beside
+	// those Flink takes by itself, never while an update, a suspend or a delete is under way.
+	PeriodicCheckpoint *PeriodicSchedule `json:"periodicCheckpoint,omitempty"`
+	// SavepointFormatType is the format of every savepoint the operator takes of the job: Canonical
+	// (Flink's default) or Native (the state backend's own; Flink 1.15+).
+	// +kubebuilder:validation:Enum=Canonical;Native
+	SavepointFormatType SavepointFormatType `json:"savepointFormatType,omitempty"`
+	// SavepointRetention bounds the savepoints kept, in status.savepoints and as FlinkSnapshots, by
+	// count and age, and may dispose of older ones.
 	SavepointRetention *SavepointRetention `json:"savepointRetention,omitempty"`
 	// FallbackWithoutState lets the job start without state when no savepoint or retained checkpoint
 	// young enough exists; without it such a job is not started and the reason says so.

@@ -185,6 +185,10 @@ type StateEntry struct {
 	Time *metav1.Time `json:"time,omitempty"`
 	// Reason says why a savepoint failed.
 	Reason string `json:"reason,omitempty"`
+	// Snapshot is the FlinkSnapshot that shows this entry: the one a user created to ask for it, or
+	// the one the operator created once it ended. Set, it is never created again, so a FlinkSnapshot
+	// a user deleted stays deleted.
+	Snapshot string `json:"snapshot,omitempty"`
 }
 
 // MaxSavepoints is how many savepoints status.savepoints keeps.

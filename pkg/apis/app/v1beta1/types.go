@@ -135,8 +135,17 @@ type FlinkApplicationSpec struct {
 	SavepointRedeployNonce string `json:"savepointRedeployNonce,omitempty"`
 	// PeriodicSavepoint takes savepoints of the running job on a schedule, never while an update,
 	// a suspend or a delete is under way.
-	PeriodicSavepoint *PeriodicSavepoint `json:"periodicSavepoint,omitempty"`
-	// SavepointRetention bounds the savepoints status.savepoints keeps and may dispose of older ones.
+	PeriodicSavepoint *PeriodicSchedule `json:"periodicSavepoint,omitempty"`
+	// PeriodicCheckpoint takes checkpoints of the running job (Flink 1.17+) on a schedule, beside
+	// those Flink takes by itself, never while an update, a suspend or a delete is under way.
+	PeriodicCheckpoint *PeriodicSchedule `json:"periodicCheckpoint,omitempty"`
+	// SavepointFormatType is the format of every savepoint the operator takes of the job: Canonical
+	// (Flink's default, portable between state backends) or Native (the state backend's own, faster
+	// to take and to restore; Flink 1.15+).
+	// +kubebuilder:validation:Enum=Canonical;Native
+	SavepointFormatType SavepointFormatType `json:"savepointFormatType,omitempty"`
+	// SavepointRetention bounds the savepoints kept, in status.savepoints and as FlinkSnapshots, by
+	// count and age, and may dispose of older ones.
 	SavepointRetention *SavepointRetention `json:"savepointRetention,omitempty"`
 	// DeleteMode is what happens to the job when the FlinkApplication is deleted.
 	// +kubebuilder:validation:Enum=Savepoint;ForceCancel;None
@@ -366,20 +375,38 @@ const (
 	ScaleModeInPlace    ScaleMode = "InPlace"
 )
 
-// PeriodicSavepoint is a savepoint schedule.
-type PeriodicSavepoint struct {
-	// IntervalSeconds is the time between the savepoints of a running job.
+// PeriodicSchedule is when periodic savepoints or checkpoints are taken of a running job: every
+// intervalSeconds, or at the times a cron expression names. Set one of the two.
+// +kubebuilder:validation:XValidation:rule="has(self.intervalSeconds) != has(self.schedule)",message="set one of intervalSeconds and schedule"
+type PeriodicSchedule struct {
+	// IntervalSeconds is the time between two snapshots of a running job.
 	// +kubebuilder:validation:Minimum=60
 	// +kubebuilder:validation:Maximum=2147483647
-	IntervalSeconds int32 `json:"intervalSeconds"`
+	// +optional
+	IntervalSeconds int32 `json:"intervalSeconds,omitempty"`
+	// Schedule is a cron expression in the operator's time zone (UTC unless its TZ is set): five
+	// fields (minute hour day-of-month month day-of-week), or a descriptor such as @hourly or @daily.
+	// A snapshot is taken at each time it names while the job runs; a time missed while the job did
+	// not run is not made up.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Schedule string `json:"schedule,omitempty"`
 }
 
-// SavepointRetention is how many savepoints are kept, and whether older ones are deleted.
+// SavepointRetention is how many savepoints are kept, for how long, and whether older ones are
+// deleted. Never the newest restorable state, nor one a job was restored from within maxAge.
 type SavepointRetention struct {
-	// Keep is how many savepoints status.savepoints keeps (at most 10).
-	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=10
-	Keep int32 `json:"keep"`
+	// Keep is how many of the owner's savepoint FlinkSnapshots are kept, newest first;
+	// status.savepoints shows the newest 10 of them at most. Zero takes the operator's default.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	Keep int32 `json:"keep,omitempty"`
+	// MaxAge removes the owner's savepoint FlinkSnapshots older than this (a duration such as 72h);
+	// unset takes the operator's default, which keeps them regardless of age unless it sets one.
+	// +optional
+	MaxAge *metav1.Duration `json:"maxAge,omitempty"`
 	// DisposeOlder deletes, through Flink's savepoint disposal, the completed savepoints that fall out
 	// of status.savepoints; never the one the running job was restored from.
 	DisposeOlder bool `json:"disposeOlder,omitempty"`

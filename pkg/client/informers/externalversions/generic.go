@@ -47,6 +47,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Flink().V1beta1().FlinkSessionClusters().Informer()}, nil
 	case v1beta1.SchemeGroupVersion.WithResource("flinksessionjobs"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Flink().V1beta1().FlinkSessionJobs().Informer()}, nil
+	case v1beta1.SchemeGroupVersion.WithResource("flinksnapshots"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Flink().V1beta1().FlinkSnapshots().Informer()}, nil
 
 	}
 

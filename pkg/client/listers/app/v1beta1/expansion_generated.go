@@ -29,3 +29,11 @@ type FlinkSessionJobListerExpansion interface{}
 // FlinkSessionJobNamespaceListerExpansion allows custom methods to be added to
 // FlinkSessionJobNamespaceLister.
 type FlinkSessionJobNamespaceListerExpansion interface{}
+
+// FlinkSnapshotListerExpansion allows custom methods to be added to
+// FlinkSnapshotLister.
+type FlinkSnapshotListerExpansion interface{}
+
+// FlinkSnapshotNamespaceListerExpansion allows custom methods to be added to
+// FlinkSnapshotNamespaceLister.
+type FlinkSnapshotNamespaceListerExpansion interface{}

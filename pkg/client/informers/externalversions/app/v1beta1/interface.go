@@ -18,6 +18,8 @@ type Interface interface {
 	FlinkSessionClusters() FlinkSessionClusterInformer
 	// FlinkSessionJobs returns a FlinkSessionJobInformer.
 	FlinkSessionJobs() FlinkSessionJobInformer
+	// FlinkSnapshots returns a FlinkSnapshotInformer.
+	FlinkSnapshots() FlinkSnapshotInformer
 }
 
 type version struct {
@@ -44,4 +46,9 @@ func (v *version) FlinkSessionClusters() FlinkSessionClusterInformer {
 // FlinkSessionJobs returns a FlinkSessionJobInformer.
 func (v *version) FlinkSessionJobs() FlinkSessionJobInformer {
 	return &flinkSessionJobInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// FlinkSnapshots returns a FlinkSnapshotInformer.
+func (v *version) FlinkSnapshots() FlinkSnapshotInformer {
+	return &flinkSnapshotInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }

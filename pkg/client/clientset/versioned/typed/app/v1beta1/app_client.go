@@ -19,6 +19,7 @@ type FlinkV1beta1Interface interface {
 	FlinkApplicationsGetter
 	FlinkSessionClustersGetter
 	FlinkSessionJobsGetter
+	FlinkSnapshotsGetter
 }
 
 // FlinkV1beta1Client is used to interact with features provided by the flink.k8s.io group.
@@ -36,6 +37,10 @@ func (c *FlinkV1beta1Client) FlinkSessionClusters(namespace string) FlinkSession
 
 func (c *FlinkV1beta1Client) FlinkSessionJobs(namespace string) FlinkSessionJobInterface {
 	return newFlinkSessionJobs(c, namespace)
+}
+
+func (c *FlinkV1beta1Client) FlinkSnapshots(namespace string) FlinkSnapshotInterface {
+	return newFlinkSnapshots(c, namespace)
 }
 
 // NewForConfig creates a new FlinkV1beta1Client for the given config.

@@ -11,3 +11,5 @@ type FlinkApplicationExpansion interface{}
 type FlinkSessionClusterExpansion interface{}
 
 type FlinkSessionJobExpansion interface{}
+
+type FlinkSnapshotExpansion interface{}

@@ -28,6 +28,10 @@ func (c *FakeFlinkV1beta1) FlinkSessionJobs(namespace string) v1beta1.FlinkSessi
 	return newFakeFlinkSessionJobs(c, namespace)
 }
 
+func (c *FakeFlinkV1beta1) FlinkSnapshots(namespace string) v1beta1.FlinkSnapshotInterface {
+	return newFakeFlinkSnapshots(c, namespace)
+}
+
 // RESTClient returns a RESTClient that is used to communicate
 // with API server by this client implementation.
 func (c *FakeFlinkV1beta1) RESTClient() rest.Interface {
