@@ -121,6 +121,12 @@ type Config struct {
 	JobStabilizationPeriod config.Duration `json:"jobStabilizationPeriod" pflag:",How long a new job must run before its deploy is done"`
 	// SavepointTimeout bounds a savepoint before the operator gives up on it.
 	SavepointTimeout config.Duration `json:"savepointTimeout" pflag:",Deadline for a savepoint"`
+	// SnapshotKeep is how many of an owner's savepoint FlinkSnapshots the operator keeps, newest
+	// first, where its spec.savepointRetention.keep does not say.
+	SnapshotKeep int `json:"snapshotKeep" pflag:",How many savepoint FlinkSnapshots of each application are kept by default"`
+	// SnapshotMaxAge removes an owner's savepoint FlinkSnapshots older than this, where its
+	// spec.savepointRetention.maxAge does not say; zero keeps them regardless of age.
+	SnapshotMaxAge config.Duration `json:"snapshotMaxAge" pflag:",Age past which savepoint FlinkSnapshots are removed by default; 0 never"`
 	// CancelTimeout bounds how long a cancelled job may stay CANCELLING.
 	CancelTimeout config.Duration `json:"cancelTimeout" pflag:",Deadline for a job to finish cancelling"`
 	// SubmitGracePeriod is how long a submission that got no answer is given to show up in Flink
@@ -163,6 +169,7 @@ func Default() *Config {
 		ReadinessTimeout:               config.Duration{Duration: 3 * time.Minute},
 		JobStabilizationPeriod:         config.Duration{Duration: 10 * time.Second},
 		SavepointTimeout:               config.Duration{Duration: 10 * time.Minute},
+		SnapshotKeep:                   10,
 		CancelTimeout:                  config.Duration{Duration: 5 * time.Minute},
 		SubmitGracePeriod:              config.Duration{Duration: 30 * time.Second},
 		MaxRetries:                     10,

@@ -161,8 +161,9 @@ func (c *Controller) watch(ns string, kubeInf, haInf kubeinformers.SharedInforme
 	sessionClusters := sessionClusterResource.informer(c.env.Apps, ns, byNamespace, skip)
 	sessionJobs := sessionJobResource.informer(c.env.Apps, ns,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, clusterIndex: sessionJobCluster}, skip)
-	c.informers = append(c.informers, apps, sessionClusters, sessionJobs)
-	for _, inf := range []cache.SharedIndexInformer{apps, sessionClusters, sessionJobs} {
+	snapshots := snapshotResource.informer(c.env.Apps, ns, cache.Indexers{snapshotOwnerIndex: snapshotOwnerOf}, skip)
+	c.informers = append(c.informers, apps, sessionClusters, sessionJobs, snapshots)
+	for _, inf := range []cache.SharedIndexInformer{apps, sessionClusters, sessionJobs, snapshots} {
 		_ = inf.SetTransform(dropManagedFields)
 	}
 	deploys := kubeInf.Apps().V1().Deployments()
@@ -185,7 +186,8 @@ func (c *Controller) watch(ns string, kubeInf, haInf kubeinformers.SharedInforme
 		inf  cache.SharedIndexInformer
 	}{{applicationKindName, apps}, {sessionClusterKindName, sessionClusters}, {sessionJobKindName, sessionJobs},
 		{"Deployment", deploys.Informer()}, {"Service", services.Informer()}, {"Pod", pods.Informer()},
-		{"Ingress", ingresses.Informer()}, {"ConfigMap", configMaps.Informer()}, {"HA ConfigMap", haConfigMaps}} {
+		{"Ingress", ingresses.Informer()}, {"ConfigMap", configMaps.Informer()}, {"HA ConfigMap", haConfigMaps},
+		{snapshotKindName, snapshots}} {
 		c.health.informers = append(c.health.informers, namedInformer{inf.kind + where, inf.inf.HasSynced})
 	}
 	jobIndex := sessionJobs.GetIndexer()
@@ -231,6 +233,17 @@ func (c *Controller) watch(ns string, kubeInf, haInf kubeinformers.SharedInforme
 			}
 		}
 	}))
+	// A FlinkSnapshot wakes its owner when a user creates, changes or deletes it; the status the
+	// owner's pass writes to it wakes nobody.
+	_, _ = snapshots.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: c.enqueueSnapshotOwner,
+		UpdateFunc: func(old, new interface{}) {
+			if snapshotChangeMatters(old, new) {
+				c.enqueueSnapshotOwner(new)
+			}
+		},
+		DeleteFunc: c.enqueueSnapshotOwner,
+	})
 	owned := cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueOwner,
 		UpdateFunc: func(_, new interface{}) { c.enqueueOwner(new) },
@@ -325,6 +338,40 @@ func (c *Controller) enqueueOwner(obj interface{}) {
 		}
 	}
 }
+
+// enqueueSnapshotOwner wakes the FlinkApplication or FlinkSessionJob a FlinkSnapshot is of.
+func (c *Controller) enqueueSnapshotOwner(obj interface{}) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	if s, ok := obj.(*v1beta1.FlinkSnapshot); ok && (s.Spec.Owner.Kind == applicationKindName || s.Spec.Owner.Kind == sessionJobKindName) {
+		c.add(queueKey{s.Spec.Owner.Kind, cache.ObjectName{Namespace: s.Namespace, Name: s.Spec.Owner.Name}})
+	}
+}
+
+// snapshotChangeMatters tells whether an update of a FlinkSnapshot asks its owner for something:
+// a spec change, a deletion, a finalizer gone.
+func snapshotChangeMatters(old, new interface{}) bool {
+	o, ok1 := old.(*v1beta1.FlinkSnapshot)
+	n, ok2 := new.(*v1beta1.FlinkSnapshot)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return o.Generation != n.Generation || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
+		len(o.Finalizers) != len(n.Finalizers)
+}
+
+// snapshotOwnerIndex indexes FlinkSnapshots by "<namespace>/<owner kind>/<owner name>".
+const snapshotOwnerIndex = "snapshotOwner"
+
+func snapshotOwnerOf(obj interface{}) ([]string, error) {
+	if s, ok := obj.(*v1beta1.FlinkSnapshot); ok {
+		return []string{snapshotOwnerKey(s.Namespace, s.Spec.Owner.Kind, s.Spec.Owner.Name)}, nil
+	}
+	return nil, nil
+}
+
+func snapshotOwnerKey(namespace, kind, name string) string { return namespace + "/" + kind + "/" + name }
 
 // enqueueHAOwner wakes the application or session cluster (whichever exists) whose cluster an HA
 // ConfigMap belongs to.

@@ -102,8 +102,8 @@ func startController(f *controllerFixture) error {
 	f.ctx = context.Background()
 	go func() { _ = f.c.Run(f.ctx) }()
 	// FlinkApplications, FlinkSessionClusters, FlinkSessionJobs, Deployments, Services, pods, UI
-	// Ingresses, logging ConfigMaps and Flink's HA ConfigMaps.
-	for deadline := time.Now().Add(10 * time.Second); watches() < 9; time.Sleep(time.Millisecond) {
+	// Ingresses, logging ConfigMaps, Flink's HA ConfigMaps and FlinkSnapshots.
+	for deadline := time.Now().Add(10 * time.Second); watches() < 10; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("informers not watching")
 		}

@@ -84,6 +84,10 @@ type Observer interface {
 	// HAConfigMaps names the ConfigMaps of Flink's Kubernetes HA services that the owner's clusters
 	// left, by cluster hash (nil if none).
 	HAConfigMaps(namespace, owner string) (map[string][]string, error)
+	// Snapshots are the FlinkSnapshots whose spec.owner is the object of this kind.
+	Snapshots(namespace, kind, owner string) ([]*v1beta1.FlinkSnapshot, error)
+	// ApplicationsIn lists the FlinkApplications of a namespace.
+	ApplicationsIn(namespace string) ([]*v1beta1.FlinkApplication, error)
 }
 
 // SessionObserver reads session clusters and session jobs, normally from informer caches.
@@ -92,6 +96,8 @@ type SessionObserver interface {
 	SessionJob(namespace, name string) (*v1beta1.FlinkSessionJob, error)
 	// SessionJobsOf lists the FlinkSessionJobs that name the cluster.
 	SessionJobsOf(namespace, cluster string) ([]*v1beta1.FlinkSessionJob, error)
+	// SessionJobsIn lists the FlinkSessionJobs of a namespace.
+	SessionJobsIn(namespace string) ([]*v1beta1.FlinkSessionJob, error)
 }
 
 // staleCache tells whether the cached application predates our own last status write: acting on it

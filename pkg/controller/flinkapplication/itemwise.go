@@ -53,6 +53,12 @@ var (
 		func(c versioned.Interface, ns string, ix cache.Indexers) cache.SharedIndexInformer {
 			return appinformers.NewFlinkSessionClusterInformer(c, ns, 0, ix)
 		}}
+	snapshotResource = ownResource{snapshotKindName, "flinksnapshots",
+		func() runtime.Object { return &v1beta1.FlinkSnapshot{} },
+		func() runtime.Object { return &v1beta1.FlinkSnapshotList{} },
+		func(c versioned.Interface, ns string, ix cache.Indexers) cache.SharedIndexInformer {
+			return appinformers.NewFlinkSnapshotInformer(c, ns, 0, ix)
+		}}
 	sessionJobResource = ownResource{sessionJobKindName, "flinksessionjobs",
 		func() runtime.Object { return &v1beta1.FlinkSessionJob{} },
 		func() runtime.Object { return &v1beta1.FlinkSessionJobList{} },

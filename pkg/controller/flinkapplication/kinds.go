@@ -21,6 +21,9 @@ const (
 	applicationKindName    = "FlinkApplication"
 	sessionJobKindName     = "FlinkSessionJob"
 	sessionClusterKindName = "FlinkSessionCluster"
+	// snapshotKindName is not a kind the machine runs: a FlinkSnapshot is acted on by its owner's
+	// pass (snapshot_objects.go).
+	snapshotKindName = "FlinkSnapshot"
 )
 
 // objectKind is what differs between the kinds the machine runs.

@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -23,6 +24,8 @@ type namespaceListers struct {
 	// haConfigMaps are the ConfigMaps of Flink's Kubernetes HA services, metadata only, indexed by
 	// haOwnerIndex.
 	haConfigMaps cache.Indexer
+	// snapshots are the FlinkSnapshots, indexed by snapshotOwnerIndex.
+	snapshots cache.Indexer
 
 	sessionClusters applisters.FlinkSessionClusterLister
 	sessionJobs     applisters.FlinkSessionJobLister
@@ -50,6 +53,22 @@ func (o *listerObserver) Application(namespace, name string) (*v1beta1.FlinkAppl
 		return nil, err
 	}
 	return l.apps.FlinkApplications(namespace).Get(name)
+}
+
+func (o *listerObserver) ApplicationsIn(namespace string) ([]*v1beta1.FlinkApplication, error) {
+	l, err := o.listers(namespace)
+	if err != nil {
+		return nil, err
+	}
+	return l.apps.FlinkApplications(namespace).List(labels.Everything())
+}
+
+func (o *listerObserver) SessionJobsIn(namespace string) ([]*v1beta1.FlinkSessionJob, error) {
+	l, err := o.listers(namespace)
+	if err != nil {
+		return nil, err
+	}
+	return l.sessionJobs.FlinkSessionJobs(namespace).List(labels.Everything())
 }
 
 // UIIngress is the Flink UI's Ingress of the application, nil when it has none: the Ingress named
@@ -143,6 +162,25 @@ func (o *listerObserver) HAConfigMaps(namespace, owner string) (map[string][]str
 		return nil, err
 	}
 	return haConfigMapsByHash(objs), nil
+}
+
+// Snapshots are the FlinkSnapshots of the owner of this kind.
+func (o *listerObserver) Snapshots(namespace, kind, owner string) ([]*v1beta1.FlinkSnapshot, error) {
+	l, err := o.listers(namespace)
+	if err != nil || l.snapshots == nil {
+		return nil, err
+	}
+	objs, err := l.snapshots.ByIndex(snapshotOwnerIndex, snapshotOwnerKey(namespace, kind, owner))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*v1beta1.FlinkSnapshot, 0, len(objs))
+	for _, obj := range objs {
+		if s, ok := obj.(*v1beta1.FlinkSnapshot); ok {
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }
 
 // haConfigMapsByHash groups HA ConfigMaps by the hash of the cluster they belong to.

@@ -48,10 +48,14 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 	if err != nil {
 		return 0, err
 	}
+	snapshots, err := e.Observer.Snapshots(namespace, applicationKindName, name)
+	if err != nil {
+		return 0, err
+	}
 	rc := &Context{
 		Context: ctx, App: app, Config: e.Config, Now: e.Clock.Now(), Hash: flink.ClusterHash(app),
-		Clusters: clusters, HAConfigMaps: ha, GenericService: generic, Ingress: ingress, ClusterOwner: owner, env: e,
-		kind: applicationKind,
+		Clusters: clusters, HAConfigMaps: ha, Snapshots: snapshots, GenericService: generic, Ingress: ingress,
+		ClusterOwner: owner, env: e, kind: applicationKind,
 	}
 	rc.bind(applicationSubject{app}, applicationSubject{cached})
 	rc.Settings = applicationSettings(app)

@@ -31,17 +31,25 @@ func savepointOnDemand(rc *Context) (out Outcome, busy bool) {
 	e := rc.ledger().Pending(s.JobID, onDemand...)
 	if e == nil {
 		purpose := savepointDue(rc)
+		var asked *v1beta1.FlinkSnapshot
+		if purpose == "" {
+			asked, purpose = snapshotAskedFor(rc)
+		}
 		if purpose == "" || rc.Overdue {
 			return Outcome{}, false
 		}
-		// Recorded with the trigger, in the same write: one savepoint or checkpoint per nonce.
-		switch purpose {
-		case v1beta1.SavepointManual:
+		// Recorded with the trigger, in the same write: one savepoint or checkpoint per nonce, or
+		// per FlinkSnapshot, which the entry names.
+		switch {
+		case asked != nil:
+		case purpose == v1beta1.SavepointManual:
 			st.SavepointTriggerNonce = rc.Settings.SavepointTriggerNonce
-		case v1beta1.ManualCheckpoint:
+		case purpose == v1beta1.ManualCheckpoint:
 			st.CheckpointTriggerNonce = rc.Settings.CheckpointTriggerNonce
 		}
-		askSavepoint(rc, purpose, s, false)
+		if e := askSavepoint(rc, purpose, s, false); asked != nil {
+			e.Snapshot = asked.Name
+		}
 		return persistThenContinue(), true
 	}
 	sp := followSavepoint(rc, e, v.Ref, true)

@@ -45,10 +45,14 @@ func (e *Environment) ReconcileSessionJob(ctx context.Context, namespace, name s
 			return 0, err
 		}
 	}
+	snapshots, err := e.Observer.Snapshots(namespace, sessionJobKindName, name)
+	if err != nil {
+		return 0, err
+	}
 	working := job.DeepCopy()
 	rc := &Context{
 		Context: ctx, Config: e.Config, Now: e.Clock.Now(), Hash: sessionJobHash(job),
-		Clusters: clusters, ClusterOwner: owner, env: e, kind: sessionJobKind,
+		Clusters: clusters, Snapshots: snapshots, ClusterOwner: owner, env: e, kind: sessionJobKind,
 		session:  &sessionState{ClusterName: job.Spec.ClusterName, Cluster: cluster, Job: job},
 		Settings: sessionJobSettings(job, cluster),
 	}
@@ -111,6 +115,11 @@ func (e *Environment) runPass(rc *Context, summarizeStatus func(*Context)) (time
 	// Before the handler, which may delete a cluster and with it what the pass saw of its pods.
 	removeLeftHAConfigMaps(rc)
 	out := step(rc)
+	// What the FlinkSnapshots show follows what the handler recorded; the entries they now name are
+	// persisted with it.
+	syncSnapshots(rc)
+	answerSnapshotRequests(rc)
+	retainSnapshots(rc)
 	summarizeStatus(rc)
 	showable(rc)
 	if err := e.persist(rc); err != nil {

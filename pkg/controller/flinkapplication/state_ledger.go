@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
@@ -198,7 +199,9 @@ func trimLedger(rc *Context) {
 	}
 	gone := rc.ledger().Trim(keep, keepJobs, func(path string) bool { return protected[path] })
 	if ret != nil && ret.DisposeOlder {
-		disposeSavepoints(rc, gone)
+		// A savepoint shown by a FlinkSnapshot goes when retention deletes that object, which
+		// disposes of it (snapshot_retention.go); the ledger only forgets it.
+		disposeSavepoints(rc, slices.DeleteFunc(gone, func(e v1beta1.StateEntry) bool { return e.Snapshot != "" }))
 	}
 }
 

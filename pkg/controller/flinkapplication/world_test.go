@@ -17,7 +17,9 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 	testclock "k8s.io/utils/clock/testing"
 
@@ -76,6 +78,7 @@ func newWorld(t *testing.T) *world {
 		imageFaults: map[string]flinksim.Faults{},
 	}
 	w.rv = enforceResourceVersions(w.apps)
+	w.honourSnapshotFinalizers()
 	w.server = httptest.NewServer(http.HandlerFunc(w.route))
 	t.Cleanup(w.server.Close)
 	cfg := config.Default()
@@ -90,6 +93,41 @@ func newWorld(t *testing.T) *world {
 		Metrics:  NewMetrics(prometheus.NewRegistry()),
 	}
 	return w
+}
+
+// honourSnapshotFinalizers makes the fake clientset delete FlinkSnapshots as the API server does: one
+// with finalizers is only marked deleted, and goes once its last finalizer is removed (settle).
+func (w *world) honourSnapshotFinalizers() {
+	tracker := w.apps.Tracker()
+	gvr := v1beta1.SchemeGroupVersion.WithResource("flinksnapshots")
+	w.apps.PrependReactor("delete", "flinksnapshots", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		d := action.(k8stesting.DeleteAction)
+		obj, err := tracker.Get(gvr, d.GetNamespace(), d.GetName())
+		if err != nil {
+			return false, nil, nil
+		}
+		s := obj.(*v1beta1.FlinkSnapshot).DeepCopy()
+		if len(s.Finalizers) == 0 {
+			return false, nil, nil
+		}
+		if s.DeletionTimestamp == nil {
+			now := metav1.NewTime(w.clock.Now())
+			s.DeletionTimestamp = &now
+			return true, nil, tracker.Update(gvr, s, s.Namespace)
+		}
+		return true, nil, nil
+	})
+}
+
+// collectSnapshots deletes the FlinkSnapshots marked deleted whose finalizers are all gone.
+func (w *world) collectSnapshots() {
+	list, err := w.apps.FlinkV1beta1().FlinkSnapshots(ns).List(context.Background(), metav1.ListOptions{})
+	require.NoError(w.t, err)
+	for _, s := range list.Items {
+		if s.DeletionTimestamp != nil && len(s.Finalizers) == 0 {
+			require.NoError(w.t, w.apps.Tracker().Delete(v1beta1.SchemeGroupVersion.WithResource("flinksnapshots"), ns, s.Name))
+		}
+	}
 }
 
 // route sends /<ns>/<service>/<flink path> to that cluster's JobManager; a cluster without one
@@ -126,6 +164,7 @@ func (w *world) route(rw http.ResponseWriter, r *http.Request) {
 // cluster whose JobManager is ready has a simulated JobManager sized by its ready TaskManagers.
 func (w *world) settle() {
 	ctx := context.Background()
+	w.collectSnapshots()
 	deploys, err := w.kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
 	require.NoError(w.t, err)
 	live := map[string]bool{}
@@ -390,4 +429,42 @@ func wordcount(name string) *v1beta1.FlinkApplication {
 			TaskManagerConfig: v1beta1.TaskManagerConfig{TaskSlots: &slots},
 		},
 	}
+}
+
+func (o *clientObserver) Snapshots(namespace, kind, owner string) ([]*v1beta1.FlinkSnapshot, error) {
+	list, err := o.w.apps.FlinkV1beta1().FlinkSnapshots(namespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []*v1beta1.FlinkSnapshot
+	for i := range list.Items {
+		if s := &list.Items[i]; s.Spec.Owner.Kind == kind && s.Spec.Owner.Name == owner {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func (o *clientObserver) ApplicationsIn(namespace string) ([]*v1beta1.FlinkApplication, error) {
+	list, err := o.w.apps.FlinkV1beta1().FlinkApplications(namespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*v1beta1.FlinkApplication, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
+}
+
+func (o *clientObserver) SessionJobsIn(namespace string) ([]*v1beta1.FlinkSessionJob, error) {
+	list, err := o.w.apps.FlinkV1beta1().FlinkSessionJobs(namespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*v1beta1.FlinkSessionJob, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
 }

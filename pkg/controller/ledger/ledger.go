@@ -252,6 +252,26 @@ func (l Ledger) Trim(keep int, keepJobs []string, protect func(path string) bool
 	return gone
 }
 
+// NewestPath is where the newest completed state of the job is; "" when the ledger has none.
+func (l Ledger) NewestPath(jobID string) string {
+	if i := newestCompleted(*l.Entries, jobID); i >= 0 {
+		return (*l.Entries)[i].Path
+	}
+	return ""
+}
+
+// Forget drops the ended entries of the state at path, whose storage is gone, so that no restore
+// picks it. A Pending entry stays: its savepoint may still complete elsewhere.
+func (l Ledger) Forget(path string) {
+	out := (*l.Entries)[:0]
+	for _, e := range *l.Entries {
+		if e.Path != path || path == "" || e.Result == v1beta1.StatePending {
+			out = append(out, e)
+		}
+	}
+	*l.Entries = out
+}
+
 func newestCompleted(es []v1beta1.StateEntry, job string) int {
 	best := -1
 	for i, e := range es {

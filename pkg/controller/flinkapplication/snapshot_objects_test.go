@@ -1,0 +1,296 @@
+package flinkapplication
+
+import (
+	"context"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+func (w *world) snapshots() []v1beta1.FlinkSnapshot {
+	list, err := w.apps.FlinkV1beta1().FlinkSnapshots(ns).List(context.Background(), metav1.ListOptions{})
+	require.NoError(w.t, err)
+	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
+	return list.Items
+}
+
+func (w *world) snapshot(name string) *v1beta1.FlinkSnapshot {
+	s, err := w.apps.FlinkV1beta1().FlinkSnapshots(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	require.NoError(w.t, err)
+	return s
+}
+
+func (w *world) createSnapshot(name string, edit func(*v1beta1.FlinkSnapshotSpec)) {
+	s := &v1beta1.FlinkSnapshot{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, CreationTimestamp: metav1.NewTime(w.clock.Now())},
+		Spec: v1beta1.FlinkSnapshotSpec{Owner: v1beta1.SnapshotOwner{Kind: applicationKindName, Name: "wc"}, Type: v1beta1.SnapshotSavepoint}}
+	if edit != nil {
+		edit(&s.Spec)
+	}
+	_, err := w.apps.FlinkV1beta1().FlinkSnapshots(ns).Create(context.Background(), s, metav1.CreateOptions{})
+	require.NoError(w.t, err)
+}
+
+func (w *world) deleteSnapshot(name string) {
+	require.NoError(w.t, w.apps.FlinkV1beta1().FlinkSnapshots(ns).Delete(context.Background(), name, metav1.DeleteOptions{}))
+}
+
+// ledgerEntryNaming is the ledger entry that names the FlinkSnapshot.
+func ledgerEntryNaming(app *v1beta1.FlinkApplication, name string) *v1beta1.StateEntry {
+	for i := range app.Status.Ledger {
+		if app.Status.Ledger[i].Snapshot == name {
+			return &app.Status.Ledger[i]
+		}
+	}
+	return nil
+}
+
+func TestEverySavepointTheOperatorTakesBecomesOneFlinkSnapshot(t *testing.T) {
+	w := newWorld(t)
+	old := running(t, w, "wc")
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = "one" })
+	w.runUntil("wc", "manual savepoint", func(a *v1beta1.FlinkApplication) bool { return len(a.Status.Savepoints) == 1 })
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	app := w.runUntil("wc", "upgraded", upgradedFrom(old))
+	for i := 0; i < 5; i++ {
+		_, _ = w.reconcile("wc")
+	}
+	app = w.get("wc")
+
+	snaps := w.snapshots()
+	require.Len(t, snaps, 2, "one for the manual savepoint, one for the upgrade's")
+	purposes := map[v1beta1.SavepointPurpose]bool{}
+	for _, s := range snaps {
+		purposes[s.Status.Purpose] = true
+		e := ledgerEntryNaming(app, s.Name)
+		require.NotNil(t, e, "the ledger entry names %s", s.Name)
+		assert.Equal(t, v1beta1.StateCompleted, s.Status.State)
+		assert.Equal(t, e.Path, s.Status.Path)
+		assert.Equal(t, e.Path, s.Spec.Path)
+		assert.Equal(t, e.TriggerID, s.Status.TriggerID)
+		assert.Equal(t, e.JobID, s.Status.JobID)
+		assert.True(t, w.storage.Exists(s.Status.Path))
+		assert.Equal(t, map[string]string{v1beta1.SnapshotOwnerKindLabel: applicationKindName, v1beta1.SnapshotOwnerLabel: "wc",
+			v1beta1.SnapshotPurposeLabel: string(e.Purpose), v1beta1.SnapshotStateLabel: "Completed"}, s.Labels)
+		assert.Equal(t, v1beta1.SnapshotOwner{Kind: applicationKindName, Name: "wc"}, s.Spec.Owner)
+	}
+	assert.Equal(t, map[v1beta1.SavepointPurpose]bool{v1beta1.SavepointManual: true, v1beta1.SavepointUpgrade: true}, purposes)
+
+	// Deleting one by hand never brings it back, and the ledger keeps the state it showed.
+	gone := snaps[0]
+	w.deleteSnapshot(gone.Name)
+	for i := 0; i < 10; i++ {
+		_, _ = w.reconcile("wc")
+	}
+	assert.Nil(t, w.snapshot(gone.Name))
+	assert.NotNil(t, ledgerEntryNaming(w.get("wc"), gone.Name), "the ledger entry stays")
+	assert.Len(t, w.snapshots(), 1)
+}
+
+func TestASnapshotCreatedAfterACrashBeforeItsStatusIsFinished(t *testing.T) {
+	w := newWorld(t)
+	running(t, w, "wc")
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = "one" })
+	w.runUntil("wc", "manual savepoint", func(a *v1beta1.FlinkApplication) bool { return len(a.Status.Savepoints) == 1 })
+	app := w.get("wc")
+	s := w.snapshots()[0]
+	// As if the operator had stopped after the create: no status, and the entry not yet naming it.
+	s.Status = v1beta1.FlinkSnapshotStatus{}
+	_, err := w.apps.FlinkV1beta1().FlinkSnapshots(ns).UpdateStatus(context.Background(), &s, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	for i := range app.Status.Ledger {
+		app.Status.Ledger[i].Snapshot = ""
+	}
+	_, err = w.apps.FlinkV1beta1().FlinkApplications(ns).UpdateStatus(context.Background(), app, metav1.UpdateOptions{})
+	require.NoError(t, err)
+
+	_, _ = w.reconcile("wc")
+	require.Len(t, w.snapshots(), 1, "the same object is found, not a second made")
+	assert.Equal(t, v1beta1.StateCompleted, w.snapshots()[0].Status.State)
+	assert.NotNil(t, ledgerEntryNaming(w.get("wc"), s.Name))
+}
+
+func TestAFlinkSnapshotAsksForASavepointWrittenAheadOfItsTrigger(t *testing.T) {
+	w := newWorld(t)
+	app := running(t, w, "wc")
+	jm := w.jm(app, app.Status.DeployHash)
+	w.createSnapshot("before-release", nil)
+
+	_, _ = w.reconcile("wc")
+	s := w.snapshot("before-release")
+	require.Equal(t, v1beta1.StatePending, s.Status.State, "shown Pending with its trigger")
+	assert.NotEmpty(t, s.Status.TriggerID)
+	assert.NotNil(t, s.Status.TriggerTime)
+	assert.Equal(t, 0, jm.SavepointTriggers(), "before the trigger is sent")
+	e := ledgerEntryNaming(w.get("wc"), "before-release")
+	require.NotNil(t, e, "the ledger entry is persisted first")
+	assert.Equal(t, s.Status.TriggerID, e.TriggerID)
+
+	for i := 0; i < 20 && w.snapshot("before-release").Status.State == v1beta1.StatePending; i++ {
+		_, _ = w.reconcile("wc")
+	}
+	s = w.snapshot("before-release")
+	assert.Equal(t, v1beta1.StateCompleted, s.Status.State)
+	assert.Equal(t, v1beta1.SavepointManual, s.Status.Purpose)
+	assert.True(t, w.storage.Exists(s.Status.Path))
+	assert.Equal(t, 1, jm.SavepointTriggers())
+	assert.Len(t, w.snapshots(), 1, "the operator makes no second object for the entry")
+	assert.Equal(t, app.Status.JobStatus.JobID, w.get("wc").Status.JobStatus.JobID, "the job keeps running")
+}
+
+func TestAFlinkSnapshotOfACheckpointAndOneOfARegisteredPath(t *testing.T) {
+	w := newWorld(t)
+	running(t, w, "wc")
+	w.createSnapshot("chk", func(s *v1beta1.FlinkSnapshotSpec) { s.Type = v1beta1.SnapshotCheckpoint })
+	w.createSnapshot("moved-in", func(s *v1beta1.FlinkSnapshotSpec) { s.Path = "s3://elsewhere/savepoint-1" })
+	for i := 0; i < 30 && w.snapshot("chk").Status.State != v1beta1.StateCompleted; i++ {
+		_, _ = w.reconcile("wc")
+	}
+	chk := w.snapshot("chk")
+	assert.Equal(t, v1beta1.StateCompleted, chk.Status.State)
+	assert.Equal(t, v1beta1.ManualCheckpoint, chk.Status.Purpose)
+	assert.Contains(t, chk.Status.Path, "chk-")
+
+	moved := w.snapshot("moved-in")
+	assert.Equal(t, v1beta1.StateCompleted, moved.Status.State)
+	assert.Equal(t, v1beta1.SnapshotRegistered, moved.Status.Purpose)
+	assert.Equal(t, "s3://elsewhere/savepoint-1", moved.Status.Path)
+	assert.Nil(t, ledgerEntryNaming(w.get("wc"), "moved-in"), "the ledger follows the owner's own jobs")
+}
+
+func TestAFlinkSnapshotWaitsForTheJobToRun(t *testing.T) {
+	w := newWorld(t)
+	running(t, w, "wc")
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.State = v1beta1.JobStateSuspended })
+	w.runUntilPhase("wc", v1beta1.PhaseSuspended)
+	w.createSnapshot("wanted", nil)
+	for i := 0; i < 5; i++ {
+		_, _ = w.reconcile("wc")
+	}
+	s := w.snapshot("wanted")
+	assert.Empty(t, s.Status.State)
+	assert.Contains(t, s.Status.Error, "waiting for the job of FlinkApplication wc to run")
+
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.State = v1beta1.JobStateRunning })
+	w.runUntil("wc", "snapshot taken after the resume", func(*v1beta1.FlinkApplication) bool {
+		return w.snapshot("wanted").Status.State == v1beta1.StateCompleted
+	})
+	assert.Empty(t, w.snapshot("wanted").Status.Error)
+}
+
+func TestDisposeOnDeleteRemovesTheStorageButNeverWhatTheRestoreNeeds(t *testing.T) {
+	w := newWorld(t)
+	old := running(t, w, "wc")
+	w.createSnapshot("throwaway", func(s *v1beta1.FlinkSnapshotSpec) { s.DisposeOnDelete = true })
+	for i := 0; i < 20 && w.snapshot("throwaway").Status.State != v1beta1.StateCompleted; i++ {
+		_, _ = w.reconcile("wc")
+	}
+	s := w.snapshot("throwaway")
+	require.Contains(t, s.Finalizers, DisposeFinalizer)
+	path := s.Status.Path
+	require.True(t, w.storage.Exists(path))
+
+	w.deleteSnapshot("throwaway")
+	for i := 0; i < 5 && w.snapshot("throwaway") != nil; i++ {
+		_, _ = w.reconcile("wc")
+	}
+	assert.Nil(t, w.snapshot("throwaway"), "the finalizer goes once the storage is disposed of")
+	assert.False(t, w.storage.Exists(path))
+	for _, e := range w.get("wc").Status.Ledger {
+		assert.NotEqual(t, path, e.Path, "the ledger forgets a state whose storage is gone")
+	}
+
+	// The upgrade's savepoint is what the running job restored from: deleting its FlinkSnapshot
+	// keeps the storage.
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	app := w.runUntil("wc", "upgraded", upgradedFrom(old))
+	for i := 0; i < 3; i++ {
+		_, _ = w.reconcile("wc")
+	}
+	var upgrade *v1beta1.FlinkSnapshot
+	for i, sn := range w.snapshots() {
+		if sn.Status.Purpose == v1beta1.SavepointUpgrade {
+			upgrade = &w.snapshots()[i]
+		}
+	}
+	require.NotNil(t, upgrade)
+	require.Equal(t, app.Status.JobStatus.RestorePath, upgrade.Status.Path)
+	patched := upgrade.DeepCopy()
+	patched.Spec.DisposeOnDelete = true
+	_, err := w.apps.FlinkV1beta1().FlinkSnapshots(ns).Update(context.Background(), patched, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	_, _ = w.reconcile("wc")
+	w.deleteSnapshot(upgrade.Name)
+	for i := 0; i < 5 && w.snapshot(upgrade.Name) != nil; i++ {
+		_, _ = w.reconcile("wc")
+	}
+	assert.Nil(t, w.snapshot(upgrade.Name))
+	assert.True(t, w.storage.Exists(upgrade.Status.Path), "the running job's restore point stays")
+	assert.Contains(t, eventReasons(w.events()), "SnapshotKept")
+}
+
+func TestRetentionDeletesTheOperatorsOldSnapshotsByCountAndAge(t *testing.T) {
+	w := newWorld(t)
+	running(t, w, "wc")
+	w.update("wc", func(a *v1beta1.FlinkApplication) {
+		a.Spec.SavepointRetention = &v1beta1.SavepointRetention{Keep: 3, MaxAge: &metav1.Duration{Duration: time.Hour}}
+	})
+	w.createSnapshot("mine", nil) // a user's own is theirs to delete
+	for i, nonce := range []string{"a", "b", "c", "d", "e"} {
+		w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = nonce })
+		w.runUntil("wc", "savepoint "+nonce, func(a *v1beta1.FlinkApplication) bool {
+			return a.Status.SavepointTriggerNonce == nonce && a.Status.SavepointTriggerID == "" && len(a.Status.Savepoints) >= min(i+1, 3)
+		})
+		if i == 0 {
+			// Kept on purpose: never retired.
+			first := w.snapshots()
+			for _, s := range first {
+				if s.Name != "mine" && s.Status.Purpose == v1beta1.SavepointManual {
+					s.Spec.Keep = true
+					_, err := w.apps.FlinkV1beta1().FlinkSnapshots(ns).Update(context.Background(), &s, metav1.UpdateOptions{})
+					require.NoError(t, err)
+				}
+			}
+		}
+		w.clock.Step(time.Minute)
+	}
+	for i := 0; i < 5; i++ {
+		_, _ = w.reconcile("wc")
+	}
+	var operators, kept int
+	for _, s := range w.snapshots() {
+		switch {
+		case s.Name == "mine":
+		case s.Spec.Keep:
+			kept++
+		default:
+			operators++
+		}
+	}
+	assert.Equal(t, 1, kept)
+	assert.Equal(t, 3, operators, "keep counts the snapshots retention manages; the one kept on purpose is besides")
+	assert.NotNil(t, w.snapshot("mine"))
+	assert.Contains(t, eventReasons(w.events()), "SnapshotRetired")
+
+	w.clock.Step(2 * time.Hour)
+	for i := 0; i < 5; i++ {
+		_, _ = w.reconcile("wc")
+	}
+	operators = 0
+	for _, s := range w.snapshots() {
+		if s.Name != "mine" && !s.Spec.Keep {
+			operators++
+		}
+	}
+	assert.LessOrEqual(t, operators, 1, "past maxAge only the newest restorable state may stay")
+	assert.NotNil(t, w.snapshot("mine"))
+}

@@ -1,0 +1,165 @@
+package flinkapplication
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
+)
+
+// What users ask of FlinkSnapshots, answered by the owner's pass:
+//
+//   - one created without spec.path asks for a snapshot of the owner's running job. It is taken as a
+//     savepointTriggerNonce's is (savepointOnDemand), oldest first, one at a time: the ledger entry
+//     written for it names it and is persisted, with the trigger shown in the object's status,
+//     before the trigger is sent. It waits, saying why, while the owner's job does not run;
+//   - one created with spec.path registers a snapshot that exists: it is Completed at once, and the
+//     ledger is not touched (the restore policy follows the owner's own jobs);
+//   - one deleted with spec.disposeOnDelete is held by DisposeFinalizer until its storage is
+//     disposed of through Flink, which needs a JobManager of the owner; never the storage of a
+//     state the owner's restore needs, which stays while the object goes.
+
+// DisposeFinalizer holds a FlinkSnapshot with spec.disposeOnDelete until its storage is disposed of.
+const DisposeFinalizer = "flink.k8s.io/dispose"
+
+// snapshotAskedFor is the oldest FlinkSnapshot that asks for a snapshot the ledger has not taken
+// up, with the ledger purpose it is taken as; nil when none asks.
+func snapshotAskedFor(rc *Context) (*v1beta1.FlinkSnapshot, v1beta1.SavepointPurpose) {
+	var oldest *v1beta1.FlinkSnapshot
+	for _, s := range rc.Snapshots {
+		if !asksForSnapshot(rc, s) {
+			continue
+		}
+		if oldest == nil || s.CreationTimestamp.Before(&oldest.CreationTimestamp) ||
+			s.CreationTimestamp.Equal(&oldest.CreationTimestamp) && s.Name < oldest.Name {
+			oldest = s
+		}
+	}
+	switch {
+	case oldest == nil:
+		return nil, ""
+	case oldest.Spec.Type == v1beta1.SnapshotCheckpoint:
+		return oldest, v1beta1.ManualCheckpoint
+	}
+	return oldest, v1beta1.SavepointManual
+}
+
+// asksForSnapshot tells whether a FlinkSnapshot asks for a snapshot no ledger entry answers: a
+// user's, without a path, not deleted, and either not taken up or shown Pending by an ask whose
+// entry was never persisted (an entry is never dropped while Pending, so a Pending status without
+// one was not sent).
+func asksForSnapshot(rc *Context, s *v1beta1.FlinkSnapshot) bool {
+	if s.Annotations[LedgerEntryAnnotation] != "" || s.Spec.Path != "" || s.DeletionTimestamp != nil {
+		return false
+	}
+	if s.Status.State != "" && s.Status.State != v1beta1.StatePending {
+		return false
+	}
+	return !slices.ContainsFunc(rc.Job.Ledger, func(e v1beta1.StateEntry) bool { return e.Snapshot == s.Name })
+}
+
+// answerSnapshotRequests writes what a pass did not take up of the users' FlinkSnapshots: a
+// registered path is Completed; a request waits, saying why, while the owner's job does not run;
+// a FlinkSnapshot to dispose of on delete gets its finalizer.
+func answerSnapshotRequests(rc *Context) {
+	if rc.Job == nil || rc.env.Apps == nil || rc.mayAct() != nil {
+		return
+	}
+	for _, s := range rc.Snapshots {
+		var err error
+		switch {
+		case s.DeletionTimestamp != nil:
+			err = disposeOnDelete(rc, s)
+		case s.Spec.DisposeOnDelete && !slices.Contains(s.Finalizers, DisposeFinalizer):
+			err = patchSnapshotFinalizers(rc, s, append(slices.Clone(s.Finalizers), DisposeFinalizer))
+		case s.Annotations[LedgerEntryAnnotation] == "" && s.Spec.Path != "" && s.Status.State == "":
+			now := metav1.NewTime(rc.Now)
+			err = writeSnapshotStatus(rc, s, v1beta1.FlinkSnapshotStatus{State: v1beta1.StateCompleted, Purpose: v1beta1.SnapshotRegistered,
+				Path: s.Spec.Path, ResultTime: &now, ObservedGeneration: s.Generation})
+		case asksForSnapshot(rc, s) && s.Status.State == "" && s.Status.Error == "":
+			err = writeSnapshotStatus(rc, s, v1beta1.FlinkSnapshotStatus{ObservedGeneration: s.Generation,
+				Error: fmt.Sprintf("waiting for the job of %s %s to run (phase %s)", rc.kind.name, rc.Meta.Name, rc.subject.phase())})
+		}
+		if err != nil {
+			klog.FromContext(rc).Error(err, "answering a FlinkSnapshot", "snapshot", s.Name)
+			return
+		}
+	}
+}
+
+// disposeOnDelete disposes of a deleted FlinkSnapshot's storage through a JobManager of the owner,
+// then lets the object go. The storage of a state the owner's restore needs stays.
+func disposeOnDelete(rc *Context, s *v1beta1.FlinkSnapshot) error {
+	if !slices.Contains(s.Finalizers, DisposeFinalizer) {
+		return nil
+	}
+	rest := slices.DeleteFunc(slices.Clone(s.Finalizers), func(f string) bool { return f == DisposeFinalizer })
+	path := s.Status.Path
+	switch {
+	case !s.Spec.DisposeOnDelete || path == "" || s.Spec.Type == v1beta1.SnapshotCheckpoint:
+		// Nothing of ours to remove: a checkpoint is Flink's to manage.
+		return patchSnapshotFinalizers(rc, s, rest)
+	case protectedPaths(rc)[path]:
+		rc.event(true, "SnapshotKept", fmt.Sprintf("FlinkSnapshot %s is deleted but its savepoint %s is kept: %s %s restores from it",
+			s.Name, path, rc.kind.name, rc.Meta.Name))
+		return patchSnapshotFinalizers(rc, s, rest)
+	}
+	hash := liveCluster(rc.Job)
+	if c := rc.Clusters[hash]; hash == "" || !c.Ready() {
+		why := fmt.Sprintf("waiting for a running JobManager of %s %s to dispose of %s through Flink; remove finalizer %s to delete it without",
+			rc.kind.name, rc.Meta.Name, path, DisposeFinalizer)
+		if s.Status.Error == why {
+			return nil
+		}
+		st := s.Status
+		st.Error = why
+		return writeSnapshotStatus(rc, s, st)
+	}
+	if err := rc.pass().Flink().DisposeSavepoint(rc, rc.FlinkURL(hash), path); err != nil {
+		why := fmt.Sprintf("disposing of %s failed: %v; tried again", path, err)
+		if s.Status.Error == why {
+			return nil
+		}
+		st := s.Status
+		st.Error = why
+		return writeSnapshotStatus(rc, s, st)
+	}
+	// The ledger forgets the state with its storage, so that no restore picks it.
+	rc.ledger().Forget(path)
+	rc.event(false, "SavepointDisposed", fmt.Sprintf("disposed of %s, the savepoint of FlinkSnapshot %s", path, s.Name))
+	return patchSnapshotFinalizers(rc, s, rest)
+}
+
+// protectedPaths are the states the owner's restore may need: what the running and the next job
+// start from, the final savepoint, and the newest completed state of each job it records.
+func protectedPaths(rc *Context) map[string]bool {
+	st := rc.Job
+	out := map[string]bool{st.Deployments.NextRestorePath: true, st.JobStatus.RestorePath: true, st.FinalSavepointPath: true,
+		st.SavepointPath: true}
+	for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
+		if r != nil {
+			out[r.RestorePath] = true
+			out[ledger.Of(&st.Ledger).NewestPath(r.JobID)] = true
+		}
+	}
+	delete(out, "")
+	return out
+}
+
+// patchSnapshotFinalizers sets a FlinkSnapshot's finalizers, guarded by its resourceVersion.
+func patchSnapshotFinalizers(rc *Context, s *v1beta1.FlinkSnapshot, finalizers []string) error {
+	patch, err := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{
+		"finalizers": finalizers, "resourceVersion": s.ResourceVersion}})
+	if err != nil {
+		return err
+	}
+	_, err = rc.env.Apps.FlinkV1beta1().FlinkSnapshots(s.Namespace).Patch(rc, s.Name, types.MergePatchType, patch,
+		metav1.PatchOptions{FieldManager: fieldManager})
+	return err
+}

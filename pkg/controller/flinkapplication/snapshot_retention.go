@@ -1,0 +1,124 @@
+package flinkapplication
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// Retention of the savepoint FlinkSnapshots the operator made for an owner: the newest keep of
+// them stay (spec.savepointRetention.keep, else the operator's snapshotKeep), and none older than
+// maxAge (spec.savepointRetention.maxAge, else the operator's snapshotMaxAge; zero for none). Never
+// the one the owner's restore needs (protectedPaths), one marked spec.keep, nor one another
+// application or session job of the namespace restores from. A FlinkSnapshot a user created is
+// theirs to delete. Deleting one with disposeOnDelete disposes of its storage (snapshot_requests.go).
+
+// retentionPerPass bounds the FlinkSnapshots one pass deletes.
+const retentionPerPass = 5
+
+// retainSnapshots deletes the owner's savepoint FlinkSnapshots that retention lets go.
+func retainSnapshots(rc *Context) {
+	if rc.Job == nil || rc.env.Apps == nil || rc.Meta.DeletionTimestamp != nil || rc.mayAct() != nil {
+		return
+	}
+	gone := snapshotsPastRetention(rc)
+	if len(gone) == 0 {
+		return
+	}
+	usedElsewhere := pathsRestoredByOthers(rc)
+	deleted := 0
+	for _, s := range gone {
+		if usedElsewhere[s.Status.Path] || deleted == retentionPerPass {
+			continue
+		}
+		err := rc.env.Apps.FlinkV1beta1().FlinkSnapshots(s.Namespace).Delete(rc, s.Name, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &s.UID}})
+		if err != nil {
+			klog.FromContext(rc).Error(err, "deleting a FlinkSnapshot past retention", "snapshot", s.Name)
+			return
+		}
+		deleted++
+		rc.event(false, "SnapshotRetired", fmt.Sprintf("FlinkSnapshot %s (%s) is past retention and was deleted", s.Name, s.Status.Path))
+	}
+}
+
+// snapshotsPastRetention are the operator's completed savepoint FlinkSnapshots of the owner that
+// fall outside its retention, oldest first.
+func snapshotsPastRetention(rc *Context) []*v1beta1.FlinkSnapshot {
+	keep, maxAge := rc.Config.SnapshotKeep, rc.Config.SnapshotMaxAge.Duration
+	if ret := rc.Settings.SavepointRetention; ret != nil {
+		if ret.Keep > 0 {
+			keep = int(ret.Keep)
+		}
+		if ret.MaxAge != nil {
+			maxAge = ret.MaxAge.Duration
+		}
+	}
+	var mine []*v1beta1.FlinkSnapshot
+	for _, s := range rc.Snapshots {
+		if s.Annotations[LedgerEntryAnnotation] != "" && s.DeletionTimestamp == nil && s.Spec.Type != v1beta1.SnapshotCheckpoint &&
+			s.Status.State == v1beta1.StateCompleted && s.Status.Path != "" {
+			mine = append(mine, s)
+		}
+	}
+	sort.Slice(mine, func(i, j int) bool { return snapshotTime(mine[i]).After(snapshotTime(mine[j])) })
+	protected := protectedPaths(rc)
+	var out []*v1beta1.FlinkSnapshot
+	for i, s := range mine {
+		old := maxAge > 0 && rc.Now.Sub(snapshotTime(s)) > maxAge
+		if (i >= keep && keep > 0 || old) && !s.Spec.Keep && !protected[s.Status.Path] {
+			out = append(out, s)
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+// snapshotTime is when a FlinkSnapshot's state was taken, as far as its status says.
+func snapshotTime(s *v1beta1.FlinkSnapshot) time.Time {
+	switch {
+	case s.Status.TriggerTime != nil:
+		return s.Status.TriggerTime.Time
+	case s.Status.ResultTime != nil:
+		return s.Status.ResultTime.Time
+	}
+	return s.CreationTimestamp.Time
+}
+
+// pathsRestoredByOthers are the states other applications and session jobs of the namespace run
+// from or will start from: a snapshot moved between applications is not retired under them.
+func pathsRestoredByOthers(rc *Context) map[string]bool {
+	out := map[string]bool{}
+	add := func(kind, name string, st *v1beta1.JobOwnerStatus) {
+		if kind == rc.kind.name && name == rc.Meta.Name {
+			return
+		}
+		out[st.JobStatus.RestorePath], out[st.Deployments.NextRestorePath] = true, true
+		for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
+			if r != nil {
+				out[r.RestorePath] = true
+			}
+		}
+	}
+	if apps, err := rc.env.Observer.ApplicationsIn(rc.Meta.Namespace); err == nil {
+		for _, a := range apps {
+			add(applicationKindName, a.Name, &a.Status.JobOwnerStatus)
+		}
+	}
+	if rc.env.Sessions != nil {
+		if jobs, err := rc.env.Sessions.SessionJobsIn(rc.Meta.Namespace); err == nil {
+			for _, j := range jobs {
+				add(sessionJobKindName, j.Name, &j.Status.JobOwnerStatus)
+			}
+		}
+	}
+	delete(out, "")
+	return out
+}
