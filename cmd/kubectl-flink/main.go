@@ -1,6 +1,6 @@
 // Command kubectl-flink is the kubectl plugin for flinkfsm: `kubectl flink status APP`, `wait`,
 // `suspend`, `promote`... Everything it does is a read or a spec patch of a FlinkApplication or a
-// FlinkSessionJob, so RBAC and audit logs stay meaningful.
+// FlinkSessionJob, or the creation of a FlinkSnapshot, so RBAC and audit logs stay meaningful.
 package main
 
 import (

@@ -105,8 +105,9 @@ func TestWaitExitCodes(t *testing.T) {
 	assert.Contains(t, errOut, "DeployFailed")
 }
 
-// The savepoint verb follows the operator's ledger entry for its nonce: it waits while the
-// savepoint is pending and ends at once with Flink's reason when it fails.
+// With --nonce, for operators older than FlinkSnapshots, the savepoint verb sets the nonce and follows
+// the operator's ledger entry for it: it waits while the savepoint is pending and ends at once with
+// Flink's reason when it fails. It creates no FlinkSnapshot.
 func TestSavepointEndsWithTheLedgersAnswer(t *testing.T) {
 	c := appfake.NewSimpleClientset(runningApp())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -128,7 +129,10 @@ func TestSavepointEndsWithTheLedgersAnswer(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}()
-	code, _, errOut := run(t, c, "savepoint", "wc", "--timeout", "8s")
+	code, _, errOut := run(t, c, "savepoint", "wc", "--nonce", "--timeout", "8s")
 	assert.Equal(t, ExitFailed, code, "it ends when the savepoint fails, not at its timeout: %s", errOut)
 	assert.Contains(t, errOut, "no savepoint directory")
+	snapshots, err := c.FlinkV1beta1().FlinkSnapshots("jobs").List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, snapshots.Items)
 }

@@ -1,5 +1,6 @@
-// Package cli is `kubectl flink`: reads and spec patches of FlinkApplications and FlinkSessionJobs
-// that users would otherwise write by hand. It has no API of its own.
+// Package cli is `kubectl flink`: reads and spec patches of FlinkApplications and FlinkSessionJobs,
+// and the FlinkSnapshots that ask for their savepoints, that users would otherwise write by hand. It
+// has no API of its own.
 package cli
 
 import (
@@ -109,9 +110,10 @@ func NewCommand(clients Clients) *cobra.Command {
 	o := &options{clients: clients}
 	root := &cobra.Command{
 		Use:   "kubectl-flink",
-		Short: "Operate Flink jobs run by flinkfsm: status, wait, savepoint, suspend, resume, restart, rollback, promote, abort",
+		Short: "Operate Flink jobs run by flinkfsm: status, wait, savepoint, snapshots, suspend, resume, restart, rollback, promote, abort",
 		Long: "Operate FlinkApplications and FlinkSessionJobs. APP names a FlinkApplication; sessionjob/NAME (or fsj/NAME)\n" +
-			"a FlinkSessionJob. Every command is a read or a patch of the object's spec: no API of its own.",
+			"a FlinkSessionJob. Every command is a read, a patch of the object's spec, or (savepoint) the creation of\n" +
+			"a FlinkSnapshot: no API of its own.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -119,7 +121,7 @@ func NewCommand(clients Clients) *cobra.Command {
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: kubectl's rules)")
 	f.StringVar(&o.context, "context", "", "kubeconfig context")
 	f.StringVarP(&o.namespace, "namespace", "n", "", "namespace (default: the context's)")
-	root.AddCommand(newStatusCommand(o), newHistoryCommand(o), newWaitCommand(o), newSavepointCommand(o))
+	root.AddCommand(newStatusCommand(o), newHistoryCommand(o), newWaitCommand(o), newSavepointCommand(o), newSnapshotsCommand(o))
 	root.AddCommand(patchCommands(o)...)
 	root.AddCommand(&cobra.Command{
 		Use: "version", Short: "Print the plugin's version", Args: cobra.NoArgs,
