@@ -56,7 +56,11 @@ func handleClusterStarting(rc *Context) Outcome {
 		return stopLiveJob(rc, "ClusterReady", ready)
 	}
 	if stable(&st.JobOwnerStatus) == nil {
-		st.Deployments.NextRestorePath = initialSavepoint(rc.App)
+		if why := rc.Settings.RestoreWaiting; why != "" {
+			waitingOn(rc, why)
+			return stay(0)
+		}
+		st.Deployments.NextRestorePath = rc.Settings.InitialSavepoint
 	}
 	return moveTo(PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting the job from %s", ready, describeState(st.Deployments.NextRestorePath)))
 }

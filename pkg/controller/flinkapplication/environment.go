@@ -86,6 +86,8 @@ type Observer interface {
 	HAConfigMaps(namespace, owner string) (map[string][]string, error)
 	// Snapshots are the FlinkSnapshots whose spec.owner is the object of this kind.
 	Snapshots(namespace, kind, owner string) ([]*v1beta1.FlinkSnapshot, error)
+	// Snapshot is the FlinkSnapshot of that name.
+	Snapshot(namespace, name string) (*v1beta1.FlinkSnapshot, error)
 	// ApplicationsIn lists the FlinkApplications of a namespace.
 	ApplicationsIn(namespace string) ([]*v1beta1.FlinkApplication, error)
 }

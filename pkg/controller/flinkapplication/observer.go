@@ -2,7 +2,10 @@ package flinkapplication
 
 import (
 	"fmt"
+
 	"sort"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -181,6 +184,23 @@ func (o *listerObserver) Snapshots(namespace, kind, owner string) ([]*v1beta1.Fl
 		}
 	}
 	return out, nil
+}
+
+// Snapshot is the FlinkSnapshot of that name.
+func (o *listerObserver) Snapshot(namespace, name string) (*v1beta1.FlinkSnapshot, error) {
+	l, err := o.listers(namespace)
+	if err != nil {
+		return nil, err
+	}
+	obj, exists, err := l.snapshots.GetByKey(namespace + "/" + name)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, apierrors.NewNotFound(v1beta1.Resource("flinksnapshots"), name)
+	}
+	s, _ := obj.(*v1beta1.FlinkSnapshot)
+	return s, nil
 }
 
 // haConfigMapsByHash groups HA ConfigMaps by the hash of the cluster they belong to.

@@ -59,6 +59,7 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 	}
 	rc.bind(applicationSubject{app}, applicationSubject{cached})
 	rc.Settings = applicationSettings(app)
+	resolveRestoreSnapshot(rc)
 	return e.runPass(rc, summarize)
 }
 

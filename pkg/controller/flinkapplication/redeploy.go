@@ -15,15 +15,34 @@ import (
 // the next pass does the same again and finds the job it submitted. A candidate of another spec
 // (one submitted before the nonce changed) is left alone: its job did not start from the named
 // savepoint, and the update the new nonce asks for follows it.
-func redeployFromNamedSavepoint(rc *Context, c *v1beta1.DeploymentRecord) {
+//
+// A redeploy from a FlinkSnapshot that has no path yet waits: the job is not submitted, from
+// another state or none, until it has one.
+func redeployFromNamedSavepoint(rc *Context, c *v1beta1.DeploymentRecord) (wait *Outcome) {
 	s := rc.Settings
-	if s == nil || s.RedeployNonce == "" || s.RedeployNonce == rc.Job.SavepointRedeployNonce || s.RedeployFrom == "" ||
-		c == nil || c.SpecHash != rc.Hash {
-		return
+	if s == nil || s.RedeployNonce == "" || s.RedeployNonce == rc.Job.SavepointRedeployNonce || c == nil || c.SpecHash != rc.Hash {
+		return nil
+	}
+	if s.RestoreWaiting != "" {
+		waitingOn(rc, s.RestoreWaiting)
+		out := stay(0)
+		return &out
+	}
+	if s.RedeployFrom == "" {
+		return nil
 	}
 	rc.Job.Deployments.NextRestorePath = s.RedeployFrom
 	rc.Job.SavepointRedeployNonce = s.RedeployNonce
 	rc.ledger().Record(v1beta1.SavepointRedeploy, "", "", s.RedeployFrom, rc.Now)
 	rc.event(false, "RedeployFromSavepoint", fmt.Sprintf("%s changed: the new job starts from %s, as %s names",
-		s.field("savepointRedeployNonce"), s.RedeployFrom, s.field("savepointPath")))
+		s.field("savepointRedeployNonce"), s.RedeployFrom, namedBy(s)))
+	return nil
+}
+
+// namedBy is the spec field that named the state a redeploy starts from.
+func namedBy(s *jobSettings) string {
+	if s.RestoreSnapshot != "" {
+		return s.field("restoreSnapshot") + " " + s.RestoreSnapshot
+	}
+	return s.field("savepointPath")
 }

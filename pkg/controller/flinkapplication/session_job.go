@@ -38,6 +38,10 @@ func handleSessionJobNew(rc *Context) Outcome {
 		return failed(err)
 	}
 	st := rc.Job
+	if why := rc.Settings.RestoreWaiting; why != "" {
+		waitingOn(rc, why)
+		return stay(0)
+	}
 	st.Deployments.NextRestorePath = rc.Settings.InitialSavepoint
 	if rc.Settings.Suspend {
 		return moveTo(PhaseSuspended, "CreatedSuspended", fmt.Sprintf("created with state Suspended; it starts from %s when Running",
@@ -103,7 +107,9 @@ func handleSessionSubmitting(rc *Context) Outcome {
 	if c.JarID == "" && (c.JobID == "" || rc.pass().View(c.ClusterHash, c.JobID).Liveness == jobs.Stopped) {
 		return uploadJar(rc, c)
 	}
-	redeployFromNamedSavepoint(rc, c)
+	if wait := redeployFromNamedSavepoint(rc, c); wait != nil {
+		return *wait
+	}
 	params := sessionJobParams(c)
 	job := runJob(rc, c, params, st.Deployments.NextRestorePath)
 	switch {

@@ -57,6 +57,7 @@ func (e *Environment) ReconcileSessionJob(ctx context.Context, namespace, name s
 		Settings: sessionJobSettings(job, cluster),
 	}
 	rc.bind(sessionJobSubject{working}, sessionJobSubject{job})
+	resolveRestoreSnapshot(rc)
 	return e.runPass(rc, summarize)
 }
 

@@ -25,6 +25,10 @@ type jobSettings struct {
 	// RedeployNonce asks, each time it changes, for the next job to start from RedeployFrom, the
 	// savepoint the user named.
 	RedeployNonce, RedeployFrom string
+	// RestoreSnapshot is the FlinkSnapshot the spec names instead of a path; while it has none to
+	// give, InitialSavepoint and RedeployFrom are empty and RestoreWaiting says why
+	// (snapshot_restore.go), and nothing is started from them.
+	RestoreSnapshot, RestoreWaiting string
 	// PeriodicSavepoint and PeriodicCheckpoint are the schedules of the snapshots the operator takes
 	// of the running job by itself.
 	PeriodicSavepoint, PeriodicCheckpoint *v1beta1.PeriodicSchedule
@@ -43,7 +47,7 @@ func applicationSettings(app *v1beta1.FlinkApplication) *jobSettings {
 	s := &app.Spec
 	return &jobSettings{
 		UpgradeMode: upgradeMode(app), Suspend: s.State == v1beta1.JobStateSuspended, DeleteMode: deleteModeOr(s.DeleteMode),
-		InitialSavepoint: s.SavepointPath, RestartFailedJob: s.RestartFailedJob, FallbackWithoutState: s.FallbackWithoutState,
+		InitialSavepoint: initialSavepoint(app), RestoreSnapshot: s.RestoreSnapshot, RestartFailedJob: s.RestartFailedJob, FallbackWithoutState: s.FallbackWithoutState,
 		MaxCheckpointRestoreAgeSeconds: s.MaxCheckpointRestoreAgeSeconds, ReadinessTimeoutSeconds: s.ReadinessTimeoutSeconds,
 		SavepointTriggerNonce: s.SavepointTriggerNonce, CheckpointTriggerNonce: s.CheckpointTriggerNonce, RedeployNonce: s.SavepointRedeployNonce, RedeployFrom: s.SavepointPath,
 		PeriodicSavepoint: s.PeriodicSavepoint, PeriodicCheckpoint: s.PeriodicCheckpoint, SavepointFormatType: s.SavepointFormatType,
@@ -71,7 +75,7 @@ func sessionJobSettings(job *v1beta1.FlinkSessionJob, cluster *v1beta1.FlinkSess
 	}
 	return &jobSettings{
 		UpgradeMode: mode, Suspend: j.State == v1beta1.JobStateSuspended, DeleteMode: deleteModeOr(job.Spec.DeleteMode),
-		InitialSavepoint: j.InitialSavepointPath, RestartFailedJob: j.RestartFailedJob, FallbackWithoutState: j.FallbackWithoutState,
+		InitialSavepoint: j.InitialSavepointPath, RestoreSnapshot: j.RestoreSnapshot, RestartFailedJob: j.RestartFailedJob, FallbackWithoutState: j.FallbackWithoutState,
 		SavepointTriggerNonce: j.SavepointTriggerNonce, CheckpointTriggerNonce: j.CheckpointTriggerNonce, RedeployNonce: j.SavepointRedeployNonce, RedeployFrom: j.InitialSavepointPath,
 		PeriodicSavepoint: j.PeriodicSavepoint, PeriodicCheckpoint: j.PeriodicCheckpoint, SavepointFormatType: j.SavepointFormatType,
 		SavepointRetention: j.SavepointRetention,

@@ -30,10 +30,10 @@ func retainSnapshots(rc *Context) {
 	if len(gone) == 0 {
 		return
 	}
-	usedElsewhere := pathsRestoredByOthers(rc)
+	usedElsewhere := restoredByOthers(rc)
 	deleted := 0
 	for _, s := range gone {
-		if usedElsewhere[s.Status.Path] || deleted == retentionPerPass {
+		if usedElsewhere[s.Status.Path] || usedElsewhere[snapshotRef(s.Name)] || deleted == retentionPerPass {
 			continue
 		}
 		err := rc.env.Apps.FlinkV1beta1().FlinkSnapshots(s.Namespace).Delete(rc, s.Name, metav1.DeleteOptions{
@@ -92,13 +92,17 @@ func snapshotTime(s *v1beta1.FlinkSnapshot) time.Time {
 	return s.CreationTimestamp.Time
 }
 
-// pathsRestoredByOthers are the states other applications and session jobs of the namespace run
-// from or will start from: a snapshot moved between applications is not retired under them.
-func pathsRestoredByOthers(rc *Context) map[string]bool {
+// restoredByOthers are the states other applications and session jobs of the namespace run from
+// or will start from, by path, and the FlinkSnapshots their specs name (snapshotRef): a snapshot
+// moved between applications is not retired under them.
+func restoredByOthers(rc *Context) map[string]bool {
 	out := map[string]bool{}
-	add := func(kind, name string, st *v1beta1.JobOwnerStatus) {
+	add := func(kind, name, named string, st *v1beta1.JobOwnerStatus) {
 		if kind == rc.kind.name && name == rc.Meta.Name {
 			return
+		}
+		if named != "" {
+			out[snapshotRef(named)] = true
 		}
 		out[st.JobStatus.RestorePath], out[st.Deployments.NextRestorePath] = true, true
 		for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
@@ -109,16 +113,19 @@ func pathsRestoredByOthers(rc *Context) map[string]bool {
 	}
 	if apps, err := rc.env.Observer.ApplicationsIn(rc.Meta.Namespace); err == nil {
 		for _, a := range apps {
-			add(applicationKindName, a.Name, &a.Status.JobOwnerStatus)
+			add(applicationKindName, a.Name, a.Spec.RestoreSnapshot, &a.Status.JobOwnerStatus)
 		}
 	}
 	if rc.env.Sessions != nil {
 		if jobs, err := rc.env.Sessions.SessionJobsIn(rc.Meta.Namespace); err == nil {
 			for _, j := range jobs {
-				add(sessionJobKindName, j.Name, &j.Status.JobOwnerStatus)
+				add(sessionJobKindName, j.Name, j.Spec.Job.RestoreSnapshot, &j.Status.JobOwnerStatus)
 			}
 		}
 	}
 	delete(out, "")
 	return out
 }
+
+// snapshotRef keys a FlinkSnapshot by name among paths, which always hold "/" or ":".
+func snapshotRef(name string) string { return "snapshot " + name }

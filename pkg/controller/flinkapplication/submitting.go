@@ -35,7 +35,9 @@ func handleSubmitting(rc *Context) Outcome {
 			return failed(err)
 		}
 	}
-	redeployFromNamedSavepoint(rc, c)
+	if wait := redeployFromNamedSavepoint(rc, c); wait != nil {
+		return *wait
+	}
 	params := specJobParams(app)
 	job := runJob(rc, c, params, st.Deployments.NextRestorePath)
 	switch {

@@ -468,3 +468,7 @@ func (o *clientObserver) SessionJobsIn(namespace string) ([]*v1beta1.FlinkSessio
 	}
 	return out, nil
 }
+
+func (o *clientObserver) Snapshot(namespace, name string) (*v1beta1.FlinkSnapshot, error) {
+	return o.w.apps.FlinkV1beta1().FlinkSnapshots(namespace).Get(context.Background(), name, metav1.GetOptions{})
+}

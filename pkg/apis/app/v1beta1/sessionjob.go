@@ -65,7 +65,8 @@ type FlinkSessionJobSpec struct {
 }
 
 // JobSpec is a job's jar, its arguments and how its state is carried across updates.
-// +kubebuilder:validation:XValidation:rule="!has(self.savepointRedeployNonce) || size(self.savepointRedeployNonce) == 0 || (has(self.initialSavepointPath) && size(self.initialSavepointPath) > 0)",message="savepointRedeployNonce resubmits from spec.job.initialSavepointPath: set it to the savepoint to start from",fieldPath=".initialSavepointPath"
+// +kubebuilder:validation:XValidation:rule="!has(self.savepointRedeployNonce) || size(self.savepointRedeployNonce) == 0 || (has(self.initialSavepointPath) && size(self.initialSavepointPath) > 0) || (has(self.restoreSnapshot) && size(self.restoreSnapshot) > 0)",message="savepointRedeployNonce resubmits from spec.job.initialSavepointPath or spec.job.restoreSnapshot: set one of them to the savepoint to start from",fieldPath=".initialSavepointPath"
+// +kubebuilder:validation:XValidation:rule="!has(self.restoreSnapshot) || size(self.restoreSnapshot) == 0 || !has(self.initialSavepointPath) || size(self.initialSavepointPath) == 0",message="initialSavepointPath and restoreSnapshot both name the state to start from; set only one",fieldPath=".restoreSnapshot"
 type JobSpec struct {
 	// JarURI is where the operator fetches the jar to upload to the cluster: an https:// or http://
 	// URL, or local:// for a path inside the cluster's image.
@@ -97,6 +98,11 @@ type JobSpec struct {
 	// InitialSavepointPath is restored by the first submission only; later ones restore what the
 	// operator took.
 	InitialSavepointPath string `json:"initialSavepointPath,omitempty"`
+	// RestoreSnapshot names a FlinkSnapshot of the namespace whose state the first submission, and
+	// each savepointRedeployNonce, starts from, as initialSavepointPath would: it may be another
+	// job's. The submission waits until the snapshot is Completed.
+	// +kubebuilder:validation:MaxLength=253
+	RestoreSnapshot string `json:"restoreSnapshot,omitempty"`
 	// AllowNonRestoredState lets a new job start from a savepoint that has state for operators it no longer has.
 	AllowNonRestoredState bool `json:"allowNonRestoredState,omitempty"`
 	// RestartNonce resubmits the job, its state carried per upgradeMode, when changed.

@@ -54,7 +54,8 @@ type FlinkApplicationList struct {
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.deploymentMode) || !has(self.deploymentMode) || (self.deploymentMode == 'BlueGreen') == (oldSelf.deploymentMode == 'BlueGreen')",message="deploymentMode cannot be switched to or from BlueGreen on an existing application; create a new FlinkApplication instead"
 // +kubebuilder:validation:XValidation:rule="!has(self.deploymentMode) || self.deploymentMode != 'BlueGreen' || !has(self.scaleMode) || self.scaleMode != 'InPlace'",message="scaleMode InPlace cannot apply to deploymentMode BlueGreen, where every change starts a new version beside the deployed one; drop scaleMode"
 // +kubebuilder:validation:XValidation:rule="!has(self.programArgs) || size(self.programArgs) == 0 || !has(self.programArgsList) || size(self.programArgsList) == 0",message="programArgs and programArgsList both give the program's arguments; set only programArgsList"
-// +kubebuilder:validation:XValidation:rule="!has(self.savepointRedeployNonce) || size(self.savepointRedeployNonce) == 0 || (has(self.savepointPath) && size(self.savepointPath) > 0)",message="savepointRedeployNonce redeploys from spec.savepointPath: set spec.savepointPath to the savepoint to start from",fieldPath=".savepointPath"
+// +kubebuilder:validation:XValidation:rule="!has(self.savepointRedeployNonce) || size(self.savepointRedeployNonce) == 0 || (has(self.savepointPath) && size(self.savepointPath) > 0) || (has(self.restoreSnapshot) && size(self.restoreSnapshot) > 0)",message="savepointRedeployNonce redeploys from spec.savepointPath or spec.restoreSnapshot: set one of them to the savepoint to start from",fieldPath=".savepointPath"
+// +kubebuilder:validation:XValidation:rule="!has(self.restoreSnapshot) || size(self.restoreSnapshot) == 0 || !has(self.savepointPath) || size(self.savepointPath) == 0",message="savepointPath and restoreSnapshot both name the state to start from; set only one",fieldPath=".restoreSnapshot"
 type FlinkApplicationSpec struct {
 	ClusterSpec `json:",inline"`
 
@@ -79,6 +80,11 @@ type FlinkApplicationSpec struct {
 
 	// SavepointPath is restored by the first deployment only; later ones restore what the operator took.
 	SavepointPath string `json:"savepointPath,omitempty"`
+	// RestoreSnapshot names a FlinkSnapshot of the namespace whose state the first deployment, and
+	// each savepointRedeployNonce, starts from, as savepointPath would: it may be another
+	// application's. The deployment waits until the snapshot is Completed.
+	// +kubebuilder:validation:MaxLength=253
+	RestoreSnapshot string `json:"restoreSnapshot,omitempty"`
 	// SavepointInfo is the deprecated form of SavepointPath.
 	SavepointInfo SavepointInfo `json:"savepointInfo,omitempty"`
 	// SavepointDisabled is the Lyft operator's way to update without a savepoint; without an

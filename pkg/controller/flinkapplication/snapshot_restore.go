@@ -1,0 +1,44 @@
+package flinkapplication
+
+import (
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// A spec may name the state its first job, or each savepointRedeployNonce, starts from by a
+// FlinkSnapshot (restoreSnapshot) instead of a path, including one of another application: that is
+// how state moves between applications. The snapshot's path is read at each pass; until it has
+// one, nothing starts from it, and the phase says what it waits for.
+
+// resolveRestoreSnapshot reads the path of the FlinkSnapshot the spec names into the settings'
+// InitialSavepoint and RedeployFrom, or says in RestoreWaiting why there is none yet.
+func resolveRestoreSnapshot(rc *Context) {
+	s := rc.Settings
+	if s == nil || s.RestoreSnapshot == "" {
+		return
+	}
+	path, waiting := snapshotPath(rc, s.RestoreSnapshot)
+	s.InitialSavepoint, s.RedeployFrom, s.RestoreWaiting = path, path, waiting
+	if waiting != "" {
+		s.RestoreWaiting = fmt.Sprintf("%s names %s", s.field("restoreSnapshot"), waiting)
+	}
+}
+
+// snapshotPath is where the named FlinkSnapshot's state is, or why that is not known.
+func snapshotPath(rc *Context, name string) (path, waiting string) {
+	snap, err := rc.env.Observer.Snapshot(rc.Meta.Namespace, name)
+	switch {
+	case apierrors.IsNotFound(err) || err == nil && snap == nil:
+		return "", fmt.Sprintf("FlinkSnapshot %s, which does not exist", name)
+	case err != nil:
+		return "", fmt.Sprintf("FlinkSnapshot %s, which cannot be read: %v", name, err)
+	case snap.Status.State == v1beta1.StateFailed:
+		return "", fmt.Sprintf("FlinkSnapshot %s, which failed: %s", name, snap.Status.Error)
+	case snap.Status.State != v1beta1.StateCompleted || snap.Status.Path == "":
+		return "", fmt.Sprintf("FlinkSnapshot %s, which is not Completed yet", name)
+	}
+	return snap.Status.Path, ""
+}
