@@ -126,7 +126,7 @@ func (jm *JobManager) completeCheckpoint(j *job, e *checkpointEntry, at time.Tim
 	if path == noCheckpointPath {
 		return
 	}
-	jm.storage.put(Snapshot{Path: path, JobID: j.id, CheckpointID: e.id, Savepoint: e.isSavepoint(), CreatedAt: at})
+	jm.storage.put(Snapshot{Path: path, JobID: j.id, CheckpointID: e.id, Savepoint: e.isSavepoint(), Format: e.format, CreatedAt: at})
 	if e.isSavepoint() {
 		return // savepoints belong to the user and are never discarded by Flink
 	}

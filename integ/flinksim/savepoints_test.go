@@ -339,3 +339,38 @@ func TestDisposal(t *testing.T) {
 		t.Fatalf("unknown disposal %d", status)
 	}
 }
+
+// A savepoint is written in the format its trigger asked for, which Storage records, and a release
+// before 1.15, which has no formatType, refuses a trigger that names one.
+func TestSavepointFormatIsRecordedWhereTheReleaseTakesIt(t *testing.T) {
+	formats := func(h *harness) []string {
+		var out []string
+		for _, s := range h.jm.Storage().Snapshots() {
+			if s.Savepoint {
+				out = append(out, s.Format)
+			}
+		}
+		return out
+	}
+	h := newHarness(t, Options{FlinkVersion: "1.15"})
+	id := h.runToRunning(nil)
+	h.savepoint(id, map[string]any{"formatType": "NATIVE"})
+	h.step(2 * time.Second)
+	h.savepoint(id, map[string]any{})
+	h.step(2 * time.Second)
+	if got := formats(h); strings.Join(got, ",") != "NATIVE,CANONICAL" {
+		t.Fatalf("formats %v, want NATIVE then the default, CANONICAL", got)
+	}
+
+	old := newHarness(t, Options{FlinkVersion: "1.14"})
+	id = old.runToRunning(nil)
+	status, m := old.post("/jobs/"+id+"/savepoints", map[string]any{"formatType": "NATIVE"})
+	if status != 400 || !strings.Contains(errorText(m), "Request did not match expected format SavepointTriggerRequestBody.") {
+		t.Fatalf("Flink 1.14 took formatType: %d %v", status, m)
+	}
+	old.savepoint(id, map[string]any{})
+	old.step(2 * time.Second)
+	if got := formats(old); strings.Join(got, ",") != "CANONICAL" {
+		t.Fatalf("formats %v, want its only one, CANONICAL", got)
+	}
+}

@@ -13,7 +13,10 @@ type Snapshot struct {
 	JobID        string
 	CheckpointID int64
 	Savepoint    bool
-	CreatedAt    time.Time
+	// Format is the format a savepoint was written in, as the trigger asked for it: CANONICAL (the
+	// default, and the only format before Flink 1.15) or NATIVE; "" for a checkpoint.
+	Format    string
+	CreatedAt time.Time
 }
 
 // Storage stands in for the durable file system (S3, a PVC) behind

@@ -165,6 +165,7 @@ func (rc *Context) pass() *jobs.Pass {
 		}
 	}
 	rc.jobs.Overdue = rc.Overdue
+	rc.jobs.SavepointFormat = savepointFormat(rc)
 	return rc.jobs
 }
 

@@ -46,9 +46,9 @@ func handleRunning(rc *Context) Outcome {
 		}
 	}
 	if out, busy := savepointOnDemand(rc); busy {
-		return out
+		return wakeForPeriodicSnapshots(rc, out)
 	}
-	return stay(0)
+	return wakeForPeriodicSnapshots(rc, stay(0))
 }
 
 // handleDeployFailed rests after a failed deploy, watching whatever job still runs, until the spec

@@ -2,10 +2,10 @@ package flinkapplication
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
 )
 
 // Savepoints of a running job that keeps running: one per spec.savepointTriggerNonce, and on
@@ -14,7 +14,7 @@ import (
 // its end by settleSavepoints, and the stop takes its own savepoint.
 
 // onDemand are the purposes of what a running job is asked for while it keeps running.
-var onDemand = []v1beta1.SavepointPurpose{v1beta1.SavepointManual, v1beta1.SavepointPeriodic, v1beta1.ManualCheckpoint}
+var onDemand = []v1beta1.SavepointPurpose{v1beta1.SavepointManual, v1beta1.SavepointPeriodic, v1beta1.ManualCheckpoint, v1beta1.PeriodicCheckpoint}
 
 // savepointOnDemand triggers or follows a Manual or Periodic savepoint of the stable job; busy is
 // false when there is none to take.
@@ -58,8 +58,8 @@ func savepointOnDemand(rc *Context) (out Outcome, busy bool) {
 		return *sp.Wait, true
 	case sp.Failure != "":
 		reason, what := "SavepointFailed", string(e.Purpose)+" savepoint"
-		if e.Purpose == v1beta1.ManualCheckpoint {
-			reason, what = "CheckpointFailed", "manual checkpoint"
+		if ledger.IsTriggeredCheckpoint(e.Purpose) {
+			reason, what = "CheckpointFailed", checkpointNoun(e.Purpose)
 		}
 		rc.event(true, reason, fmt.Sprintf("%s of job %s failed: %s; the job keeps running", what, s.JobID, sp.Failure))
 	}
@@ -76,19 +76,5 @@ func savepointDue(rc *Context) v1beta1.SavepointPurpose {
 	if spec.CheckpointTriggerNonce != "" && spec.CheckpointTriggerNonce != st.CheckpointTriggerNonce {
 		return v1beta1.ManualCheckpoint
 	}
-	if p := spec.PeriodicSavepoint; p != nil && p.IntervalSeconds > 0 {
-		since := time.Time{}
-		if s := stable(st); s != nil && s.StableTime != nil {
-			since = s.StableTime.Time
-		}
-		for _, e := range st.Ledger {
-			if e.Purpose == v1beta1.SavepointPeriodic && e.TriggerTime != nil && e.TriggerTime.After(since) {
-				since = e.TriggerTime.Time
-			}
-		}
-		if !since.IsZero() && rc.Now.Sub(since) >= time.Duration(p.IntervalSeconds)*time.Second {
-			return v1beta1.SavepointPeriodic
-		}
-	}
-	return ""
+	return periodicDue(rc)
 }

@@ -162,9 +162,9 @@ func handleSessionJobRunning(rc *Context) Outcome {
 	}
 	observeLiveJob(rc)
 	if out, busy := savepointOnDemand(rc); busy {
-		return out
+		return wakeForPeriodicSnapshots(rc, out)
 	}
-	return stay(0)
+	return wakeForPeriodicSnapshots(rc, stay(0))
 }
 
 // sessionJobLost restarts a job that is gone (its JobManager answers that it does not know it, or the

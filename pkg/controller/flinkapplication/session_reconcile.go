@@ -113,6 +113,12 @@ func (e *Environment) runPass(rc *Context, summarizeStatus func(*Context)) (time
 		observe(rc)
 		settleSavepoints(rc)
 	}
+	if rc.Job != nil && rc.Machine.ObservedGeneration != rc.Meta.Generation {
+		// Once per spec generation, whatever the phase: settings the operator cannot follow are said
+		// when they are applied, not each time they would be used.
+		warnOfUnusableSchedules(rc)
+		warnOfUnavailableFormat(rc)
+	}
 	// Before the handler, which may delete a cluster and with it what the pass saw of its pods.
 	removeLeftHAConfigMaps(rc)
 	out := step(rc)

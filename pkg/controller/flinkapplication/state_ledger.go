@@ -32,8 +32,8 @@ type savepointStep struct {
 func followSavepoint(rc *Context, e *v1beta1.StateEntry, ref jobs.Ref, mayTrigger bool) savepointStep {
 	t := ledger.Trigger(e)
 	var step jobs.SavepointStep
-	if e.Purpose == v1beta1.ManualCheckpoint {
-		// A checkpoint the user asked for is followed as a savepoint is, through its own calls.
+	if ledger.IsTriggeredCheckpoint(e.Purpose) {
+		// A checkpoint the operator asked for is followed as a savepoint is, through its own calls.
 		cp := rc.pass().Checkpoint(ref, &t, mayTrigger)
 		step = jobs.SavepointStep{Location: cp.Location, Failure: cp.Failure, Wait: cp.Wait}
 	} else {

@@ -336,3 +336,47 @@ func TestFirstLinesKeepsTheExceptionAndItsDeepestCause(t *testing.T) {
 	huge := "E: huge" + strings.Repeat("\n", 2<<20)
 	assert.Equal(t, "E: huge", firstLines(huge))
 }
+
+// Every savepoint a pass triggers is in the pass's format, with a cancel (End) as without one.
+func TestEverySavepointIsTakenInThePassesFormat(t *testing.T) {
+	b := newBench(t)
+	job := &Job{Cluster: "c"}
+	b.run(app("u1"), job, Submission{JarID: "wc.jar", Parallelism: 2})
+	native := func() *Pass {
+		p := b.pass()
+		p.SavepointFormat = "NATIVE"
+		return p
+	}
+	formats := func() []string {
+		var out []string
+		for _, s := range b.jm.Storage().Snapshots() {
+			if s.Savepoint {
+				out = append(out, s.Format)
+			}
+		}
+		return out
+	}
+
+	savepoint := func(pass func() *Pass) {
+		var trig Trigger
+		for i := 0; i < 20; i++ {
+			if step := pass().Savepoint(b.pass().Ref("c", job.ID), &trig, false, true); step.Location != "" {
+				return
+			}
+			b.step(500 * time.Millisecond)
+		}
+		t.Fatalf("the savepoint never completed; events %s", b.reasons())
+	}
+	savepoint(b.pass)
+	savepoint(native)
+	end := Trigger{ID: NewID(), Time: b.clock.Now()}
+	for i := 0; i < 20; i++ {
+		p := native()
+		if step := p.End(p.View("c", job.ID), &end, true, "Delete"); step.Wait == nil {
+			require.NotEmpty(t, step.SavepointPath, step.Missing)
+			break
+		}
+		b.step(500 * time.Millisecond)
+	}
+	assert.Equal(t, []string{"CANONICAL", "NATIVE", "NATIVE"}, formats(), "Flink's default, then the pass's, without a cancel and with one")
+}

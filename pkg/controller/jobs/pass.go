@@ -79,7 +79,12 @@ type Pass struct {
 	Overdue bool
 	// Announce, when set, is told of each Event as it happens.
 	Announce func(Event)
-	memo     map[string]memoEntry
+	// SavepointFormat is the format of every savepoint the pass triggers, with or without a cancel:
+	// "CANONICAL", "NATIVE", or "" for Flink's default. A release before 1.15 is sent none (the
+	// client leaves it out), since it knows no format and refuses a request that names one.
+	SavepointFormat string
+
+	memo map[string]memoEntry
 }
 
 type memoEntry struct {

@@ -79,7 +79,7 @@ func (p *Pass) Savepoint(ref Ref, t *Trigger, cancelJob, mayTrigger bool) Savepo
 // second savepoint.
 func (p *Pass) trigger(ref Ref, t *Trigger, cancelJob bool) SavepointStep {
 	id, err := p.flink.TriggerSavepoint(p.ctx, ref.URL, ref.ID,
-		client.SavepointRequest{CancelJob: cancelJob, TriggerID: t.ID, FlinkVersion: ref.FlinkVersion})
+		client.SavepointRequest{CancelJob: cancelJob, TriggerID: t.ID, FormatType: p.SavepointFormat, FlinkVersion: ref.FlinkVersion})
 	switch {
 	case refusedTrigger(err):
 		// Flink answered that it will not take this savepoint (no savepoint directory, say): the

@@ -29,10 +29,16 @@ type Ledger struct {
 func Of(entries *[]v1beta1.StateEntry) Ledger { return Ledger{Entries: entries} }
 
 // IsCheckpoint tells whether an entry of the purpose is a checkpoint: one the operator recorded, or
-// one the user asked for. Flink manages checkpoints: the operator never disposes of one, and a field
-// named savepoint never names one.
+// one it triggered (the user asked for it, or periodicCheckpoint's schedule did). Flink manages
+// checkpoints: the operator never disposes of one, and a field named savepoint never names one.
 func IsCheckpoint(p v1beta1.SavepointPurpose) bool {
-	return p == v1beta1.StateCheckpoint || p == v1beta1.ManualCheckpoint
+	return p == v1beta1.StateCheckpoint || IsTriggeredCheckpoint(p)
+}
+
+// IsTriggeredCheckpoint tells whether an entry of the purpose is a checkpoint the operator triggered:
+// asked for, triggered and followed as a savepoint is, through Flink's checkpoint calls.
+func IsTriggeredCheckpoint(p v1beta1.SavepointPurpose) bool {
+	return p == v1beta1.ManualCheckpoint || p == v1beta1.PeriodicCheckpoint
 }
 
 // IsStop tells whether a savepoint purpose is a stop's: the job is cancelled with it, or (a
@@ -209,12 +215,13 @@ func (l Ledger) Savepoints(max int) []v1beta1.SavepointRecord {
 // Trim keeps the ledger within its bounds and returns the completed savepoints it let go, for a
 // caller that disposes of them. It keeps every Pending entry, every entry whose path protect names
 // (what a record points to, what the next job starts from), the newest completed state of each job
-// in keepJobs, the checkpoints of those jobs, and the last keep ended savepoints; past
-// v1beta1.MaxLedger the oldest of the rest go too.
+// in keepJobs, the checkpoints of those jobs, the newest triggered checkpoint of each purpose and
+// job, and the last keep ended savepoints; past v1beta1.MaxLedger the oldest of the rest go too.
 func (l Ledger) Trim(keep int, keepJobs []string, protect func(path string) bool) []v1beta1.StateEntry {
 	es := *l.Entries
 	kept := make([]bool, len(es))
 	ended := 0
+	newestCheckpoint := map[string]bool{}
 	for i := len(es) - 1; i >= 0; i-- {
 		e := es[i]
 		switch {
@@ -222,6 +229,14 @@ func (l Ledger) Trim(keep int, keepJobs []string, protect func(path string) bool
 			kept[i] = true
 		case e.Purpose == v1beta1.StateCheckpoint:
 			kept[i] = contains(keepJobs, e.JobID)
+		case IsTriggeredCheckpoint(e.Purpose):
+			// Flink keeps or discards a checkpoint as its own retention says, so checkpoints never
+			// count against the savepoints kept: a checkpoint every minute would otherwise push the
+			// savepoints out, to be disposed of. The newest of each purpose stays, the time the next
+			// periodic one is scheduled from.
+			key := string(e.Purpose) + "/" + e.JobID
+			kept[i] = !newestCheckpoint[key]
+			newestCheckpoint[key] = true
 		default:
 			ended++
 			kept[i] = ended <= keep

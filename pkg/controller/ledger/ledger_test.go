@@ -76,3 +76,31 @@ func TestRetentionKeepsWhatARestoreNeeds(t *testing.T) {
 	assert.Equal(t, pendingID, l.Pending("job").TriggerID)
 	assert.Len(t, gone, 2, "the completed savepoints let go are handed back for disposal")
 }
+
+// Checkpoints the operator triggered are checkpoints: never listed or disposed of as savepoints,
+// and never counted against the savepoints kept, of which a checkpoint a minute would leave none.
+// The newest of each purpose stays, the time the next periodic one is scheduled from.
+func TestTriggeredCheckpointsNeverPushSavepointsOut(t *testing.T) {
+	var entries []v1beta1.StateEntry
+	l := Of(&entries)
+	sp := l.Ask(v1beta1.SavepointManual, "job", "c", false, t0)
+	Complete(sp, "s3://sp/kept", t0)
+	for i := 1; i <= 5; i++ {
+		e := l.Ask(v1beta1.PeriodicCheckpoint, "job", "c", false, t0.Add(time.Duration(i)*time.Minute))
+		Complete(e, "s3://ck/job/chk-"+string(rune('0'+i)), t0)
+	}
+	m := l.Ask(v1beta1.ManualCheckpoint, "job", "c", false, t0.Add(time.Hour))
+	Complete(m, "s3://ck/job/chk-9", t0)
+
+	gone := l.Trim(1, []string{"job"}, nil)
+	assert.Empty(t, gone, "nothing to dispose of")
+	var paths []string
+	for _, e := range entries {
+		paths = append(paths, e.Path)
+	}
+	assert.Equal(t, []string{"s3://sp/kept", "s3://ck/job/chk-5", "s3://ck/job/chk-9"}, paths)
+	assert.Equal(t, []v1beta1.SavepointRecord{{Time: *sp.TriggerTime, Trigger: v1beta1.SavepointManual, Result: "Completed",
+		Path: "s3://sp/kept"}}, l.Savepoints(10))
+	assert.True(t, IsCheckpoint(v1beta1.PeriodicCheckpoint))
+	assert.False(t, l.IsSavepoint("s3://ck/job/chk-5"))
+}

@@ -124,7 +124,7 @@ type SavepointTrigger struct {
 
 // SavepointPurpose is why a savepoint was taken, or Checkpoint for a checkpoint the operator
 // recorded.
-// +kubebuilder:validation:Enum=Manual;Periodic;Upgrade;Suspend;Delete;Teardown;Checkpoint;Redeploy;ManualCheckpoint
+// +kubebuilder:validation:Enum=Manual;Periodic;Upgrade;Suspend;Delete;Teardown;Checkpoint;Redeploy;ManualCheckpoint;PeriodicCheckpoint
 type SavepointPurpose string
 
 // The savepoint purposes.
@@ -142,6 +142,9 @@ const (
 	// triggered and followed as a savepoint is, but a checkpoint, which Flink manages and the
 	// operator never disposes of.
 	ManualCheckpoint SavepointPurpose = "ManualCheckpoint"
+	// PeriodicCheckpoint is a checkpoint taken on spec.periodicCheckpoint's schedule: asked for,
+	// triggered and followed as a manual checkpoint is, and never disposed of by the operator either.
+	PeriodicCheckpoint SavepointPurpose = "PeriodicCheckpoint"
 	// StateCheckpoint marks a ledger entry that is a retained checkpoint the operator recorded.
 	StateCheckpoint SavepointPurpose = "Checkpoint"
 )
