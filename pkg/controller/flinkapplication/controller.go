@@ -269,7 +269,7 @@ func (c *Controller) watch(ns string, kubeInf, haInf kubeinformers.SharedInforme
 	return &namespaceListers{apps: applisters.NewFlinkApplicationLister(apps.GetIndexer()),
 		deploys: deploys.Informer().GetIndexer(), services: services.Informer().GetIndexer(), pods: pods.Informer().GetIndexer(),
 		ingresses: ingresses.Informer().GetIndexer(), configMaps: configMaps.Informer().GetIndexer(),
-		haConfigMaps:    haConfigMaps.GetIndexer(),
+		haConfigMaps: haConfigMaps.GetIndexer(), snapshots: snapshots.GetIndexer(),
 		sessionClusters: applisters.NewFlinkSessionClusterLister(sessionClusters.GetIndexer()),
 		sessionJobs:     applisters.NewFlinkSessionJobLister(jobIndex), sessionJobIndex: jobIndex}
 }
@@ -371,7 +371,9 @@ func snapshotOwnerOf(obj interface{}) ([]string, error) {
 	return nil, nil
 }
 
-func snapshotOwnerKey(namespace, kind, name string) string { return namespace + "/" + kind + "/" + name }
+func snapshotOwnerKey(namespace, kind, name string) string {
+	return namespace + "/" + kind + "/" + name
+}
 
 // enqueueHAOwner wakes the application or session cluster (whichever exists) whose cluster an HA
 // ConfigMap belongs to.

@@ -512,3 +512,26 @@ func TestControllerFindsEachApplicationsObjectsByItsLabel(t *testing.T) {
 		assert.Equal(t, flink.VersionedServiceName(app, "abc"), clusters["abc"].Service.Name)
 	}
 }
+
+// A FlinkSnapshot a user creates wakes its owner, whose pass then finds it in the cache; the
+// status the pass writes to it wakes nobody.
+func TestControllerWakesTheOwnerOfAFlinkSnapshot(t *testing.T) {
+	f := newControllerFixture(t)
+	owner := f.n("snapped")
+	snap := &v1beta1.FlinkSnapshot{ObjectMeta: metav1.ObjectMeta{Name: f.n("snap"), Namespace: ns},
+		Spec: v1beta1.FlinkSnapshotSpec{Owner: v1beta1.SnapshotOwner{Kind: applicationKindName, Name: owner}, Type: v1beta1.SnapshotSavepoint}}
+	created, err := f.apps.FlinkV1beta1().FlinkSnapshots(ns).Create(f.ctx, snap, metav1.CreateOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, owner, f.next().Name, "a new FlinkSnapshot")
+	require.Eventually(t, func() bool {
+		got, err := f.env.Observer.Snapshots(ns, applicationKindName, owner)
+		return err == nil && len(got) == 1
+	}, 5*time.Second, 10*time.Millisecond, "the owner's pass finds it")
+
+	created.Status.State = v1beta1.StatePending
+	created.ResourceVersion = "2"
+	_, err = f.apps.FlinkV1beta1().FlinkSnapshots(ns).UpdateStatus(f.ctx, created, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	f.createApp(appNamed(f.n("snapped-marker")))
+	assert.Empty(t, f.until(f.n("snapped-marker")), "a status write")
+}

@@ -192,6 +192,9 @@ func (o *listerObserver) Snapshot(namespace, name string) (*v1beta1.FlinkSnapsho
 	if err != nil {
 		return nil, err
 	}
+	if l.snapshots == nil {
+		return nil, apierrors.NewNotFound(v1beta1.Resource("flinksnapshots"), name)
+	}
 	obj, exists, err := l.snapshots.GetByKey(namespace + "/" + name)
 	if err != nil {
 		return nil, err

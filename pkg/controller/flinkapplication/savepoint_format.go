@@ -18,11 +18,30 @@ func savepointFormat(rc *Context) string {
 	if rc.Settings == nil {
 		return ""
 	}
-	switch rc.Settings.SavepointFormatType {
+	return formatName(rc.Settings.SavepointFormatType)
+}
+
+// formatName is a savepoint format as Flink spells it; "" for Flink's default.
+func formatName(f v1beta1.SavepointFormatType) string {
+	switch f {
 	case v1beta1.SavepointFormatCanonical:
 		return "CANONICAL"
 	case v1beta1.SavepointFormatNative:
 		return "NATIVE"
+	}
+	return ""
+}
+
+// requestedFormat is the format the FlinkSnapshot that asked for the entry's savepoint names, as
+// Flink spells it; "" when no FlinkSnapshot asked or it names none, and the job's format applies.
+func requestedFormat(rc *Context, e *v1beta1.StateEntry) string {
+	if e.Snapshot == "" {
+		return ""
+	}
+	for _, s := range rc.Snapshots {
+		if s.Name == e.Snapshot && s.Annotations[LedgerEntryAnnotation] == "" {
+			return formatName(s.Spec.FormatType)
+		}
 	}
 	return ""
 }

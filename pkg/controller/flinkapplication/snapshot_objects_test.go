@@ -298,3 +298,16 @@ func TestRetentionDeletesTheOperatorsOldSnapshotsByCountAndAge(t *testing.T) {
 	assert.LessOrEqual(t, operators, 1, "past maxAge only the newest restorable state may stay")
 	assert.NotNil(t, w.snapshot("mine"))
 }
+
+// A FlinkSnapshot's formatType is the format of the savepoint it asks for, whatever the job's.
+func TestAFlinkSnapshotTakesItsSavepointInTheFormatItNames(t *testing.T) {
+	w := newWorld(t)
+	running(t, w, "wc")
+	w.createSnapshot("native", func(s *v1beta1.FlinkSnapshotSpec) { s.FormatType = v1beta1.SavepointFormatNative })
+	for i := 0; i < 20 && w.snapshot("native").Status.State != v1beta1.StateCompleted; i++ {
+		_, _ = w.reconcile("wc")
+	}
+	snap, ok := w.storage.Get(w.snapshot("native").Status.Path)
+	require.True(t, ok)
+	assert.Equal(t, "NATIVE", snap.Format)
+}

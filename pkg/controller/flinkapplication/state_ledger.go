@@ -37,7 +37,11 @@ func followSavepoint(rc *Context, e *v1beta1.StateEntry, ref jobs.Ref, mayTrigge
 		cp := rc.pass().Checkpoint(ref, &t, mayTrigger)
 		step = jobs.SavepointStep{Location: cp.Location, Failure: cp.Failure, Wait: cp.Wait}
 	} else {
-		step = rc.pass().Savepoint(ref, &t, e.Cancel, mayTrigger)
+		p := rc.pass()
+		if f := requestedFormat(rc, e); f != "" {
+			p.SavepointFormat = f
+		}
+		step = p.Savepoint(ref, &t, e.Cancel, mayTrigger)
 	}
 	switch {
 	case step.Location != "":
