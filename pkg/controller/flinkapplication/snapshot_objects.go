@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"strings"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
@@ -48,9 +49,19 @@ func syncSnapshots(rc *Context) {
 	for _, s := range rc.Snapshots {
 		byName[s.Name] = s
 	}
+	// A FlinkSnapshot tried more than once is named by an entry per attempt: it shows the newest.
+	newest := map[string]int{}
+	for i, e := range rc.Job.Ledger {
+		if e.Snapshot != "" {
+			newest[e.Snapshot] = i
+		}
+	}
 	created := 0
 	for i := range rc.Job.Ledger {
 		e := &rc.Job.Ledger[i]
+		if e.Snapshot != "" && newest[e.Snapshot] != i {
+			continue
+		}
 		if e.Snapshot == "" {
 			if !mirrored(e) || created == snapshotsPerPass {
 				continue
@@ -116,10 +127,26 @@ func createSnapshotObject(rc *Context, e *v1beta1.StateEntry) (string, error) {
 func showEntry(rc *Context, s *v1beta1.FlinkSnapshot, e *v1beta1.StateEntry) error {
 	want := entryStatus(e)
 	want.ObservedGeneration = s.Generation
-	if s.Status == want {
+	if isRequest(s) {
+		showAttempt(rc, s, e, &want)
+	}
+	have := s.Status
+	if apiequality.Semantic.DeepEqual(inSeconds(have), inSeconds(want)) {
 		return nil
 	}
 	return writeSnapshotStatus(rc, s, want)
+}
+
+// inSeconds is a status with its times as the API server keeps them, to the second, so that one
+// read back compares equal to the one written.
+func inSeconds(st v1beta1.FlinkSnapshotStatus) v1beta1.FlinkSnapshotStatus {
+	for _, t := range []**metav1.Time{&st.TriggerTime, &st.ResultTime, &st.NextAttemptTime} {
+		if *t != nil {
+			c := (*t).Rfc3339Copy()
+			*t = &c
+		}
+	}
+	return st
 }
 
 // writeSnapshotStatus writes a FlinkSnapshot's status, and its state label when the state changed.

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
@@ -310,4 +311,85 @@ func TestAFlinkSnapshotTakesItsSavepointInTheFormatItNames(t *testing.T) {
 	snap, ok := w.storage.Get(w.snapshot("native").Status.Path)
 	require.True(t, ok)
 	assert.Equal(t, "NATIVE", snap.Format)
+}
+
+// snapshotWrites counts the writes the operator sent to FlinkSnapshots.
+func (w *world) snapshotWrites() int {
+	n := 0
+	for _, a := range w.apps.Actions() {
+		if a.GetResource().Resource == "flinksnapshots" && a.GetVerb() != "get" && a.GetVerb() != "list" && a.GetVerb() != "watch" {
+			n++
+		}
+	}
+	return n
+}
+
+// Once a FlinkSnapshot shows how its snapshot ended, passes write nothing more to it: an idle
+// application costs the API server nothing for its snapshots.
+func TestAFinishedFlinkSnapshotIsNotWrittenAgain(t *testing.T) {
+	w := newWorld(t)
+	running(t, w, "wc")
+	w.createSnapshot("once", nil)
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = "one" })
+	w.runUntil("wc", "both taken", func(a *v1beta1.FlinkApplication) bool {
+		return len(w.snapshots()) == 2 && w.snapshot("once").Status.State == v1beta1.StateCompleted &&
+			len(a.Status.Savepoints) == 2
+	})
+	for i := 0; i < 3; i++ {
+		_, _ = w.reconcile("wc")
+	}
+	before := w.snapshotWrites()
+	for i := 0; i < 20; i++ {
+		_, _ = w.reconcile("wc")
+	}
+	assert.Equal(t, before, w.snapshotWrites())
+}
+
+// A snapshot a FlinkSnapshot asked for that fails is tried again after a backoff, up to its
+// backoffLimit; the attempts show in its status.
+func TestAFailedSnapshotIsTriedAgainWithBackoff(t *testing.T) {
+	w := newWorld(t)
+	app := running(t, w, "wc")
+	jm := w.jm(app, app.Status.DeployHash)
+	jm.SetFaults(flinksim.Faults{FailSavepoints: true})
+	one := int32(1)
+	w.createSnapshot("flaky", func(s *v1beta1.FlinkSnapshotSpec) { s.BackoffLimit = &one })
+	w.runUntil("wc", "first attempt failed", func(*v1beta1.FlinkApplication) bool {
+		return w.snapshot("flaky").Status.NextAttemptTime != nil
+	})
+	s := w.snapshot("flaky")
+	assert.Equal(t, v1beta1.StatePending, s.Status.State)
+	assert.Equal(t, int32(1), s.Status.Attempts)
+	assert.Contains(t, s.Status.Error, "attempt 1 of 2 failed")
+	assert.Equal(t, 1, jm.SavepointTriggers())
+	retryAt := s.Status.NextAttemptTime.Time
+	for w.clock.Now().Before(retryAt.Add(-time.Second)) {
+		_, _ = w.reconcile("wc")
+	}
+	assert.Equal(t, 1, jm.SavepointTriggers(), "not before the backoff")
+
+	w.runUntil("wc", "given up", func(*v1beta1.FlinkApplication) bool {
+		return w.snapshot("flaky").Status.State == v1beta1.StateFailed
+	})
+	s = w.snapshot("flaky")
+	assert.Equal(t, int32(2), s.Status.Attempts)
+	assert.Nil(t, s.Status.NextAttemptTime)
+	assert.Equal(t, 2, jm.SavepointTriggers(), "backoffLimit 1: one more attempt, then no more")
+	for i := 0; i < 10; i++ {
+		_, _ = w.reconcile("wc")
+	}
+	assert.Equal(t, 2, jm.SavepointTriggers())
+
+	// Flink recovers before the next attempt: the second one completes.
+	jm.SetFaults(flinksim.Faults{FailSavepoints: true})
+	w.createSnapshot("recovers", nil)
+	w.runUntil("wc", "first attempt failed", func(*v1beta1.FlinkApplication) bool {
+		return w.snapshot("recovers").Status.NextAttemptTime != nil
+	})
+	jm.SetFaults(flinksim.Faults{})
+	w.runUntil("wc", "completed on the second attempt", func(*v1beta1.FlinkApplication) bool {
+		return w.snapshot("recovers").Status.State == v1beta1.StateCompleted
+	})
+	assert.Equal(t, int32(2), w.snapshot("recovers").Status.Attempts)
+	assert.Empty(t, w.snapshot("recovers").Status.Error)
 }

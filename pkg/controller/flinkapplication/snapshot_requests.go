@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -50,18 +51,67 @@ func snapshotAskedFor(rc *Context) (*v1beta1.FlinkSnapshot, v1beta1.SavepointPur
 	return oldest, v1beta1.SavepointManual
 }
 
-// asksForSnapshot tells whether a FlinkSnapshot asks for a snapshot no ledger entry answers: a
-// user's, without a path, not deleted, and either not taken up or shown Pending by an ask whose
+// asksForSnapshot tells whether a FlinkSnapshot asks for a snapshot that no ledger entry is taking:
+// a user's, without a path, not deleted, and either not taken up yet, shown Pending by an ask whose
 // entry was never persisted (an entry is never dropped while Pending, so a Pending status without
-// one was not sent).
+// one was not sent), or due to be tried again after a failure.
 func asksForSnapshot(rc *Context, s *v1beta1.FlinkSnapshot) bool {
-	if s.Annotations[LedgerEntryAnnotation] != "" || s.Spec.Path != "" || s.DeletionTimestamp != nil {
+	if !isRequest(s) || s.DeletionTimestamp != nil || s.Status.State != "" && s.Status.State != v1beta1.StatePending {
 		return false
 	}
-	if s.Status.State != "" && s.Status.State != v1beta1.StatePending {
+	if e := newestEntryNaming(rc, s.Name); e != nil && e.Result != v1beta1.StateFailed {
 		return false
 	}
-	return !slices.ContainsFunc(rc.Job.Ledger, func(e v1beta1.StateEntry) bool { return e.Snapshot == s.Name })
+	next := s.Status.NextAttemptTime
+	return next == nil || !rc.Now.Before(next.Time)
+}
+
+// isRequest tells whether a FlinkSnapshot asks for a snapshot: a user's, without a path.
+func isRequest(s *v1beta1.FlinkSnapshot) bool {
+	return s.Annotations[LedgerEntryAnnotation] == "" && s.Spec.Path == ""
+}
+
+// newestEntryNaming is the newest ledger entry that names the FlinkSnapshot; nil when none does.
+func newestEntryNaming(rc *Context, name string) *v1beta1.StateEntry {
+	for i := len(rc.Job.Ledger) - 1; i >= 0; i-- {
+		if rc.Job.Ledger[i].Snapshot == name {
+			return &rc.Job.Ledger[i]
+		}
+	}
+	return nil
+}
+
+// defaultBackoffLimit is how many times a failed snapshot a FlinkSnapshot asked for is tried again
+// when its spec does not say.
+const defaultBackoffLimit = 3
+
+// showAttempt counts the attempts of a snapshot a FlinkSnapshot asked for and, when one failed with
+// attempts left, shows it Pending until the time it is tried again: 10 s after the first failure,
+// doubling to at most 10 minutes.
+func showAttempt(rc *Context, s *v1beta1.FlinkSnapshot, e *v1beta1.StateEntry, want *v1beta1.FlinkSnapshotStatus) {
+	// The same attempt as the one shown: its trigger time, to the second the API server keeps.
+	sameTrigger := s.Status.TriggerTime != nil && e.TriggerTime != nil &&
+		s.Status.TriggerTime.Rfc3339Copy().Time.Equal(e.TriggerTime.Rfc3339Copy().Time)
+	want.Attempts = s.Status.Attempts
+	if !sameTrigger || want.Attempts == 0 {
+		want.Attempts++
+	}
+	limit := int32(defaultBackoffLimit)
+	if s.Spec.BackoffLimit != nil {
+		limit = *s.Spec.BackoffLimit
+	}
+	if e.Result != v1beta1.StateFailed || want.Attempts > limit {
+		return
+	}
+	next := s.Status.NextAttemptTime
+	if next == nil || !sameTrigger {
+		wait := min(10*time.Second<<(want.Attempts-1), 10*time.Minute)
+		t := metav1.NewTime(rc.Now.Add(wait))
+		next = &t
+	}
+	want.State, want.ResultTime, want.NextAttemptTime = v1beta1.StatePending, nil, next
+	want.Error = fmt.Sprintf("attempt %d of %d failed: %s; tried again at %s", want.Attempts, limit+1, e.Reason,
+		next.UTC().Format(time.RFC3339))
 }
 
 // answerSnapshotRequests writes what a pass did not take up of the users' FlinkSnapshots: a

@@ -27,6 +27,7 @@ import (
 // +kubebuilder:printcolumn:name="Path",type=string,JSONPath=`.status.path`
 // +kubebuilder:printcolumn:name="Job ID",type=string,JSONPath=`.status.jobID`,priority=1
 // +kubebuilder:printcolumn:name="Trigger ID",type=string,JSONPath=`.status.triggerID`,priority=1
+// +kubebuilder:printcolumn:name="Attempts",type=integer,JSONPath=`.status.attempts`,priority=1
 // +kubebuilder:printcolumn:name="Error",type=string,JSONPath=`.status.error`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type FlinkSnapshot struct {
@@ -73,6 +74,13 @@ type FlinkSnapshotSpec struct {
 	DisposeOnDelete bool `json:"disposeOnDelete,omitempty"`
 	// Keep exempts the snapshot from retention: it stays until deleted by hand.
 	Keep bool `json:"keep,omitempty"`
+	// BackoffLimit is how many times a snapshot asked for here is tried again after it failed, each
+	// time after twice the wait of the one before (10 s, 20 s, 40 s, ... at most 10 minutes).
+	// Unset tries again 3 times; 0 never.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
 }
 
 // SnapshotOwner names the object whose job a snapshot is of.
@@ -120,6 +128,10 @@ type FlinkSnapshotStatus struct {
 	ResultTime *metav1.Time `json:"resultTime,omitempty"`
 	// Error says why the snapshot failed, or why the operator cannot act on the object.
 	Error string `json:"error,omitempty"`
+	// Attempts counts the triggers sent for a snapshot asked for here; NextAttemptTime is when a
+	// failed one is tried again.
+	Attempts        int32        `json:"attempts,omitempty"`
+	NextAttemptTime *metav1.Time `json:"nextAttemptTime,omitempty"`
 	// ObservedGeneration is the generation of the spec this status answers.
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }

@@ -714,7 +714,7 @@ func (in *FlinkSnapshot) DeepCopyInto(out *FlinkSnapshot) {
 	*out = *in
 	out.TypeMeta = in.TypeMeta
 	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
-	out.Spec = in.Spec
+	in.Spec.DeepCopyInto(&out.Spec)
 	in.Status.DeepCopyInto(&out.Status)
 	return
 }
@@ -774,6 +774,11 @@ func (in *FlinkSnapshotList) DeepCopyObject() runtime.Object {
 func (in *FlinkSnapshotSpec) DeepCopyInto(out *FlinkSnapshotSpec) {
 	*out = *in
 	out.Owner = in.Owner
+	if in.BackoffLimit != nil {
+		in, out := &in.BackoffLimit, &out.BackoffLimit
+		*out = new(int32)
+		**out = **in
+	}
 	return
 }
 
@@ -796,6 +801,10 @@ func (in *FlinkSnapshotStatus) DeepCopyInto(out *FlinkSnapshotStatus) {
 	}
 	if in.ResultTime != nil {
 		in, out := &in.ResultTime, &out.ResultTime
+		*out = (*in).DeepCopy()
+	}
+	if in.NextAttemptTime != nil {
+		in, out := &in.NextAttemptTime, &out.NextAttemptTime
 		*out = (*in).DeepCopy()
 	}
 	return
