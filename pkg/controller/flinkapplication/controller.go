@@ -346,6 +346,9 @@ func (c *Controller) enqueueSnapshotOwner(obj interface{}) {
 	}
 	if s, ok := obj.(*v1beta1.FlinkSnapshot); ok && (s.Spec.Owner.Kind == applicationKindName || s.Spec.Owner.Kind == sessionJobKindName) {
 		c.add(queueKey{s.Spec.Owner.Kind, cache.ObjectName{Namespace: s.Namespace, Name: s.Spec.Owner.Name}})
+		if s.DeletionTimestamp != nil {
+			c.add(queueKey{snapshotKindName, cache.ObjectName{Namespace: s.Namespace, Name: s.Name}})
+		}
 	}
 }
 
@@ -486,5 +489,10 @@ func (c *Controller) reconcileSafely(ctx context.Context, key queueKey) (after t
 			err = fmt.Errorf("panic reconciling %s: %v", key, r)
 		}
 	}()
+	if key.Kind == snapshotKindName {
+		// Not a kind the machine runs: a FlinkSnapshot is its owner's to answer, but for one whose
+		// owner is gone.
+		return c.env.reconcileOrphanedSnapshot(ctx, key.Namespace, key.Name)
+	}
 	return kindNamed(key.Kind).pass(c.env, ctx, key.Namespace, key.Name)
 }

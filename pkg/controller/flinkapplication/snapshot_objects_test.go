@@ -393,3 +393,29 @@ func TestAFailedSnapshotIsTriedAgainWithBackoff(t *testing.T) {
 	assert.Equal(t, int32(2), w.snapshot("recovers").Status.Attempts)
 	assert.Empty(t, w.snapshot("recovers").Status.Error)
 }
+
+// A FlinkSnapshot deleted with disposeOnDelete after its owner went says why it waits, and how to
+// let it go.
+func TestADeletedSnapshotOfAGoneOwnerSaysWhyItWaits(t *testing.T) {
+	w := newWorld(t)
+	w.createSnapshot("orphan", func(s *v1beta1.FlinkSnapshotSpec) { s.DisposeOnDelete = true })
+	s := w.snapshot("orphan")
+	s.Finalizers = []string{DisposeFinalizer}
+	s.Status.Path = "s3://state/savepoint-1"
+	_, err := w.apps.FlinkV1beta1().FlinkSnapshots(ns).Update(context.Background(), s, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	w.deleteSnapshot("orphan")
+	_, err = w.env.reconcileOrphanedSnapshot(context.Background(), ns, "orphan")
+	require.NoError(t, err)
+	got := w.snapshot("orphan")
+	require.NotNil(t, got, "held by its finalizer")
+	assert.Contains(t, got.Status.Error, "FlinkApplication wc does not exist")
+	assert.Contains(t, got.Status.Error, "remove finalizer "+DisposeFinalizer)
+
+	// With its owner there, the owner's pass answers it instead.
+	running(t, w, "wc")
+	before := w.snapshotWrites()
+	_, err = w.env.reconcileOrphanedSnapshot(context.Background(), ns, "orphan")
+	require.NoError(t, err)
+	assert.Equal(t, before, w.snapshotWrites())
+}
