@@ -1,0 +1,72 @@
+// Package autoscaler is the job autoscaler's decision rules, over plain values: from Flink's own
+// metrics per job vertex it decides a parallelism per vertex, within safety rules, and it returns a
+// rescaled job that does not run stable to the last parallelism that did. It knows no Kubernetes
+// kind, no Flink client and no clock: the caller collects the metrics, passes the time, applies a
+// decision and persists the History it is handed back.
+//
+// # The rates
+//
+// A subtask's true processing rate is records in over busy time (busyTimeMsPerSecond), from the
+// samples of the window busy at least 5% of the time: below that a few milliseconds of measuring
+// error make the rate many times off. It is a ratio of sums over those samples, so that a sample
+// counts as much as the time it measured. A vertex that was never that busy idles: its rate is
+// taken as the least it can be (its records in, as if busy 5% of the time), which scales it down
+// cautiously and never below what that bound carries. A vertex that took in no records, or
+// reports no busy time at all (Flink's legacy sources), keeps its parallelism: its capacity is
+// unknown.
+//
+// A source's target rate is its arrival rate (what it read, plus the least-squares growth of its
+// backlog over the window) plus its backlog over CatchUpDuration; a source that reports no
+// backlog is taken at what it reads, which under back-pressure may be less than its demand (the
+// report says so). A vertex downstream takes its observed input scaled as its upstream vertices'
+// target output is to their observed output, each upstream's target output being its target
+// input times its own output ratio. Scaling the observed input keeps as it is what per-vertex
+// metrics cannot tell apart: which share of an upstream's output goes to which of its outputs.
+//
+// # The parallelism
+//
+// A vertex whose utilization under its target, at its current parallelism, lies within
+// TargetUtilization ± UtilizationTolerance keeps its parallelism: noise and drift within the band
+// never rescale, and a scale in either direction lands at or below the target utilization, well
+// inside the band, so the next window does not undo it. Outside the band the recommendation is
+// the fewest subtasks that take the target at TargetUtilization. It is then bounded, in this order:
+// by the scale factors of one decision; by the hard limits (configured least and greatest, per
+// vertex by id or name, the vertex's maxParallelism, a source's partitions), which win over the
+// factors, the greatest of them over the least; and a changed parallelism is aligned to the least
+// divisor of the key groups (a source's partitions) at or above it, when one lies within
+// AlignmentMargin and the limits. Alignment only rounds up, so unlike an alignment that may round
+// down or give up, it never refuses a needed scale-up; and it never turns a scale-down into none.
+//
+// A scale-up applies at once. A scale-down applies once every evaluation over ScaleDownDelay has
+// recommended less than the current parallelism, and goes to the highest of those
+// recommendations; History.Lower remembers them. Any evaluation that recommends as much or more,
+// or cannot evaluate, starts the delay over, and so does any rescale: the job's load is measured
+// anew at its new parallelism.
+//
+// # When nothing is decided
+//
+// Evaluate decides nothing, and says why: with an invalid Config or job graph; during the
+// cool-down after a way back; while the job has failed, restarts or its checkpoints fail; before
+// the job has run stable since its parallelism last changed; during StabilizationInterval after
+// that change; and without a full window of metrics, which means the window begins after the
+// stabilization interval, and no stretch of more than a fifth of it (at its start, between
+// samples, before now) passed without a sample. So after a change the next decision comes at the earliest
+// StabilizationInterval + MetricsWindow later. A decision is reported and not applied in
+// recommend-only mode, and when it would restart the job (the rescale is not in place) and the
+// ledger has no fresh state to restore it from.
+//
+// # The way back
+//
+// WayBack returns a job the autoscaler rescaled to the last parallelism that ran stable, with its
+// state, when the rescaled job failed or did not run stable within ReadinessTimeout of the rescale
+// taking effect, and holds the autoscaler off for CoolDown. It goes back once, never from a
+// change it did not make (a recommendation, a way back) and never to a parallelism that did not
+// run stable.
+//
+// # The history
+//
+// History is a value the caller persists in status: the last MaxChanges decisions that changed
+// the parallelism (or in recommend-only mode would have; a recommendation repeated is recorded
+// once) with reasons of at most 200 bytes, the last stable parallelism, the pending scale-downs
+// and the end of the cool-down. Its JSON takes at most 4 KiB plus 800 bytes per vertex.
+package autoscaler
