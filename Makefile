@@ -63,7 +63,12 @@ test: unit integ
 
 # The benchmark of issue 12 on the local cluster (not part of `make test`): `make bench N=1000`,
 # BENCH_STEADY=3m the steady-state window, BENCH_FLAGS more flags (go run ./integ/cmd/bench -h).
-# Prints a table against the targets and writes JSON. N=1000 takes about 12 minutes on 2 cores.
+# Prints a table against the targets and writes JSON. N=1000 takes about 12 minutes on 2 cores,
+# plus what the group with periodic savepoints adds to (c): -savepointing-fraction 0.1 (a tenth of N
+# more applications; 0 for none) take one every -savepoint-interval-seconds 600 and are measured for
+# at least that long (BENCH_FLAGS="-savepoint-interval-seconds 60" for a quick run), against the
+# target of 2 owner writes and 2 FlinkSnapshot writes (and write requests) per savepoint and no other;
+# -savepoint-keep K sets their savepointRetention.keep, so that a short window sees retention's deletes.
 # Its last part is issue 25's soak, SOAK_N ordinary applications (100, whatever N) alone and beside
 # ten hostile tenants; BENCH_SOAK=false leaves it out, and `make bench-soak` runs only the soak (its
 # JSON in SOAK_OUT).

@@ -7,6 +7,8 @@
 //	    Services applied without the operator; both alternately, three pairs up to 200 applications,
 //	    the pair with the median ratio reported;
 //	(c) the steady state of those N applications: status writes, Flink REST calls, reconcile latency;
+//	    beside them, a few applications that checkpoint, and a tenth of N more that take periodic
+//	    savepoints, with what each savepoint costs in writes of its owner and of its FlinkSnapshot;
 //	(d) the operator's resident memory after (b) and after (c);
 //	(e) the soak of issue 25: N ordinary applications alone, then beside ten hostile tenants (huge,
 //	    deeply nested and slow-drip JobManager answers, a JobManager that never answers, a 200 MiB
@@ -21,6 +23,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -62,6 +65,13 @@ type options struct {
 	soakHold      time.Duration
 	soakJarMiB    int64
 	soakTenants   string
+
+	// savepointing is the share of -n that the group with periodic savepoints has (its own
+	// applications, beside the fleet), each taking one every savepointInterval and keeping
+	// savepointKeep savepoint FlinkSnapshots (0: the operator's default).
+	savepointing      float64
+	savepointInterval int
+	savepointKeep     int
 }
 
 // setFlag collects -set key=value: operator config keys changed for an experiment, recorded with
@@ -92,6 +102,9 @@ func main() {
 	// operator's own default is 10 s. Either way it is reported apart from the overhead.
 	flag.DurationVar(&o.stabilization, "stabilization", 2*time.Second, "the operator's jobStabilizationPeriod")
 	flag.IntVar(&o.checkpointing, "checkpointing-apps", 10, "applications checkpointing every 10 s measured beside the fleet in (c); 0 for none")
+	flag.Float64Var(&o.savepointing, "savepointing-fraction", 0.1, "applications with periodic savepoints measured beside the fleet in (c), as a fraction of -n (at least one); 0 for none")
+	flag.IntVar(&o.savepointInterval, "savepoint-interval-seconds", 600, "their spec.periodicSavepoint.intervalSeconds (at least 60); (c) measures them for at least that long")
+	flag.IntVar(&o.savepointKeep, "savepoint-keep", 0, "their spec.savepointRetention.keep, which a short window reaches only when small (0: the operator's default)")
 	flag.IntVar(&o.workers, "workers", config.Default().Workers, "the operator's workers (default: the operator's default)")
 	flag.IntVar(&o.pairs, "pairs", 0, "floor and operator runs (b) alternates, keeping the median ratio (default: 3 up to 200 applications, else 1)")
 	flag.Var(o.set, "set", "operator config key=value (repeatable), e.g. -set kubeAPIQPS=400")
@@ -104,6 +117,10 @@ func main() {
 	flag.Int64Var(&o.soakJarMiB, "soak-jar-mib", 200, "size of the large jar a hostile session job fetches, in MiB")
 	flag.StringVar(&o.soakTenants, "soak-tenants", "", "hostile tenants of the soak, comma-separated (default: all ten; none: none, which measures the noise between two alike runs)")
 	flag.Parse()
+	if o.savepointing > 0 && o.savepointInterval < 60 {
+		fmt.Fprintln(os.Stderr, "bench: -savepoint-interval-seconds must be at least 60, the API's minimum")
+		os.Exit(2)
+	}
 	if o.pairs <= 0 {
 		o.pairs = defaultPairs(o.n)
 	}
@@ -258,7 +275,13 @@ func (b *bench) benchmark(ctx context.Context, o options, res *results) (err err
 			return fmt.Errorf("(c) checkpointing applications: %w", err)
 		}
 	}
-	if res.Steady, err = b.steady(ctx, group{ns: "bench-apps", keys: keys}, checkpointing, o.settle, o.steady); err != nil {
+	var sp *savepointing
+	if k := savepointingGroupSize(o.n, o.savepointing); k > 0 {
+		if sp, err = b.savepointingApps(ctx, k, time.Duration(o.savepointInterval)*time.Second, int32(o.savepointKeep)); err != nil {
+			return fmt.Errorf("(c) savepointing applications: %w", err)
+		}
+	}
+	if res.Steady, err = b.steady(ctx, group{ns: "bench-apps", keys: keys}, checkpointing, sp, o.settle, o.steady); err != nil {
 		return fmt.Errorf("(c): %w", err)
 	}
 	if !o.soak {
@@ -269,9 +292,23 @@ func (b *bench) benchmark(ctx context.Context, o options, res *results) (err err
 		return err
 	}
 	if checkpointing != nil {
-		return b.deleteFleet(ctx, checkpointing.keys)
+		if err := b.deleteFleet(ctx, checkpointing.keys); err != nil {
+			return err
+		}
+	}
+	if sp != nil {
+		return b.deleteFleet(ctx, sp.keys)
 	}
 	return nil
+}
+
+// savepointingGroupSize is how many applications of the group with periodic savepoints go with n
+// applications: the fraction of n, at least one unless the fraction is 0.
+func savepointingGroupSize(n int, fraction float64) int {
+	if fraction <= 0 || n <= 0 {
+		return 0
+	}
+	return max(1, int(math.Round(float64(n)*fraction)))
 }
 
 // benchApp is the application every measurement uses: the e2e suite's (the wordcount job, small

@@ -138,6 +138,9 @@ func (r *results) evaluateBench() {
 		r.add("(c)   their Flink REST calls per app per minute", fmt.Sprintf("%.2f", cp.RESTCallsPerAppMinute), "—")
 		r.target("(c)   of them not Running at the end", fmt.Sprint(cp.NotRunningAtEnd), "0", cp.NotRunningAtEnd == 0)
 	}
+	if p := st.PeriodicSavepoints; p != nil {
+		r.evaluateSavepoints(p, st.Savepointing, fl)
+	}
 	r.target("(d) RSS after (c)", mem(st.Memory), "≤ 150 MiB", st.Memory.RSSMiB > 0 && st.Memory.RSSMiB <= 150)
 }
 
@@ -172,12 +175,15 @@ func (r *results) print(w io.Writer) {
 		for _, g := range []struct {
 			name string
 			f    *groupFigures
-		}{{"the fleet", &st.Fleet}, {"the checkpointing apps", st.Checkpointing}} {
+		}{{"the fleet", &st.Fleet}, {"the checkpointing apps", st.Checkpointing}, {"the savepointing apps", st.Savepointing}} {
 			if g.f == nil {
 				continue
 			}
 			fmt.Fprintf(w, "\n(c) %s: status fields changed by its %d writes: %v\n", g.name, g.f.StatusWrites, g.f.WrittenFields)
 			fmt.Fprintf(w, "(c) %s: REST calls per app per minute by endpoint: %v\n", g.name, g.f.RESTCallsByEndpoint)
+		}
+		if p := st.PeriodicSavepoints; p != nil {
+			p.print(w)
 		}
 	}
 	if sc := r.Scale; sc != nil {

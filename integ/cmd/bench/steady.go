@@ -20,9 +20,14 @@ type steadyResult struct {
 	// every 10 s, measured beside them (see checkpointingApps).
 	Fleet         groupFigures  `json:"fleet"`
 	Checkpointing *groupFigures `json:"checkpointing,omitempty"`
+	// Savepointing is the applications with periodic savepoints (see savepointingApps), measured
+	// over a window of their own that holds the usual one and at least one interval;
+	// PeriodicSavepoints, what their savepoints cost in writes.
+	Savepointing       *groupFigures     `json:"savepointing,omitempty"`
+	PeriodicSavepoints *savepointFigures `json:"periodicSavepoints,omitempty"`
 	// Reconciles and the latency quantiles come from the operator's flinkfsm_reconcile_duration_seconds
-	// histogram, over both groups (its bucket bounds limit their precision, as with Prometheus'
-	// histogram_quantile).
+	// histogram, over every group in the usual window (its bucket bounds limit their precision, as
+	// with Prometheus' histogram_quantile).
 	Reconciles        uint64  `json:"reconciles"`
 	ReconcileP50Milli float64 `json:"reconcileP50Ms"`
 	ReconcileP90Milli float64 `json:"reconcileP90Ms"`
@@ -87,8 +92,9 @@ func (b *bench) figures(g group, before, after groupSnapshot, from, to time.Time
 }
 
 // steady lets the applications settle, then measures them for window: status writes, REST calls
-// and reconcile latency of applications that only run.
-func (b *bench) steady(ctx context.Context, fleet group, checkpointing *group, settle, window time.Duration) (*steadyResult, error) {
+// and reconcile latency of applications that only run. The savepointing group, if any, is measured
+// on until its own window ends, after every other figure is taken.
+func (b *bench) steady(ctx context.Context, fleet group, checkpointing *group, sp *savepointing, settle, window time.Duration) (*steadyResult, error) {
 	res := &steadyResult{WindowSeconds: window.Seconds(), SettleSeconds: settle.Seconds()}
 	groups := []group{fleet}
 	if checkpointing != nil {
@@ -105,6 +111,14 @@ func (b *bench) steady(ctx context.Context, fleet group, checkpointing *group, s
 	var before []groupSnapshot
 	for _, g := range groups {
 		before = append(before, b.snapshot(g))
+	}
+	var spBefore groupSnapshot
+	var requestsBefore map[string]float64
+	if sp != nil {
+		spBefore = b.snapshot(sp.group)
+		if requestsBefore, err = b.apiRequests(ctx); err != nil {
+			return nil, err
+		}
 	}
 	from := time.Now()
 	if err := sleep(ctx, window); err != nil {
@@ -131,6 +145,27 @@ func (b *bench) steady(ctx context.Context, fleet group, checkpointing *group, s
 	res.Memory = b.memory(ctx)
 	b.logf("(c) %.1f status writes per app per hour, %.2f REST calls per app per minute, reconcile p50 %.1f ms p99 %.1f ms; RSS %.0f MiB",
 		res.Fleet.StatusWritesPerAppHour, res.Fleet.RESTCallsPerAppMinute, res.ReconcileP50Milli, res.ReconcileP99Milli, res.Memory.RSSMiB)
+	if sp == nil {
+		return res, nil
+	}
+	spWindow := sp.window(window)
+	if rest := time.Until(from.Add(spWindow)); rest > 0 {
+		b.logf("(c) measuring the savepointing applications for %s more (their window: %s)", rest.Round(time.Second), spWindow)
+		if err := sleep(ctx, rest); err != nil {
+			return nil, err
+		}
+	}
+	spTo := time.Now()
+	requestsAfter, err := b.apiRequests(ctx)
+	if err != nil {
+		return nil, err
+	}
+	spFigures := b.figures(sp.group, spBefore, b.snapshot(sp.group), from, spTo)
+	res.Savepointing = &spFigures
+	res.PeriodicSavepoints = b.savepointFigures(sp, from, spTo, requestsBefore, requestsAfter)
+	p := res.PeriodicSavepoints
+	b.logf("(c) %d savepoints of %d apps: %.2f owner writes and %.2f FlinkSnapshot writes per savepoint, %d owner writes for nothing else",
+		p.Savepoints, p.Apps, p.Cost.OwnerWritesPerSavepoint, p.Cost.SnapshotWritesPerSavepoint, p.OwnerWrites-p.OwnerWritesForSavepoints)
 	return res, nil
 }
 

@@ -36,11 +36,12 @@ type track struct {
 	writes []write
 }
 
-// write is one new resourceVersion: when it arrived and which status fields it changed, so that a
-// steady state that writes too much says what it writes.
+// write is one new resourceVersion: when it arrived, which status fields it changed and what it did
+// to the ledger's savepoints, so that a steady state that writes too much says what it writes.
 type write struct {
-	at      time.Time
-	changed []string
+	at         time.Time
+	changed    []string
+	savepoints ledgerChange
 }
 
 type phaseAt struct {
@@ -100,7 +101,7 @@ func (r *recorder) observe(kind watch.EventType, app *v1beta1.FlinkApplication, 
 		r.apps[key] = t
 	}
 	if t.last != nil && t.last.ResourceVersion != app.ResourceVersion {
-		t.writes = append(t.writes, write{at, changedFields(t.last, app)})
+		t.writes = append(t.writes, write{at, changedFields(t.last, app), changeOfLedger(t.last.Status.Ledger, app.Status.Ledger)})
 	}
 	if n := len(t.phases); n == 0 || t.phases[n-1].phase != app.Status.Phase {
 		t.phases = append(t.phases, phaseAt{app.Status.Phase, at})
@@ -218,6 +219,47 @@ func (r *recorder) writesBetween(keys []string, from, to time.Time) (int, map[st
 		}
 	}
 	return n, fields
+}
+
+// ownerWrites are the writes of some applications in a window, told apart by what they did to
+// savepoints.
+type ownerWrites struct {
+	// all counts every write; forSavepoints, those that changed a savepoint entry of the ledger.
+	all, forSavepoints int
+	// byStage counts writes by ledgerChange.stages ("" for a write that changed none).
+	byStage map[string]int
+	// asked and ended count savepoint entries that appeared and that ended; failed, those that ended
+	// Failed.
+	asked, ended, failed int
+}
+
+// savepointWritesBetween is what writesBetween counts, told apart by what the writes did to
+// savepoints.
+func (r *recorder) savepointWritesBetween(keys []string, from, to time.Time) ownerWrites {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := ownerWrites{byStage: map[string]int{}}
+	for _, k := range keys {
+		t := r.apps[k]
+		if t == nil {
+			continue
+		}
+		for _, w := range t.writes {
+			if w.at.Before(from) || !w.at.Before(to) {
+				continue
+			}
+			stages := w.savepoints.stages()
+			out.all++
+			out.byStage[stages]++
+			if stages != "" {
+				out.forSavepoints++
+			}
+			out.asked += w.savepoints.Asked
+			out.ended += w.savepoints.Ended
+			out.failed += w.savepoints.Failed
+		}
+	}
+	return out
 }
 
 // changedFields names the status fields that differ between two versions, one level into objects
