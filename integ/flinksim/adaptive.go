@@ -1,6 +1,7 @@
 package flinksim
 
 import (
+	"slices"
 	"time"
 )
 
@@ -29,14 +30,27 @@ type adaptiveState struct {
 }
 
 // desiredSlots are the slots the job runs with when every vertex reaches its upper bound.
-func (j *job) desiredSlots() int { return max(j.bounds[0].upper, j.bounds[1].upper) }
+func (j *job) desiredSlots() int {
+	n := 0
+	for _, b := range j.bounds {
+		n = max(n, b.upper)
+	}
+	return n
+}
 
 // minimumSlots are the slots without which the job cannot run at all.
-func (j *job) minimumSlots() int { return max(j.bounds[0].lower, j.bounds[1].lower, 1) }
+func (j *job) minimumSlots() int {
+	n := 1
+	for _, b := range j.bounds {
+		n = max(n, b.lower)
+	}
+	return n
+}
 
 // targetParallelism is the parallelism the job would get from available
 // slots; ok is false when some vertex would fall below its lower bound.
-func (j *job) targetParallelism(available int) (p [2]int, ok bool) {
+func (j *job) targetParallelism(available int) (p []int, ok bool) {
+	p = make([]int, len(j.bounds))
 	for v, b := range j.bounds {
 		p[v] = min(b.upper, available)
 		if p[v] < max(b.lower, 1) {
@@ -48,7 +62,7 @@ func (j *job) targetParallelism(available int) (p [2]int, ok bool) {
 
 // worthRescaling is Flink's EnforceMinimalIncreaseRescalingController: any
 // vertex losing parallelism, or any vertex gaining min-parallelism-increase.
-func (jm *JobManager) worthRescaling(j *job, target [2]int) bool {
+func (jm *JobManager) worthRescaling(j *job, target []int) bool {
 	for v := range target {
 		change := target[v] - j.vertexParallelism[v]
 		if change < 0 || change >= jm.cfg.adaptive.minIncrease {
@@ -183,8 +197,8 @@ func (jm *JobManager) rescale(j *job, at time.Time) {
 
 // updateRequirements applies PUT /jobs/:id/resource-requirements. Unchanged
 // requirements change nothing, as in Flink.
-func (jm *JobManager) updateRequirements(j *job, at time.Time, bounds [2]parallelismBounds) {
-	if bounds == j.bounds {
+func (jm *JobManager) updateRequirements(j *job, at time.Time, bounds []parallelismBounds) {
+	if slices.Equal(bounds, j.bounds) {
 		return
 	}
 	j.bounds = bounds

@@ -96,7 +96,7 @@ func (jm *JobManager) restoreFrom(j *job, at time.Time, id int64, savepoint bool
 func (jm *JobManager) startCheckpoint(j *job, at time.Time, ckType, format string, due time.Time) *checkpointEntry {
 	e := &checkpointEntry{
 		id: j.ckpt.nextID, status: "IN_PROGRESS", ckType: ckType, format: format,
-		triggeredAt: at, dueAt: due, numSubtasks: j.vertexParallelism[0] + j.vertexParallelism[1],
+		triggeredAt: at, dueAt: due, numSubtasks: sum(j.vertexParallelism),
 	}
 	j.ckpt.nextID++
 	j.ckpt.history = append([]*checkpointEntry{e}, j.ckpt.history...)

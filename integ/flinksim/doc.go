@@ -42,11 +42,27 @@
 // GET /config, /overview, /taskmanagers, /jobmanager/config, /jars, /jobs,
 // /jobs/overview, /jobs/:id, /jobs/:id/{status,config,plan,exceptions,
 // execution-result,metrics,checkpoints,checkpoints/config,
-// checkpoints/details/:cid,checkpoints/:tid,savepoints/:tid,resource-requirements},
-// /savepoint-disposal/:tid; POST /jars/upload, /jars/:jarid/run,
+// checkpoints/details/:cid,checkpoints/:tid,savepoints/:tid,resource-requirements,
+// vertices/:vid/subtasks/metrics}, /savepoint-disposal/:tid; POST /jars/upload, /jars/:jarid/run,
 // /jobs/:id/{savepoints,stop,checkpoints}, /savepoint-disposal; PATCH /jobs/:id;
 // PUT /jobs/:id/resource-requirements; DELETE /jars/:jarid. Anything else is
 // 404 "Not found: <uri>".
+//
+// # Load
+//
+// JobManager.SetLoad (Fleet.SetLoad per application) gives the jobs submitted from then on the
+// vertices of a Load (load.go), and records arriving at their source's topic at a Rate over time:
+// constant, steps, ramps and waves, added up (load_rates.go). The topic is integrated exactly from
+// the clock (load_flow.go): the source reads what arrives, or as fast as the vertex with the least
+// room for its share allows while a backlog waits, only while the job runs with its tasks deployed,
+// so restarts, rescales and resubmissions cost what arrives meanwhile; the backlog outlives jobs
+// and JobManager processes. GET /jobs/:id/vertices/:vid/subtasks/metrics (load_metrics.go) reports
+// each subtask's busy, backpressured and idle time, records in and out (per second and counted),
+// and for the source pendingRecords and Kafka partition offsets, as Flink's metric store names
+// them, with seeded noise. Left out: the 60s windows of Flink's per-second meters and the metric
+// fetcher's 10s refresh (values are those of the moment), records processed twice after a restore
+// from a checkpoint, per-partition backlogs (the partitions are read at one pace), and a topic
+// shared between two clusters of an application (each cluster has its own).
 //
 // # Modelled beyond the basics
 //
@@ -111,7 +127,7 @@
 //
 //   - "serialized-throwable" in failure-cause is base64 of the stack trace, not
 //     Java serialisation; Java clients see a failure but not its message.
-//   - Jobs always have two vertices and job-type STREAMING; there is no
+//   - Jobs have two vertices unless a Load gives them others, and job-type STREAMING; there is no
 //     application mode, reactive mode, and no RECONCILING or SUSPENDED in REST
 //     answers (only the Timeline shows SUSPENDED, for HA jobs between processes).
 //   - The adaptive scheduler does not model scaling-interval.max, and frees a

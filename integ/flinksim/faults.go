@@ -38,6 +38,8 @@ const (
 	EndpointDisposal         = "savepoint-disposal"
 	EndpointDisposalStatus   = "savepoint-disposal-status"
 
+	EndpointSubtaskMetrics = "subtask-metrics" // GET /jobs/:jobid/vertices/:vertexid/subtasks/metrics
+
 	EndpointResourceRequirements       = "resource-requirements"        // GET /jobs/:jobid/resource-requirements
 	EndpointResourceRequirementsUpdate = "resource-requirements-update" // PUT /jobs/:jobid/resource-requirements
 )

@@ -62,6 +62,7 @@ type Fleet struct {
 	clusters  map[clusterKey]*cluster
 	imageJars map[string][]string
 	faults    map[string]Faults // by "<namespace>/<app>"
+	loads     map[string]Load   // by "<namespace>/<app>"
 	started   int
 
 	requests requestCounter
@@ -74,6 +75,8 @@ type cluster struct {
 	image                string
 	jm                   *JobManager // nil while no jobmanager pod is Ready
 	host                 string      // "<name>/<uid>" of the pod the JobManager process runs in
+	// topic is the Load's topic while no JobManager reads it, for the next one to carry on with.
+	topic *loadRun
 }
 
 // NewFleet prepares a Fleet; call Run to start watching pods.
@@ -84,6 +87,7 @@ func NewFleet(kube kubernetes.Interface, opts FleetOptions) *Fleet {
 	return &Fleet{
 		kube: kube, opts: opts, storage: NewStorage(), timeline: NewTimeline(),
 		clusters: map[clusterKey]*cluster{}, imageJars: map[string][]string{}, faults: map[string]Faults{},
+		loads: map[string]Load{},
 	}
 }
 
@@ -197,6 +201,7 @@ func (f *Fleet) syncCluster(namespace, app, hash, gone string) {
 	if c.jm != nil && (!hostReady || c.host == gone) {
 		f.logf("flinksim: %s/%s: jobmanager pod gone or not ready; JobManager %s ended", namespace, key.service, c.jm.Name())
 		c.jm.stop()
+		c.topic = c.jm.handOverLoad()
 		c.jm = nil
 	}
 	switch {
@@ -240,6 +245,7 @@ func (f *Fleet) startJobManager(c *cluster, pod *corev1.Pod, taskManagers int) {
 	})
 	f.started++
 	c.jm.SetFaults(f.faults[c.namespace+"/"+c.app])
+	f.startLoad(c)
 	f.logf("flinksim: %s/%s-%s: JobManager %s up with %d taskmanagers", c.namespace, c.app, c.hash, pod.Name, taskManagers)
 }
 
@@ -333,6 +339,40 @@ func (f *Fleet) SetFaults(namespace, app string, faults Faults) {
 			c.jm.SetFaults(faults)
 		}
 	}
+}
+
+// SetLoad gives an app's jobs a Load (see JobManager.SetLoad): those its current and future
+// JobManagers run from now on. The topic outlives a JobManager, as a Kafka topic does: the next
+// one of the cluster reads on from where the last one stopped, the records that arrived between
+// them waiting. A Load without vertices ends it.
+func (f *Fleet) SetLoad(namespace, app string, l Load) error {
+	if _, err := l.compile(); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key := namespace + "/" + app
+	f.loads[key] = l
+	for _, c := range f.clusters {
+		if c.namespace == namespace && c.app == app {
+			c.topic = nil
+			if c.jm != nil {
+				f.startLoad(c)
+			}
+		}
+	}
+	return nil
+}
+
+// startLoad gives a cluster's new JobManager the app's Load: the topic its last JobManager read,
+// or a new one.
+func (f *Fleet) startLoad(c *cluster) {
+	if c.topic != nil {
+		c.jm.takeOverLoad(c.topic)
+		c.topic = nil
+		return
+	}
+	_ = c.jm.SetLoad(f.loads[c.namespace+"/"+c.app]) // checked by Fleet.SetLoad
 }
 
 // CrashJobManager restarts a cluster's JobManager process at once (see

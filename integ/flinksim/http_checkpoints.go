@@ -75,7 +75,7 @@ func (jm *JobManager) checkpointJSON(j *job, e *checkpointEntry, now time.Time, 
 	}
 	if withTasks {
 		tasks := map[string]any{}
-		for v := range vertexNames {
+		for v := range j.vertexIDs {
 			subtasks, ackedSubtasks := j.vertexParallelism[v], 0
 			if e.status == "COMPLETED" {
 				ackedSubtasks = subtasks

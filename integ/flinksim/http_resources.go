@@ -102,8 +102,8 @@ func (jm *JobManager) handleUpdateResourceRequirements(rc *reqCtx) response {
 // default bound (1, or the max parallelism), and every vertex of the job must
 // be given, none other. Flink reports problems in hash order; this reports
 // them in vertex id order so answers are stable.
-func (j *job) validateRequirements(requested map[string]parallelismJSON) ([2]parallelismBounds, []string) {
-	var bounds [2]parallelismBounds
+func (j *job) validateRequirements(requested map[string]parallelismJSON) ([]parallelismBounds, []string) {
+	bounds := make([]parallelismBounds, len(j.vertexIDs))
 	var problems []string
 	ids := make([]string, 0, len(requested))
 	for id := range requested {

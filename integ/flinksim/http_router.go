@@ -63,6 +63,7 @@ func buildRoutes() []route {
 		newRoute("GET", "/jobs/:jobid/exceptions", EndpointExceptions, (*JobManager).handleExceptions),
 		newRoute("GET", "/jobs/:jobid/execution-result", EndpointExecutionResult, (*JobManager).handleExecutionResult),
 		newRoute("GET", "/jobs/:jobid/metrics", EndpointJobMetrics, (*JobManager).handleJobMetrics),
+		newRoute("GET", "/jobs/:jobid/vertices/:vertexid/subtasks/metrics", EndpointSubtaskMetrics, (*JobManager).handleSubtaskMetrics),
 		newRoute("GET", "/jobs/:jobid/checkpoints", EndpointCheckpoints, (*JobManager).handleCheckpoints),
 		newRoute("GET", "/jobs/:jobid/checkpoints/config", EndpointCheckpointConfig, (*JobManager).handleCheckpointConfig),
 		newRoute("GET", "/jobs/:jobid/checkpoints/details/:checkpointid", EndpointCheckpointDetail, (*JobManager).handleCheckpointDetails),

@@ -35,13 +35,18 @@ func isGloballyTerminal(s string) bool {
 type job struct {
 	id, name, jarID, entryClass string
 	parallelism                 int // as submitted; the ExecutionConfig's job parallelism
-	vertexIDs                   [2]string
+	// The vertices, source first: the default two (vertices.go), or those of the Load the
+	// JobManager had when the job was submitted (load is then set).
+	vertexIDs    []string
+	vertexNames  []string
+	vertexInputs [][]int // for each vertex, the vertices it reads from
+	load         *loadSpec
 	// vertexParallelism is what each vertex runs with now. The DefaultScheduler
 	// keeps the submitted parallelism; the adaptive scheduler picks it from the
 	// slots it gets, within bounds.
-	vertexParallelism [2]int
+	vertexParallelism []int
 	maxParallelism    int // fixed at submission, as Flink keeps it across rescales
-	bounds            [2]parallelismBounds
+	bounds            []parallelismBounds
 	slotSharingGroup  string
 	userConfig        map[string]string
 
@@ -113,22 +118,20 @@ func (jm *JobManager) submit(now time.Time, req submitRequest, rec *recovery) *j
 	p := req.parallelism
 	j := &job{
 		id: req.jobID, name: name, jarID: req.jarID, entryClass: req.entryClass,
-		parallelism:       p,
-		vertexIDs:         [2]string{stableHex(program + "/source"), stableHex(program + "/sink")},
-		vertexParallelism: [2]int{p, p},
-		maxParallelism:    maxParallelismFor(p),
-		bounds:            [2]parallelismBounds{{1, p}, {1, p}},
-		slotSharingGroup:  randomHex(32),
-		userConfig:        req.userConfig,
-		stateTimes:        map[string]time.Time{},
-		submittedAt:       now,
-		restorePath:       req.savepointPath,
-		args:              req.args,
-		recovered:         rec,
-		failAfter:         faults.FailJobsAfter,
-		restartEvery:      faults.RestartJobsEvery,
-		timelineHandle:    -1,
+		parallelism:      p,
+		maxParallelism:   maxParallelismFor(p),
+		slotSharingGroup: randomHex(32),
+		userConfig:       req.userConfig,
+		stateTimes:       map[string]time.Time{},
+		submittedAt:      now,
+		restorePath:      req.savepointPath,
+		args:             req.args,
+		recovered:        rec,
+		failAfter:        faults.FailJobsAfter,
+		restartEvery:     faults.RestartJobsEvery,
+		timelineHandle:   -1,
 	}
+	j.setVertices(program, jm.currentLoad())
 	j.ckpt.nextID = 1
 	if jm.haKey != "" && rec == nil {
 		jm.storage.haSubmitted(jm.haKey, req)
@@ -409,7 +412,7 @@ func (jm *JobManager) FailTasksNow(jobID string) bool {
 }
 
 func sourceTaskName(j *job) string {
-	return "Source: Custom Source (1/" + strconv.Itoa(j.vertexParallelism[0]) + ")"
+	return j.vertexNames[0] + " (1/" + strconv.Itoa(j.vertexParallelism[0]) + ")"
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

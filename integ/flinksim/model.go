@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	mrand "math/rand"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -43,6 +44,8 @@ type JobManager struct {
 	// failedFirst counts the requests per endpoint that Faults.FailFirst failed.
 	failedFirst map[string]int
 
+	load *loadRun // nil without a Load
+
 	haKey string // "" without HA
 	// flinkVersion is Options.FlinkVersion: the release whose REST API the JobManager speaks
 	// (versions.go).
@@ -73,6 +76,9 @@ type JobInfo struct {
 	// VertexIDs are the job's vertices, source first, as GET /jobs/:id and
 	// /jobs/:id/resource-requirements name them.
 	VertexIDs []string
+	// VertexNames are the vertices' names, in VertexIDs order: the Load's, or
+	// the default source and sink.
+	VertexNames []string
 	// VertexParallelism is each vertex's current parallelism, in VertexIDs
 	// order. Only the adaptive scheduler moves it away from Parallelism.
 	VertexParallelism []int
@@ -215,8 +221,9 @@ func (jm *JobManager) Jobs() []JobInfo {
 			ID: j.id, Name: j.name, State: j.state, Parallelism: j.parallelism,
 			TasksRunning: j.hasSlots && j.state == stateRunning, RestoredFrom: j.restorePath,
 			SubmittedAt: j.submittedAt, Restarts: j.restarts, Rescales: j.rescales,
-			VertexIDs:         append([]string(nil), j.vertexIDs[:]...),
-			VertexParallelism: append([]int(nil), j.vertexParallelism[:]...),
+			VertexIDs:         slices.Clone(j.vertexIDs),
+			VertexNames:       slices.Clone(j.vertexNames),
+			VertexParallelism: slices.Clone(j.vertexParallelism),
 			Args:              append([]string(nil), j.args...),
 		})
 	}
@@ -251,8 +258,10 @@ func (jm *JobManager) advance() time.Time {
 		if fire == nil || at.After(now) {
 			break
 		}
+		jm.integrateLoad(at)
 		fire(at)
 	}
+	jm.integrateLoad(now)
 	jm.lastNow = now
 	return now
 }
@@ -339,7 +348,7 @@ func (jm *JobManager) allocateSlots(now time.Time) {
 
 // slots is how many slots the job occupies while deployed: its vertices share
 // one slot sharing group, so the widest vertex decides.
-func (j *job) slots() int { return max(j.vertexParallelism[0], j.vertexParallelism[1]) }
+func (j *job) slots() int { return slices.Max(j.vertexParallelism) }
 
 func (jm *JobManager) taskManagerID(i int) string {
 	return jm.name + "-taskmanager-" + itoa(i)

@@ -27,6 +27,12 @@ var omittedByFlink = map[string]bool{
 	"PlanNode.inputs":             true,
 	"Input.local_strategy":        true,
 	"Input.caching":               true,
+	// Only the aggregations asked for (agg), and none in the list of metric names.
+	"AggregatedMetric.min":  true,
+	"AggregatedMetric.max":  true,
+	"AggregatedMetric.avg":  true,
+	"AggregatedMetric.sum":  true,
+	"AggregatedMetric.skew": true,
 }
 
 // TestResponsesMatchOpenAPI drives a JobManager of each supported release through
@@ -140,6 +146,32 @@ func adaptiveResponsesMatchOpenAPI(t *testing.T, version string) {
 	})
 }
 
+// TestLoadResponsesMatchOpenAPI covers what a job running a Load answers: its vertices, and their
+// subtasks' metrics listed, aggregated as asked, and unknown.
+func TestLoadResponsesMatchOpenAPI(t *testing.T) {
+	for _, version := range v1beta1.SupportedFlinkVersions {
+		t.Run(version, func(t *testing.T) {
+			spec := loadRelease(t, version)
+			h := newHarness(t, Options{FlinkVersion: version})
+			l := pipeline(Constant(2000))
+			l.Vertices[0].Partitions, l.Noise = 3, 0.05
+			h.setLoad(l)
+			a := h.runToRunning(map[string]any{"parallelism": 2})
+			h.step(10 * time.Second)
+			const tmpl = "/jobs/{jobid}/vertices/{vertexid}/subtasks/metrics"
+			metrics := "/jobs/" + a + "/vertices/" + h.jobInfo(a).VertexIDs[0] + "/subtasks/metrics"
+			checkAgainstSpec(t, spec, h, []specRequest{
+				{"GET", "/jobs/" + a, "/jobs/{jobid}", nil, 200},
+				{"GET", "/jobs/" + a + "/plan", "/jobs/{jobid}/plan", nil, 200},
+				{"GET", metrics, tmpl, nil, 200},
+				{"GET", metrics + "?get=busyTimeMsPerSecond,Source__Orders.pendingRecords", tmpl, nil, 200},
+				{"GET", metrics + "?get=busyTimeMsPerSecond&agg=min,max,avg,sum", tmpl, nil, 200},
+				{"GET", metrics + "?get=busyTimeMsPerSecond,unknown", tmpl, nil, 200},
+			})
+		})
+	}
+}
+
 // specRequest is one request whose answer is validated against Flink's spec.
 type specRequest struct {
 	method, path, template string
@@ -192,6 +224,7 @@ func TestValidatorCatchesMismatches(t *testing.T) {
 		{"no oneOf alternative", "AsynchronousOperationResult", `{"status":{"id":"COMPLETED"},"operation":{"nope":1}}`, "matches no oneOf"},
 		{"resource requirements with a string bound", "JobResourceRequirementsBody",
 			`{"0123456789abcdef0123456789abcdef":{"parallelism":{"lowerBound":"1","upperBound":2}}}`, "want integer"},
+		{"an aggregation that is no number", "AggregatedMetricsResponseBody", `[{"id":"busyTimeMsPerSecond","max":"1000"}]`, "want number"},
 		{"valid", "JobIdWithStatus", `{"id":"0123456789abcdef0123456789abcdef","status":"RUNNING"}`, ""},
 	}
 	for _, tc := range tests {

@@ -113,6 +113,13 @@ func (s *openAPI) correctKnownMistakes() {
 	s.schemas["SerializedThrowable"] = obj(map[string]any{"class": str, "stack-trace": str, "serialized-throwable": str})
 	// §5.23: job metrics are a bare array.
 	s.schemas["MetricList"] = map[string]any{"type": "array", "items": ref("Metric")}
+	// AggregatedMetricsResponseBody is a list (an ArrayList in 2.x, a custom serializer before) of
+	// AggregatedMetric, whose aggregations are NON_NULL doubles: the document has an empty object.
+	num := map[string]any{"type": "number"}
+	s.schemas["AggregatedMetricsResponseBody"] = map[string]any{"type": "array", "items": ref("AggregatedMetric")}
+	s.schemas["AggregatedMetric"] = map[string]any{"type": "object", "required": []any{"id"}, "properties": map[string]any{
+		"id": str, "min": num, "max": num, "avg": num, "sum": num, "skew": num,
+	}}
 }
 
 // responseSchema returns the declared schema of a response; nil when the

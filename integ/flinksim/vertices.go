@@ -11,7 +11,30 @@ var executionStates = []string{
 	"CANCELING", "CANCELED", "FAILED", "RECONCILING", "INITIALIZING",
 }
 
-var vertexNames = [2]string{"Source: Custom Source", "Sink: Print to Std. Out"}
+// defaultVertexNames are the vertices of a job submitted without a Load.
+var defaultVertexNames = []string{"Source: Custom Source", "Sink: Print to Std. Out"}
+
+// setVertices gives a job its vertices: the Load's, or the default source and sink. Vertex ids hash
+// the program (and the vertex), as Flink's are stable for an unchanged JobGraph.
+func (j *job) setVertices(program string, load *loadSpec) {
+	p := j.parallelism
+	if load == nil {
+		j.vertexIDs = []string{stableHex(program + "/source"), stableHex(program + "/sink")}
+		j.vertexNames = defaultVertexNames
+		j.vertexInputs = [][]int{nil, {0}}
+	} else {
+		j.load = load
+		j.vertexNames = load.names
+		j.vertexInputs = load.inputs
+		for v, name := range load.names {
+			j.vertexIDs = append(j.vertexIDs, stableHex(program+"/"+itoa(v)+"/"+name))
+		}
+	}
+	for range j.vertexIDs {
+		j.vertexParallelism = append(j.vertexParallelism, p)
+		j.bounds = append(j.bounds, parallelismBounds{1, p})
+	}
+}
 
 // hasGraph tells whether the job has an ExecutionGraph. Jobs still initialising
 // or that failed during initialisation are sparse: no vertices.
@@ -102,7 +125,7 @@ func (j *job) jobTaskCounts() map[string]int {
 	if !j.hasGraph() {
 		return sum
 	}
-	for v := range vertexNames {
+	for v := range j.vertexIDs {
 		for s, n := range j.subtaskStates(v) {
 			sum[s] += n
 		}
@@ -144,11 +167,11 @@ func (jm *JobManager) vertexInfos(j *job, now time.Time) []map[string]any {
 			duration = end - start
 		}
 	}
-	for v := range vertexNames {
+	for v := range j.vertexIDs {
 		counts := j.subtaskStates(v)
 		out = append(out, map[string]any{
 			"id":             j.vertexIDs[v],
-			"name":           vertexNames[v],
+			"name":           j.vertexNames[v],
 			"maxParallelism": j.maxParallelism,
 			"parallelism":    j.vertexParallelism[v],
 			"status":         aggregateState(counts),
@@ -170,22 +193,32 @@ func (jm *JobManager) vertexInfos(j *job, now time.Time) []map[string]any {
 	return out
 }
 
+// plan lists the vertices last to first, as Flink's JSON plan lists a streaming job's; a source
+// has no inputs. The default job's source feeds its sink FORWARD; a Load's vertices are keyed
+// (HASH), so that each can run with its own parallelism.
 func (jm *JobManager) plan(j *job) map[string]any {
 	nodes := []any{}
 	if j.hasGraph() {
-		nodes = append(nodes,
-			map[string]any{
-				"id": j.vertexIDs[1], "parallelism": j.vertexParallelism[1], "operator": "", "operator_strategy": "",
-				"description": vertexNames[1],
-				"inputs": []any{map[string]any{
-					"num": 0, "id": j.vertexIDs[0], "ship_strategy": "FORWARD", "exchange": "pipelined_bounded",
-				}},
-				"optimizer_properties": map[string]any{},
-			},
-			map[string]any{
-				"id": j.vertexIDs[0], "parallelism": j.vertexParallelism[0], "operator": "", "operator_strategy": "",
-				"description": vertexNames[0], "optimizer_properties": map[string]any{},
-			})
+		strategy := "FORWARD"
+		if j.load != nil {
+			strategy = "HASH"
+		}
+		for v := len(j.vertexIDs) - 1; v >= 0; v-- {
+			node := map[string]any{
+				"id": j.vertexIDs[v], "parallelism": j.vertexParallelism[v], "operator": "", "operator_strategy": "",
+				"description": j.vertexNames[v], "optimizer_properties": map[string]any{},
+			}
+			if len(j.vertexInputs[v]) > 0 {
+				inputs := []any{}
+				for num, u := range j.vertexInputs[v] {
+					inputs = append(inputs, map[string]any{
+						"num": num, "id": j.vertexIDs[u], "ship_strategy": strategy, "exchange": "pipelined_bounded",
+					})
+				}
+				node["inputs"] = inputs
+			}
+			nodes = append(nodes, node)
+		}
 	}
 	return map[string]any{"jid": j.id, "name": j.name, "type": "STREAMING", "nodes": nodes}
 }

@@ -133,3 +133,13 @@ func (b *breaker) GetJobResourceRequirements(ctx context.Context, url, jobID str
 func (b *breaker) UpdateJobResourceRequirements(ctx context.Context, url, jobID string, req client.JobResourceRequirements) error {
 	return b.act(url, func() error { return b.API.UpdateJobResourceRequirements(ctx, url, jobID, req) })
 }
+
+func (b *breaker) VertexMetricNames(ctx context.Context, url, jobID, vertexID string) (out []string, err error) {
+	err = b.guard(url, func() (e error) { out, e = b.API.VertexMetricNames(ctx, url, jobID, vertexID); return })
+	return
+}
+
+func (b *breaker) VertexMetrics(ctx context.Context, url, jobID, vertexID string, names []string) (out map[string]client.AggregatedMetric, err error) {
+	err = b.guard(url, func() (e error) { out, e = b.API.VertexMetrics(ctx, url, jobID, vertexID, names); return })
+	return
+}

@@ -74,6 +74,13 @@ var answerLimits = map[string]answerLimit{
 	"UploadJar":            {route: "POST /jars/upload", bytes: 16 << 10, values: 64},
 	// About 75 bytes and 4 values per vertex: 1,000 vertices are 75 KiB.
 	"GetJobResourceRequirements": {route: "GET /jobs/:jobid/resource-requirements", bytes: 256 << 10, values: 16 << 10},
+	// The metrics of one vertex's subtasks: about 40 of each task and each operator of the
+	// vertex's chain, and a Kafka source's consumer metrics and offsets per partition, about 90
+	// bytes and 2 values each. A chain of 20 operators reading 1,000 partitions lists about
+	// 5,000 names, 450 KiB.
+	"VertexMetricNames": {route: "GET /jobs/:jobid/vertices/:vertexid/subtasks/metrics", bytes: 2 << 20, values: 48 << 10},
+	// At most 64 metrics named in 3 KiB, each with 4 aggregations: under 12 KiB and 400 values.
+	"VertexMetrics": {route: "GET /jobs/:jobid/vertices/:vertexid/subtasks/metrics", bytes: 64 << 10, values: 2 << 10},
 	// Answered {} or {"request-id":...}, and only their status is read.
 	"CancelJob":                     {route: "PATCH /jobs/:jobid", bytes: 16 << 10},
 	"DisposeSavepoint":              {route: "POST /savepoint-disposal", bytes: 16 << 10},

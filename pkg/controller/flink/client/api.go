@@ -63,6 +63,18 @@ type API interface {
 	// (30 s) after the job last started running, and keeps the job as it is while the lower
 	// bounds cannot be met. Any other scheduler fails it with an error satisfying IsUnsupported.
 	UpdateJobResourceRequirements(ctx context.Context, url, jobID string, req JobResourceRequirements) error
+	// VertexMetricNames calls GET /jobs/:jobid/vertices/:vertexid/subtasks/metrics: the names of
+	// the metrics the vertex's running subtasks report (MetricBusyTime and the others, operator
+	// metrics such as a source's pendingRecords, and a Kafka source's partition offsets, which
+	// SourcePartitions counts). Flink answers from the metric store it refreshes every 10 s: an
+	// unknown job or vertex, or one whose tasks do not run, has none.
+	VertexMetricNames(ctx context.Context, url, jobID, vertexID string) ([]string, error)
+	// VertexMetrics calls GET /jobs/:jobid/vertices/:vertexid/subtasks/metrics?get=...&agg=...:
+	// each named metric aggregated over the vertex's subtasks, by name. Up to 64 names, which
+	// must fit Flink's request line (about 3 KiB). Flink answers nothing at all as soon as one
+	// name is not among the vertex's metrics (a source's pendingRecords before its first record),
+	// so ask for names VertexMetricNames listed, and expect an empty map.
+	VertexMetrics(ctx context.Context, url, jobID, vertexID string, names []string) (map[string]AggregatedMetric, error)
 }
 
 // Job states as Flink spells them (JobStatus, identical in 1.17 to 2.x). Note CANCELED has one

@@ -290,6 +290,20 @@ var readCalls = []readCall{
 		_, err := c.GetJobResourceRequirements(ctx, url, testJobID)
 		return err
 	}, []placement{mapOf("a huge vertex map", `{`, `}`, objEntry)}},
+	{"VertexMetricNames", func(ctx context.Context, c *Client, url string) error {
+		_, err := c.VertexMetricNames(ctx, url, testJobID, testVertexID)
+		return err
+	}, []placement{
+		arrayOf("metrics of empty objects", `[`, `]`),
+		stringOf("a long metric name", `[{"id":"`, `"}]`, letter),
+	}},
+	{"VertexMetrics", func(ctx context.Context, c *Client, url string) error {
+		_, err := c.VertexMetrics(ctx, url, testJobID, testVertexID, []string{MetricBusyTime})
+		return err
+	}, []placement{
+		arrayOf("metrics of empty objects", `[`, `]`),
+		stringOf("a long metric name", `[{"id":"`, `"}]`, letter),
+	}},
 	{"CancelJob", func(ctx context.Context, c *Client, url string) error {
 		return c.CancelJob(ctx, url, testJobID)
 	}, []placement{anyField}},
