@@ -46,6 +46,27 @@ type LeaderElection struct {
 	DrainTimeout config.Duration `json:"drainTimeout" pflag:",How long in-flight passes may finish when the operator stops"`
 }
 
+// AutoscalerDefaults are the job autoscaler's settings for applications that do not set their own
+// (docs/autoscaler.md).
+type AutoscalerDefaults struct {
+	// TargetUtilizationPercent is the share of a subtask's capacity a vertex is sized to use.
+	TargetUtilizationPercent int `json:"targetUtilizationPercent" pflag:",Share of a subtask's capacity the autoscaler sizes vertices to use"`
+	// UtilizationTolerancePercent is the band around the target in which nothing is rescaled.
+	UtilizationTolerancePercent int `json:"utilizationTolerancePercent" pflag:",Band around the target utilisation in which the autoscaler rescales nothing"`
+	// CatchUpDuration is how soon a source's backlog should be worked off.
+	CatchUpDuration config.Duration `json:"catchUpDuration" pflag:",How soon the autoscaler sizes a source to work off its backlog"`
+	// MetricsWindow is how much of the metrics a decision reads.
+	MetricsWindow config.Duration `json:"metricsWindow" pflag:",How long the autoscaler collects metrics before a decision"`
+	// StabilizationInterval is how long after a change or a start metrics are not read.
+	StabilizationInterval config.Duration `json:"stabilizationInterval" pflag:",How long after a change the autoscaler reads no metrics"`
+	// ScaleDownDelay is how long a lower parallelism must be recommended before a scale-down.
+	ScaleDownDelay config.Duration `json:"scaleDownDelay" pflag:",How long a lower parallelism must be recommended before a vertex scales down"`
+	// CoolDown is how long nothing is decided after a way back.
+	CoolDown config.Duration `json:"coolDown" pflag:",How long the autoscaler decides nothing after taking a job back"`
+	// SampleInterval is how often an autoscaled job's vertex metrics are read.
+	SampleInterval config.Duration `json:"sampleInterval" pflag:",How often the autoscaler reads a job's vertex metrics"`
+}
+
 // JarPolicy is what the jarURI of a FlinkSessionJob may reach. A jarURI is user input that makes the
 // operator open a connection, so by default only https:// to public addresses is fetched.
 type JarPolicy struct {
@@ -144,6 +165,8 @@ type Config struct {
 	Jars JarPolicy `json:"jars"`
 	// LeaderElection is off by default (one replica); deploy/ turns it on with two.
 	LeaderElection LeaderElection `json:"leaderElection"`
+	// Autoscaler is what applications with spec.autoscaler get where they set nothing.
+	Autoscaler AutoscalerDefaults `json:"autoscaler"`
 
 	// StallTimeout is how long objects may wait in the workqueue while no worker moves before
 	// /healthz reports the operator unhealthy. It must exceed the longest pass, a jar fetch included.
@@ -176,7 +199,11 @@ func Default() *Config {
 		BaseBackoffDuration:            config.Duration{Duration: 500 * time.Millisecond},
 		MaxBackoffDuration:             config.Duration{Duration: 30 * time.Second},
 		DefaultMaxCheckpointRestoreAge: config.Duration{Duration: time.Hour},
-		Jars:                           JarPolicy{MaxBytes: 256 << 20, Timeout: config.Duration{Duration: 2 * time.Minute}, Concurrency: 4},
+		Autoscaler: AutoscalerDefaults{TargetUtilizationPercent: 70, UtilizationTolerancePercent: 10,
+			CatchUpDuration: config.Duration{Duration: 15 * time.Minute}, MetricsWindow: config.Duration{Duration: 10 * time.Minute},
+			StabilizationInterval: config.Duration{Duration: 5 * time.Minute}, ScaleDownDelay: config.Duration{Duration: time.Hour},
+			CoolDown: config.Duration{Duration: time.Hour}, SampleInterval: config.Duration{Duration: 30 * time.Second}},
+		Jars: JarPolicy{MaxBytes: 256 << 20, Timeout: config.Duration{Duration: 2 * time.Minute}, Concurrency: 4},
 		LeaderElection: LeaderElection{
 			LeaseName:     "flinkfsm-leader",
 			LeaseDuration: config.Duration{Duration: 15 * time.Second},

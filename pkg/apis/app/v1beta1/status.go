@@ -36,6 +36,9 @@ type FlinkApplicationStatus struct {
 	// is read once, to migrate, and then left empty.
 	LastStableSpec *StableSpec `json:"lastStableSpec,omitempty"`
 
+	// Autoscaler is what the autoscaler last decided for the job, while spec.autoscaler is on.
+	Autoscaler *AutoscalerStatus `json:"autoscaler,omitempty"`
+
 	// DeploymentMode is the mode the application was created with.
 	DeploymentMode DeploymentMode `json:"deploymentMode,omitempty"`
 

@@ -159,6 +159,10 @@ type FlinkApplicationSpec struct {
 	DeleteMode DeleteMode `json:"deleteMode,omitempty"`
 	// +kubebuilder:validation:Enum=NewCluster;InPlace
 	ScaleMode ScaleMode `json:"scaleMode,omitempty"`
+	// Autoscaler sizes each job vertex from Flink's own metrics: Recommend reports, Apply acts
+	// (docs/autoscaler.md).
+	// +optional
+	Autoscaler *AutoscalerSpec `json:"autoscaler,omitempty"`
 	// ForceRollback abandons an update in progress and returns to the previous cluster and job.
 	ForceRollback bool `json:"forceRollback,omitempty"`
 	// TearDownVersionHash ends BlueGreen's DualRunning by tearing down the version with this hash.
