@@ -52,6 +52,14 @@ func TestStatusDrawsATree(t *testing.T) {
 	withUI.Status.ClusterStatus.ClusterOverviewURL = "https://wc.flink.example.com/#/overview"
 	_, ui, _ := run(t, appfake.NewSimpleClientset(withUI), "status", "wc")
 	assert.Contains(t, ui, "Flink UI https://wc.flink.example.com/#/overview")
+	assert.NotContains(t, out, "autoscaler")
+	scaled := runningApp()
+	scaled.Status.Autoscaler = &v1beta1.AutoscalerStatus{Reason: "recommends Map 3→8", Vertices: []v1beta1.VertexScaling{
+		{ID: "v1", Name: "Source: orders", Current: 3, Recommended: 3}, {ID: "v2", Name: "Map", Current: 3, Recommended: 8}}}
+	_, as, _ := run(t, appfake.NewSimpleClientset(scaled), "status", "wc")
+	assert.Contains(t, as, "autoscaler: recommends Map 3→8")
+	assert.Contains(t, as, "vertex Map: parallelism 3, recommended 8")
+	assert.Contains(t, as, "vertex Source: orders: parallelism 3, recommended 3")
 	code, out, _ = run(t, c, "status", "wc", "-o", "json")
 	assert.Equal(t, ExitOK, code)
 	assert.Contains(t, out, `"jobID": "0123"`)

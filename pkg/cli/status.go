@@ -136,6 +136,12 @@ func tree(w io.Writer, v *view, now time.Time) {
 		if url := cs.ClusterOverviewURL; url != "" {
 			lines = append(lines, "Flink UI "+url)
 		}
+		if as := v.app.Status.Autoscaler; as != nil {
+			lines = append(lines, "autoscaler: "+as.Reason)
+			for _, vs := range as.Vertices {
+				lines = append(lines, fmt.Sprintf("  vertex %s: parallelism %d, recommended %d", orDash(vs.Name), vs.Current, vs.Recommended))
+			}
+		}
 		for _, vs := range v.app.Status.VersionStatuses {
 			if vs.Version == "" {
 				continue // the Lyft shape keeps a second, empty entry while one version runs

@@ -53,6 +53,8 @@ type Environment struct {
 	// for a worker; phase deadlines count neither.
 	activity activity
 	waits    queueWaits
+	// autoscaling keeps the autoscaler's samples of each autoscaled job (autoscaler_metrics.go).
+	autoscaling autoscalerMemory
 
 	// looked remembers when slow-moving figures (checkpoints, slots) were last read from Flink per
 	// object, so that a running job costs one REST call per status poll, not three. It is only a
@@ -121,6 +123,7 @@ func (e *Environment) rememberWrite(key, resourceVersion string) {
 func (e *Environment) forgetApp(key string) {
 	e.written.Delete(key)
 	e.deadlines.Delete(key)
+	e.autoscaling.forget(key)
 }
 
 // noteDeadline remembers when the object's phase gives up, after a pass that wrote its status. A

@@ -48,6 +48,7 @@ func handleRunning(rc *Context) Outcome {
 	if out, busy := savepointOnDemand(rc); busy {
 		return wakeForPeriodicSnapshots(rc, out)
 	}
+	autoscale(rc)
 	return wakeForPeriodicSnapshots(rc, stay(0))
 }
 

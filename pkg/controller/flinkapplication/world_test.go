@@ -62,6 +62,8 @@ type world struct {
 	// faults apply to every JobManager started from now on, but those of images in imageFaults.
 	faults      flinksim.Faults
 	imageFaults map[string]flinksim.Faults
+	// loads are given to the JobManagers of an application's clusters when they start, by app name.
+	loads map[string]flinksim.Load
 	// rv keeps resourceVersions on FlinkApplication writes as the API server does.
 	rv *resourceVersions
 	// restCalls counts the requests the JobManagers were sent.
@@ -75,7 +77,7 @@ func newWorld(t *testing.T) *world {
 		recorder: record.NewFakeRecorder(10000), storage: flinksim.NewStorage(), timeline: flinksim.NewTimeline(),
 		jms: map[string]*flinksim.JobManager{}, imageJars: map[string][]string{}, broken: map[string]bool{},
 		notReady:    map[string]bool{},
-		imageFaults: map[string]flinksim.Faults{},
+		imageFaults: map[string]flinksim.Faults{}, loads: map[string]flinksim.Load{},
 	}
 	w.rv = enforceResourceVersions(w.apps)
 	w.honourSnapshotFinalizers()
@@ -222,6 +224,9 @@ func (w *world) settle() {
 				Timeline: w.timeline, AppKey: ns + "/" + d.Labels[k8.AppLabel], Storage: w.storage,
 				FlinkVersion: version, Timings: w.timings,
 			})
+			if l, ok := w.loads[d.Labels[k8.AppLabel]]; ok {
+				require.NoError(w.t, jm.SetLoad(l))
+			}
 			if f, ok := w.imageFaults[c.Image]; ok {
 				jm.SetFaults(f)
 			} else {

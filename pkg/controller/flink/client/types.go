@@ -39,6 +39,38 @@ type JobDetails struct {
 	Vertices []JobVertex `json:"vertices"`
 	// StatusCounts counts vertices per uppercase ExecutionState name.
 	StatusCounts map[string]int `json:"status-counts,omitempty"`
+	// Plan is the job's dataflow, of which only which vertex feeds which is read.
+	Plan *JobPlan `json:"plan,omitempty"`
+}
+
+// JobPlan is the dataflow of a job: its vertices and their inputs.
+type JobPlan struct {
+	Nodes []PlanNode `json:"nodes"`
+}
+
+// PlanNode is one vertex of a job's plan and the vertices it reads from.
+type PlanNode struct {
+	ID     string      `json:"id"`
+	Inputs []PlanInput `json:"inputs,omitempty"`
+}
+
+// PlanInput names a vertex a plan node reads from.
+type PlanInput struct {
+	ID string `json:"id"`
+}
+
+// Upstream is, per vertex id, the vertices it reads from, as the plan says; nil without a plan.
+func (j *JobDetails) Upstream() map[string][]string {
+	if j.Plan == nil {
+		return nil
+	}
+	out := map[string][]string{}
+	for _, n := range j.Plan.Nodes {
+		for _, in := range n.Inputs {
+			out[n.ID] = append(out[n.ID], in.ID)
+		}
+	}
+	return out
 }
 
 // Parallelism is the highest vertex parallelism, the number a user means by "the job's

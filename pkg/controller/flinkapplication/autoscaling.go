@@ -1,0 +1,149 @@
+package flinkapplication
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/autoscaler"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+)
+
+// The job autoscaler in a Running application's pass (docs/autoscaler.md): every sampleInterval
+// it reads the running job's vertex metrics, evaluates them (package autoscaler), and shows the
+// decision in status.autoscaler, with a ScalingReport Event carrying each vertex's rates, when the
+// decision changed. The rates change at every sample; status only with what was decided, so an
+// autoscaled job that needs nothing costs no status writes. This step recommends: Apply reports
+// what it would do until applying is built.
+
+// autoscale samples and evaluates the live job when a sample is due.
+func autoscale(rc *Context) {
+	spec := rc.App.Spec.Autoscaler
+	st := &rc.App.Status
+	if spec == nil || spec.Mode == "" || spec.Mode == v1beta1.AutoscalerOff {
+		if st.Autoscaler != nil {
+			st.Autoscaler = nil
+			rc.env.autoscaling.forget(rc.writeKey())
+		}
+		return
+	}
+	hash, jobID := liveJob(&st.JobOwnerStatus)
+	if jobID == "" {
+		return
+	}
+	v := rc.pass().View(hash, jobID)
+	if v.Details == nil {
+		return
+	}
+	cfg, err := autoscalerConfig(spec, rc.Config.Autoscaler, readinessTimeout(rc))
+	if err != nil {
+		showAutoscaler(rc, autoscaler.Decision{Reason: err.Error()}, nil)
+		return
+	}
+	mem := rc.env.autoscaling.of(rc.writeKey(), jobID)
+	interval := rc.Config.Autoscaler.SampleInterval.Duration
+	if !mem.last.IsZero() && rc.Now.Sub(mem.last) < interval {
+		return
+	}
+	vertices := vertexPlan(v.Details)
+	state := jobState(rc, v.Details)
+	if !state.Restarting && !state.Failed {
+		sample, err := sampleVertices(rc, rc.pass().Flink(), v.Ref, mem, vertices, rc.Now)
+		if err != nil {
+			// A gap in the samples holds decisions until the window is whole again.
+			mem.last = rc.Now
+			return
+		}
+		mem.add(sample, cfg.MetricsWindow+cfg.StabilizationInterval)
+	} else {
+		mem.last = rc.Now
+	}
+	d := autoscaler.Evaluate(rc.Now, cfg, vertices, mem.samples, state, autoscalerHistory(st.Autoscaler, mem.lower))
+	mem.lower = d.History.Lower
+	if spec.Mode == v1beta1.AutoscalerApply && d.Apply {
+		d.Apply = false
+		d.Reason = "mode Apply recommends only in this operator version: " + d.Reason
+	}
+	showAutoscaler(rc, d, vertices)
+}
+
+// jobState is what the autoscaler needs to know of the job beside its metrics.
+func jobState(rc *Context, d *client.JobDetails) autoscaler.JobState {
+	s := autoscaler.JobState{Failed: d.State == client.JobFailed, InPlaceRescale: rc.App.Spec.ScaleMode == v1beta1.ScaleModeInPlace}
+	s.Restarting = d.State != client.JobRunning
+	for _, v := range d.Vertices {
+		if v.Tasks["RUNNING"] < int(v.Parallelism) {
+			s.Restarting = true
+		}
+	}
+	if at := d.Timestamps[client.JobRunning]; at > 0 {
+		s.LastRescale = time.UnixMilli(at)
+	}
+	if stats, err := rc.pass().Checkpoints(rc.pass().View(liveJob(&rc.App.Status.JobOwnerStatus)).Ref); err == nil && stats.Latest.Failed != nil {
+		done := stats.Latest.Completed
+		s.CheckpointsFailing = done == nil || stats.Latest.Failed.TriggerTimestamp > done.TriggerTimestamp
+	}
+	_, jobID := liveJob(&rc.App.Status.JobOwnerStatus)
+	s.FreshState = rc.ledger().NewestPath(jobID) != ""
+	if rec := stable(&rc.App.Status.JobOwnerStatus); rec != nil && rec.JobID == jobID && rec.StableTime != nil && !s.Restarting {
+		s.Stable = autoscaler.StableRun{At: rec.StableTime.Time, Parallelism: map[string]int{}}
+		for _, v := range d.Vertices {
+			s.Stable.Parallelism[v.ID] = int(v.Parallelism)
+		}
+	}
+	return s
+}
+
+// showAutoscaler writes the decision to status.autoscaler when it differs from what status shows,
+// with a ScalingReport Event of the rates behind it.
+func showAutoscaler(rc *Context, d autoscaler.Decision, vertices []autoscaler.Vertex) {
+	st := autoscalerStatus(d)
+	st.Reason = decisionSummary(d)
+	for i := range st.Vertices {
+		st.Vertices[i].Reason = "" // with the rates of the moment: in the Event
+	}
+	if apiequality.Semantic.DeepEqual(st, rc.App.Status.Autoscaler) {
+		return
+	}
+	rc.App.Status.Autoscaler = st
+	var lines []string
+	for _, v := range d.Vertices {
+		lines = append(lines, fmt.Sprintf("%s: %d -> %d (%s)", nameOr(v.Name, v.ID), v.Current, v.Recommended, v.Reason))
+	}
+	msg := st.Reason
+	if len(lines) > 0 {
+		msg += "; " + strings.Join(lines, "; ")
+	}
+	rc.event(false, "ScalingReport", msg)
+}
+
+// decisionSummary is the decision in words that change only with it: which vertices would change,
+// or why nothing does, without the rates of the moment.
+func decisionSummary(d autoscaler.Decision) string {
+	var changes []string
+	for _, v := range d.Vertices {
+		if v.Recommended != v.Current {
+			changes = append(changes, fmt.Sprintf("%s %d→%d", nameOr(v.Name, v.ID), v.Current, v.Recommended))
+		}
+	}
+	switch {
+	case d.Apply:
+		return "rescales " + strings.Join(changes, ", ")
+	case len(changes) > 0:
+		return "recommends " + strings.Join(changes, ", ")
+	}
+	if i := strings.Index(d.Reason, "; "); i > 0 && strings.HasPrefix(d.Reason, "recommend-only") {
+		return d.Reason[:i]
+	}
+	return d.Reason
+}
+
+func nameOr(name, id string) string {
+	if name != "" {
+		return name
+	}
+	return id
+}

@@ -1,0 +1,114 @@
+package flinkapplication
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// statusWrites counts the writes the operator sent to FlinkApplications' status.
+func (w *world) statusWrites() int {
+	n := 0
+	for _, a := range w.apps.Actions() {
+		if a.GetResource().Resource == "flinkapplications" && a.GetSubresource() == "status" {
+			if _, ok := a.(k8stesting.PatchAction); ok {
+				n++
+			} else if _, ok := a.(k8stesting.UpdateAction); ok {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// A job whose map cannot keep up: in Recommend mode the autoscaler reads the vertices' metrics for a
+// window, then recommends more subtasks for the map, in status and a ScalingReport Event, and
+// changes nothing. Its backlog grows, and the recommendation with it.
+func TestTheAutoscalerRecommendsFromTheJobsMetrics(t *testing.T) {
+	w := newWorld(t)
+	w.loads["wc"] = flinksim.Load{
+		Vertices: []flinksim.LoadVertex{
+			{Name: "Source: orders", Capacity: 2000, Partitions: 8, PendingRecords: true},
+			{Name: "Map", Capacity: 200},
+			{Name: "Sink: store", Capacity: 5000},
+		},
+		Input: flinksim.Constant(900),
+	}
+	app := wordcount("wc")
+	app.Spec.Autoscaler = &v1beta1.AutoscalerSpec{Mode: v1beta1.AutoscalerRecommend}
+	w.create(app)
+	running := w.runUntilPhase("wc", v1beta1.PhaseRunning)
+	jm := w.jm(running, running.Status.DeployHash)
+
+	for end := w.clock.Now().Add(20 * time.Minute); w.clock.Now().Before(end); {
+		_, _ = w.reconcile("wc")
+	}
+	st := w.get("wc").Status.Autoscaler
+	require.NotNil(t, st)
+	byName := map[string]v1beta1.VertexScaling{}
+	for _, v := range st.Vertices {
+		byName[v.Name] = v
+	}
+	require.Contains(t, byName, "Map", "vertices %+v, reason %q", st.Vertices, st.Reason)
+	assert.Equal(t, int32(3), byName["Map"].Current)
+	// 900 records a second at 200 a subtask and 70% utilisation is 7 subtasks, and more to work
+	// off the backlog that grows meanwhile.
+	assert.Greater(t, byName["Map"].Recommended, int32(7))
+	assert.Contains(t, st.Reason, "Map 3→", st.Reason)
+	assert.True(t, strings.HasPrefix(st.Reason, "recommends "), st.Reason)
+	assert.NotEmpty(t, st.Changes)
+	assert.Contains(t, eventReasons(w.events()), "ScalingReport")
+	jobs := jm.Jobs()
+	require.Len(t, jobs, 1)
+	assert.Equal(t, running.Status.JobStatus.JobID, jobs[0].ID, "recommending changes nothing")
+}
+
+// autoscaledWrites runs a job the cluster keeps up with for forty minutes and counts the status
+// writes of the last twenty, after the autoscaler's first decision.
+func autoscaledWrites(t *testing.T, mode v1beta1.AutoscalerMode) (int, *v1beta1.AutoscalerStatus) {
+	w := newWorld(t)
+	w.loads["wc"] = flinksim.Load{Vertices: []flinksim.LoadVertex{{Name: "Source", Capacity: 1000}, {Name: "Sink", Capacity: 1000}},
+		Input: flinksim.Constant(2000), Noise: 0.05, Seed: 1}
+	app := wordcount("wc")
+	app.Spec.Autoscaler = &v1beta1.AutoscalerSpec{Mode: mode}
+	w.create(app)
+	w.runUntilPhase("wc", v1beta1.PhaseRunning)
+	for end := w.clock.Now().Add(20 * time.Minute); w.clock.Now().Before(end); {
+		_, _ = w.reconcile("wc")
+	}
+	before := w.statusWrites()
+	for end := w.clock.Now().Add(20 * time.Minute); w.clock.Now().Before(end); {
+		_, _ = w.reconcile("wc")
+	}
+	return w.statusWrites() - before, w.get("wc").Status.Autoscaler
+}
+
+// An autoscaled job whose load the autoscaler finds right costs no more status writes than one
+// without the autoscaler: the rates of each sample are never written.
+func TestTheAutoscalerWritesNothingWhileItsRecommendationHolds(t *testing.T) {
+	off, _ := autoscaledWrites(t, v1beta1.AutoscalerOff)
+	on, st := autoscaledWrites(t, v1beta1.AutoscalerRecommend)
+	require.NotNil(t, st)
+	assert.Equal(t, "every vertex keeps its parallelism", st.Reason)
+	assert.Equal(t, off, on)
+}
+
+// Turning the autoscaler off clears what it showed.
+func TestTurningTheAutoscalerOffClearsItsStatus(t *testing.T) {
+	w := newWorld(t)
+	w.loads["wc"] = flinksim.Load{Vertices: []flinksim.LoadVertex{{Name: "Source", Capacity: 1000}, {Name: "Sink", Capacity: 1000}},
+		Input: flinksim.Constant(100)}
+	app := wordcount("wc")
+	app.Spec.Autoscaler = &v1beta1.AutoscalerSpec{Mode: v1beta1.AutoscalerRecommend}
+	w.create(app)
+	w.runUntil("wc", "autoscaler status", func(a *v1beta1.FlinkApplication) bool { return a.Status.Autoscaler != nil })
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Autoscaler.Mode = v1beta1.AutoscalerOff })
+	w.runUntil("wc", "autoscaler status cleared", func(a *v1beta1.FlinkApplication) bool { return a.Status.Autoscaler == nil })
+}
