@@ -172,6 +172,9 @@ func operatorConfig(flinkURL string, extra map[string]string) string {
 		"savepointTimeout":       "60s",
 		"cancelTimeout":          "30s",
 		"maxBackoffDuration":     "5s",
+		// The autoscaler samples as often as jobs are polled, so that a test's short metrics
+		// window fills in seconds.
+		"autoscaler": "{sampleInterval: 2s}",
 		// Session jobs' jars come from a test server on this machine's loopback address, and
 		// from nowhere else private.
 		"jars": `{allowHTTP: true, allowedNetworks: ["127.0.0.1/32"]}`,
