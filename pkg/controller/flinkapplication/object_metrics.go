@@ -21,6 +21,7 @@ type objectCollector struct {
 
 	count, phase, phaseStarted, deadline  *prometheus.Desc
 	health, restarts, checkpoint, cpEvery *prometheus.Desc
+	parallelism, recommended              *prometheus.Desc
 }
 
 var objectLabels = []string{"kind", "namespace", "name"}
@@ -49,11 +50,17 @@ func (c *Controller) Collector() prometheus.Collector {
 				"checkpointRecordInterval, so it may lag Flink by that much.", objectLabels, nil),
 		cpEvery: prometheus.NewDesc("job_checkpoint_interval_seconds",
 			"The checkpoint interval each object's job is configured with.", objectLabels, nil),
+		parallelism: prometheus.NewDesc("autoscaler_vertex_parallelism",
+			"Each vertex's parallelism as the autoscaler last saw it, for objects with spec.autoscaler on.",
+			append(objectLabels, "vertex"), nil),
+		recommended: prometheus.NewDesc("autoscaler_vertex_recommended_parallelism",
+			"The parallelism the autoscaler last recommended for each vertex.", append(objectLabels, "vertex"), nil),
 	}
 }
 
 func (o *objectCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{o.count, o.phase, o.phaseStarted, o.deadline, o.health, o.restarts, o.checkpoint, o.cpEvery} {
+	for _, d := range []*prometheus.Desc{o.count, o.phase, o.phaseStarted, o.deadline, o.health, o.restarts, o.checkpoint, o.cpEvery,
+		o.parallelism, o.recommended} {
 		ch <- d
 	}
 }
@@ -64,6 +71,7 @@ type objectSeries struct {
 	phaseStarted                 *metav1.Time
 	job                          *v1beta1.FlinkJobStatus
 	conf                         v1beta1.FlinkConfig
+	autoscaler                   *v1beta1.AutoscalerStatus
 }
 
 func (o *objectCollector) Collect(ch chan<- prometheus.Metric) {
@@ -76,17 +84,17 @@ func (o *objectCollector) Collect(ch chan<- prometheus.Metric) {
 		apps, _ := l.apps.List(labels.Everything())
 		for _, a := range apps {
 			objects = append(objects, objectSeries{applicationKindName, a.Namespace, a.Name,
-				string(a.Status.Phase.Normalized()), a.Status.PhaseStartedAt, &a.Status.JobStatus, a.Spec.FlinkConfig})
+				string(a.Status.Phase.Normalized()), a.Status.PhaseStartedAt, &a.Status.JobStatus, a.Spec.FlinkConfig, a.Status.Autoscaler})
 		}
 		jobs, _ := l.sessionJobs.List(labels.Everything())
 		for _, j := range jobs {
 			objects = append(objects, objectSeries{sessionJobKindName, j.Namespace, j.Name,
-				string(j.Status.Phase), j.Status.PhaseStartedAt, &j.Status.JobStatus, sessionJobConfig(l, j)})
+				string(j.Status.Phase), j.Status.PhaseStartedAt, &j.Status.JobStatus, sessionJobConfig(l, j), nil})
 		}
 		clusters, _ := l.sessionClusters.List(labels.Everything())
 		for _, c := range clusters {
 			objects = append(objects, objectSeries{sessionClusterKindName, c.Namespace, c.Name,
-				string(c.Status.Phase), c.Status.PhaseStartedAt, nil, nil})
+				string(c.Status.Phase), c.Status.PhaseStartedAt, nil, nil, nil})
 		}
 		for _, s := range objects {
 			counts[[2]string{s.kind, s.phase}]++
@@ -110,6 +118,12 @@ func (o *objectCollector) collectObject(ch chan<- prometheus.Metric, s objectSer
 	}
 	if d, ok := o.env.deadlines.Load(s.kind + "/" + s.namespace + "/" + s.name); ok {
 		gauge(o.deadline, unixSeconds(d.(time.Time)))
+	}
+	if as := s.autoscaler; as != nil {
+		for _, v := range as.Vertices {
+			gauge(o.parallelism, float64(v.Current), nameOr(v.Name, v.ID))
+			gauge(o.recommended, float64(v.Recommended), nameOr(v.Name, v.ID))
+		}
 	}
 	js := s.job
 	if js == nil || js.JobID == "" {

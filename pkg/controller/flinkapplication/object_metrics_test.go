@@ -64,3 +64,33 @@ func label(m *dto.Metric, name string) string {
 	}
 	return ""
 }
+
+// An autoscaled application reports each vertex's parallelism and recommendation.
+func TestAnAutoscaledApplicationReportsItsVerticesParallelism(t *testing.T) {
+	apps := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	app := &v1beta1.FlinkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "orders"}}
+	app.Status.Autoscaler = &v1beta1.AutoscalerStatus{Vertices: []v1beta1.VertexScaling{
+		{ID: "a", Name: "Source: orders", Current: 3, Recommended: 3}, {ID: "b", Name: "Map", Current: 3, Recommended: 8}}}
+	require.NoError(t, apps.Add(app))
+	empty := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	obs := &listerObserver{byNamespace: map[string]*namespaceListers{"team": {
+		apps: applisters.NewFlinkApplicationLister(apps), sessionClusters: applisters.NewFlinkSessionClusterLister(empty),
+		sessionJobs: applisters.NewFlinkSessionJobLister(empty), sessionJobIndex: empty,
+	}}}
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register((&Controller{env: &Environment{Observer: obs}}).Collector()))
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	got := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			if f.GetName() == "autoscaler_vertex_parallelism" || f.GetName() == "autoscaler_vertex_recommended_parallelism" {
+				got[f.GetName()+"/"+label(m, "vertex")] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	assert.Equal(t, map[string]float64{
+		"autoscaler_vertex_parallelism/Source: orders": 3, "autoscaler_vertex_parallelism/Map": 3,
+		"autoscaler_vertex_recommended_parallelism/Source: orders": 3, "autoscaler_vertex_recommended_parallelism/Map": 8,
+	}, got)
+}
