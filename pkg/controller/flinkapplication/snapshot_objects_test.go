@@ -419,3 +419,49 @@ func TestADeletedSnapshotOfAGoneOwnerSaysWhyItWaits(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, before, w.snapshotWrites())
 }
+
+// A savepoint another application was redeployed from stays while that redeploy is within the
+// retention window, even after that application moved on from it; past the window it goes.
+func TestRetentionKeepsWhatAnotherApplicationWasRedeployedFromWithinItsWindow(t *testing.T) {
+	w := newWorld(t)
+	running(t, w, "wc")
+	w.update("wc", func(a *v1beta1.FlinkApplication) {
+		a.Spec.SavepointRetention = &v1beta1.SavepointRetention{Keep: 1, MaxAge: &metav1.Duration{Duration: time.Hour}}
+		a.Spec.SavepointTriggerNonce = "handover"
+	})
+	w.runUntil("wc", "handover savepoint", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.SavepointTriggerNonce == "handover" && a.Status.SavepointTriggerID == "" && len(a.Status.Savepoints) == 1
+	})
+	handover := w.get("wc").Status.Savepoints[0].Path
+
+	other := running(t, w, "other")
+	w.update("other", func(a *v1beta1.FlinkApplication) {
+		a.Spec.SavepointPath, a.Spec.SavepointRedeployNonce = handover, "1"
+	})
+	redeployed := w.runUntil("other", "redeployed from the handover", upgradedFrom(other))
+	require.Equal(t, handover, redeployed.Status.JobStatus.RestorePath)
+	w.update("other", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	moved := w.runUntil("other", "moved on", upgradedFrom(redeployed))
+	require.NotEqual(t, handover, moved.Status.JobStatus.RestorePath)
+
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = "later" })
+	w.runUntil("wc", "a later savepoint", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.SavepointTriggerNonce == "later" && a.Status.SavepointTriggerID == ""
+	})
+	for i := 0; i < 5; i++ {
+		_, _ = w.reconcile("wc")
+	}
+	kept := false
+	for _, s := range w.snapshots() {
+		kept = kept || s.Status.Path == handover
+	}
+	assert.True(t, kept, "past keep 1, but another application was redeployed from it within the hour")
+
+	w.clock.Step(2 * time.Hour)
+	for i := 0; i < 5; i++ {
+		_, _ = w.reconcile("wc")
+	}
+	for _, s := range w.snapshots() {
+		assert.NotEqual(t, handover, s.Status.Path, "past the window it goes")
+	}
+}

@@ -50,15 +50,7 @@ func retainSnapshots(rc *Context) {
 // snapshotsPastRetention are the operator's completed savepoint FlinkSnapshots of the owner that
 // fall outside its retention, oldest first.
 func snapshotsPastRetention(rc *Context) []*v1beta1.FlinkSnapshot {
-	keep, maxAge := rc.Config.SnapshotKeep, rc.Config.SnapshotMaxAge.Duration
-	if ret := rc.Settings.SavepointRetention; ret != nil {
-		if ret.Keep > 0 {
-			keep = int(ret.Keep)
-		}
-		if ret.MaxAge != nil {
-			maxAge = ret.MaxAge.Duration
-		}
-	}
+	keep, maxAge := retention(rc)
 	var mine []*v1beta1.FlinkSnapshot
 	for _, s := range rc.Snapshots {
 		if s.Annotations[LedgerEntryAnnotation] != "" && s.DeletionTimestamp == nil && s.Spec.Type != v1beta1.SnapshotCheckpoint &&
@@ -81,6 +73,21 @@ func snapshotsPastRetention(rc *Context) []*v1beta1.FlinkSnapshot {
 	return out
 }
 
+// retention is how many of its savepoint FlinkSnapshots the owner keeps and for how long (0: no
+// limit): its spec's savepointRetention, else the operator's.
+func retention(rc *Context) (keep int, maxAge time.Duration) {
+	keep, maxAge = rc.Config.SnapshotKeep, rc.Config.SnapshotMaxAge.Duration
+	if ret := rc.Settings.SavepointRetention; ret != nil {
+		if ret.Keep > 0 {
+			keep = int(ret.Keep)
+		}
+		if ret.MaxAge != nil {
+			maxAge = ret.MaxAge.Duration
+		}
+	}
+	return keep, maxAge
+}
+
 // snapshotTime is when a FlinkSnapshot's state was taken, as far as its status says.
 func snapshotTime(s *v1beta1.FlinkSnapshot) time.Time {
 	switch {
@@ -93,9 +100,11 @@ func snapshotTime(s *v1beta1.FlinkSnapshot) time.Time {
 }
 
 // restoredByOthers are the states other applications and session jobs of the namespace run from
-// or will start from, by path, and the FlinkSnapshots their specs name (snapshotRef): a snapshot
-// moved between applications is not retired under them.
+// or will start from, by path, those they were redeployed from within the owner's retention window
+// (their ledger's Redeploy entries), and the FlinkSnapshots their specs name (snapshotRef): a
+// snapshot moved between applications is not retired under them.
 func restoredByOthers(rc *Context) map[string]bool {
+	_, window := retention(rc)
 	out := map[string]bool{}
 	add := func(kind, name, named string, st *v1beta1.JobOwnerStatus) {
 		if kind == rc.kind.name && name == rc.Meta.Name {
@@ -108,6 +117,11 @@ func restoredByOthers(rc *Context) map[string]bool {
 		for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
 			if r != nil {
 				out[r.RestorePath] = true
+			}
+		}
+		for _, e := range st.Ledger {
+			if e.Purpose == v1beta1.SavepointRedeploy && e.Time != nil && (window == 0 || rc.Now.Sub(e.Time.Time) <= window) {
+				out[e.Path] = true
 			}
 		}
 	}
