@@ -16,11 +16,12 @@ import (
 // it reads the running job's vertex metrics, evaluates them (package autoscaler), and shows the
 // decision in status.autoscaler, with a ScalingReport Event carrying each vertex's rates, when the
 // decision changed. The rates change at every sample; status only with what was decided, so an
-// autoscaled job that needs nothing costs no status writes. This step recommends: Apply reports
-// what it would do until applying is built.
+// autoscaled job that needs nothing costs no status writes. Mode Apply carries a decision through
+// in place (autoscaler_apply.go).
 
-// autoscale samples and evaluates the live job when a sample is due.
-func autoscale(rc *Context) {
+// autoscale samples and evaluates the live job when a sample is due, and in mode Apply carries a
+// decision through (autoscaler_apply.go); busy is set while it does, with what the phase does.
+func autoscale(rc *Context) (out Outcome, busy bool) {
 	spec := rc.App.Spec.Autoscaler
 	st := &rc.App.Status
 	if spec == nil || spec.Mode == "" || spec.Mode == v1beta1.AutoscalerOff {
@@ -28,25 +29,29 @@ func autoscale(rc *Context) {
 			st.Autoscaler = nil
 			rc.env.autoscaling.forget(rc.writeKey())
 		}
-		return
+		return Outcome{}, false
 	}
 	hash, jobID := liveJob(&st.JobOwnerStatus)
 	if jobID == "" {
-		return
-	}
-	v := rc.pass().View(hash, jobID)
-	if v.Details == nil {
-		return
+		return Outcome{}, false
 	}
 	cfg, err := autoscalerConfig(spec, rc.Config.Autoscaler, readinessTimeout(rc))
 	if err != nil {
-		showAutoscaler(rc, autoscaler.Decision{Reason: err.Error()}, nil)
-		return
+		showAutoscaler(rc, autoscaler.Decision{Reason: err.Error()})
+		return Outcome{}, false
+	}
+	if st.Autoscaler != nil && st.Autoscaler.Target != nil {
+		// Carried through whatever the mode says now: a target half applied is finished, or taken back.
+		return applyScaling(rc, cfg), true
+	}
+	v := rc.pass().View(hash, jobID)
+	if v.Details == nil {
+		return Outcome{}, false
 	}
 	mem := rc.env.autoscaling.of(rc.writeKey(), jobID)
 	interval := rc.Config.Autoscaler.SampleInterval.Duration
 	if !mem.last.IsZero() && rc.Now.Sub(mem.last) < interval {
-		return
+		return Outcome{}, false
 	}
 	vertices := vertexPlan(v.Details)
 	state := jobState(rc, v.Details)
@@ -55,7 +60,7 @@ func autoscale(rc *Context) {
 		if err != nil {
 			// A gap in the samples holds decisions until the window is whole again.
 			mem.last = rc.Now
-			return
+			return Outcome{}, false
 		}
 		mem.add(sample, cfg.MetricsWindow+cfg.StabilizationInterval)
 	} else {
@@ -63,16 +68,21 @@ func autoscale(rc *Context) {
 	}
 	d := autoscaler.Evaluate(rc.Now, cfg, vertices, mem.samples, state, autoscalerHistory(st.Autoscaler, mem.lower))
 	mem.lower = d.History.Lower
-	if spec.Mode == v1beta1.AutoscalerApply && d.Apply {
-		d.Apply = false
-		d.Reason = "mode Apply recommends only in this operator version: " + d.Reason
+	if d.Apply {
+		if why := cannotApplyInPlace(rc); why != "" {
+			d.Apply = false
+			d.Reason = why + "; recommends instead: " + d.Reason
+		} else {
+			return startScaling(rc, d, false), true
+		}
 	}
-	showAutoscaler(rc, d, vertices)
+	showAutoscaler(rc, d)
+	return Outcome{}, false
 }
 
 // jobState is what the autoscaler needs to know of the job beside its metrics.
 func jobState(rc *Context, d *client.JobDetails) autoscaler.JobState {
-	s := autoscaler.JobState{Failed: d.State == client.JobFailed, InPlaceRescale: rc.App.Spec.ScaleMode == v1beta1.ScaleModeInPlace}
+	s := autoscaler.JobState{Failed: d.State == client.JobFailed, InPlaceRescale: cannotApplyInPlace(rc) == ""}
 	s.Restarting = d.State != client.JobRunning
 	for _, v := range d.Vertices {
 		if v.Tasks["RUNNING"] < int(v.Parallelism) {
@@ -88,8 +98,10 @@ func jobState(rc *Context, d *client.JobDetails) autoscaler.JobState {
 	}
 	_, jobID := liveJob(&rc.App.Status.JobOwnerStatus)
 	s.FreshState = rc.ledger().NewestPath(jobID) != ""
-	if rec := stable(&rc.App.Status.JobOwnerStatus); rec != nil && rec.JobID == jobID && rec.StableTime != nil && !s.Restarting {
-		s.Stable = autoscaler.StableRun{At: rec.StableTime.Time, Parallelism: map[string]int{}}
+	// A job that has run with all its tasks for jobStabilizationPeriod since it last (re)started,
+	// as after a rescale in place, runs stable at its parallelism: where a way back returns to.
+	if period := rc.Config.JobStabilizationPeriod.Duration; !s.Restarting && !s.LastRescale.IsZero() && rc.Now.Sub(s.LastRescale) >= period {
+		s.Stable = autoscaler.StableRun{At: s.LastRescale.Add(period), Parallelism: map[string]int{}}
 		for _, v := range d.Vertices {
 			s.Stable.Parallelism[v.ID] = int(v.Parallelism)
 		}
@@ -99,7 +111,7 @@ func jobState(rc *Context, d *client.JobDetails) autoscaler.JobState {
 
 // showAutoscaler writes the decision to status.autoscaler when it differs from what status shows,
 // with a ScalingReport Event of the rates behind it.
-func showAutoscaler(rc *Context, d autoscaler.Decision, vertices []autoscaler.Vertex) {
+func showAutoscaler(rc *Context, d autoscaler.Decision) {
 	st := autoscalerStatus(d)
 	st.Reason = decisionSummary(d)
 	for i := range st.Vertices {
@@ -109,15 +121,20 @@ func showAutoscaler(rc *Context, d autoscaler.Decision, vertices []autoscaler.Ve
 		return
 	}
 	rc.App.Status.Autoscaler = st
+	msg := st.Reason
+	if lines := vertexLines(d); lines != "" {
+		msg += "; " + lines
+	}
+	rc.event(false, "ScalingReport", msg)
+}
+
+// vertexLines are each vertex's parallelism, recommendation and reason, with its rates.
+func vertexLines(d autoscaler.Decision) string {
 	var lines []string
 	for _, v := range d.Vertices {
 		lines = append(lines, fmt.Sprintf("%s: %d -> %d (%s)", nameOr(v.Name, v.ID), v.Current, v.Recommended, v.Reason))
 	}
-	msg := st.Reason
-	if len(lines) > 0 {
-		msg += "; " + strings.Join(lines, "; ")
-	}
-	rc.event(false, "ScalingReport", msg)
+	return strings.Join(lines, "; ")
 }
 
 // decisionSummary is the decision in words that change only with it: which vertices would change,
@@ -125,8 +142,12 @@ func showAutoscaler(rc *Context, d autoscaler.Decision, vertices []autoscaler.Ve
 func decisionSummary(d autoscaler.Decision) string {
 	var changes []string
 	for _, v := range d.Vertices {
-		if v.Recommended != v.Current {
-			changes = append(changes, fmt.Sprintf("%s %d→%d", nameOr(v.Name, v.ID), v.Current, v.Recommended))
+		to := v.Recommended
+		if p, ok := d.Parallelism[v.ID]; ok && d.Apply {
+			to = p // a scale-down waiting for its delay is not applied with the rest
+		}
+		if to != v.Current {
+			changes = append(changes, fmt.Sprintf("%s %d→%d", nameOr(v.Name, v.ID), v.Current, to))
 		}
 	}
 	switch {

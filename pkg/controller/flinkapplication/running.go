@@ -48,7 +48,9 @@ func handleRunning(rc *Context) Outcome {
 	if out, busy := savepointOnDemand(rc); busy {
 		return wakeForPeriodicSnapshots(rc, out)
 	}
-	autoscale(rc)
+	if out, busy := autoscale(rc); busy {
+		return out
+	}
 	return wakeForPeriodicSnapshots(rc, stay(0))
 }
 

@@ -64,6 +64,9 @@ type world struct {
 	imageFaults map[string]flinksim.Faults
 	// loads are given to the JobManagers of an application's clusters when they start, by app name.
 	loads map[string]flinksim.Load
+	// taskManagerCap caps the TaskManagers an application's clusters get, whatever they ask for,
+	// as a cluster out of room would.
+	taskManagerCap map[string]int
 	// rv keeps resourceVersions on FlinkApplication writes as the API server does.
 	rv *resourceVersions
 	// restCalls counts the requests the JobManagers were sent.
@@ -77,7 +80,7 @@ func newWorld(t *testing.T) *world {
 		recorder: record.NewFakeRecorder(10000), storage: flinksim.NewStorage(), timeline: flinksim.NewTimeline(),
 		jms: map[string]*flinksim.JobManager{}, imageJars: map[string][]string{}, broken: map[string]bool{},
 		notReady:    map[string]bool{},
-		imageFaults: map[string]flinksim.Faults{}, loads: map[string]flinksim.Load{},
+		imageFaults: map[string]flinksim.Faults{}, loads: map[string]flinksim.Load{}, taskManagerCap: map[string]int{},
 	}
 	w.rv = enforceResourceVersions(w.apps)
 	w.honourSnapshotFinalizers()
@@ -240,6 +243,9 @@ func (w *world) settle() {
 		tms := 0
 		if tm := byHash[hash]; tm != nil && !w.broken[tm.Name] {
 			tms = int(replicas(tm))
+		}
+		if limit, ok := w.taskManagerCap[d.Labels[k8.AppLabel]]; ok && tms > limit {
+			tms = limit
 		}
 		jm.SetTaskManagers(tms)
 	}

@@ -97,6 +97,18 @@ type AutoscalerStatus struct {
 	Stable *StableParallelism `json:"stable,omitempty"`
 	// HoldUntil is the end of a cool-down after a way back: no decision before it.
 	HoldUntil *metav1.Time `json:"holdUntil,omitempty"`
+	// Target is the parallelism per vertex being applied, written before the first request for it
+	// is sent, so that an operator restarted meanwhile carries on with it; empty once it runs.
+	Target *ScalingTarget `json:"target,omitempty"`
+}
+
+// ScalingTarget is a change of parallelism under way.
+type ScalingTarget struct {
+	Time        metav1.Time      `json:"time"`
+	Parallelism map[string]int32 `json:"parallelism"`
+	// WayBack is set when the target is the last parallelism that ran stable, after a scaled job
+	// failed or did not run stable.
+	WayBack bool `json:"wayBack,omitempty"`
 }
 
 // VertexScaling is one vertex's parallelism as the autoscaler sees it.

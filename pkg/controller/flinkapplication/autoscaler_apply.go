@@ -1,0 +1,175 @@
+package flinkapplication
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/autoscaler"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+)
+
+// Applying a decision, in place: the job keeps its id and its state, and the adaptive scheduler
+// rescales it to the resource requirements it is given. The target parallelism per vertex is
+// written to status.autoscaler.target before the first request for it, so that an operator
+// restarted meanwhile carries on with the same target instead of deciding again. Slots come first
+// (the adaptive scheduler only grows a job into slots that exist), then each vertex's upper bound;
+// the target is done once every vertex runs at it. A job that fails on the way, or does not run at
+// the target within readinessTimeout, goes back to the last parallelism that ran stable (the way
+// back), and the autoscaler holds off for its cool-down. Without the adaptive scheduler, applying
+// would restart the job as an upgrade, which this version does not do: it recommends instead.
+
+// cannotApplyInPlace says why a decision cannot be applied to the running job in place, "" when it
+// can.
+func cannotApplyInPlace(rc *Context) string {
+	switch {
+	case rc.App.Spec.DeploymentMode == v1beta1.DeploymentModeBlueGreen:
+		return "applying is not done under deploymentMode BlueGreen"
+	case !flink.AdaptiveScheduler(rc.App):
+		return "applying needs the adaptive scheduler (flinkConfig jobmanager.scheduler: adaptive), which rescales a job in place"
+	case !client.HasResourceRequirements(rc.FlinkVersion(liveCluster(&rc.App.Status.JobOwnerStatus))):
+		return "applying needs Flink 1.18 or later, whose jobs can be rescaled in place"
+	}
+	return ""
+}
+
+// startScaling records the decision's parallelism as the target to apply; the caller persists it
+// before anything is sent.
+func startScaling(rc *Context, d autoscaler.Decision, wayBack bool) Outcome {
+	st := autoscalerStatus(d)
+	st.Reason = decisionSummary(d)
+	if wayBack {
+		st.Reason = "goes back to the last parallelism that ran stable: " + d.Reason
+	}
+	st.Target = &v1beta1.ScalingTarget{Time: toSecond(rc.Now), Parallelism: map[string]int32{}, WayBack: wayBack}
+	for _, id := range slices.Sorted(maps.Keys(d.Parallelism)) {
+		st.Target.Parallelism[id] = int32(d.Parallelism[id])
+	}
+	for i := range st.Vertices {
+		st.Vertices[i].Reason = ""
+		if p, ok := st.Target.Parallelism[st.Vertices[i].ID]; ok {
+			st.Vertices[i].Recommended = p
+		}
+	}
+	rc.App.Status.Autoscaler = st
+	rc.event(wayBack, "ScalingReport", st.Reason+"; "+vertexLines(d))
+	return persistThenContinue()
+}
+
+// applyScaling carries the target through, one step per pass.
+func applyScaling(rc *Context, cfg autoscaler.Config) Outcome {
+	st := rc.App.Status.Autoscaler
+	t := st.Target
+	hash, jobID := liveJob(&rc.App.Status.JobOwnerStatus)
+	v := rc.pass().View(hash, jobID)
+	switch {
+	case v.Liveness == jobs.Unknown || v.Details == nil:
+		return stay(0)
+	case reachedTarget(v.Details, t.Parallelism):
+		st.Target = nil
+		rc.env.autoscaling.forget(rc.writeKey())
+		if err := scaleTaskManagers(rc, hash, taskManagersFor(rc, t.Parallelism)); err != nil {
+			return failed(err)
+		}
+		rc.event(false, "Autoscaled", fmt.Sprintf("job %s runs at %s", jobID, describeParallelism(v.Details, t.Parallelism)))
+		return stay(0)
+	}
+	if v.Details.State == client.JobFailed || v.Liveness == jobs.Stopped {
+		// A job that ended cannot be rescaled in place, back or forth: how it starts again is the
+		// phase's to decide (restartFailedJob), at the spec's parallelism. The autoscaler holds off.
+		st.Target = nil
+		hold := toSecond(rc.Now.Add(cfg.CoolDown))
+		st.HoldUntil = &hold
+		rc.event(true, "ScalingAbandoned", fmt.Sprintf("job %s is %s after it was rescaled; the autoscaler holds off until %s",
+			jobID, v.Details.State, hold.UTC().Format("15:04:05")))
+		return stay(0)
+	}
+	if rc.Now.Sub(t.Time.Time) > cfg.ReadinessTimeout {
+		why := fmt.Sprintf("job %s did not run at %s within %s", jobID, describeParallelism(v.Details, t.Parallelism), cfg.ReadinessTimeout)
+		if !t.WayBack {
+			state := jobState(rc, v.Details)
+			// Running short of the target is not running stable: the way back goes to what ran
+			// stable before it, as status recorded.
+			state.LastRescale, state.Stable = t.Time.Time, autoscaler.StableRun{}
+			if d := autoscaler.WayBack(rc.Now, cfg, state, autoscalerHistory(st, nil)); d.Apply {
+				d.Reason = why
+				return startScaling(rc, d, true)
+			}
+		}
+		st.Target = nil
+		rc.event(true, "ScalingAbandoned", why+"; the autoscaler leaves the job as it is")
+		return stay(0)
+	}
+	if tms := taskManagersFor(rc, t.Parallelism); rc.Clusters[hash] != nil && replicas(rc.Clusters[hash].TaskManager) < tms {
+		if err := scaleTaskManagers(rc, hash, tms); err != nil {
+			return failed(err)
+		}
+	}
+	if err := requestVertexParallelism(rc, hash, jobID, t.Parallelism); err != nil {
+		return failed(err)
+	}
+	return stay(0)
+}
+
+// reachedTarget tells whether every vertex of the job runs at its target parallelism.
+func reachedTarget(d *client.JobDetails, target map[string]int32) bool {
+	if d.State != client.JobRunning || !jobs.AllTasksRunning(d) {
+		return false
+	}
+	for _, v := range d.Vertices {
+		if p, ok := target[v.ID]; ok && v.Parallelism != p {
+			return false
+		}
+	}
+	return true
+}
+
+// taskManagersFor is how many TaskManagers give the slots a job at this parallelism takes: its
+// vertices share slots, so it takes as many as its widest vertex.
+func taskManagersFor(rc *Context, target map[string]int32) int32 {
+	var widest int32
+	for _, p := range target {
+		widest = max(widest, p)
+	}
+	slots := flink.OwnerFromApplication(rc.App).TaskSlots()
+	if slots <= 0 {
+		slots = 1
+	}
+	return (widest + slots - 1) / slots
+}
+
+// requestVertexParallelism sets each vertex's upper bound to its target, unless it already is.
+func requestVertexParallelism(rc *Context, hash, jobID string, target map[string]int32) error {
+	url := rc.FlinkURL(hash)
+	reqs, err := rc.pass().Flink().GetJobResourceRequirements(rc, url, jobID)
+	if err != nil {
+		return err
+	}
+	changed := false
+	for id, r := range reqs {
+		if want, ok := target[id]; ok && r.Parallelism.UpperBound != want {
+			r.Parallelism.UpperBound, r.Parallelism.LowerBound = want, 1
+			reqs[id] = r
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return rc.pass().Flink().UpdateJobResourceRequirements(rc, url, jobID, reqs)
+}
+
+// describeParallelism names each vertex with its target.
+func describeParallelism(d *client.JobDetails, target map[string]int32) string {
+	var out []string
+	for _, v := range d.Vertices {
+		if p, ok := target[v.ID]; ok {
+			out = append(out, fmt.Sprintf("%s %d", nameOr(v.Name, v.ID), p))
+		}
+	}
+	return "parallelism " + strings.Join(out, ", ")
+}
