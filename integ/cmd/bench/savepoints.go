@@ -10,8 +10,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
-	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned"
@@ -164,30 +162,8 @@ func (r *snapshotRecorder) run(ctx context.Context, apps versioned.Interface, ns
 		r.last[list.Items[i].Name] = &list.Items[i]
 	}
 	r.mu.Unlock()
-	lw := &cache.ListWatch{WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-		return client.Watch(ctx, o)
-	}}
-	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, lw)
-	if err != nil {
-		return err
-	}
-	go func() {
-		defer w.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					return
-				}
-				if s, isSnapshot := ev.Object.(*v1beta1.FlinkSnapshot); isSnapshot {
-					r.observe(ev.Type, s, time.Now())
-				}
-			}
-		}
-	}()
-	return nil
+	return follow(ctx, list.ResourceVersion, client.Watch,
+		func(kind watch.EventType, snap *v1beta1.FlinkSnapshot) { r.observe(kind, snap, time.Now()) })
 }
 
 func (r *snapshotRecorder) observe(kind watch.EventType, s *v1beta1.FlinkSnapshot, at time.Time) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
@@ -61,10 +62,16 @@ func (r *recorder) run(ctx context.Context, apps versioned.Interface) error {
 	for i := range list.Items {
 		r.observe(watch.Added, &list.Items[i], time.Now())
 	}
-	lw := &cache.ListWatch{WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-		return apps.FlinkV1beta1().FlinkApplications("").Watch(ctx, o)
-	}}
-	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, lw)
+	return follow(ctx, list.ResourceVersion, apps.FlinkV1beta1().FlinkApplications("").Watch,
+		func(kind watch.EventType, app *v1beta1.FlinkApplication) { r.observe(kind, app, time.Now()) })
+}
+
+// follow watches from resourceVersion until ctx ends, resuming where the API server closed the
+// watch, and hands each object of type T to on with its event's type.
+func follow[T runtime.Object](ctx context.Context, resourceVersion string,
+	watchFrom func(context.Context, metav1.ListOptions) (watch.Interface, error), on func(watch.EventType, T)) error {
+	lw := &cache.ListWatch{WatchFuncWithContext: watchFrom}
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, resourceVersion, lw)
 	if err != nil {
 		return err
 	}
@@ -78,8 +85,8 @@ func (r *recorder) run(ctx context.Context, apps versioned.Interface) error {
 				if !ok {
 					return
 				}
-				if app, isApp := ev.Object.(*v1beta1.FlinkApplication); isApp {
-					r.observe(ev.Type, app, time.Now())
+				if obj, isT := ev.Object.(T); isT {
+					on(ev.Type, obj)
 				}
 			}
 		}
