@@ -68,6 +68,11 @@ func (w *operatorWatch) sample(ctx context.Context) {
 		w.restart(ctx, status)
 		return
 	}
+	w.notePeak()
+}
+
+// notePeak raises the peak to what the operator's process uses now.
+func (w *operatorWatch) notePeak() {
 	hwm, rss := procMemoryMiB(w.b.env.OperatorPID())
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -114,12 +119,10 @@ func (w *operatorWatch) resetPeak() {
 // peak is the highest resident memory since resetPeak, over every operator process, and how it
 // was measured.
 func (w *operatorWatch) peak() (float64, string) {
-	hwm, rss := procMemoryMiB(w.b.env.OperatorPID())
+	w.notePeak()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.peakMiB = max(w.peakMiB, rss)
 	if w.hwm {
-		w.peakMiB = max(w.peakMiB, hwm)
 		return w.peakMiB, "VmHWM (the kernel's high-water mark, reset at the start)"
 	}
 	return w.peakMiB, fmt.Sprintf("VmRSS sampled every %s (VmHWM could not be reset)", w.every)
