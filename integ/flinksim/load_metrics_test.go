@@ -319,3 +319,22 @@ func TestALoadsVerticesAreTheJobs(t *testing.T) {
 		t.Fatalf("%d slots free, want 1: the job holds its widest vertex's 5", got)
 	}
 }
+
+// A job submitted with pipeline.jobvertex-parallelism-overrides runs each named vertex at its
+// override and the rest at the job's parallelism; an id the job graph does not have is ignored.
+func TestAJobRunsItsVerticesAtTheOverridesItWasSubmittedWith(t *testing.T) {
+	h := newHarness(t, Options{TaskManagers: 4}) // 8 slots
+	h.setLoad(Load{Vertices: []LoadVertex{{Name: "Source: A", Capacity: 1}, {Name: "Map: B", Capacity: 1}, {Name: "Sink: C", Capacity: 1}}})
+	first := h.runToRunning(map[string]any{"parallelism": 2})
+	ids := h.jobInfo(first).VertexIDs
+	h.call("PATCH", "/jobs/"+first+"?mode=cancel", nil)
+	h.step(time.Second)
+	second := h.runToRunning(map[string]any{"parallelism": 2, "flinkConfiguration": map[string]string{
+		ParallelismOverridesKey: ids[1] + ":5, " + ids[2] + ":1,0123456789abcdef:7"}})
+	details := h.mustGet("/jobs/" + second)
+	for v, want := range []int64{2, 5, 1} {
+		if got := num(at(details, "vertices", v, "parallelism")); got != want {
+			t.Fatalf("vertex %d runs at %d, want %d", v, got, want)
+		}
+	}
+}

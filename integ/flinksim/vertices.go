@@ -1,6 +1,7 @@
 package flinksim
 
 import (
+	"strconv"
 	"strings"
 	"time"
 )
@@ -30,10 +31,32 @@ func (j *job) setVertices(program string, load *loadSpec) {
 			j.vertexIDs = append(j.vertexIDs, stableHex(program+"/"+itoa(v)+"/"+name))
 		}
 	}
-	for range j.vertexIDs {
-		j.vertexParallelism = append(j.vertexParallelism, p)
-		j.bounds = append(j.bounds, parallelismBounds{1, p})
+	overrides := parallelismOverrides(j.userConfig[ParallelismOverridesKey])
+	for _, id := range j.vertexIDs {
+		vp := p
+		if o, ok := overrides[id]; ok {
+			vp = o
+		}
+		j.vertexParallelism = append(j.vertexParallelism, vp)
+		j.bounds = append(j.bounds, parallelismBounds{1, vp})
 	}
+}
+
+// ParallelismOverridesKey is Flink's per-vertex parallelism at submission (1.17+, FLINK-29501):
+// "vertexId:parallelism,..." in the job's configuration, for vertices of the job graph; ids it
+// does not have are ignored.
+const ParallelismOverridesKey = "pipeline.jobvertex-parallelism-overrides"
+
+// parallelismOverrides reads a map-typed Flink option: comma-separated key:value pairs.
+func parallelismOverrides(v string) map[string]int {
+	out := map[string]int{}
+	for _, pair := range strings.Split(v, ",") {
+		id, n, ok := strings.Cut(strings.TrimSpace(pair), ":")
+		if p, err := strconv.Atoi(strings.TrimSpace(n)); ok && err == nil && p > 0 {
+			out[strings.TrimSpace(id)] = p
+		}
+	}
+	return out
 }
 
 // hasGraph tells whether the job has an ExecutionGraph. Jobs still initialising
