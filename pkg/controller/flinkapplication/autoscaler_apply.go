@@ -21,7 +21,7 @@ import (
 // the target is done once every vertex runs at it. A job that fails on the way, or does not run at
 // the target within readinessTimeout, goes back to the last parallelism that ran stable (the way
 // back), and the autoscaler holds off for its cool-down. Without the adaptive scheduler, applying
-// would restart the job as an upgrade, which this version does not do: it recommends instead.
+// restarts the job (autoscaler_restart.go).
 
 // cannotApplyInPlace says why a decision cannot be applied to the running job in place, "" when it
 // can.
@@ -39,13 +39,23 @@ func cannotApplyInPlace(rc *Context) string {
 
 // startScaling records the decision's parallelism as the target to apply; the caller persists it
 // before anything is sent.
-func startScaling(rc *Context, d autoscaler.Decision, wayBack bool) Outcome {
+func startScaling(rc *Context, d autoscaler.Decision, wayBack, restart bool) Outcome {
+	_, jobID := liveJob(&rc.App.Status.JobOwnerStatus)
+	setTarget(rc, d, wayBack, restart, jobID)
+	return persistThenContinue()
+}
+
+// setTarget writes a decision to status.autoscaler as the target in progress, decided for job from.
+func setTarget(rc *Context, d autoscaler.Decision, wayBack, restart bool, from string) {
 	st := autoscalerStatus(d)
 	st.Reason = decisionSummary(d)
 	if wayBack {
 		st.Reason = "goes back to the last parallelism that ran stable: " + d.Reason
 	}
-	st.Target = &v1beta1.ScalingTarget{Time: toSecond(rc.Now), Parallelism: map[string]int32{}, WayBack: wayBack}
+	if prev := rc.App.Status.Autoscaler; prev != nil {
+		st.Applied = prev.Applied
+	}
+	st.Target = &v1beta1.ScalingTarget{Time: toSecond(rc.Now), Parallelism: map[string]int32{}, WayBack: wayBack, Restart: restart, From: from}
 	for _, id := range slices.Sorted(maps.Keys(d.Parallelism)) {
 		st.Target.Parallelism[id] = int32(d.Parallelism[id])
 	}
@@ -57,30 +67,30 @@ func startScaling(rc *Context, d autoscaler.Decision, wayBack bool) Outcome {
 	}
 	rc.App.Status.Autoscaler = st
 	rc.event(wayBack, "ScalingReport", st.Reason+"; "+vertexLines(d))
-	return persistThenContinue()
 }
 
 // applyScaling carries the target through, one step per pass.
 func applyScaling(rc *Context, cfg autoscaler.Config) Outcome {
 	st := rc.App.Status.Autoscaler
 	t := st.Target
+	if t.Restart {
+		return applyByRestart(rc)
+	}
 	hash, jobID := liveJob(&rc.App.Status.JobOwnerStatus)
 	v := rc.pass().View(hash, jobID)
 	switch {
 	case v.Liveness == jobs.Unknown || v.Details == nil:
 		return stay(0)
 	case reachedTarget(v.Details, t.Parallelism):
-		st.Target = nil
-		rc.env.autoscaling.forget(rc.writeKey())
-		if err := scaleTaskManagers(rc, hash, taskManagersFor(rc, t.Parallelism)); err != nil {
+		if err := finishScaling(rc, hash, v.Details); err != nil {
 			return failed(err)
 		}
-		rc.event(false, "Autoscaled", fmt.Sprintf("job %s runs at %s", jobID, describeParallelism(v.Details, t.Parallelism)))
 		return stay(0)
 	}
 	if v.Details.State == client.JobFailed || v.Liveness == jobs.Stopped {
-		// A job that ended cannot be rescaled in place, back or forth: how it starts again is the
-		// phase's to decide (restartFailedJob), at the spec's parallelism. The autoscaler holds off.
+		// A job that ended cannot be rescaled in place, back or forth, and the way back did not
+		// take it (scalingWayBack, earlier in the pass): how it starts again is the phase's to
+		// decide (restartFailedJob). The autoscaler holds off.
 		st.Target = nil
 		hold := toSecond(rc.Now.Add(cfg.CoolDown))
 		st.HoldUntil = &hold
@@ -90,14 +100,14 @@ func applyScaling(rc *Context, cfg autoscaler.Config) Outcome {
 	}
 	if rc.Now.Sub(t.Time.Time) > cfg.ReadinessTimeout {
 		why := fmt.Sprintf("job %s did not run at %s within %s", jobID, describeParallelism(v.Details, t.Parallelism), cfg.ReadinessTimeout)
-		if !t.WayBack {
+		if !t.WayBack && cannotApplyInPlace(rc) == "" {
 			state := jobState(rc, v.Details)
 			// Running short of the target is not running stable: the way back goes to what ran
 			// stable before it, as status recorded.
 			state.LastRescale, state.Stable = t.Time.Time, autoscaler.StableRun{}
 			if d := autoscaler.WayBack(rc.Now, cfg, state, autoscalerHistory(st, nil)); d.Apply {
 				d.Reason = why
-				return startScaling(rc, d, true)
+				return startScaling(rc, d, true, false)
 			}
 		}
 		st.Target = nil

@@ -34,13 +34,18 @@ func autoscaledApp(mode v1beta1.AutoscalerMode) *v1beta1.FlinkApplication {
 }
 
 func vertexParallelism(w *world, app *v1beta1.FlinkApplication) map[string]int {
-	out := map[string]int{}
-	jobs := w.jm(app, app.Status.DeployHash).Jobs()
-	require.Len(w.t, jobs, 1)
-	for i, name := range jobs[0].VertexNames {
-		out[name] = jobs[0].VertexParallelism[i]
+	for _, j := range w.jm(app, app.Status.DeployHash).Jobs() {
+		if j.ID != app.Status.JobStatus.JobID {
+			continue
+		}
+		out := map[string]int{}
+		for i, name := range j.VertexNames {
+			out[name] = j.VertexParallelism[i]
+		}
+		return out
 	}
-	return out
+	require.Failf(w.t, "no job", "job %s is not on cluster %s", app.Status.JobStatus.JobID, app.Status.DeployHash)
+	return nil
 }
 
 // In mode Apply a decision is written to status as the target before anything is sent, then the
@@ -74,12 +79,14 @@ func TestTheAutoscalerRescalesTheJobInPlace(t *testing.T) {
 	assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
 }
 
-// Without the adaptive scheduler mode Apply recommends, and says why.
-func TestTheAutoscalerRecommendsWhereItCannotRescaleInPlace(t *testing.T) {
+// Before Flink 1.17, which takes no parallelism per vertex at submission, mode Apply recommends
+// without the adaptive scheduler, and says why.
+func TestTheAutoscalerRecommendsWhereItCannotApply(t *testing.T) {
 	w := newWorld(t)
 	w.loads["wc"] = bottleneck()
 	app := autoscaledApp(v1beta1.AutoscalerApply)
 	delete(app.Spec.FlinkConfig, flink.SchedulerKey)
+	app.Spec.FlinkVersion = "1.16"
 	w.create(app)
 	w.runUntil("wc", "a recommendation", func(a *v1beta1.FlinkApplication) bool {
 		return a.Status.Autoscaler != nil && a.Status.Autoscaler.Reason != "" && a.Status.Autoscaler.Vertices != nil &&

@@ -69,12 +69,15 @@ func autoscale(rc *Context) (out Outcome, busy bool) {
 	d := autoscaler.Evaluate(rc.Now, cfg, vertices, mem.samples, state, autoscalerHistory(st.Autoscaler, mem.lower))
 	mem.lower = d.History.Lower
 	if d.Apply {
-		if why := cannotApplyInPlace(rc); why != "" {
-			d.Apply = false
-			d.Reason = why + "; recommends instead: " + d.Reason
-		} else {
-			return startScaling(rc, d, false), true
+		inPlace := cannotApplyInPlace(rc)
+		if inPlace == "" {
+			return startScaling(rc, d, false, false), true
 		}
+		if cannotApplyByRestart(rc) == "" {
+			return startScaling(rc, d, false, true), true
+		}
+		d.Apply = false
+		d.Reason = inPlace + "; recommends instead: " + d.Reason
 	}
 	showAutoscaler(rc, d)
 	return Outcome{}, false
@@ -116,6 +119,9 @@ func showAutoscaler(rc *Context, d autoscaler.Decision) {
 	st.Reason = decisionSummary(d)
 	for i := range st.Vertices {
 		st.Vertices[i].Reason = "" // with the rates of the moment: in the Event
+	}
+	if prev := rc.App.Status.Autoscaler; prev != nil {
+		st.Applied = prev.Applied
 	}
 	if apiequality.Semantic.DeepEqual(st, rc.App.Status.Autoscaler) {
 		return

@@ -80,6 +80,7 @@ func crashPaths() []crashPath {
 	return append(paths, crashPath{"BlueGreen update and promotion", playBlueGreenPromotion},
 		crashPath{"BlueGreen Auto promotion, then delete during the teardown delay", playAutoPromotionThenDelete},
 		crashPath{"a manual savepoint in flight across an update, then suspend and resume", playSavepointsAcrossStops},
+		crashPath{"the autoscaler rescales by restarting the job, which fails and goes back", playAutoscalerRestartAndWayBack},
 		crashPath{"two session jobs: upload, run, Savepoint and LastState updates, suspend, resume, delete", playSessionJobs})
 }
 

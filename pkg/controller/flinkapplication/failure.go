@@ -8,8 +8,11 @@ import (
 
 // abandonUpdate ends a deploy that cannot finish. A first deploy has nothing to go back to and ends
 // in DeployFailed with the cause, as does a restart of the stable spec itself; an update goes back to
-// the last stable spec.
+// the last stable spec. A restart the autoscaler asked for answers for itself (scalingRestartFailed).
 func abandonUpdate(rc *Context, cause string) Outcome {
+	if out, ok := scalingRestartFailed(rc, cause); ok {
+		return out
+	}
 	st := rc.Job
 	if stable(st) == nil || !updating(st) {
 		return deployFailed(rc, "DeployFailed", cause)

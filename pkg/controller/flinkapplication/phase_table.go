@@ -53,6 +53,7 @@ func init() {
 		{PhaseUpdating, "job stopped; the cluster is replaced (Single, spec changed meanwhile)"},
 		{PhaseSuspended, "job stopped for a suspend"},
 		{PhaseRollingBack, "forceRollback before the job was touched, or it cannot be stopped"},
+		{PhaseRunning, "the autoscaler's restart cannot stop the job, which runs on as it was"},
 	}
 	phaseTable = map[Phase]phaseSpec{
 		PhaseNew: {
@@ -113,10 +114,10 @@ func init() {
 			exits: []exit{
 				{PhaseUpdating, "spec changed"},
 				{PhaseRescaling, "only parallelism changed, scaleMode InPlace"},
-				{PhaseSavepointing, "suspend (Savepoint)"},
-				{PhaseCancelling, "suspend (LastState, Stateless)"},
+				{PhaseSavepointing, "suspend, or the autoscaler restarts the job at a new parallelism (Savepoint)"},
+				{PhaseCancelling, "suspend, or the autoscaler restarts the job at a new parallelism (LastState, Stateless)"},
 				{PhaseSuspended, "suspend with no job running"},
-				{PhaseSubmitting, "job lost, FAILED with restartFailedJob, or its JobManager Deployment gone: again on the same cluster"},
+				{PhaseSubmitting, "job lost, FAILED with restartFailedJob or after the autoscaler rescaled it, or its JobManager Deployment gone: again on the same cluster"},
 				{PhaseDeployFailed, "a job that stopped left no state to restore"},
 			},
 			poll: statusPoll,

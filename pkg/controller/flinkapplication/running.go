@@ -37,6 +37,9 @@ func handleRunning(rc *Context) Outcome {
 	observeLiveJob(rc)
 	if hash, jobID := liveJob(&st.JobOwnerStatus); jobID != "" {
 		v := rc.pass().View(hash, jobID)
+		if out, back := scalingWayBack(rc, v); back {
+			return out
+		}
 		switch {
 		case v.Liveness == jobs.Stopped && v.Details == nil:
 			rc.event(true, "JobLost", fmt.Sprintf("job %s is lost: %s", jobID, v.Evidence))

@@ -23,9 +23,10 @@ func handleSubmitting(rc *Context) Outcome {
 	}
 	app := targetApp(rc)
 	beside := besideLive(rc) && stable(st) != nil && stable(st).JobID != ""
-	if c.ClusterHash != c.SpecHash {
-		// The cluster is kept; only its TaskManagers follow the new parallelism.
-		if err := scaleTaskManagers(rc, c.ClusterHash, flink.TaskManagerReplicas(app)); err != nil {
+	if tms, scaled := taskManagersToSubmit(rc, app); scaled || c.ClusterHash != c.SpecHash {
+		// The cluster is kept, or started for the spec's parallelism; its TaskManagers follow the
+		// parallelism the job is submitted with.
+		if err := scaleTaskManagers(rc, c.ClusterHash, tms); err != nil {
 			return failed(err)
 		}
 	}
@@ -39,7 +40,7 @@ func handleSubmitting(rc *Context) Outcome {
 		return *wait
 	}
 	params := specJobParams(app)
-	job := runJob(rc, c, params, st.Deployments.NextRestorePath)
+	job := runJob(rc, c, withScaling(rc, params), st.Deployments.NextRestorePath)
 	switch {
 	case job.Wait != nil:
 		return *job.Wait

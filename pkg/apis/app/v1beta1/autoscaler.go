@@ -100,6 +100,19 @@ type AutoscalerStatus struct {
 	// Target is the parallelism per vertex being applied, written before the first request for it
 	// is sent, so that an operator restarted meanwhile carries on with it; empty once it runs.
 	Target *ScalingTarget `json:"target,omitempty"`
+	// Applied is the parallelism per vertex the autoscaler last put in force. Every job the
+	// application submits again (after a restart, a recovery or an update) runs at it, through
+	// Flink's pipeline.jobvertex-parallelism-overrides, while spec.parallelism is what it was when
+	// it was applied. Turning the autoscaler off forgets it.
+	Applied *AppliedParallelism `json:"applied,omitempty"`
+}
+
+// AppliedParallelism is the parallelism per vertex the autoscaler put in force.
+type AppliedParallelism struct {
+	Parallelism map[string]int32 `json:"parallelism"`
+	// SpecParallelism is spec.parallelism when it was applied: a new spec.parallelism is the
+	// user's, and replaces it.
+	SpecParallelism int32 `json:"specParallelism"`
 }
 
 // ScalingTarget is a change of parallelism under way.
@@ -109,6 +122,11 @@ type ScalingTarget struct {
 	// WayBack is set when the target is the last parallelism that ran stable, after a scaled job
 	// failed or did not run stable.
 	WayBack bool `json:"wayBack,omitempty"`
+	// Restart is set when the target is applied by stopping the job per upgradeMode and submitting
+	// it again at the target (the cluster does not rescale a running job in place).
+	Restart bool `json:"restart,omitempty"`
+	// From is the job the target was decided for: a restart target is done once another job runs.
+	From string `json:"from,omitempty"`
 }
 
 // VertexScaling is one vertex's parallelism as the autoscaler sees it.

@@ -57,6 +57,13 @@ func flinkAtLeast(version string, major, minor int) bool {
 // through which the adaptive scheduler rescales a running job in place: 1.18 and later do.
 func HasResourceRequirements(version string) bool { return flinkAtLeast(version, 1, 18) }
 
+// HasParallelismOverrides tells whether a job can be submitted with a parallelism per vertex
+// (pipeline.jobvertex-parallelism-overrides in the run request's flinkConfiguration, 1.17+).
+func HasParallelismOverrides(version string) bool { return flinkAtLeast(version, 1, 17) }
+
+// ParallelismOverridesKey is the Flink option that sets a parallelism per job vertex at submission.
+const ParallelismOverridesKey = "pipeline.jobvertex-parallelism-overrides"
+
 // forRelease is the savepoint request as the release takes it: trigger ids and the format came with
 // Flink 1.15, and an older release refuses a request that names them. Without a trigger id Flink
 // picks its own, which the caller then follows.
