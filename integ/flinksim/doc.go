@@ -52,7 +52,9 @@
 //
 // JobManager.SetLoad (Fleet.SetLoad per application) gives the jobs submitted from then on the
 // vertices of a Load (load.go), and records arriving at their source's topic at a Rate over time:
-// constant, steps, ramps and waves, added up (load_rates.go). The topic is integrated exactly from
+// constant, steps, ramps and waves, added up (load_rates.go). JobManager.SetInput (Fleet.SetInput)
+// changes that Rate from a moment a test chooses, the topic and the jobs reading it kept, as a load
+// step in production does. The topic is integrated exactly from
 // the clock (load_flow.go): the source reads what arrives, or as fast as the vertex with the least
 // room for its share allows while a backlog waits, only while the job runs with its tasks deployed,
 // so restarts, rescales and resubmissions cost what arrives meanwhile; the backlog outlives jobs

@@ -364,6 +364,44 @@ func (f *Fleet) SetLoad(namespace, app string, l Load) error {
 	return nil
 }
 
+// SetInput changes the input of an app's Load from now on (JobManager.SetInput): its current
+// JobManagers' jobs keep reading their topic, now arriving at the new rate, and so does the next
+// JobManager of a cluster that has none now. A JobManager that starts a new topic later starts it
+// with the new input.
+func (f *Fleet) SetInput(namespace, app string, input Rate) error {
+	if input.err != nil {
+		return fmt.Errorf("input: %w", input.err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key := namespace + "/" + app
+	l, ok := f.loads[key]
+	if !ok || len(l.Vertices) == 0 {
+		return fmt.Errorf("%s has no Load to change the input of", key)
+	}
+	l.Input = input
+	f.loads[key] = l
+	for _, c := range f.clusters {
+		if c.namespace != namespace || c.app != app {
+			continue
+		}
+		if r := c.topic; r != nil {
+			// Nothing reads it meanwhile; what arrived until now arrived at the old rate.
+			if now := f.opts.Clock.Now(); now.After(r.at) {
+				r.integrate(r.at.Sub(r.origin), now.Sub(r.origin), 0)
+				r.at = now
+			}
+			r.spec.input = input
+		}
+		if c.jm != nil {
+			if err := c.jm.SetInput(input); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // startLoad gives a cluster's new JobManager the app's Load: the topic its last JobManager read,
 // or a new one.
 func (f *Fleet) startLoad(c *cluster) {

@@ -2,6 +2,8 @@ package flinksim
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"hash/fnv"
 	"math"
 	"time"
@@ -46,6 +48,24 @@ func (jm *JobManager) SetLoad(l Load) error {
 		jm.load = &loadRun{spec: spec, origin: now, at: now}
 	}
 	jm.advance()
+	return nil
+}
+
+// SetInput changes the rate at which records arrive at the Load's topic from now on, as a step in
+// a production load does: the topic, its backlog and the jobs reading it carry on as they are,
+// where SetLoad starts a new topic that the jobs already running no longer read. Offsets of input
+// still count from when the Load was set. Without a Load there is no input to change.
+func (jm *JobManager) SetInput(input Rate) error {
+	if input.err != nil {
+		return fmt.Errorf("input: %w", input.err)
+	}
+	jm.mu.Lock()
+	defer jm.mu.Unlock()
+	if jm.load == nil {
+		return errors.New("no Load to change the input of")
+	}
+	jm.advance() // what arrived until now arrived at the old rate
+	jm.load.spec.input = input
 	return nil
 }
 

@@ -342,3 +342,76 @@ func TestJobsRecoveredWithHARunTheLoad(t *testing.T) {
 		t.Fatalf("the recovered job does not read the topic: %+v", s)
 	}
 }
+
+// A step of the input set on a running job keeps the topic and its reader: the backlog grows by the
+// excess over what the job takes from the moment of the step, and drains once the input steps back
+// below it, with the same job reading throughout. That is how an autoscaler test steps its load at
+// a moment it chooses, rather than at a fixed offset it must guess.
+func TestAnInputSetOnARunningJobStepsItsTopic(t *testing.T) {
+	h := newHarness(t, Options{})
+	if err := h.jm.SetInput(Constant(100)); err == nil {
+		t.Fatal("an input was set without a Load")
+	}
+	h.setLoad(pipeline(Constant(600)))
+	id := h.runToRunning(map[string]any{"parallelism": 2}) // the map takes 1000/s
+	h.step(10 * time.Second)
+	h.expectBacklog(0)
+	if err := h.jm.SetInput(Constant(math.Inf(1))); err == nil {
+		t.Fatal("an invalid input was taken")
+	}
+	if err := h.jm.SetInput(Constant(1600)); err != nil {
+		t.Fatal(err)
+	}
+	h.step(10 * time.Second)
+	h.expectBacklog(600 * 10)
+	if s := h.loadStatus(); s.Rate != 1600 || s.Throughput != 1000 {
+		t.Fatalf("after the step up: %+v, want 1600/s arriving and 1000/s read", s)
+	}
+	if err := h.jm.SetInput(Constant(400)); err != nil {
+		t.Fatal(err)
+	}
+	h.step(5 * time.Second)
+	h.expectBacklog(600*10 - 600*5)
+	h.step(10 * time.Second)
+	h.expectBacklog(0)
+	if jobs := h.jm.Jobs(); len(jobs) != 1 || jobs[0].ID != id || jobs[0].State != stateRunning {
+		t.Fatalf("jobs %+v, want %s running throughout", jobs, id)
+	}
+}
+
+// A Fleet sets an app's input on the JobManager that runs its jobs, and refuses an app without a
+// Load.
+func TestAFleetStepsAnAppsInput(t *testing.T) {
+	e := newFleetEnv(t)
+	if err := e.f.SetInput(testNS, "app", Constant(100)); err == nil {
+		t.Fatal("an input was set for an app without a Load")
+	}
+	if err := e.f.SetLoad(testNS, "app", pipeline(Constant(100))); err != nil {
+		t.Fatal(err)
+	}
+	e.create(pod("app", "h1", RoleJobManager, "app-h1-jm", "flink:1.20", true))
+	e.create(pod("app", "h1", RoleTaskManager, "app-h1-tm", "flink:1.20", true))
+	e.waitUp("app-h1", 1)
+	if err := e.f.SetInput(testNS, "app", Constant(250)); err != nil {
+		t.Fatal(err)
+	}
+	before, ok := e.f.JobManager(testNS, "app-h1").LoadStatus()
+	if !ok || before.Rate != 250 {
+		t.Fatalf("load status %+v (%v), want 250/s arriving", before, ok)
+	}
+
+	// Set while no JobManager runs, the input changes from that moment in the topic it left.
+	e.delete("app-h1-jm")
+	e.waitDown("app-h1")
+	e.clk.Step(5 * time.Second)
+	if err := e.f.SetInput(testNS, "app", Constant(1000)); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Step(5 * time.Second)
+	e.create(pod("app", "h1", RoleJobManager, "app-h1-jm-b", "flink:1.20", true))
+	e.waitUp("app-h1", 1)
+	after, ok := e.f.JobManager(testNS, "app-h1").LoadStatus()
+	if want := before.Arrived + 250*5 + 1000*5; !ok || after.Rate != 1000 || math.Abs(after.Arrived-want) > 1e-6 {
+		t.Fatalf("after the next JobManager took over: %+v, want 1000/s arriving and %v arrived", after, want)
+	}
+}
