@@ -125,6 +125,18 @@ func applyScaling(rc *Context, cfg autoscaler.Config) Outcome {
 	return stay(0)
 }
 
+// rescalingInPlace tells whether the job is being rescaled in place, by the autoscaler or an
+// in-place parallelism change: the adaptive scheduler rescales through RESTARTING, which is then
+// not a failure. A failure during the rescale still shows, as FAILING or FAILED, or as a target
+// not reached in time.
+func rescalingInPlace(rc *Context) bool {
+	if rc.App == nil {
+		return false
+	}
+	as := rc.App.Status.Autoscaler
+	return rc.App.Status.Phase == v1beta1.PhaseRescaling || as != nil && as.Target != nil && !as.Target.Restart
+}
+
 // reachedTarget tells whether every vertex of the job runs at its target parallelism.
 func reachedTarget(d *client.JobDetails, target map[string]int32) bool {
 	if d.State != client.JobRunning || !jobs.AllTasksRunning(d) {

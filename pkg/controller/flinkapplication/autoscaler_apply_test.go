@@ -79,6 +79,32 @@ func TestTheAutoscalerRescalesTheJobInPlace(t *testing.T) {
 	assert.Empty(t, w.timeline.Overlaps(ns+"/wc"))
 }
 
+// The adaptive scheduler rescales a job through RESTARTING, which is not a failure: the job's
+// health is never Red for it and no Event says it restarts.
+func TestARescaleInPlaceIsNotAFailure(t *testing.T) {
+	w := newWorld(t)
+	w.timings.Cancel = 30 * time.Second // long enough for passes to see the job RESTARTING
+	w.loads["wc"] = bottleneck()
+	w.create(autoscaledApp(v1beta1.AutoscalerApply))
+	running := w.runUntilPhase("wc", v1beta1.PhaseRunning)
+	jm := w.jm(running, running.Status.DeployHash)
+	seen := false
+	w.runUntil("wc", "observed while it rescales", func(a *v1beta1.FlinkApplication) bool {
+		if a.Status.JobStatus.State == v1beta1.JobRestarting {
+			seen = true
+			// Yellow while its tasks are not all running, never Red: a rescale in place is not a failure.
+			assert.NotEqual(t, v1beta1.Red, a.Status.JobStatus.Health)
+		}
+		if js := jm.Jobs(); len(js) == 1 && js[0].State == "RESTARTING" {
+			w.reconcile("wc") // the pass that sees it
+		}
+		return seen && a.Status.Autoscaler != nil && a.Status.Autoscaler.Target == nil
+	})
+	for _, e := range w.events() {
+		assert.NotContains(t, e, "JobRestarting")
+	}
+}
+
 // Before Flink 1.17, which takes no parallelism per vertex at submission, mode Apply recommends
 // without the adaptive scheduler, and says why.
 func TestTheAutoscalerRecommendsWhereItCannotApply(t *testing.T) {

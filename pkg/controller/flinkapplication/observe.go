@@ -43,7 +43,7 @@ func observeLiveJob(rc *Context) {
 		js.RunningTasks += int32(v.Tasks["RUNNING"])
 		js.TotalTasks += v.Parallelism
 	}
-	if job.State == client.JobFailing || job.State == client.JobRestarting {
+	if job.State == client.JobFailing || job.State == client.JobRestarting && !rescalingInPlace(rc) {
 		t := metav1.NewTime(rc.Now)
 		js.LastFailingTime = &t
 	}
