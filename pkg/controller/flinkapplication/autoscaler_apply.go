@@ -47,6 +47,16 @@ func startScaling(rc *Context, d autoscaler.Decision, wayBack, restart bool) Out
 
 // setTarget writes a decision to status.autoscaler as the target in progress, decided for job from.
 func setTarget(rc *Context, d autoscaler.Decision, wayBack, restart bool, from string) {
+	if prev := rc.App.Status.Autoscaler; prev != nil {
+		// A way back is decided from status alone, which names each vertex it showed.
+		for i := range d.Vertices {
+			for _, v := range prev.Vertices {
+				if d.Vertices[i].Name == "" && v.ID == d.Vertices[i].ID {
+					d.Vertices[i].Name = v.Name
+				}
+			}
+		}
+	}
 	st := autoscalerStatus(d)
 	st.Reason = decisionSummary(d)
 	if wayBack {

@@ -140,6 +140,7 @@ func TestAScaledJobThatDoesNotRunInTimeGoesBack(t *testing.T) {
 	require.NotNil(t, got.Status.Autoscaler.HoldUntil, "a cool-down")
 	assert.True(t, got.Status.Autoscaler.HoldUntil.After(w.clock.Now().Add(30*time.Minute)))
 	assert.Equal(t, 3, vertexParallelism(w, got)["Map"], "back at the parallelism that ran stable")
+	assert.Equal(t, "Map", got.Status.Autoscaler.Vertices[1].Name, "vertices are named as Flink names them")
 	assert.Equal(t, running.Status.JobStatus.JobID, got.Status.JobStatus.JobID, "in place, the same job")
 	for i := 0; i < 40; i++ {
 		_, _ = w.reconcile("wc")
