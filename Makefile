@@ -8,7 +8,7 @@ GENERATED := pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd
 UNIT_PKGS = $(shell go list ./... | grep -v -e /integ/e2e -e /integ/lyftcompat -e /integ/portable)
 export FLINKFSM_REQUIRE_CLUSTER ?= 1
 
-.PHONY: release all build generate verify test unit integ integ-external bench bench-soak demo cluster-up cluster-down k8s-binaries helm helm-template clean install-plugin fuzz
+.PHONY: release all build generate verify test unit integ integ-external bench bench-soak bench-autoscaler demo cluster-up cluster-down k8s-binaries helm helm-template clean install-plugin fuzz
 
 all: build
 
@@ -61,7 +61,8 @@ integ-external: helm
 
 test: unit integ
 
-# The benchmark of issue 12 on the local cluster (not part of `make test`): `make bench N=1000`,
+# The benchmark of issue 12 on the local cluster (not part of `make test`; the autoscaler's, which
+# needs no cluster, is `make bench-autoscaler` below): `make bench N=1000`,
 # BENCH_STEADY=3m the steady-state window, BENCH_FLAGS more flags (go run ./integ/cmd/bench -h).
 # Prints a table against the targets and writes JSON. N=1000 takes about 12 minutes on 2 cores,
 # plus what the group with periodic savepoints adds to (c): -savepointing-fraction 0.1 (a tenth of N
@@ -83,6 +84,16 @@ bench: k8s-binaries
 
 bench-soak: k8s-binaries
 	go run ./integ/cmd/bench -soak-only -soak-n $(SOAK_N) -out $(SOAK_OUT) $(BENCH_FLAGS)
+
+# The autoscaler benchmark of issue 28 (not part of `make test`; README, "Autoscaler"): the operator's
+# own passes drive a simulated four-vertex job on a fake clock through a load step (6 h) and a daily
+# wave (24 h), in under a minute and without a cluster. It prints a table per run and writes JSON,
+# with every probe of the job, to AS_BENCH_OUT. AS_BENCH_FLAGS adds flags: -as.scenarios step,
+# -as.variants in-place, -as.hours 3 (only the first hours of each scenario).
+AS_BENCH_OUT ?= bench-results-autoscaler.json
+bench-autoscaler:
+	go test -tags autoscalerbench -run '^TestAutoscalerBenchmark$$' -count=1 -v -timeout 30m ./pkg/controller/flinkapplication \
+		-args -as.out $(abspath $(AS_BENCH_OUT)) -as.commit "$$(git rev-parse --short HEAD)" $(AS_BENCH_FLAGS)
 
 cluster-up:
 	./hack/cluster-up.sh
