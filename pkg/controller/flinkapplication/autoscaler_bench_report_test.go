@@ -85,6 +85,10 @@ type benchResult struct {
 	// ApplySeconds are how long each target took from status to a job running at it.
 	ApplySeconds []float64          `json:"applySeconds"`
 	Phases       []benchPhaseResult `json:"phases"`
+	// MeanUtilization is each vertex's mean busy fraction over the whole run while the job ran,
+	// and SlotHours the slots its widest vertex took (what the TaskManagers cost), integrated.
+	MeanUtilization []float64 `json:"meanUtilization"`
+	SlotHours       float64   `json:"slotHours"`
 	// NotRunningSeconds is the time since the job first ran that it was not RUNNING (restarting
 	// for a rescale, mostly), in JobRestarts restarts.
 	NotRunningSeconds   float64          `json:"notRunningSeconds"`
@@ -171,6 +175,7 @@ func (r *benchRun) result() benchResult {
 	for _, p := range r.sc.Phases {
 		res.Phases = append(res.Phases, r.phase(p))
 	}
+	res.MeanUtilization, res.SlotHours = r.usage()
 	res.Oscillation = r.oscillation(res.Phases)
 	return res
 }
@@ -201,6 +206,28 @@ func (r *benchRun) downtime() (seconds float64, restarts int) {
 		return r.sc.Length.Seconds(), 0
 	}
 	return end.Sub(first).Seconds() - running, restarts
+}
+
+// usage is each vertex's mean busy fraction over the probes that found the job running, and the
+// slot-hours of its widest vertex.
+func (r *benchRun) usage() (util []float64, slotHours float64) {
+	util = make([]float64, len(r.vertexNames))
+	n := 0
+	for _, pt := range r.points {
+		if len(pt.Parallelism) > 0 {
+			slotHours += float64(slices.Max(pt.Parallelism)) * benchProbeEvery.Hours()
+		}
+		if len(pt.Busy) == len(util) {
+			n++
+			for i, b := range pt.Busy {
+				util[i] += b
+			}
+		}
+	}
+	for i := range util {
+		util[i] /= float64(max(n, 1))
+	}
+	return util, slotHours
 }
 
 // phase measures one phase from the probes and the changes within it.
@@ -412,6 +439,12 @@ func printBenchReport(w io.Writer, rep benchReport) {
 		} else {
 			fmt.Fprintf(w, "oscillation: none (%d reversals of direction, none against the rules)\n", len(res.Oscillation.Reversals))
 		}
+		var mean []string
+		for _, u := range res.MeanUtilization {
+			mean = append(mean, fmt.Sprintf("%.0f%%", 100*u))
+		}
+		fmt.Fprintf(w, "busy over the whole run: %s; %.0f slot-hours (the widest vertex's parallelism over time)\n",
+			strings.Join(mean, " "), res.SlotHours)
 		printPhases(w, res)
 		fmt.Fprintln(w, "changes:")
 		for _, c := range res.Changes {
