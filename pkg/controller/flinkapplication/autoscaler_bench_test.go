@@ -440,38 +440,62 @@ func (r *benchRun) notePatch(patch []byte) {
 	}
 }
 
-// probe reads where the topic stands, the job's parallelism and each vertex's busy time.
+// probe reads where the topic stands, the job's parallelism and each vertex's busy time. It asks
+// the application's JobManager, not status, which names no job while a restart submits the next.
 func (r *benchRun) probe() {
-	app := r.w.get(r.name)
-	hash, jobID := liveJob(&app.Status.JobOwnerStatus)
-	jm := r.w.jm(app, hash)
 	p := benchPoint{At: r.offset(r.w.clock.Now())}
+	svc, jm := r.jobManager()
 	if jm == nil {
-		r.points = append(r.points, p)
-		return
+		r.t.Fatalf("no JobManager at %s", benchClock(p.At))
 	}
-	if ls, ok := jm.LoadStatus(); ok {
-		p.Input, p.Throughput, p.Backlog = ls.Rate, ls.Throughput, ls.Backlog
-	}
-	for _, j := range jm.Jobs() {
-		if j.ID != jobID {
-			continue
+	ls, ok := jm.LoadStatus()
+	require.True(r.t, ok, "the JobManager has the load")
+	p.Input, p.Throughput, p.Backlog = ls.Rate, ls.Throughput, ls.Backlog
+	var job *flinksim.JobInfo
+	jobs := jm.Jobs()
+	for i := range jobs {
+		// The newest job that has not ended: the one running, or the one a restart submitted.
+		if j := &jobs[i]; !flinksimEnded(j.State) && (job == nil || j.SubmittedAt.After(job.SubmittedAt)) {
+			job = j
 		}
+	}
+	if job != nil {
 		if r.vertexIDs == nil {
-			r.vertexIDs, r.vertexNames = j.VertexIDs, j.VertexNames
+			r.vertexIDs, r.vertexNames = job.VertexIDs, job.VertexNames
 		}
-		p.Running, p.Parallelism = j.TasksRunning, j.VertexParallelism
+		p.Running, p.Parallelism = job.TasksRunning, job.VertexParallelism
 	}
 	if p.Running {
-		url := r.w.env.FlinkURL(ns, flink.VersionedServiceName(app, hash), 0)
-		for _, vid := range r.vertexIDs {
+		url := r.w.env.FlinkURL(ns, svc, 0)
+		for _, vid := range job.VertexIDs {
 			r.probeCalls++
-			m, err := r.flink.VertexMetrics(context.Background(), url, jobID, vid, []string{client.MetricBusyTime})
+			m, err := r.flink.VertexMetrics(context.Background(), url, job.ID, vid, []string{client.MetricBusyTime})
 			require.NoError(r.t, err)
 			p.Busy = append(p.Busy, m[client.MetricBusyTime].Avg/1000)
 		}
 	}
 	r.points = append(r.points, p)
+}
+
+// jobManager is the application's JobManager (checkOneCluster keeps it to one) and its service.
+func (r *benchRun) jobManager() (string, *flinksim.JobManager) {
+	r.w.mu.Lock()
+	defer r.w.mu.Unlock()
+	for svc, jm := range r.w.jms {
+		if strings.HasPrefix(svc, r.name+"-") {
+			return svc, jm
+		}
+	}
+	return "", nil
+}
+
+// flinksimEnded tells whether a job state is one a job never leaves.
+func flinksimEnded(state string) bool {
+	switch state {
+	case "FINISHED", "CANCELED", "FAILED":
+		return true
+	}
+	return false
 }
 
 // offset is t in seconds from the start of the load.
