@@ -45,7 +45,7 @@ import (
 
 var (
 	benchScenariosFlag = flag.String("as.scenarios", "step,wave", "scenarios to run, comma-separated (step, wave)")
-	benchVariantsFlag  = flag.String("as.variants", "in-place", "how decisions are applied, comma-separated (in-place)")
+	benchVariantsFlag  = flag.String("as.variants", "in-place,restart", "how decisions are applied, comma-separated (in-place, restart)")
 	benchHoursFlag     = flag.Float64("as.hours", 0, "simulate only this many hours of each scenario; 0 runs each whole")
 	benchOutFlag       = flag.String("as.out", "", "write the figures as JSON to this file")
 	benchCommitFlag    = flag.String("as.commit", "", "the commit measured, recorded in the JSON")
@@ -131,6 +131,8 @@ type benchVariant struct {
 var benchVariantList = []benchVariant{
 	{Name: "in-place", About: "the adaptive scheduler rescales the job in place (jobmanager.scheduler: adaptive)",
 		configure: func(a *v1beta1.FlinkApplication) { a.Spec.FlinkConfig[flink.SchedulerKey] = "adaptive" }},
+	{Name: "restart", About: "Flink's default scheduler: the job is stopped per upgradeMode and submitted again with a parallelism per vertex",
+		configure: func(a *v1beta1.FlinkApplication) { delete(a.Spec.FlinkConfig, flink.SchedulerKey) }},
 }
 
 // benchApp is the application: parallelism 4 everywhere to start with, two slots per TaskManager,
