@@ -87,9 +87,10 @@ bench-soak: k8s-binaries
 
 # The autoscaler benchmark of issue 28 (not part of `make test`; README, "Autoscaler"): the operator's
 # own passes drive a simulated four-vertex job on a fake clock through a load step (6 h) and a daily
-# wave (24 h), in under a minute and without a cluster. It prints a table per run and writes JSON,
-# with every probe of the job, to AS_BENCH_OUT. AS_BENCH_FLAGS adds flags: -as.scenarios step,
-# -as.variants in-place, -as.hours 3 (only the first hours of each scenario).
+# wave (24 h), each applied in place and by restart, in about a minute and without a cluster. It
+# prints a table per run and writes JSON, with every probe of the job, to AS_BENCH_OUT.
+# AS_BENCH_FLAGS adds flags: -as.scenarios step, -as.variants in-place, -as.hours 3 (only the first
+# hours of each scenario).
 AS_BENCH_OUT ?= bench-results-autoscaler.json
 bench-autoscaler:
 	go test -tags autoscalerbench -run '^TestAutoscalerBenchmark$$' -count=1 -v -timeout 30m ./pkg/controller/flinkapplication \
