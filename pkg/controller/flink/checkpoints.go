@@ -16,6 +16,53 @@ const (
 	RetainedCheckpointsKey = "state.checkpoints.num-retained"
 )
 
+// RetainedCheckpointsAnnotation on a cluster's JobManager Deployment is the number of completed
+// checkpoints the operator asked Flink to keep (state.checkpoints.num-retained) because the spec set
+// none. The cluster's configuration was rendered when it was created, so what it keeps is read from
+// here, not from how the operator would render it today.
+const RetainedCheckpointsAnnotation = "flink.k8s.io/checkpoints-retained"
+
+// maxRetainedByOperator caps what the operator sets: a checkpoint every second would otherwise keep
+// dozens. A job that checkpoints that often has its checkpoints recorded more often instead.
+const maxRetainedByOperator = 20
+
+// CheckpointsToRetain is how many completed checkpoints Flink must keep so that the newest one
+// survives `span` after the next one is due: ceil(span / interval) + 2, at most 20. It is 0 when
+// the configuration sets state.checkpoints.num-retained itself (the user's count is kept, whatever
+// it costs in status writes), has no periodic checkpoints, or span is 0. Flink's default of one
+// deletes a checkpoint as soon as the next completes, so the operator would have to record every
+// checkpoint the moment it completes; keeping a few more lets it record one a minute instead.
+// With incremental checkpoints the retained ones share most of their files.
+func CheckpointsToRetain(config v1beta1.FlinkConfig, span time.Duration) int {
+	conf, err := config.Strings()
+	if err != nil || span <= 0 {
+		return 0
+	}
+	if _, set := conf[RetainedCheckpointsKey]; set {
+		return 0
+	}
+	interval, err := ParseDuration(conf[CheckpointIntervalKey])
+	if err != nil || interval <= 0 {
+		return 0
+	}
+	return min(int((span+interval-1)/interval)+2, maxRetainedByOperator)
+}
+
+// ClusterCheckpointSurvival is ConfigCheckpointSurvival for a job on a cluster whose JobManager
+// Deployment has these annotations: with the count the operator set there when the configuration
+// sets none.
+func ClusterCheckpointSurvival(config v1beta1.FlinkConfig, annotations map[string]string) (time.Duration, bool) {
+	if n, err := strconv.Atoi(annotations[RetainedCheckpointsAnnotation]); err == nil && n > 0 {
+		if conf, err := config.Strings(); err == nil {
+			if _, set := conf[RetainedCheckpointsKey]; !set {
+				config = *config.DeepCopy()
+				config[RetainedCheckpointsKey] = strconv.Itoa(n)
+			}
+		}
+	}
+	return ConfigCheckpointSurvival(config)
+}
+
 // ConfigCheckpointSurvival is how long a completed checkpoint is sure to stay on storage after it
 // completed: Flink keeps the newest state.checkpoints.num-retained (default 1) and deletes older
 // ones as newer complete, so one survives (num-retained − 1) checkpoint intervals; without periodic

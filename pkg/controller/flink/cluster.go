@@ -2,6 +2,7 @@ package flink
 
 import (
 	"maps"
+	"strconv"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -57,6 +58,9 @@ func (o ClusterOwner) RenderCluster(hash string, version v1beta1.FlinkApplicatio
 			ctr.Env = append([]corev1.EnvVar{{Name: VersionEnv, Value: string(version)}}, ctr.Env...)
 		}
 		*d.out = dep
+	}
+	if n := CheckpointsToRetain(o.Spec.FlinkConfig, o.KeepCheckpointsFor); n > 0 {
+		c.JobManager.Annotations = map[string]string{RetainedCheckpointsAnnotation: strconv.Itoa(n)}
 	}
 	if version != "" {
 		c.VersionService = versionService(&o, hash, version)

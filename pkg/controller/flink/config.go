@@ -43,6 +43,9 @@ func (o ClusterOwner) RenderFlinkConfig(hash string) (jm, tm string, err error) 
 	if _, set := common[CheckpointRetentionKey]; !set {
 		common[CheckpointRetentionKey] = RetainOnCancellation
 	}
+	if n := CheckpointsToRetain(o.Spec.FlinkConfig, o.KeepCheckpointsFor); n > 0 {
+		common[RetainedCheckpointsKey] = strconv.Itoa(n)
+	}
 
 	memory, err := memoryConfig(&o)
 	if err != nil {

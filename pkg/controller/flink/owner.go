@@ -2,6 +2,7 @@ package flink
 
 import (
 	"math"
+	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
@@ -39,6 +40,10 @@ type ClusterOwner struct {
 	Parallelism int32
 	// RestartNonce starts a new cluster when it changes; only the hash reads it.
 	RestartNonce string
+	// KeepCheckpointsFor is how long after the next checkpoint is due a completed one must stay on
+	// storage for the operator's records of it (see CheckpointsToRetain); 0 leaves Flink's retention
+	// as the spec sets it. The operator's configuration decides it, so the hash never reads it.
+	KeepCheckpointsFor time.Duration
 }
 
 // sessionClusterKind is the kind in the owner references of a session cluster's objects. It is

@@ -30,6 +30,10 @@ func createCluster(rc *Context, owner flink.ClusterOwner, hash string) error {
 	if rc.App != nil {
 		version = versionOf(&rc.App.Status, hash)
 	}
+	// A checkpoint the operator records must outlive the look after next at the job's checkpoints
+	// (checkpointRecordWindow), or a job lost with its JobManager would restart from one Flink
+	// deleted meanwhile.
+	owner.KeepCheckpointsFor = rc.Config.CheckpointRecordInterval.Duration + rc.Config.StatusPollInterval.Duration
 	objs, err := owner.RenderCluster(hash, version)
 	if err != nil {
 		return jobs.Permanent("RenderCluster", err)

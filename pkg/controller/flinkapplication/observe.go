@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,7 +49,10 @@ func observeLiveJob(rc *Context) {
 		js.LastFailingTime = &t
 	}
 	// A job that is not simply running is watched closely: its restarts count from its checkpoints.
-	if rc.env.lookDue(rc, "checkpoints", checkpointRecordWindow(rc)) || job.State != client.JobRunning {
+	// So is one whose first checkpoint is not recorded yet: until then a job lost with its
+	// JobManager has only the state it started from.
+	firstDue := js.LastCheckpointPath == "" && checkpointInterval(rc) > 0
+	if rc.env.lookDue(rc, "checkpoints", checkpointRecordWindow(rc)) || job.State != client.JobRunning || firstDue {
 		observeCheckpoints(rc, v.Ref)
 	}
 	health, why := judgeHealth(js, rc.Now, checkpointsDue(rc))
@@ -74,7 +78,7 @@ func observeCheckpoints(rc *Context, ref jobs.Ref) {
 			restarts--
 		}
 		js.JobRestartCount = int32(restarts)
-		if c := cp.Latest.Completed; c != nil && c.ExternalPath != "" && checkpointRecordDue(rc, js, c.TriggerTimestamp) {
+		if c := cp.Latest.Completed; c != nil && c.ExternalPath != "" && checkpointRecordDue(js, c.ExternalPath, c.TriggerTimestamp) {
 			// Recorded in the ledger as the job's checkpoint, which jobStatus.lastCheckpoint shows.
 			rc.ledger().Record(v1beta1.StateCheckpoint, ref.ID, liveCluster(rc.Job), c.ExternalPath, time.UnixMilli(c.TriggerTimestamp))
 			js.LastCheckpointPath, js.LastCheckpointTime = c.ExternalPath, msTime(c.TriggerTimestamp)
@@ -146,12 +150,8 @@ func judgeHealth(js *v1beta1.FlinkJobStatus, now time.Time, checkpointsDue time.
 // checkpointsDue is how old the recorded checkpoint may get before the job counts as not
 // checkpointing: the record interval plus three checkpoint intervals; zero without checkpointing.
 func checkpointsDue(rc *Context) time.Duration {
-	conf, err := rc.Settings.FlinkConfig.Strings()
-	if err != nil {
-		return 0
-	}
-	interval, err := flink.ParseDuration(conf[flink.CheckpointIntervalKey])
-	if err != nil || interval <= 0 {
+	interval := checkpointInterval(rc)
+	if interval <= 0 {
 		return 0
 	}
 	return checkpointRecordWindow(rc) + 3*interval
@@ -165,27 +165,54 @@ func msTime(ms int64) *metav1.Time {
 	return &t
 }
 
-// checkpointRecordDue tells whether a completed checkpoint (its trigger time in ms) is to be recorded
-// in status with the checkpoint counters: the first one a job completes, and then one at least
-// checkpointRecordInterval newer than the one recorded. Writing every checkpoint would write status
-// at every poll of every checkpointing job. The recorded checkpoint is what a job lost with its
-// JobManager restarts from, so it is replaced before Flink may delete it: sooner when Flink retains
-// too few checkpoints to keep it for the interval (with the default of one, at every checkpoint).
-func checkpointRecordDue(rc *Context, js *v1beta1.FlinkJobStatus, triggered int64) bool {
+// checkpointRecordDue tells whether a completed checkpoint (its path, and its trigger time in ms)
+// is to be recorded in status with the checkpoint counters: one newer than the recorded one, when
+// the job's checkpoints are looked at, which is every checkpointRecordWindow. Writing every
+// checkpoint would write status at every poll of every checkpointing job.
+func checkpointRecordDue(js *v1beta1.FlinkJobStatus, path string, triggered int64) bool {
 	if js.LastCheckpointTime == nil || js.LastCheckpointPath == "" {
 		return true
 	}
-	return time.UnixMilli(triggered).Sub(js.LastCheckpointTime.Time) >= checkpointRecordWindow(rc)
+	// Status keeps whole seconds: a checkpoint of the recorded second is newer only by its path.
+	return path != js.LastCheckpointPath && !time.UnixMilli(triggered).Before(js.LastCheckpointTime.Time)
 }
 
-// checkpointRecordWindow is how much newer a checkpoint must be than the recorded one to be
-// recorded, and so how often a running job's checkpoints are looked at.
+// checkpointRecordWindow is how often a running job's checkpoints are looked at, and so how often
+// the newest is recorded: checkpointRecordInterval, or sooner when Flink keeps too few checkpoints
+// for the recorded one to outlive the next look. The recorded checkpoint was the newest completed
+// when it was recorded, up to a checkpoint interval old, and the next look comes up to a status
+// poll late; Flink keeps it for (num-retained − 1) checkpoint intervals. So the window is that
+// survival less an interval and a poll: with Flink's default of one retained, every poll. When the
+// spec sets no retention the operator's clusters keep enough (flink.CheckpointsToRetain) for the
+// full interval, and the JobManager Deployment says how many.
 func checkpointRecordWindow(rc *Context) time.Duration {
 	window := rc.Config.CheckpointRecordInterval.Duration
-	if survives, ok := flink.ConfigCheckpointSurvival(rc.Settings.FlinkConfig); !ok || survives < window {
-		window = survives
+	var annotations map[string]string
+	if c := rc.Clusters[liveCluster(rc.Job)]; c != nil && c.JobManager != nil {
+		annotations = c.JobManager.Annotations
 	}
-	return window
+	survives, ok := flink.ClusterCheckpointSurvival(rc.Settings.FlinkConfig, annotations)
+	if !ok {
+		return 0
+	}
+	if survives == math.MaxInt64 {
+		return window
+	}
+	interval := checkpointInterval(rc)
+	return max(0, min(window, survives-interval-rc.Config.StatusPollInterval.Duration))
+}
+
+// checkpointInterval is the job's checkpoint interval from its configuration; 0 when unset.
+func checkpointInterval(rc *Context) time.Duration {
+	conf, err := rc.Settings.FlinkConfig.Strings()
+	if err != nil {
+		return 0
+	}
+	interval, err := flink.ParseDuration(conf[flink.CheckpointIntervalKey])
+	if err != nil {
+		return 0
+	}
+	return interval
 }
 
 // observe takes the pass's view of Flink before any decision: the jobs of both deployment records
