@@ -35,6 +35,9 @@ type Controller struct {
 	workers   int
 	// jobIndexes are the FlinkSessionJob indexers by watched namespace ("" for all).
 	jobIndexes map[string]cache.Indexer
+	// ownIndexes are the caches of the kinds the machine runs, by watched namespace and kind: what
+	// is in the operator's shard (shard.go).
+	ownIndexes map[string]map[string]cache.Indexer
 	// due is when each queued key was due, to tell how long it waited for a worker.
 	due dueTimes
 }
@@ -53,6 +56,7 @@ func NewController(env *Environment) *Controller {
 			workqueue.TypedRateLimitingQueueConfig[queueKey]{Name: "flinkapplications"}),
 		workers:    env.Config.Workers,
 		jobIndexes: map[string]cache.Indexer{},
+		ownIndexes: map[string]map[string]cache.Indexer{},
 	}
 	c.health = &health{clock: env.Clock, stallAfter: env.Config.StallTimeout.Duration, queue: c.queue}
 	c.health.moved()
@@ -157,12 +161,17 @@ func appLabelIndex(obj interface{}) ([]string, error) {
 
 func (c *Controller) watch(ns string, kubeInf, haInf kubeinformers.SharedInformerFactory, skip skipFunc) *namespaceListers {
 	byNamespace := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
-	apps := applicationResource.informer(c.env.Apps, ns, byNamespace, skip)
-	sessionClusters := sessionClusterResource.informer(c.env.Apps, ns, byNamespace, skip)
-	sessionJobs := sessionJobResource.informer(c.env.Apps, ns,
+	// The kinds the machine runs are cached as far as the shard selects them; FlinkSnapshots all,
+	// as a snapshot is in the shard of its owner, whatever its own labels (shard.go).
+	shard := c.env.shardSelector()
+	apps := applicationResource.informer(c.env.Apps, ns, shard, byNamespace, skip)
+	sessionClusters := sessionClusterResource.informer(c.env.Apps, ns, shard, byNamespace, skip)
+	sessionJobs := sessionJobResource.informer(c.env.Apps, ns, shard,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, clusterIndex: sessionJobCluster}, skip)
-	snapshots := snapshotResource.informer(c.env.Apps, ns, cache.Indexers{snapshotOwnerIndex: snapshotOwnerOf}, skip)
+	snapshots := snapshotResource.informer(c.env.Apps, ns, "", cache.Indexers{snapshotOwnerIndex: snapshotOwnerOf}, skip)
 	c.informers = append(c.informers, apps, sessionClusters, sessionJobs, snapshots)
+	c.ownIndexes[ns] = map[string]cache.Indexer{applicationKindName: apps.GetIndexer(),
+		sessionClusterKindName: sessionClusters.GetIndexer(), sessionJobKindName: sessionJobs.GetIndexer()}
 	for _, inf := range []cache.SharedIndexInformer{apps, sessionClusters, sessionJobs, snapshots} {
 		_ = inf.SetTransform(dropManagedFields)
 	}
@@ -229,7 +238,7 @@ func (c *Controller) watch(ns string, kubeInf, haInf kubeinformers.SharedInforme
 			// A job that stopped decoding leaves the cache with its metadata only; its cluster
 			// learns of it at its next poll.
 			if j.Spec.ClusterName != "" {
-				c.add(queueKey{sessionClusterKindName, cache.ObjectName{Namespace: j.Namespace, Name: j.Spec.ClusterName}})
+				c.addOwn(queueKey{sessionClusterKindName, cache.ObjectName{Namespace: j.Namespace, Name: j.Spec.ClusterName}})
 			}
 		}
 	}))
@@ -292,7 +301,7 @@ func objectName(obj interface{}) (cache.ObjectName, bool) {
 // only its jobs need to look.
 func (c *Controller) enqueueSessionCluster(name cache.ObjectName, itself bool) {
 	if itself {
-		c.add(queueKey{sessionClusterKindName, name})
+		c.addOwn(queueKey{sessionClusterKindName, name})
 	}
 	index := c.jobIndexes[name.Namespace]
 	if index == nil {
@@ -323,7 +332,7 @@ func (c *Controller) enqueueOwner(obj interface{}) {
 		name := cache.ObjectName{Namespace: m.GetNamespace(), Name: ref.Name}
 		switch ref.Kind {
 		case applicationKindName:
-			c.add(queueKey{applicationKindName, name})
+			c.addOwn(queueKey{applicationKindName, name})
 		case sessionClusterKindName:
 			c.enqueueSessionCluster(name, true)
 		}
@@ -333,7 +342,7 @@ func (c *Controller) enqueueOwner(obj interface{}) {
 		// The label names the application or session cluster; both are woken, one of them is gone at once.
 		if app := m.GetLabels()[k8.AppLabel]; app != "" {
 			name := cache.ObjectName{Namespace: m.GetNamespace(), Name: app}
-			c.add(queueKey{applicationKindName, name})
+			c.addOwn(queueKey{applicationKindName, name})
 			c.enqueueSessionCluster(name, true)
 		}
 	}
@@ -345,8 +354,8 @@ func (c *Controller) enqueueSnapshotOwner(obj interface{}) {
 		obj = tomb.Obj
 	}
 	if s, ok := obj.(*v1beta1.FlinkSnapshot); ok && (s.Spec.Owner.Kind == applicationKindName || s.Spec.Owner.Kind == sessionJobKindName) {
-		c.add(queueKey{s.Spec.Owner.Kind, cache.ObjectName{Namespace: s.Namespace, Name: s.Spec.Owner.Name}})
-		if s.DeletionTimestamp != nil {
+		c.addOwn(queueKey{s.Spec.Owner.Kind, cache.ObjectName{Namespace: s.Namespace, Name: s.Spec.Owner.Name}})
+		if s.DeletionTimestamp != nil && c.env.inShard(s) {
 			c.add(queueKey{snapshotKindName, cache.ObjectName{Namespace: s.Namespace, Name: s.Name}})
 		}
 	}
@@ -390,7 +399,7 @@ func (c *Controller) enqueueHAOwner(obj interface{}) {
 	}
 	if owner, _, ok := flink.HAConfigMapCluster(m); ok {
 		name := cache.ObjectName{Namespace: m.GetNamespace(), Name: owner}
-		c.add(queueKey{applicationKindName, name})
+		c.addOwn(queueKey{applicationKindName, name})
 		c.enqueueSessionCluster(name, true)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
@@ -32,6 +33,10 @@ type Environment struct {
 	Clock    clock.Clock
 	Recorder record.EventRecorder
 	Config   *config.Config
+	// Shard selects, by their labels, the FlinkApplications, FlinkSessionClusters and
+	// FlinkSessionJobs of the watched namespaces that this operator owns; nil for all of them
+	// (config shardSelector, shard.go).
+	Shard    labels.Selector
 	Observer Observer
 	// Sessions reads FlinkSessionClusters and FlinkSessionJobs; nil when the operator runs none.
 	Sessions SessionObserver
@@ -70,6 +75,8 @@ type Environment struct {
 
 	// namespaces keeps the Namespaces the pod policy was last read from.
 	namespaces namespaceCache
+	// otherShards keeps what the other shards restore from, for retention (shard.go).
+	otherShards otherShardReads
 
 	// deadlines holds when each object's current phase gives up, for the metric that alerts on an
 	// object stuck past it.

@@ -37,50 +37,53 @@ type ownResource struct {
 	newObject func() runtime.Object
 	newList   func() runtime.Object
 	// typed is the generated informer, for clientsets without a REST client (the fakes of unit tests).
-	typed func(c versioned.Interface, namespace string, indexers cache.Indexers) cache.SharedIndexInformer
+	typed func(c versioned.Interface, namespace string, indexers cache.Indexers, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer
 }
 
 var (
 	applicationResource = ownResource{applicationKindName, "flinkapplications",
 		func() runtime.Object { return &v1beta1.FlinkApplication{} },
 		func() runtime.Object { return &v1beta1.FlinkApplicationList{} },
-		func(c versioned.Interface, ns string, ix cache.Indexers) cache.SharedIndexInformer {
-			return appinformers.NewFlinkApplicationInformer(c, ns, 0, ix)
+		func(c versioned.Interface, ns string, ix cache.Indexers, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
+			return appinformers.NewFilteredFlinkApplicationInformer(c, ns, 0, ix, tweak)
 		}}
 	sessionClusterResource = ownResource{sessionClusterKindName, "flinksessionclusters",
 		func() runtime.Object { return &v1beta1.FlinkSessionCluster{} },
 		func() runtime.Object { return &v1beta1.FlinkSessionClusterList{} },
-		func(c versioned.Interface, ns string, ix cache.Indexers) cache.SharedIndexInformer {
-			return appinformers.NewFlinkSessionClusterInformer(c, ns, 0, ix)
+		func(c versioned.Interface, ns string, ix cache.Indexers, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
+			return appinformers.NewFilteredFlinkSessionClusterInformer(c, ns, 0, ix, tweak)
 		}}
 	snapshotResource = ownResource{snapshotKindName, "flinksnapshots",
 		func() runtime.Object { return &v1beta1.FlinkSnapshot{} },
 		func() runtime.Object { return &v1beta1.FlinkSnapshotList{} },
-		func(c versioned.Interface, ns string, ix cache.Indexers) cache.SharedIndexInformer {
-			return appinformers.NewFlinkSnapshotInformer(c, ns, 0, ix)
+		func(c versioned.Interface, ns string, ix cache.Indexers, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
+			return appinformers.NewFilteredFlinkSnapshotInformer(c, ns, 0, ix, tweak)
 		}}
 	sessionJobResource = ownResource{sessionJobKindName, "flinksessionjobs",
 		func() runtime.Object { return &v1beta1.FlinkSessionJob{} },
 		func() runtime.Object { return &v1beta1.FlinkSessionJobList{} },
-		func(c versioned.Interface, ns string, ix cache.Indexers) cache.SharedIndexInformer {
-			return appinformers.NewFlinkSessionJobInformer(c, ns, 0, ix)
+		func(c versioned.Interface, ns string, ix cache.Indexers, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
+			return appinformers.NewFilteredFlinkSessionJobInformer(c, ns, 0, ix, tweak)
 		}}
 )
 
 // skipFunc reports an object left out because it does not decode.
 type skipFunc func(kind string, object *metav1.PartialObjectMetadata, err error)
 
-// informer is the kind's informer in namespace ("" for all), decoding item by item.
-func (k ownResource) informer(c versioned.Interface, namespace string, indexers cache.Indexers, skip skipFunc) cache.SharedIndexInformer {
+// informer is the kind's informer in namespace ("" for all), decoding item by item. With a label
+// selector it lists and watches only the objects the selector selects (the operator's shard): the
+// API server leaves the others out, and sends an object that stops matching as deleted.
+func (k ownResource) informer(c versioned.Interface, namespace, selector string, indexers cache.Indexers, skip skipFunc) cache.SharedIndexInformer {
 	rc := c.FlinkV1beta1().RESTClient()
 	if r, isREST := rc.(*rest.RESTClient); rc == nil || isREST && r == nil {
-		return k.typed(c, namespace, indexers)
+		return k.typed(c, namespace, indexers, func(o *metav1.ListOptions) { o.LabelSelector = selector })
 	}
-	return cache.NewSharedIndexInformer(k.listWatch(rc, namespace, skip), k.newObject(), 0, indexers)
+	return cache.NewSharedIndexInformer(k.listWatch(rc, namespace, selector, skip), k.newObject(), 0, indexers)
 }
 
-func (k ownResource) listWatch(rc rest.Interface, namespace string, skip skipFunc) *cache.ListWatch {
+func (k ownResource) listWatch(rc rest.Interface, namespace, selector string, skip skipFunc) *cache.ListWatch {
 	request := func(opts *metav1.ListOptions) *rest.Request {
+		opts.LabelSelector = selector
 		return rc.Get().NamespaceIfScoped(namespace, namespace != "").Resource(k.resource).
 			VersionedParams(opts, appscheme.ParameterCodec)
 	}

@@ -45,6 +45,8 @@ type fakeAPIServer struct {
 	events  []map[string]interface{}
 	mu      sync.Mutex
 	watches int
+	// selectors are the label selectors of the requests, in order.
+	selectors []string
 }
 
 func (s *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -52,6 +54,9 @@ func (s *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	s.mu.Lock()
+	s.selectors = append(s.selectors, r.URL.Query().Get("labelSelector"))
+	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	if r.URL.Query().Get("watch") != "true" {
 		_ = json.NewEncoder(w).Encode(map[string]interface{}{"apiVersion": "flink.k8s.io/v1beta1", "kind": "FlinkApplicationList",
@@ -104,7 +109,7 @@ func TestInformerSkipsObjectsThatDoNotDecode(t *testing.T) {
 	skipped := &undecodableReporter{recorder: recorder}
 	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
 
-	inf := applicationResource.informer(c, ns, indexers, skipped.report)
+	inf := applicationResource.informer(c, ns, "", indexers, skipped.report)
 	go inf.RunWithContext(ctx)
 	syncCtx, syncCancel := context.WithTimeout(ctx, 5*time.Second)
 	defer syncCancel()
@@ -139,7 +144,7 @@ func TestInformerSkipsObjectsThatDoNotDecode(t *testing.T) {
 	}
 
 	// A relist meets the poison object again; it is reported once per version.
-	lw := applicationResource.listWatch(c.FlinkV1beta1().RESTClient(), ns, skipped.report)
+	lw := applicationResource.listWatch(c.FlinkV1beta1().RESTClient(), ns, "", skipped.report)
 	list, err := lw.ListWithContext(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	items, err := meta.ExtractList(list)
@@ -159,4 +164,26 @@ func TestInformerSkipsObjectsThatDoNotDecode(t *testing.T) {
 	typedCtx, typedCancel := context.WithTimeout(ctx, time.Second)
 	defer typedCancel()
 	assert.False(t, cache.WaitForCacheSync(typedCtx.Done(), typed.HasSynced), "the typed informer syncs")
+}
+
+// A shard's informer asks the API server for the shard's objects only, in its list and its watch.
+func TestInformerListsAndWatchesTheShardOnly(t *testing.T) {
+	api := &fakeAPIServer{list: []map[string]interface{}{apiObject("a", "5", false)}}
+	c := clientFor(t, api)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	inf := applicationResource.informer(c, ns, "flinkfsm.io/shard=a", cache.Indexers{}, (&undecodableReporter{}).report)
+	go inf.RunWithContext(ctx)
+	require.True(t, cache.WaitForCacheSync(ctx.Done(), inf.HasSynced))
+	require.Eventually(t, func() bool {
+		api.mu.Lock()
+		defer api.mu.Unlock()
+		return api.watches > 0
+	}, 5*time.Second, 10*time.Millisecond)
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	require.GreaterOrEqual(t, len(api.selectors), 2)
+	for _, sel := range api.selectors {
+		assert.Equal(t, "flinkfsm.io/shard=a", sel)
+	}
 }

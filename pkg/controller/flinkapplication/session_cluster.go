@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -135,7 +136,7 @@ func watchSessionCluster(rc *Context) Outcome {
 // with the phase each is in.
 func jobsOnCluster(rc *Context, hash string) []string {
 	var out []string
-	for _, j := range rc.session.Jobs {
+	for _, j := range append(slices.Clone(rc.session.Jobs), rc.session.OtherShardJobs...) {
 		for _, r := range []*v1beta1.DeploymentRecord{j.Status.Deployments.Stable, j.Status.Deployments.Candidate} {
 			if r != nil && r.ClusterHash == hash && r.JobID != "" {
 				out = append(out, fmt.Sprintf("%s (%s)", j.Name, j.Status.Phase))
@@ -160,9 +161,16 @@ func handleSessionClusterDeleting(rc *Context) Outcome {
 		names = append(names, j.Name)
 	}
 	sort.Strings(names)
-	if len(names) > 0 {
+	if len(names) > 0 || len(rc.session.OtherShardJobs) > 0 {
 		msg := fmt.Sprintf("deletion waits for the FlinkSessionJobs on this cluster: %s; delete them first (each stops its job per its deleteMode)",
 			strings.Join(names, ", "))
+		if others := rc.session.OtherShardJobs; len(others) > 0 {
+			msg = fmt.Sprintf("deletion waits for FlinkSessionJobs of another shard that name this cluster: %s; their operator holds them "+
+				"until they are relabelled into this cluster's shard, where they can be deleted", jobNames(others))
+			if len(names) > 0 {
+				msg += fmt.Sprintf("; and for those of this shard: %s, to be deleted (each stops its job per its deleteMode)", strings.Join(names, ", "))
+			}
+		}
 		if m.Reason == msg {
 			return stay(0)
 		}

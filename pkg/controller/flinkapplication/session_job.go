@@ -29,6 +29,9 @@ type sessionState struct {
 	Job *v1beta1.FlinkSessionJob
 	// Jobs are the FlinkSessionJobs that name the cluster being reconciled.
 	Jobs []*v1beta1.FlinkSessionJob
+	// OtherShardJobs are the FlinkSessionJobs of other shards that name the cluster, read only
+	// when the cluster is about to remove a Flink cluster or its finalizer (shard.go).
+	OtherShardJobs []*v1beta1.FlinkSessionJob
 }
 
 // handleSessionJobNew starts a new session job: on its cluster when that runs, from

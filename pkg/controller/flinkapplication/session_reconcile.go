@@ -35,6 +35,13 @@ func (e *Environment) ReconcileSessionJob(ctx context.Context, namespace, name s
 	if e.staleCache(sessionJobKindName, job) {
 		return staleCacheRetry, nil
 	}
+	if cluster == nil && e.Shard != nil && job.Spec.ClusterName != "" {
+		// Not in the cache may be in another shard: then the job is held, not left to think its
+		// cluster gone (shard.go).
+		if after, held, err := e.holdForOtherShard(ctx, job); held || err != nil {
+			return after, err
+		}
+	}
 	// Without its FlinkSessionCluster the job has no cluster to run on; the owner still names
 	// where its clusters would be.
 	owner := flink.ClusterOwner{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: job.Spec.ClusterName}}
@@ -88,11 +95,18 @@ func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, na
 	if err != nil {
 		return 0, err
 	}
+	var others []*v1beta1.FlinkSessionJob
+	if e.Shard != nil && (cluster.DeletionTimestamp != nil || len(clusters) > 1) {
+		// Before a Flink cluster or the finalizer goes: jobs of other shards may still name it.
+		if others, err = e.otherShardJobsOf(ctx, namespace, name); err != nil {
+			return 0, err
+		}
+	}
 	working.Status.Jobs = sessionJobRefs(jobs)
 	rc := &Context{
 		Context: ctx, Config: e.Config, Now: e.Clock.Now(), Hash: flink.SessionClusterHash(cluster),
 		Clusters: clusters, HAConfigMaps: ha, ClusterOwner: owner, env: e, kind: sessionClusterKind,
-		session: &sessionState{ClusterName: name, Cluster: cluster, Jobs: jobs},
+		session: &sessionState{ClusterName: name, Cluster: cluster, Jobs: jobs, OtherShardJobs: others},
 	}
 	rc.bind(sessionClusterSubject{working}, sessionClusterSubject{cluster})
 	return e.runPass(rc, summarizeSessionCluster)

@@ -100,6 +100,11 @@ func mirrored(e *v1beta1.StateEntry) bool {
 // attempt, and writes its status.
 func createSnapshotObject(rc *Context, e *v1beta1.StateEntry) (string, error) {
 	snap := snapshotObject(rc.kind.name, rc.Meta, e)
+	for k, v := range shardLabels(rc.env.Shard, rc.Meta.Labels) {
+		if _, ours := snap.Labels[k]; !ours {
+			snap.Labels[k] = v
+		}
+	}
 	if ret := rc.Settings.SavepointRetention; ret != nil && ret.DisposeOlder && !ledger.IsCheckpoint(e.Purpose) && e.Path != "" {
 		// Retention lets it go by deleting it; its storage goes with it.
 		snap.Spec.DisposeOnDelete = true

@@ -42,6 +42,12 @@ func (e *Environment) reconcileOrphanedSnapshot(ctx context.Context, namespace, 
 		// The owner's pass answers it, or the owner cannot be read now and a later event brings it back.
 		return untilChanged, nil
 	}
+	if e.Shard != nil {
+		// Not in this shard's cache: the owner may be in another shard, whose operator answers.
+		if elsewhere, err := e.ownerInOtherShard(ctx, namespace, owner.Kind, owner.Name); err != nil || elsewhere {
+			return untilChanged, err
+		}
+	}
 	why := fmt.Sprintf("%s %s does not exist, so no JobManager of it can dispose of %s through Flink; remove finalizer %s to "+
 		"delete this FlinkSnapshot without disposing of its storage", owner.Kind, owner.Name, s.Status.Path, DisposeFinalizer)
 	if s.Status.Error == why {

@@ -30,7 +30,12 @@ func retainSnapshots(rc *Context) {
 	if len(gone) == 0 {
 		return
 	}
-	usedElsewhere := restoredByOthers(rc)
+	usedElsewhere, err := restoredByOthers(rc)
+	if err != nil {
+		// Not knowing what other shards restore from, nothing is retired: the next pass tries again.
+		klog.FromContext(rc).Error(err, "reading what other shards restore from; no FlinkSnapshot is retired this pass")
+		return
+	}
 	deleted := 0
 	for _, s := range gone {
 		if usedElsewhere[s.Status.Path] || usedElsewhere[snapshotRef(s.Name)] || deleted == retentionPerPass {
@@ -102,43 +107,75 @@ func snapshotTime(s *v1beta1.FlinkSnapshot) time.Time {
 // restoredByOthers are the states other applications and session jobs of the namespace run from
 // or will start from, by path, those they were redeployed from within the owner's retention window
 // (their ledger's Redeploy entries), and the FlinkSnapshots their specs name (snapshotRef): a
-// snapshot moved between applications is not retired under them.
-func restoredByOthers(rc *Context) map[string]bool {
+// snapshot moved between applications is not retired under them. Those of other shards are not in
+// this operator's caches and are read live (otherShardRestores).
+func restoredByOthers(rc *Context) (map[string]bool, error) {
 	_, window := retention(rc)
-	out := map[string]bool{}
-	add := func(kind, name, named string, st *v1beta1.JobOwnerStatus) {
-		if kind == rc.kind.name && name == rc.Meta.Name {
-			return
-		}
-		if named != "" {
-			out[snapshotRef(named)] = true
-		}
-		out[st.JobStatus.RestorePath], out[st.Deployments.NextRestorePath] = true, true
-		for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
-			if r != nil {
-				out[r.RestorePath] = true
-			}
-		}
-		for _, e := range st.Ledger {
-			if e.Purpose == v1beta1.SavepointRedeploy && e.Time != nil && (window == 0 || rc.Now.Sub(e.Time.Time) <= window) {
-				out[e.Path] = true
-			}
-		}
-	}
+	var refs []restoreRefs
 	if apps, err := rc.env.Observer.ApplicationsIn(rc.Meta.Namespace); err == nil {
 		for _, a := range apps {
-			add(applicationKindName, a.Name, a.Spec.RestoreSnapshot, &a.Status.JobOwnerStatus)
+			refs = append(refs, refsOf(applicationKindName, a.Name, a.Spec.RestoreSnapshot, &a.Status.JobOwnerStatus))
 		}
 	}
 	if rc.env.Sessions != nil {
 		if jobs, err := rc.env.Sessions.SessionJobsIn(rc.Meta.Namespace); err == nil {
 			for _, j := range jobs {
-				add(sessionJobKindName, j.Name, j.Spec.Job.RestoreSnapshot, &j.Status.JobOwnerStatus)
+				refs = append(refs, refsOf(sessionJobKindName, j.Name, j.Spec.Job.RestoreSnapshot, &j.Status.JobOwnerStatus))
+			}
+		}
+	}
+	if rc.env.Shard != nil {
+		others, err := rc.env.otherShardRestores(rc, rc.Meta.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		refs = append(refs, others...)
+	}
+	out := map[string]bool{}
+	for _, r := range refs {
+		if r.kind == rc.kind.name && r.name == rc.Meta.Name {
+			continue
+		}
+		if r.named != "" {
+			out[snapshotRef(r.named)] = true
+		}
+		for _, p := range r.paths {
+			out[p] = true
+		}
+		for _, e := range r.redeploys {
+			if window == 0 || rc.Now.Sub(e.Time.Time) <= window {
+				out[e.Path] = true
 			}
 		}
 	}
 	delete(out, "")
-	return out
+	return out, nil
+}
+
+// restoreRefs is what one application or session job restores from, as restoredByOthers reads it.
+type restoreRefs struct {
+	kind, name string
+	// named is the FlinkSnapshot its spec names.
+	named string
+	// paths are the states it runs from or will start from.
+	paths []string
+	// redeploys are its ledger's Redeploy entries, with their path and time only.
+	redeploys []v1beta1.StateEntry
+}
+
+func refsOf(kind, name, named string, st *v1beta1.JobOwnerStatus) restoreRefs {
+	r := restoreRefs{kind: kind, name: name, named: named, paths: []string{st.JobStatus.RestorePath, st.Deployments.NextRestorePath}}
+	for _, d := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
+		if d != nil {
+			r.paths = append(r.paths, d.RestorePath)
+		}
+	}
+	for _, e := range st.Ledger {
+		if e.Purpose == v1beta1.SavepointRedeploy && e.Time != nil {
+			r.redeploys = append(r.redeploys, v1beta1.StateEntry{Path: e.Path, Time: e.Time})
+		}
+	}
+	return r
 }
 
 // snapshotRef keys a FlinkSnapshot by name among paths, which always hold "/" or ":".

@@ -1,0 +1,273 @@
+package flinkapplication
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// Shards (docs/operations.md, "Running several operator instances"). An operator with a shard
+// selector owns, in the namespaces it watches, the FlinkApplications, FlinkSessionClusters and
+// FlinkSessionJobs that the selector selects, and nothing else:
+//
+//   - Their informers list and watch only those (itemwise.go), so the operator never caches,
+//     reconciles or writes another. An object relabelled out of the shard reaches the informer as
+//     deleted; its pass finds it gone and forgets what it remembered of it, deleting nothing (only
+//     a deletionTimestamp starts the Deleting phase, and the finalizer stays for the new owner).
+//     The instance it moved to sees it added and takes it over through the normal first pass,
+//     which observes the cluster and the job before it does anything.
+//   - A FlinkSnapshot is in the shard of its owner, whatever its own labels: FlinkSnapshots are
+//     cached whole, and only those whose owner is in the shard wake anything. The operator puts its
+//     owner's values of the selector's labels on the FlinkSnapshots it creates, so that one that
+//     outlives its owner is still some shard's.
+//   - Deployments, Services, pods, ConfigMaps and Ingresses are cached by the operator's labels,
+//     whatever their owner's shard: only those of an owner in the shard wake it.
+//   - A FlinkSessionJob and its FlinkSessionCluster must be in one shard. A job whose cluster is
+//     in another is held: the pass says so in its Ready condition and an Event and does nothing
+//     else, its deletion included, until one of them is relabelled (holdForOtherShard). A cluster
+//     reads, before it removes a Flink cluster or its finalizer, the jobs of other shards that
+//     name it, so that it never removes what such a job still runs on.
+//   - Retention reads the restore paths of the other shards' applications and session jobs before
+//     it deletes a FlinkSnapshot (otherShardRestores), so that it never retires what another shard
+//     restores from.
+
+// shardSelector is the shard's label selector as list options carry it; "" for all.
+func (e *Environment) shardSelector() string {
+	if e.Shard == nil {
+		return ""
+	}
+	return e.Shard.String()
+}
+
+// inShard tells whether the shard selects an object by its labels; true when the operator owns all.
+func (e *Environment) inShard(m metav1.Object) bool {
+	return e.Shard == nil || e.Shard.Matches(labels.Set(m.GetLabels()))
+}
+
+// describeShard names the shard in messages.
+func (e *Environment) describeShard() string {
+	return fmt.Sprintf("this operator's shard (shardSelector %q)", e.shardSelector())
+}
+
+// addOwn queues an object of a kind the machine runs, woken by another object (its child, its
+// FlinkSnapshot, one of its session jobs), only while it is in the shard: the caches hold exactly
+// the shard's objects. An operator that owns everything queues it regardless, as it always did.
+func (c *Controller) addOwn(key queueKey) {
+	if c.env.Shard != nil && !c.cached(key) {
+		return
+	}
+	c.add(key)
+}
+
+// cached tells whether the object is in the informer cache of its kind.
+func (c *Controller) cached(key queueKey) bool {
+	byKind := c.ownIndexes[key.Namespace]
+	if byKind == nil {
+		byKind = c.ownIndexes[metav1.NamespaceAll]
+	}
+	index := byKind[key.Kind]
+	if index == nil {
+		return false
+	}
+	_, exists, err := index.GetByKey(key.ObjectName.String())
+	return err == nil && exists
+}
+
+// shardLabels are the owner's values of the labels the shard selector reads, for a FlinkSnapshot
+// it creates: a snapshot that outlives its owner then stays in the shard its owner was in.
+func shardLabels(shard labels.Selector, owner map[string]string) map[string]string {
+	if shard == nil {
+		return nil
+	}
+	reqs, _ := shard.Requirements()
+	out := map[string]string{}
+	for _, r := range reqs {
+		if v, ok := owner[r.Key()]; ok {
+			out[r.Key()] = v
+		}
+	}
+	return out
+}
+
+// outsideShard are the selectors that together list what the shard does not select: one per
+// requirement, negated (the shard is their conjunction). A requirement with no negation a
+// selector can say (key>3) makes it list everything; the caller filters either way.
+func outsideShard(shard labels.Selector) []string {
+	reqs, _ := shard.Requirements()
+	var out []string
+	for _, r := range reqs {
+		var op selection.Operator
+		switch r.Operator() {
+		case selection.Equals, selection.DoubleEquals:
+			op = selection.NotEquals
+		case selection.NotEquals:
+			op = selection.Equals
+		case selection.In:
+			op = selection.NotIn
+		case selection.NotIn:
+			op = selection.In
+		case selection.Exists:
+			op = selection.DoesNotExist
+		case selection.DoesNotExist:
+			op = selection.Exists
+		default:
+			return []string{""}
+		}
+		neg, err := labels.NewRequirement(r.Key(), op, r.Values().List())
+		if err != nil {
+			return []string{""}
+		}
+		out = append(out, labels.NewSelector().Add(*neg).String())
+	}
+	return out
+}
+
+// otherShards lists, live, the objects of a namespace outside the shard: list(selector) lists one
+// selector's objects. Used where the operator must not act as if they did not exist (retention, a
+// session cluster's removal), which happens seldom; served from the API server's watch cache.
+func otherShards[T metav1.Object](shard labels.Selector, list func(selector string) ([]T, error)) ([]T, error) {
+	seen := map[string]bool{}
+	var out []T
+	for _, sel := range outsideShard(shard) {
+		items, err := list(sel)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			if !seen[it.GetName()] && !shard.Matches(labels.Set(it.GetLabels())) {
+				seen[it.GetName()] = true
+				out = append(out, it)
+			}
+		}
+	}
+	return out, nil
+}
+
+// fromWatchCache lists without a quorum read of etcd.
+func fromWatchCache(selector string) metav1.ListOptions {
+	return metav1.ListOptions{LabelSelector: selector, ResourceVersion: "0"}
+}
+
+// otherShardsFreshFor is how long what the other shards of a namespace restore from serves
+// retention. Retirements come in bursts (the savepoints of applications on one schedule), and each
+// read lists every application of the other shards; a reference another shard adds within this
+// time is not seen by a retirement decided meanwhile, as one added in this shard is not seen while
+// the informer catches up.
+const otherShardsFreshFor = 10 * time.Second
+
+// otherShardReads keeps, per namespace, what the other shards restore from, with one read in flight.
+type otherShardReads struct {
+	reads   singleflight.Group
+	entries sync.Map // namespace → otherShardRead
+}
+
+type otherShardRead struct {
+	refs []restoreRefs
+	at   time.Time
+}
+
+// otherShardRestores is what the applications and session jobs of other shards in the namespace
+// restore from, read live at most otherShardsFreshFor ago.
+func (e *Environment) otherShardRestores(ctx context.Context, namespace string) ([]restoreRefs, error) {
+	fresh := func() ([]restoreRefs, bool) {
+		if v, ok := e.otherShards.entries.Load(namespace); ok && e.Clock.Since(v.(otherShardRead).at) < otherShardsFreshFor {
+			return v.(otherShardRead).refs, true
+		}
+		return nil, false
+	}
+	if refs, ok := fresh(); ok {
+		return refs, nil
+	}
+	v, err, _ := e.otherShards.reads.Do(namespace, func() (interface{}, error) {
+		if refs, ok := fresh(); ok {
+			return refs, nil
+		}
+		at := e.Clock.Now()
+		apps, err := e.otherShardApplications(ctx, namespace)
+		if err != nil {
+			return nil, err
+		}
+		jobs, err := e.otherShardSessionJobs(ctx, namespace)
+		if err != nil {
+			return nil, err
+		}
+		refs := make([]restoreRefs, 0, len(apps)+len(jobs))
+		for _, a := range apps {
+			refs = append(refs, refsOf(applicationKindName, a.Name, a.Spec.RestoreSnapshot, &a.Status.JobOwnerStatus))
+		}
+		for _, j := range jobs {
+			refs = append(refs, refsOf(sessionJobKindName, j.Name, j.Spec.Job.RestoreSnapshot, &j.Status.JobOwnerStatus))
+		}
+		e.otherShards.entries.Store(namespace, otherShardRead{refs: refs, at: at})
+		return refs, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]restoreRefs), nil
+}
+
+// otherShardApplications are the namespace's FlinkApplications of other shards.
+func (e *Environment) otherShardApplications(ctx context.Context, namespace string) ([]*v1beta1.FlinkApplication, error) {
+	return otherShards(e.Shard, func(sel string) ([]*v1beta1.FlinkApplication, error) {
+		list, err := e.Apps.FlinkV1beta1().FlinkApplications(namespace).List(ctx, fromWatchCache(sel))
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*v1beta1.FlinkApplication, len(list.Items))
+		for i := range list.Items {
+			out[i] = &list.Items[i]
+		}
+		return out, nil
+	})
+}
+
+// otherShardSessionJobs are the namespace's FlinkSessionJobs of other shards.
+func (e *Environment) otherShardSessionJobs(ctx context.Context, namespace string) ([]*v1beta1.FlinkSessionJob, error) {
+	return otherShards(e.Shard, func(sel string) ([]*v1beta1.FlinkSessionJob, error) {
+		list, err := e.Apps.FlinkV1beta1().FlinkSessionJobs(namespace).List(ctx, fromWatchCache(sel))
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*v1beta1.FlinkSessionJob, len(list.Items))
+		for i := range list.Items {
+			out[i] = &list.Items[i]
+		}
+		return out, nil
+	})
+}
+
+// otherShardJobsOf are the FlinkSessionJobs of other shards that name the cluster.
+func (e *Environment) otherShardJobsOf(ctx context.Context, namespace, cluster string) ([]*v1beta1.FlinkSessionJob, error) {
+	all, err := e.otherShardSessionJobs(ctx, namespace)
+	if err != nil {
+		return nil, err
+	}
+	var out []*v1beta1.FlinkSessionJob
+	for _, j := range all {
+		if j.Spec.ClusterName == cluster {
+			out = append(out, j)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out, nil
+}
+
+// jobNames lists jobs by name for a message.
+func jobNames(jobs []*v1beta1.FlinkSessionJob) string {
+	names := make([]string, len(jobs))
+	for i, j := range jobs {
+		names[i] = j.Name
+	}
+	return strings.Join(names, ", ")
+}
