@@ -20,6 +20,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/deploy/helmtest"
 	"github.com/flinkfsm/flinkfsm/integ/localenv"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 )
 
 // The operator installed from the Helm chart: `helm template` of deploy/helm/flinkfsm applied to
@@ -394,14 +395,21 @@ func (c *chartInstall) waitLeader(s *scenario, r *localenv.Replica) {
 }
 
 func (c *chartInstall) leaseHolder(s *scenario) string {
-	l, err := env.Kube.CoordinationV1().Leases(c.namespace).Get(s.ctx, "flinkfsm-leader", metav1.GetOptions{})
+	// The Lease is named after the release's shard: its namespaces in the namespaced scope.
+	leases, err := env.Kube.CoordinationV1().Leases(c.namespace).List(s.ctx, metav1.ListOptions{})
 	if err != nil {
 		return err.Error()
 	}
-	if l.Spec.HolderIdentity == nil {
-		return ""
+	var names []string
+	for _, l := range leases.Items {
+		if strings.HasPrefix(l.Name, config.DefaultLeaseName) {
+			names = append(names, l.Name)
+			if l.Spec.HolderIdentity != nil {
+				return *l.Spec.HolderIdentity
+			}
+		}
 	}
-	return *l.Spec.HolderIdentity
+	return fmt.Sprintf("no holder (leases %v)", names)
 }
 
 // ready is the chart's readiness probe: GET /readyz on the metrics address.

@@ -30,13 +30,7 @@ import (
 // renewed longer ago than the lease duration less maxClockSkew: a leader paused past its lease stops
 // acting before it finds out that it lost it.
 func runElected(ctx context.Context, kube kubernetes.Interface, le config.LeaderElection, work func(ctx context.Context, acting func() error) error) error {
-	ns := le.LeaseNamespace
-	if ns == "" {
-		ns = os.Getenv("POD_NAMESPACE")
-	}
-	if ns == "" {
-		ns = "flinkfsm-system"
-	}
+	ns := leaseNamespace(le)
 	host, _ := os.Hostname()
 	// The pid tells replicas on one host apart in logs and tests; the uuid, restarts of one pid.
 	id := fmt.Sprintf("%s_%d_%s", host, os.Getpid(), uuid.NewString()[:8])
@@ -121,6 +115,18 @@ func runElected(ctx context.Context, kube kubernetes.Interface, le config.Leader
 		return fmt.Errorf("lost the leader lease %s/%s; exiting to stand by again", ns, le.LeaseName)
 	}
 	return nil
+}
+
+// leaseNamespace is where the Lease lives: leaseNamespace, else the operator pod's, else
+// flinkfsm-system.
+func leaseNamespace(le config.LeaderElection) string {
+	if ns := le.LeaseNamespace; ns != "" {
+		return ns
+	}
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return "flinkfsm-system"
 }
 
 // maxClockSkew is how far apart the replicas' clocks may be: a standby counts the lease duration from

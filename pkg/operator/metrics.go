@@ -1,11 +1,14 @@
 package operator
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 )
 
 // newRegistry is what /metrics serves: the Go runtime's and the process's series under their
@@ -26,6 +29,25 @@ func replicaMetrics(reg prometheus.Registerer, st *state) {
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "ready", Help: "1 while /readyz answers ok: a standby, or a leader whose caches synced and whose workers move."},
 		func() float64 { _, err := st.ready(); return boolValue(err == nil) }))
+}
+
+// shardMetric says which applications this operator owns (docs/operations.md, shards): one series
+// per process, whose labels are its namespaces, its selector and its leader Lease. Beside the
+// per-object series it tells, across instances, which shard reports an object.
+func shardMetric(reg prometheus.Registerer, cfg *config.Config) {
+	namespaces := strings.Join(cfg.Namespaces(), ",")
+	selector := ""
+	if sel, err := cfg.Shard(); err == nil && sel != nil {
+		selector = sel.String()
+	}
+	lease := ""
+	if cfg.LeaderElection.Enabled {
+		lease = cfg.LeaseName()
+	}
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "shard_info", Help: "1, with the namespaces (empty: all), the label selector (empty: all) and the leader Lease (empty: no election) of this operator's shard.",
+		ConstLabels: prometheus.Labels{"namespaces": namespaces, "selector": selector, "lease": lease}},
+		func() float64 { return 1 }))
 }
 
 func boolValue(b bool) float64 {

@@ -63,6 +63,10 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 	if err != nil {
 		return err
 	}
+	shard, err := cfg.Shard()
+	if err != nil {
+		return err
+	}
 	_ = appscheme.AddToScheme(scheme.Scheme)
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 	broadcaster.StartRecordingToSink(newParallelSink(ctx, &typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")}))
@@ -80,7 +84,7 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 		}
 	}
 	env := &flinkapplication.Environment{
-		Kube: kube, Apps: apps, FlinkURL: resolve, Clock: clock.RealClock{}, Config: cfg,
+		Kube: kube, Apps: apps, FlinkURL: resolve, Clock: clock.RealClock{}, Config: cfg, Shard: shard,
 		Flink:    client.New(flinkClientConfig, reg),
 		Recorder: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: Component}),
 		Metrics:  flinkapplication.NewMetrics(reg),
@@ -104,16 +108,24 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 		st.acting.Store(true)
 	}
 	replicaMetrics(reg, st)
+	shardMetric(reg, cfg)
 	srv, addr, err := serveMetrics(cfg.MetricsAddress, registry, st, cfg.Profiling)
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
-	log.Info("flinkfsm operator started", "namespaces", cfg.Namespaces(), "metrics", addr)
+	log.Info("flinkfsm operator started", "namespaces", cfg.Namespaces(), "shardSelector", cfg.ShardSelector, "metrics", addr)
 	if !cfg.LeaderElection.Enabled {
 		return ctrl.Run(ctx)
 	}
-	return runElected(ctx, kube, cfg.LeaderElection, func(ctx context.Context, acting func() error) error {
+	le := cfg.LeaderElection
+	le.LeaseName = cfg.LeaseName()
+	if cfg.LeaderElection.LeaseName == "" && le.LeaseName != config.DefaultLeaseName {
+		if err := waitForUnshardedLeader(ctx, kube, leaseNamespace(le), le, clock.RealClock{}); err != nil {
+			return err
+		}
+	}
+	return runElected(ctx, kube, le, func(ctx context.Context, acting func() error) error {
 		env.Acting = acting
 		st.acting.Store(true)
 		defer st.acting.Store(false)

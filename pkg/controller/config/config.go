@@ -34,8 +34,9 @@ const (
 type LeaderElection struct {
 	Enabled bool `json:"enabled" pflag:",Elect one acting replica through a coordination.k8s.io Lease"`
 	// LeaseName and LeaseNamespace name the Lease; the namespace defaults to the operator pod's
-	// (POD_NAMESPACE) and then to flinkfsm-system.
-	LeaseName      string `json:"leaseName" pflag:",Name of the Lease"`
+	// (POD_NAMESPACE) and then to flinkfsm-system. An empty name is derived from the shard
+	// (Config.LeaseName), so that the instances of several shards never compete for one Lease.
+	LeaseName      string `json:"leaseName" pflag:",Name of the Lease; empty derives it from the shard (limitNamespace, shardSelector)"`
 	LeaseNamespace string `json:"leaseNamespace" pflag:",Namespace of the Lease"`
 	// LeaseDuration is how long a standby waits before taking over a leader that stopped renewing.
 	LeaseDuration config.Duration `json:"leaseDuration" pflag:",How long a lease lasts without renewal"`
@@ -93,7 +94,12 @@ type JarPolicy struct {
 type Config struct {
 	// LimitNamespace is a comma-separated list of namespaces to watch; empty watches all.
 	LimitNamespace string `json:"limitNamespace" pflag:",Comma-separated namespaces to watch; empty for all"`
-	Workers        int    `json:"workers" pflag:",Number of applications reconciled in parallel"`
+	// ShardSelector is a Kubernetes label selector ("flinkfsm.io/shard=a", "team in (x,y)"): of the
+	// FlinkApplications, FlinkSessionClusters and FlinkSessionJobs in the watched namespaces, the
+	// operator sees and acts on only those it selects; empty for all. Several operator instances
+	// with selectors that do not overlap share the applications (docs/operations.md, shards).
+	ShardSelector string `json:"shardSelector" pflag:",Label selector of the applications, session clusters and session jobs this instance owns; empty for all"`
+	Workers       int    `json:"workers" pflag:",Number of applications reconciled in parallel"`
 	// KubeAPIQPS and KubeAPIBurst bound the operator's requests to the API server, per client: status
 	// writes and the creation of clusters use separate clients, so neither starves the other.
 	KubeAPIQPS     float32 `json:"kubeAPIQPS" pflag:",Sustained requests per second to the API server, per client"`
@@ -205,7 +211,6 @@ func Default() *Config {
 			CoolDown: config.Duration{Duration: time.Hour}, SampleInterval: config.Duration{Duration: 30 * time.Second}},
 		Jars: JarPolicy{MaxBytes: 256 << 20, Timeout: config.Duration{Duration: 2 * time.Minute}, Concurrency: 4},
 		LeaderElection: LeaderElection{
-			LeaseName:     "flinkfsm-leader",
 			LeaseDuration: config.Duration{Duration: 15 * time.Second},
 			RenewDeadline: config.Duration{Duration: 10 * time.Second},
 			RetryPeriod:   config.Duration{Duration: 2 * time.Second},
@@ -245,6 +250,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("operator.stallTimeout (%s) must exceed operator.jars.timeout (%s)", c.StallTimeout.Duration, c.Jars.Timeout.Duration)
 	}
 	if _, err := c.URLResolver(""); err != nil {
+		return err
+	}
+	if _, err := c.Shard(); err != nil {
 		return err
 	}
 	return nil
