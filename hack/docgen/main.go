@@ -12,7 +12,13 @@ import (
 var intro = map[string]string{
 	"FlinkApplication": "Every FlinkApplication is in one phase (`status.phase`). Each phase has one handler; the diagram shows\n" +
 		"every transition a handler may make. Every transition is recorded in `status.history` and emitted as a\n" +
-		"Kubernetes Event, so `kubectl describe flinkapp NAME` shows how the application got where it is.\n",
+		"Kubernetes Event, so `kubectl describe flinkapp NAME` shows how the application got where it is.\n" +
+		"\n" +
+		"Status is written when a pass records a decision, not at every transition: the job id is written\n" +
+		"ahead with the move into ClusterStarting, and the move into Submitting, the submission under that id\n" +
+		"and what the passes see of the job until it runs stable go out with the move into Running. A first\n" +
+		"deploy writes the object three times (its finalizer, ClusterStarting, Running), and `status.phase`\n" +
+		"reads ClusterStarting while its job is submitted; `status.history` keeps when Submitting began.\n",
 	"FlinkSessionJob": "A FlinkSessionJob runs through the same state machine with a table of its own: a job's lifecycle\n" +
 		"without cluster phases. Savepointing, Cancelling, Recovering and Deleting are the FlinkApplication's own\n" +
 		"handlers. See [session-jobs.md](session-jobs.md).\n",

@@ -53,15 +53,22 @@ func TestSIGTERMDuringSubmissionDrainsThePass(t *testing.T) {
 	if rec == nil {
 		rec = app.Status.Deployments.Stable
 	}
-	// A first deploy's pass that finds the cluster ready submits, and writes Submitting only once
-	// the submission was answered: Submitting stored means the pass finished, write included.
-	if rec == nil || rec.JobID == "" || app.Status.Phase != "Submitting" {
-		t.Fatalf("after the drain, status records no submitted job: phase %s, %+v", app.Status.Phase, app.Status.Deployments)
+	// A first deploy writes the job id ahead, with ClusterStarting, and the pass that finds the
+	// cluster ready submits under it; an answered submission writes nothing more until the job runs
+	// stable. The pass finished when its JobSubmitted Event went out, and no submission was left
+	// unanswered.
+	if rec == nil || rec.JobID == "" || (app.Status.Phase != "ClusterStarting" && app.Status.Phase != "Submitting") {
+		t.Fatalf("after the drain, status records no job to submit: phase %s, %+v", app.Status.Phase, app.Status.Deployments)
 	}
+	submitted := false
 	for _, ev := range s.events("drain") {
 		if ev.Reason == "SubmissionUnanswered" {
 			t.Errorf("the drained submission was left ambiguous: %s", ev.Message)
 		}
+		submitted = submitted || ev.Reason == "JobSubmitted" && strings.Contains(ev.Message, rec.JobID)
+	}
+	if !submitted {
+		t.Errorf("the drained pass did not finish its submission of %s", rec.JobID)
 	}
 	if log, _ := os.ReadFile(env.ReplicaLog("drain")); strings.Contains(string(log), "cancelling their calls") {
 		t.Errorf("the drain timed out and cancelled the pass in flight")

@@ -50,8 +50,8 @@ func TestAClusterWhosePodsAreReadyTakesItsJobBeforeItsDeploymentsSaySo(t *testin
 		require.NoError(t, err)
 	}
 	got := w.get("wc")
-	assert.NotEqual(t, v1beta1.PhaseClusterStarting, got.Status.Phase, "reason %q", got.Status.Reason)
-	assert.NotEmpty(t, w.jm(app, hash).Jobs(), "the job was submitted")
+	require.NotEmpty(t, w.jm(app, hash).Jobs(), "the job was submitted: reason %q", got.Status.Reason)
+	assert.Equal(t, got.Status.JobStatus.JobID, w.jm(app, hash).Jobs()[0].ID, "under the job id written ahead")
 }
 
 // The pods' readiness counts only with every TaskManager: a cluster short of one waits, even though

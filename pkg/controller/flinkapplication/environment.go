@@ -65,6 +65,9 @@ type Environment struct {
 	// object, so that a running job costs one REST call per status poll, not three. It is only a
 	// cache: an operator that restarts reads them at once.
 	looked sync.Map
+	// quiet remembers each application whose move into Submitting is not written yet
+	// (quiet_submission.go).
+	quiet sync.Map
 
 	// written remembers the resourceVersion of our own last status write per application, to spot
 	// a cache that has not caught up with it yet.
@@ -130,6 +133,7 @@ func (e *Environment) rememberWrite(key, resourceVersion string) {
 func (e *Environment) forgetApp(key string) {
 	e.written.Delete(key)
 	e.deadlines.Delete(key)
+	e.quiet.Delete(key)
 	e.autoscaling.forget(key)
 }
 

@@ -95,8 +95,11 @@ func init() {
 			poll:     waitPoll,
 		},
 		PhaseSubmitting: {
-			handle:     handleSubmitting,
-			enter:      chooseCandidateJobID,
+			handle: handleSubmitting,
+			enter: func(rc *Context) {
+				chooseCandidateJobID(rc)
+				resumeQuietSubmitting(rc)
+			},
 			runsAtOnce: jobIDStored,
 			exits: []exit{
 				{PhaseRunning, "job ran stable"},

@@ -143,16 +143,26 @@ func (e *Environment) runPass(rc *Context, summarizeStatus func(*Context)) (time
 	retainSnapshots(rc)
 	summarizeStatus(rc)
 	showable(rc)
-	if err := e.persist(rc); err != nil {
-		return 0, err
+	repeat := e.repeatsQuietSubmitting(rc)
+	if quiet := submittingUnwritten(rc); quiet && !repeat {
+		e.noteUnwrittenSubmitting(rc)
+	} else if !quiet {
+		if err := e.persist(rc); err != nil {
+			return 0, err
+		}
+		e.quiet.Delete(rc.writeKey())
 	}
 	e.noteDeadline(rc)
 	to := rc.subject.phase()
-	e.Metrics.transition(rc.kind.name, from, to, fromStarted, rc.Now)
+	// A pass that repeats an unwritten move into Submitting, and goes no further, says nothing new.
+	repeat = repeat && to.Normalized() == PhaseSubmitting
+	if !repeat {
+		e.Metrics.transition(rc.kind.name, from, to, fromStarted, rc.Now)
+	}
 	for _, ev := range rc.events {
 		e.Recorder.Event(rc.subject.object(), eventType(ev.warning), ev.reason, printable.Text(ev.message))
 	}
-	if rc.transitioned {
+	if rc.transitioned && !repeat {
 		klog.FromContext(rc).Info("phase transition", rc.kind.name, klog.KObj(rc.Meta), "from", from,
 			"to", to, "reason", rc.Machine.Reason)
 	}
