@@ -55,16 +55,19 @@ type options struct {
 	stabilization time.Duration
 	workers       int
 	checkpointing int
-	pairs         int
-	set           setFlag
-	soak          bool
-	soakOnly      bool
-	soakN         int
-	soakPairs     int
-	soakHeadStart time.Duration
-	soakHold      time.Duration
-	soakJarMiB    int64
-	soakTenants   string
+	// checkpointRetained is the checkpointing applications' state.checkpoints.num-retained; 0 sets
+	// none, and the operator's clusters keep enough for a record a minute.
+	checkpointRetained int
+	pairs              int
+	set                setFlag
+	soak               bool
+	soakOnly           bool
+	soakN              int
+	soakPairs          int
+	soakHeadStart      time.Duration
+	soakHold           time.Duration
+	soakJarMiB         int64
+	soakTenants        string
 
 	// savepointing is the share of -n that the group with periodic savepoints has (its own
 	// applications, beside the fleet), each taking one every savepointInterval and keeping
@@ -102,6 +105,7 @@ func main() {
 	// operator's own default is 10 s. Either way it is reported apart from the overhead.
 	flag.DurationVar(&o.stabilization, "stabilization", 2*time.Second, "the operator's jobStabilizationPeriod")
 	flag.IntVar(&o.checkpointing, "checkpointing-apps", 10, "applications checkpointing every 10 s measured beside the fleet in (c); 0 for none")
+	flag.IntVar(&o.checkpointRetained, "checkpoint-retained", 0, "their state.checkpoints.num-retained (0: none set, and the operator keeps enough; 1: Flink's default, every checkpoint recorded)")
 	flag.Float64Var(&o.savepointing, "savepointing-fraction", 0.1, "applications with periodic savepoints measured beside the fleet in (c), as a fraction of -n (at least one); 0 for none")
 	flag.IntVar(&o.savepointInterval, "savepoint-interval-seconds", 600, "their spec.periodicSavepoint.intervalSeconds (at least 60); (c) measures them for at least that long")
 	flag.IntVar(&o.savepointKeep, "savepoint-keep", 0, "their spec.savepointRetention.keep, which a short window reaches only when small (0: the operator's default)")
@@ -271,7 +275,7 @@ func (b *bench) benchmark(ctx context.Context, o options, res *results) (err err
 	res.Scale = scale
 	var checkpointing *group
 	if o.checkpointing > 0 {
-		if checkpointing, err = b.checkpointingApps(ctx, o.checkpointing); err != nil {
+		if checkpointing, err = b.checkpointingApps(ctx, o.checkpointing, o.checkpointRetained); err != nil {
 			return fmt.Errorf("(c) checkpointing applications: %w", err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -231,11 +232,12 @@ func (b *bench) fleet(ctx context.Context, namespace string, n int) (*scaleResul
 	return res, keys, nil
 }
 
-// checkpointingApps creates k applications that checkpoint every 10 s, with Flink's default of one
-// retained checkpoint, and waits until they run. They show in (c) what checkpoint progress costs:
-// the operator records a checkpoint before Flink may delete the recorded one, which with one
-// retained is at every checkpoint, not once per checkpointRecordInterval.
-func (b *bench) checkpointingApps(ctx context.Context, k int) (*group, error) {
+// checkpointingApps creates k applications that checkpoint every 10 s, with state.checkpoints.
+// num-retained as retained says (0: none set), and waits until they run. They show in (c) what
+// checkpoint progress costs: the operator records a checkpoint before Flink may delete the recorded
+// one; with one retained that is at every checkpoint, with none set once per
+// checkpointRecordInterval, as the operator's cluster keeps enough.
+func (b *bench) checkpointingApps(ctx context.Context, k, retained int) (*group, error) {
 	ns, err := b.namespace(ctx, "bench-checkpointing")
 	if err != nil {
 		return nil, err
@@ -243,7 +245,11 @@ func (b *bench) checkpointingApps(ctx context.Context, k int) (*group, error) {
 	g := &group{ns: ns}
 	began := time.Now()
 	err = parallel(ctx, k, func(ctx context.Context, i int) error {
-		_, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, benchApp(ns, appName(i), 3, "10s"), metav1.CreateOptions{})
+		app := benchApp(ns, appName(i), 3, "10s")
+		if retained > 0 {
+			app.Spec.FlinkConfig["state.checkpoints.num-retained"] = strconv.Itoa(retained)
+		}
+		_, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, app, metav1.CreateOptions{})
 		return err
 	})
 	if err != nil {
