@@ -12,7 +12,11 @@ type pair struct {
 	FloorSeconds    float64 `json:"floorSeconds"`
 	OperatorSeconds float64 `json:"operatorSeconds"`
 	Ratio           float64 `json:"ratio"`
-	// Kept is the pair whose figures (b) reports: the one with the median ratio.
+	// RatioWithoutStabilization leaves jobStabilizationPeriod out of the operator's time, as the
+	// update target does: the floor waits for nothing of the kind.
+	RatioWithoutStabilization float64 `json:"ratioWithoutStabilization"`
+	// Kept is the pair whose figures (b) reports: the one with the median ratio without
+	// stabilization.
 	Kept bool `json:"kept,omitempty"`
 }
 
@@ -28,7 +32,7 @@ func defaultPairs(n int) int {
 }
 
 // scale is (b): the floor and the operator's run, alternated pairs times. It reports the pair whose
-// ratio is the median, every figure of (b) from that pair, and every pair's ratio beside it. The
+// ratio without jobStabilizationPeriod is the median, every figure of (b) from that pair, and every pair's ratio beside it. The
 // last pair's applications stay for (c).
 func (b *bench) scale(ctx context.Context, n, pairs int) (*scaleResult, []string, error) {
 	var runs []*scaleResult
@@ -45,8 +49,10 @@ func (b *bench) scale(ctx context.Context, n, pairs int) (*scaleResult, []string
 		res.FloorSeconds, res.FloorAppliedSeconds = floor.seconds, floor.applied
 		res.FloorRequests, res.FloorCPU = floor.requests, floor.cpu
 		res.Ratio = res.OperatorSeconds / floor.seconds
+		res.RatioWithoutStabilization = (res.OperatorSeconds - b.stabilization.Seconds()) / floor.seconds
 		runs, keys = append(runs, res), k
-		b.logf("(b) pair %d of %d: operator %.2fs / floor %.2fs = %.2f×", i+1, pairs, res.OperatorSeconds, floor.seconds, res.Ratio)
+		b.logf("(b) pair %d of %d: operator %.2fs / floor %.2fs = %.2f× (%.2f× without jobStabilizationPeriod)",
+			i+1, pairs, res.OperatorSeconds, floor.seconds, res.Ratio, res.RatioWithoutStabilization)
 		if i < pairs-1 {
 			if err := b.deleteFleet(ctx, k); err != nil {
 				return nil, nil, err
@@ -55,12 +61,13 @@ func (b *bench) scale(ctx context.Context, n, pairs int) (*scaleResult, []string
 	}
 	ratios := make([]float64, len(runs))
 	for i, r := range runs {
-		ratios[i] = r.Ratio
+		ratios[i] = r.RatioWithoutStabilization
 	}
 	median := medianIndex(ratios)
 	all := make([]pair, len(runs))
 	for i, r := range runs {
-		all[i] = pair{FloorSeconds: r.FloorSeconds, OperatorSeconds: r.OperatorSeconds, Ratio: r.Ratio, Kept: i == median}
+		all[i] = pair{FloorSeconds: r.FloorSeconds, OperatorSeconds: r.OperatorSeconds, Ratio: r.Ratio,
+			RatioWithoutStabilization: r.RatioWithoutStabilization, Kept: i == median}
 	}
 	kept := runs[median]
 	kept.Pairs = all
@@ -97,11 +104,11 @@ func (b *bench) deleteFleet(ctx context.Context, keys []string) error {
 	})
 }
 
-// pairRatios lists every pair's ratio, the kept one marked.
+// pairRatios lists every pair's ratio without jobStabilizationPeriod, the kept one marked.
 func pairRatios(sc *scaleResult) string {
 	ratios, kept := make([]float64, len(sc.Pairs)), 0
 	for i, p := range sc.Pairs {
-		ratios[i] = p.Ratio
+		ratios[i] = p.RatioWithoutStabilization
 		if p.Kept {
 			kept = i
 		}

@@ -117,15 +117,13 @@ func (r *results) evaluateBench() {
 	if sc.N <= 100 {
 		limit = 1.5
 	}
-	r.target("(b) operator / floor", fmt.Sprintf("%.2f×", sc.Ratio), fmt.Sprintf("≤ %.1f×", limit), sc.Ratio <= limit)
+	// Judged as the update target is (issue 29): every job waits jobStabilizationPeriod before it
+	// counts as Running, and the floor waits for nothing of the kind; the whole ratio is beside it.
+	r.target("(b) operator / floor, jobStabilizationPeriod left out", fmt.Sprintf("%.2f×", sc.RatioWithoutStabilization),
+		fmt.Sprintf("≤ %.1f×", limit), sc.RatioWithoutStabilization > 0 && sc.RatioWithoutStabilization <= limit)
+	r.add("(b)   with jobStabilizationPeriod", fmt.Sprintf("%.2f×", sc.Ratio), "—")
 	if len(sc.Pairs) > 1 {
 		r.add(fmt.Sprintf("(b)   each of %d pairs, the median kept", len(sc.Pairs)), pairRatios(sc), "—")
-	}
-	if sc.FloorSeconds > 0 && s.StabilizationSeconds > 0 {
-		// Every job waits jobStabilizationPeriod before it counts as Running, and the floor waits
-		// for nothing of the kind: how much of the ratio is the operator's own work.
-		r.add("(b)   the same, jobStabilizationPeriod left out", fmt.Sprintf("%.2f×",
-			(sc.OperatorSeconds-s.StabilizationSeconds)/sc.FloorSeconds), "—")
 	}
 	r.target("(d) RSS after (b)", mem(sc.Memory), "≤ 150 MiB", sc.Memory.RSSMiB > 0 && sc.Memory.RSSMiB <= 150)
 

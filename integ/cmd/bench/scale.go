@@ -27,6 +27,9 @@ type scaleResult struct {
 	// OperatorSeconds is from the first FlinkApplication create to the last application Running.
 	OperatorSeconds float64 `json:"operatorSeconds"`
 	Ratio           float64 `json:"ratio"`
+	// RatioWithoutStabilization is the ratio with jobStabilizationPeriod left out of the operator's
+	// time, which the target judges (issue 29), as the update target does.
+	RatioWithoutStabilization float64 `json:"ratioWithoutStabilization"`
 	// FirstRunningSeconds and MedianRunningSeconds show whether applications moved in lockstep.
 	FirstRunningSeconds  float64 `json:"firstRunningSeconds"`
 	MedianRunningSeconds float64 `json:"medianRunningSeconds"`
