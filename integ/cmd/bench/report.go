@@ -147,6 +147,9 @@ func (r *results) evaluateBench() {
 		r.add("(c)   their Flink REST calls per app per minute", fmt.Sprintf("%.2f", cp.RESTCallsPerAppMinute), "—")
 		r.target("(c)   of them not Running at the end", fmt.Sprint(cp.NotRunningAtEnd), "0", cp.NotRunningAtEnd == 0)
 	}
+	if api, etcd := st.CPUPerHour["kube-apiserver"], st.CPUPerHour["etcd"]; api+etcd > 0 {
+		r.add("(c) API server + etcd CPU per hour of the steady window", fmt.Sprintf("%.0f + %.0f s", api, etcd), "—")
+	}
 	if p := st.PeriodicSavepoints; p != nil {
 		r.evaluateSavepoints(p, st.Savepointing, fl)
 	}

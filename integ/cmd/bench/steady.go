@@ -33,6 +33,10 @@ type steadyResult struct {
 	ReconcileP90Milli float64 `json:"reconcileP90Ms"`
 	ReconcileP99Milli float64 `json:"reconcileP99Ms"`
 	Memory            memory  `json:"memory"`
+	// CPUPerHour is each process's CPU seconds per hour over the usual window: what the steady
+	// fleet (and its checkpoint records) costs the API server and etcd. It reads every process of
+	// the machine by name, so it holds only while nothing else runs.
+	CPUPerHour map[string]float64 `json:"cpuSecondsPerHour"`
 }
 
 // groupFigures are the steady-state figures of one group of applications.
@@ -120,11 +124,16 @@ func (b *bench) steady(ctx context.Context, fleet group, checkpointing *group, s
 			return nil, err
 		}
 	}
+	cpuBefore := cpuByProcess()
 	from := time.Now()
 	if err := sleep(ctx, window); err != nil {
 		return nil, err
 	}
 	to := time.Now()
+	res.CPUPerHour = map[string]float64{}
+	for name, secs := range cpuSpent(cpuBefore, cpuByProcess()) {
+		res.CPUPerHour[name] = secs * 3600 / to.Sub(from).Seconds()
+	}
 	var figs []groupFigures
 	for i, g := range groups {
 		figs = append(figs, b.figures(g, before[i], b.snapshot(g), from, to))
