@@ -13,7 +13,7 @@ import (
 const clockTicks = 100
 
 // cpuByProcess is the CPU time (user and system, in seconds) every process on the machine has
-// used so far, summed by command name. The local cluster runs as processes of this machine, so the
+// used so far, by command name and process id. The local cluster runs as processes of this machine, so the
 // difference over a run shows who spent the two cores: the API server, etcd, the controllers, kwok,
 // the Flink simulator or the operator.
 func cpuByProcess() map[string]float64 {
@@ -26,7 +26,9 @@ func cpuByProcess() map[string]float64 {
 		}
 		name, seconds, ok := parseProcStat(string(raw))
 		if ok {
-			out[name] += seconds
+			// Keyed by process as well as name: a process that ends between two readings (another
+			// run's API server, a compiler) must not take its CPU from a live one of the same name.
+			out[name+"\x00"+filepath.Base(filepath.Dir(path))] += seconds
 		}
 	}
 	return out
@@ -54,11 +56,17 @@ func parseProcStat(line string) (name string, seconds float64, ok bool) {
 	return name, (utime + stime) / clockTicks, true
 }
 
-// cpuSpent is after minus before, leaving out processes that spent under 0.1 s.
+// cpuSpent is after minus before, by command name, leaving out names that spent under 0.1 s. A
+// process that started meanwhile counts from zero; one that ended counts for nothing.
 func cpuSpent(before, after map[string]float64) map[string]float64 {
+	byName := map[string]float64{}
+	for key, s := range after {
+		name, _, _ := strings.Cut(key, "\x00")
+		byName[name] += s - before[key]
+	}
 	spent := map[string]float64{}
-	for name, s := range after {
-		if d := s - before[name]; d >= 0.1 {
+	for name, d := range byName {
+		if d >= 0.1 {
 			spent[name] = d
 		}
 	}
