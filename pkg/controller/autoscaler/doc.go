@@ -23,6 +23,18 @@
 // input times its own output ratio. Scaling the observed input keeps as it is what per-vertex
 // metrics cannot tell apart: which share of an upstream's output goes to which of its outputs.
 //
+// # The window
+//
+// A decision reads the last MetricsWindow of samples, unless the load changed within it: a vertex's
+// busy time moved, from the samples before a point to those after, by at least the
+// UtilizationTolerance and by four standard errors (the latest such point, when there are several).
+// The window's mean is then of neither load; after a step up, mostly of the load before it, so that
+// a vertex near the band's edge would tip over on one new sample and be sized for far too little.
+// So the decision reads only the samples since the change, once they span a fifth of the window and
+// are at least three; until then nothing is rescaled. Noise and slow drifts move a vertex's busy
+// time by less than the tolerance and leave the window whole. The price: a burst of the load that
+// lasts a fifth of the window is answered as a step is.
+//
 // # The parallelism
 //
 // A vertex whose utilization under its target, at its current parallelism, lies within
@@ -51,7 +63,8 @@
 // that change; and without a full window of metrics, which means the window begins after the
 // stabilization interval, and no stretch of more than a fifth of it (at its start, between
 // samples, before now) passed without a sample. So after a change the next decision comes at the earliest
-// StabilizationInterval + MetricsWindow later. A decision is reported and not applied in
+// StabilizationInterval + MetricsWindow later. Nothing is rescaled either while the load just
+// changed and the samples since are too few to decide on. A decision is reported and not applied in
 // recommend-only mode, and when it would restart the job (the rescale is not in place) and the
 // ledger has no fresh state to restore it from.
 //

@@ -67,6 +67,17 @@ func Evaluate(now time.Time, cfg Config, vertices []Vertex, samples []Sample, st
 	if why != "" {
 		return d.hold(why)
 	}
+	// The decision reads the samples since the load last changed, once they are enough; until
+	// then it rescales nothing (settle).
+	changed := latestRegime(order, w, cfg.UtilizationTolerance)
+	settling := false
+	if !changed.since.IsZero() {
+		if recent, enough := w.sinceRegime(changed, cfg); enough {
+			w = recent
+		} else {
+			settling = true
+		}
+	}
 	rates := map[string]*Rates{}
 	for _, v := range order {
 		r, ok := observe(v, w)
@@ -97,6 +108,9 @@ func Evaluate(now time.Time, cfg Config, vertices []Vertex, samples []Sample, st
 		}
 	}
 	switch {
+	case settling && len(changes) > 0:
+		// The window's mean is of neither load: what it asks for would be undone.
+		return d.settle(vertices, changed, cfg)
 	case len(changes) == 0 && len(waiting) > 0:
 		d.Reason = "nothing changes now; " + strings.Join(waiting, ", ") + " waits for the scale-down delay"
 	case len(changes) == 0:
@@ -152,6 +166,21 @@ func (d *Decision) delayScaleDowns(now time.Time, cfg Config) (waiting []string)
 		d.History.Lower = nil
 	}
 	return waiting
+}
+
+// settle is the decision to wait for enough samples since the load changed.
+func (d Decision) settle(vertices []Vertex, r regime, cfg Config) Decision {
+	for i, v := range vertices {
+		d.Parallelism[v.ID] = v.Parallelism
+		d.Vertices[i].Recommended = v.Parallelism
+	}
+	at := r.since.Add(time.Duration(float64(cfg.MetricsWindow) * minRegimeFraction))
+	for i := range d.Vertices {
+		if d.Vertices[i].ID == r.id {
+			d.Vertices[i].Reason = fmt.Sprintf("busy %.2f before the change, %.2f after; ", r.before, r.after) + d.Vertices[i].Reason
+		}
+	}
+	return d.hold(fmt.Sprintf("%s; decides from %s on the metrics since", r.describe(), stamp(at)))
 }
 
 // holdReason says why nothing may be decided now, from the job's state; "" when something may.

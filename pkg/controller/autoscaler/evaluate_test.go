@@ -132,14 +132,15 @@ func TestAScaleDownWaitsUntilEveryEvaluationOverTheDelayRecommendedIt(t *testing
 			}
 			return 0.2
 		}, time.Hour, 5},
-		// The window at 30 minutes is in the tolerance band; the one at 35, half at the full load
-		// and half at the low one, recommends 6, the highest from then on.
+		// The windows at 25 and 30 minutes read the full load from its start and are in the
+		// tolerance band; the one at 35 reads the low load from its return, and recommends 3, at
+		// most ÷2: 4 (a window's mean, half of each load, recommended 6).
 		{"a window at the full load starts the delay over", func(t time.Duration) float64 {
 			if t > 20*time.Minute && t <= 30*time.Minute {
 				return 0.75
 			}
 			return 0.2
-		}, 35*time.Minute + time.Hour, 6},
+		}, 35*time.Minute + time.Hour, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ds := evaluations(DefaultConfig(), vs, func(x time.Time) map[string]VertexSample {
