@@ -142,3 +142,10 @@ func (c Config) bounds(keys ...string) (lo, hi int) {
 	}
 	return lo, hi
 }
+
+// recordGap is the longest stretch without an evaluation that a record of recommendations spans:
+// what a rescale takes (applying it, the stabilization interval and a new window). A longer one
+// starts the record, and with it the scale-down delay, over: the load in between was not seen.
+func (c Config) recordGap() time.Duration {
+	return c.StabilizationInterval + c.MetricsWindow + c.ReadinessTimeout
+}

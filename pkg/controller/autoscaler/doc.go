@@ -49,11 +49,18 @@
 // AlignmentMargin and the limits. Alignment only rounds up, so unlike an alignment that may round
 // down or give up, it never refuses a needed scale-up; and it never turns a scale-down into none.
 //
-// A scale-up applies at once. A scale-down applies once every evaluation over ScaleDownDelay has
-// recommended less than the current parallelism, and goes to the highest of those
-// recommendations; History.Lower remembers them. Any evaluation that recommends as much or more,
-// or cannot evaluate, starts the delay over, and so does any rescale: the job's load is measured
-// anew at its new parallelism.
+// A scale-up applies at once. A scale-down applies once the vertex's load stayed below the
+// tolerance band, at its parallelism now, over the whole ScaleDownDelay, and goes to what the
+// highest load of the delay asks for: the lower load must have lasted, and its highest must still
+// fit. Each vertex's LoadRecord in History.Load keeps its load over the delay in busy subtasks
+// (its target rate over one subtask's rate), as a sliding maximum. A load in busy subtasks does
+// not depend on the parallelism it was measured at, so the record outlives a rescale: one
+// vertex's rescale does not start another's delay over, a vertex whose load goes on falling after
+// a scale-down scales down again when the band says so, not a delay later, and a vertex at the
+// band's bottom edge, in and out of it with the noise, keeps its parallelism and shows it. An
+// evaluation that cannot evaluate adds nothing and forgets nothing; a stretch without evaluations
+// longer than a rescale takes (the readiness timeout, the stabilization interval and a window)
+// starts the record, and with it the delay, over, since the load in between was not seen.
 //
 // # When nothing is decided
 //
@@ -80,6 +87,6 @@
 //
 // History is a value the caller persists in status: the last MaxChanges decisions that changed
 // the parallelism (or in recommend-only mode would have; a recommendation repeated is recorded
-// once) with reasons of at most 200 bytes, the last stable parallelism, the pending scale-downs
-// and the end of the cool-down. Its JSON takes at most 4 KiB plus 800 bytes per vertex.
+// once) with reasons of at most 200 bytes, the last stable parallelism, each vertex's load record
+// and the end of the cool-down. Its JSON takes at most 4 KiB plus 1 KiB per vertex.
 package autoscaler

@@ -87,16 +87,8 @@ func Evaluate(now time.Time, cfg Config, vertices []Vertex, samples []Sample, st
 		rates[v.ID] = &r
 	}
 	target(order, rates, cfg.CatchUpDuration)
-	for i, v := range vertices {
-		r := rates[v.ID]
-		want, why := recommend(v, r, cfg)
-		p, bounded := limit(v, want, cfg)
-		if bounded != "" {
-			why += "; " + bounded
-		}
-		d.Vertices[i].Recommended, d.Vertices[i].Reason, d.Vertices[i].Rates = p, why, *r
-	}
-	waiting := d.delayScaleDowns(now, cfg)
+	downs := d.decideVertices(now, cfg, vertices, rates, !settling)
+	waiting := waitingReason(vertices, downs)
 
 	var changes []VertexChange
 	var summary, reasons []string
@@ -111,8 +103,8 @@ func Evaluate(now time.Time, cfg Config, vertices []Vertex, samples []Sample, st
 	case settling && len(changes) > 0:
 		// The window's mean is of neither load: what it asks for would be undone.
 		return d.settle(vertices, changed, cfg)
-	case len(changes) == 0 && len(waiting) > 0:
-		d.Reason = "nothing changes now; " + strings.Join(waiting, ", ") + " waits for the scale-down delay"
+	case len(changes) == 0 && waiting != "":
+		d.Reason = waiting
 	case len(changes) == 0:
 		d.Reason = "every vertex keeps its parallelism"
 	case cfg.RecommendOnly:
@@ -127,45 +119,8 @@ func Evaluate(now time.Time, cfg Config, vertices []Vertex, samples []Sample, st
 		d.Apply = true
 		d.Reason = "rescale " + strings.Join(summary, ", ") + "; " + strings.Join(reasons, "; ")
 		d.History.record(Change{Time: now, Kind: Scaled, Vertices: changes, Reason: d.Reason})
-		// The job's load is measured anew at its new parallelism.
-		d.History.Lower = nil
 	}
 	return d
-}
-
-// delayScaleDowns holds back each scale-down until every evaluation over the whole scale-down
-// delay recommended less than the current parallelism; the vertex then goes to the highest of
-// those recommendations. It returns the vertices that wait.
-func (d *Decision) delayScaleDowns(now time.Time, cfg Config) (waiting []string) {
-	lower := map[string]PendingScaleDown{}
-	for i := range d.Vertices {
-		vd := &d.Vertices[i]
-		d.Parallelism[vd.ID] = vd.Recommended
-		if vd.Recommended >= vd.Current {
-			continue
-		}
-		l, ok := d.History.Lower[vd.ID]
-		if !ok || l.From != vd.Current {
-			l = PendingScaleDown{Since: now, From: vd.Current, To: vd.Recommended}
-		}
-		l.To = max(l.To, vd.Recommended)
-		lower[vd.ID] = l
-		if at := l.Since.Add(cfg.ScaleDownDelay); now.Before(at) {
-			d.Parallelism[vd.ID] = vd.Current
-			vd.Reason += fmt.Sprintf("; scales down to %d at %s if no evaluation until then recommends %d or more",
-				l.To, stamp(at), vd.Current)
-			waiting = append(waiting, fmt.Sprintf("%s %d→%d", labelOf(*vd), vd.Current, l.To))
-		} else {
-			d.Parallelism[vd.ID] = l.To
-			vd.Reason += fmt.Sprintf("; recommended lower at every evaluation since %s, the whole scale-down delay",
-				stamp(l.Since))
-		}
-	}
-	d.History.Lower = lower
-	if len(lower) == 0 {
-		d.History.Lower = nil
-	}
-	return waiting
 }
 
 // settle is the decision to wait for enough samples since the load changed.
@@ -203,11 +158,10 @@ func holdReason(now time.Time, cfg Config, state JobState, h History) string {
 	return ""
 }
 
-// hold is the decision to decide nothing, for the reason. A scale-down waiting for its delay
-// starts over: while nothing can be evaluated, no lower recommendation is seen to hold.
+// hold is the decision to decide nothing, for the reason. Each vertex's load record stays: only a
+// stretch without evaluations longer than a rescale takes starts it over (Config.recordGap).
 func (d Decision) hold(reason string) Decision {
 	d.Reason = reason
-	d.History.Lower = nil
 	return d
 }
 

@@ -134,7 +134,7 @@ func TestAScaleDownWaitsUntilEveryEvaluationOverTheDelayRecommendedIt(t *testing
 		}, time.Hour, 5},
 		// The windows at 25 and 30 minutes read the full load from its start and are in the
 		// tolerance band; the one at 35 reads the low load from its return, and recommends 3, at
-		// most ÷2: 4 (a window's mean, half of each load, recommended 6).
+		// most ÷2: 4. The recommendation at 30 holds until the next evaluation, at 35.
 		{"a window at the full load starts the delay over", func(t time.Duration) float64 {
 			if t > 20*time.Minute && t <= 30*time.Minute {
 				return 0.75
@@ -154,7 +154,7 @@ func TestAScaleDownWaitsUntilEveryEvaluationOverTheDelayRecommendedIt(t *testing
 				}
 				require.True(t, d.Apply, "at %s: %s", at, d.Reason)
 				assert.Equal(t, tc.to, d.Parallelism["map"], d.Reason)
-				assert.Nil(t, d.History.Lower, "a rescale measures anew")
+				assert.Contains(t, d.History.Load, "map", "the record of the load outlives the rescale")
 				return
 			}
 			t.Fatal("never scaled down")
@@ -162,21 +162,40 @@ func TestAScaleDownWaitsUntilEveryEvaluationOverTheDelayRecommendedIt(t *testing
 	}
 }
 
-func TestACheckThatCannotEvaluateStartsTheScaleDownDelayOver(t *testing.T) {
+// A check that cannot evaluate adds nothing to the record of the load and forgets nothing:
+// a stretch without evaluations as long as a rescale takes (applying it, the stabilization interval
+// and a new window) keeps it; a longer one starts it, and the scale-down delay, over, since the load
+// in between was not seen. (Before, any check that could not evaluate started the delay over, and
+// so did every rescale, of any vertex.)
+func TestOnlyALongStretchWithoutEvaluationsStartsTheScaleDownDelayOver(t *testing.T) {
 	vs := []Vertex{{ID: "map", Parallelism: 8}}
-	samples := steady(map[string]VertexSample{"map": running(1600, 200)})
-	h := History{Lower: map[string]PendingScaleDown{"map": {Since: now.Add(-2 * time.Hour), From: 8, To: 4}}}
-	state := settled(map[string]int{"map": 8})
-	state.CheckpointsFailing = true
-	d := Evaluate(now, DefaultConfig(), vs, samples, state, h)
-	require.False(t, d.Apply)
-	assert.Nil(t, d.History.Lower)
-	assert.NotNil(t, h.Lower, "the caller's history is its own")
+	samples := steady(map[string]VertexSample{"map": running(1600, 200)}) // needs 3, at most ÷2: 4
+	cfg := DefaultConfig()
+	for _, tc := range []struct {
+		name  string
+		quiet time.Duration
+		apply bool
+	}{
+		{"as long as a rescale takes", cfg.StabilizationInterval + cfg.MetricsWindow + cfg.ReadinessTimeout, true},
+		{"longer", cfg.StabilizationInterval + cfg.MetricsWindow + cfg.ReadinessTimeout + time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := History{Load: map[string]LoadRecord{"map": {Since: now.Add(-2 * time.Hour), Peaks: []Peak{{Until: now.Add(-tc.quiet), Busy: 1.6}}}}}
+			state := settled(map[string]int{"map": 8})
+			state.CheckpointsFailing = true
+			d := Evaluate(now, cfg, vs, samples, state, h)
+			require.False(t, d.Apply)
+			assert.Equal(t, h.Load, d.History.Load)
 
-	state.CheckpointsFailing = false
-	d = Evaluate(now, DefaultConfig(), vs, samples, state, d.History)
-	assert.False(t, d.Apply, d.Reason)
-	assert.Equal(t, now, d.History.Lower["map"].Since)
+			state.CheckpointsFailing = false
+			d = Evaluate(now, cfg, vs, samples, state, d.History)
+			assert.Equal(t, tc.apply, d.Apply, d.Reason)
+			if !tc.apply {
+				assert.Equal(t, now, d.History.Load["map"].Since)
+				assert.Equal(t, now.Add(-tc.quiet), h.Load["map"].Peaks[0].Until, "the caller's history is its own")
+			}
+		})
+	}
 }
 
 func TestNoiseOfTenPercentDoesNotRescale(t *testing.T) {

@@ -14,17 +14,18 @@ const MaxChanges = 10
 const maxReason = 200
 
 // History is what the autoscaler remembers between evaluations; the caller persists it in the
-// application's status and hands it back. Encoded as JSON it takes at most 4 KiB plus 800 bytes
+// application's status and hands it back. Encoded as JSON it takes at most 4 KiB plus 1 KiB
 // per vertex (with Flink's 32-character vertex ids): the last MaxChanges decisions with reasons of
-// at most 200 bytes, the last stable parallelism, and one pending scale-down per vertex.
+// at most 200 bytes, the last stable parallelism, and each vertex's load over the scale-down delay.
 type History struct {
 	// Changes are the last decisions that changed, or in recommend-only mode would have changed,
 	// the parallelism, oldest first.
 	Changes []Change `json:"changes,omitempty"`
 	// Stable is the newest parallelism the job ran stable with: where the way back returns to.
 	Stable StableRun `json:"stable,omitzero"`
-	// Lower holds, by vertex id, the scale-downs that wait for the scale-down delay.
-	Lower map[string]PendingScaleDown `json:"lower,omitempty"`
+	// Load holds, by vertex id, the vertex's load over the last ScaleDownDelay: it scales down once
+	// the highest is below the tolerance band at its parallelism.
+	Load map[string]LoadRecord `json:"load,omitempty"`
 	// HoldUntil is the end of the cool-down after a way back: nothing is decided before it.
 	HoldUntil time.Time `json:"holdUntil,omitzero"`
 }
@@ -58,15 +59,6 @@ type VertexChange struct {
 	To   int    `json:"to"`
 }
 
-// PendingScaleDown is a vertex's lower recommendation while it waits for the scale-down delay:
-// since when every evaluation recommended less than From, its parallelism then, and the highest
-// of those recommendations, which is what the vertex scales down to.
-type PendingScaleDown struct {
-	Since time.Time `json:"since"`
-	From  int       `json:"from"`
-	To    int       `json:"to"`
-}
-
 // clone is a copy that shares nothing with h, so that a decision never changes the caller's.
 func (h History) clone() History {
 	h.Changes = slices.Clone(h.Changes)
@@ -74,7 +66,11 @@ func (h History) clone() History {
 		h.Changes[i].Vertices = slices.Clone(h.Changes[i].Vertices)
 	}
 	h.Stable.Parallelism = maps.Clone(h.Stable.Parallelism)
-	h.Lower = maps.Clone(h.Lower)
+	h.Load = maps.Clone(h.Load)
+	for id, r := range h.Load {
+		r.Peaks = slices.Clone(r.Peaks)
+		h.Load[id] = r
+	}
 	return h
 }
 

@@ -31,14 +31,19 @@ func TestTheHistoryKeepsTheLastChanges(t *testing.T) {
 // The bound doc.go states, for the largest history of a job of 20 vertices.
 func TestTheHistoryStaysWithinItsSizeBound(t *testing.T) {
 	const vertices = 20
-	h := History{Stable: StableRun{At: t0.Add(time.Nanosecond), Parallelism: map[string]int{}}, Lower: map[string]PendingScaleDown{},
+	h := History{Stable: StableRun{At: t0.Add(time.Nanosecond), Parallelism: map[string]int{}}, Load: map[string]LoadRecord{},
 		HoldUntil: t0.Add(time.Nanosecond)}
 	var all []VertexChange
 	for i := range vertices {
 		id := fmt.Sprintf("%032x", i)
 		all = append(all, VertexChange{ID: id, From: 32768, To: 32768})
 		h.Stable.Parallelism[id] = 32768
-		h.Lower[id] = PendingScaleDown{Since: t0.Add(time.Nanosecond), From: 32768, To: 32768}
+		var r LoadRecord
+		for j := range 2 * maxPeaks {
+			r.add(t0.Add(time.Duration(j)*time.Minute+time.Nanosecond), 32768.123456789/float64(j+1), time.Hour, time.Hour)
+		}
+		require.Len(t, r.Peaks, maxPeaks)
+		h.Load[id] = r
 	}
 	for i := range 3 * MaxChanges {
 		h.record(Change{Time: t0.Add(time.Duration(i) + time.Nanosecond), Kind: Recommended, Vertices: all,
@@ -47,7 +52,7 @@ func TestTheHistoryStaysWithinItsSizeBound(t *testing.T) {
 	b, err := json.Marshal(h)
 	require.NoError(t, err)
 	t.Logf("%d bytes", len(b))
-	assert.LessOrEqual(t, len(b), 4096+800*vertices)
+	assert.LessOrEqual(t, len(b), 4096+1024*vertices)
 }
 
 func TestADecisionNeverChangesTheCallersHistory(t *testing.T) {
@@ -56,7 +61,7 @@ func TestADecisionNeverChangesTheCallersHistory(t *testing.T) {
 	for i := range MaxChanges {
 		h.record(Change{Time: t0.Add(time.Duration(i) * time.Minute), Kind: Scaled})
 	}
-	h.Lower = map[string]PendingScaleDown{"src": {Since: t0, From: 2, To: 1}}
+	h.Load = map[string]LoadRecord{"src": {Since: t0, Peaks: []Peak{{Until: now.Add(-time.Minute), Busy: 0.5}}}}
 	before, _ := json.Marshal(h)
 	d := Evaluate(now, DefaultConfig(), vs, samples, state, h)
 	require.True(t, d.Apply, d.Reason)

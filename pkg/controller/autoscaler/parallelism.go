@@ -21,12 +21,16 @@ func recommend(v Vertex, r *Rates, cfg Config) (int, string) {
 	if r.Utilization >= lo && r.Utilization <= hi {
 		return v.Parallelism, fmt.Sprintf("utilization %.2f is within %.2f–%.2f (%s)", r.Utilization, lo, hi, r.describe(v))
 	}
-	// The small epsilon keeps a rate that is exactly a multiple of the per-subtask target from
-	// rounding up a subtask on floating-point noise.
-	p := int(math.Ceil(r.Target/(r.ProcessingRate*cfg.TargetUtilization) - 1e-9))
-	p = max(p, 1)
+	p := subtasksFor(r.Target/r.ProcessingRate, cfg)
 	return p, fmt.Sprintf("utilization %.2f is outside %.2f–%.2f; %s at %.2f or less (%s)",
 		r.Utilization, lo, hi, subtasksTake(p), cfg.TargetUtilization, r.describe(v))
+}
+
+// subtasksFor is the fewest subtasks that take a load of busy subtasks (a vertex's target rate over
+// one subtask's) at TargetUtilization. The small epsilon keeps a rate that is exactly a multiple of
+// the per-subtask target from rounding up a subtask on floating-point noise.
+func subtasksFor(busy float64, cfg Config) int {
+	return max(int(math.Ceil(busy/cfg.TargetUtilization-1e-9)), 1)
 }
 
 // limit bounds a recommended parallelism: by the most one decision may change it, then by the

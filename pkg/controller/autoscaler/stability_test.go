@@ -200,6 +200,49 @@ func TestALoadStepScalesUpAtOnceAndDownAfterTheDelay(t *testing.T) {
 	}
 }
 
+// After the load falls back, the job is back at what the low load asks for within the scale-down
+// delay and two rescales' time (stabilization and window each; the most one decision divides a
+// vertex by is 2, and this one needs 3): the delay starts when the load falls, for every vertex at
+// once, and a rescale does not start it over. (TestALoadStepScalesUpAtOnceAndDownAfterTheDelay
+// checks that what the high load needs stays until the delay has passed.)
+func TestAfterTheLoadFallsTheJobIsBackWithinTheDelay(t *testing.T) {
+	up, down := t0.Add(2*time.Hour), t0.Add(5*time.Hour)
+	level := func(t time.Time) float64 {
+		if !t.Before(up) && t.Before(down) {
+			return 1300
+		}
+		return 300
+	}
+	start := map[string]int{"src": 1, "map": 2, "sink": 2}
+	for seed := range uint64(5) {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			j := newFakeJob(t, start)
+			cycle := j.cfg.StabilizationInterval + j.cfg.MetricsWindow
+			j.run(down.Sub(t0)+j.cfg.ScaleDownDelay+2*cycle+2*time.Minute, noisy(seed, level))
+			assert.Equal(t, start, j.parallelism())
+			j.neverUpAfterDown()
+		})
+	}
+}
+
+// A dip of the load shorter than the scale-down delay scales nothing down, however deep.
+func TestADipShorterThanTheDelayScalesNothingDown(t *testing.T) {
+	from, to := t0.Add(3*time.Hour), t0.Add(3*time.Hour+55*time.Minute)
+	level := func(t time.Time) float64 {
+		if !t.Before(from) && t.Before(to) {
+			return 200
+		}
+		return 1120
+	}
+	for seed := range uint64(5) {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			j := newFakeJob(t, map[string]int{"src": 2, "map": 4, "sink": 4})
+			j.run(8*time.Hour, noisy(seed, level))
+			assert.Empty(t, j.changes)
+		})
+	}
+}
+
 // neverUpAfterDown fails the test when a vertex went up after it went down.
 func (j *fakeJob) neverUpAfterDown() {
 	for _, v := range j.vertices {

@@ -78,6 +78,6 @@ func WayBack(now time.Time, cfg Config, state JobState, history History) Decisio
 	d.Reason = fmt.Sprintf("%s: back to the parallelism that ran stable at %s; no rescale until %s",
 		why, stamp(h.Stable.At), stamp(d.History.HoldUntil))
 	d.History.record(Change{Time: now, Kind: WentBack, Vertices: changes, Reason: d.Reason})
-	d.History.Lower = nil
+	d.History.Load = nil
 	return d
 }

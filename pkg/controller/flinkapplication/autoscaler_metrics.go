@@ -31,8 +31,8 @@ type jobSamples struct {
 	names   map[string][]string // metric names by vertex id, read once per job
 	samples []autoscaler.Sample
 	last    time.Time
-	// lower are the scale-downs waiting for their delay (autoscaler.History.Lower).
-	lower map[string]autoscaler.PendingScaleDown
+	// load is each vertex's load over the scale-down delay (autoscaler.History.Load).
+	load map[string]autoscaler.LoadRecord
 }
 
 // of is the memory of the object's job, emptied when the job is another.
@@ -48,6 +48,23 @@ func (m *autoscalerMemory) of(key, jobID string) *jobSamples {
 		m.objects[key] = s
 	}
 	return s
+}
+
+// rescaled starts the object's samples again for the job that runs after a rescale, the same job
+// in place or the one a restart submitted, and keeps the record of its vertices' load, which does
+// not depend on the parallelism: a vertex's scale-down delay does not start over because the job
+// was rescaled.
+func (m *autoscalerMemory) rescaled(key, jobID string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := &jobSamples{jobID: jobID, names: map[string][]string{}}
+	if old := m.objects[key]; old != nil {
+		s.load = old.load
+	}
+	if m.objects == nil {
+		m.objects = map[string]*jobSamples{}
+	}
+	m.objects[key] = s
 }
 
 // forget drops what is kept of an object.

@@ -65,7 +65,12 @@ func finishScaling(rc *Context, hash string, d *client.JobDetails) error {
 	st := rc.App.Status.Autoscaler
 	t := st.Target
 	st.Target = nil
-	rc.env.autoscaling.forget(rc.writeKey())
+	if t.WayBack {
+		// The autoscaler holds off for its cool-down, longer than a record of recommendations spans.
+		rc.env.autoscaling.forget(rc.writeKey())
+	} else {
+		rc.env.autoscaling.rescaled(rc.writeKey(), d.JID)
+	}
 	running := map[string]int32{}
 	for _, v := range d.Vertices {
 		running[v.ID] = v.Parallelism

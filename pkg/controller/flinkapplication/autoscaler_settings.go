@@ -64,9 +64,9 @@ func autoscalerConfig(spec *v1beta1.AutoscalerSpec, d config.AutoscalerDefaults,
 }
 
 // autoscalerHistory is the history a decision starts from: what status.autoscaler keeps, and the
-// scale-downs waiting for their delay that this operator process has seen.
-func autoscalerHistory(st *v1beta1.AutoscalerStatus, lower map[string]autoscaler.PendingScaleDown) autoscaler.History {
-	h := autoscaler.History{Lower: maps.Clone(lower)}
+// load of each vertex over the scale-down delay, which this operator process has recorded.
+func autoscalerHistory(st *v1beta1.AutoscalerStatus, load map[string]autoscaler.LoadRecord) autoscaler.History {
+	h := autoscaler.History{Load: maps.Clone(load)}
 	if st == nil {
 		return h
 	}

@@ -66,8 +66,8 @@ func autoscale(rc *Context) (out Outcome, busy bool) {
 	} else {
 		mem.last = rc.Now
 	}
-	d := autoscaler.Evaluate(rc.Now, cfg, vertices, mem.samples, state, autoscalerHistory(st.Autoscaler, mem.lower))
-	mem.lower = d.History.Lower
+	d := autoscaler.Evaluate(rc.Now, cfg, vertices, mem.samples, state, autoscalerHistory(st.Autoscaler, mem.load))
+	mem.load = d.History.Load
 	if d.Apply {
 		inPlace := cannotApplyInPlace(rc)
 		if inPlace == "" {

@@ -1,0 +1,110 @@
+package autoscaler
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The rules that read a vertex's load record (LoadRecord). A scale-down waits for the scale-down
+// delay, so that a dip in the load shorter than it never scales the job down; it reads the record
+// rather than this evaluation alone, so that a vertex at the bottom edge of the tolerance band, in
+// and out of it with the noise, keeps showing the same.
+
+// scaleDown is a vertex's scale-down under the delay: the parallelism it goes to (its own when
+// none), and whether that is due now.
+type scaleDown struct {
+	to  int
+	due bool
+}
+
+// decideVertices sets each vertex's recommendation and the decision's parallelism from the
+// vertex's rates and its load record, to which this evaluation is added when record is set (not
+// while the load just changed: its window is of neither load). It returns the vertices that do
+// not scale up, with what their record says of scaling down.
+func (d *Decision) decideVertices(now time.Time, cfg Config, vertices []Vertex, rates map[string]*Rates, record bool) map[string]scaleDown {
+	held := d.History.Load
+	d.History.Load = map[string]LoadRecord{}
+	downs := map[string]scaleDown{}
+	for i, v := range vertices {
+		r := rates[v.ID]
+		want, why := recommend(v, r, cfg)
+		rec := held[v.ID]
+		if r.ProcessingRate > 0 && record {
+			rec.add(now, r.Target/r.ProcessingRate, cfg.ScaleDownDelay, cfg.recordGap())
+		}
+		vd := &d.Vertices[i]
+		vd.Rates = *r
+		vd.Recommended, vd.Reason = v.Parallelism, why
+		var down scaleDown
+		if want < v.Parallelism {
+			down = delayScaleDown(now, cfg, v, vd, rec)
+			want = down.to
+		}
+		if len(rec.Peaks) > 0 {
+			d.History.Load[v.ID] = rec
+		}
+		p := v.Parallelism
+		if want != v.Parallelism {
+			var bounded string
+			if p, bounded = limit(v, want, cfg); bounded != "" {
+				vd.Reason += "; " + bounded
+			}
+			vd.Recommended = p
+		}
+		if p > v.Parallelism || p < v.Parallelism && down.due {
+			d.Parallelism[v.ID] = p
+		}
+		if p <= v.Parallelism {
+			down.to = p
+			downs[v.ID] = down
+		}
+	}
+	if len(d.History.Load) == 0 {
+		d.History.Load = nil
+	}
+	return downs
+}
+
+// delayScaleDown holds back a vertex's scale-down until its load stayed below the tolerance band,
+// at the parallelism it has now, over the whole scale-down delay, and then sizes it for the
+// highest load of the delay: the lower load must have lasted, and its highest must still fit.
+// The load is recorded in busy subtasks, which do not depend on the parallelism it was measured
+// at, so evaluations before a rescale count: one vertex's rescale does not start the others'
+// delays over, and a vertex scaled down once scales down again when its load went on falling, not
+// an hour after. A vertex at the band's edge, in and out of it with the noise, keeps its
+// parallelism and shows it, since the highest load of the delay is in the band. rec holds this
+// evaluation; the parallelism returned is before the limits.
+func delayScaleDown(now time.Time, cfg Config, v Vertex, vd *VertexDecision, rec LoadRecord) scaleDown {
+	if len(rec.Peaks) == 0 {
+		// Nothing recorded (the load just changed): no lower load is known to have lasted.
+		return scaleDown{to: v.Parallelism}
+	}
+	top := rec.Peaks[0]
+	if u := top.Busy / float64(v.Parallelism); u >= cfg.TargetUtilization-cfg.UtilizationTolerance {
+		vd.Reason += fmt.Sprintf("; keeps %d: at the highest load within the scale-down delay, until %s, its "+
+			"utilization was %.2f", v.Parallelism, stamp(top.Until), u)
+		return scaleDown{to: v.Parallelism}
+	}
+	if at := rec.Since.Add(cfg.ScaleDownDelay); now.Before(at) {
+		vd.Reason += fmt.Sprintf("; scales down at %s if the load does not come back into the band until then", stamp(at))
+		return scaleDown{to: subtasksFor(top.Busy, cfg)}
+	}
+	vd.Reason += fmt.Sprintf("; below the band since %s, the whole scale-down delay, at a load of %.1f busy subtasks "+
+		"at most", stamp(now.Add(-cfg.ScaleDownDelay)), top.Busy)
+	return scaleDown{to: subtasksFor(top.Busy, cfg), due: true}
+}
+
+// waitingReason is why nothing changes now while scale-downs wait for the delay, "" when none does.
+func waitingReason(vertices []Vertex, downs map[string]scaleDown) string {
+	var waiting []string
+	for _, v := range vertices {
+		if s, ok := downs[v.ID]; ok && s.to < v.Parallelism && !s.due {
+			waiting = append(waiting, fmt.Sprintf("%s %d→%d", label(v), v.Parallelism, s.to))
+		}
+	}
+	if len(waiting) == 0 {
+		return ""
+	}
+	return "nothing changes now; " + strings.Join(waiting, ", ") + " waits for the scale-down delay"
+}

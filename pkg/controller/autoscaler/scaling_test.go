@@ -1,0 +1,112 @@
+package autoscaler
+
+import (
+	"fmt"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// sources runs a job of sources that share nothing, each subtask taking 1000 records a second,
+// with a sample and an evaluation every 30 seconds from now for d, and applies each decision at
+// once. load is each vertex's load in busy subtasks (its records a second over 1000) at an offset
+// from now. It returns the decisions that rescaled, by their offset.
+func sources(cfg Config, p map[string]int, load func(id string, at time.Duration) float64, d time.Duration) map[time.Duration]map[string]int {
+	var vs []Vertex
+	for _, id := range []string{"a", "b", "c"} {
+		if p[id] > 0 {
+			vs = append(vs, Vertex{ID: id, Name: id, Parallelism: p[id], IsSource: true})
+		}
+	}
+	state := JobState{InPlaceRescale: true, LastRescale: now.Add(-time.Hour), Stable: StableRun{At: now.Add(-time.Hour), Parallelism: maps.Clone(p)}}
+	var samples []Sample
+	var h History
+	out := map[time.Duration]map[string]int{}
+	for at := -20 * time.Minute; at <= d; at += 30 * time.Second {
+		s := Sample{Time: now.Add(at), Vertices: map[string]VertexSample{}}
+		for _, v := range vs {
+			l := load(v.ID, at)
+			s.Vertices[v.ID] = running(1000*l, 1000*min(l/float64(v.Parallelism), 1))
+		}
+		samples = append(samples, s)
+		if at < 0 {
+			continue
+		}
+		dec := Evaluate(now.Add(at), cfg, vs, samples, state, h)
+		h = dec.History
+		if dec.Apply {
+			for i := range vs {
+				vs[i].Parallelism = dec.Parallelism[vs[i].ID]
+			}
+			out[at] = maps.Clone(dec.Parallelism)
+			state.LastRescale, state.Stable = now.Add(at), StableRun{At: now.Add(at), Parallelism: out[at]}
+		}
+	}
+	return out
+}
+
+// Vertex a has idled at a quarter of its 8 subtasks from the start; b takes a step up at 30
+// minutes and is rescaled for it. The rescale does not start a's scale-down delay over: a scales
+// down an hour after its load fell, not an hour after b's rescale.
+func TestARescaleDoesNotStartAnotherVertexsScaleDownDelayOver(t *testing.T) {
+	changes := sources(DefaultConfig(), map[string]int{"a": 8, "b": 4}, func(id string, at time.Duration) float64 {
+		if id == "a" {
+			return 2
+		}
+		if at >= 30*time.Minute {
+			return 4
+		}
+		return 2.8
+	}, 2*time.Hour)
+	var down time.Duration
+	for at, p := range changes {
+		if p["a"] < 8 && (down == 0 || at < down) {
+			down = at
+		}
+	}
+	require.NotZero(t, down, "a never scaled down: %v", changes)
+	assert.LessOrEqual(t, down, time.Hour+time.Minute, "%v", changes)
+}
+
+// A vertex at the bottom edge of the tolerance band, in and out of it with the noise from one
+// evaluation to the next, shows the same recommendation at each: a scale-down it would wait for
+// anyway.
+func TestAVertexAtTheBandsEdgeShowsTheSameRecommendation(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		cfg       func(*Config)
+		low, high float64 // busy, alternating from one evaluation to the next
+	}{
+		{"at the bottom, applying", func(*Config) {}, 0.59, 0.61},
+		{"at the bottom, recommending", func(c *Config) { c.RecommendOnly = true }, 0.59, 0.61},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			tc.cfg(&cfg)
+			vs := []Vertex{{ID: "map", Name: "Map", Parallelism: 10}}
+			state := settled(map[string]int{"map": 10})
+			var h History
+			shown := map[string]bool{}
+			for i := range 20 {
+				at := now.Add(time.Duration(i) * 30 * time.Second)
+				b := tc.low
+				if i%2 == 1 {
+					b = tc.high
+				}
+				samples := series(at.Add(-20*time.Minute), at, 30*time.Second, func(time.Time) map[string]VertexSample {
+					return map[string]VertexSample{"map": running(10000*b, 1000*b)}
+				})
+				d := Evaluate(at, cfg, vs, samples, state, h)
+				require.False(t, d.Apply, d.Reason)
+				h = d.History
+				if i > 0 {
+					shown[fmt.Sprint(d.Vertices[0].Recommended)] = true
+				}
+			}
+			assert.Len(t, shown, 1, "recommendations shown: %v", shown)
+		})
+	}
+}
