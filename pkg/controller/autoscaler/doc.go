@@ -62,6 +62,12 @@
 // longer than a rescale takes (the readiness timeout, the stabilization interval and a window)
 // starts the record, and with it the delay, over, since the load in between was not seen.
 //
+// Each rescale restarts the job and its metrics, and the next decision comes a stabilization
+// interval and a window later. So a scale-down that is due waits while the record says another
+// vertex's scale-down, or a deeper one of its own, comes due before then (if no higher load
+// comes), as long as none has waited that long: one rescale then does what two would, and sooner
+// than the second would come. A scale-up never waits, and takes the scale-downs due with it.
+//
 // # When nothing is decided
 //
 // Evaluate decides nothing, and says why: with an invalid Config or job graph; during the

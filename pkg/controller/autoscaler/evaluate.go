@@ -88,7 +88,7 @@ func Evaluate(now time.Time, cfg Config, vertices []Vertex, samples []Sample, st
 	}
 	target(order, rates, cfg.CatchUpDuration)
 	downs := d.decideVertices(now, cfg, vertices, rates, !settling)
-	waiting := waitingReason(vertices, downs)
+	waiting := d.batchScaleDowns(now, cfg, vertices, downs)
 
 	var changes []VertexChange
 	var summary, reasons []string

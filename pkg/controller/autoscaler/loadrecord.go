@@ -17,6 +17,8 @@ type LoadRecord struct {
 	Since time.Time `json:"since"`
 	// Peaks are the loads kept, each with the last time it held.
 	Peaks []Peak `json:"peaks"`
+	// Due is since when the vertex's scale-down has been due, waiting to go with another.
+	Due time.Time `json:"due,omitzero"`
 }
 
 // Peak is a load and the last time it held: the evaluation that measured it, or the next one that

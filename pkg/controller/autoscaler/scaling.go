@@ -1,21 +1,25 @@
 package autoscaler
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
 )
 
 // The rules that read a vertex's load record (LoadRecord). A scale-down waits for the scale-down
-// delay, so that a dip in the load shorter than it never scales the job down; it reads the record
-// rather than this evaluation alone, so that a vertex at the bottom edge of the tolerance band, in
-// and out of it with the noise, keeps showing the same.
+// delay, so that a dip in the load shorter than it never scales the job down; since each rescale
+// restarts the job and the metrics, the scale-downs that come due within one rescale's time go
+// together. It reads the record rather than this evaluation alone, so that a vertex at the bottom
+// edge of the tolerance band, in and out of it with the noise, keeps showing the same.
 
 // scaleDown is a vertex's scale-down under the delay: the parallelism it goes to (its own when
-// none), and whether that is due now.
+// none), whether that is due now, and the next time its record lets it go lower still (zero when
+// not known).
 type scaleDown struct {
-	to  int
-	due bool
+	to   int
+	due  bool
+	next time.Time
 }
 
 // decideVertices sets each vertex's recommendation and the decision's parallelism from the
@@ -41,6 +45,10 @@ func (d *Decision) decideVertices(now time.Time, cfg Config, vertices []Vertex, 
 			down = delayScaleDown(now, cfg, v, vd, rec)
 			want = down.to
 		}
+		rec.Due = time.Time{}
+		if down.due {
+			rec.Due = cmp.Or(held[v.ID].Due, now)
+		}
 		if len(rec.Peaks) > 0 {
 			d.History.Load[v.ID] = rec
 		}
@@ -56,7 +64,7 @@ func (d *Decision) decideVertices(now time.Time, cfg Config, vertices []Vertex, 
 			d.Parallelism[v.ID] = p
 		}
 		if p <= v.Parallelism {
-			down.to = p
+			down.to, down.next = p, lowerAt(now, cfg, v, rec, p)
 			downs[v.ID] = down
 		}
 	}
@@ -95,16 +103,81 @@ func delayScaleDown(now time.Time, cfg Config, v Vertex, vd *VertexDecision, rec
 	return scaleDown{to: subtasksFor(top.Busy, cfg), due: true}
 }
 
-// waitingReason is why nothing changes now while scale-downs wait for the delay, "" when none does.
-func waitingReason(vertices []Vertex, downs map[string]scaleDown) string {
-	var waiting []string
-	for _, v := range vertices {
-		if s, ok := downs[v.ID]; ok && s.to < v.Parallelism && !s.due {
-			waiting = append(waiting, fmt.Sprintf("%s %d→%d", label(v), v.Parallelism, s.to))
+// lowerAt is the next time after now at which the vertex's record lets it go lower than to, if no
+// higher load comes: when the record comes to span the delay, or when its highest load ages out
+// of it and the next is lower. Zero when none is known: then loads not yet measured decide.
+func lowerAt(now time.Time, cfg Config, v Vertex, rec LoadRecord, to int) time.Time {
+	edge := (cfg.TargetUtilization - cfg.UtilizationTolerance) * float64(v.Parallelism)
+	spans := rec.Since.Add(cfg.ScaleDownDelay)
+	lower := func(busy float64) bool {
+		p, _ := limit(v, subtasksFor(busy, cfg), cfg)
+		return busy < edge && p < to
+	}
+	if len(rec.Peaks) > 0 && spans.After(now) && lower(rec.Peaks[0].Busy) {
+		return spans
+	}
+	for i := 0; i+1 < len(rec.Peaks); i++ {
+		at := rec.Peaks[i].Until.Add(cfg.ScaleDownDelay)
+		if spans.After(at) {
+			at = spans
+		}
+		if at.After(now) && lower(rec.Peaks[i+1].Busy) {
+			return at
 		}
 	}
-	if len(waiting) == 0 {
+	return time.Time{}
+}
+
+// batchScaleDowns holds back the scale-downs due now while another, or a deeper one, comes due
+// before the next decision a rescale now would allow (the stabilization interval and a new
+// window), as long as none has waited that long: one rescale then does what two would, sooner
+// than the second would come. A scale-up never waits, and takes the scale-downs due with it. It
+// returns why nothing changes now while scale-downs wait, "" when none does.
+func (d *Decision) batchScaleDowns(now time.Time, cfg Config, vertices []Vertex, downs map[string]scaleDown) string {
+	horizon := cfg.StabilizationInterval + cfg.MetricsWindow
+	var next, first time.Time
+	due := false
+	for _, v := range vertices {
+		if d.Parallelism[v.ID] > v.Parallelism {
+			return ""
+		}
+		s := downs[v.ID]
+		if !s.next.IsZero() && (next.IsZero() || s.next.Before(next)) {
+			next = s.next
+		}
+		if s.due {
+			due = true
+			if since := d.History.Load[v.ID].Due; first.IsZero() || since.Before(first) {
+				first = since
+			}
+		}
+	}
+	hold := due && !next.IsZero() && !next.After(first.Add(horizon))
+	var delayed, batched []string
+	for i, v := range vertices {
+		s := downs[v.ID]
+		if s.to >= v.Parallelism || s.due && !hold {
+			continue
+		}
+		change := fmt.Sprintf("%s %d→%d", label(v), v.Parallelism, s.to)
+		if !s.due {
+			delayed = append(delayed, change)
+			continue
+		}
+		batched = append(batched, change)
+		d.Parallelism[v.ID] = v.Parallelism
+		d.Vertices[i].Reason += fmt.Sprintf("; waits until %s, when another scale-down comes due, to go with it", stamp(next))
+	}
+	var why []string
+	if len(batched) > 0 {
+		why = append(why, fmt.Sprintf("%s waits until %s to go with the scale-down that comes due then",
+			strings.Join(batched, ", "), stamp(next)))
+	}
+	if len(delayed) > 0 {
+		why = append(why, strings.Join(delayed, ", ")+" waits for the scale-down delay")
+	}
+	if len(why) == 0 {
 		return ""
 	}
-	return "nothing changes now; " + strings.Join(waiting, ", ") + " waits for the scale-down delay"
+	return "nothing changes now; " + strings.Join(why, "; ")
 }

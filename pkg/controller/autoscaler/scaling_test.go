@@ -71,6 +71,23 @@ func TestARescaleDoesNotStartAnotherVertexsScaleDownDelayOver(t *testing.T) {
 	assert.LessOrEqual(t, down, time.Hour+time.Minute, "%v", changes)
 }
 
+// Vertex a's load falls at 0, b's at 5 minutes: a's scale-down, due at an hour, waits the five
+// minutes for b's, and one rescale does both.
+func TestScaleDownsDueWithinARescalesTimeGoTogether(t *testing.T) {
+	changes := sources(DefaultConfig(), map[string]int{"a": 8, "b": 8}, func(id string, at time.Duration) float64 {
+		if id == "b" && at < 5*time.Minute || at < 0 {
+			return 5.6
+		}
+		return 3
+	}, 90*time.Minute)
+	require.Len(t, changes, 1, "%v", changes)
+	for at, p := range changes {
+		assert.Equal(t, map[string]int{"a": 5, "b": 5}, p)
+		assert.Greater(t, at, 65*time.Minute)
+		assert.Less(t, at, 67*time.Minute)
+	}
+}
+
 // A vertex at the bottom edge of the tolerance band, in and out of it with the noise from one
 // evaluation to the next, shows the same recommendation at each: a scale-down it would wait for
 // anyway.
