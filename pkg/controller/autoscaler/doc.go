@@ -49,7 +49,10 @@
 // AlignmentMargin and the limits. Alignment only rounds up, so unlike an alignment that may round
 // down or give up, it never refuses a needed scale-up; and it never turns a scale-down into none.
 //
-// A scale-up applies at once. A scale-down applies once the vertex's load stayed below the
+// A scale-up applies at once, sized for this evaluation's load. Where it is not applied
+// (recommend-only, or a restart without fresh state) it is sized for the highest load of the
+// evaluations within StabilizationInterval, so that a vertex at the band's top edge, in and out of
+// it with the noise, keeps recommending the same. A scale-down applies once the vertex's load stayed below the
 // tolerance band, at its parallelism now, over the whole ScaleDownDelay, and goes to what the
 // highest load of the delay asks for: the lower load must have lasted, and its highest must still
 // fit. Each vertex's LoadRecord in History.Load keeps its load over the delay in busy subtasks

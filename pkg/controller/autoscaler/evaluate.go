@@ -87,7 +87,8 @@ func Evaluate(now time.Time, cfg Config, vertices []Vertex, samples []Sample, st
 		rates[v.ID] = &r
 	}
 	target(order, rates, cfg.CatchUpDuration)
-	downs := d.decideVertices(now, cfg, vertices, rates, !settling)
+	applies := !cfg.RecommendOnly && (state.InPlaceRescale || state.FreshState)
+	downs := d.decideVertices(now, cfg, vertices, rates, !settling, applies)
 	waiting := d.batchScaleDowns(now, cfg, vertices, downs)
 
 	var changes []VertexChange

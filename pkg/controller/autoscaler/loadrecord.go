@@ -66,3 +66,13 @@ func (r *LoadRecord) add(t time.Time, busy float64, keep, maxGap time.Duration) 
 		r.Peaks = slices.Delete(r.Peaks, closest, closest+1)
 	}
 }
+
+// highestSince is the highest load recorded by an evaluation after t; false when none was.
+func (r LoadRecord) highestSince(t time.Time) (Peak, bool) {
+	for _, p := range r.Peaks {
+		if p.Until.After(t) {
+			return p, true
+		}
+	}
+	return Peak{}, false
+}

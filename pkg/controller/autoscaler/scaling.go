@@ -10,8 +10,8 @@ import (
 // The rules that read a vertex's load record (LoadRecord). A scale-down waits for the scale-down
 // delay, so that a dip in the load shorter than it never scales the job down; since each rescale
 // restarts the job and the metrics, the scale-downs that come due within one rescale's time go
-// together. It reads the record rather than this evaluation alone, so that a vertex at the bottom
-// edge of the tolerance band, in and out of it with the noise, keeps showing the same.
+// together. Both directions read the record rather than this evaluation alone, so that a vertex
+// at an edge of the tolerance band, in and out of it with the noise, keeps showing the same.
 
 // scaleDown is a vertex's scale-down under the delay: the parallelism it goes to (its own when
 // none), whether that is due now, and the next time its record lets it go lower still (zero when
@@ -24,9 +24,10 @@ type scaleDown struct {
 
 // decideVertices sets each vertex's recommendation and the decision's parallelism from the
 // vertex's rates and its load record, to which this evaluation is added when record is set (not
-// while the load just changed: its window is of neither load). It returns the vertices that do
-// not scale up, with what their record says of scaling down.
-func (d *Decision) decideVertices(now time.Time, cfg Config, vertices []Vertex, rates map[string]*Rates, record bool) map[string]scaleDown {
+// while the load just changed: its window is of neither load); applies tells whether a decision
+// would be applied. It returns the vertices that do not scale up, with what their record says of
+// scaling down.
+func (d *Decision) decideVertices(now time.Time, cfg Config, vertices []Vertex, rates map[string]*Rates, record, applies bool) map[string]scaleDown {
 	held := d.History.Load
 	d.History.Load = map[string]LoadRecord{}
 	downs := map[string]scaleDown{}
@@ -35,7 +36,11 @@ func (d *Decision) decideVertices(now time.Time, cfg Config, vertices []Vertex, 
 		want, why := recommend(v, r, cfg)
 		rec := held[v.ID]
 		if r.ProcessingRate > 0 && record {
-			rec.add(now, r.Target/r.ProcessingRate, cfg.ScaleDownDelay, cfg.recordGap())
+			load := r.Target / r.ProcessingRate
+			if !applies {
+				want, why = scaleUpFor(now, cfg, v, rec, load, want, why)
+			}
+			rec.add(now, load, cfg.ScaleDownDelay, cfg.recordGap())
 		}
 		vd := &d.Vertices[i]
 		vd.Rates = *r
@@ -72,6 +77,24 @@ func (d *Decision) decideVertices(now time.Time, cfg Config, vertices []Vertex, 
 		d.History.Load = nil
 	}
 	return downs
+}
+
+// scaleUpFor sizes a scale-up that is not applied (recommend-only, or a restart without fresh
+// state) for the highest load of the evaluations within the stabilization interval: this one's
+// and those rec holds from before it. So a vertex at the top of the band, in and out of it with the
+// noise, keeps recommending the same. Where decisions apply, a scale-up is this evaluation's alone:
+// the vertex is rescaled at once, and the next evaluation reads the load at its new parallelism.
+func scaleUpFor(now time.Time, cfg Config, v Vertex, rec LoadRecord, load float64, want int, why string) (int, string) {
+	top := Peak{Until: now, Busy: load}
+	if p, ok := rec.highestSince(now.Add(-cfg.StabilizationInterval)); ok && p.Busy > load {
+		top = p
+	}
+	u := top.Busy / float64(v.Parallelism)
+	if p := subtasksFor(top.Busy, cfg); u > cfg.TargetUtilization+cfg.UtilizationTolerance && p > want {
+		return p, why + fmt.Sprintf("; at the highest load within the stabilization interval, until %s, its utilization "+
+			"was %.2f: %s at %.2f", stamp(top.Until), u, subtasksTake(p), cfg.TargetUtilization)
+	}
+	return want, why
 }
 
 // delayScaleDown holds back a vertex's scale-down until its load stayed below the tolerance band,

@@ -88,9 +88,9 @@ func TestScaleDownsDueWithinARescalesTimeGoTogether(t *testing.T) {
 	}
 }
 
-// A vertex at the bottom edge of the tolerance band, in and out of it with the noise from one
-// evaluation to the next, shows the same recommendation at each: a scale-down it would wait for
-// anyway.
+// A vertex at an edge of the tolerance band, in and out of it with the noise from one evaluation
+// to the next, shows the same recommendation at each: below the band, as a scale-down it would
+// wait for anyway; above it, where the decision is only recommended and so does not rescale.
 func TestAVertexAtTheBandsEdgeShowsTheSameRecommendation(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -99,6 +99,7 @@ func TestAVertexAtTheBandsEdgeShowsTheSameRecommendation(t *testing.T) {
 	}{
 		{"at the bottom, applying", func(*Config) {}, 0.59, 0.61},
 		{"at the bottom, recommending", func(c *Config) { c.RecommendOnly = true }, 0.59, 0.61},
+		{"at the top, recommending", func(c *Config) { c.RecommendOnly = true }, 0.79, 0.81},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := DefaultConfig()
