@@ -60,7 +60,9 @@
 // not depend on the parallelism it was measured at, so the record outlives a rescale: one
 // vertex's rescale does not start another's delay over, a vertex whose load goes on falling after
 // a scale-down scales down again when the band says so, not a delay later, and a vertex at the
-// band's bottom edge, in and out of it with the noise, keeps its parallelism and shows it. An
+// band's bottom edge, in and out of it with the noise, keeps its parallelism and shows it. Nor
+// does a vertex scale down within ScaleDownDelay of the autoscaler scaling it up: a scale-up
+// aligned to a divisor of the key groups may leave the load that asked for it below the band. An
 // evaluation that cannot evaluate adds nothing and forgets nothing; a stretch without evaluations
 // longer than a rescale takes (the readiness timeout, the stabilization interval and a window)
 // starts the record, and with it the delay, over, since the load in between was not seen.

@@ -100,6 +100,20 @@ func (h History) last(kinds ...ChangeKind) *Change {
 	return nil
 }
 
+// scaledUp is when the autoscaler last scaled the vertex up; zero when it is not in the history.
+func (h History) scaledUp(id string) time.Time {
+	for i := len(h.Changes) - 1; i >= 0; i-- {
+		if c := h.Changes[i]; c.Kind == Scaled {
+			for _, v := range c.Vertices {
+				if v.ID == id && v.To > v.From {
+					return c.Time
+				}
+			}
+		}
+	}
+	return time.Time{}
+}
+
 // truncate cuts s so that its JSON encoding takes at most n bytes, quotes aside: Flink's vertex
 // names are full of "->", and JSON writes a > in six bytes.
 func truncate(s string, n int) string {

@@ -47,7 +47,7 @@ func (d *Decision) decideVertices(now time.Time, cfg Config, vertices []Vertex, 
 		vd.Recommended, vd.Reason = v.Parallelism, why
 		var down scaleDown
 		if want < v.Parallelism {
-			down = delayScaleDown(now, cfg, v, vd, rec)
+			down = delayScaleDown(now, cfg, v, vd, rec, d.History.scaledUp(v.ID))
 			want = down.to
 		}
 		rec.Due = time.Time{}
@@ -69,7 +69,7 @@ func (d *Decision) decideVertices(now time.Time, cfg Config, vertices []Vertex, 
 			d.Parallelism[v.ID] = p
 		}
 		if p <= v.Parallelism {
-			down.to, down.next = p, lowerAt(now, cfg, v, rec, p)
+			down.to, down.next = p, lowerAt(now, cfg, v, rec, p, d.History.scaledUp(v.ID))
 			downs[v.ID] = down
 		}
 	}
@@ -104,14 +104,21 @@ func scaleUpFor(now time.Time, cfg Config, v Vertex, rec LoadRecord, load float6
 // at, so evaluations before a rescale count: one vertex's rescale does not start the others'
 // delays over, and a vertex scaled down once scales down again when its load went on falling, not
 // an hour after. A vertex at the band's edge, in and out of it with the noise, keeps its
-// parallelism and shows it, since the highest load of the delay is in the band. rec holds this
-// evaluation; the parallelism returned is before the limits.
-func delayScaleDown(now time.Time, cfg Config, v Vertex, vd *VertexDecision, rec LoadRecord) scaleDown {
+// parallelism and shows it, since the highest load of the delay is in the band. Nor is a vertex
+// the autoscaler scaled up (scaledUp) scaled down within the delay. rec holds this evaluation; the
+// parallelism returned is before the limits.
+func delayScaleDown(now time.Time, cfg Config, v Vertex, vd *VertexDecision, rec LoadRecord, scaledUp time.Time) scaleDown {
 	if len(rec.Peaks) == 0 {
 		// Nothing recorded (the load just changed): no lower load is known to have lasted.
 		return scaleDown{to: v.Parallelism}
 	}
 	top := rec.Peaks[0]
+	if now.Before(scaledUp.Add(cfg.ScaleDownDelay)) {
+		// A scale-up aligned to a divisor of the key groups may leave the load that asked for it
+		// below the band; it still stands for the delay, as any scale-up does.
+		vd.Reason += fmt.Sprintf("; keeps %d: scaled up at %s, within the scale-down delay", v.Parallelism, stamp(scaledUp))
+		return scaleDown{to: v.Parallelism}
+	}
 	if u := top.Busy / float64(v.Parallelism); u >= cfg.TargetUtilization-cfg.UtilizationTolerance {
 		vd.Reason += fmt.Sprintf("; keeps %d: at the highest load within the scale-down delay, until %s, its "+
 			"utilization was %.2f", v.Parallelism, stamp(top.Until), u)
@@ -127,11 +134,15 @@ func delayScaleDown(now time.Time, cfg Config, v Vertex, vd *VertexDecision, rec
 }
 
 // lowerAt is the next time after now at which the vertex's record lets it go lower than to, if no
-// higher load comes: when the record comes to span the delay, or when its highest load ages out
-// of it and the next is lower. Zero when none is known: then loads not yet measured decide.
-func lowerAt(now time.Time, cfg Config, v Vertex, rec LoadRecord, to int) time.Time {
+// higher load comes: when the record comes to span the delay (and the delay has passed since the
+// vertex was scaled up), or when its highest load ages out of it and the next is lower. Zero when
+// none is known: then loads not yet measured decide.
+func lowerAt(now time.Time, cfg Config, v Vertex, rec LoadRecord, to int, scaledUp time.Time) time.Time {
 	edge := (cfg.TargetUtilization - cfg.UtilizationTolerance) * float64(v.Parallelism)
 	spans := rec.Since.Add(cfg.ScaleDownDelay)
+	if up := scaledUp.Add(cfg.ScaleDownDelay); up.After(spans) {
+		spans = up
+	}
 	lower := func(busy float64) bool {
 		p, _ := limit(v, subtasksFor(busy, cfg), cfg)
 		return busy < edge && p < to

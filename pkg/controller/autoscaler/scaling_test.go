@@ -3,6 +3,7 @@ package autoscaler
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ func sources(cfg Config, p map[string]int, load func(id string, at time.Duration
 	var vs []Vertex
 	for _, id := range []string{"a", "b", "c"} {
 		if p[id] > 0 {
-			vs = append(vs, Vertex{ID: id, Name: id, Parallelism: p[id], IsSource: true})
+			vs = append(vs, Vertex{ID: id, Name: id, Parallelism: p[id], MaxParallelism: 128, IsSource: true})
 		}
 	}
 	state := JobState{InPlaceRescale: true, LastRescale: now.Add(-time.Hour), Stable: StableRun{At: now.Add(-time.Hour), Parallelism: maps.Clone(p)}}
@@ -69,6 +70,29 @@ func TestARescaleDoesNotStartAnotherVertexsScaleDownDelayOver(t *testing.T) {
 	}
 	require.NotZero(t, down, "a never scaled down: %v", changes)
 	assert.LessOrEqual(t, down, time.Hour+time.Minute, "%v", changes)
+}
+
+// A scale-up aligned to a divisor of the key groups can leave the load that asked for it below the
+// band at the new parallelism: 11 subtasks 82% busy ask for 13, aligned to 16, where that load is
+// 56%. The vertex still keeps 16 for the scale-down delay, as for any scale-up, rather than
+// undoing it at the next decision.
+func TestAScaleUpIsNotUndoneWithinTheDelay(t *testing.T) {
+	changes := sources(DefaultConfig(), map[string]int{"a": 11}, func(_ string, at time.Duration) float64 {
+		if at >= 30*time.Minute {
+			return 9
+		}
+		return 7
+	}, 2*time.Hour)
+	var up time.Duration
+	for _, at := range slices.Sorted(maps.Keys(changes)) {
+		switch p := changes[at]; {
+		case p["a"] == 16:
+			up = at
+		case up > 0 && at < up+time.Hour:
+			t.Errorf("a went to %d at %s, %s after its scale-up", p["a"], at, at-up)
+		}
+	}
+	require.NotZero(t, up, "%v", changes)
 }
 
 // Vertex a's load falls at 0, b's at 5 minutes: a's scale-down, due at an hour, waits the five
