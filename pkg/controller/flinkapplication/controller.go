@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	applisters "github.com/flinkfsm/flinkfsm/pkg/client/listers/app/v1beta1"
@@ -38,26 +39,43 @@ type Controller struct {
 	// ownIndexes are the caches of the kinds the machine runs, by watched namespace and kind: what
 	// is in the operator's shard (shard.go).
 	ownIndexes map[string]map[string]cache.Indexer
+	// snapshotIndexes are the FlinkSnapshot indexers by watched namespace ("" for all).
+	snapshotIndexes map[string]cache.Indexer
 	// due is when each queued key was due, to tell how long it waited for a worker.
 	due dueTimes
+	// start holds what the initial lists queue until the caches have synced (takeover.go).
+	start startupHold
 }
 
-// add queues a key to be handled now.
+// add queues a key to be handled now; while the controller starts, once its caches have synced.
 func (c *Controller) add(key queueKey) {
+	if c.start.hold(key) {
+		return
+	}
+	c.queueNow(key)
+}
+
+func (c *Controller) queueNow(key queueKey) {
 	c.due.at(key, time.Now())
 	c.queue.Add(key)
 }
 
 // NewController wires informers for the configured namespaces (all when none are listed) to the queue.
 func NewController(env *Environment) *Controller {
-	c := &Controller{
-		env: env,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[queueKey](),
-			workqueue.TypedRateLimitingQueueConfig[queueKey]{Name: "flinkapplications"}),
-		workers:    env.Config.Workers,
-		jobIndexes: map[string]cache.Indexer{},
-		ownIndexes: map[string]map[string]cache.Indexer{},
+	queueConfig := workqueue.TypedRateLimitingQueueConfig[queueKey]{Name: "flinkapplications"}
+	if clk, ok := env.Clock.(clock.WithTicker); ok {
+		// The queue's delays follow the operator's clock: a test steps through the start-up spread.
+		queueConfig.Clock = clk
 	}
+	c := &Controller{
+		env:             env,
+		queue:           workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[queueKey](), queueConfig),
+		workers:         env.Config.Workers,
+		jobIndexes:      map[string]cache.Indexer{},
+		ownIndexes:      map[string]map[string]cache.Indexer{},
+		snapshotIndexes: map[string]cache.Indexer{},
+	}
+	c.start.holding = true
 	c.health = &health{clock: env.Clock, stallAfter: env.Config.StallTimeout.Duration, queue: c.queue}
 	c.health.moved()
 	env.Wake = func(kind, namespace, name string) {
@@ -172,6 +190,7 @@ func (c *Controller) watch(ns string, kubeInf, haInf kubeinformers.SharedInforme
 	c.informers = append(c.informers, apps, sessionClusters, sessionJobs, snapshots)
 	c.ownIndexes[ns] = map[string]cache.Indexer{applicationKindName: apps.GetIndexer(),
 		sessionClusterKindName: sessionClusters.GetIndexer(), sessionJobKindName: sessionJobs.GetIndexer()}
+	c.snapshotIndexes[ns] = snapshots.GetIndexer()
 	for _, inf := range []cache.SharedIndexInformer{apps, sessionClusters, sessionJobs, snapshots} {
 		_ = inf.SetTransform(dropManagedFields)
 	}
@@ -424,6 +443,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return fmt.Errorf("caches did not sync: %v", c.health.check())
 	}
+	c.releaseStartup()
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
 	var workers sync.WaitGroup

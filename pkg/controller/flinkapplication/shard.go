@@ -71,16 +71,22 @@ func (c *Controller) addOwn(key queueKey) {
 
 // cached tells whether the object is in the informer cache of its kind.
 func (c *Controller) cached(key queueKey) bool {
+	_, ok := c.cachedObject(key)
+	return ok
+}
+
+// cachedObject is the object in the informer cache of its kind, if it is there.
+func (c *Controller) cachedObject(key queueKey) (interface{}, bool) {
 	byKind := c.ownIndexes[key.Namespace]
 	if byKind == nil {
 		byKind = c.ownIndexes[metav1.NamespaceAll]
 	}
 	index := byKind[key.Kind]
 	if index == nil {
-		return false
+		return nil, false
 	}
-	_, exists, err := index.GetByKey(key.ObjectName.String())
-	return err == nil && exists
+	obj, exists, err := index.GetByKey(key.ObjectName.String())
+	return obj, err == nil && exists
 }
 
 // shardLabels are the owner's values of the labels the shard selector reads, for a FlinkSnapshot
