@@ -1,8 +1,7 @@
 package flinkapplication
 
 import (
-	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
-
+	"hash/fnv"
 	"reflect"
 	"strconv"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jars"
 )
@@ -63,7 +63,7 @@ type Environment struct {
 
 	// looked remembers when slow-moving figures (checkpoints, slots) were last read from Flink per
 	// object, so that a running job costs one REST call per status poll, not three. It is only a
-	// cache: an operator that restarts reads them at once.
+	// cache: an operator that restarts starts it from what status dates (lookDue).
 	looked sync.Map
 	// quiet remembers each application whose move into Submitting is not written yet
 	// (quiet_submission.go).
@@ -148,14 +148,49 @@ func (e *Environment) noteDeadline(rc *Context) {
 }
 
 // lookDue tells whether what is named was last read from Flink at least every ago, and if so
-// notes that it is read now.
-func (e *Environment) lookDue(rc *Context, what string, every time.Duration) bool {
+// notes that it is read now. A process that has not read it yet (a new leader, a restarted
+// operator) takes since as the last read instead of reading at once: the time status shows the
+// figure was read by (see checkpointsLooked), or a time spread over the interval (spreadLooked),
+// so that its first passes cost the fleet one call each, not three. A zero since reads at once.
+func (e *Environment) lookDue(rc *Context, what string, every time.Duration, since time.Time) bool {
 	key := rc.writeKey() + "/" + what
-	if last, ok := e.looked.Load(key); ok && rc.Now.Sub(last.(time.Time)) < every {
+	last, ok := e.looked.Load(key)
+	if !ok && !since.IsZero() {
+		last, ok = since, true
+		e.looked.Store(key, since)
+	}
+	if ok && rc.Now.Sub(last.(time.Time)) < every {
 		return false
 	}
 	e.looked.Store(key, rc.Now)
 	return true
+}
+
+// checkpointsLooked is when the job's checkpoints were read at the latest, for a process that has
+// not read them: the trigger time of the checkpoint status records, which the read that recorded it
+// followed. Reading them again a record window after that is no later than the operator that
+// recorded it would have, so the recorded checkpoint still outlives the next read
+// (checkpointRecordWindow); past it (a long outage) they are read at once. A job with no checkpoint
+// recorded only has its restart count to show from them (one that checkpoints has them read at
+// every pass until its first is recorded): its first read is spread.
+func checkpointsLooked(rc *Context, every time.Duration) time.Time {
+	js := &rc.Job.JobStatus
+	if js.LastCheckpointPath == "" || js.LastCheckpointTime == nil {
+		return spreadLooked(rc, "checkpoints", every)
+	}
+	return js.LastCheckpointTime.Time
+}
+
+// spreadLooked is, for a figure nothing in status dates (the cluster's slots and TaskManagers), a
+// last read between now and every ago, fixed per object and figure: the first reads of a fleet's
+// figures after a restart are spread over the interval rather than made all in its first passes.
+func spreadLooked(rc *Context, what string, every time.Duration) time.Time {
+	if every <= 0 {
+		return time.Time{}
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(rc.writeKey() + "/" + what))
+	return rc.Now.Add(-time.Duration(h.Sum64() % uint64(every)))
 }
 
 // ownEcho tells whether an update of an object is only our own last status write coming back: its

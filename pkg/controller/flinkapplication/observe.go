@@ -52,7 +52,8 @@ func observeLiveJob(rc *Context) {
 	// So is one whose first checkpoint is not recorded yet: until then a job lost with its
 	// JobManager has only the state it started from.
 	firstDue := js.LastCheckpointPath == "" && checkpointInterval(rc) > 0
-	if rc.env.lookDue(rc, "checkpoints", checkpointRecordWindow(rc)) || job.State != client.JobRunning || firstDue {
+	window := checkpointRecordWindow(rc)
+	if rc.env.lookDue(rc, "checkpoints", window, checkpointsLooked(rc, window)) || job.State != client.JobRunning || firstDue {
 		observeCheckpoints(rc, v.Ref)
 	}
 	health, why := judgeHealth(js, rc.Now, checkpointsDue(rc))
@@ -97,7 +98,8 @@ func observeCluster(rc *Context, hash string) {
 	}
 	cs := &rc.Owned.ClusterStatus
 	// Slots and TaskManagers change rarely, and Kubernetes reports lost TaskManagers sooner.
-	if cs.Health == v1beta1.Green && !rc.env.lookDue(rc, "overview/"+hash, rc.Config.CheckpointRecordInterval.Duration) {
+	if cs.Health == v1beta1.Green && !rc.env.lookDue(rc, "overview/"+hash, rc.Config.CheckpointRecordInterval.Duration,
+		spreadLooked(rc, "overview/"+hash, rc.Config.CheckpointRecordInterval.Duration)) {
 		return
 	}
 	ov, err := rc.pass().Overview(hash)
