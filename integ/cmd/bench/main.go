@@ -13,7 +13,10 @@
 //	(e) the soak of issue 25: N ordinary applications alone, then beside ten hostile tenants (huge,
 //	    deeply nested and slow-drip JobManager answers, a JobManager that never answers, a 200 MiB
 //	    jar, a redirect loop, jar hosts that stall or drip); the ratio of their all-Running times,
-//	    the operator's peak memory and its restarts. -soak-only runs only (e) (`make bench-soak`).
+//	    the operator's peak memory and its restarts. -soak-only runs only (e) (`make bench-soak`);
+//	(f) issue 29's quiet takeover, after (c): the operator killed with those applications Running
+//	    and a new one started; its status writes and Flink calls in its first statusPollInterval,
+//	    and the time until it had observed every application again (-takeover=false leaves it out).
 //
 // It prints a table against the issue's targets and writes every figure, with the conditions they
 // were measured under, as JSON. It is not a test: its figures depend on the machine and its load.
@@ -75,6 +78,10 @@ type options struct {
 	savepointing      float64
 	savepointInterval int
 	savepointKeep     int
+
+	// takeover runs (f) after (c), the operator down for takeoverOutage.
+	takeover       bool
+	takeoverOutage time.Duration
 }
 
 // setFlag collects -set key=value: operator config keys changed for an experiment, recorded with
@@ -112,6 +119,9 @@ func main() {
 	flag.IntVar(&o.workers, "workers", config.Default().Workers, "the operator's workers (default: the operator's default)")
 	flag.IntVar(&o.pairs, "pairs", 0, "floor and operator runs (b) alternates, keeping the median ratio (default: 3 up to 200 applications, else 1)")
 	flag.Var(o.set, "set", "operator config key=value (repeatable), e.g. -set kubeAPIQPS=400")
+	flag.BoolVar(&o.takeover, "takeover", true, "run the takeover (f) after (c): kill the operator with the applications Running and start a new one")
+	// A standby replica waits out the lease (15 s by default) before it takes over.
+	flag.DurationVar(&o.takeoverOutage, "takeover-outage", 15*time.Second, "how long the operator is down in (f)")
 	flag.BoolVar(&o.soak, "soak", true, "run the soak (e) after (c): ordinary applications alone and beside hostile tenants")
 	flag.BoolVar(&o.soakOnly, "soak-only", false, "run only the soak (e), not (a) to (c)")
 	flag.IntVar(&o.soakN, "soak-n", 0, "ordinary applications in each run of the soak (default: -n)")
@@ -287,6 +297,22 @@ func (b *bench) benchmark(ctx context.Context, o options, res *results) (err err
 	}
 	if res.Steady, err = b.steady(ctx, group{ns: "bench-apps", keys: keys}, checkpointing, sp, o.settle, o.steady); err != nil {
 		return fmt.Errorf("(c): %w", err)
+	}
+	if o.takeover {
+		groups := map[string]group{"fleet": {ns: "bench-apps", keys: keys}}
+		if checkpointing != nil {
+			groups["checkpointing"] = *checkpointing
+		}
+		if sp != nil {
+			groups["savepointing"] = sp.group
+		}
+		poll, err := time.ParseDuration(res.Conditions.OperatorConfig["statusPollInterval"])
+		if err != nil {
+			return fmt.Errorf("(f): statusPollInterval: %w", err)
+		}
+		if res.Takeover, err = b.takeover(ctx, o.takeoverOutage, poll, groups); err != nil {
+			return fmt.Errorf("(f): %w", err)
+		}
 	}
 	if !o.soak {
 		return nil

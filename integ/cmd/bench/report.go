@@ -18,12 +18,13 @@ import (
 )
 
 type results struct {
-	Conditions conditions    `json:"conditions"`
-	Single     *singleResult `json:"single"`
-	Scale      *scaleResult  `json:"scale"`
-	Steady     *steadyResult `json:"steady"`
-	Soak       *soakResult   `json:"soak,omitempty"`
-	Figures    []figure      `json:"figures"`
+	Conditions conditions      `json:"conditions"`
+	Single     *singleResult   `json:"single"`
+	Scale      *scaleResult    `json:"scale"`
+	Steady     *steadyResult   `json:"steady"`
+	Soak       *soakResult     `json:"soak,omitempty"`
+	Takeover   *takeoverResult `json:"takeover,omitempty"`
+	Figures    []figure        `json:"figures"`
 	// TargetsMet is whether every figure with a target met it.
 	TargetsMet bool `json:"targetsMet"`
 }
@@ -154,6 +155,9 @@ func (r *results) evaluateBench() {
 		r.evaluateSavepoints(p, st.Savepointing, fl)
 	}
 	r.target("(d) RSS after (c)", mem(st.Memory), "≤ 150 MiB", st.Memory.RSSMiB > 0 && st.Memory.RSSMiB <= 150)
+	if r.Takeover != nil {
+		r.evaluateTakeover(r.Takeover)
+	}
 }
 
 func secs(s float64) string { return fmt.Sprintf("%.2f s", s) }
@@ -197,6 +201,9 @@ func (r *results) print(w io.Writer) {
 		if p := st.PeriodicSavepoints; p != nil {
 			p.print(w)
 		}
+	}
+	if r.Takeover != nil {
+		r.Takeover.print(w)
 	}
 	if sc := r.Scale; sc != nil {
 		fmt.Fprintf(w, "\n(b) when the %d applications entered each phase (s since the first create; floor %.2f s):\n", sc.N, sc.FloorSeconds)

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+)
+
+// takeoverResult is (f), issue 29's quiet takeover: with the applications of (c) Running and steady,
+// the operator is killed (SIGKILL, as a node failure or an OOM kill would) and, after the outage, a
+// new process started, as its Deployment or a standby replica would. What the new process costs in
+// its first statusPollInterval: the Flink calls, the status writes, everyone's API requests; and
+// how long until it had observed every application again. An application counts as observed at the
+// new process's first Flink call to its JobManager, which each pass of a Running application makes.
+type takeoverResult struct {
+	OutageSeconds float64 `json:"outageSeconds"`
+	PollSeconds   float64 `json:"statusPollIntervalSeconds"`
+	// FirstCallSeconds is from the new process's start to its first Flink call: its start-up and
+	// the initial lists of its caches.
+	FirstCallSeconds float64 `json:"firstCallSeconds"`
+	// AllObservedSeconds is from the new process's start until every application had been observed;
+	// SpreadSeconds, from the first application observed to the last.
+	AllObservedSeconds float64 `json:"allObservedSeconds"`
+	SpreadSeconds      float64 `json:"spreadSeconds"`
+	// ObservedBySecond counts the applications first observed in each second after the first call.
+	ObservedBySecond []int `json:"observedBySecond"`
+	// WindowSeconds is what the per-group figures count: from the kill to a statusPollInterval
+	// after the first call.
+	WindowSeconds float64            `json:"windowSeconds"`
+	Groups        []takeoverGroup    `json:"groups"`
+	APIRequests   map[string]float64 `json:"apiRequestsPerAppInWindow"`
+}
+
+type takeoverGroup struct {
+	Name string `json:"name"`
+	Apps int    `json:"apps"`
+	// StatusWrites counts the new resourceVersions of the group's applications in the window;
+	// WrittenFields, the status fields they changed.
+	StatusWrites  int            `json:"statusWrites"`
+	WrittenFields map[string]int `json:"writtenFields"`
+	// RESTCalls are the group's Flink calls in the window; MaxRESTCallsPerApp, the busiest
+	// application's; AppsWithMoreThanOne, how many made more than one.
+	RESTCalls           int64            `json:"restCalls"`
+	MaxRESTCallsPerApp  int64            `json:"maxRestCallsPerApp"`
+	AppsWithMoreThanOne int              `json:"appsWithMoreThanOneCall"`
+	RESTCallsByEndpoint map[string]int64 `json:"restCallsByEndpoint"`
+	// NotObserved counts applications the new process had not called when the wait ended.
+	NotObserved int `json:"notObserved"`
+}
+
+// takeover runs (f) on the groups, which are Running and steady.
+func (b *bench) takeover(ctx context.Context, outage, poll time.Duration, groups map[string]group) (*takeoverResult, error) {
+	names := make([]string, 0, len(groups))
+	var keys []string
+	for name, g := range groups {
+		names = append(names, name)
+		keys = append(keys, g.keys...)
+	}
+	sort.Strings(names)
+	b.logf("(f) killing the operator with %d applications Running; a new one starts after %s", len(keys), outage)
+	b.env.KillOperator()
+	killed := time.Now()
+	// Nothing calls Flink now: every later call is the new process's.
+	base := b.callsByApp(keys)
+	endpoints := map[string]map[string]int64{}
+	for _, name := range names {
+		endpoints[name] = b.env.Fleet.RequestsByEndpoint(groups[name].ns)
+	}
+	apiBefore, err := b.apiRequests(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := sleep(ctx, outage); err != nil {
+		return nil, err
+	}
+	if err := b.env.StartOperator(); err != nil {
+		return nil, err
+	}
+	started := time.Now()
+	addr, err := b.env.MetricsAddress(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b.setMetricsAddress(addr)
+
+	observed := map[string]time.Time{}
+	var first, windowEnd time.Time
+	var inWindow map[string]int64
+	inWindowEndpoints := map[string]map[string]int64{}
+	var apiAfter map[string]float64
+	deadline := started.Add(b.timeout)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		now := time.Now()
+		calls := b.callsByApp(keys)
+		for _, k := range keys {
+			if _, seen := observed[k]; !seen && calls[k] > base[k] {
+				observed[k] = now
+				if first.IsZero() {
+					first, windowEnd = now, now.Add(poll)
+				}
+			}
+		}
+		if inWindow == nil && !first.IsZero() && !now.Before(windowEnd) {
+			inWindow = calls
+			for _, name := range names {
+				inWindowEndpoints[name] = b.env.Fleet.RequestsByEndpoint(groups[name].ns)
+			}
+			if apiAfter, err = b.apiRequests(ctx); err != nil {
+				return nil, err
+			}
+		}
+		if inWindow != nil && len(observed) == len(keys) || now.After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+	}
+	if first.IsZero() {
+		return nil, fmt.Errorf("(f): the new operator made no Flink call within %s", b.timeout)
+	}
+	if inWindow == nil {
+		return nil, fmt.Errorf("(f): the new operator's first statusPollInterval did not end within %s", b.timeout)
+	}
+	res := &takeoverResult{OutageSeconds: started.Sub(killed).Seconds(), PollSeconds: poll.Seconds(),
+		FirstCallSeconds: first.Sub(started).Seconds(), WindowSeconds: windowEnd.Sub(killed).Seconds(),
+		APIRequests: requestsPerApp(apiBefore, apiAfter, len(keys))}
+	last := first
+	for _, at := range observed {
+		if at.After(last) {
+			last = at
+		}
+		s := int(at.Sub(first).Seconds())
+		for len(res.ObservedBySecond) <= s {
+			res.ObservedBySecond = append(res.ObservedBySecond, 0)
+		}
+		res.ObservedBySecond[s]++
+	}
+	res.AllObservedSeconds, res.SpreadSeconds = last.Sub(started).Seconds(), last.Sub(first).Seconds()
+	for _, name := range names {
+		g := groups[name]
+		tg := takeoverGroup{Name: name, Apps: len(g.keys), RESTCallsByEndpoint: map[string]int64{}}
+		tg.StatusWrites, tg.WrittenFields = b.rec.writesBetween(g.keys, killed, windowEnd)
+		for _, k := range g.keys {
+			d := inWindow[k] - base[k]
+			tg.RESTCalls += d
+			tg.MaxRESTCallsPerApp = max(tg.MaxRESTCallsPerApp, d)
+			if d > 1 {
+				tg.AppsWithMoreThanOne++
+			}
+			if _, seen := observed[k]; !seen {
+				tg.NotObserved++
+			}
+		}
+		for ep, c := range inWindowEndpoints[name] {
+			if d := c - endpoints[name][ep]; d > 0 {
+				tg.RESTCallsByEndpoint[ep] = d
+			}
+		}
+		res.Groups = append(res.Groups, tg)
+	}
+	b.logf("(f) first Flink call %.2f s after the start, every application observed by %.2f s (spread %.2f s)",
+		res.FirstCallSeconds, res.AllObservedSeconds, res.SpreadSeconds)
+	for _, g := range res.Groups {
+		b.logf("(f)   %s: %d status writes, %d Flink calls (busiest app %d) in the first statusPollInterval",
+			g.Name, g.StatusWrites, g.RESTCalls, g.MaxRESTCallsPerApp)
+	}
+	return res, nil
+}
+
+// evaluateTakeover is (f): the issue's quiet takeover, a target for what it says.
+func (r *results) evaluateTakeover(t *takeoverResult) {
+	r.add("(f) takeover: outage, then new process → first Flink call", secs(t.OutageSeconds)+", "+secs(t.FirstCallSeconds), "—")
+	r.target("(f)   every app observed again, after the first call", secs(t.SpreadSeconds),
+		fmt.Sprintf("≤ statusPollInterval (%.0f s)", t.PollSeconds), t.SpreadSeconds <= t.PollSeconds)
+	for _, g := range t.Groups {
+		if g.Name == "fleet" {
+			r.target("(f)   fleet: status writes in the first statusPollInterval", fmt.Sprint(g.StatusWrites), "0", g.StatusWrites == 0)
+			r.target("(f)   fleet: Flink calls per app in the first statusPollInterval",
+				fmt.Sprintf("%.2f (busiest app %d)", float64(g.RESTCalls)/float64(g.Apps), g.MaxRESTCallsPerApp), "≤ 1", g.MaxRESTCallsPerApp <= 1)
+			continue
+		}
+		// Applications that checkpoint read their checkpoints when the outage made the record due.
+		r.add(fmt.Sprintf("(f)   %d %s apps: status writes / Flink calls per app", g.Apps, g.Name),
+			fmt.Sprintf("%d / %.2f (busiest app %d)", g.StatusWrites, float64(g.RESTCalls)/float64(g.Apps), g.MaxRESTCallsPerApp), "—")
+	}
+}
+
+func (t *takeoverResult) print(w io.Writer) {
+	fmt.Fprintf(w, "\n(f) takeover: applications first observed in each second after the new process's first Flink call: %v\n", t.ObservedBySecond)
+	for _, g := range t.Groups {
+		fmt.Fprintf(w, "(f) %s: Flink calls by endpoint %v; status fields written %v; %d apps with more than one call\n",
+			g.Name, g.RESTCallsByEndpoint, g.WrittenFields, g.AppsWithMoreThanOne)
+	}
+	fmt.Fprintf(w, "(f) API server requests per application in the window, everyone's: %s\n", formatRequests(t.APIRequests))
+}
