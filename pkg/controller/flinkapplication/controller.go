@@ -55,6 +55,7 @@ func (c *Controller) add(key queueKey) {
 	c.queueNow(key)
 }
 
+// queueNow queues a key to be handled now, even while the controller starts.
 func (c *Controller) queueNow(key queueKey) {
 	c.due.at(key, time.Now())
 	c.queue.Add(key)
