@@ -70,18 +70,7 @@ func TestWithoutTheAdaptiveSchedulerTheAutoscalerAppliesByRestartingTheJob(t *te
 // parallelism that ran stable, whether or not restartFailedJob is set; the autoscaler then holds off.
 func TestAScaledJobThatFailsGoesBackWithItsState(t *testing.T) {
 	w := newWorld(t)
-	w.loads["wc"] = bottleneck()
-	w.create(restartScaledApp())
-	w.runUntilPhase("wc", v1beta1.PhaseRunning)
-	scaled := w.runUntil("wc", "rescaled", func(a *v1beta1.FlinkApplication) bool {
-		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.Autoscaler != nil && a.Status.Autoscaler.Applied != nil
-	})
-	require.Greater(t, vertexParallelism(w, scaled)["Map"], 3)
-	require.True(t, w.jm(scaled, scaled.Status.DeployHash).FailJobNow(scaled.Status.JobStatus.JobID))
-
-	back := w.runUntil("wc", "gone back", func(a *v1beta1.FlinkApplication) bool {
-		return a.Status.Phase == v1beta1.PhaseRunning && lastChange(a) == "WentBack" && a.Status.Autoscaler.Target == nil
-	})
+	scaled, back := rescaleByRestartThenFail(t, w)
 	assert.NotEqual(t, scaled.Status.JobStatus.JobID, back.Status.JobStatus.JobID)
 	assert.Equal(t, 3, vertexParallelism(w, back)["Map"], "the parallelism that ran stable")
 	assert.NotEmpty(t, back.Status.JobStatus.RestorePath, "with state")
@@ -148,19 +137,26 @@ func vertexID(w *world, app *v1beta1.FlinkApplication, name string) string {
 // the rescaled job fails, and it goes back with its state. Wherever the operator dies, one job runs
 // at a time, and the job that goes back starts from state.
 func playAutoscalerRestartAndWayBack(t *testing.T, w *world) {
+	_, back := rescaleByRestartThenFail(t, w)
+	assert.Equal(t, 3, vertexParallelism(w, back)["Map"])
+	assert.NotEmpty(t, back.Status.JobStatus.RestorePath, "with state")
+	w.assertOneJobAtATime(w.events())
+}
+
+// rescaleByRestartThenFail runs an application the autoscaler rescales by restarting its job, fails
+// the rescaled job, and waits until it went back: the application as rescaled, and as gone back.
+func rescaleByRestartThenFail(t *testing.T, w *world) (scaled, back *v1beta1.FlinkApplication) {
 	w.loads["wc"] = bottleneck()
 	w.create(restartScaledApp())
 	w.runUntilPhase("wc", v1beta1.PhaseRunning)
-	scaled := w.runUntil("wc", "rescaled", func(a *v1beta1.FlinkApplication) bool {
+	scaled = w.runUntil("wc", "rescaled", func(a *v1beta1.FlinkApplication) bool {
 		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.Autoscaler != nil && a.Status.Autoscaler.Applied != nil
 	})
 	require.Greater(t, vertexParallelism(w, scaled)["Map"], 3)
 	require.True(t, w.jm(scaled, scaled.Status.DeployHash).FailJobNow(scaled.Status.JobStatus.JobID))
-	back := w.runUntil("wc", "gone back", func(a *v1beta1.FlinkApplication) bool {
+	back = w.runUntil("wc", "gone back", func(a *v1beta1.FlinkApplication) bool {
 		return a.Status.Phase == v1beta1.PhaseRunning && lastChange(a) == "WentBack" && a.Status.Autoscaler.Target == nil &&
 			a.Status.JobStatus.State == v1beta1.JobRunning
 	})
-	assert.Equal(t, 3, vertexParallelism(w, back)["Map"])
-	assert.NotEmpty(t, back.Status.JobStatus.RestorePath, "with state")
-	w.assertOneJobAtATime(w.events())
+	return scaled, back
 }

@@ -230,11 +230,7 @@ func (e *Environment) otherShardApplications(ctx context.Context, namespace stri
 		if err != nil {
 			return nil, err
 		}
-		out := make([]*v1beta1.FlinkApplication, len(list.Items))
-		for i := range list.Items {
-			out[i] = &list.Items[i]
-		}
-		return out, nil
+		return pointersTo(list.Items), nil
 	})
 }
 
@@ -245,11 +241,7 @@ func (e *Environment) otherShardSessionJobs(ctx context.Context, namespace strin
 		if err != nil {
 			return nil, err
 		}
-		out := make([]*v1beta1.FlinkSessionJob, len(list.Items))
-		for i := range list.Items {
-			out[i] = &list.Items[i]
-		}
-		return out, nil
+		return pointersTo(list.Items), nil
 	})
 }
 
@@ -276,4 +268,13 @@ func jobNames(jobs []*v1beta1.FlinkSessionJob) string {
 		names[i] = j.Name
 	}
 	return strings.Join(names, ", ")
+}
+
+// pointersTo points at each item of a list, in place.
+func pointersTo[T any](items []T) []*T {
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	return out
 }

@@ -461,11 +461,7 @@ func (o *clientObserver) ApplicationsIn(namespace string) ([]*v1beta1.FlinkAppli
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*v1beta1.FlinkApplication, len(list.Items))
-	for i := range list.Items {
-		out[i] = &list.Items[i]
-	}
-	return out, nil
+	return pointersTo(list.Items), nil
 }
 
 func (o *clientObserver) SessionJobsIn(namespace string) ([]*v1beta1.FlinkSessionJob, error) {
@@ -473,11 +469,7 @@ func (o *clientObserver) SessionJobsIn(namespace string) ([]*v1beta1.FlinkSessio
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*v1beta1.FlinkSessionJob, len(list.Items))
-	for i := range list.Items {
-		out[i] = &list.Items[i]
-	}
-	return out, nil
+	return pointersTo(list.Items), nil
 }
 
 func (o *clientObserver) Snapshot(namespace, name string) (*v1beta1.FlinkSnapshot, error) {
