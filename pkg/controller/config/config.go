@@ -133,9 +133,11 @@ type Config struct {
 	WaitPollInterval config.Duration `json:"waitPollInterval" pflag:",How soon a waiting phase looks again"`
 	// StatusPollInterval is how often a running job's status is refreshed.
 	StatusPollInterval config.Duration `json:"statusPollInterval" pflag:",How often a running job is observed"`
-	// CheckpointRecordInterval is how much newer a completed checkpoint must be than the one status
-	// records before status records it. Status is the recovery fallback when a JobManager is gone, so
-	// the checkpoint restored then is at most this (plus one checkpoint interval) older than the newest.
+	// CheckpointRecordInterval is how often a running job's checkpoints are looked at and the newest
+	// recorded in status, the recovery fallback when a JobManager is gone: the checkpoint restored
+	// then is at most this, a statusPollInterval and one checkpoint interval older than the newest.
+	// Clusters whose spec sets no state.checkpoints.num-retained keep enough for it; a smaller count
+	// set in the spec is looked at sooner (docs/job-lifecycle.md).
 	CheckpointRecordInterval config.Duration `json:"checkpointRecordInterval" pflag:",How often checkpoint progress is written to status"`
 	// ClusterStartTimeout bounds ClusterStarting; past it a first deploy fails and an update rolls back.
 	ClusterStartTimeout config.Duration `json:"clusterStartTimeout" pflag:",Deadline for a new cluster to become ready"`

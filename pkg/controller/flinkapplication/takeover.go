@@ -16,9 +16,9 @@ import (
 // API reads that the steady state spreads over each statusPollInterval. So until the caches have
 // synced (no worker runs before that anyway) the keys are only collected. Then the objects that
 // need the operator (a phase under way, a deletion, a spec not yet acted on, a FlinkSnapshot asked
-// for) are queued at once, and those at rest are spread evenly over one statusPollInterval: none
-// is looked at later than its poll would have come had the operator not restarted, and their polls
-// stay spread afterwards, each pass asking for the next one a poll later.
+// for) are queued at once, and those at rest are spread evenly over nine tenths of a
+// statusPollInterval: none is looked at later than its poll would have come had the operator not
+// restarted, and their polls stay spread afterwards, each pass asking for the next one a poll later.
 
 // startupHold collects the keys queued before the caches synced.
 type startupHold struct {
@@ -55,7 +55,7 @@ func (h *startupHold) release(queue func(keys []queueKey)) {
 }
 
 // releaseStartup queues what the initial lists brought, once the caches have synced: what needs
-// the operator now, the rest spread over a statusPollInterval.
+// the operator now, the rest spread over nine tenths of a statusPollInterval.
 func (c *Controller) releaseStartup() {
 	c.start.release(func(keys []queueKey) {
 		var resting []queueKey
