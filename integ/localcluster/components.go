@@ -120,6 +120,7 @@ func (c *Cluster) etcd() component {
 				"--initial-advertise-peer-urls=" + peer,
 				"--initial-cluster=flinkfsm=" + peer,
 				"--unsafe-no-fsync", // test data is thrown away; fsync only slows every write
+				fmt.Sprintf("--quota-backend-bytes=%d", c.size.EtcdQuotaBytes),
 				"--log-level=warn",
 			}
 		},
@@ -173,8 +174,10 @@ func (c *Cluster) apiserver(etcdPort int) component {
 				"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 				"--token-auth-file=" + c.creds.tokenFile,
 				"--authorization-mode=RBAC",
-				"--service-cluster-ip-range=" + serviceCIDR,
+				"--service-cluster-ip-range=" + c.size.ServiceCIDR,
 				"--allow-privileged=true",
+				"--etcd-compaction-interval=" + c.size.CompactionInterval.String(),
+				"--event-ttl=" + c.size.EventTTL.String(),
 				// Without kubelets no token controller feeds pods; tests need not wait for default
 				// service accounts in fresh namespaces.
 				"--disable-admission-plugins=ServiceAccount",
@@ -207,8 +210,8 @@ func (c *Cluster) controllerManager() component {
 				"--bind-address=127.0.0.1",
 				fmt.Sprintf("--secure-port=%d", p[0]),
 				"--cert-dir=" + filepath.Join(c.Dir, "certs", "kube-controller-manager"),
-				"--kube-api-qps=200",
-				"--kube-api-burst=400",
+				fmt.Sprintf("--kube-api-qps=%d", c.size.ControllerQPS),
+				fmt.Sprintf("--kube-api-burst=%d", c.size.ControllerBurst),
 				"--concurrent-deployment-syncs=10",
 				"--concurrent-replicaset-syncs=10",
 				"--concurrent-gc-syncs=40",
@@ -237,6 +240,8 @@ func (c *Cluster) scheduler() component {
 				"--bind-address=127.0.0.1",
 				fmt.Sprintf("--secure-port=%d", p[0]),
 				"--cert-dir=" + filepath.Join(c.Dir, "certs", "kube-scheduler"),
+				fmt.Sprintf("--kube-api-qps=%d", c.size.SchedulerQPS),
+				fmt.Sprintf("--kube-api-burst=%d", c.size.SchedulerBurst),
 				"--profiling=false",
 			}
 		},
@@ -255,7 +260,7 @@ func (c *Cluster) kwok() component {
 				"--kubeconfig=" + c.KubeconfigPath,
 				"--manage-all-nodes=false",
 				"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
-				"--cidr=" + podCIDR,
+				"--cidr=" + c.size.PodCIDR,
 				"--node-ip=" + nodeIP,
 				// Without leases the node-lifecycle controller marks every node NotReady after
 				// about 40 s and kwok never recovers the pods.
