@@ -43,7 +43,7 @@ func (b *bench) scale(ctx context.Context, n, pairs int) (*scaleResult, []string
 			return nil, nil, err
 		}
 		res.FloorSeconds, res.FloorAppliedSeconds = floor.seconds, floor.applied
-		res.FloorRequests, res.FloorCPU = floor.requests, floor.cpu
+		res.FloorRequests, res.FloorCPU, res.FloorProcesses = floor.requests, floor.cpu, floor.processes
 		res.Ratio = res.OperatorSeconds / floor.seconds
 		runs, keys = append(runs, res), k
 		b.logf("(b) pair %d of %d: operator %.2fs / floor %.2fs = %.2f×", i+1, pairs, res.OperatorSeconds, floor.seconds, res.Ratio)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 )
 
@@ -43,6 +44,10 @@ type scaleResult struct {
 	// OperatorKubeRequests is how the operator's own requests fared in its run, by "VERB resource":
 	// whether the API server or the client's rate limit kept them waiting.
 	OperatorKubeRequests map[string]requestTimes `json:"operatorKubeRequests"`
+	// FloorProcesses and OperatorProcesses are the environment's own processes at the end of each
+	// run, with the CPU each spent in it.
+	FloorProcesses    environmentFigures `json:"floorProcesses"`
+	OperatorProcesses environmentFigures `json:"operatorProcesses"`
 	// PhaseEntered is, per phase, when the applications entered it (seconds since the first
 	// create): the median and the last.
 	PhaseEntered map[string]spread `json:"phaseEntered"`
@@ -72,7 +77,7 @@ func (b *bench) floor(ctx context.Context, n int) (run floorRun, err error) {
 	for i := range n {
 		// A dry run returns the application as the API server would store it, CRD defaults
 		// included, without creating it: no operator sees it.
-		app, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, benchApp(ns, appName(i), 3, ""),
+		app, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, benchApp(ns, appName(i), 3, b.checkpointEvery(i)),
 			metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err != nil {
 			return run, fmt.Errorf("dry-run of %s: %w", appName(i), err)
@@ -90,7 +95,7 @@ func (b *bench) floor(ctx context.Context, n int) (run floorRun, err error) {
 	if err != nil {
 		return run, err
 	}
-	cpuBefore := cpuByProcess()
+	cpuBefore, envBefore := cpuByProcess(), b.sampleEnvironment()
 	began := time.Now()
 	if err := parallel(ctx, len(objects), func(ctx context.Context, i int) error { return objects[i](ctx) }); err != nil {
 		return run, err
@@ -103,12 +108,14 @@ func (b *bench) floor(ctx context.Context, n int) (run floorRun, err error) {
 	}
 	run.seconds = avail.last().Sub(began).Seconds()
 	run.cpu = cpuSpent(cpuBefore, cpuByProcess())
+	run.processes = b.sampleEnvironment().since(envBefore).over(time.Since(began))
 	after, err := b.apiRequests(ctx)
 	if err != nil {
 		return run, err
 	}
 	run.requests = requestsPerApp(before, after, n)
 	b.logf("(b) floor: %d applications' Deployments available in %.2fs; %.1f API requests per app", n, run.seconds, totalRequests(run.requests))
+	b.logf("(b) floor: the environment: %s", run.processes)
 	return run, b.deleteNamespace(ctx, ns)
 }
 
@@ -116,6 +123,7 @@ func (b *bench) floor(ctx context.Context, n int) (run floorRun, err error) {
 type floorRun struct {
 	seconds, applied float64
 	requests, cpu    map[string]float64
+	processes        environmentFigures
 }
 
 // renderedObjects are the creates of one application's cluster, as the operator renders them,
@@ -123,11 +131,15 @@ type floorRun struct {
 // delete them at once).
 func (b *bench) renderedObjects(app *v1beta1.FlinkApplication) []func(context.Context) error {
 	hash := flink.ClusterHash(app)
-	cluster, err := flink.RenderCluster(app, hash, "")
+	owner := flink.OwnerFromApplication(app)
+	// As the operator renders a checkpointing job's cluster: checkpoints kept for its record
+	// window (checkpointRecordInterval and the bench's statusPollInterval of 10 s).
+	owner.KeepCheckpointsFor = config.Default().CheckpointRecordInterval.Duration + 10*time.Second
+	cluster, err := owner.RenderCluster(hash, "")
 	if err != nil {
 		return []func(context.Context) error{func(context.Context) error { return err }}
 	}
-	generic := flink.RenderGenericService(app, hash)
+	generic := owner.RenderGenericService(hash)
 	for _, m := range []*metav1.ObjectMeta{&cluster.JobManager.ObjectMeta, &cluster.TaskManager.ObjectMeta,
 		&cluster.Service.ObjectMeta, &generic.ObjectMeta} {
 		m.OwnerReferences = nil
@@ -176,10 +188,10 @@ func (b *bench) fleet(ctx context.Context, namespace string, n int) (*scaleResul
 		return nil, nil, err
 	}
 	defer stop()
-	cpuBefore := cpuByProcess()
+	cpuBefore, envBefore := cpuByProcess(), b.sampleEnvironment()
 	began := time.Now()
 	err = parallel(ctx, n, func(ctx context.Context, i int) error {
-		_, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, benchApp(ns, appName(i), 3, ""), metav1.CreateOptions{})
+		_, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, benchApp(ns, appName(i), 3, b.checkpointEvery(i)), metav1.CreateOptions{})
 		return err
 	})
 	if err != nil {
@@ -207,6 +219,7 @@ func (b *bench) fleet(ctx context.Context, namespace string, n int) (*scaleResul
 	res.FirstRunningSeconds, res.OperatorSeconds = times[0], times[len(times)-1]
 	res.MedianRunningSeconds = median(times)
 	res.OperatorCPU = cpuSpent(cpuBefore, cpuByProcess())
+	res.OperatorProcesses = b.sampleEnvironment().since(envBefore).over(time.Since(began))
 	after, err := b.apiRequests(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -228,6 +241,7 @@ func (b *bench) fleet(ctx context.Context, namespace string, n int) (*scaleResul
 	}
 	b.logf("operator: %d applications of %s Running in %.2fs (first %.2fs, median %.2fs); RSS %.0f MiB",
 		n, ns, res.OperatorSeconds, res.FirstRunningSeconds, res.MedianRunningSeconds, res.Memory.RSSMiB)
+	b.logf("operator: the environment: %s", res.OperatorProcesses)
 	return res, keys, nil
 }
 

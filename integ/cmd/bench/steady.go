@@ -16,10 +16,12 @@ import (
 type steadyResult struct {
 	WindowSeconds float64 `json:"windowSeconds"`
 	SettleSeconds float64 `json:"settleSeconds"`
-	// Fleet is the N applications of (b); Checkpointing is the few applications that checkpoint
-	// every 10 s, measured beside them (see checkpointingApps).
-	Fleet         groupFigures  `json:"fleet"`
-	Checkpointing *groupFigures `json:"checkpointing,omitempty"`
+	// Fleet is the N applications of (b), without those that checkpoint when -checkpointing-fraction
+	// makes a share of them checkpoint (FleetCheckpointing); Checkpointing is the few applications
+	// that checkpoint every 10 s, measured beside them (see checkpointingApps).
+	Fleet              groupFigures  `json:"fleet"`
+	FleetCheckpointing *groupFigures `json:"fleetCheckpointing,omitempty"`
+	Checkpointing      *groupFigures `json:"checkpointing,omitempty"`
 	// Savepointing is the applications with periodic savepoints (see savepointingApps), measured
 	// over a window of their own that holds the usual one and at least one interval;
 	// PeriodicSavepoints, what their savepoints cost in writes.
@@ -33,6 +35,9 @@ type steadyResult struct {
 	ReconcileP90Milli float64 `json:"reconcileP90Ms"`
 	ReconcileP99Milli float64 `json:"reconcileP99Ms"`
 	Memory            memory  `json:"memory"`
+	// Processes is every process of the environment at the end of the usual window, with the CPU
+	// each spent in it: what the steady state of this many applications costs the machine.
+	Processes environmentFigures `json:"processes"`
 }
 
 // groupFigures are the steady-state figures of one group of applications.
@@ -52,10 +57,12 @@ type groupFigures struct {
 	NotRunningAtEnd int `json:"notRunningAtEnd"`
 }
 
-// group is applications measured together; all live in one namespace.
+// group is applications measured together; all live in one namespace. shared says that other
+// applications live there too, so that the REST calls by endpoint are counted by service.
 type group struct {
-	ns   string
-	keys []string
+	ns     string
+	keys   []string
+	shared bool
 }
 
 type groupSnapshot struct {
@@ -64,7 +71,20 @@ type groupSnapshot struct {
 }
 
 func (b *bench) snapshot(g group) groupSnapshot {
-	return groupSnapshot{calls: b.callsByApp(g.keys), endpoints: b.env.Fleet.RequestsByEndpoint(g.ns)}
+	var keep func(service string) bool
+	if g.shared {
+		mine := make(map[string]bool, len(g.keys))
+		for _, k := range g.keys {
+			_, name, _ := strings.Cut(k, "/")
+			mine[name] = true
+		}
+		// A cluster's Service is "<app>-<hash>".
+		keep = func(service string) bool {
+			i := strings.LastIndex(service, "-")
+			return i > 0 && mine[service[:i]]
+		}
+	}
+	return groupSnapshot{calls: b.callsByApp(g.keys), endpoints: b.env.Fleet.RequestsByEndpointOf(g.ns, keep)}
 }
 
 func (b *bench) figures(g group, before, after groupSnapshot, from, to time.Time) groupFigures {
@@ -94,11 +114,13 @@ func (b *bench) figures(g group, before, after groupSnapshot, from, to time.Time
 // steady lets the applications settle, then measures them for window: status writes, REST calls
 // and reconcile latency of applications that only run. The savepointing group, if any, is measured
 // on until its own window ends, after every other figure is taken.
-func (b *bench) steady(ctx context.Context, fleet group, checkpointing *group, sp *savepointing, settle, window time.Duration) (*steadyResult, error) {
+func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, checkpointing *group, sp *savepointing, settle, window time.Duration) (*steadyResult, error) {
 	res := &steadyResult{WindowSeconds: window.Seconds(), SettleSeconds: settle.Seconds()}
 	groups := []group{fleet}
-	if checkpointing != nil {
-		groups = append(groups, *checkpointing)
+	for _, g := range []*group{fleetCheckpointing, checkpointing} {
+		if g != nil {
+			groups = append(groups, *g)
+		}
 	}
 	b.logf("(c) letting the applications settle for %s, then measuring for %s", settle, window)
 	if err := sleep(ctx, settle); err != nil {
@@ -120,11 +142,13 @@ func (b *bench) steady(ctx context.Context, fleet group, checkpointing *group, s
 			return nil, err
 		}
 	}
+	procsBefore := b.sampleEnvironment()
 	from := time.Now()
 	if err := sleep(ctx, window); err != nil {
 		return nil, err
 	}
 	to := time.Now()
+	res.Processes = b.sampleEnvironment().since(procsBefore).over(to.Sub(from))
 	var figs []groupFigures
 	for i, g := range groups {
 		figs = append(figs, b.figures(g, before[i], b.snapshot(g), from, to))
@@ -133,9 +157,12 @@ func (b *bench) steady(ctx context.Context, fleet group, checkpointing *group, s
 	if err != nil {
 		return nil, err
 	}
-	res.Fleet = figs[0]
-	if len(figs) > 1 {
-		res.Checkpointing = &figs[1]
+	res.Fleet, figs = figs[0], figs[1:]
+	if fleetCheckpointing != nil {
+		res.FleetCheckpointing, figs = &figs[0], figs[1:]
+	}
+	if checkpointing != nil {
+		res.Checkpointing = &figs[0]
 	}
 	delta := h1.minus(h0)
 	res.Reconciles = delta.count
@@ -145,6 +172,11 @@ func (b *bench) steady(ctx context.Context, fleet group, checkpointing *group, s
 	res.Memory = b.memory(ctx)
 	b.logf("(c) %.1f status writes per app per hour, %.2f REST calls per app per minute, reconcile p50 %.1f ms p99 %.1f ms; RSS %.0f MiB",
 		res.Fleet.StatusWritesPerAppHour, res.Fleet.RESTCallsPerAppMinute, res.ReconcileP50Milli, res.ReconcileP99Milli, res.Memory.RSSMiB)
+	if f := res.FleetCheckpointing; f != nil {
+		b.logf("(c) the %d checkpointing apps of the fleet: %.1f status writes per app per hour, %.2f REST calls per app per minute",
+			f.Apps, f.StatusWritesPerAppHour, f.RESTCallsPerAppMinute)
+	}
+	b.logf("(c) the environment: %s", res.Processes)
 	if sp == nil {
 		return res, nil
 	}
