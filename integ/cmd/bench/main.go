@@ -58,16 +58,18 @@ type options struct {
 	// checkpointingFraction is the share of the -n applications of (b) that checkpoint every 10 s
 	// (issue 29: half of 10,000), measured in (c) as a group of their own.
 	checkpointingFraction float64
-	pairs                 int
-	set                   setFlag
-	soak                  bool
-	soakOnly              bool
-	soakN                 int
-	soakPairs             int
-	soakHeadStart         time.Duration
-	soakHold              time.Duration
-	soakJarMiB            int64
-	soakTenants           string
+	// perNamespace is how many of (b)'s applications share a namespace.
+	perNamespace  int
+	pairs         int
+	set           setFlag
+	soak          bool
+	soakOnly      bool
+	soakN         int
+	soakPairs     int
+	soakHeadStart time.Duration
+	soakHold      time.Duration
+	soakJarMiB    int64
+	soakTenants   string
 
 	// savepointing is the share of -n that the group with periodic savepoints has (its own
 	// applications, beside the fleet), each taking one every savepointInterval and keeping
@@ -110,6 +112,7 @@ func main() {
 	flag.IntVar(&o.savepointInterval, "savepoint-interval-seconds", 600, "their spec.periodicSavepoint.intervalSeconds (at least 60); (c) measures them for at least that long")
 	flag.IntVar(&o.savepointKeep, "savepoint-keep", 0, "their spec.savepointRetention.keep, which a short window reaches only when small (0: the operator's default)")
 	flag.IntVar(&o.workers, "workers", config.Default().Workers, "the operator's workers (default: the operator's default)")
+	flag.IntVar(&o.perNamespace, "apps-per-namespace", 1000, "applications of (b) in each namespace: the fleet and the floor fill bench-apps, bench-apps-1, ... (bench-floor, ...) with this many each")
 	flag.IntVar(&o.pairs, "pairs", 0, "floor and operator runs (b) alternates, keeping the median ratio (default: 3 up to 200 applications, else 1)")
 	flag.Var(o.set, "set", "operator config key=value (repeatable), e.g. -set kubeAPIQPS=400")
 	flag.BoolVar(&o.soak, "soak", true, "run the soak (e) after (c): ordinary applications alone and beside hostile tenants")
@@ -131,6 +134,9 @@ func main() {
 	}
 	if o.timeout <= 0 {
 		o.timeout = defaultTimeout(o.n)
+	}
+	if o.perNamespace <= 0 {
+		o.perNamespace = o.n
 	}
 	if o.pairs <= 0 {
 		o.pairs = defaultPairs(o.n)
@@ -161,6 +167,8 @@ type bench struct {
 	began         time.Time
 	// checkpointingFraction is the share of (b)'s applications that checkpoint (see checkpoints).
 	checkpointingFraction float64
+	// perNamespace is how many of (b)'s applications share a namespace (see fleetNamespace).
+	perNamespace int
 }
 
 func (b *bench) metricsAddress() string {
@@ -184,7 +192,7 @@ func run(o options) (err error) {
 	defer stop()
 	res := &results{Conditions: conditionsNow(o)}
 	b := &bench{stabilization: o.stabilization, timeout: o.timeout, began: time.Now(), rec: newRecorder(),
-		checkpointingFraction: o.checkpointingFraction}
+		checkpointingFraction: o.checkpointingFraction, perNamespace: o.perNamespace}
 
 	keep := o.dir != ""
 	if o.dir == "" {
@@ -356,14 +364,12 @@ func (b *bench) checkpointEvery(i int) string {
 }
 
 // splitFleet divides (b)'s applications, in their creation order, into those that do not
-// checkpoint and, when some do, those that do; both live in the fleet's namespace.
+// checkpoint and, when some do, those that do; both live in the fleet's namespaces.
 func splitFleet(keys []string, fraction float64) (idle group, checkpointing *group) {
-	ns, _, _ := strings.Cut(keys[0], "/")
-	idle = group{ns: ns}
 	for i, k := range keys {
 		if checkpoints(i, fraction) {
 			if checkpointing == nil {
-				checkpointing = &group{ns: ns}
+				checkpointing = &group{}
 			}
 			checkpointing.keys = append(checkpointing.keys, k)
 		} else {

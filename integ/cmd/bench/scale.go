@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -69,12 +70,13 @@ func appName(i int) string { return fmt.Sprintf("app-%04d", i) }
 // Deployment is available. It deletes them afterwards so that the operator's run starts on an
 // empty cluster.
 func (b *bench) floor(ctx context.Context, n int) (run floorRun, err error) {
-	ns, err := b.namespace(ctx, "bench-floor")
+	nss, err := b.fleetNamespaces(ctx, "bench-floor", n)
 	if err != nil {
 		return run, err
 	}
 	var objects []func(context.Context) error
 	for i := range n {
+		ns := b.fleetNamespace("bench-floor", i)
 		// A dry run returns the application as the API server would store it, CRD defaults
 		// included, without creating it: no operator sees it.
 		app, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, benchApp(ns, appName(i), 3, b.checkpointEvery(i)),
@@ -85,7 +87,7 @@ func (b *bench) floor(ctx context.Context, n int) (run floorRun, err error) {
 		objects = append(objects, b.renderedObjects(app)...)
 	}
 	avail := newAvailability(2 * n)
-	stop, err := avail.watch(ctx, b, ns)
+	stop, err := avail.watch(ctx, b, nss)
 	if err != nil {
 		return run, err
 	}
@@ -116,7 +118,7 @@ func (b *bench) floor(ctx context.Context, n int) (run floorRun, err error) {
 	run.requests = requestsPerApp(before, after, n)
 	b.logf("(b) floor: %d applications' Deployments available in %.2fs; %.1f API requests per app", n, run.seconds, totalRequests(run.requests))
 	b.logf("(b) floor: the environment: %s", run.processes)
-	return run, b.deleteNamespace(ctx, ns)
+	return run, b.deleteNamespaces(ctx, nss)
 }
 
 // floorRun is what the floor measured.
@@ -163,13 +165,13 @@ func (b *bench) renderedObjects(app *v1beta1.FlinkApplication) []func(context.Co
 
 // fleet creates n FlinkApplications at once in a new namespace and waits until all run.
 func (b *bench) fleet(ctx context.Context, namespace string, n int) (*scaleResult, []string, error) {
-	ns, err := b.namespace(ctx, namespace)
+	nss, err := b.fleetNamespaces(ctx, namespace, n)
 	if err != nil {
 		return nil, nil, err
 	}
 	keys := make([]string, n)
 	for i := range n {
-		keys[i] = ns + "/" + appName(i)
+		keys[i] = b.fleetNamespace(namespace, i) + "/" + appName(i)
 	}
 	res := &scaleResult{N: n}
 	before, err := b.apiRequests(ctx)
@@ -183,7 +185,7 @@ func (b *bench) fleet(ctx context.Context, namespace string, n int) (*scaleResul
 	// The same watch as the floor's, so that both runs carry it, and so that the time Kubernetes
 	// took to make the clusters available shows apart from the operator's own.
 	avail := newAvailability(2 * n)
-	stop, err := avail.watch(ctx, b, ns)
+	stop, err := avail.watch(ctx, b, nss)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -191,6 +193,7 @@ func (b *bench) fleet(ctx context.Context, namespace string, n int) (*scaleResul
 	cpuBefore, envBefore := cpuByProcess(), b.sampleEnvironment()
 	began := time.Now()
 	err = parallel(ctx, n, func(ctx context.Context, i int) error {
+		ns := b.fleetNamespace(namespace, i)
 		_, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, benchApp(ns, appName(i), 3, b.checkpointEvery(i)), metav1.CreateOptions{})
 		return err
 	})
@@ -240,7 +243,7 @@ func (b *bench) fleet(ctx context.Context, namespace string, n int) (*scaleResul
 		res.PhaseEntered[deploymentsAvailable] = spread{Median: median(at), Last: at[len(at)-1]}
 	}
 	b.logf("operator: %d applications of %s Running in %.2fs (first %.2fs, median %.2fs); RSS %.0f MiB",
-		n, ns, res.OperatorSeconds, res.FirstRunningSeconds, res.MedianRunningSeconds, res.Memory.RSSMiB)
+		n, strings.Join(nss, ", "), res.OperatorSeconds, res.FirstRunningSeconds, res.MedianRunningSeconds, res.Memory.RSSMiB)
 	b.logf("operator: the environment: %s", res.OperatorProcesses)
 	return res, keys, nil
 }
@@ -254,7 +257,7 @@ func (b *bench) checkpointingApps(ctx context.Context, k int) (*group, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &group{ns: ns}
+	g := &group{}
 	began := time.Now()
 	err = parallel(ctx, k, func(ctx context.Context, i int) error {
 		_, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, benchApp(ns, appName(i), 3, "10s"), metav1.CreateOptions{})
@@ -298,31 +301,40 @@ func (b *bench) phaseCounts(keys []string) string {
 	return fmt.Sprint(counts)
 }
 
-// availability records when each Deployment of a namespace first became available.
+// availability records when each Deployment of some namespaces first became available.
 type availability struct {
 	want int
 	mu   sync.Mutex
-	at   map[string]time.Time
+	at   map[string]time.Time // by "<namespace>/<name>"
 }
 
 func newAvailability(want int) *availability {
 	return &availability{want: want, at: map[string]time.Time{}}
 }
 
-func (a *availability) watch(ctx context.Context, b *bench, ns string) (stop func(), err error) {
+func (a *availability) watch(ctx context.Context, b *bench, nss []string) (stop func(), err error) {
 	ctx, cancel := context.WithCancel(ctx)
-	factory := informers.NewSharedInformerFactoryWithOptions(b.kube, 0, informers.WithNamespace(ns))
+	var options []informers.SharedInformerOption
+	if len(nss) == 1 {
+		options = append(options, informers.WithNamespace(nss[0]))
+	}
+	ours := map[string]bool{}
+	for _, ns := range nss {
+		ours[ns] = true
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(b.kube, 0, options...)
 	informer := factory.Apps().V1().Deployments().Informer()
 	seen := func(obj any) {
 		d, ok := obj.(*appsv1.Deployment)
-		if !ok || !deploymentAvailable(d) {
+		if !ok || !ours[d.Namespace] || !deploymentAvailable(d) {
 			return
 		}
 		now := time.Now()
+		key := d.Namespace + "/" + d.Name
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		if _, done := a.at[d.Name]; !done {
-			a.at[d.Name] = now
+		if _, done := a.at[key]; !done {
+			a.at[key] = now
 		}
 	}
 	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -420,6 +432,31 @@ func parallel(ctx context.Context, n int, do func(context.Context, int) error) e
 	}
 }
 
+// fleetNamespace is the namespace of the i-th application of a fleet (or floor) whose first
+// namespace is base: base for the first perNamespace applications, then base-1, base-2, ... As
+// many applications in one namespace as at 2,000 make Kubernetes' controllers quadratic: the
+// ReplicaSet controller lists the namespace's pods at each sync, the endpoints controllers at
+// each Service's, and the floor at 2,000 took 4.7 times the controller manager's CPU of 1,000.
+func (b *bench) fleetNamespace(base string, i int) string {
+	if k := i / max(1, b.perNamespace); k > 0 {
+		return fmt.Sprintf("%s-%d", base, k)
+	}
+	return base
+}
+
+// fleetNamespaces creates the namespaces of a fleet of n applications (see fleetNamespace).
+func (b *bench) fleetNamespaces(ctx context.Context, base string, n int) ([]string, error) {
+	var nss []string
+	for i := 0; i < max(n, 1); i += max(1, b.perNamespace) {
+		ns, err := b.namespace(ctx, b.fleetNamespace(base, i))
+		if err != nil {
+			return nil, err
+		}
+		nss = append(nss, ns)
+	}
+	return nss, nil
+}
+
 // namespace creates a namespace for one measurement.
 func (b *bench) namespace(ctx context.Context, name string) (string, error) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
@@ -429,15 +466,28 @@ func (b *bench) namespace(ctx context.Context, name string) (string, error) {
 	return name, nil
 }
 
-// deleteNamespace deletes a namespace and waits until it is gone, with everything in it.
-func (b *bench) deleteNamespace(ctx context.Context, ns string) error {
-	if err := b.kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
-		return err
+// deleteNamespaces deletes namespaces, all at once, and waits until they are gone, with
+// everything in them.
+func (b *bench) deleteNamespaces(ctx context.Context, nss []string) error {
+	began := time.Now()
+	for _, ns := range nss {
+		if err := b.kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+			return err
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
-	return waitFor(ctx, "namespace "+ns+" deleted", func() bool {
-		_, err := b.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-		return apierrors.IsNotFound(err)
+	err := waitFor(ctx, "namespaces "+strings.Join(nss, ", ")+" deleted", func() bool {
+		for _, ns := range nss {
+			if _, err := b.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return false
+			}
+		}
+		return true
 	})
+	if err == nil {
+		// Not measured, but at 10,000 applications it is minutes of the run's time.
+		b.logf("namespaces %s deleted in %.1fs", strings.Join(nss, ", "), time.Since(began).Seconds())
+	}
+	return err
 }

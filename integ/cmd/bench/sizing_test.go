@@ -11,8 +11,8 @@ func TestHalfTheFleetCheckpointsEveryOtherApplication(t *testing.T) {
 	if cp == nil || len(cp.keys) != 2 || cp.keys[0] != "ns/app-0001" || cp.keys[1] != "ns/app-0003" {
 		t.Fatalf("checkpointing half %+v, want app-0001 and app-0003", cp)
 	}
-	if len(idle.keys) != 3 || !idle.shared || !cp.shared || idle.ns != "ns" || cp.ns != "ns" {
-		t.Fatalf("idle half %+v, want the other three, both halves sharing namespace ns", idle)
+	if len(idle.keys) != 3 || !idle.shared || !cp.shared {
+		t.Fatalf("idle half %+v, want the other three, both halves sharing their namespace", idle)
 	}
 	idle, cp = splitFleet(keys, 0)
 	if cp != nil || len(idle.keys) != 5 || idle.shared {
@@ -55,5 +55,18 @@ func TestTargetsByFleetSize(t *testing.T) {
 		if got := targetsFor(c.n); got.ratio != c.ratio || got.rssMiB != c.rssMiB {
 			t.Errorf("targets at %d: %+v, want ratio %.1f and RSS %.0f MiB", c.n, got, c.ratio, c.rssMiB)
 		}
+	}
+}
+
+func TestAThousandApplicationsANamespace(t *testing.T) {
+	b := &bench{perNamespace: 1000}
+	for i, want := range map[int]string{0: "bench-apps", 999: "bench-apps", 1000: "bench-apps-1", 9999: "bench-apps-9"} {
+		if got := b.fleetNamespace("bench-apps", i); got != want {
+			t.Errorf("application %d in %s, want %s", i, got, want)
+		}
+	}
+	keys := []string{"bench-apps/app-0000", "bench-apps-1/app-1000", "bench-apps/app-0001", "bench-apps-1/app-1001"}
+	if got := namespaces(keys); len(got) != 2 || got[0] != "bench-apps" || got[1] != "bench-apps-1" {
+		t.Errorf("namespaces of %v: %v", keys, got)
 	}
 }

@@ -57,12 +57,26 @@ type groupFigures struct {
 	NotRunningAtEnd int `json:"notRunningAtEnd"`
 }
 
-// group is applications measured together; all live in one namespace. shared says that other
-// applications live there too, so that the REST calls by endpoint are counted by service.
+// group is applications measured together, "<namespace>/<name>". shared says that other
+// applications live in their namespaces too, so that the REST calls by endpoint are counted by
+// service.
 type group struct {
-	ns     string
 	keys   []string
 	shared bool
+}
+
+// namespaces are the namespaces of keys, in the order they first appear.
+func namespaces(keys []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, k := range keys {
+		ns, _, _ := strings.Cut(k, "/")
+		if !seen[ns] {
+			seen[ns] = true
+			out = append(out, ns)
+		}
+	}
+	return out
 }
 
 type groupSnapshot struct {
@@ -73,6 +87,7 @@ type groupSnapshot struct {
 func (b *bench) snapshot(g group) groupSnapshot {
 	var keep func(service string) bool
 	if g.shared {
+		// Application names are unique across the fleet's namespaces.
 		mine := make(map[string]bool, len(g.keys))
 		for _, k := range g.keys {
 			_, name, _ := strings.Cut(k, "/")
@@ -84,7 +99,13 @@ func (b *bench) snapshot(g group) groupSnapshot {
 			return i > 0 && mine[service[:i]]
 		}
 	}
-	return groupSnapshot{calls: b.callsByApp(g.keys), endpoints: b.env.Fleet.RequestsByEndpointOf(g.ns, keep)}
+	endpoints := map[string]int64{}
+	for _, ns := range namespaces(g.keys) {
+		for ep, n := range b.env.Fleet.RequestsByEndpointOf(ns, keep) {
+			endpoints[ep] += n
+		}
+	}
+	return groupSnapshot{calls: b.callsByApp(g.keys), endpoints: endpoints}
 }
 
 func (b *bench) figures(g group, before, after groupSnapshot, from, to time.Time) groupFigures {
