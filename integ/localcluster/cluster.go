@@ -120,7 +120,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		caPool:         pool,
 		spawner:        newSpawner(),
 		pickPorts:      opts.pickPorts,
-		etcdData:       chooseEtcdDataDir(dir),
+		etcdData:       chooseEtcdDataDir(dir, size.EtcdInMemory),
 		size:           size,
 	}
 	if c.pickPorts == nil {
@@ -131,9 +131,9 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		ctx, cancel = context.WithTimeout(ctx, DefaultStartTimeout)
 		defer cancel()
 	}
-	c.logf("sized for %d applications: services %s, pods %s, %d nodes of %s pods, etcd quota %d MiB, "+
+	c.logf("sized for %d applications: services %s, pods %s, %d nodes of %s pods, etcd data in %s, quota %d MiB, "+
 		"compaction every %s, events kept %s, controllers' and scheduler's QPS %d and %d",
-		size.Applications, size.ServiceCIDR, size.PodCIDR, size.Nodes, size.NodePods, size.EtcdQuotaBytes>>20,
+		size.Applications, size.ServiceCIDR, size.PodCIDR, size.Nodes, size.NodePods, c.etcdData, size.EtcdQuotaBytes>>20,
 		size.CompactionInterval, size.EventTTL, size.ControllerQPS, size.SchedulerQPS)
 	began := time.Now()
 	if err := c.bringUp(ctx, opts.Nodes); err != nil {

@@ -130,11 +130,15 @@ func (c *Cluster) etcd() component {
 
 func (c *Cluster) etcdDataDir() string { return c.etcdData }
 
-// chooseEtcdDataDir puts etcd's data in memory (/dev/shm) where the machine lets us write there,
-// else under dir. The data is thrown away with the cluster, and on disk each of etcd's writes also
-// costs the kernel's writeback: seconds of CPU taken from the control plane on a busy 2-core
-// machine, and more in one run than the next, which blurs what make bench measures.
-func chooseEtcdDataDir(dir string) string {
+// chooseEtcdDataDir puts etcd's data in memory (/dev/shm) where the machine lets us write there
+// and the cluster is sized for it (Sizing.EtcdInMemory), else under dir. The data is thrown away
+// with the cluster, and on disk each of etcd's writes also costs the kernel's writeback: seconds
+// of CPU taken from the control plane on a busy 2-core machine, and more in one run than the
+// next, which blurs what make bench measures.
+func chooseEtcdDataDir(dir string, inMemory bool) string {
+	if !inMemory {
+		return filepath.Join(dir, "etcd-data")
+	}
 	if probe, err := os.MkdirTemp(sharedMemory, "flinkfsm-probe-"); err == nil {
 		_ = os.Remove(probe)
 		abs, _ := filepath.Abs(dir) // two checkouts' ".local" must not share one etcd

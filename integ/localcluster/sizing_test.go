@@ -43,7 +43,7 @@ func TestSizedLikeBeforeUpToTwoThousand(t *testing.T) {
 		size, _ := sizeFor(apps)
 		size.Applications = 0
 		want := Sizing{ServiceCIDR: "10.0.0.0/16", PodCIDR: "10.244.0.0/16", Nodes: 3, NodeCPU: "100000",
-			NodeMemory: "100000Gi", NodePods: "40000", EtcdQuotaBytes: 2 << 30, CompactionInterval: 5 * time.Minute,
+			NodeMemory: "100000Gi", NodePods: "40000", EtcdInMemory: true, EtcdQuotaBytes: 2 << 30, CompactionInterval: 5 * time.Minute,
 			EventTTL: time.Hour, ControllerQPS: 200, ControllerBurst: 400, SchedulerQPS: 200, SchedulerBurst: 400}
 		if size != want {
 			t.Errorf("sizeFor(%d) = %+v, want %+v", apps, size, want)
@@ -59,7 +59,8 @@ func TestSizedForTenThousand(t *testing.T) {
 	if size.ServiceCIDR != "10.0.0.0/16" || size.PodCIDR != "10.244.0.0/15" {
 		t.Errorf("ranges %s and %s, want 10.0.0.0/16 (30,001 Services) and 10.244.0.0/15 (80,000 pods)", size.ServiceCIDR, size.PodCIDR)
 	}
-	if size.CompactionInterval != time.Minute || size.EventTTL != 12*time.Minute || size.ControllerQPS != 1000 || size.SchedulerQPS != 1000 {
+	if size.CompactionInterval != time.Minute || size.EventTTL != 12*time.Minute || size.ControllerQPS != 1000 ||
+		size.SchedulerQPS != 1000 || size.EtcdInMemory {
 		t.Errorf("sizeFor(10000) = %+v", size)
 	}
 }

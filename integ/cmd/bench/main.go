@@ -59,7 +59,10 @@ type options struct {
 	// (issue 29: half of 10,000), measured in (c) as a group of their own.
 	checkpointingFraction float64
 	// perNamespace is how many of (b)'s applications share a namespace.
-	perNamespace  int
+	perNamespace int
+	// sizeFor is how many applications the local cluster is sized for; 0: as many as the run
+	// has at once.
+	sizeFor       int
 	pairs         int
 	set           setFlag
 	soak          bool
@@ -113,6 +116,7 @@ func main() {
 	flag.IntVar(&o.savepointKeep, "savepoint-keep", 0, "their spec.savepointRetention.keep, which a short window reaches only when small (0: the operator's default)")
 	flag.IntVar(&o.workers, "workers", config.Default().Workers, "the operator's workers (default: the operator's default)")
 	flag.IntVar(&o.perNamespace, "apps-per-namespace", 1000, "applications of (b) in each namespace: the fleet and the floor fill bench-apps, bench-apps-1, ... (bench-floor, ...) with this many each")
+	flag.IntVar(&o.sizeFor, "size-for", 0, "applications the local cluster is sized for (localcluster.Sizing), e.g. 10000 to run a smaller N on the cluster of N=10000 (default: as many as the run has at once)")
 	flag.IntVar(&o.pairs, "pairs", 0, "floor and operator runs (b) alternates, keeping the median ratio (default: 3 up to 200 applications, else 1)")
 	flag.Var(o.set, "set", "operator config key=value (repeatable), e.g. -set kubeAPIQPS=400")
 	flag.BoolVar(&o.soak, "soak", true, "run the soak (e) after (c): ordinary applications alone and beside hostile tenants")
@@ -230,7 +234,7 @@ func run(o options) (err error) {
 	}
 	res.Conditions.OperatorConfig = operatorConfig
 	b.env, err = localenv.Start(ctx, localenv.Options{Dir: filepath.Join(o.dir, "env"), Log: logFile,
-		OperatorConfig: operatorConfig, Applications: applicationsAtOnce(o)})
+		OperatorConfig: operatorConfig, Applications: max(o.sizeFor, applicationsAtOnce(o))})
 	if err != nil {
 		return fmt.Errorf("starting the environment (log %s): %w", logFile.Name(), err)
 	}
