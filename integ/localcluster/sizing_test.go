@@ -94,8 +94,8 @@ func checkSizing(t *testing.T, size Sizing) {
 	if !services.Contains(serviceIP) || serviceIP.String() != "10.0.0.1" {
 		t.Errorf("serviceIP %s is not the first address of %s", serviceIP, size.ServiceCIDR)
 	}
-	if size.EtcdQuotaBytes < apps<<20 {
-		t.Errorf("etcd quota %d MiB for %d applications, want at least 1 MiB each", size.EtcdQuotaBytes>>20, apps)
+	if size.EtcdQuotaBytes < apps<<19 {
+		t.Errorf("etcd quota %d MiB for %d applications, want at least 512 KiB each", size.EtcdQuotaBytes>>20, apps)
 	}
 	// One node alone must hold them all: tests may start a single node.
 	for _, c := range []struct {
