@@ -138,6 +138,7 @@ func (r *results) evaluateBench() {
 		r.target(fmt.Sprintf("(c) the fleet's %d apps checkpointing every 10 s: status writes per app per hour", cp.Apps),
 			fmt.Sprintf("%.1f", cp.StatusWritesPerAppHour), "≤ 60", cp.StatusWritesPerAppHour <= 60)
 		r.add("(c)   their Flink REST calls per app per minute", fmt.Sprintf("%.2f (busiest app %.2f)", cp.RESTCallsPerAppMinute, cp.MaxRESTCallsPerAppMin), "—")
+		r.add("(c)   their writes: most in one second, share of seconds with any", fmt.Sprintf("%d, %.0f%%", cp.MostWritesInASecond, 100*cp.SecondsWithWrites), "—")
 		r.target("(c)   of them not Running at the end", fmt.Sprint(cp.NotRunningAtEnd), "0", cp.NotRunningAtEnd == 0)
 	}
 	if cp := st.Checkpointing; cp != nil {

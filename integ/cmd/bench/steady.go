@@ -48,9 +48,13 @@ type groupFigures struct {
 	StatusWrites           int            `json:"statusWrites"`
 	WrittenFields          map[string]int `json:"writtenFields"`
 	StatusWritesPerAppHour float64        `json:"statusWritesPerAppPerHour"`
-	RESTCalls              int64          `json:"restCalls"`
-	RESTCallsPerAppMinute  float64        `json:"restCallsPerAppPerMinute"`
-	MaxRESTCallsPerAppMin  float64        `json:"maxRestCallsPerAppPerMinute"`
+	// MostWritesInASecond and SecondsWithWrites say how the writes spread over the window: the most
+	// in one second, and the share of its seconds that saw any.
+	MostWritesInASecond   int     `json:"mostWritesInASecond"`
+	SecondsWithWrites     float64 `json:"secondsWithWrites"`
+	RESTCalls             int64   `json:"restCalls"`
+	RESTCallsPerAppMinute float64 `json:"restCallsPerAppPerMinute"`
+	MaxRESTCallsPerAppMin float64 `json:"maxRestCallsPerAppPerMinute"`
 	// RESTCallsByEndpoint is calls per application per minute, by endpoint.
 	RESTCallsByEndpoint map[string]float64 `json:"restCallsPerAppPerMinuteByEndpoint"`
 	// NotRunningAtEnd counts applications that were not Running when the window closed.
@@ -113,6 +117,7 @@ func (b *bench) figures(g group, before, after groupSnapshot, from, to time.Time
 	f := groupFigures{Apps: len(g.keys), RESTCallsByEndpoint: map[string]float64{}}
 	f.StatusWrites, f.WrittenFields = b.rec.writesBetween(g.keys, from, to)
 	f.StatusWritesPerAppHour = float64(f.StatusWrites) / n / to.Sub(from).Hours()
+	f.MostWritesInASecond, f.SecondsWithWrites = b.rec.writesPerSecond(g.keys, from, to)
 	for app, c := range after.calls {
 		d := c - before.calls[app]
 		f.RESTCalls += d
@@ -194,8 +199,8 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 	b.logf("(c) %.1f status writes per app per hour, %.2f REST calls per app per minute, reconcile p50 %.1f ms p99 %.1f ms; RSS %.0f MiB",
 		res.Fleet.StatusWritesPerAppHour, res.Fleet.RESTCallsPerAppMinute, res.ReconcileP50Milli, res.ReconcileP99Milli, res.Memory.RSSMiB)
 	if f := res.FleetCheckpointing; f != nil {
-		b.logf("(c) the %d checkpointing apps of the fleet: %.1f status writes per app per hour, %.2f REST calls per app per minute",
-			f.Apps, f.StatusWritesPerAppHour, f.RESTCallsPerAppMinute)
+		b.logf("(c) the %d checkpointing apps of the fleet: %.1f status writes per app per hour (at most %d in a second, %.0f%% of the seconds with any), %.2f REST calls per app per minute",
+			f.Apps, f.StatusWritesPerAppHour, f.MostWritesInASecond, 100*f.SecondsWithWrites, f.RESTCallsPerAppMinute)
 	}
 	b.logf("(c) the environment: %s", res.Processes)
 	if sp == nil {
