@@ -10,10 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 )
@@ -57,8 +55,11 @@ type Fleet struct {
 	storage  *Storage
 	timeline *Timeline
 
-	mu        sync.Mutex
-	pods      corelisters.PodLister
+	mu sync.Mutex
+	// pods indexes the informer's pods by cluster (clusterIndex): a pod event looks at its own
+	// cluster's pods, not at every pod of the namespace, which with thousands of clusters in one
+	// namespace made each event cost as much as the namespace and the whole fleet quadratic.
+	pods      cache.Indexer
 	clusters  map[clusterKey]*cluster
 	imageJars map[string][]string
 	faults    map[string]Faults // by "<namespace>/<app>"
@@ -105,10 +106,12 @@ func (f *Fleet) Run(ctx context.Context) error {
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.LabelSelector = LabelApp + "," + LabelAppHash + "," + LabelDeploymentType
 		}))
-	podInformer := factory.Core().V1().Pods()
-	informer := podInformer.Informer()
+	informer := factory.Core().V1().Pods().Informer()
+	if err := informer.AddIndexers(cache.Indexers{clusterIndex: podCluster}); err != nil {
+		return err
+	}
 	f.mu.Lock()
-	f.pods = podInformer.Lister()
+	f.pods = informer.GetIndexer()
 	f.mu.Unlock()
 	onPod := func(obj any, deleted bool) {
 		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -140,6 +143,19 @@ func (f *Fleet) Run(ctx context.Context) error {
 	return nil
 }
 
+// clusterIndex indexes pods by their Flink cluster: namespace, app and hash.
+const clusterIndex = "flinksim-cluster"
+
+func clusterIndexKey(namespace, app, hash string) string { return namespace + "/" + app + "/" + hash }
+
+func podCluster(obj any) ([]string, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok || p.Labels[LabelApp] == "" || p.Labels[LabelAppHash] == "" {
+		return nil, nil
+	}
+	return []string{clusterIndexKey(p.Namespace, p.Labels[LabelApp], p.Labels[LabelAppHash])}, nil
+}
+
 func podReady(p *corev1.Pod) bool {
 	if p.DeletionTimestamp != nil {
 		return false
@@ -165,10 +181,15 @@ func (f *Fleet) syncCluster(namespace, app, hash, gone string) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	sel := labels.SelectorFromSet(labels.Set{LabelApp: app, LabelAppHash: hash})
-	pods, err := f.pods.Pods(namespace).List(sel)
+	objs, err := f.pods.ByIndex(clusterIndex, clusterIndexKey(namespace, app, hash))
 	if err != nil {
 		return
+	}
+	pods := make([]*corev1.Pod, 0, len(objs))
+	for _, obj := range objs {
+		if p, ok := obj.(*corev1.Pod); ok {
+			pods = append(pods, p)
+		}
 	}
 	key := clusterKey{namespace, app + "-" + hash}
 	c := f.clusters[key]

@@ -9,22 +9,31 @@ import (
 // requestCounter counts the REST calls a Fleet serves, so that a benchmark can tell how much the
 // operator asks of Flink, and of which endpoints, without instrumenting the operator itself.
 type requestCounter struct {
-	mu          sync.Mutex
-	byCluster   map[string]int64
-	byNamespace map[string]map[string]int64 // namespace → "METHOD /path" with ids replaced
+	mu        sync.Mutex
+	byCluster map[string]int64
+	// byEndpoint is, per namespace and service, the calls by "METHOD /path" with ids replaced:
+	// a benchmark tells groups of applications in one namespace apart by their services.
+	byEndpoint map[string]map[string]map[string]int64
 }
 
 func (c *requestCounter) add(namespace, service, method, path string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.byCluster == nil {
-		c.byCluster, c.byNamespace = map[string]int64{}, map[string]map[string]int64{}
+		c.byCluster, c.byEndpoint = map[string]int64{}, map[string]map[string]map[string]int64{}
 	}
 	c.byCluster[namespace+"/"+service]++
-	if c.byNamespace[namespace] == nil {
-		c.byNamespace[namespace] = map[string]int64{}
+	services := c.byEndpoint[namespace]
+	if services == nil {
+		services = map[string]map[string]int64{}
+		c.byEndpoint[namespace] = services
 	}
-	c.byNamespace[namespace][method+" "+endpointPath(path)]++
+	endpoints := services[service]
+	if endpoints == nil {
+		endpoints = map[string]int64{}
+		services[service] = endpoints
+	}
+	endpoints[method+" "+endpointPath(path)]++
 }
 
 // endpointPath is a request path with its ids replaced by placeholders, so that calls to one
@@ -62,11 +71,22 @@ func (f *Fleet) Requests() map[string]int64 {
 // RequestsByEndpoint is how many REST calls the Fleet has received so far for clusters in the
 // namespace, keyed "METHOD /path" with job, trigger and checkpoint ids replaced by placeholders.
 func (f *Fleet) RequestsByEndpoint(namespace string) map[string]int64 {
+	return f.RequestsByEndpointOf(namespace, nil)
+}
+
+// RequestsByEndpointOf is RequestsByEndpoint for the services of the namespace that keep accepts
+// (all when nil): the clusters' Services are "<app>-<hash>".
+func (f *Fleet) RequestsByEndpointOf(namespace string, keep func(service string) bool) map[string]int64 {
 	f.requests.mu.Lock()
 	defer f.requests.mu.Unlock()
 	out := map[string]int64{}
-	for k, v := range f.requests.byNamespace[namespace] {
-		out[k] = v
+	for service, endpoints := range f.requests.byEndpoint[namespace] {
+		if keep != nil && !keep(service) {
+			continue
+		}
+		for k, v := range endpoints {
+			out[k] += v
+		}
 	}
 	return out
 }

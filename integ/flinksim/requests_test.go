@@ -25,6 +25,11 @@ func TestFleetCountsRequestsPerCluster(t *testing.T) {
 	if byEndpoint["GET /jobs/overview"] != 3 || byEndpoint["POST /jars/:jar/run"] != 1 {
 		t.Fatalf("requests by endpoint %v, want 3 GET /jobs/overview and 1 POST /jars/:jar/run", byEndpoint)
 	}
+	// A group of applications in the namespace, told apart by their services.
+	gone := e.f.RequestsByEndpointOf(testNS, func(service string) bool { return service == "gone-h2" })
+	if len(gone) != 1 || gone["POST /jars/:jar/run"] != 1 {
+		t.Fatalf("requests by endpoint of gone-h2 %v, want only its POST /jars/:jar/run", gone)
+	}
 	for path, want := range map[string]string{
 		"/v1/jobs/0123456789abcdef0123456789abcdef/checkpoints/details/42": "/jobs/:id/checkpoints/details/:n",
 		"/jobs/0123456789ABCDEF0123456789ABCDEF/savepoints":                "/jobs/:id/savepoints",

@@ -30,6 +30,10 @@ type Options struct {
 	Dir string
 	// Nodes is the number of kwok nodes; default 3.
 	Nodes int
+	// Applications is how many FlinkApplications the cluster is sized for (see Sizing): its
+	// address ranges, node capacity, etcd quota and the controllers' budgets. Default
+	// SizedForApplications, at most MaxApplications.
+	Applications int
 	// Log receives one line per start-up step; nil discards them.
 	Log io.Writer
 
@@ -58,6 +62,7 @@ type Cluster struct {
 	caPool    *x509.CertPool
 	spawner   *spawner
 	etcdData  string
+	size      Sizing
 
 	mu       sync.Mutex
 	procs    []*process // every process ever started, including failed attempts
@@ -75,13 +80,18 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if log == nil {
 		log = io.Discard
 	}
+	size, err := sizeFor(opts.Applications)
+	if err != nil {
+		return nil, err
+	}
 	binDir, err := resolveBinDir(ctx, opts.BinDir, log)
 	if err != nil {
 		return nil, err
 	}
 	if opts.Nodes <= 0 {
-		opts.Nodes = 3
+		opts.Nodes = size.Nodes
 	}
+	size.Nodes = opts.Nodes
 	dir := opts.Dir
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "flinkfsm-cluster-"); err != nil {
@@ -110,7 +120,8 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		caPool:         pool,
 		spawner:        newSpawner(),
 		pickPorts:      opts.pickPorts,
-		etcdData:       chooseEtcdDataDir(dir),
+		etcdData:       chooseEtcdDataDir(dir, size.EtcdInMemory),
+		size:           size,
 	}
 	if c.pickPorts == nil {
 		c.pickPorts = freePorts
@@ -120,6 +131,10 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		ctx, cancel = context.WithTimeout(ctx, DefaultStartTimeout)
 		defer cancel()
 	}
+	c.logf("sized for %d applications: services %s, pods %s, %d nodes of %s pods, etcd data in %s, quota %d MiB, "+
+		"compaction every %s, events kept %s, controllers' and scheduler's QPS %d and %d",
+		size.Applications, size.ServiceCIDR, size.PodCIDR, size.Nodes, size.NodePods, c.etcdData, size.EtcdQuotaBytes>>20,
+		size.CompactionInterval, size.EventTTL, size.ControllerQPS, size.SchedulerQPS)
 	began := time.Now()
 	if err := c.bringUp(ctx, opts.Nodes); err != nil {
 		if stopErr := c.Stop(); stopErr != nil {
@@ -149,7 +164,7 @@ func (c *Cluster) bringUp(ctx context.Context, nodes int) error {
 		return err
 	}
 	// Nodes first: kwok then finds them on its initial list instead of via a later watch event.
-	if err := createNodes(ctx, client, nodes); err != nil {
+	if err := createNodes(ctx, client, nodes, c.size); err != nil {
 		return err
 	}
 	// The rest only need the API server, so they start together: on two cores this saves seconds.
@@ -239,6 +254,25 @@ func (c *Cluster) Stop() error {
 func (c *Cluster) RestConfig() *rest.Config {
 	return adminRestConfig(c.Server, c.creds.caPEM, c.creds.token)
 }
+
+// Sizing is what the cluster was sized for.
+func (c *Cluster) Sizing() Sizing { return c.size }
+
+// PIDs are the process ids of the running components by name (etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler, kwok), for a benchmark that reads their memory and CPU
+// from /proc.
+func (c *Cluster) PIDs() map[string]int {
+	out := map[string]int{}
+	for _, p := range c.processes() { // in start order: a retried component's last attempt wins
+		if !p.exited() {
+			out[p.name] = p.pid()
+		}
+	}
+	return out
+}
+
+// EtcdDataDir is where etcd keeps its data; under /dev/shm its files are memory.
+func (c *Cluster) EtcdDataDir() string { return c.etcdDataDir() }
 
 // LogDir holds one <component>.log per component.
 func (c *Cluster) LogDir() string { return filepath.Join(c.Dir, "logs") }

@@ -77,7 +77,7 @@ func TestClusterRunsDeployments(t *testing.T) {
 		t.Fatalf("deployment never had 2 available replicas with 2 running, ready pods: %v", err)
 	}
 	t.Logf("deployment available after %s", time.Since(created).Round(10*time.Millisecond))
-	checkAddressPlan(ctx, t, client, ns, podList)
+	checkAddressPlan(ctx, t, client, c.Sizing(), ns, podList)
 
 	background := metav1.DeletePropagationBackground
 	deleted := time.Now()
@@ -129,7 +129,7 @@ func countRunningReady(pods []corev1.Pod) int {
 
 // checkAddressPlan checks that the components use sizing.go's ranges: the serving certificate
 // names the `kubernetes` Service's IP, and pods get IPs outside the service range.
-func checkAddressPlan(ctx context.Context, t *testing.T, client kubernetes.Interface, ns string, podList metav1.ListOptions) {
+func checkAddressPlan(ctx context.Context, t *testing.T, client kubernetes.Interface, size Sizing, ns string, podList metav1.ListOptions) {
 	t.Helper()
 	svc, err := client.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
 	if err != nil {
@@ -138,14 +138,14 @@ func checkAddressPlan(ctx context.Context, t *testing.T, client kubernetes.Inter
 	if svc.Spec.ClusterIP != serviceIP.String() {
 		t.Errorf("the kubernetes Service has IP %s, the serving certificate names %s", svc.Spec.ClusterIP, serviceIP)
 	}
-	_, pods, _ := net.ParseCIDR(podCIDR)
+	_, pods, _ := net.ParseCIDR(size.PodCIDR)
 	list, err := client.CoreV1().Pods(ns).List(ctx, podList)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, pod := range list.Items {
 		if ip := net.ParseIP(pod.Status.PodIP); ip == nil || !pods.Contains(ip) {
-			t.Errorf("pod %s has IP %q, outside the pod range %s", pod.Name, pod.Status.PodIP, podCIDR)
+			t.Errorf("pod %s has IP %q, outside the pod range %s", pod.Name, pod.Status.PodIP, size.PodCIDR)
 		}
 	}
 }

@@ -120,6 +120,7 @@ func (c *Cluster) etcd() component {
 				"--initial-advertise-peer-urls=" + peer,
 				"--initial-cluster=flinkfsm=" + peer,
 				"--unsafe-no-fsync", // test data is thrown away; fsync only slows every write
+				fmt.Sprintf("--quota-backend-bytes=%d", c.size.EtcdQuotaBytes),
 				"--log-level=warn",
 			}
 		},
@@ -129,11 +130,15 @@ func (c *Cluster) etcd() component {
 
 func (c *Cluster) etcdDataDir() string { return c.etcdData }
 
-// chooseEtcdDataDir puts etcd's data in memory (/dev/shm) where the machine lets us write there,
-// else under dir. The data is thrown away with the cluster, and on disk each of etcd's writes also
-// costs the kernel's writeback: seconds of CPU taken from the control plane on a busy 2-core
-// machine, and more in one run than the next, which blurs what make bench measures.
-func chooseEtcdDataDir(dir string) string {
+// chooseEtcdDataDir puts etcd's data in memory (/dev/shm) where the machine lets us write there
+// and the cluster is sized for it (Sizing.EtcdInMemory), else under dir. The data is thrown away
+// with the cluster, and on disk each of etcd's writes also costs the kernel's writeback: seconds
+// of CPU taken from the control plane on a busy 2-core machine, and more in one run than the
+// next, which blurs what make bench measures.
+func chooseEtcdDataDir(dir string, inMemory bool) string {
+	if !inMemory {
+		return filepath.Join(dir, "etcd-data")
+	}
 	if probe, err := os.MkdirTemp(sharedMemory, "flinkfsm-probe-"); err == nil {
 		_ = os.Remove(probe)
 		abs, _ := filepath.Abs(dir) // two checkouts' ".local" must not share one etcd
@@ -173,8 +178,10 @@ func (c *Cluster) apiserver(etcdPort int) component {
 				"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 				"--token-auth-file=" + c.creds.tokenFile,
 				"--authorization-mode=RBAC",
-				"--service-cluster-ip-range=" + serviceCIDR,
+				"--service-cluster-ip-range=" + c.size.ServiceCIDR,
 				"--allow-privileged=true",
+				"--etcd-compaction-interval=" + c.size.CompactionInterval.String(),
+				"--event-ttl=" + c.size.EventTTL.String(),
 				// Without kubelets no token controller feeds pods; tests need not wait for default
 				// service accounts in fresh namespaces.
 				"--disable-admission-plugins=ServiceAccount",
@@ -207,8 +214,8 @@ func (c *Cluster) controllerManager() component {
 				"--bind-address=127.0.0.1",
 				fmt.Sprintf("--secure-port=%d", p[0]),
 				"--cert-dir=" + filepath.Join(c.Dir, "certs", "kube-controller-manager"),
-				"--kube-api-qps=200",
-				"--kube-api-burst=400",
+				fmt.Sprintf("--kube-api-qps=%d", c.size.ControllerQPS),
+				fmt.Sprintf("--kube-api-burst=%d", c.size.ControllerBurst),
 				"--concurrent-deployment-syncs=10",
 				"--concurrent-replicaset-syncs=10",
 				"--concurrent-gc-syncs=40",
@@ -237,6 +244,8 @@ func (c *Cluster) scheduler() component {
 				"--bind-address=127.0.0.1",
 				fmt.Sprintf("--secure-port=%d", p[0]),
 				"--cert-dir=" + filepath.Join(c.Dir, "certs", "kube-scheduler"),
+				fmt.Sprintf("--kube-api-qps=%d", c.size.SchedulerQPS),
+				fmt.Sprintf("--kube-api-burst=%d", c.size.SchedulerBurst),
 				"--profiling=false",
 			}
 		},
@@ -255,7 +264,7 @@ func (c *Cluster) kwok() component {
 				"--kubeconfig=" + c.KubeconfigPath,
 				"--manage-all-nodes=false",
 				"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
-				"--cidr=" + podCIDR,
+				"--cidr=" + c.size.PodCIDR,
 				"--node-ip=" + nodeIP,
 				// Without leases the node-lifecycle controller marks every node NotReady after
 				// about 40 s and kwok never recovers the pods.

@@ -34,7 +34,8 @@ func TestNodeSchedulable(t *testing.T) {
 		{name: "cordoned", conds: []corev1.NodeCondition{ready}, cordon: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			node := fakeNode("n")
+			size, _ := sizeFor(0)
+			node := fakeNode("n", size)
 			node.Status.Conditions = tc.conds
 			node.Spec.Taints = tc.taints
 			node.Spec.Unschedulable = tc.cordon

@@ -22,11 +22,11 @@ func NodeName(i int) string { return fmt.Sprintf("kwok-node-%d", i) }
 
 // fakeNode is a node kwok pretends to run. Its capacity (see sizing.go) is far beyond anything a
 // test or the benchmark asks for, so scheduling never fails for lack of resources.
-func fakeNode(name string) *corev1.Node {
+func fakeNode(name string, size Sizing) *corev1.Node {
 	huge := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse(nodeCPU),
-		corev1.ResourceMemory: resource.MustParse(nodeMemory),
-		corev1.ResourcePods:   resource.MustParse(nodePods),
+		corev1.ResourceCPU:    resource.MustParse(size.NodeCPU),
+		corev1.ResourceMemory: resource.MustParse(size.NodeMemory),
+		corev1.ResourcePods:   resource.MustParse(size.NodePods),
 	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
@@ -44,9 +44,9 @@ func fakeNode(name string) *corev1.Node {
 	}
 }
 
-func createNodes(ctx context.Context, client kubernetes.Interface, n int) error {
+func createNodes(ctx context.Context, client kubernetes.Interface, n int, size Sizing) error {
 	for i := range n {
-		_, err := client.CoreV1().Nodes().Create(ctx, fakeNode(NodeName(i)), metav1.CreateOptions{})
+		_, err := client.CoreV1().Nodes().Create(ctx, fakeNode(NodeName(i), size), metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating node %s: %w", NodeName(i), err)
 		}

@@ -45,6 +45,9 @@ type Options struct {
 	// OperatorConfig is extra YAML under the operator section, one "key: value" per line, overriding
 	// the defaults written here (short intervals suited to a local cluster).
 	OperatorConfig map[string]string
+	// Applications is how many FlinkApplications the cluster is sized for (localcluster.Sizing);
+	// 0 is localcluster.SizedForApplications, enough for the tests.
+	Applications int
 }
 
 // Env is a running local environment.
@@ -108,7 +111,8 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		return nil, fmt.Errorf("building the operator: %w", err)
 	}
 
-	e.Cluster, err = localcluster.Start(ctx, localcluster.Options{Dir: filepath.Join(opts.Dir, "cluster"), Log: log})
+	e.Cluster, err = localcluster.Start(ctx, localcluster.Options{Dir: filepath.Join(opts.Dir, "cluster"), Log: log,
+		Applications: opts.Applications})
 	if err != nil {
 		return nil, err
 	}

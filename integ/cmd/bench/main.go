@@ -61,16 +61,24 @@ type options struct {
 	// checkpointRetained is the checkpointing applications' state.checkpoints.num-retained; 0 sets
 	// none, and the operator's clusters keep enough for a record a minute.
 	checkpointRetained int
-	pairs              int
-	set                setFlag
-	soak               bool
-	soakOnly           bool
-	soakN              int
-	soakPairs          int
-	soakHeadStart      time.Duration
-	soakHold           time.Duration
-	soakJarMiB         int64
-	soakTenants        string
+	// checkpointingFraction is the share of the -n applications of (b) that checkpoint every 10 s
+	// (issue 29: half of 10,000), measured in (c) as a group of their own.
+	checkpointingFraction float64
+	// perNamespace is how many of (b)'s applications share a namespace.
+	perNamespace int
+	// sizeFor is how many applications the local cluster is sized for; 0: as many as the run
+	// has at once.
+	sizeFor       int
+	pairs         int
+	set           setFlag
+	soak          bool
+	soakOnly      bool
+	soakN         int
+	soakPairs     int
+	soakHeadStart time.Duration
+	soakHold      time.Duration
+	soakJarMiB    int64
+	soakTenants   string
 
 	// savepointing is the share of -n that the group with periodic savepoints has (its own
 	// applications, beside the fleet), each taking one every savepointInterval and keeping
@@ -107,16 +115,19 @@ func main() {
 	flag.IntVar(&o.updates, "updates", 5, "parallelism updates of the single application (a); the overhead is their median")
 	flag.StringVar(&o.out, "out", "bench-results.json", "where to write the JSON results")
 	flag.StringVar(&o.dir, "dir", "", "directory for the environment's state and logs (default: a new temp dir, removed after a clean run)")
-	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "bound on each wait")
+	flag.DurationVar(&o.timeout, "timeout", 0, "bound on each wait (default: 15 minutes, or 0.3 s per application of -n where that is more)")
 	// The harness's 2 s (integ/localenv, the e2e suite), under which issue 12 measured; the
 	// operator's own default is 10 s. Either way it is reported apart from the overhead.
 	flag.DurationVar(&o.stabilization, "stabilization", 2*time.Second, "the operator's jobStabilizationPeriod")
 	flag.IntVar(&o.checkpointing, "checkpointing-apps", 10, "applications checkpointing every 10 s measured beside the fleet in (c); 0 for none")
-	flag.IntVar(&o.checkpointRetained, "checkpoint-retained", 0, "their state.checkpoints.num-retained (0: none set, and the operator keeps enough; 1: Flink's default, every checkpoint recorded)")
+	flag.IntVar(&o.checkpointRetained, "checkpoint-retained", 0, "the checkpointing applications' state.checkpoints.num-retained (0: none set, and the operator keeps enough; 1: Flink's default, every checkpoint recorded)")
+	flag.Float64Var(&o.checkpointingFraction, "checkpointing-fraction", 0, "share of the -n applications of (b) that checkpoint every 10 s (every other one for 0.5), measured in (c) apart from the rest; 0 for none")
 	flag.Float64Var(&o.savepointing, "savepointing-fraction", 0.1, "applications with periodic savepoints measured beside the fleet in (c), as a fraction of -n (at least one); 0 for none")
 	flag.IntVar(&o.savepointInterval, "savepoint-interval-seconds", 600, "their spec.periodicSavepoint.intervalSeconds (at least 60); (c) measures them for at least that long")
 	flag.IntVar(&o.savepointKeep, "savepoint-keep", 0, "their spec.savepointRetention.keep, which a short window reaches only when small (0: the operator's default)")
 	flag.IntVar(&o.workers, "workers", config.Default().Workers, "the operator's workers (default: the operator's default)")
+	flag.IntVar(&o.perNamespace, "apps-per-namespace", 1000, "applications of (b) in each namespace: the fleet and the floor fill bench-apps, bench-apps-1, ... (bench-floor, ...) with this many each")
+	flag.IntVar(&o.sizeFor, "size-for", 0, "applications the local cluster is sized for (localcluster.Sizing), e.g. 10000 to run a smaller N on the cluster of N=10000 (default: as many as the run has at once)")
 	flag.IntVar(&o.pairs, "pairs", 0, "floor and operator runs (b) alternates, keeping the median ratio (default: 3 up to 200 applications, else 1)")
 	flag.Var(o.set, "set", "operator config key=value (repeatable), e.g. -set kubeAPIQPS=400")
 	flag.BoolVar(&o.takeover, "takeover", true, "run the takeover (f) after (c): kill the operator with the applications Running and start a new one")
@@ -134,6 +145,16 @@ func main() {
 	if o.savepointing > 0 && o.savepointInterval < 60 {
 		fmt.Fprintln(os.Stderr, "bench: -savepoint-interval-seconds must be at least 60, the API's minimum")
 		os.Exit(2)
+	}
+	if o.checkpointingFraction < 0 || o.checkpointingFraction > 1 {
+		fmt.Fprintln(os.Stderr, "bench: -checkpointing-fraction must be between 0 and 1")
+		os.Exit(2)
+	}
+	if o.timeout <= 0 {
+		o.timeout = defaultTimeout(o.n)
+	}
+	if o.perNamespace <= 0 {
+		o.perNamespace = o.n
 	}
 	if o.pairs <= 0 {
 		o.pairs = defaultPairs(o.n)
@@ -162,6 +183,10 @@ type bench struct {
 	stabilization time.Duration
 	timeout       time.Duration
 	began         time.Time
+	// checkpointingFraction is the share of (b)'s applications that checkpoint (see checkpoints).
+	checkpointingFraction float64
+	// perNamespace is how many of (b)'s applications share a namespace (see fleetNamespace).
+	perNamespace int
 }
 
 func (b *bench) metricsAddress() string {
@@ -184,7 +209,8 @@ func run(o options) (err error) {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	res := &results{Conditions: conditionsNow(o)}
-	b := &bench{stabilization: o.stabilization, timeout: o.timeout, began: time.Now(), rec: newRecorder()}
+	b := &bench{stabilization: o.stabilization, timeout: o.timeout, began: time.Now(), rec: newRecorder(),
+		checkpointingFraction: o.checkpointingFraction, perNamespace: o.perNamespace}
 
 	keep := o.dir != ""
 	if o.dir == "" {
@@ -221,10 +247,12 @@ func run(o options) (err error) {
 		operatorConfig[k] = v
 	}
 	res.Conditions.OperatorConfig = operatorConfig
-	b.env, err = localenv.Start(ctx, localenv.Options{Dir: filepath.Join(o.dir, "env"), Log: logFile, OperatorConfig: operatorConfig})
+	b.env, err = localenv.Start(ctx, localenv.Options{Dir: filepath.Join(o.dir, "env"), Log: logFile,
+		OperatorConfig: operatorConfig, Applications: max(o.sizeFor, applicationsAtOnce(o))})
 	if err != nil {
 		return fmt.Errorf("starting the environment (log %s): %w", logFile.Name(), err)
 	}
+	res.Conditions.Cluster = b.env.Cluster.Sizing()
 	defer func() {
 		b.env.Stop()
 		if err == nil && !keep {
@@ -283,6 +311,7 @@ func (b *bench) benchmark(ctx context.Context, o options, res *results) (err err
 		return fmt.Errorf("(b): %w", err)
 	}
 	res.Scale = scale
+	fleet, fleetCheckpointing := splitFleet(keys, o.checkpointingFraction)
 	var checkpointing *group
 	if o.checkpointing > 0 {
 		if checkpointing, err = b.checkpointingApps(ctx, o.checkpointing, o.checkpointRetained); err != nil {
@@ -295,11 +324,14 @@ func (b *bench) benchmark(ctx context.Context, o options, res *results) (err err
 			return fmt.Errorf("(c) savepointing applications: %w", err)
 		}
 	}
-	if res.Steady, err = b.steady(ctx, group{ns: "bench-apps", keys: keys}, checkpointing, sp, o.settle, o.steady); err != nil {
+	if res.Steady, err = b.steady(ctx, fleet, fleetCheckpointing, checkpointing, sp, o.settle, o.steady); err != nil {
 		return fmt.Errorf("(c): %w", err)
 	}
 	if o.takeover {
-		groups := map[string]group{"fleet": {ns: "bench-apps", keys: keys}}
+		groups := map[string]group{"fleet": fleet}
+		if fleetCheckpointing != nil {
+			groups["fleet checkpointing"] = *fleetCheckpointing
+		}
 		if checkpointing != nil {
 			groups["checkpointing"] = *checkpointing
 		}
@@ -330,6 +362,61 @@ func (b *bench) benchmark(ctx context.Context, o options, res *results) (err err
 		return b.deleteFleet(ctx, sp.keys)
 	}
 	return nil
+}
+
+// defaultTimeout bounds each wait: 15 minutes, or 0.3 s per application where that is more. At
+// 1,000 applications the floor took 110 to 180 s and the operator's run 130 to 150 s; a wait for
+// 10,000 (the floor, the fleet Running, a namespace of them deleted) takes minutes of its own.
+func defaultTimeout(n int) time.Duration {
+	return max(15*time.Minute, time.Duration(n)*300*time.Millisecond)
+}
+
+// applicationsAtOnce is how many applications the run has on the cluster at once, which the
+// cluster is sized for: (b)'s fleet with (c)'s groups and (a)'s one, or the soak's ordinary
+// applications and its ten tenants ((b) and (c) are deleted before the soak).
+func applicationsAtOnce(o options) int {
+	soak := 0
+	if o.soak || o.soakOnly {
+		soak = o.soakN + 10
+	}
+	if o.soakOnly {
+		return soak
+	}
+	return max(soak, 1+o.n+o.checkpointing+savepointingGroupSize(o.n, o.savepointing))
+}
+
+// checkpoints tells whether (b)'s i-th application checkpoints: a share of fraction of them,
+// spread evenly (every other one for 0.5), so that both kinds are created side by side.
+func checkpoints(i int, fraction float64) bool {
+	return fraction > 0 && math.Floor(float64(i+1)*fraction) > math.Floor(float64(i)*fraction)
+}
+
+// checkpointEvery is (b)'s i-th application's checkpoint interval for benchApp: "10s" for those
+// that checkpoint, "" for the rest.
+func (b *bench) checkpointEvery(i int) string {
+	if checkpoints(i, b.checkpointingFraction) {
+		return "10s"
+	}
+	return ""
+}
+
+// splitFleet divides (b)'s applications, in their creation order, into those that do not
+// checkpoint and, when some do, those that do; both live in the fleet's namespaces.
+func splitFleet(keys []string, fraction float64) (idle group, checkpointing *group) {
+	for i, k := range keys {
+		if checkpoints(i, fraction) {
+			if checkpointing == nil {
+				checkpointing = &group{}
+			}
+			checkpointing.keys = append(checkpointing.keys, k)
+		} else {
+			idle.keys = append(idle.keys, k)
+		}
+	}
+	if checkpointing != nil {
+		idle.shared, checkpointing.shared = true, true
+	}
+	return idle, checkpointing
 }
 
 // savepointingGroupSize is how many applications of the group with periodic savepoints go with n

@@ -47,7 +47,7 @@ func (b *bench) scale(ctx context.Context, n, pairs int) (*scaleResult, []string
 			return nil, nil, err
 		}
 		res.FloorSeconds, res.FloorAppliedSeconds = floor.seconds, floor.applied
-		res.FloorRequests, res.FloorCPU = floor.requests, floor.cpu
+		res.FloorRequests, res.FloorCPU, res.FloorProcesses = floor.requests, floor.cpu, floor.processes
 		res.Ratio = res.OperatorSeconds / floor.seconds
 		res.RatioWithoutStabilization = (res.OperatorSeconds - b.stabilization.Seconds()) / floor.seconds
 		runs, keys = append(runs, res), k
@@ -85,16 +85,16 @@ func medianIndex(values []float64) int {
 	return order[len(order)/2]
 }
 
-// deleteFleet deletes the operator's run's applications with their namespace, and waits until the
+// deleteFleet deletes the operator's run's applications with their namespaces, and waits until the
 // watch saw them go, so that the next run's applications, of the same names, start a fresh record.
 func (b *bench) deleteFleet(ctx context.Context, keys []string) error {
-	ns, _, _ := strings.Cut(keys[0], "/")
-	if err := b.deleteNamespace(ctx, ns); err != nil {
+	nss := namespaces(keys)
+	if err := b.deleteNamespaces(ctx, nss); err != nil {
 		return err
 	}
 	wctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
-	return waitFor(wctx, "the watch to see "+ns+"'s applications deleted", func() bool {
+	return waitFor(wctx, "the watch to see "+strings.Join(nss, ", ")+"'s applications deleted", func() bool {
 		for _, k := range keys {
 			if b.rec.latest(k) != nil {
 				return false

@@ -43,7 +43,7 @@ func (b *bench) savepointingApps(ctx context.Context, k int, interval time.Durat
 	if err != nil {
 		return nil, err
 	}
-	s := &savepointing{group: group{ns: ns}, interval: interval, snapshots: newSnapshotRecorder()}
+	s := &savepointing{interval: interval, snapshots: newSnapshotRecorder()}
 	// Before the applications exist, so that every FlinkSnapshot is seen created.
 	if err := s.snapshots.run(ctx, b.apps, ns); err != nil {
 		return nil, fmt.Errorf("watching FlinkSnapshots: %w", err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 )
 
@@ -47,6 +49,10 @@ type scaleResult struct {
 	// OperatorKubeRequests is how the operator's own requests fared in its run, by "VERB resource":
 	// whether the API server or the client's rate limit kept them waiting.
 	OperatorKubeRequests map[string]requestTimes `json:"operatorKubeRequests"`
+	// FloorProcesses and OperatorProcesses are the environment's own processes at the end of each
+	// run, with the CPU each spent in it.
+	FloorProcesses    environmentFigures `json:"floorProcesses"`
+	OperatorProcesses environmentFigures `json:"operatorProcesses"`
 	// PhaseEntered is, per phase, when the applications entered it (seconds since the first
 	// create): the median and the last.
 	PhaseEntered map[string]spread `json:"phaseEntered"`
@@ -68,15 +74,16 @@ func appName(i int) string { return fmt.Sprintf("app-%04d", i) }
 // Deployment is available. It deletes them afterwards so that the operator's run starts on an
 // empty cluster.
 func (b *bench) floor(ctx context.Context, n int) (run floorRun, err error) {
-	ns, err := b.namespace(ctx, "bench-floor")
+	nss, err := b.fleetNamespaces(ctx, "bench-floor", n)
 	if err != nil {
 		return run, err
 	}
 	var objects []func(context.Context) error
 	for i := range n {
+		ns := b.fleetNamespace("bench-floor", i)
 		// A dry run returns the application as the API server would store it, CRD defaults
 		// included, without creating it: no operator sees it.
-		app, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, benchApp(ns, appName(i), 3, ""),
+		app, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, benchApp(ns, appName(i), 3, b.checkpointEvery(i)),
 			metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err != nil {
 			return run, fmt.Errorf("dry-run of %s: %w", appName(i), err)
@@ -84,7 +91,7 @@ func (b *bench) floor(ctx context.Context, n int) (run floorRun, err error) {
 		objects = append(objects, b.renderedObjects(app)...)
 	}
 	avail := newAvailability(2 * n)
-	stop, err := avail.watch(ctx, b, ns)
+	stop, err := avail.watch(ctx, b, nss)
 	if err != nil {
 		return run, err
 	}
@@ -94,7 +101,7 @@ func (b *bench) floor(ctx context.Context, n int) (run floorRun, err error) {
 	if err != nil {
 		return run, err
 	}
-	cpuBefore := cpuByProcess()
+	cpuBefore, envBefore := cpuByProcess(), b.sampleEnvironment()
 	began := time.Now()
 	if err := parallel(ctx, len(objects), func(ctx context.Context, i int) error { return objects[i](ctx) }); err != nil {
 		return run, err
@@ -107,19 +114,22 @@ func (b *bench) floor(ctx context.Context, n int) (run floorRun, err error) {
 	}
 	run.seconds = avail.last().Sub(began).Seconds()
 	run.cpu = cpuSpent(cpuBefore, cpuByProcess())
+	run.processes = b.sampleEnvironment().since(envBefore).over(time.Since(began))
 	after, err := b.apiRequests(ctx)
 	if err != nil {
 		return run, err
 	}
 	run.requests = requestsPerApp(before, after, n)
 	b.logf("(b) floor: %d applications' Deployments available in %.2fs; %.1f API requests per app", n, run.seconds, totalRequests(run.requests))
-	return run, b.deleteNamespace(ctx, ns)
+	b.logf("(b) floor: the environment: %s", run.processes)
+	return run, b.deleteNamespaces(ctx, nss)
 }
 
 // floorRun is what the floor measured.
 type floorRun struct {
 	seconds, applied float64
 	requests, cpu    map[string]float64
+	processes        environmentFigures
 }
 
 // renderedObjects are the creates of one application's cluster, as the operator renders them,
@@ -127,11 +137,15 @@ type floorRun struct {
 // delete them at once).
 func (b *bench) renderedObjects(app *v1beta1.FlinkApplication) []func(context.Context) error {
 	hash := flink.ClusterHash(app)
-	cluster, err := flink.RenderCluster(app, hash, "")
+	owner := flink.OwnerFromApplication(app)
+	// As the operator renders a checkpointing job's cluster: checkpoints kept for its record
+	// window (checkpointRecordInterval and the bench's statusPollInterval of 10 s).
+	owner.KeepCheckpointsFor = config.Default().CheckpointRecordInterval.Duration + 10*time.Second
+	cluster, err := owner.RenderCluster(hash, "")
 	if err != nil {
 		return []func(context.Context) error{func(context.Context) error { return err }}
 	}
-	generic := flink.RenderGenericService(app, hash)
+	generic := owner.RenderGenericService(hash)
 	for _, m := range []*metav1.ObjectMeta{&cluster.JobManager.ObjectMeta, &cluster.TaskManager.ObjectMeta,
 		&cluster.Service.ObjectMeta, &generic.ObjectMeta} {
 		m.OwnerReferences = nil
@@ -155,13 +169,13 @@ func (b *bench) renderedObjects(app *v1beta1.FlinkApplication) []func(context.Co
 
 // fleet creates n FlinkApplications at once in a new namespace and waits until all run.
 func (b *bench) fleet(ctx context.Context, namespace string, n int) (*scaleResult, []string, error) {
-	ns, err := b.namespace(ctx, namespace)
+	nss, err := b.fleetNamespaces(ctx, namespace, n)
 	if err != nil {
 		return nil, nil, err
 	}
 	keys := make([]string, n)
 	for i := range n {
-		keys[i] = ns + "/" + appName(i)
+		keys[i] = b.fleetNamespace(namespace, i) + "/" + appName(i)
 	}
 	res := &scaleResult{N: n}
 	before, err := b.apiRequests(ctx)
@@ -175,15 +189,16 @@ func (b *bench) fleet(ctx context.Context, namespace string, n int) (*scaleResul
 	// The same watch as the floor's, so that both runs carry it, and so that the time Kubernetes
 	// took to make the clusters available shows apart from the operator's own.
 	avail := newAvailability(2 * n)
-	stop, err := avail.watch(ctx, b, ns)
+	stop, err := avail.watch(ctx, b, nss)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer stop()
-	cpuBefore := cpuByProcess()
+	cpuBefore, envBefore := cpuByProcess(), b.sampleEnvironment()
 	began := time.Now()
 	err = parallel(ctx, n, func(ctx context.Context, i int) error {
-		_, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, benchApp(ns, appName(i), 3, ""), metav1.CreateOptions{})
+		ns := b.fleetNamespace(namespace, i)
+		_, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, benchApp(ns, appName(i), 3, b.checkpointEvery(i)), metav1.CreateOptions{})
 		return err
 	})
 	if err != nil {
@@ -211,6 +226,7 @@ func (b *bench) fleet(ctx context.Context, namespace string, n int) (*scaleResul
 	res.FirstRunningSeconds, res.OperatorSeconds = times[0], times[len(times)-1]
 	res.MedianRunningSeconds = median(times)
 	res.OperatorCPU = cpuSpent(cpuBefore, cpuByProcess())
+	res.OperatorProcesses = b.sampleEnvironment().since(envBefore).over(time.Since(began))
 	after, err := b.apiRequests(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -231,7 +247,8 @@ func (b *bench) fleet(ctx context.Context, namespace string, n int) (*scaleResul
 		res.PhaseEntered[deploymentsAvailable] = spread{Median: median(at), Last: at[len(at)-1]}
 	}
 	b.logf("operator: %d applications of %s Running in %.2fs (first %.2fs, median %.2fs); RSS %.0f MiB",
-		n, ns, res.OperatorSeconds, res.FirstRunningSeconds, res.MedianRunningSeconds, res.Memory.RSSMiB)
+		n, strings.Join(nss, ", "), res.OperatorSeconds, res.FirstRunningSeconds, res.MedianRunningSeconds, res.Memory.RSSMiB)
+	b.logf("operator: the environment: %s", res.OperatorProcesses)
 	return res, keys, nil
 }
 
@@ -245,7 +262,7 @@ func (b *bench) checkpointingApps(ctx context.Context, k, retained int) (*group,
 	if err != nil {
 		return nil, err
 	}
-	g := &group{ns: ns}
+	g := &group{}
 	began := time.Now()
 	err = parallel(ctx, k, func(ctx context.Context, i int) error {
 		app := benchApp(ns, appName(i), 3, "10s")
@@ -293,31 +310,40 @@ func (b *bench) phaseCounts(keys []string) string {
 	return fmt.Sprint(counts)
 }
 
-// availability records when each Deployment of a namespace first became available.
+// availability records when each Deployment of some namespaces first became available.
 type availability struct {
 	want int
 	mu   sync.Mutex
-	at   map[string]time.Time
+	at   map[string]time.Time // by "<namespace>/<name>"
 }
 
 func newAvailability(want int) *availability {
 	return &availability{want: want, at: map[string]time.Time{}}
 }
 
-func (a *availability) watch(ctx context.Context, b *bench, ns string) (stop func(), err error) {
+func (a *availability) watch(ctx context.Context, b *bench, nss []string) (stop func(), err error) {
 	ctx, cancel := context.WithCancel(ctx)
-	factory := informers.NewSharedInformerFactoryWithOptions(b.kube, 0, informers.WithNamespace(ns))
+	var options []informers.SharedInformerOption
+	if len(nss) == 1 {
+		options = append(options, informers.WithNamespace(nss[0]))
+	}
+	ours := map[string]bool{}
+	for _, ns := range nss {
+		ours[ns] = true
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(b.kube, 0, options...)
 	informer := factory.Apps().V1().Deployments().Informer()
 	seen := func(obj any) {
 		d, ok := obj.(*appsv1.Deployment)
-		if !ok || !deploymentAvailable(d) {
+		if !ok || !ours[d.Namespace] || !deploymentAvailable(d) {
 			return
 		}
 		now := time.Now()
+		key := d.Namespace + "/" + d.Name
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		if _, done := a.at[d.Name]; !done {
-			a.at[d.Name] = now
+		if _, done := a.at[key]; !done {
+			a.at[key] = now
 		}
 	}
 	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -415,6 +441,31 @@ func parallel(ctx context.Context, n int, do func(context.Context, int) error) e
 	}
 }
 
+// fleetNamespace is the namespace of the i-th application of a fleet (or floor) whose first
+// namespace is base: base for the first perNamespace applications, then base-1, base-2, ... As
+// many applications in one namespace as at 2,000 make Kubernetes' controllers quadratic: the
+// ReplicaSet controller lists the namespace's pods at each sync, the endpoints controllers at
+// each Service's, and the floor at 2,000 took 4.7 times the controller manager's CPU of 1,000.
+func (b *bench) fleetNamespace(base string, i int) string {
+	if k := i / max(1, b.perNamespace); k > 0 {
+		return fmt.Sprintf("%s-%d", base, k)
+	}
+	return base
+}
+
+// fleetNamespaces creates the namespaces of a fleet of n applications (see fleetNamespace).
+func (b *bench) fleetNamespaces(ctx context.Context, base string, n int) ([]string, error) {
+	var nss []string
+	for i := 0; i < max(n, 1); i += max(1, b.perNamespace) {
+		ns, err := b.namespace(ctx, b.fleetNamespace(base, i))
+		if err != nil {
+			return nil, err
+		}
+		nss = append(nss, ns)
+	}
+	return nss, nil
+}
+
 // namespace creates a namespace for one measurement.
 func (b *bench) namespace(ctx context.Context, name string) (string, error) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
@@ -424,15 +475,28 @@ func (b *bench) namespace(ctx context.Context, name string) (string, error) {
 	return name, nil
 }
 
-// deleteNamespace deletes a namespace and waits until it is gone, with everything in it.
-func (b *bench) deleteNamespace(ctx context.Context, ns string) error {
-	if err := b.kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
-		return err
+// deleteNamespaces deletes namespaces, all at once, and waits until they are gone, with
+// everything in them.
+func (b *bench) deleteNamespaces(ctx context.Context, nss []string) error {
+	began := time.Now()
+	for _, ns := range nss {
+		if err := b.kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+			return err
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
-	return waitFor(ctx, "namespace "+ns+" deleted", func() bool {
-		_, err := b.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-		return apierrors.IsNotFound(err)
+	err := waitFor(ctx, "namespaces "+strings.Join(nss, ", ")+" deleted", func() bool {
+		for _, ns := range nss {
+			if _, err := b.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return false
+			}
+		}
+		return true
 	})
+	if err == nil {
+		// Not measured, but at 10,000 applications it is minutes of the run's time.
+		b.logf("namespaces %s deleted in %.1fs", strings.Join(nss, ", "), time.Since(began).Seconds())
+	}
+	return err
 }

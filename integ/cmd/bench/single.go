@@ -116,7 +116,7 @@ func (b *bench) single(ctx context.Context, updates int) (*singleResult, error) 
 	}
 	res.UpdateMedianSeconds, res.UpdateOverheadMedian = median(totals), median(overheads)
 	// Out of the way of the fleet measurements: neither its writes nor its REST calls may count there.
-	return res, b.deleteNamespace(ctx, ns)
+	return res, b.deleteNamespaces(ctx, []string{ns})
 }
 
 // waitTransition waits until the application runs on a cluster other than oldHash and splits the

@@ -16,10 +16,12 @@ import (
 type steadyResult struct {
 	WindowSeconds float64 `json:"windowSeconds"`
 	SettleSeconds float64 `json:"settleSeconds"`
-	// Fleet is the N applications of (b); Checkpointing is the few applications that checkpoint
-	// every 10 s, measured beside them (see checkpointingApps).
-	Fleet         groupFigures  `json:"fleet"`
-	Checkpointing *groupFigures `json:"checkpointing,omitempty"`
+	// Fleet is the N applications of (b), without those that checkpoint when -checkpointing-fraction
+	// makes a share of them checkpoint (FleetCheckpointing); Checkpointing is the few applications
+	// that checkpoint every 10 s, measured beside them (see checkpointingApps).
+	Fleet              groupFigures  `json:"fleet"`
+	FleetCheckpointing *groupFigures `json:"fleetCheckpointing,omitempty"`
+	Checkpointing      *groupFigures `json:"checkpointing,omitempty"`
 	// Savepointing is the applications with periodic savepoints (see savepointingApps), measured
 	// over a window of their own that holds the usual one and at least one interval;
 	// PeriodicSavepoints, what their savepoints cost in writes.
@@ -33,10 +35,9 @@ type steadyResult struct {
 	ReconcileP90Milli float64 `json:"reconcileP90Ms"`
 	ReconcileP99Milli float64 `json:"reconcileP99Ms"`
 	Memory            memory  `json:"memory"`
-	// CPUPerHour is each process's CPU seconds per hour over the usual window: what the steady
-	// fleet (and its checkpoint records) costs the API server and etcd. It reads every process of
-	// the machine by name, so it holds only while nothing else runs.
-	CPUPerHour map[string]float64 `json:"cpuSecondsPerHour"`
+	// Processes is every process of the environment at the end of the usual window, with the CPU
+	// each spent in it: what the steady state of this many applications costs the machine.
+	Processes environmentFigures `json:"processes"`
 }
 
 // groupFigures are the steady-state figures of one group of applications.
@@ -47,19 +48,39 @@ type groupFigures struct {
 	StatusWrites           int            `json:"statusWrites"`
 	WrittenFields          map[string]int `json:"writtenFields"`
 	StatusWritesPerAppHour float64        `json:"statusWritesPerAppPerHour"`
-	RESTCalls              int64          `json:"restCalls"`
-	RESTCallsPerAppMinute  float64        `json:"restCallsPerAppPerMinute"`
-	MaxRESTCallsPerAppMin  float64        `json:"maxRestCallsPerAppPerMinute"`
+	// MostWritesInASecond and SecondsWithWrites say how the writes spread over the window: the most
+	// in one second, and the share of its seconds that saw any.
+	MostWritesInASecond   int     `json:"mostWritesInASecond"`
+	SecondsWithWrites     float64 `json:"secondsWithWrites"`
+	RESTCalls             int64   `json:"restCalls"`
+	RESTCallsPerAppMinute float64 `json:"restCallsPerAppPerMinute"`
+	MaxRESTCallsPerAppMin float64 `json:"maxRestCallsPerAppPerMinute"`
 	// RESTCallsByEndpoint is calls per application per minute, by endpoint.
 	RESTCallsByEndpoint map[string]float64 `json:"restCallsPerAppPerMinuteByEndpoint"`
 	// NotRunningAtEnd counts applications that were not Running when the window closed.
 	NotRunningAtEnd int `json:"notRunningAtEnd"`
 }
 
-// group is applications measured together; all live in one namespace.
+// group is applications measured together, "<namespace>/<name>". shared says that other
+// applications live in their namespaces too, so that the REST calls by endpoint are counted by
+// service.
 type group struct {
-	ns   string
-	keys []string
+	keys   []string
+	shared bool
+}
+
+// namespaces are the namespaces of keys, in the order they first appear.
+func namespaces(keys []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, k := range keys {
+		ns, _, _ := strings.Cut(k, "/")
+		if !seen[ns] {
+			seen[ns] = true
+			out = append(out, ns)
+		}
+	}
+	return out
 }
 
 type groupSnapshot struct {
@@ -68,7 +89,27 @@ type groupSnapshot struct {
 }
 
 func (b *bench) snapshot(g group) groupSnapshot {
-	return groupSnapshot{calls: b.callsByApp(g.keys), endpoints: b.env.Fleet.RequestsByEndpoint(g.ns)}
+	var keep func(service string) bool
+	if g.shared {
+		// Application names are unique across the fleet's namespaces.
+		mine := make(map[string]bool, len(g.keys))
+		for _, k := range g.keys {
+			_, name, _ := strings.Cut(k, "/")
+			mine[name] = true
+		}
+		// A cluster's Service is "<app>-<hash>".
+		keep = func(service string) bool {
+			i := strings.LastIndex(service, "-")
+			return i > 0 && mine[service[:i]]
+		}
+	}
+	endpoints := map[string]int64{}
+	for _, ns := range namespaces(g.keys) {
+		for ep, n := range b.env.Fleet.RequestsByEndpointOf(ns, keep) {
+			endpoints[ep] += n
+		}
+	}
+	return groupSnapshot{calls: b.callsByApp(g.keys), endpoints: endpoints}
 }
 
 func (b *bench) figures(g group, before, after groupSnapshot, from, to time.Time) groupFigures {
@@ -76,6 +117,7 @@ func (b *bench) figures(g group, before, after groupSnapshot, from, to time.Time
 	f := groupFigures{Apps: len(g.keys), RESTCallsByEndpoint: map[string]float64{}}
 	f.StatusWrites, f.WrittenFields = b.rec.writesBetween(g.keys, from, to)
 	f.StatusWritesPerAppHour = float64(f.StatusWrites) / n / to.Sub(from).Hours()
+	f.MostWritesInASecond, f.SecondsWithWrites = b.rec.writesPerSecond(g.keys, from, to)
 	for app, c := range after.calls {
 		d := c - before.calls[app]
 		f.RESTCalls += d
@@ -98,11 +140,13 @@ func (b *bench) figures(g group, before, after groupSnapshot, from, to time.Time
 // steady lets the applications settle, then measures them for window: status writes, REST calls
 // and reconcile latency of applications that only run. The savepointing group, if any, is measured
 // on until its own window ends, after every other figure is taken.
-func (b *bench) steady(ctx context.Context, fleet group, checkpointing *group, sp *savepointing, settle, window time.Duration) (*steadyResult, error) {
+func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, checkpointing *group, sp *savepointing, settle, window time.Duration) (*steadyResult, error) {
 	res := &steadyResult{WindowSeconds: window.Seconds(), SettleSeconds: settle.Seconds()}
 	groups := []group{fleet}
-	if checkpointing != nil {
-		groups = append(groups, *checkpointing)
+	for _, g := range []*group{fleetCheckpointing, checkpointing} {
+		if g != nil {
+			groups = append(groups, *g)
+		}
 	}
 	b.logf("(c) letting the applications settle for %s, then measuring for %s", settle, window)
 	if err := sleep(ctx, settle); err != nil {
@@ -124,16 +168,13 @@ func (b *bench) steady(ctx context.Context, fleet group, checkpointing *group, s
 			return nil, err
 		}
 	}
-	cpuBefore := cpuByProcess()
+	procsBefore := b.sampleEnvironment()
 	from := time.Now()
 	if err := sleep(ctx, window); err != nil {
 		return nil, err
 	}
 	to := time.Now()
-	res.CPUPerHour = map[string]float64{}
-	for name, secs := range cpuSpent(cpuBefore, cpuByProcess()) {
-		res.CPUPerHour[name] = secs * 3600 / to.Sub(from).Seconds()
-	}
+	res.Processes = b.sampleEnvironment().since(procsBefore).over(to.Sub(from))
 	var figs []groupFigures
 	for i, g := range groups {
 		figs = append(figs, b.figures(g, before[i], b.snapshot(g), from, to))
@@ -142,9 +183,12 @@ func (b *bench) steady(ctx context.Context, fleet group, checkpointing *group, s
 	if err != nil {
 		return nil, err
 	}
-	res.Fleet = figs[0]
-	if len(figs) > 1 {
-		res.Checkpointing = &figs[1]
+	res.Fleet, figs = figs[0], figs[1:]
+	if fleetCheckpointing != nil {
+		res.FleetCheckpointing, figs = &figs[0], figs[1:]
+	}
+	if checkpointing != nil {
+		res.Checkpointing = &figs[0]
 	}
 	delta := h1.minus(h0)
 	res.Reconciles = delta.count
@@ -154,6 +198,11 @@ func (b *bench) steady(ctx context.Context, fleet group, checkpointing *group, s
 	res.Memory = b.memory(ctx)
 	b.logf("(c) %.1f status writes per app per hour, %.2f REST calls per app per minute, reconcile p50 %.1f ms p99 %.1f ms; RSS %.0f MiB",
 		res.Fleet.StatusWritesPerAppHour, res.Fleet.RESTCallsPerAppMinute, res.ReconcileP50Milli, res.ReconcileP99Milli, res.Memory.RSSMiB)
+	if f := res.FleetCheckpointing; f != nil {
+		b.logf("(c) the %d checkpointing apps of the fleet: %.1f status writes per app per hour (at most %d in a second, %.0f%% of the seconds with any), %.2f REST calls per app per minute",
+			f.Apps, f.StatusWritesPerAppHour, f.MostWritesInASecond, 100*f.SecondsWithWrites, f.RESTCallsPerAppMinute)
+	}
+	b.logf("(c) the environment: %s", res.Processes)
 	if sp == nil {
 		return res, nil
 	}

@@ -67,7 +67,7 @@ func (b *bench) takeover(ctx context.Context, outage, poll time.Duration, groups
 	base := b.callsByApp(keys)
 	endpoints := map[string]map[string]int64{}
 	for _, name := range names {
-		endpoints[name] = b.env.Fleet.RequestsByEndpoint(groups[name].ns)
+		endpoints[name] = b.snapshot(groups[name]).endpoints
 	}
 	apiBefore, err := b.apiRequests(ctx)
 	if err != nil {
@@ -108,7 +108,7 @@ func (b *bench) takeover(ctx context.Context, outage, poll time.Duration, groups
 		if inWindow == nil && !first.IsZero() && !now.Before(windowEnd) {
 			inWindow = calls
 			for _, name := range names {
-				inWindowEndpoints[name] = b.env.Fleet.RequestsByEndpoint(groups[name].ns)
+				inWindowEndpoints[name] = b.snapshot(groups[name]).endpoints
 			}
 			if apiAfter, err = b.apiRequests(ctx); err != nil {
 				return nil, err

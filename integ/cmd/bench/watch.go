@@ -228,6 +228,31 @@ func (r *recorder) writesBetween(keys []string, from, to time.Time) (int, map[st
 	return n, fields
 }
 
+// writesPerSecond is how the writes of some applications in a window spread over its seconds: the
+// most in any one second, and the share of the window's seconds that saw any. Checkpoint records
+// of jobs created together come due together, and a burst of writes queues in the API server.
+func (r *recorder) writesPerSecond(keys []string, from, to time.Time) (most int, busyShare float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	perSecond := map[int64]int{}
+	for _, k := range keys {
+		if t := r.apps[k]; t != nil {
+			for _, w := range t.writes {
+				if !w.at.Before(from) && w.at.Before(to) {
+					perSecond[int64(w.at.Sub(from)/time.Second)]++
+				}
+			}
+		}
+	}
+	for _, n := range perSecond {
+		most = max(most, n)
+	}
+	if seconds := to.Sub(from).Seconds(); seconds >= 1 {
+		busyShare = float64(len(perSecond)) / seconds
+	}
+	return most, busyShare
+}
+
 // ownerWrites are the writes of some applications in a window, told apart by what they did to
 // savepoints.
 type ownerWrites struct {
