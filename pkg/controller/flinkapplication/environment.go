@@ -166,6 +166,14 @@ func (e *Environment) lookDue(rc *Context, what string, every time.Duration, sin
 	return true
 }
 
+// lookedAt notes that what is named was last read at, which may be earlier than it was: the next
+// read comes due an interval after at.
+func (e *Environment) lookedAt(rc *Context, what string, at time.Time) {
+	if !at.IsZero() {
+		e.looked.Store(rc.writeKey()+"/"+what, at)
+	}
+}
+
 // checkpointsLooked is when the job's checkpoints were read at the latest, for a process that has
 // not read them: the trigger time of the checkpoint status records, which the read that recorded it
 // followed. Reading them again a record window after that is no later than the operator that

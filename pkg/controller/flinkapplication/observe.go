@@ -55,6 +55,12 @@ func observeLiveJob(rc *Context) {
 	window := checkpointRecordWindow(rc)
 	if rc.env.lookDue(rc, "checkpoints", window, checkpointsLooked(rc, window)) || job.State != client.JobRunning || firstDue {
 		observeCheckpoints(rc, v.Ref)
+		if firstDue && js.LastCheckpointPath != "" {
+			// Jobs started together record their first checkpoints in the same polls; from a phase
+			// of its own over the window, each job's later records do not come due with theirs.
+			// The next look comes sooner than the window, never later, so the restore bound holds.
+			rc.env.lookedAt(rc, "checkpoints", spreadLooked(rc, "checkpoints", window))
+		}
 	}
 	health, why := judgeHealth(js, rc.Now, checkpointsDue(rc))
 	if health != js.Health && js.Health != "" {
