@@ -153,7 +153,7 @@ func (e *Environment) noteDeadline(rc *Context) {
 // figure was read by (see checkpointsLooked), or a time spread over the interval (spreadLooked),
 // so that its first passes cost the fleet one call each, not three. A zero since reads at once.
 func (e *Environment) lookDue(rc *Context, what string, every time.Duration, since time.Time) bool {
-	key := rc.writeKey() + "/" + what
+	key := lookKey(rc, what)
 	last, ok := e.looked.Load(key)
 	if !ok && !since.IsZero() {
 		last, ok = since, true
@@ -170,9 +170,12 @@ func (e *Environment) lookDue(rc *Context, what string, every time.Duration, sin
 // read comes due an interval after at.
 func (e *Environment) lookedAt(rc *Context, what string, at time.Time) {
 	if !at.IsZero() {
-		e.looked.Store(rc.writeKey()+"/"+what, at)
+		e.looked.Store(lookKey(rc, what), at)
 	}
 }
+
+// lookKey names what is read from Flink for the pass's object, in Environment.looked.
+func lookKey(rc *Context, what string) string { return rc.writeKey() + "/" + what }
 
 // checkpointsLooked is when the job's checkpoints were read at the latest, for a process that has
 // not read them: the trigger time of the checkpoint status records, which the read that recorded it
@@ -197,7 +200,7 @@ func spreadLooked(rc *Context, what string, every time.Duration) time.Time {
 		return time.Time{}
 	}
 	h := fnv.New64a()
-	_, _ = h.Write([]byte(rc.writeKey() + "/" + what))
+	_, _ = h.Write([]byte(lookKey(rc, what)))
 	return rc.Now.Add(-time.Duration(h.Sum64() % uint64(every)))
 }
 

@@ -4,11 +4,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/meta"
 	testclock "k8s.io/utils/clock/testing"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
 type fakeQueue struct {

@@ -123,13 +123,14 @@ func showJobAsSeen(rc *Context) {
 		return
 	}
 	js.State = v1beta1.JobState(v.State())
-	if js.State == "" {
+	switch _, live := liveJob(rc.Job); {
+	case js.State != "":
+	case live != js.JobID:
+		// A deployment's job in the making: its id goes out ahead of the submission, so a
+		// JobManager that does not list it yet has lost nothing. Its health is not known.
+		js.Health = ""
+	default:
 		js.Health = v1beta1.Red
-		if _, live := liveJob(rc.Job); live != js.JobID {
-			// A deployment's job in the making: its id goes out ahead of the submission, so a
-			// JobManager that does not list it yet has lost nothing. Its health is not known.
-			js.Health = ""
-		}
 	}
 }
 
