@@ -121,3 +121,13 @@ func TestCheckpointRecordsOfJobsStartedTogetherSpreadOverTheMinute(t *testing.T)
 	t.Logf("records by poll of the minute: %v", recordsAtPoll)
 	assert.LessOrEqual(t, most, total/2, "records by poll of the minute: %v", recordsAtPoll)
 }
+
+// checkpointing is the wordcount application checkpointing every interval; "" for none.
+func checkpointing(name, interval string) *v1beta1.FlinkApplication {
+	app := wordcount(name)
+	delete(app.Spec.FlinkConfig, flink.CheckpointIntervalKey)
+	if interval != "" {
+		app.Spec.FlinkConfig[flink.CheckpointIntervalKey] = interval
+	}
+	return app
+}

@@ -39,11 +39,7 @@ func TestAnIdleApplicationCausesNoStatusWrites(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := newWorld(t)
-			app := wordcount("wc")
-			delete(app.Spec.FlinkConfig, "execution.checkpointing.interval")
-			if c.checkpoint != "" {
-				app.Spec.FlinkConfig["execution.checkpointing.interval"] = c.checkpoint
-			}
+			app := checkpointing("wc", c.checkpoint)
 			if c.retained != "" {
 				app.Spec.FlinkConfig["state.checkpoints.num-retained"] = c.retained
 			}

@@ -159,11 +159,7 @@ func TestATakeoversFirstPassOfASteadyApplicationMakesOneRESTCallAndNoWrite(t *te
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := newWorld(t)
-			app := wordcount("wc")
-			delete(app.Spec.FlinkConfig, "execution.checkpointing.interval")
-			if c.checkpoint != "" {
-				app.Spec.FlinkConfig["execution.checkpointing.interval"] = c.checkpoint
-			}
+			app := checkpointing("wc", c.checkpoint)
 			w.create(app)
 			w.runUntilPhase("wc", v1beta1.PhaseRunning)
 			poll := w.env.Config.StatusPollInterval.Duration
