@@ -48,6 +48,9 @@ type conditions struct {
 	SimulatorTimings   map[string]string `json:"simulatorTimings"`
 	// CheckpointingFraction is the share of (b)'s applications that checkpoint every 10 s.
 	CheckpointingFraction float64 `json:"checkpointingFraction"`
+	// AppsPerNamespace is how many of (b)'s applications share a namespace, which the floor's cost
+	// depends on as much as on N (see fleetNamespace): -floor-from compares it.
+	AppsPerNamespace int `json:"appsPerNamespace"`
 	// Cluster is what the local cluster was sized for and how.
 	Cluster localcluster.Sizing `json:"cluster"`
 	Seconds float64             `json:"benchSeconds"`
@@ -77,6 +80,7 @@ func conditionsNow(o options) conditions {
 		Updates:               o.updates,
 		CheckpointRetained:    o.checkpointRetained,
 		CheckpointingFraction: o.checkpointingFraction,
+		AppsPerNamespace:      o.perNamespace,
 		SimulatorTimings: map[string]string{
 			"initialize": t.Initialize.String(), "schedule": t.Schedule.String(), "savepoint": t.Savepoint.String(),
 			"cancel": t.Cancel.String(), "checkpoint": t.Checkpoint.String(),
