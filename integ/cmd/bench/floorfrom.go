@@ -52,6 +52,12 @@ func loadFloor(path string, o options) (*takenFloor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-floor-from: %w", err)
 	}
+	// This run's results, whose floor is taken, would replace the only record of the measured one.
+	if from, err := os.Stat(path); err == nil {
+		if out, err := os.Stat(o.out); err == nil && os.SameFile(from, out) {
+			return nil, fmt.Errorf("-floor-from %s: -out would write this run's results over it; give -out another file", path)
+		}
+	}
 	var earlier earlierResults
 	if err := json.Unmarshal(data, &earlier); err != nil {
 		return nil, fmt.Errorf("-floor-from %s: not a results file of the bench: %w", path, err)

@@ -77,6 +77,14 @@ func TestAFloorOfAnotherSizeIsRefused(t *testing.T) {
 	}
 }
 
+func TestTheFloorsFileIsNotOverwrittenByThisRunsResults(t *testing.T) {
+	o := tenThousand()
+	o.out = earlierRun(t, o, nil)
+	if _, err := loadFloor(o.out, o); err == nil || !strings.Contains(err.Error(), "give -out another file") {
+		t.Errorf("-out the same file as -floor-from: %v, want it refused", err)
+	}
+}
+
 func TestApplicationsPerNamespaceOfOlderResultsComeFromTheirCommand(t *testing.T) {
 	for _, c := range []struct {
 		command string
