@@ -5,7 +5,8 @@
 //	    set against the simulator's own durations;
 //	(b) N applications created at once → all Running, against the floor: the same Deployments and
 //	    Services applied without the operator; both alternately, three pairs up to 200 applications,
-//	    the pair with the median ratio reported;
+//	    the pair with the median ratio reported (-floor-from takes the floor from an earlier run's
+//	    results of the same size instead, and runs the operator's run alone);
 //	(c) the steady state of those N applications: status writes, Flink REST calls, reconcile latency;
 //	    beside them, a few applications that checkpoint, and a tenth of N more that take periodic
 //	    savepoints, with what each savepoint costs in writes of its owner and of its FlinkSnapshot;
@@ -90,6 +91,11 @@ type options struct {
 	// takeover runs (f) after (c), the operator down for takeoverOutage.
 	takeover       bool
 	takeoverOutage time.Duration
+
+	// floorFrom is an earlier run's results file whose floor (b) takes instead of measuring one;
+	// takenFloor is that floor, read and checked against this run's size before the run starts.
+	floorFrom  string
+	takenFloor *takenFloor
 }
 
 // setFlag collects -set key=value: operator config keys changed for an experiment, recorded with
@@ -128,6 +134,7 @@ func main() {
 	flag.IntVar(&o.workers, "workers", config.Default().Workers, "the operator's workers (default: the operator's default)")
 	flag.IntVar(&o.perNamespace, "apps-per-namespace", 1000, "applications of (b) in each namespace: the fleet and the floor fill bench-apps, bench-apps-1, ... (bench-floor, ...) with this many each")
 	flag.IntVar(&o.sizeFor, "size-for", 0, "applications the local cluster is sized for (localcluster.Sizing), e.g. 10000 to run a smaller N on the cluster of N=10000 (default: as many as the run has at once)")
+	flag.StringVar(&o.floorFrom, "floor-from", "", "take (b)'s floor from this earlier run's JSON results (its -out) instead of measuring it, and run only the operator's run against it; refused unless that run had this one's N, -checkpointing-fraction, -apps-per-namespace, cluster sizing, Kubernetes and CPUs")
 	flag.IntVar(&o.pairs, "pairs", 0, "floor and operator runs (b) alternates, keeping the median ratio (default: 3 up to 200 applications, else 1)")
 	flag.Var(o.set, "set", "operator config key=value (repeatable), e.g. -set kubeAPIQPS=400")
 	flag.BoolVar(&o.takeover, "takeover", true, "run the takeover (f) after (c): kill the operator with the applications Running and start a new one")
@@ -156,6 +163,14 @@ func main() {
 	if o.perNamespace <= 0 {
 		o.perNamespace = o.n
 	}
+	if o.floorFrom != "" {
+		// One floor, so one pair: more would repeat the operator's run against the same figure.
+		if o.soakOnly || o.pairs > 1 {
+			fmt.Fprintln(os.Stderr, "bench: -floor-from is for (b), one pair: not with -soak-only or -pairs above 1")
+			os.Exit(2)
+		}
+		o.pairs = 1
+	}
 	if o.pairs <= 0 {
 		o.pairs = defaultPairs(o.n)
 	}
@@ -164,6 +179,14 @@ func main() {
 	}
 	if o.soakPairs <= 0 {
 		o.soakPairs = defaultPairs(o.soakN)
+	}
+	if o.floorFrom != "" {
+		// Before the environment starts: a floor of another size is refused in seconds, not after it.
+		var err error
+		if o.takenFloor, err = loadFloor(o.floorFrom, o); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
 	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -261,6 +284,11 @@ func run(o options) (err error) {
 			fmt.Printf("environment state and logs kept in %s\n", o.dir)
 		}
 	}()
+	if o.takenFloor != nil {
+		if err := o.takenFloor.sameCluster(res.Conditions.Cluster); err != nil {
+			return err
+		}
+	}
 	cfg := b.env.Cluster.RestConfig()
 	// The benchmark's own client must not be what limits "applied at once".
 	cfg.QPS, cfg.Burst = 5000, 10000
@@ -306,7 +334,7 @@ func (b *bench) benchmark(ctx context.Context, o options, res *results) (err err
 	if res.Single, err = b.single(ctx, o.updates); err != nil {
 		return fmt.Errorf("(a): %w", err)
 	}
-	scale, keys, err := b.scale(ctx, o.n, o.pairs)
+	scale, keys, err := b.scale(ctx, o.n, o.pairs, o.takenFloor)
 	if err != nil {
 		return fmt.Errorf("(b): %w", err)
 	}

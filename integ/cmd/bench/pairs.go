@@ -33,18 +33,30 @@ func defaultPairs(n int) int {
 
 // scale is (b): the floor and the operator's run, alternated pairs times. It reports the pair whose
 // ratio without jobStabilizationPeriod is the median, every figure of (b) from that pair, and every pair's ratio beside it. The
-// last pair's applications stay for (c).
-func (b *bench) scale(ctx context.Context, n, pairs int) (*scaleResult, []string, error) {
+// last pair's applications stay for (c). With a taken floor (-floor-from, one pair) it measures
+// only the operator's run, against that floor.
+func (b *bench) scale(ctx context.Context, n, pairs int, taken *takenFloor) (*scaleResult, []string, error) {
 	var runs []*scaleResult
 	var keys []string
 	for i := range pairs {
-		floor, err := b.floor(ctx, n)
-		if err != nil {
-			return nil, nil, fmt.Errorf("floor: %w", err)
+		var floor floorRun
+		if taken != nil {
+			floor = taken.run
+			b.logf("(b) floor not measured: %.2fs taken from %s (measured %s at %s)",
+				floor.seconds, taken.source.Path, taken.source.Date, taken.source.Commit)
+		} else {
+			var err error
+			if floor, err = b.floor(ctx, n); err != nil {
+				return nil, nil, fmt.Errorf("floor: %w", err)
+			}
 		}
 		res, k, err := b.fleet(ctx, "bench-apps", n)
 		if err != nil {
 			return nil, nil, err
+		}
+		if taken != nil {
+			source := taken.source
+			res.FloorFrom = &source
 		}
 		res.FloorSeconds, res.FloorAppliedSeconds = floor.seconds, floor.applied
 		res.FloorRequests, res.FloorCPU, res.FloorProcesses = floor.requests, floor.cpu, floor.processes

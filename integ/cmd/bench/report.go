@@ -48,6 +48,9 @@ type conditions struct {
 	SimulatorTimings   map[string]string `json:"simulatorTimings"`
 	// CheckpointingFraction is the share of (b)'s applications that checkpoint every 10 s.
 	CheckpointingFraction float64 `json:"checkpointingFraction"`
+	// AppsPerNamespace is how many of (b)'s applications share a namespace, which the floor's cost
+	// depends on as much as on N (see fleetNamespace): -floor-from compares it.
+	AppsPerNamespace int `json:"appsPerNamespace"`
 	// Cluster is what the local cluster was sized for and how.
 	Cluster localcluster.Sizing `json:"cluster"`
 	Seconds float64             `json:"benchSeconds"`
@@ -77,6 +80,7 @@ func conditionsNow(o options) conditions {
 		Updates:               o.updates,
 		CheckpointRetained:    o.checkpointRetained,
 		CheckpointingFraction: o.checkpointingFraction,
+		AppsPerNamespace:      o.perNamespace,
 		SimulatorTimings: map[string]string{
 			"initialize": t.Initialize.String(), "schedule": t.Schedule.String(), "savepoint": t.Savepoint.String(),
 			"cancel": t.Cancel.String(), "checkpoint": t.Checkpoint.String(),
@@ -118,7 +122,14 @@ func (r *results) evaluateBench() {
 
 	r.add(fmt.Sprintf("(b) %d apps at once → all Running", sc.N), secs(sc.OperatorSeconds), "—")
 	r.add("(b)   first / median Running", secs(sc.FirstRunningSeconds)+" / "+secs(sc.MedianRunningSeconds), "—")
-	r.add("(b) floor: same Deployments+Services, no operator", secs(sc.FloorSeconds), "—")
+	if f := sc.FloorFrom; f != nil {
+		// Said in the figure's name, so that neither the table nor the JSON's figures pass a floor
+		// of another run off as this run's.
+		r.add("(b) floor: same Deployments+Services, no operator, NOT MEASURED: taken from "+f.Path, secs(sc.FloorSeconds), "—")
+		r.add("(b)   the floor's run", fmt.Sprintf("%s at %s, load %s at its start", f.Date, f.Commit, f.LoadAverageStart), "—")
+	} else {
+		r.add("(b) floor: same Deployments+Services, no operator", secs(sc.FloorSeconds), "—")
+	}
 	t := targetsFor(sc.N)
 	// Judged as the update target is (issue 29): every job waits jobStabilizationPeriod before it
 	// counts as Running, and the floor waits for nothing of the kind; the whole ratio is beside it.
@@ -241,6 +252,10 @@ func (r *results) print(w io.Writer) {
 		r.Takeover.print(w)
 	}
 	if sc := r.Scale; sc != nil {
+		if f := sc.FloorFrom; f != nil {
+			fmt.Fprintf(w, "\n(b) the floor was not measured in this run: its %.2f s and every floor figure below are from %s\n"+
+				"  (measured %s at %s: %s)\n", f.FloorSeconds, f.Path, f.Date, f.Commit, f.Command)
+		}
 		fmt.Fprintf(w, "\n(b) when the %d applications entered each phase (s since the first create; floor %.2f s):\n", sc.N, sc.FloorSeconds)
 		phases := make([]string, 0, len(sc.PhaseEntered))
 		for p := range sc.PhaseEntered {

@@ -59,6 +59,9 @@ type scaleResult struct {
 	// Pairs are every floor and operator run of (b), in the order they ran; the figures above are
 	// the pair with the median ratio.
 	Pairs []pair `json:"pairs"`
+	// FloorFrom is set when the floor was not measured but taken from an earlier run's results
+	// (-floor-from): every floor figure above, and the pair's, is that run's.
+	FloorFrom *floorSource `json:"floorFrom,omitempty"`
 }
 
 type spread struct {
