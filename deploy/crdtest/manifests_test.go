@@ -56,8 +56,9 @@ var operatorPermissions = []struct {
 	// The Flink UI's Ingress: read through an informer, created, patched and deleted.
 	{"networking.k8s.io", "ingresses", []string{"list", "watch", "create", "patch", "delete"}},
 	// A cluster's logging configuration: read through an informer, created with it and deleted with it;
-	// Flink's HA ConfigMaps: read through an informer and deleted once their cluster is gone.
-	{"", "configmaps", []string{"list", "watch", "create", "delete"}},
+	// Flink's HA ConfigMaps: read through an informer and deleted once their cluster is gone. The
+	// checkpoint book's pages: read through an informer, created, patched, and deleted when empty.
+	{"", "configmaps", []string{"list", "watch", "create", "patch", "delete"}},
 	{"", "events", []string{"create", "patch", "update"}},
 	{"events.k8s.io", "events", []string{"create", "patch", "update"}},
 }

@@ -28,6 +28,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned"
 	appscheme "github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned/scheme"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flinkapplication"
@@ -88,6 +89,16 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 		Flink:    client.New(flinkClientConfig, reg),
 		Recorder: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: Component}),
 		Metrics:  flinkapplication.NewMetrics(reg),
+	}
+	if cfg.CheckpointBookInterval.Duration > 0 {
+		// The book writes only while this replica surely leads: a frozen leader's late flush could
+		// otherwise put back an older checkpoint than the new leader recorded.
+		env.Book = checkpointbook.New(kube, func() error {
+			if env.Acting != nil {
+				return env.Acting()
+			}
+			return nil
+		})
 	}
 	if env.Jars, err = jars.NewFetcher(jars.Policy{
 		AllowHTTP: cfg.Jars.AllowHTTP, AllowedHosts: cfg.Jars.AllowedHosts, AllowedNetworks: cfg.Jars.AllowedNetworks,

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 )
@@ -56,6 +57,24 @@ func requestsPerApp(before, after map[string]float64, n int) map[string]float64 
 	per := map[string]float64{}
 	for k, v := range after {
 		if d := (v - before[k]) / float64(n); d >= 0.05 {
+			per[k] = d
+		}
+	}
+	return per
+}
+
+// writesPerSecond are the writes (POST, PUT, PATCH, DELETE) of after minus before over the window,
+// per second, leaving out what rounds to nothing.
+func writesPerSecond(before, after map[string]float64, window time.Duration) map[string]float64 {
+	per := map[string]float64{}
+	for k, v := range after {
+		verb, _, _ := strings.Cut(k, " ")
+		switch verb {
+		case "POST", "PUT", "PATCH", "DELETE":
+		default:
+			continue
+		}
+		if d := (v - before[k]) / window.Seconds(); d >= 0.005 {
 			per[k] = d
 		}
 	}

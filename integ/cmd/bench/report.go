@@ -172,6 +172,11 @@ func (r *results) evaluateBench() {
 	if api, etcd := st.Processes.cpuPerHour("kube-apiserver"), st.Processes.cpuPerHour("etcd"); api+etcd > 0 {
 		r.add("(c) API server + etcd CPU per hour of the steady window", fmt.Sprintf("%.0f + %.0f s", api, etcd), "—")
 	}
+	if w := st.APIWritesPerSecond; len(w) > 0 {
+		r.add("(c) API writes per second: status / checkpoint book (ConfigMap patches) / all",
+			fmt.Sprintf("%.2f / %.2f / %.2f", w["PATCH flinkapplications/status"]+w["PUT flinkapplications/status"],
+				w["PATCH configmaps"], totalRequests(w)), "—")
+	}
 	if p := st.PeriodicSavepoints; p != nil {
 		r.evaluateSavepoints(p, st.Savepointing, fl)
 	}

@@ -142,8 +142,9 @@ func (b *bench) renderedObjects(app *v1beta1.FlinkApplication) []func(context.Co
 	hash := flink.ClusterHash(app)
 	owner := flink.OwnerFromApplication(app)
 	// As the operator renders a checkpointing job's cluster: checkpoints kept for its record
-	// window (checkpointRecordInterval and the bench's statusPollInterval of 10 s).
-	owner.KeepCheckpointsFor = config.Default().CheckpointRecordInterval.Duration + 10*time.Second
+	// window (checkpointRecordInterval, the bench's statusPollInterval of 10 s, the checkpoint
+	// book's wait).
+	owner.KeepCheckpointsFor = config.Default().CheckpointRecordInterval.Duration + 10*time.Second + config.Default().CheckpointBookInterval.Duration
 	cluster, err := owner.RenderCluster(hash, "")
 	if err != nil {
 		return []func(context.Context) error{func(context.Context) error { return err }}

@@ -38,6 +38,10 @@ type steadyResult struct {
 	// Processes is every process of the environment at the end of the usual window, with the CPU
 	// each spent in it: what the steady state of this many applications costs the machine.
 	Processes environmentFigures `json:"processes"`
+	// APIWritesPerSecond are everyone's writes to the API server in the usual window, per second, by
+	// verb and resource: the checkpoint records in status (PATCH flinkapplications/status) beside
+	// the checkpoint book's pages (PATCH configmaps).
+	APIWritesPerSecond map[string]float64 `json:"apiWritesPerSecond,omitempty"`
 }
 
 // groupFigures are the steady-state figures of one group of applications.
@@ -161,12 +165,12 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 		before = append(before, b.snapshot(g))
 	}
 	var spBefore groupSnapshot
-	var requestsBefore map[string]float64
 	if sp != nil {
 		spBefore = b.snapshot(sp.group)
-		if requestsBefore, err = b.apiRequests(ctx); err != nil {
-			return nil, err
-		}
+	}
+	requestsBefore, err := b.apiRequests(ctx)
+	if err != nil {
+		return nil, err
 	}
 	procsBefore := b.sampleEnvironment()
 	from := time.Now()
@@ -175,6 +179,9 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 	}
 	to := time.Now()
 	res.Processes = b.sampleEnvironment().since(procsBefore).over(to.Sub(from))
+	if requestsWindow, err := b.apiRequests(ctx); err == nil {
+		res.APIWritesPerSecond = writesPerSecond(requestsBefore, requestsWindow, to.Sub(from))
+	}
 	var figs []groupFigures
 	for i, g := range groups {
 		figs = append(figs, b.figures(g, before[i], b.snapshot(g), from, to))

@@ -139,6 +139,12 @@ type Config struct {
 	// Clusters whose spec sets no state.checkpoints.num-retained keep enough for it; a smaller count
 	// set in the spec is looked at sooner (docs/job-lifecycle.md).
 	CheckpointRecordInterval config.Duration `json:"checkpointRecordInterval" pflag:",How often checkpoint progress is written to status"`
+	// CheckpointBookInterval is how often the checkpoint book is written: a few ConfigMaps per
+	// namespace (named flinkfsm-checkpoints-N) that carry running jobs' newest checkpoints between
+	// their records in status, written in batches instead of one status write per job and record.
+	// A record waits up to this long for its write, and clusters keep a checkpoint more for it.
+	// 0 turns the book off: every record is a status write, as before the book.
+	CheckpointBookInterval config.Duration `json:"checkpointBookInterval" pflag:",How often the checkpoint book of running jobs' newest checkpoints is written; 0 records in status only"`
 	// ClusterStartTimeout bounds ClusterStarting; past it a first deploy fails and an update rolls back.
 	ClusterStartTimeout config.Duration `json:"clusterStartTimeout" pflag:",Deadline for a new cluster to become ready"`
 	// ReadinessTimeout bounds how long a submitted job may take to run stable (all tasks running for
@@ -196,6 +202,7 @@ func Default() *Config {
 		WaitPollInterval:               config.Duration{Duration: 2 * time.Second},
 		StatusPollInterval:             config.Duration{Duration: 10 * time.Second},
 		CheckpointRecordInterval:       config.Duration{Duration: time.Minute},
+		CheckpointBookInterval:         config.Duration{Duration: 10 * time.Second},
 		ClusterStartTimeout:            config.Duration{Duration: 5 * time.Minute},
 		ReadinessTimeout:               config.Duration{Duration: 3 * time.Minute},
 		JobStabilizationPeriod:         config.Duration{Duration: 10 * time.Second},

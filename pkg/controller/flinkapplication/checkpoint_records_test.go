@@ -2,16 +2,24 @@ package flinkapplication
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 )
 
@@ -21,34 +29,45 @@ import (
 // checkpoint interval (80 s with the defaults) older than the newest one Flink completed.
 func TestAJobLostWithoutHAStartsFromACheckpointAtMostTheBoundOld(t *testing.T) {
 	for _, offset := range []time.Duration{0, 7 * time.Second, 23 * time.Second, 41 * time.Second, 58 * time.Second, 66 * time.Second} {
-		t.Run(fmt.Sprintf("lost %s into a minute", offset), func(t *testing.T) {
-			w := newWorld(t)
-			app := running(t, w, "wc")
-			cfg := w.env.Config
-			bound := cfg.CheckpointRecordInterval.Duration + cfg.StatusPollInterval.Duration + 10*time.Second
-			require.Equal(t, "9", w.clusterFlinkConfig(app, app.Status.DeployHash)[flink.RetainedCheckpointsKey],
-				"the operator's cluster keeps enough checkpoints for a record a minute")
-			end := w.clock.Now().Add(3*time.Minute + offset)
-			for w.clock.Now().Before(end) {
-				w.settle()
-				_, _ = w.env.Reconcile(context.Background(), ns, "wc")
-				w.clock.Step(min(cfg.StatusPollInterval.Duration, end.Sub(w.clock.Now())+time.Millisecond))
+		for _, crash := range []bool{false, true} {
+			name := fmt.Sprintf("lost %s into a minute", offset)
+			if crash {
+				name += ", the operator restarted with it"
 			}
-			jobID := w.get("wc").Status.JobStatus.JobID
-			newest := newestCheckpoint(w.storage, jobID)
-			require.NotNil(t, newest)
-			w.jm(app, app.Status.DeployHash).Restart()
+			t.Run(name, func(t *testing.T) {
+				w := newWorld(t)
+				app := running(t, w, "wc")
+				cfg := w.env.Config
+				// A record waits up to a flush for the checkpoint book's write: an operator that
+				// restarts loses what it noted since, and restores from the one before.
+				bound := cfg.CheckpointRecordInterval.Duration + cfg.StatusPollInterval.Duration + cfg.CheckpointBookInterval.Duration + 10*time.Second
+				require.Equal(t, "10", w.clusterFlinkConfig(app, app.Status.DeployHash)[flink.RetainedCheckpointsKey],
+					"the operator's cluster keeps enough checkpoints for a record a minute and the book's write")
+				end := w.clock.Now().Add(3*time.Minute + offset)
+				for w.clock.Now().Before(end) {
+					w.settle()
+					_, _ = w.env.Reconcile(context.Background(), ns, "wc")
+					w.clock.Step(min(cfg.StatusPollInterval.Duration, end.Sub(w.clock.Now())+time.Millisecond))
+				}
+				jobID := w.get("wc").Status.JobStatus.JobID
+				newest := newestCheckpoint(w.storage, jobID)
+				require.NotNil(t, newest)
+				if crash {
+					w.restartOperator()
+				}
+				w.jm(app, app.Status.DeployHash).Restart()
 
-			again := w.runUntil("wc", "running again", func(a *v1beta1.FlinkApplication) bool {
-				return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.JobID != jobID && a.Status.JobStatus.State == v1beta1.JobRunning
+				again := w.runUntil("wc", "running again", func(a *v1beta1.FlinkApplication) bool {
+					return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.JobID != jobID && a.Status.JobStatus.State == v1beta1.JobRunning
+				})
+				restored, ok := w.storage.Get(again.Status.JobStatus.RestorePath)
+				require.True(t, ok, "restored from %q, which exists", again.Status.JobStatus.RestorePath)
+				assert.Equal(t, jobID, restored.JobID)
+				gap := newest.CreatedAt.Sub(restored.CreatedAt)
+				assert.LessOrEqual(t, gap, bound, "restored %s, newest %s", restored.Path, newest.Path)
+				t.Logf("restored a checkpoint %s older than the newest (bound %s)", gap, bound)
 			})
-			restored, ok := w.storage.Get(again.Status.JobStatus.RestorePath)
-			require.True(t, ok, "restored from %q, which exists", again.Status.JobStatus.RestorePath)
-			assert.Equal(t, jobID, restored.JobID)
-			gap := newest.CreatedAt.Sub(restored.CreatedAt)
-			assert.LessOrEqual(t, gap, bound, "restored %s, newest %s", restored.Path, newest.Path)
-			t.Logf("restored a checkpoint %s older than the newest (bound %s)", gap, bound)
-		})
+		}
 	}
 }
 
@@ -103,7 +122,7 @@ func TestCheckpointRecordsOfJobsStartedTogetherSpreadOverTheMinute(t *testing.T)
 		w.settle()
 		for _, name := range names {
 			_, _ = w.env.Reconcile(context.Background(), ns, name)
-			path := w.get(name).Status.JobStatus.LastCheckpointPath
+			path := w.recordedCheckpoint(name)
 			if path != recorded[name] {
 				if recorded[name] != "" && step >= int(cfg.CheckpointRecordInterval.Duration/poll) {
 					recordsAtPoll[step%int(cfg.CheckpointRecordInterval.Duration/poll)]++
@@ -130,4 +149,102 @@ func checkpointing(name, interval string) *v1beta1.FlinkApplication {
 		app.Spec.FlinkConfig[flink.CheckpointIntervalKey] = interval
 	}
 	return app
+}
+
+// recordedCheckpoint is the newest checkpoint the operator recorded of the application's job: in
+// status, or in the checkpoint book (noted, or written to its page) when newer.
+func (w *world) recordedCheckpoint(name string) string {
+	path, _ := w.recordedCheckpointAt(name)
+	return path
+}
+
+// recordedCheckpointAt is recordedCheckpoint with the time Flink triggered it.
+func (w *world) recordedCheckpointAt(name string) (string, time.Time) {
+	w.t.Helper()
+	js := w.get(name).Status.JobStatus
+	k := checkpointbook.Key{Namespace: ns, Kind: applicationKindName, Name: name}
+	page, err := w.env.Observer.CheckpointBookPage(ns, checkpointbook.PageName(k))
+	require.NoError(w.t, err)
+	if e, ok := w.env.Book.Newest(k, page); ok && e.JobID == js.JobID && (js.LastCheckpointTime == nil || e.At.After(js.LastCheckpointTime.Time)) {
+		return e.Path, e.At
+	}
+	if js.LastCheckpointTime == nil {
+		return js.LastCheckpointPath, time.Time{}
+	}
+	return js.LastCheckpointPath, js.LastCheckpointTime.Time
+}
+
+// A checkpointing job's record every minute goes to the checkpoint book, a few ConfigMaps of the
+// namespace written in batches; status takes the newest checkpoint every tenth record, so that
+// what users read of it is at most ten minutes old. The job stays Green throughout: its health
+// judges the book's record too.
+func TestCheckpointRecordsGoToTheBookAndStatusTakesEveryTenth(t *testing.T) {
+	w := newWorld(t)
+	app := running(t, w, "wc")
+	w.passes("wc", 5)
+	writes := w.crashAtStatusWrite(0, nil)
+	w.kube.ClearActions()
+	cfg := w.env.Config
+	poll := cfg.StatusPollInterval.Duration
+	for end := w.clock.Now().Add(30 * time.Minute); w.clock.Now().Before(end); w.clock.Step(poll) {
+		w.settle()
+		_, _ = w.env.Reconcile(context.Background(), ns, "wc")
+	}
+	w.settle()
+	pageWrites := 0
+	for _, a := range w.kube.Actions() {
+		if a.GetResource().Resource == "configmaps" && (a.GetVerb() == "patch" || a.GetVerb() == "create") {
+			pageWrites++
+		}
+	}
+	// 30 records in 30 minutes: three go to status, the rest to the book.
+	assert.LessOrEqual(t, *writes, 4, "status writes in 30 minutes")
+	assert.GreaterOrEqual(t, pageWrites, 25, "book writes in 30 minutes")
+	got := w.get("wc")
+	assert.Equal(t, v1beta1.Green, got.Status.JobStatus.Health)
+	assert.NotContains(t, strings.Join(w.events(), "\n"), "JobHealthChanged")
+	newest := newestCheckpoint(w.storage, got.Status.JobStatus.JobID)
+	require.NotNil(t, newest)
+	k := checkpointbook.Key{Namespace: ns, Kind: applicationKindName, Name: "wc"}
+	page, err := w.env.Observer.CheckpointBookPage(ns, checkpointbook.PageName(k))
+	require.NoError(t, err)
+	e, ok := checkpointbook.Read(page, k)
+	require.True(t, ok, "the page holds the job's entry")
+	assert.Equal(t, got.Status.JobStatus.JobID, e.JobID)
+	assert.LessOrEqual(t, newest.CreatedAt.Sub(e.At), cfg.CheckpointRecordInterval.Duration+poll+cfg.CheckpointBookInterval.Duration+10*time.Second)
+	assert.Less(t, w.clock.Now().Sub(got.Status.JobStatus.LastCheckpointTime.Time), 11*cfg.CheckpointRecordInterval.Duration,
+		"status's checkpoint is at most ten records old")
+	t.Logf("%d status writes, %d book writes in 30 minutes; status's checkpoint %s old, the book's %s", *writes, pageWrites,
+		w.clock.Now().Sub(got.Status.JobStatus.LastCheckpointTime.Time), w.clock.Now().Sub(e.At))
+	_ = app
+}
+
+// A page of the book that cannot be written (the operator may not write ConfigMaps there, or the
+// page is full) costs its jobs only the book: their records go to status, as before the book.
+func TestRecordsGoToStatusWhenTheBookCannotBeWritten(t *testing.T) {
+	w := newWorld(t)
+	refuse := func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "flinkfsm-checkpoints", errors.New("not allowed"))
+	}
+	w.kube.PrependReactor("patch", "configmaps", refuse)
+	w.kube.PrependReactor("create", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if cm, ok := a.(k8stesting.CreateAction).GetObject().(*corev1.ConfigMap); ok && cm.Labels[checkpointbook.Label] != "" {
+			return refuse(a)
+		}
+		return false, nil, nil
+	})
+	running(t, w, "wc")
+	w.passes("wc", 5)
+	writes := w.crashAtStatusWrite(0, nil)
+	poll := w.env.Config.StatusPollInterval.Duration
+	for end := w.clock.Now().Add(10 * time.Minute); w.clock.Now().Before(end); w.clock.Step(poll) {
+		w.settle()
+		_, _ = w.env.Reconcile(context.Background(), ns, "wc")
+	}
+	// One record a minute; every other one is tried in the book first and found unwritten at the
+	// next, which records in status.
+	assert.GreaterOrEqual(t, *writes, 5, "status writes in 10 minutes with the book failing")
+	assert.LessOrEqual(t, *writes, 11)
+	assert.Less(t, w.clock.Now().Sub(w.get("wc").Status.JobStatus.LastCheckpointTime.Time), 3*time.Minute)
+	assert.Equal(t, v1beta1.Green, w.get("wc").Status.JobStatus.Health)
 }

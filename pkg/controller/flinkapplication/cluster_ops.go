@@ -32,8 +32,8 @@ func createCluster(rc *Context, owner flink.ClusterOwner, hash string) error {
 	}
 	// A checkpoint the operator records must outlive the look after next at the job's checkpoints
 	// (checkpointRecordWindow), or a job lost with its JobManager would restart from one Flink
-	// deleted meanwhile.
-	owner.KeepCheckpointsFor = rc.Config.CheckpointRecordInterval.Duration + rc.Config.StatusPollInterval.Duration
+	// deleted meanwhile; a record in the checkpoint book waits for its page's write as well.
+	owner.KeepCheckpointsFor = rc.Config.CheckpointRecordInterval.Duration + rc.Config.StatusPollInterval.Duration + bookDelay(rc)
 	objs, err := owner.RenderCluster(hash, version)
 	if err != nil {
 		return jobs.Permanent("RenderCluster", err)
@@ -297,7 +297,11 @@ func removeFinalizer(rc *Context) error {
 	if len(keep) == len(rc.Meta.Finalizers) {
 		return nil
 	}
-	return patchFinalizers(rc, keep)
+	if err := patchFinalizers(rc, keep); err != nil {
+		return err
+	}
+	forgetInBook(rc)
+	return nil
 }
 
 func patchFinalizers(rc *Context, finalizers []string) error {

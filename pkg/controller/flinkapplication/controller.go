@@ -19,6 +19,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	applisters "github.com/flinkfsm/flinkfsm/pkg/client/listers/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 )
@@ -100,11 +101,31 @@ func NewController(env *Environment) *Controller {
 		haInf := kubeinformers.NewSharedInformerFactoryWithOptions(env.Kube, 0, kubeinformers.WithNamespace(ns),
 			kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = flink.HAConfigMapSelector }),
 			kubeinformers.WithTransform(haConfigMapMetadata))
-		obs.byNamespace[ns] = c.watch(ns, kubeInf, haInf, skipped.report)
+		listers := c.watch(ns, kubeInf, haInf, skipped.report)
 		c.factories = append(c.factories, kubeInf, haInf)
+		if env.Book != nil {
+			// The checkpoint book's pages, by their own label: read when a job's recorded checkpoint
+			// is (checkpoint_book.go); their changes wake nobody.
+			bookInf := kubeinformers.NewSharedInformerFactoryWithOptions(env.Kube, 0, kubeinformers.WithNamespace(ns),
+				kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = checkpointbook.Label }),
+				kubeinformers.WithTransform(dropManagedFields))
+			pages := bookInf.Core().V1().ConfigMaps().Informer()
+			c.health.informers = append(c.health.informers, namedInformer{"checkpoint book in " + namespaceWords(ns), pages.HasSynced})
+			listers.bookPages = pages.GetIndexer()
+			c.factories = append(c.factories, bookInf)
+		}
+		obs.byNamespace[ns] = listers
 	}
 	env.Observer, env.Sessions = obs, obs
 	return c
+}
+
+// namespaceWords names a watched namespace in the health report's words.
+func namespaceWords(ns string) string {
+	if ns == metav1.NamespaceAll {
+		return "all namespaces"
+	}
+	return "namespace " + ns
 }
 
 // dropManagedFields keeps what the operator never reads out of the caches, which are most of its
@@ -206,10 +227,7 @@ func (c *Controller) watch(ns string, kubeInf, haInf kubeinformers.SharedInforme
 		configMaps.Informer()} {
 		_ = inf.AddIndexers(cache.Indexers{appIndex: appLabelIndex})
 	}
-	where := " in namespace " + ns
-	if ns == metav1.NamespaceAll {
-		where = " in all namespaces"
-	}
+	where := " in " + namespaceWords(ns)
 	for _, inf := range []struct {
 		kind string
 		inf  cache.SharedIndexInformer
@@ -447,6 +465,22 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.releaseStartup()
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
+	if book := c.env.Book; book != nil {
+		// Written until the workers are drained, and once more after: a leader that steps down leaves
+		// nothing its passes noted unwritten.
+		logger := klog.FromContext(ctx)
+		report := func(_ int, err error) {
+			if err != nil {
+				logger.Error(err, "writing the checkpoint book")
+			}
+		}
+		books, stopBook := context.WithCancel(work)
+		defer func() {
+			stopBook()
+			report(book.Flush(context.WithoutCancel(ctx)))
+		}()
+		go book.Run(books, c.env.Config.CheckpointBookInterval.Duration, report)
+	}
 	var workers sync.WaitGroup
 	for i := 0; i < c.workers; i++ {
 		workers.Add(1)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
@@ -40,6 +41,9 @@ type Environment struct {
 	Observer Observer
 	// Sessions reads FlinkSessionClusters and FlinkSessionJobs; nil when the operator runs none.
 	Sessions SessionObserver
+	// Book keeps running jobs' newest checkpoints between their records in status; nil when
+	// checkpointBookInterval is 0, and every record goes to status (checkpoint_book.go).
+	Book *checkpointbook.Book
 	// Jars fetches session jobs' jars under the operator's jar policy.
 	Jars    *jars.Fetcher
 	Metrics *Metrics
@@ -96,6 +100,9 @@ type Observer interface {
 	// HAConfigMaps names the ConfigMaps of Flink's Kubernetes HA services that the owner's clusters
 	// left, by cluster hash (nil if none).
 	HAConfigMaps(namespace, owner string) (map[string][]string, error)
+	// CheckpointBookPage is the page of the checkpoint book of that name (package checkpointbook),
+	// nil if there is none.
+	CheckpointBookPage(namespace, name string) (*corev1.ConfigMap, error)
 	// Snapshots are the FlinkSnapshots whose spec.owner is the object of this kind.
 	Snapshots(namespace, kind, owner string) ([]*v1beta1.FlinkSnapshot, error)
 	// Snapshot is the FlinkSnapshot of that name.
@@ -178,18 +185,18 @@ func (e *Environment) lookedAt(rc *Context, what string, at time.Time) {
 func lookKey(rc *Context, what string) string { return rc.writeKey() + "/" + what }
 
 // checkpointsLooked is when the job's checkpoints were read at the latest, for a process that has
-// not read them: the trigger time of the checkpoint status records, which the read that recorded it
+// not read them: the trigger time of the checkpoint recorded (in status or the checkpoint book,
+// whichever is newer), which the read that recorded it
 // followed. Reading them again a record window after that is no later than the operator that
 // recorded it would have, so the recorded checkpoint still outlives the next read
 // (checkpointRecordWindow); past it (a long outage) they are read at once. A job with no checkpoint
 // recorded only has its restart count to show from them (one that checkpoints has them read at
 // every pass until its first is recorded): its first read is spread.
 func checkpointsLooked(rc *Context, every time.Duration) time.Time {
-	js := &rc.Job.JobStatus
-	if js.LastCheckpointPath == "" || js.LastCheckpointTime == nil {
-		return spreadLooked(rc, "checkpoints", every)
+	if path, at := recordedCheckpoint(rc); path != "" && !at.IsZero() {
+		return at
 	}
-	return js.LastCheckpointTime.Time
+	return spreadLooked(rc, "checkpoints", every)
 }
 
 // spreadLooked is, for a figure nothing in status dates (the cluster's slots and TaskManagers), a

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 )
 
@@ -27,6 +28,10 @@ func (w *world) restartOperator() {
 		Kube: old.Kube, Apps: old.Apps, Flink: old.Flink, FlinkURL: old.FlinkURL, Clock: old.Clock,
 		Recorder: old.Recorder, Config: old.Config, Observer: old.Observer, Metrics: old.Metrics,
 		Sessions: old.Sessions, Jars: old.Jars,
+	}
+	if old.Book != nil {
+		// What the old process noted and did not write yet is lost with it.
+		w.env.Book = checkpointbook.New(old.Kube, nil)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 )
 
@@ -133,14 +134,33 @@ func (o *objectCollector) collectObject(ch chan<- prometheus.Metric, s objectSer
 		gauge(o.health, 1, string(js.Health))
 	}
 	ch <- prometheus.MustNewConstMetric(o.restarts, prometheus.CounterValue, float64(js.JobRestartCount), s.kind, s.namespace, s.name)
-	if js.LastCheckpointTime != nil {
-		gauge(o.checkpoint, unixSeconds(js.LastCheckpointTime.Time))
+	if at := o.recordedCheckpointTime(s); !at.IsZero() {
+		gauge(o.checkpoint, unixSeconds(at))
 	}
 	if conf, err := s.conf.Strings(); err == nil {
 		if every, err := flink.ParseDuration(conf[flink.CheckpointIntervalKey]); err == nil && every > 0 {
 			gauge(o.cpEvery, every.Seconds())
 		}
 	}
+}
+
+// recordedCheckpointTime is when the object's newest recorded checkpoint was triggered: status's,
+// or the checkpoint book's when newer (checkpoint_book.go), so that the alert on checkpoints not
+// completing does not read a status record left to lag by design.
+func (o *objectCollector) recordedCheckpointTime(s objectSeries) time.Time {
+	var at time.Time
+	if s.job.LastCheckpointTime != nil {
+		at = s.job.LastCheckpointTime.Time
+	}
+	if o.env.Book == nil {
+		return at
+	}
+	k := checkpointbook.Key{Namespace: s.namespace, Kind: s.kind, Name: s.name}
+	page, _ := o.obs.CheckpointBookPage(s.namespace, checkpointbook.PageName(k))
+	if e, ok := o.env.Book.Newest(k, page); ok && e.JobID == s.job.JobID && e.At.After(at) {
+		return e.At
+	}
+	return at
 }
 
 func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

@@ -54,7 +54,7 @@ func observeLiveJob(rc *Context) {
 	firstDue := js.LastCheckpointPath == "" && checkpointInterval(rc) > 0
 	window := checkpointRecordWindow(rc)
 	if rc.env.lookDue(rc, "checkpoints", window, checkpointsLooked(rc, window)) || job.State != client.JobRunning || firstDue {
-		observeCheckpoints(rc, v.Ref)
+		observeCheckpoints(rc, v.Ref, window)
 		if firstDue && js.LastCheckpointPath != "" {
 			// Jobs started together record their first checkpoints in the same polls; from a phase
 			// of its own over the window, each job's later records do not come due with theirs.
@@ -62,7 +62,8 @@ func observeLiveJob(rc *Context) {
 			rc.env.lookedAt(rc, "checkpoints", spreadLooked(rc, "checkpoints", window))
 		}
 	}
-	health, why := judgeHealth(js, rc.Now, checkpointsDue(rc))
+	recordOverdueInStatus(rc)
+	health, why := judgeHealth(withRecordedCheckpoint(rc, js), rc.Now, checkpointsDue(rc))
 	if health != js.Health && js.Health != "" {
 		// Said when it changes, not at every poll.
 		rc.event(health != v1beta1.Green, "JobHealthChanged", fmt.Sprintf("job %s is %s (was %s): %s", jobID, health, js.Health, why))
@@ -74,9 +75,10 @@ func observeLiveJob(rc *Context) {
 	}
 }
 
-// observeCheckpoints records the job's restarts and, when due, its newest completed checkpoint with
-// the checkpoint counters.
-func observeCheckpoints(rc *Context, ref jobs.Ref) {
+// observeCheckpoints records the job's restarts and, when due, its newest completed checkpoint: in
+// the checkpoint book, or in status with the checkpoint counters (checkpoint_book.go). window is
+// how often the checkpoints are looked at.
+func observeCheckpoints(rc *Context, ref jobs.Ref, window time.Duration) {
 	js := &rc.Job.JobStatus
 	if cp, err := rc.pass().Checkpoints(ref); err == nil {
 		// Every restore after the initial one is a failover restart.
@@ -85,7 +87,9 @@ func observeCheckpoints(rc *Context, ref jobs.Ref) {
 			restarts--
 		}
 		js.JobRestartCount = int32(restarts)
-		if c := cp.Latest.Completed; c != nil && c.ExternalPath != "" && checkpointRecordDue(js, c.ExternalPath, c.TriggerTimestamp) {
+		path, at := recordedCheckpoint(rc)
+		if c := cp.Latest.Completed; c != nil && c.ExternalPath != "" && checkpointRecordDue(path, at, c.ExternalPath, c.TriggerTimestamp) &&
+			!recordInBook(rc, window, ref.ID, c) {
 			// Recorded in the ledger as the job's checkpoint, which jobStatus.lastCheckpoint shows.
 			rc.ledger().Record(v1beta1.StateCheckpoint, ref.ID, liveCluster(rc.Job), c.ExternalPath, time.UnixMilli(c.TriggerTimestamp))
 			js.LastCheckpointPath, js.LastCheckpointTime = c.ExternalPath, msTime(c.TriggerTimestamp)
@@ -174,25 +178,26 @@ func msTime(ms int64) *metav1.Time {
 }
 
 // checkpointRecordDue tells whether a completed checkpoint (its path, and its trigger time in ms)
-// is to be recorded in status with the checkpoint counters: one newer than the recorded one, when
-// the job's checkpoints are looked at, which is every checkpointRecordWindow. Writing every
-// checkpoint would write status at every poll of every checkpointing job.
-func checkpointRecordDue(js *v1beta1.FlinkJobStatus, path string, triggered int64) bool {
-	if js.LastCheckpointTime == nil || js.LastCheckpointPath == "" {
+// is to be recorded: one newer than the recorded one, when the job's checkpoints are looked at,
+// which is every checkpointRecordWindow. Writing every checkpoint would write at every poll of
+// every checkpointing job.
+func checkpointRecordDue(recordedPath string, recordedAt time.Time, path string, triggered int64) bool {
+	if recordedPath == "" || recordedAt.IsZero() {
 		return true
 	}
 	// Status keeps whole seconds: a checkpoint of the recorded second is newer only by its path.
-	return path != js.LastCheckpointPath && !time.UnixMilli(triggered).Before(js.LastCheckpointTime.Time)
+	return path != recordedPath && !time.UnixMilli(triggered).Before(recordedAt)
 }
 
 // checkpointRecordWindow is how often a running job's checkpoints are looked at, and so how often
 // the newest is recorded: checkpointRecordInterval, or sooner when Flink keeps too few checkpoints
 // for the recorded one to outlive the next look. The recorded checkpoint was the newest completed
 // when it was recorded, up to a checkpoint interval old, and the next look comes up to a status
-// poll late; Flink keeps it for (num-retained − 1) checkpoint intervals. So the window is that
-// survival less an interval and a poll: with Flink's default of one retained, every poll. When the
-// spec sets no retention the operator's clusters keep enough (flink.CheckpointsToRetain) for the
-// full interval, and the JobManager Deployment says how many.
+// poll late, and a record in the checkpoint book waits up to checkpointBookInterval for its page's
+// write; Flink keeps it for (num-retained − 1) checkpoint intervals. So the window is that survival
+// less an interval, a poll and the book's wait: with Flink's default of one retained, every poll.
+// When the spec sets no retention the operator's clusters keep enough (flink.CheckpointsToRetain)
+// for the full interval, and the JobManager Deployment says how many.
 func checkpointRecordWindow(rc *Context) time.Duration {
 	window := rc.Config.CheckpointRecordInterval.Duration
 	var annotations map[string]string
@@ -207,7 +212,7 @@ func checkpointRecordWindow(rc *Context) time.Duration {
 		return window
 	}
 	interval := checkpointInterval(rc)
-	return max(0, min(window, survives-interval-rc.Config.StatusPollInterval.Duration))
+	return max(0, min(window, survives-interval-rc.Config.StatusPollInterval.Duration-bookDelay(rc)))
 }
 
 // checkpointInterval is the job's checkpoint interval from its configuration; 0 when unset.

@@ -29,6 +29,8 @@ type namespaceListers struct {
 	haConfigMaps cache.Indexer
 	// snapshots are the FlinkSnapshots, indexed by snapshotOwnerIndex.
 	snapshots cache.Indexer
+	// bookPages are the checkpoint book's pages; nil when the book is off.
+	bookPages cache.Indexer
 
 	sessionClusters applisters.FlinkSessionClusterLister
 	sessionJobs     applisters.FlinkSessionJobLister
@@ -165,6 +167,20 @@ func (o *listerObserver) HAConfigMaps(namespace, owner string) (map[string][]str
 		return nil, err
 	}
 	return haConfigMapsByHash(objs), nil
+}
+
+// CheckpointBookPage is the checkpoint book's page of that name, nil if there is none.
+func (o *listerObserver) CheckpointBookPage(namespace, name string) (*corev1.ConfigMap, error) {
+	l, err := o.listers(namespace)
+	if err != nil || l.bookPages == nil {
+		return nil, err
+	}
+	obj, ok, err := l.bookPages.GetByKey(namespace + "/" + name)
+	if err != nil || !ok {
+		return nil, err
+	}
+	page, _ := obj.(*corev1.ConfigMap)
+	return page, nil
 }
 
 // Snapshots are the FlinkSnapshots of the owner of this kind.

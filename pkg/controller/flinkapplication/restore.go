@@ -46,10 +46,11 @@ func warnWithoutState(rc *Context) {
 	rc.event(true, "RestoringWithoutState", "no usable savepoint or checkpoint; the job starts without state because fallbackWithoutState is set")
 }
 
-// recordedState is the state status remembers of a job: its completed entries in the ledger, and
-// the state it started from, which is at least as old as its start.
+// recordedState is the state the operator recorded of a job: its completed entries in the ledger,
+// its newest checkpoint in the checkpoint book, and the state it started from, which is at least as
+// old as its start.
 func recordedState(rc *Context, jobID string) []jobs.StatePoint {
-	out := rc.ledger().States(jobID)
+	out := append(rc.ledger().States(jobID), bookPoints(rc, jobID)...)
 	js := &rc.Job.JobStatus
 	if js.RestorePath != "" && js.RestoreTime != nil {
 		out = append(out, jobs.StatePoint{Path: js.RestorePath, At: js.RestoreTime.Time})

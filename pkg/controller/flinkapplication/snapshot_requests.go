@@ -11,7 +11,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
 )
 
 // What users ask of FlinkSnapshots, answered by the owner's pass:
@@ -195,7 +194,7 @@ func protectedPaths(rc *Context) map[string]bool {
 	for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
 		if r != nil {
 			out[r.RestorePath] = true
-			out[ledger.Of(&st.Ledger).NewestPath(r.JobID)] = true
+			out[newestStatePath(rc, r.JobID)] = true
 		}
 	}
 	delete(out, "")

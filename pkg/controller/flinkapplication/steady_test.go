@@ -28,10 +28,13 @@ func TestAnIdleApplicationCausesNoStatusWrites(t *testing.T) {
 		maxCalls int64
 	}{
 		{"no checkpoints", "", "", 0, 40},
-		{"a checkpoint every 10s, 9 retained", "10s", "9", 5, 40},
-		// With no retention set the operator's cluster keeps enough checkpoints (9) for a record a
-		// minute: at most 60 status writes an hour.
-		{"a checkpoint every 10s, no retention set", "10s", "", 5, 40},
+		// Records go to the checkpoint book, and to status every tenth: none in these 5 minutes.
+		// Nine retained leave the book's wait 10 s of the minute: the checkpoints are looked at
+		// every 50 s.
+		{"a checkpoint every 10s, 9 retained", "10s", "9", 1, 41},
+		// With no retention set the operator's cluster keeps enough checkpoints (10) for a record a
+		// minute and the book's wait.
+		{"a checkpoint every 10s, no retention set", "10s", "", 1, 40},
 		// One retained, as the user set: Flink deletes a checkpoint as soon as the next completes,
 		// so each must be recorded, or a job lost with its JobManager would be restarted from a
 		// checkpoint that no longer exists.

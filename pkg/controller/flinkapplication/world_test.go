@@ -26,6 +26,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	appfake "github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned/fake"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
@@ -71,6 +72,8 @@ type world struct {
 	rv *resourceVersions
 	// restCalls counts the requests the JobManagers were sent.
 	restCalls atomic.Int64
+	// bookFlushed is when the operator's checkpoint book was last written (flushBook).
+	bookFlushed time.Time
 }
 
 func newWorld(t *testing.T) *world {
@@ -96,8 +99,23 @@ func newWorld(t *testing.T) *world {
 		},
 		Observer: &clientObserver{w: w},
 		Metrics:  NewMetrics(prometheus.NewRegistry()),
+		Book:     checkpointbook.New(w.kube, nil),
 	}
+	w.bookFlushed = w.clock.Now()
 	return w
+}
+
+// flushBook writes the operator's checkpoint book every checkpointBookInterval of simulated time,
+// as the controller's loop does.
+func (w *world) flushBook() {
+	every := w.env.Config.CheckpointBookInterval.Duration
+	if w.env.Book == nil || w.clock.Now().Sub(w.bookFlushed) < every {
+		return
+	}
+	w.bookFlushed = w.clock.Now()
+	if _, err := w.env.Book.Flush(context.Background()); err != nil {
+		w.t.Logf("checkpoint book: %v", err)
+	}
 }
 
 // honourSnapshotFinalizers makes the fake clientset delete FlinkSnapshots as the API server does: one
@@ -169,6 +187,7 @@ func (w *world) route(rw http.ResponseWriter, r *http.Request) {
 // cluster whose JobManager is ready has a simulated JobManager sized by its ready TaskManagers.
 func (w *world) settle() {
 	ctx := context.Background()
+	w.flushBook()
 	w.collectSnapshots()
 	deploys, err := w.kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
 	require.NoError(w.t, err)
@@ -419,6 +438,14 @@ func (o *clientObserver) HAConfigMaps(namespace, owner string) (map[string][]str
 		}
 	}
 	return haConfigMapsByHash(objs), nil
+}
+
+func (o *clientObserver) CheckpointBookPage(namespace, name string) (*corev1.ConfigMap, error) {
+	page, err := o.w.kube.CoreV1().ConfigMaps(namespace).Get(context.Background(), name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return page, err
 }
 
 // wordcount is a small application in the shape of the Lyft operator's example.

@@ -1,0 +1,158 @@
+package flinkapplication
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+)
+
+// A running job's newest checkpoint is recorded every checkpointRecordWindow. Between the ledger's
+// own records of it, written with status every statusCheckpointEvery windows, it goes to the
+// checkpoint book (package checkpointbook): a few ConfigMaps per namespace written in batches every
+// checkpointBookInterval, where each record would otherwise be a status write of its own. The
+// restore policy, the job's health and the first look of a new leader take the newer of the two.
+// A job whose book entry is not written by its next record (its page failing) records in status.
+
+// statusCheckpointEvery is how many record windows the checkpoint in status (jobStatus.lastCheckpoint,
+// what users and Lyft's tools read) may lag the book's: 10 minutes with the defaults.
+const statusCheckpointEvery = 10
+
+// bookKey names the pass's job in the checkpoint book.
+func bookKey(rc *Context) checkpointbook.Key {
+	return checkpointbook.Key{Namespace: rc.Meta.Namespace, Kind: rc.kind.name, Name: rc.Meta.Name}
+}
+
+// bookPage is the page of the book that holds the pass's job, as the cluster has it; nil when the
+// book is off, or the page is not there or cannot be read.
+func bookPage(rc *Context) *corev1.ConfigMap {
+	if rc.env.Book == nil {
+		return nil
+	}
+	k := bookKey(rc)
+	page, err := rc.env.Observer.CheckpointBookPage(k.Namespace, checkpointbook.PageName(k))
+	if err != nil {
+		return nil
+	}
+	return page
+}
+
+// bookEntry is the job's newest checkpoint in the book, if the book has one for that job.
+func bookEntry(rc *Context, jobID string) (checkpointbook.Entry, bool) {
+	if rc.env.Book == nil || jobID == "" {
+		return checkpointbook.Entry{}, false
+	}
+	e, ok := rc.env.Book.Newest(bookKey(rc), bookPage(rc))
+	return e, ok && e.JobID == jobID
+}
+
+// recordedCheckpoint is the job's newest recorded checkpoint: status's, or the book's when newer.
+func recordedCheckpoint(rc *Context) (string, time.Time) {
+	js := &rc.Job.JobStatus
+	path, at := js.LastCheckpointPath, time.Time{}
+	if js.LastCheckpointTime != nil {
+		at = js.LastCheckpointTime.Time
+	}
+	if path == "" {
+		at = time.Time{}
+	}
+	if e, ok := bookEntry(rc, js.JobID); ok && (path == "" || e.At.After(at)) {
+		return e.Path, e.At
+	}
+	return path, at
+}
+
+// bookDelay is how long a record may wait for its page's write: the book's flush interval, 0 when
+// the book is off.
+func bookDelay(rc *Context) time.Duration {
+	if rc.env.Book == nil {
+		return 0
+	}
+	return rc.Config.CheckpointBookInterval.Duration
+}
+
+// recordInBook notes the checkpoint in the book instead of status, and says whether it did: not a
+// job's first record (status has that), not when status's record is statusCheckpointEvery windows
+// old, not when the window leaves no room for the page's write, and not when the job's previous
+// entry never reached its page.
+func recordInBook(rc *Context, window time.Duration, jobID string, c *client.Checkpoint) bool {
+	js := &rc.Job.JobStatus
+	b := rc.env.Book
+	if b == nil || window <= 0 || js.LastCheckpointTime == nil || js.LastCheckpointPath == "" ||
+		rc.Now.Sub(js.LastCheckpointTime.Time) >= statusCheckpointEvery*window {
+		return false
+	}
+	k := bookKey(rc)
+	if b.Unwritten(k) {
+		return false
+	}
+	return b.Note(k, checkpointbook.Entry{JobID: jobID, Path: c.ExternalPath, At: time.UnixMilli(c.TriggerTimestamp).UTC()}, rc.Now)
+}
+
+// recordOverdueInStatus records in status a checkpoint noted in the book that its page has not
+// taken for two flushes (the page failing, or full): it waits no longer for a write that may never
+// come. The job's later records go to status until a page write succeeds.
+func recordOverdueInStatus(rc *Context) {
+	b := rc.env.Book
+	if b == nil {
+		return
+	}
+	k := bookKey(rc)
+	e, overdue := b.Overdue(k, rc.Now, 2*bookDelay(rc))
+	js := &rc.Job.JobStatus
+	if !overdue || e.JobID != js.JobID || js.LastCheckpointTime != nil && !e.At.After(js.LastCheckpointTime.Time) {
+		return
+	}
+	klog.FromContext(rc).Info("checkpoint book page not written; recording the checkpoint in status", "page", checkpointbook.PageName(k))
+	rc.ledger().Record(v1beta1.StateCheckpoint, e.JobID, liveCluster(rc.Job), e.Path, e.At)
+	js.LastCheckpointPath, js.LastCheckpointTime = e.Path, msTime(e.At.UnixMilli())
+}
+
+// bookPoints are the book's state of the job for the restore policy.
+func bookPoints(rc *Context, jobID string) []jobs.StatePoint {
+	if e, ok := bookEntry(rc, jobID); ok && jobs.Restorable(e.Path) {
+		return []jobs.StatePoint{{Path: e.Path, At: e.At}}
+	}
+	return nil
+}
+
+// newestStatePath is where the job's newest completed state is, as the restore policy finds it:
+// the ledger's newest entry, or the book's checkpoint when newer. A state older than it is not
+// what a restore needs.
+func newestStatePath(rc *Context, jobID string) string {
+	newest := jobs.StatePoint{}
+	for _, p := range append(rc.ledger().States(jobID), bookPoints(rc, jobID)...) {
+		if newest.Path == "" || p.At.After(newest.At) {
+			newest = p
+		}
+	}
+	if newest.Path == "" {
+		// An entry States leaves out (not restorable, say) is still the newest the ledger has.
+		return rc.ledger().NewestPath(jobID)
+	}
+	return newest.Path
+}
+
+// forgetInBook removes the object's entry from the book once the object is gone for good.
+func forgetInBook(rc *Context) {
+	if rc.env.Book != nil {
+		rc.env.Book.Forget(bookKey(rc), bookPage(rc))
+	}
+}
+
+// withRecordedCheckpoint is the job's status as health judges it: with the newest recorded
+// checkpoint, the book's when newer.
+func withRecordedCheckpoint(rc *Context, js *v1beta1.FlinkJobStatus) *v1beta1.FlinkJobStatus {
+	path, at := recordedCheckpoint(rc)
+	if path == js.LastCheckpointPath || at.IsZero() {
+		return js
+	}
+	view := *js
+	view.LastCheckpointPath, view.LastCheckpointTime = path, msTime(at.UnixMilli())
+	return &view
+}
