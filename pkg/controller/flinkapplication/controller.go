@@ -477,7 +477,10 @@ func (c *Controller) Run(ctx context.Context) error {
 		books, stopBook := context.WithCancel(work)
 		defer func() {
 			stopBook()
-			report(book.Flush(context.WithoutCancel(ctx)))
+			// Bounded, so that a slow API server does not hold the lease from the next leader.
+			last, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.env.Config.CheckpointBookInterval.Duration)
+			defer cancel()
+			report(book.Flush(last))
 		}()
 		go book.Run(books, c.env.Config.CheckpointBookInterval.Duration, report)
 	}
