@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -131,14 +132,20 @@ func namespaceWords(ns string) string {
 // dropManagedFields keeps what the operator never reads out of the caches, which are most of its
 // memory: server-side apply's record of field ownership (about as large as the rest of an object's
 // metadata and spec), and of pods, which it only reads to explain a cluster that does not start
-// (podProblem), the spec and annotations. A write of an object read from the cache leaves the stored
-// managedFields alone (an update without them keeps them); pods are never written.
+// (podProblem), the spec and annotations; of Deployments, their pod spec. A write of an object read
+// from the cache leaves the stored managedFields alone (an update without them keeps them); pods are
+// never written, Deployments only patched.
 func dropManagedFields(obj interface{}) (interface{}, error) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
 	}
-	if p, ok := obj.(*corev1.Pod); ok {
-		p.Spec, p.Annotations = corev1.PodSpec{}, nil
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		o.Spec, o.Annotations = corev1.PodSpec{}, nil
+	case *appsv1.Deployment:
+		// The pod spec is what the operator rendered, and most of the object; it reads a
+		// Deployment's replicas, labels, annotations and status, and changes it only by patches.
+		o.Spec.Template.Spec = corev1.PodSpec{}
 	}
 	return obj, nil
 }
