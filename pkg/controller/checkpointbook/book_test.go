@@ -77,18 +77,14 @@ func TestABookWritesEachPageOnceAFlushWithEveryEntryNotedSince(t *testing.T) {
 func TestAPageThatFailsKeepsItsEntriesForTheNextFlushAndLeavesTheOthers(t *testing.T) {
 	kube := kubefake.NewClientset()
 	failing := true
-	kube.PrependReactor("patch", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
+	refuseTeamB := func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if failing && a.GetNamespace() == "team-b" {
 			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "x", errors.New("no"))
 		}
 		return false, nil, nil
-	})
-	kube.PrependReactor("create", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if failing && a.GetNamespace() == "team-b" {
-			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "x", errors.New("no"))
-		}
-		return false, nil, nil
-	})
+	}
+	kube.PrependReactor("patch", "configmaps", refuseTeamB)
+	kube.PrependReactor("create", "configmaps", refuseTeamB)
 	b := New(kube, nil)
 	a := Key{Namespace: "team-a", Kind: "FlinkApplication", Name: "a"}
 	bad := Key{Namespace: "team-b", Kind: "FlinkApplication", Name: "b"}
