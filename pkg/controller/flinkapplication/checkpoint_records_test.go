@@ -180,7 +180,7 @@ func (w *world) recordedCheckpointAt(name string) (string, time.Time) {
 // judges the book's record too.
 func TestCheckpointRecordsGoToTheBookAndStatusTakesEveryTenth(t *testing.T) {
 	w := newWorld(t)
-	app := running(t, w, "wc")
+	running(t, w, "wc")
 	w.passes("wc", 5)
 	writes := w.crashAtStatusWrite(0, nil)
 	w.kube.ClearActions()
@@ -216,7 +216,6 @@ func TestCheckpointRecordsGoToTheBookAndStatusTakesEveryTenth(t *testing.T) {
 		"status's checkpoint is at most ten records old")
 	t.Logf("%d status writes, %d book writes in 30 minutes; status's checkpoint %s old, the book's %s", *writes, pageWrites,
 		w.clock.Now().Sub(got.Status.JobStatus.LastCheckpointTime.Time), w.clock.Now().Sub(e.At))
-	_ = app
 }
 
 // A page of the book that cannot be written (the operator may not write ConfigMaps there, or the
