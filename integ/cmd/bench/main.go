@@ -210,6 +210,10 @@ type bench struct {
 	checkpointingFraction float64
 	// perNamespace is how many of (b)'s applications share a namespace (see fleetNamespace).
 	perNamespace int
+	// profiling is whether the operator serves pprof (-set profiling=true), and (c) saves its CPU
+	// profile into dir, the run's directory.
+	profiling bool
+	dir       string
 }
 
 func (b *bench) metricsAddress() string {
@@ -270,6 +274,7 @@ func run(o options) (err error) {
 		operatorConfig[k] = v
 	}
 	res.Conditions.OperatorConfig = operatorConfig
+	b.profiling, b.dir = operatorConfig["profiling"] == "true", o.dir
 	b.env, err = localenv.Start(ctx, localenv.Options{Dir: filepath.Join(o.dir, "env"), Log: logFile,
 		OperatorConfig: operatorConfig, Applications: max(o.sizeFor, applicationsAtOnce(o))})
 	if err != nil {

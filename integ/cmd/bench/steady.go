@@ -34,6 +34,16 @@ type steadyResult struct {
 	ReconcileP50Milli float64 `json:"reconcileP50Ms"`
 	ReconcileP90Milli float64 `json:"reconcileP90Ms"`
 	ReconcileP99Milli float64 `json:"reconcileP99Ms"`
+	// FlinkCalls and their quantiles come from the operator's flinkfsm_flink_request_duration_seconds
+	// in the same window: how long a pass waits on each JobManager call, to tell slow passes that
+	// wait on Flink from those that wait on the operator itself.
+	FlinkCalls        uint64  `json:"flinkCalls"`
+	FlinkCallP50Milli float64 `json:"flinkCallP50Ms"`
+	FlinkCallP90Milli float64 `json:"flinkCallP90Ms"`
+	FlinkCallP99Milli float64 `json:"flinkCallP99Ms"`
+	// CPUProfile is where the operator's CPU profile of the window was saved, when the run set
+	// profiling=true (-set profiling=true).
+	CPUProfile string `json:"cpuProfile,omitempty"`
 	Memory            memory  `json:"memory"`
 	// Processes is every process of the environment at the end of the usual window, with the CPU
 	// each spent in it: what the steady state of this many applications costs the machine.
@@ -156,7 +166,11 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 	if err := sleep(ctx, settle); err != nil {
 		return nil, err
 	}
-	h0, err := b.reconcileHistogram(ctx)
+	h0, err := b.histogramOf(ctx, reconcileMetric)
+	if err != nil {
+		return nil, err
+	}
+	f0, err := b.histogramOf(ctx, flinkCallMetric)
 	if err != nil {
 		return nil, err
 	}
@@ -174,9 +188,11 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 	}
 	procsBefore := b.sampleEnvironment()
 	from := time.Now()
+	profiled := b.profileCPU(ctx, window)
 	if err := sleep(ctx, window); err != nil {
 		return nil, err
 	}
+	res.CPUProfile = <-profiled
 	to := time.Now()
 	res.Processes = b.sampleEnvironment().since(procsBefore).over(to.Sub(from))
 	if requestsWindow, err := b.apiRequests(ctx); err == nil {
@@ -186,7 +202,11 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 	for i, g := range groups {
 		figs = append(figs, b.figures(g, before[i], b.snapshot(g), from, to))
 	}
-	h1, err := b.reconcileHistogram(ctx)
+	h1, err := b.histogramOf(ctx, reconcileMetric)
+	if err != nil {
+		return nil, err
+	}
+	f1, err := b.histogramOf(ctx, flinkCallMetric)
 	if err != nil {
 		return nil, err
 	}
@@ -202,9 +222,15 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 	res.ReconcileP50Milli = 1000 * delta.quantile(0.50)
 	res.ReconcileP90Milli = 1000 * delta.quantile(0.90)
 	res.ReconcileP99Milli = 1000 * delta.quantile(0.99)
+	calls := f1.minus(f0)
+	res.FlinkCalls = calls.count
+	res.FlinkCallP50Milli = 1000 * calls.quantile(0.50)
+	res.FlinkCallP90Milli = 1000 * calls.quantile(0.90)
+	res.FlinkCallP99Milli = 1000 * calls.quantile(0.99)
 	res.Memory = b.memory(ctx)
 	b.logf("(c) %.1f status writes per app per hour, %.2f REST calls per app per minute, reconcile p50 %.1f ms p99 %.1f ms; RSS %.0f MiB",
 		res.Fleet.StatusWritesPerAppHour, res.Fleet.RESTCallsPerAppMinute, res.ReconcileP50Milli, res.ReconcileP99Milli, res.Memory.RSSMiB)
+	b.logf("(c) %d Flink calls: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms", res.FlinkCalls, res.FlinkCallP50Milli, res.FlinkCallP90Milli, res.FlinkCallP99Milli)
 	if f := res.FleetCheckpointing; f != nil {
 		b.logf("(c) the %d checkpointing apps of the fleet: %.1f status writes per app per hour (at most %d in a second, %.0f%% of the seconds with any), %.2f REST calls per app per minute",
 			f.Apps, f.StatusWritesPerAppHour, f.MostWritesInASecond, 100*f.SecondsWithWrites, f.RESTCallsPerAppMinute)
@@ -312,17 +338,28 @@ func (b *bench) scrape(ctx context.Context) (map[string]*dto.MetricFamily, error
 	return families, nil
 }
 
-// reconcileHistogram scrapes the operator's flinkfsm_reconcile_duration_seconds.
-func (b *bench) reconcileHistogram(ctx context.Context) (histogram, error) {
+// The operator's histograms (c) reads.
+const (
+	reconcileMetric = "flinkfsm_reconcile_duration_seconds"
+	flinkCallMetric = "flinkfsm_flink_request_duration_seconds"
+)
+
+// histogramOf scrapes one of the operator's histograms, summed over its series. A histogram with
+// no series yet (no Flink call made) is empty, not an error.
+func (b *bench) histogramOf(ctx context.Context, name string) (histogram, error) {
 	families, err := b.scrape(ctx)
 	if err != nil {
 		return histogram{}, err
 	}
-	f := families["flinkfsm_reconcile_duration_seconds"]
+	f := families[name]
 	if f == nil || len(f.GetMetric()) == 0 {
-		return histogram{}, fmt.Errorf("the operator's /metrics has no flinkfsm_reconcile_duration_seconds")
+		if name != reconcileMetric {
+			return histogram{}, nil
+		}
+		return histogram{}, fmt.Errorf("the operator's /metrics has no %s", name)
 	}
-	// One series per kind; their buckets are the same, so the sum is every pass's histogram.
+	// One series per kind or operation; their buckets are the same, so the sum is every
+	// observation's histogram.
 	h := histogram{}
 	cumulative := map[float64]uint64{}
 	for _, series := range f.GetMetric() {

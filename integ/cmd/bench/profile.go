@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// maxProfile bounds the CPU profile of (c): a minute of the steady state is enough samples to see
+// where the operator's time goes, and pprof refuses a profile longer than the server's write timeout.
+const maxProfile = time.Minute
+
+// traceLength is the execution trace taken after the profile: at a thousand passes a second, five
+// seconds already hold thousands of them.
+const traceLength = 5 * time.Second
+
+// profileCPU, when the operator serves pprof (-set profiling=true), records its CPU profile for
+// the first minute of window into the run's directory, then a short execution trace, and sends the file's path (or "" when
+// profiling is off or the profile could not be taken) once it is done. It returns at once.
+func (b *bench) profileCPU(ctx context.Context, window time.Duration) <-chan string {
+	done := make(chan string, 1)
+	if !b.profiling {
+		done <- ""
+		return done
+	}
+	length := min(window, maxProfile)
+	go func() {
+		path, err := b.fetchProfile(ctx, fmt.Sprintf("profile?seconds=%d", int(length.Seconds())), "operator-cpu.pprof", length)
+		if err != nil {
+			b.logf("(c) no CPU profile: %v", err)
+		}
+		// Then a few seconds of execution trace, which shows what a profile cannot: how long
+		// runnable goroutines waited for a core, and what the collector stopped or slowed.
+		if window >= length+traceLength {
+			if _, err := b.fetchProfile(ctx, fmt.Sprintf("trace?seconds=%d", int(traceLength.Seconds())), "operator-trace.out", traceLength); err != nil {
+				b.logf("(c) no execution trace: %v", err)
+			}
+		}
+		done <- path
+	}()
+	return done
+}
+
+// fetchProfile saves one of the operator's /debug/pprof/ answers as name in the run's directory.
+func (b *bench) fetchProfile(ctx context.Context, query, name string, length time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, length+30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+b.metricsAddress()+"/debug/pprof/"+query, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("/debug/pprof/%s answered %s", query, resp.Status)
+	}
+	path := filepath.Join(b.dir, name)
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return "", err
+	}
+	return path, f.Close()
+}
