@@ -44,7 +44,7 @@ type steadyResult struct {
 	// CPUProfile is where the operator's CPU profile of the window was saved, when the run set
 	// profiling=true (-set profiling=true).
 	CPUProfile string `json:"cpuProfile,omitempty"`
-	Memory            memory  `json:"memory"`
+	Memory     memory `json:"memory"`
 	// Processes is every process of the environment at the end of the usual window, with the CPU
 	// each spent in it: what the steady state of this many applications costs the machine.
 	Processes environmentFigures `json:"processes"`
