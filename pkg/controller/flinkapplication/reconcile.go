@@ -172,6 +172,9 @@ func (e *Environment) persist(rc *Context) error {
 	before := rc.stored.status()
 	// Compared as the API server stores them: times in whole seconds. Flink's millisecond times
 	// differ from the stored ones on every pass without anything a reader could see.
+	if sameStatus(before, rc.subject.status()) {
+		return nil
+	}
 	if patch, err := statusPatch(before, rc.subject.status()); err != nil || patch == nil {
 		return err
 	}
