@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 )
 
@@ -18,9 +19,34 @@ const maxProfile = time.Minute
 // seconds already hold thousands of them.
 const traceLength = 5 * time.Second
 
+// allocsLength is how long the operator's allocations are sampled after the trace.
+const allocsLength = 30 * time.Second
+
+// profileOwnCPU starts this process's CPU profile into path and returns what stops it; a profile
+// that cannot start is logged and skipped.
+func (b *bench) profileOwnCPU(path string) (stop func()) {
+	f, err := os.Create(path)
+	if err == nil {
+		if err = pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		b.logf("(c) no CPU profile of the simulator: %v", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
+}
+
 // profileCPU, when the operator serves pprof (-set profiling=true), records its CPU profile for
-// the first minute of window into the run's directory, then a short execution trace, and sends the file's path (or "" when
-// profiling is off or the profile could not be taken) once it is done. It returns at once.
+// the first minute of window into the run's directory, and beside it this process's own (the
+// simulator's JobManagers answer in it, so a slow Flink call shows there); then a short execution
+// trace and half a minute of the operator's allocations. It sends the operator's profile's path
+// (or "" when profiling is off or the profile could not be taken) once it is done, and returns at
+// once.
 func (b *bench) profileCPU(ctx context.Context, window time.Duration) <-chan string {
 	done := make(chan string, 1)
 	if !b.profiling {
@@ -29,7 +55,9 @@ func (b *bench) profileCPU(ctx context.Context, window time.Duration) <-chan str
 	}
 	length := min(window, maxProfile)
 	go func() {
+		stopOwn := b.profileOwnCPU(filepath.Join(b.dir, "simulator-cpu.pprof"))
 		path, err := b.fetchProfile(ctx, fmt.Sprintf("profile?seconds=%d", int(length.Seconds())), "operator-cpu.pprof", length)
+		stopOwn()
 		if err != nil {
 			b.logf("(c) no CPU profile: %v", err)
 		}
@@ -38,6 +66,11 @@ func (b *bench) profileCPU(ctx context.Context, window time.Duration) <-chan str
 		if window >= length+traceLength {
 			if _, err := b.fetchProfile(ctx, fmt.Sprintf("trace?seconds=%d", int(traceLength.Seconds())), "operator-trace.out", traceLength); err != nil {
 				b.logf("(c) no execution trace: %v", err)
+			}
+		}
+		if window >= length+traceLength+allocsLength {
+			if _, err := b.fetchProfile(ctx, fmt.Sprintf("allocs?seconds=%d", int(allocsLength.Seconds())), "operator-allocs.pprof", allocsLength); err != nil {
+				b.logf("(c) no allocation profile: %v", err)
 			}
 		}
 		done <- path
