@@ -180,16 +180,15 @@ func (r *results) evaluateTakeover(t *takeoverResult) {
 	r.add("(f) takeover: outage, then new process → first Flink call", secs(t.OutageSeconds)+", "+secs(t.FirstCallSeconds), "—")
 	r.target("(f)   every app observed again, after the first call", secs(t.SpreadSeconds),
 		fmt.Sprintf("≤ statusPollInterval (%.0f s)", t.PollSeconds), t.SpreadSeconds <= t.PollSeconds)
+	// The targets hold for every application, the checkpointing ones too: a new leader
+	// writes no status and sends at most one Flink call per application in its first
+	// statusPollInterval. (Until 2026-11-27 only the group that does not checkpoint was judged,
+	// and the checkpointing half's second call, its checkpoints read when the outage made a record
+	// due, went into the report as a figure.)
 	for _, g := range t.Groups {
-		if g.Name == "fleet" {
-			r.target("(f)   fleet: status writes in the first statusPollInterval", fmt.Sprint(g.StatusWrites), "0", g.StatusWrites == 0)
-			r.target("(f)   fleet: Flink calls per app in the first statusPollInterval",
-				fmt.Sprintf("%.2f (busiest app %d)", float64(g.RESTCalls)/float64(g.Apps), g.MaxRESTCallsPerApp), "≤ 1", g.MaxRESTCallsPerApp <= 1)
-			continue
-		}
-		// Applications that checkpoint read their checkpoints when the outage made the record due.
-		r.add(fmt.Sprintf("(f)   %d %s apps: status writes / Flink calls per app", g.Apps, g.Name),
-			fmt.Sprintf("%d / %.2f (busiest app %d)", g.StatusWrites, float64(g.RESTCalls)/float64(g.Apps), g.MaxRESTCallsPerApp), "—")
+		r.target(fmt.Sprintf("(f)   %s: status writes in the first statusPollInterval", g.Name), fmt.Sprint(g.StatusWrites), "0", g.StatusWrites == 0)
+		r.target(fmt.Sprintf("(f)   %s: Flink calls per app in the first statusPollInterval", g.Name),
+			fmt.Sprintf("%.2f (busiest app %d)", float64(g.RESTCalls)/float64(g.Apps), g.MaxRESTCallsPerApp), "≤ 1", g.MaxRESTCallsPerApp <= 1)
 	}
 }
 
