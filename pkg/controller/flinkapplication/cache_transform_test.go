@@ -22,7 +22,7 @@ func TestTheCacheKeepsOfADeploymentWhatAPassReads(t *testing.T) {
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "jobmanager", Image: "flink:1.20"}}}}},
 		Status: appsv1.DeploymentStatus{ReadyReplicas: 2},
 	}
-	out, err := dropManagedFields(d)
+	out, err := trimForCache(d)
 	assert.NoError(t, err)
 	got := out.(*appsv1.Deployment)
 	assert.Empty(t, got.ManagedFields)

@@ -95,7 +95,7 @@ func NewController(env *Environment) *Controller {
 		// the namespace's other objects out of the cache and out of the operator's memory.
 		kubeInf := kubeinformers.NewSharedInformerFactoryWithOptions(env.Kube, 0, kubeinformers.WithNamespace(ns),
 			kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = k8.AppLabel }),
-			kubeinformers.WithTransform(dropManagedFields))
+			kubeinformers.WithTransform(trimForCache))
 		// Flink's HA ConfigMaps carry Flink's labels, not the operator's; they are cached by their
 		// own label, and of their metadata only: their data changes at each checkpoint and their
 		// leader annotation every few seconds, none of which the operator reads.
@@ -109,7 +109,7 @@ func NewController(env *Environment) *Controller {
 			// is (checkpoint_book.go); their changes wake nobody.
 			bookInf := kubeinformers.NewSharedInformerFactoryWithOptions(env.Kube, 0, kubeinformers.WithNamespace(ns),
 				kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = checkpointbook.Label }),
-				kubeinformers.WithTransform(dropManagedFields))
+				kubeinformers.WithTransform(trimForCache))
 			pages := bookInf.Core().V1().ConfigMaps().Informer()
 			c.health.informers = append(c.health.informers, namedInformer{"checkpoint book in " + namespaceWords(ns), pages.HasSynced})
 			listers.bookPages = pages.GetIndexer()
@@ -129,13 +129,13 @@ func namespaceWords(ns string) string {
 	return "namespace " + ns
 }
 
-// dropManagedFields keeps what the operator never reads out of the caches, which are most of its
+// trimForCache keeps what the operator never reads out of the caches, which are most of its
 // memory: server-side apply's record of field ownership (about as large as the rest of an object's
 // metadata and spec), and of pods, which it only reads to explain a cluster that does not start
 // (podProblem), the spec and annotations; of Deployments, their pod spec. A write of an object read
 // from the cache leaves the stored managedFields alone (an update without them keeps them); pods are
 // never written, Deployments only patched.
-func dropManagedFields(obj interface{}) (interface{}, error) {
+func trimForCache(obj interface{}) (interface{}, error) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
 	}
@@ -221,7 +221,7 @@ func (c *Controller) watch(ns string, kubeInf, haInf kubeinformers.SharedInforme
 		sessionClusterKindName: sessionClusters.GetIndexer(), sessionJobKindName: sessionJobs.GetIndexer()}
 	c.snapshotIndexes[ns] = snapshots.GetIndexer()
 	for _, inf := range []cache.SharedIndexInformer{apps, sessionClusters, sessionJobs, snapshots} {
-		_ = inf.SetTransform(dropManagedFields)
+		_ = inf.SetTransform(trimForCache)
 	}
 	deploys := kubeInf.Apps().V1().Deployments()
 	services := kubeInf.Core().V1().Services()
