@@ -77,6 +77,11 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 	useWorkqueueMetrics(reg)
 	useKubeClientMetrics(reg)
 	flinkClientConfig := client.DefaultConfig()
+	// A JobManager is called by at most as many passes at once as there are workers (a session
+	// cluster's jobs share it), and is polled again within a statusPollInterval: keep that many
+	// connections to it, open past its next poll, instead of dialling every call.
+	flinkClientConfig.IdleConnectionsPerJobManager = cfg.Workers
+	flinkClientConfig.IdleTimeout = max(90*time.Second, 2*cfg.StatusPollInterval.Duration)
 	if cfg.FlinkURLMode == config.URLModeAPIServerProxy {
 		// Through the API server's service proxy, the JobManagers are reached with the operator's own
 		// TLS trust and credentials, not anonymously.
