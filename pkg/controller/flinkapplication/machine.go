@@ -52,12 +52,12 @@ func step(rc *Context) Outcome {
 	// starts nothing new, and unless it moves on, the phase gives up.
 	cause, overdue := pastDeadline(rc, spec)
 	rc.Overdue = overdue
-	before, events := rc.subject.object().DeepCopyObject(), len(rc.events)
+	restore, events := rc.subject.saveStatus(), len(rc.events)
 	out := spec.handle(rc)
 	if out.Next != "" && out.Next != from && !spec.allows(out.Next) {
 		// A handler asking for an undeclared transition is a bug. Refusing keeps the table honest,
 		// and nothing the handler decided along with it is kept: only the refusal is written.
-		rc.restore(before)
+		restore()
 		rc.events = rc.events[:events]
 		out = Outcome{Reason: "InvalidTransition", Warning: true, After: untilChanged,
 			Message: fmt.Sprintf("refused undeclared transition %s -> %s (%s)", from, out.Next, out.Message)}

@@ -29,12 +29,10 @@ type subject interface {
 	clusters() *v1beta1.ClusterOwnerStatus
 	// status is the whole status, as it is written.
 	status() interface{}
-	// restoreStatus sets the status back to that of from, an earlier copy of the object, in place.
-	restoreStatus(from runtime.Object)
+	// saveStatus copies the status (not the spec, which a pass does not change) and returns what
+	// sets it back to the copy, in place.
+	saveStatus() (restore func())
 }
-
-// restore sets the working status back to that of an earlier copy of the object.
-func (rc *Context) restore(from runtime.Object) { rc.subject.restoreStatus(from) }
 
 // appendHistory appends a transition and keeps the newest MaxHistory.
 func appendHistory[T any](h []T, entry T) []T {
@@ -58,8 +56,9 @@ func (s applicationSubject) clusters() *v1beta1.ClusterOwnerStatus {
 	return &s.Status.ClusterOwnerStatus
 }
 func (s applicationSubject) status() interface{} { return s.Status }
-func (s applicationSubject) restoreStatus(from runtime.Object) {
-	s.Status = from.(*v1beta1.FlinkApplication).Status
+func (s applicationSubject) saveStatus() func() {
+	saved := s.Status.DeepCopy()
+	return func() { s.Status = *saved }
 }
 
 func (s applicationSubject) enter(from, to Phase, at metav1.Time, reason string) {
@@ -93,8 +92,9 @@ func (s sessionJobSubject) machine() *v1beta1.MachineStatus       { return &s.St
 func (s sessionJobSubject) job() *v1beta1.JobOwnerStatus          { return &s.Status.JobOwnerStatus }
 func (s sessionJobSubject) clusters() *v1beta1.ClusterOwnerStatus { return nil }
 func (s sessionJobSubject) status() interface{}                   { return s.Status }
-func (s sessionJobSubject) restoreStatus(from runtime.Object) {
-	s.Status = from.(*v1beta1.FlinkSessionJob).Status
+func (s sessionJobSubject) saveStatus() func() {
+	saved := s.Status.DeepCopy()
+	return func() { s.Status = *saved }
 }
 
 func (s sessionJobSubject) setPhase(p Phase) {
@@ -134,8 +134,9 @@ func (s sessionClusterSubject) clusters() *v1beta1.ClusterOwnerStatus {
 	return &s.Status.ClusterOwnerStatus
 }
 func (s sessionClusterSubject) status() interface{} { return s.Status }
-func (s sessionClusterSubject) restoreStatus(from runtime.Object) {
-	s.Status = from.(*v1beta1.FlinkSessionCluster).Status
+func (s sessionClusterSubject) saveStatus() func() {
+	saved := s.Status.DeepCopy()
+	return func() { s.Status = *saved }
 }
 
 func (s sessionClusterSubject) setPhase(p Phase) {
