@@ -1,6 +1,7 @@
 package flinkapplication
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,4 +32,51 @@ func TestTheCacheKeepsOfADeploymentWhatAPassReads(t *testing.T) {
 	assert.Equal(t, "10", got.Annotations["flink.k8s.io/checkpoints-retained"])
 	assert.Equal(t, "wc", got.Spec.Template.Labels["flink-app"])
 	assert.Equal(t, int32(2), got.Status.ReadyReplicas)
+}
+
+// The caches keep of a pod's status what podReady and podProblem read, and they read the same of
+// the kept pod as of the whole one.
+func TestTheCacheKeepsOfAPodWhatAPassReads(t *testing.T) {
+	now := metav1.Now()
+	running := corev1.ContainerStatus{Name: "jobmanager", Image: "flink:1.20", ImageID: "sha256:abc", ContainerID: "containerd://1",
+		Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}
+	crashing := corev1.ContainerStatus{Name: "taskmanager", Image: "flink:1.20", RestartCount: 7,
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 5m0s"}},
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 1, Reason: "Error", Message: strings.Repeat("stack trace ", 300), StartedAt: now, FinishedAt: now}}}
+	pulling := corev1.ContainerStatus{Name: "jobmanager", Image: "flink:nope",
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "not found"}}}
+	condition := func(typ corev1.PodConditionType, status corev1.ConditionStatus, reason, message string) corev1.PodCondition {
+		return corev1.PodCondition{Type: typ, Status: status, Reason: reason, Message: message, LastTransitionTime: now}
+	}
+	pods := map[string]corev1.PodStatus{
+		"ready": {Phase: corev1.PodRunning, HostIP: "10.0.0.1", PodIP: "10.1.0.1", PodIPs: []corev1.PodIP{{IP: "10.1.0.1"}}, StartTime: &now,
+			QOSClass: corev1.PodQOSBurstable, Conditions: []corev1.PodCondition{condition(corev1.PodReady, corev1.ConditionTrue, "", "")},
+			ContainerStatuses: []corev1.ContainerStatus{running}},
+		"crash-looping": {Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{condition(corev1.PodReady, corev1.ConditionFalse, "ContainersNotReady", "")},
+			InitContainerStatuses: []corev1.ContainerStatus{running}, ContainerStatuses: []corev1.ContainerStatus{crashing}},
+		"pulling": {Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{pulling}},
+		"unschedulable": {Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
+			condition(corev1.PodScheduled, corev1.ConditionFalse, corev1.PodReasonUnschedulable, "0/3 nodes are available: 3 Insufficient cpu.")}},
+	}
+	for name, status := range pods {
+		t.Run(name, func(t *testing.T) {
+			whole := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"flink-app": "wc"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "jobmanager"}}}, Status: status}
+			out, err := trimForCache(whole.DeepCopy())
+			assert.NoError(t, err)
+			kept := out.(*corev1.Pod)
+			assert.Equal(t, podReady(whole), podReady(kept))
+			assert.Equal(t, podProblem(whole), podProblem(kept))
+			assert.Empty(t, kept.Status.PodIPs)
+			assert.Nil(t, kept.Status.StartTime)
+			for _, c := range append(kept.Status.InitContainerStatuses, kept.Status.ContainerStatuses...) {
+				assert.Empty(t, c.Image)
+				assert.Nil(t, c.State.Running)
+				if term := c.LastTerminationState.Terminated; term != nil {
+					assert.Empty(t, term.Message)
+				}
+			}
+		})
+	}
 }
