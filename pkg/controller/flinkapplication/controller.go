@@ -401,21 +401,22 @@ func (c *Controller) enqueueOwner(obj interface{}) {
 	if !ok {
 		return
 	}
+	if _, isPod := obj.(*corev1.Pod); isPod {
+		// A cluster's pods are controlled by its ReplicaSets; the label names the application or
+		// session cluster, and both are woken: one of them is gone at once.
+		if app := m.GetLabels()[k8.AppLabel]; app != "" {
+			name := cache.ObjectName{Namespace: m.GetNamespace(), Name: app}
+			c.addOwn(queueKey{applicationKindName, name})
+			c.enqueueSessionCluster(name, true)
+		}
+		return
+	}
 	if ref := metav1.GetControllerOf(m); ref != nil {
 		name := cache.ObjectName{Namespace: m.GetNamespace(), Name: ref.Name}
 		switch ref.Kind {
 		case applicationKindName:
 			c.addOwn(queueKey{applicationKindName, name})
 		case sessionClusterKindName:
-			c.enqueueSessionCluster(name, true)
-		}
-		return
-	}
-	if _, isPod := obj.(*corev1.Pod); isPod {
-		// The label names the application or session cluster; both are woken, one of them is gone at once.
-		if app := m.GetLabels()[k8.AppLabel]; app != "" {
-			name := cache.ObjectName{Namespace: m.GetNamespace(), Name: app}
-			c.addOwn(queueKey{applicationKindName, name})
 			c.enqueueSessionCluster(name, true)
 		}
 	}

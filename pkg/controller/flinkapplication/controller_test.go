@@ -254,9 +254,10 @@ func ownedMeta(name string, owner *v1beta1.FlinkApplication) metav1.ObjectMeta {
 }
 
 func jobManagerPod(name, app string) *corev1.Pod {
+	controller := true
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{
 		k8.AppLabel: app, k8.HashLabel: "abc", k8.ComponentLabel: flink.JobManagerComponent,
-	}}}
+	}, OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: name + "-rs", UID: "rs", Controller: &controller}}}}
 }
 
 // A Deployment, Service or JobManager pod of an application wakes the application up, so that a
@@ -269,7 +270,8 @@ func TestControllerEnqueuesTheApplicationOfItsObjects(t *testing.T) {
 	assert.Equal(t, cache.ObjectName{Namespace: ns, Name: f.n("owned")}, f.next(), "Deployment controlled by the application")
 	f.create(&corev1.Service{ObjectMeta: ownedMeta(f.n("owned-abc"), app)})
 	assert.Equal(t, cache.ObjectName{Namespace: ns, Name: f.n("owned")}, f.next(), "Service controlled by the application")
-	// Pods belong to a ReplicaSet; the app label names the application.
+	// Pods are controlled by a ReplicaSet, as the ReplicaSet controller makes them; the app label
+	// names the application.
 	f.create(jobManagerPod(f.n("owned-abc-jm-0"), f.n("owned")))
 	assert.Equal(t, cache.ObjectName{Namespace: ns, Name: f.n("owned")}, f.next(), "JobManager pod with the app label")
 
