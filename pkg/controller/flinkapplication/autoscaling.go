@@ -88,11 +88,11 @@ func jobState(rc *Context, d *client.JobDetails) autoscaler.JobState {
 	s := autoscaler.JobState{Failed: d.State == client.JobFailed, InPlaceRescale: cannotApplyInPlace(rc) == ""}
 	s.Restarting = d.State != client.JobRunning
 	for _, v := range d.Vertices {
-		if v.Tasks["RUNNING"] < int(v.Parallelism) {
+		if v.Tasks.Running < int(v.Parallelism) {
 			s.Restarting = true
 		}
 	}
-	if at := d.Timestamps[client.JobRunning]; at > 0 {
+	if at := d.Timestamps.Running; at > 0 {
 		s.LastRescale = time.UnixMilli(at)
 	}
 	if stats, err := rc.pass().Checkpoints(rc.pass().View(liveJob(&rc.App.Status.JobOwnerStatus)).Ref); err == nil && stats.Latest.Failed != nil {

@@ -148,7 +148,7 @@ func versionJobStatus(rc *Context, r *v1beta1.DeploymentRecord) v1beta1.FlinkJob
 	}
 	js.State = v1beta1.JobState(v.Details.State)
 	for _, vx := range v.Details.Vertices {
-		js.RunningTasks += int32(vx.Tasks["RUNNING"])
+		js.RunningTasks += int32(vx.Tasks.Running)
 		js.TotalTasks += vx.Parallelism
 	}
 	js.StartTime = msTime(v.Details.StartTime)

@@ -41,7 +41,7 @@ func observeLiveJob(rc *Context) {
 	}
 	js.RunningTasks, js.TotalTasks = 0, 0
 	for _, v := range job.Vertices {
-		js.RunningTasks += int32(v.Tasks["RUNNING"])
+		js.RunningTasks += int32(v.Tasks.Running)
 		js.TotalTasks += v.Parallelism
 	}
 	if job.State == client.JobFailing || job.State == client.JobRestarting && !rescalingInPlace(rc) {

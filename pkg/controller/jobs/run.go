@@ -197,7 +197,7 @@ func RestoredFrom(path string) string {
 // RUNNING, or since its last vertex was deployed if that came later. A job waiting for slots is
 // RUNNING long before its tasks run, and that wait proves nothing about its stability.
 func RunningFor(job *client.JobDetails, now time.Time) time.Duration {
-	since := job.Timestamps["RUNNING"]
+	since := job.Timestamps.Running
 	if since <= 0 {
 		since = job.StartTime
 	}
@@ -222,7 +222,7 @@ func AllTasksRunning(job *client.JobDetails) bool {
 		if v.Status != client.JobRunning && v.Status != client.JobFinished {
 			return false
 		}
-		if v.Tasks["RUNNING"]+v.Tasks["FINISHED"] < int(v.Parallelism) {
+		if v.Tasks.Running+v.Tasks.Finished < int(v.Parallelism) {
 			return false
 		}
 	}

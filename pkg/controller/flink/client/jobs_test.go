@@ -42,10 +42,10 @@ func TestReadsDecodeFlinkBodies(t *testing.T) {
 	assert.Equal(t, int64(-1), job.EndTime)
 	assert.Equal(t, int64(1700000012345), job.Now)
 	assert.Equal(t, "STREAMING", job.JobType)
-	assert.Equal(t, int64(1700000000500), job.Timestamps[JobRunning])
+	assert.Equal(t, int64(1700000000500), job.Timestamps.Running)
 	require.Len(t, job.Vertices, 2)
-	assert.Equal(t, 3, job.Vertices[1].Tasks["RUNNING"])
-	assert.Equal(t, 1, job.Vertices[1].Tasks["DEPLOYING"])
+	assert.Equal(t, 3, job.Vertices[1].Tasks.Running)
+	assert.Equal(t, 1, job.Vertices[1].Tasks.Deploying)
 	assert.Equal(t, int32(4), job.Parallelism())
 
 	exc, err := c.GetJobExceptions(ctx, srv.URL, testJobID)

@@ -33,12 +33,10 @@ type JobDetails struct {
 	Duration       int64  `json:"duration"`
 	MaxParallelism int64  `json:"maxParallelism"`
 	Now            int64  `json:"now"`
-	// Timestamps maps every JobStatus name to when the job entered it (0 if never).
-	Timestamps map[string]int64 `json:"timestamps,omitempty"`
+	// Timestamps says when the job entered a JobStatus (0 if never).
+	Timestamps JobTimestamps `json:"timestamps"`
 	// Vertices is empty while the job is INITIALIZING and when it failed during initialisation.
 	Vertices []JobVertex `json:"vertices"`
-	// StatusCounts counts vertices per uppercase ExecutionState name.
-	StatusCounts map[string]int `json:"status-counts,omitempty"`
 	// Plan is the job's dataflow, of which only which vertex feeds which is read.
 	Plan *JobPlan `json:"plan,omitempty"`
 }
@@ -97,9 +95,24 @@ type JobVertex struct {
 	StartTime int64  `json:"start-time"`
 	EndTime   int64  `json:"end-time"`
 	Duration  int64  `json:"duration"`
-	// Tasks counts subtasks per uppercase ExecutionState name, e.g. Tasks["RUNNING"]. A job is
-	// RUNNING before its tasks are, so readiness checks should look here.
-	Tasks map[string]int `json:"tasks"`
+	// Tasks counts subtasks per ExecutionState. A job is RUNNING before its tasks are, so readiness
+	// checks should look here.
+	Tasks TaskCounts `json:"tasks"`
+}
+
+// JobTimestamps is when a job entered the JobStatus it reads, in epoch ms, of Flink's timestamps
+// map. These answers are decoded every poll of every job: fields, unlike a map, cost no allocation
+// per entry, and the operator reads only these.
+type JobTimestamps struct {
+	Running int64 `json:"RUNNING"`
+}
+
+// TaskCounts counts a vertex's subtasks in the ExecutionStates the operator reads, of Flink's
+// per-state map (see JobTimestamps for why not a map).
+type TaskCounts struct {
+	Deploying int `json:"DEPLOYING"`
+	Running   int `json:"RUNNING"`
+	Finished  int `json:"FINISHED"`
 }
 
 // JobExceptions is the body of GET /jobs/:jobid/exceptions.
