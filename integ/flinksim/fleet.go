@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -67,6 +68,7 @@ type Fleet struct {
 	started   int
 
 	requests requestCounter
+	served   servedTimes
 }
 
 type clusterKey struct{ namespace, service string }
@@ -472,6 +474,7 @@ func (f *Fleet) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if len(parts) == 3 {
 		rest += parts[2]
 	}
+	defer func(start time.Time) { f.served.observe(time.Since(start)) }(time.Now())
 	f.requests.add(parts[0], parts[1], req.Method, rest)
 	jm := f.JobManager(parts[0], parts[1])
 	if jm == nil {

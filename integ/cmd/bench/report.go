@@ -148,6 +148,7 @@ func (r *results) evaluateBench() {
 	r.add("(c) reconcile latency p50 / p90", fmt.Sprintf("%.1f / %.1f ms (%d reconciles)", st.ReconcileP50Milli, st.ReconcileP90Milli, st.Reconciles), "—")
 	r.target("(c) reconcile latency p99", fmt.Sprintf("%.1f ms", st.ReconcileP99Milli), "< 50 ms", st.ReconcileP99Milli < 50)
 	r.add("(c) Flink call latency p50 / p90 / p99", fmt.Sprintf("%.1f / %.1f / %.1f ms (%d calls)", st.FlinkCallP50Milli, st.FlinkCallP90Milli, st.FlinkCallP99Milli, st.FlinkCalls), "—")
+	r.add("(c)   the simulator's time answering them p50 / p90 / p99", fmt.Sprintf("%.1f / %.1f / %.1f ms", st.ServedP50Milli, st.ServedP90Milli, st.ServedP99Milli), "—")
 	r.target("(c) apps not Running at the end", fmt.Sprint(fl.NotRunningAtEnd), "0", fl.NotRunningAtEnd == 0)
 	if cp := st.FleetCheckpointing; cp != nil {
 		// Issue 29: the idle-write target holds for a fleet of which half checkpoint every 10 s.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 )
@@ -41,6 +43,12 @@ type steadyResult struct {
 	FlinkCallP50Milli float64 `json:"flinkCallP50Ms"`
 	FlinkCallP90Milli float64 `json:"flinkCallP90Ms"`
 	FlinkCallP99Milli float64 `json:"flinkCallP99Ms"`
+	// ServedP50Milli and the rest are the simulator's own time for the same calls, from the request
+	// read to the answer written: what a Flink call took beyond it, it waited for a core on either
+	// side or in the network.
+	ServedP50Milli float64 `json:"servedP50Ms"`
+	ServedP90Milli float64 `json:"servedP90Ms"`
+	ServedP99Milli float64 `json:"servedP99Ms"`
 	// CPUProfile is where the operator's CPU profile of the window was saved, when the run set
 	// profiling=true (-set profiling=true).
 	CPUProfile string `json:"cpuProfile,omitempty"`
@@ -166,6 +174,7 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 	if err := sleep(ctx, settle); err != nil {
 		return nil, err
 	}
+	s0 := servedHistogram(b.env.Fleet.ServedTimes())
 	h0, f0, err := b.passesAndCalls(ctx)
 	if err != nil {
 		return nil, err
@@ -202,6 +211,7 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 	if err != nil {
 		return nil, err
 	}
+	served := servedHistogram(b.env.Fleet.ServedTimes()).minus(s0)
 	res.Fleet, figs = figs[0], figs[1:]
 	if fleetCheckpointing != nil {
 		res.FleetCheckpointing, figs = &figs[0], figs[1:]
@@ -219,10 +229,14 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 	res.FlinkCallP50Milli = 1000 * calls.quantile(0.50)
 	res.FlinkCallP90Milli = 1000 * calls.quantile(0.90)
 	res.FlinkCallP99Milli = 1000 * calls.quantile(0.99)
+	res.ServedP50Milli = 1000 * served.quantile(0.50)
+	res.ServedP90Milli = 1000 * served.quantile(0.90)
+	res.ServedP99Milli = 1000 * served.quantile(0.99)
 	res.Memory = b.memory(ctx)
 	b.logf("(c) %.1f status writes per app per hour, %.2f REST calls per app per minute, reconcile p50 %.1f ms p99 %.1f ms; RSS %.0f MiB",
 		res.Fleet.StatusWritesPerAppHour, res.Fleet.RESTCallsPerAppMinute, res.ReconcileP50Milli, res.ReconcileP99Milli, res.Memory.RSSMiB)
-	b.logf("(c) %d Flink calls: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms", res.FlinkCalls, res.FlinkCallP50Milli, res.FlinkCallP90Milli, res.FlinkCallP99Milli)
+	b.logf("(c) %d Flink calls: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms; the simulator's handlers answered in p50 %.1f ms, p90 %.1f ms, p99 %.1f ms",
+		res.FlinkCalls, res.FlinkCallP50Milli, res.FlinkCallP90Milli, res.FlinkCallP99Milli, res.ServedP50Milli, res.ServedP90Milli, res.ServedP99Milli)
 	if f := res.FleetCheckpointing; f != nil {
 		b.logf("(c) the %d checkpointing apps of the fleet: %.1f status writes per app per hour (at most %d in a second, %.0f%% of the seconds with any), %.2f REST calls per app per minute",
 			f.Apps, f.StatusWritesPerAppHour, f.MostWritesInASecond, 100*f.SecondsWithWrites, f.RESTCallsPerAppMinute)
@@ -287,6 +301,11 @@ func (h histogram) minus(o histogram) histogram {
 		}
 	}
 	return out
+}
+
+// servedHistogram is the simulator's served-time histogram in the form of the operator's.
+func servedHistogram(t flinksim.ServedTimes) histogram {
+	return histogram{bounds: t.Bounds, counts: t.Cumulative, count: t.Count}
 }
 
 // quantile interpolates linearly within the bucket holding the q-th observation, as Prometheus'
