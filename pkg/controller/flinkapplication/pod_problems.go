@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"fmt"
+	"iter"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -22,7 +23,9 @@ func podProblem(p *corev1.Pod) string {
 			return fmt.Sprintf("%s %s is unschedulable: %s", role, p.Name, client.Excerpt(c.Message))
 		}
 	}
-	for _, s := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+	// Every pass asks this of every pod of the application: the two lists are read in place, not
+	// copied into one.
+	for s := range containerStatuses(p) {
 		if w := s.State.Waiting; w != nil {
 			switch w.Reason {
 			case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError":
@@ -63,4 +66,17 @@ func podChangeMatters(old, new interface{}) bool {
 		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
 		o.Labels[k8.AppLabel] != n.Labels[k8.AppLabel] || o.Labels[k8.HashLabel] != n.Labels[k8.HashLabel] ||
 		o.Labels[k8.ComponentLabel] != n.Labels[k8.ComponentLabel]
+}
+
+// containerStatuses yields the pod's init containers' statuses, then its containers'.
+func containerStatuses(p *corev1.Pod) iter.Seq[*corev1.ContainerStatus] {
+	return func(yield func(*corev1.ContainerStatus) bool) {
+		for _, list := range [2][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
+			for i := range list {
+				if !yield(&list[i]) {
+					return
+				}
+			}
+		}
+	}
 }
