@@ -90,3 +90,19 @@ func (f *Fleet) RequestsByEndpointOf(namespace string, keep func(service string)
 	}
 	return out
 }
+
+// RequestsByService is, for the namespace, each service's calls by endpoint (as RequestsByEndpoint
+// keys them): a benchmark that judges applications one by one reads which calls each one got.
+func (f *Fleet) RequestsByService(namespace string) map[string]map[string]int64 {
+	f.requests.mu.Lock()
+	defer f.requests.mu.Unlock()
+	out := make(map[string]map[string]int64, len(f.requests.byEndpoint[namespace]))
+	for service, endpoints := range f.requests.byEndpoint[namespace] {
+		c := make(map[string]int64, len(endpoints))
+		for k, v := range endpoints {
+			c[k] = v
+		}
+		out[service] = c
+	}
+	return out
+}

@@ -375,7 +375,14 @@ func (b *bench) benchmark(ctx context.Context, o options, res *results) (err err
 		if err != nil {
 			return fmt.Errorf("(f): statusPollInterval: %w", err)
 		}
-		if res.Takeover, err = b.takeover(ctx, o.takeoverOutage, poll, groups); err != nil {
+		windows := map[string]recordWindow{}
+		if fleetCheckpointing != nil {
+			windows["fleet checkpointing"] = recordWindowOf(res.Conditions.OperatorConfig, 0)
+		}
+		if checkpointing != nil {
+			windows["checkpointing"] = recordWindowOf(res.Conditions.OperatorConfig, o.checkpointRetained)
+		}
+		if res.Takeover, err = b.takeover(ctx, o.takeoverOutage, poll, groups, windows); err != nil {
 			return fmt.Errorf("(f): %w", err)
 		}
 	}
