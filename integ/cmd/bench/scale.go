@@ -106,7 +106,7 @@ func (b *bench) floor(ctx context.Context, n int) (run floorRun, err error) {
 	}
 	cpuBefore, envBefore := cpuByProcess(), b.sampleEnvironment()
 	began := time.Now()
-	if err := parallel(ctx, len(objects), func(ctx context.Context, i int) error { return objects[i](ctx) }); err != nil {
+	if err := parallel(ctx, len(objects), func(ctx context.Context, i int) error { return createRetrying(ctx, objects[i]) }); err != nil {
 		return run, err
 	}
 	run.applied = time.Since(began).Seconds()
@@ -202,8 +202,11 @@ func (b *bench) fleet(ctx context.Context, namespace string, n int) (*scaleResul
 	began := time.Now()
 	err = parallel(ctx, n, func(ctx context.Context, i int) error {
 		ns := b.fleetNamespace(namespace, i)
-		_, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, benchApp(ns, appName(i), 3, b.checkpointEvery(i)), metav1.CreateOptions{})
-		return err
+		app := benchApp(ns, appName(i), 3, b.checkpointEvery(i))
+		return createRetrying(ctx, func(ctx context.Context) error {
+			_, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, app, metav1.CreateOptions{})
+			return err
+		})
 	})
 	if err != nil {
 		return nil, nil, err
