@@ -153,17 +153,28 @@ func newSnapshotRecorder() *snapshotRecorder {
 // are not counted as created.
 func (r *snapshotRecorder) run(ctx context.Context, apps versioned.Interface, ns string) error {
 	client := apps.FlinkV1beta1().FlinkSnapshots(ns)
-	list, err := client.List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
-	}
-	r.mu.Lock()
-	for i := range list.Items {
-		r.last[list.Items[i].Name] = &list.Items[i]
-	}
-	r.mu.Unlock()
-	return follow(ctx, list.ResourceVersion, client.Watch,
-		func(kind watch.EventType, snap *v1beta1.FlinkSnapshot) { r.observe(kind, snap, time.Now()) })
+	first := true
+	return follow(ctx, func(ctx context.Context) (string, error) {
+		list, err := client.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return "", err
+		}
+		if first {
+			first = false
+			r.mu.Lock()
+			for i := range list.Items {
+				r.last[list.Items[i].Name] = &list.Items[i]
+			}
+			r.mu.Unlock()
+			return list.ResourceVersion, nil
+		}
+		// A list after an expired watch: what changed meanwhile counts as it would have.
+		now := time.Now()
+		for i := range list.Items {
+			r.observe(watch.Modified, &list.Items[i], now)
+		}
+		return list.ResourceVersion, nil
+	}, client.Watch, func(kind watch.EventType, snap *v1beta1.FlinkSnapshot) { r.observe(kind, snap, time.Now()) })
 }
 
 func (r *snapshotRecorder) observe(kind watch.EventType, s *v1beta1.FlinkSnapshot, at time.Time) {

@@ -55,43 +55,77 @@ func newRecorder() *recorder { return &recorder{apps: map[string]*track{}} }
 // run lists and then watches FlinkApplications in all namespaces until ctx ends, resuming the
 // watch from the last resourceVersion when the API server closes it.
 func (r *recorder) run(ctx context.Context, apps versioned.Interface) error {
-	list, err := apps.FlinkV1beta1().FlinkApplications("").List(ctx, metav1.ListOptions{})
+	client := apps.FlinkV1beta1().FlinkApplications("")
+	return follow(ctx, func(ctx context.Context) (string, error) {
+		list, err := client.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return "", err
+		}
+		now := time.Now()
+		for i := range list.Items {
+			r.observe(watch.Added, &list.Items[i], now)
+		}
+		return list.ResourceVersion, nil
+	}, client.Watch, func(kind watch.EventType, app *v1beta1.FlinkApplication) { r.observe(kind, app, time.Now()) })
+}
+
+// follow lists (list hands every object to the caller and returns the list's resourceVersion),
+// then watches from there until ctx ends, handing each object of type T to on with its event's
+// type. The RetryWatcher resumes a watch the API server closed, but not one whose resourceVersion
+// expired (410 Gone; at 10,000 applications the local cluster compacts every minute): it ends
+// instead, and the bench would have gone on blind, every later write uncounted. So follow lists
+// again and watches from the new list; an object written meanwhile shows as one write, seen at the
+// list.
+func follow[T runtime.Object](ctx context.Context, list func(context.Context) (string, error),
+	watchFrom func(context.Context, metav1.ListOptions) (watch.Interface, error), on func(watch.EventType, T)) error {
+	rv, err := list(ctx)
 	if err != nil {
 		return err
 	}
-	for i := range list.Items {
-		r.observe(watch.Added, &list.Items[i], time.Now())
-	}
-	return follow(ctx, list.ResourceVersion, apps.FlinkV1beta1().FlinkApplications("").Watch,
-		func(kind watch.EventType, app *v1beta1.FlinkApplication) { r.observe(kind, app, time.Now()) })
-}
-
-// follow watches from resourceVersion until ctx ends, resuming where the API server closed the
-// watch, and hands each object of type T to on with its event's type.
-func follow[T runtime.Object](ctx context.Context, resourceVersion string,
-	watchFrom func(context.Context, metav1.ListOptions) (watch.Interface, error), on func(watch.EventType, T)) error {
 	lw := &cache.ListWatch{WatchFuncWithContext: watchFrom}
-	w, err := watchtools.NewRetryWatcherWithContext(ctx, resourceVersion, lw)
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, rv, lw)
 	if err != nil {
 		return err
 	}
 	go func() {
-		defer w.Stop()
 		for {
-			select {
-			case <-ctx.Done():
+			watchUntilEnd(ctx, w, on)
+			w.Stop()
+			if ctx.Err() != nil {
 				return
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					return
+			}
+			for {
+				if rv, err = list(ctx); err == nil {
+					if w, err = watchtools.NewRetryWatcherWithContext(ctx, rv, lw); err == nil {
+						break
+					}
 				}
-				if obj, isT := ev.Object.(T); isT {
-					on(ev.Type, obj)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Second):
 				}
 			}
 		}
 	}()
 	return nil
+}
+
+// watchUntilEnd hands w's objects of type T to on until ctx ends or w does.
+func watchUntilEnd[T runtime.Object](ctx context.Context, w *watchtools.RetryWatcher, on func(watch.EventType, T)) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return
+			}
+			if obj, isT := ev.Object.(T); isT {
+				on(ev.Type, obj)
+			}
+		}
+	}
 }
 
 func (r *recorder) observe(kind watch.EventType, app *v1beta1.FlinkApplication, at time.Time) {
