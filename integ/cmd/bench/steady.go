@@ -119,11 +119,7 @@ func (b *bench) snapshot(g group) groupSnapshot {
 			_, name, _ := strings.Cut(k, "/")
 			mine[name] = true
 		}
-		// A cluster's Service is "<app>-<hash>".
-		keep = func(service string) bool {
-			i := strings.LastIndex(service, "-")
-			return i > 0 && mine[service[:i]]
-		}
+		keep = func(service string) bool { return mine[appOfService(service)] }
 	}
 	endpoints := map[string]int64{}
 	for _, ns := range namespaces(g.keys) {
@@ -274,15 +270,24 @@ func (b *bench) callsByApp(keys []string) map[string]int64 {
 		out[k] = 0
 	}
 	for cluster, n := range b.env.Fleet.Requests() {
-		i := strings.LastIndex(cluster, "-")
-		if i < 0 {
-			continue
-		}
-		if _, ours := out[cluster[:i]]; ours {
-			out[cluster[:i]] += n
+		// "<namespace>/<app>-<hash>"
+		if app := appOfService(cluster); app != "" {
+			if _, ours := out[app]; ours {
+				out[app] += n
+			}
 		}
 	}
 	return out
+}
+
+// appOfService is the application whose cluster a Service "<app>-<hash>" is (also with a
+// "<namespace>/" before it), "" for a name of another shape.
+func appOfService(service string) string {
+	i := strings.LastIndex(service, "-")
+	if i <= 0 {
+		return ""
+	}
+	return service[:i]
 }
 
 // histogram is one scrape of a Prometheus histogram: cumulative counts by upper bound.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"sort"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,13 +32,9 @@ func (b *bench) checkpointReads(keys []string) map[string]int64 {
 	}
 	for _, ns := range namespaces(keys) {
 		for service, endpoints := range b.env.Fleet.RequestsByService(ns) {
-			// A cluster's Service is "<app>-<hash>".
-			i := strings.LastIndex(service, "-")
-			if i < 0 {
-				continue
-			}
-			if _, ours := out[ns+"/"+service[:i]]; ours {
-				out[ns+"/"+service[:i]] += endpoints[checkpointsEndpoint]
+			key := ns + "/" + appOfService(service)
+			if _, ours := out[key]; ours {
+				out[key] += endpoints[checkpointsEndpoint]
 			}
 		}
 	}
@@ -71,6 +66,8 @@ func (b *bench) recordedCheckpoints(ctx context.Context, keys []string) (map[str
 		if js.LastCheckpointPath != "" && js.LastCheckpointTime != nil {
 			at = js.LastCheckpointTime.Time
 		}
+		// The book keys a job by its owner's kind, as the operator names it; the bench's are all
+		// FlinkApplications.
 		key := checkpointbook.Key{Namespace: app.Namespace, Kind: "FlinkApplication", Name: app.Name}
 		page := pages[app.Namespace+"/"+checkpointbook.PageName(key)]
 		if e, ok := checkpointbook.Read(page, key); ok && e.JobID == js.JobID && e.At.After(at) {

@@ -53,7 +53,9 @@ type phaseAt struct {
 func newRecorder() *recorder { return &recorder{apps: map[string]*track{}} }
 
 // run lists and then watches FlinkApplications in all namespaces until ctx ends, resuming the
-// watch from the last resourceVersion when the API server closes it.
+// watch from the last resourceVersion when the API server closes it and listing again when that
+// resourceVersion has expired (follow). A list is the whole truth: an application it no longer
+// has was deleted meanwhile, which the waits for a fleet's deletion read.
 func (r *recorder) run(ctx context.Context, apps versioned.Interface) error {
 	client := apps.FlinkV1beta1().FlinkApplications("")
 	return follow(ctx, func(ctx context.Context) (string, error) {
@@ -62,11 +64,25 @@ func (r *recorder) run(ctx context.Context, apps versioned.Interface) error {
 			return "", err
 		}
 		now := time.Now()
+		listed := make(map[string]bool, len(list.Items))
 		for i := range list.Items {
 			r.observe(watch.Added, &list.Items[i], now)
+			listed[list.Items[i].Namespace+"/"+list.Items[i].Name] = true
 		}
+		r.forgetAllBut(listed)
 		return list.ResourceVersion, nil
 	}, client.Watch, func(kind watch.EventType, app *v1beta1.FlinkApplication) { r.observe(kind, app, time.Now()) })
+}
+
+// forgetAllBut drops the applications a list no longer has, as a Deleted event would have.
+func (r *recorder) forgetAllBut(listed map[string]bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k := range r.apps {
+		if !listed[k] {
+			delete(r.apps, k)
+		}
+	}
 }
 
 // follow lists (list hands every object to the caller and returns the list's resourceVersion),

@@ -62,3 +62,14 @@ func TestTheRecorderListsAgainWhenItsWatchExpires(t *testing.T) {
 	assert.Equal(t, []string{"before", "after"}, seen)
 	assert.Equal(t, 2, lists, "listed at the start and after the expired watch")
 }
+
+// An application deleted while the watch was expired is gone from the record after the list, as
+// the waits for a fleet's deletion need.
+func TestTheRecorderForgetsWhatItsListNoLongerHas(t *testing.T) {
+	r := newRecorder()
+	r.observe(watch.Added, &v1beta1.FlinkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "kept", ResourceVersion: "1"}}, time.Now())
+	r.observe(watch.Added, &v1beta1.FlinkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "deleted", ResourceVersion: "2"}}, time.Now())
+	r.forgetAllBut(map[string]bool{"a/kept": true})
+	assert.NotNil(t, r.latest("a/kept"))
+	assert.Nil(t, r.latest("a/deleted"))
+}
