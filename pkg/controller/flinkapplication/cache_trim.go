@@ -9,10 +9,10 @@ import (
 // trimForCache keeps what the operator never reads out of the caches, which are most of its
 // memory: server-side apply's record of field ownership (about as large as the rest of an object's
 // metadata and spec), and of pods, which it only reads to explain a cluster that does not start
-// (podProblem) and count Ready (podReady), the spec, the annotations and all of the status but
-// what those read; of Deployments, their pod spec. A write of an object read
-// from the cache leaves the stored managedFields alone (an update without them keeps them); pods are
-// never written, Deployments only patched.
+// (podProblem), count Ready (podReady) and follow a starting cluster (podProgress), the spec, the
+// annotations and all of the status but what those read; of Deployments, their pod spec. A write
+// of an object read from the cache leaves the stored managedFields alone (an update without them
+// keeps them); pods are never written, Deployments only patched.
 func trimForCache(obj interface{}) (interface{}, error) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
@@ -28,7 +28,8 @@ func trimForCache(obj interface{}) (interface{}, error) {
 	return obj, nil
 }
 
-// podStatusForCache is what podReady and podProblem read of a pod's status: its conditions and,
+// podStatusForCache is what podReady, podProblem and podProgress read of a pod's status: its phase,
+// its conditions and,
 // of each container, why it waits, its restarts and its last exit. The rest (images, IDs, IPs,
 // times, resources, volume mounts) was a sixth of the operator's heap at 1,000 applications.
 func podStatusForCache(s corev1.PodStatus) corev1.PodStatus {

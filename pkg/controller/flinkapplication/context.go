@@ -111,6 +111,10 @@ type ClusterObjects struct {
 	// Problem says why a pod of the cluster does not run, as Kubernetes reports it (unschedulable,
 	// an image that cannot be pulled, a crash loop); "" when none is known.
 	Problem string
+	// Progress counts the steps Kubernetes has taken in starting the cluster's pods: one for each
+	// pod that exists, is scheduled, runs, and is Ready, terminating pods not counted. A starting
+	// cluster's deadline bounds the time it goes without a new step (cluster_progress.go).
+	Progress int
 }
 
 // Ready tells whether the cluster's JobManager and all its TaskManagers run: Kubernetes reports its

@@ -71,6 +71,9 @@ func PhaseTable(kind string) [][3]string {
 		if spec.deadline != nil {
 			bounded = "yes (operator config)"
 		}
+		if spec.progress != nil {
+			bounded = "yes, without progress (operator config)"
+		}
 		rows = append(rows, [3]string{p, strings.Join(exits, "; "), bounded})
 	}
 	return rows

@@ -62,6 +62,8 @@ type Environment struct {
 	// for a worker; phase deadlines count neither.
 	activity activity
 	waits    queueWaits
+	// progress remembers when each starting cluster last took a step (cluster_progress.go).
+	progress progressMemory
 	// autoscaling keeps the autoscaler's samples of each autoscaled job (autoscaler_metrics.go).
 	autoscaling autoscalerMemory
 
@@ -140,6 +142,7 @@ func (e *Environment) rememberWrite(key, resourceVersion string) {
 func (e *Environment) forgetApp(key string) {
 	e.written.Delete(key)
 	e.deadlines.Delete(key)
+	e.progress.forget(key)
 	e.quiet.Delete(key)
 	e.autoscaling.forget(key)
 }

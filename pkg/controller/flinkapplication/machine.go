@@ -149,14 +149,18 @@ func pastDeadline(rc *Context, spec phaseSpec) (string, bool) {
 		return "", false
 	}
 	d := spec.deadline(rc)
-	start := st.PhaseStartedAt.Time
+	start, within := st.PhaseStartedAt.Time, ""
+	if spec.progress != nil {
+		start = rc.env.progress.since(rc.writeKey(), start, rc.Now, spec.progress(rc))
+		within = " of its last progress"
+	}
 	if d > 0 {
 		rc.deadline = start.Add(d)
 	}
 	if d <= 0 || rc.env.activity.acting(start, rc.Now)-rc.env.waits.within(rc.writeKey(), start, rc.Now) <= d {
 		return "", false
 	}
-	return fmt.Sprintf("%s did not complete within %s", rc.subject.phase().Normalized(), d), true
+	return fmt.Sprintf("%s did not complete within %s%s", rc.subject.phase().Normalized(), d, within), true
 }
 
 // backoff is the delay before retry n: base·2^(n-1), capped.

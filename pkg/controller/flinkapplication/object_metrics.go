@@ -41,7 +41,8 @@ func (c *Controller) Collector() prometheus.Collector {
 			"When each object entered its current phase.", objectLabels, nil),
 		deadline: prometheus.NewDesc("application_phase_deadline_timestamp_seconds",
 			"When each object's current phase gives up, for phases with a deadline. Time spent waiting for the "+
-				"operator (down, or its queue backed up) extends the real deadline.", objectLabels, nil),
+				"operator (down, or its queue backed up), and each step Kubernetes takes in starting a cluster, "+
+				"extends the real deadline.", objectLabels, nil),
 		health: prometheus.NewDesc("job_health", "1 for the health (Green, Yellow, Red) of each object's running job.",
 			append(objectLabels, "health"), nil),
 		restarts: prometheus.NewDesc("job_restarts_total",

@@ -307,6 +307,7 @@ func groupOwned(owner flink.ClusterOwner, deploys []*appsv1.Deployment, services
 			continue
 		}
 		c := get(hash)
+		c.Progress += podProgress(p)
 		switch p.Labels[k8.ComponentLabel] {
 		case flink.JobManagerComponent:
 			c.JobManagerPods++

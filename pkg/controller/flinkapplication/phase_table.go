@@ -18,6 +18,9 @@ type phaseSpec struct {
 	exits []exit
 	// deadline bounds the time in the phase; nil for phases that may last indefinitely.
 	deadline func(*Context) time.Duration
+	// progress, when set, counts the steps the phase has made; the deadline then bounds the time
+	// since the last step instead of since the phase began (cluster_progress.go).
+	progress func(*Context) int
 	// giveUp is called with the cause when retries or the deadline run out; nil keeps the phase
 	// and stops retrying until the spec changes.
 	giveUp func(rc *Context, cause string) Outcome
@@ -91,6 +94,7 @@ func init() {
 			},
 			enter:    chooseJobIDWhenNothingRuns,
 			deadline: func(rc *Context) time.Duration { return rc.Config.ClusterStartTimeout.Duration },
+			progress: startingClusterProgress,
 			giveUp:   abandonUpdate,
 			poll:     waitPoll,
 		},

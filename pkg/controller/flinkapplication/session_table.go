@@ -124,6 +124,7 @@ func init() {
 				{PhaseUpdating, "spec changed again"},
 			},
 			deadline: func(rc *Context) time.Duration { return rc.Config.ClusterStartTimeout.Duration },
+			progress: sessionClusterProgress,
 			giveUp: func(rc *Context, cause string) Outcome {
 				return deployFailed(rc, "ClusterStartFailed", fmt.Sprintf("%s; the running cluster and its jobs are kept", cause))
 			},
