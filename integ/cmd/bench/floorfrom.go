@@ -186,3 +186,21 @@ func flagValue(command, name string) (string, bool) {
 	}
 	return "", false
 }
+
+// floorFile is where a run keeps the floor it measured, beside its results: at 10,000 applications
+// the floor took 59 minutes and deleting it 32 more on 2026-11-28, and a run that ends before its
+// results are written (a timeout, an API server's error, a session's end) lost it with every other
+// figure. -floor-from reads the file as it reads a results file.
+func floorFile(out string) string {
+	return strings.TrimSuffix(out, ".json") + ".floor.json"
+}
+
+// writeFloor writes a results file that holds only the run's conditions and the floor of n.
+func writeFloor(path string, c conditions, n int, f floorRun) error {
+	data, err := json.MarshalIndent(earlierResults{Conditions: c, Scale: &scaleResult{N: n, FloorSeconds: f.seconds,
+		FloorAppliedSeconds: f.applied, FloorRequests: f.requests, FloorCPU: f.cpu, FloorProcesses: f.processes}}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}

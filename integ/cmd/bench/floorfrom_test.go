@@ -121,3 +121,26 @@ func TestTheReportSaysTheFloorWasTaken(t *testing.T) {
 		t.Errorf("report does not say where the floor came from:\n%s", out.String())
 	}
 }
+
+// A run keeps its floor as soon as it has measured it; a later run takes it from there.
+func TestAKeptFloorIsTakenAsAResultsFilesFloor(t *testing.T) {
+	o := tenThousand()
+	o.out = filepath.Join(t.TempDir(), "bench-10k.json")
+	c := conditions{N: o.n, CheckpointingFraction: o.checkpointingFraction, AppsPerNamespace: o.perNamespace,
+		Kubernetes: localcluster.KubernetesVersion + ", kwok " + localcluster.KwokVersion, CPUs: runtime.NumCPU(),
+		Cluster: localcluster.Sizing{Applications: applicationsAtOnce(o)}, Date: "2026-11-28T22:56:00Z", Commit: "dd0f678"}
+	path := floorFile(o.out)
+	if path == o.out || !strings.HasSuffix(path, "bench-10k.floor.json") {
+		t.Fatalf("floor file %s beside %s", path, o.out)
+	}
+	if err := writeFloor(path, c, o.n, floorRun{seconds: 3516.08, applied: 3400, cpu: map[string]float64{"kube-apiserver": 2310.5}}); err != nil {
+		t.Fatal(err)
+	}
+	taken, err := loadFloor(path, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if taken.run.seconds != 3516.08 || taken.run.cpu["kube-apiserver"] != 2310.5 || taken.source.Commit != "dd0f678" {
+		t.Errorf("taken %+v from %+v, want the kept floor and its run's commit", taken.run, taken.source)
+	}
+}

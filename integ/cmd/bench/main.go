@@ -214,6 +214,8 @@ type bench struct {
 	// profile into dir, the run's directory.
 	profiling bool
 	dir       string
+	// keepFloor, when set, is told each floor (b) measures as soon as it has it (floorFile).
+	keepFloor func(n int, f floorRun)
 }
 
 func (b *bench) metricsAddress() string {
@@ -338,6 +340,14 @@ func run(o options) (err error) {
 func (b *bench) benchmark(ctx context.Context, o options, res *results) (err error) {
 	if res.Single, err = b.single(ctx, o.updates); err != nil {
 		return fmt.Errorf("(a): %w", err)
+	}
+	b.keepFloor = func(n int, f floorRun) {
+		path := floorFile(o.out)
+		if err := writeFloor(path, res.Conditions, n, f); err != nil {
+			b.logf("(b) the floor could not be kept in %s: %v", path, err)
+			return
+		}
+		b.logf("(b) floor kept in %s for -floor-from", path)
 	}
 	scale, keys, err := b.scale(ctx, o.n, o.pairs, o.takenFloor)
 	if err != nil {
