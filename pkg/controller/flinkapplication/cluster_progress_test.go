@@ -94,7 +94,7 @@ func TestAStartingClusterThatStopsTakingStepsFailsADeadlineAfterTheLastOne(t *te
 	failedAfter := w.clock.Now().Sub(last)
 	assert.GreaterOrEqual(t, failedAfter, timeout, "not before the deadline from the last step")
 	assert.Less(t, failedAfter, timeout+10*time.Second, "soon after it")
-	assert.Contains(t, failed.Status.Reason, "ClusterStarting did not complete within 5m0s of its last progress")
+	assert.Contains(t, failed.Status.Reason, "ClusterStarting did not complete within 5m0s without progress")
 }
 
 // A session cluster's new cluster is started the same way, and judged the same way.

@@ -152,7 +152,7 @@ func pastDeadline(rc *Context, spec phaseSpec) (string, bool) {
 	start, within := st.PhaseStartedAt.Time, ""
 	if spec.progress != nil {
 		start = rc.env.progress.since(rc.writeKey(), start, rc.Now, spec.progress(rc))
-		within = " of its last progress"
+		within = " without progress"
 	}
 	if d > 0 {
 		rc.deadline = start.Add(d)
