@@ -148,9 +148,9 @@ type Config struct {
 	// ClusterStartTimeout bounds how long ClusterStarting may go without progress: without
 	// Kubernetes taking a new step in starting the cluster's pods (creating, scheduling, running one,
 	// or its turning Ready); once all are Ready, the JobManager has that long from the last step to
-	// report enough task slots. Past it a first deploy fails and an update rolls back. It runs from the last step rather than from the phase's
-	// start because a control plane starting thousands of clusters at once takes minutes for them in
-	// all while each keeps moving.
+	// report enough task slots. Past it a first deploy fails and an update rolls back. It runs from
+	// the last step rather than from the phase's start because a control plane starting thousands of
+	// clusters at once takes minutes for them in all while each keeps moving.
 	ClusterStartTimeout config.Duration `json:"clusterStartTimeout" pflag:",How long a starting cluster may go without Kubernetes taking a step (a pod created, scheduled, running, Ready) before it fails"`
 	// ReadinessTimeout bounds how long a submitted job may take to run stable (all tasks running for
 	// JobStabilizationPeriod); past it an update rolls back to the last stable spec. An application's
