@@ -45,6 +45,9 @@ type conditions struct {
 	// they set none.
 	CheckpointRetained int               `json:"checkpointRetained"`
 	OperatorConfig     map[string]string `json:"operatorConfig"`
+	// RuntimeEnvironment is the Go runtime's variables the operator inherits from the bench (GOGC
+	// and the like), which change its collector's CPU and so its latency; empty when none is set.
+	RuntimeEnvironment map[string]string `json:"runtimeEnvironment,omitempty"`
 	SimulatorTimings   map[string]string `json:"simulatorTimings"`
 	// CheckpointingFraction is the share of (b)'s applications that checkpoint every 10 s.
 	CheckpointingFraction float64 `json:"checkpointingFraction"`
@@ -81,11 +84,27 @@ func conditionsNow(o options) conditions {
 		CheckpointRetained:    o.checkpointRetained,
 		CheckpointingFraction: o.checkpointingFraction,
 		AppsPerNamespace:      o.perNamespace,
+		RuntimeEnvironment:    runtimeEnvironment(os.Getenv),
 		SimulatorTimings: map[string]string{
 			"initialize": t.Initialize.String(), "schedule": t.Schedule.String(), "savepoint": t.Savepoint.String(),
 			"cancel": t.Cancel.String(), "checkpoint": t.Checkpoint.String(),
 		},
 	}
+}
+
+// runtimeEnvironment is the Go runtime's variables that are set, among those that change how the
+// operator collects and schedules.
+func runtimeEnvironment(getenv func(string) string) map[string]string {
+	var set map[string]string
+	for _, name := range []string{"GOGC", "GOMEMLIMIT", "GOMAXPROCS", "GODEBUG"} {
+		if v := getenv(name); v != "" {
+			if set == nil {
+				set = map[string]string{}
+			}
+			set[name] = v
+		}
+	}
+	return set
 }
 
 // evaluate fills the figures: issue 12's targets where it sets one, and issue 25's for the soak.
@@ -227,6 +246,9 @@ func (r *results) print(w io.Writer) {
 			r.Conditions.CPUs, r.Conditions.LoadAverageStart)
 	} else {
 		fmt.Fprintf(w, "\nflinkfsm soak, %s, %d CPUs (load at start %s)\n", r.Conditions.Commit, r.Conditions.CPUs, r.Conditions.LoadAverageStart)
+	}
+	if len(r.Conditions.RuntimeEnvironment) > 0 {
+		fmt.Fprintf(w, "the operator's Go runtime was set by the environment: %v\n", r.Conditions.RuntimeEnvironment)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "figure\tvalue\ttarget\tok?")
