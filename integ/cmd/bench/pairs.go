@@ -49,9 +49,6 @@ func (b *bench) scale(ctx context.Context, n, pairs int, taken *takenFloor) (*sc
 			if floor, err = b.floor(ctx, n); err != nil {
 				return nil, nil, fmt.Errorf("floor: %w", err)
 			}
-			if b.keepFloor != nil {
-				b.keepFloor(n, floor)
-			}
 		}
 		res, k, err := b.fleet(ctx, "bench-apps", n)
 		if err != nil {
