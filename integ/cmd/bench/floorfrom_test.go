@@ -144,3 +144,24 @@ func TestAKeptFloorIsTakenAsAResultsFilesFloor(t *testing.T) {
 		t.Errorf("taken %+v from %+v, want the kept floor and its run's commit", taken.run, taken.source)
 	}
 }
+
+// A run without a floor (-no-floor) says so, and never reports every target met.
+func TestAReportWithoutAFloorJudgesNoRatio(t *testing.T) {
+	r := &results{Single: &singleResult{}, Steady: &steadyResult{},
+		Scale: &scaleResult{N: 10000, OperatorSeconds: 2400, NoFloor: true}}
+	r.evaluate()
+	var said, judged bool
+	for _, f := range r.Figures {
+		said = said || strings.Contains(f.Name, "floor: NOT MEASURED (-no-floor)")
+		judged = judged || (strings.Contains(f.Name, "operator / floor") && f.Value == "NOT JUDGED (-no-floor)" && f.OK != nil && !*f.OK)
+	}
+	if !said || !judged {
+		t.Errorf("figures %+v do not say the floor was not measured and the ratio not judged", r.Figures)
+	}
+	if r.TargetsMet {
+		t.Error("a run without a floor reports every target met")
+	}
+	if _, err := json.Marshal(r); err != nil {
+		t.Errorf("results without a floor do not marshal: %v", err)
+	}
+}

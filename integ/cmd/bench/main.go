@@ -96,6 +96,10 @@ type options struct {
 	// takenFloor is that floor, read and checked against this run's size before the run starts.
 	floorFrom  string
 	takenFloor *takenFloor
+	// noFloor skips (b)'s floor altogether: the operator's run alone, its ratio not judged. At
+	// 10,000 applications the floor and its deletion take 90 minutes, and the figures of (c), (d)
+	// and (f) do not depend on it.
+	noFloor bool
 }
 
 // setFlag collects -set key=value: operator config keys changed for an experiment, recorded with
@@ -135,6 +139,7 @@ func main() {
 	flag.IntVar(&o.perNamespace, "apps-per-namespace", 1000, "applications of (b) in each namespace: the fleet and the floor fill bench-apps, bench-apps-1, ... (bench-floor, ...) with this many each")
 	flag.IntVar(&o.sizeFor, "size-for", 0, "applications the local cluster is sized for (localcluster.Sizing), e.g. 10000 to run a smaller N on the cluster of N=10000 (default: as many as the run has at once)")
 	flag.StringVar(&o.floorFrom, "floor-from", "", "take (b)'s floor from this earlier run's JSON results (its -out) instead of measuring it, and run only the operator's run against it; refused unless that run had this one's N, -checkpointing-fraction, -apps-per-namespace, cluster sizing, Kubernetes and CPUs")
+	flag.BoolVar(&o.noFloor, "no-floor", false, "measure no floor in (b): run only the operator's run, and leave the ratio to the floor unjudged (the run then meets no all-Running target); for figures of (c), (d) and (f) that do not depend on it")
 	flag.IntVar(&o.pairs, "pairs", 0, "floor and operator runs (b) alternates, keeping the median ratio (default: 3 up to 200 applications, else 1)")
 	flag.Var(o.set, "set", "operator config key=value (repeatable), e.g. -set kubeAPIQPS=400")
 	flag.BoolVar(&o.takeover, "takeover", true, "run the takeover (f) after (c): kill the operator with the applications Running and start a new one")
@@ -162,6 +167,13 @@ func main() {
 	}
 	if o.perNamespace <= 0 {
 		o.perNamespace = o.n
+	}
+	if o.noFloor && (o.floorFrom != "" || o.soakOnly || o.pairs > 1) {
+		fmt.Fprintln(os.Stderr, "bench: -no-floor is for (b), one run: not with -floor-from, -soak-only or -pairs above 1")
+		os.Exit(2)
+	}
+	if o.noFloor {
+		o.pairs = 1
 	}
 	if o.floorFrom != "" {
 		// One floor, so one pair: more would repeat the operator's run against the same figure.
@@ -349,7 +361,7 @@ func (b *bench) benchmark(ctx context.Context, o options, res *results) (err err
 		}
 		b.logf("(b) floor kept in %s for -floor-from", path)
 	}
-	scale, keys, err := b.scale(ctx, o.n, o.pairs, o.takenFloor)
+	scale, keys, err := b.scale(ctx, o.n, o.pairs, o.takenFloor, o.noFloor)
 	if err != nil {
 		return fmt.Errorf("(b): %w", err)
 	}

@@ -34,13 +34,16 @@ func defaultPairs(n int) int {
 // scale is (b): the floor and the operator's run, alternated pairs times. It reports the pair whose
 // ratio without jobStabilizationPeriod is the median, every figure of (b) from that pair, and every pair's ratio beside it. The
 // last pair's applications stay for (c). With a taken floor (-floor-from, one pair) it measures
-// only the operator's run, against that floor.
-func (b *bench) scale(ctx context.Context, n, pairs int, taken *takenFloor) (*scaleResult, []string, error) {
+// only the operator's run, against that floor; with noFloor (one pair) only the operator's run,
+// against none.
+func (b *bench) scale(ctx context.Context, n, pairs int, taken *takenFloor, noFloor bool) (*scaleResult, []string, error) {
 	var runs []*scaleResult
 	var keys []string
 	for i := range pairs {
 		var floor floorRun
-		if taken != nil {
+		if noFloor {
+			b.logf("(b) floor not measured (-no-floor): the ratio is not judged")
+		} else if taken != nil {
 			floor = taken.run
 			b.logf("(b) floor not measured: %.2fs taken from %s (measured %s at %s)",
 				floor.seconds, taken.source.Path, taken.source.Date, taken.source.Commit)
@@ -60,8 +63,12 @@ func (b *bench) scale(ctx context.Context, n, pairs int, taken *takenFloor) (*sc
 		}
 		res.FloorSeconds, res.FloorAppliedSeconds = floor.seconds, floor.applied
 		res.FloorRequests, res.FloorCPU, res.FloorProcesses = floor.requests, floor.cpu, floor.processes
-		res.Ratio = res.OperatorSeconds / floor.seconds
-		res.RatioWithoutStabilization = (res.OperatorSeconds - b.stabilization.Seconds()) / floor.seconds
+		res.NoFloor = noFloor
+		if floor.seconds > 0 {
+			// Without a floor the ratio stays 0: JSON has no infinity.
+			res.Ratio = res.OperatorSeconds / floor.seconds
+			res.RatioWithoutStabilization = (res.OperatorSeconds - b.stabilization.Seconds()) / floor.seconds
+		}
 		runs, keys = append(runs, res), k
 		b.logf("(b) pair %d of %d: operator %.2fs / floor %.2fs = %.2f× (%.2f× without jobStabilizationPeriod)",
 			i+1, pairs, res.OperatorSeconds, floor.seconds, res.Ratio, res.RatioWithoutStabilization)

@@ -62,6 +62,9 @@ type scaleResult struct {
 	// FloorFrom is set when the floor was not measured but taken from an earlier run's results
 	// (-floor-from): every floor figure above, and the pair's, is that run's.
 	FloorFrom *floorSource `json:"floorFrom,omitempty"`
+	// NoFloor is set when no floor was measured nor taken (-no-floor): every floor figure and ratio
+	// above is zero, and the all-Running target is not judged.
+	NoFloor bool `json:"noFloor,omitempty"`
 }
 
 type spread struct {
