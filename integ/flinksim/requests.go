@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // requestCounter counts the REST calls a Fleet serves, so that a benchmark can tell how much the
@@ -14,6 +15,9 @@ type requestCounter struct {
 	// byEndpoint is, per namespace and service, the calls by "METHOD /path" with ids replaced:
 	// a benchmark tells groups of applications in one namespace apart by their services.
 	byEndpoint map[string]map[string]map[string]int64
+	// armed is set by MarkFirstRequest, and first is the time of the first call served after it.
+	armed bool
+	first time.Time
 }
 
 func (c *requestCounter) add(namespace, service, method, path string) {
@@ -21,6 +25,9 @@ func (c *requestCounter) add(namespace, service, method, path string) {
 	defer c.mu.Unlock()
 	if c.byCluster == nil {
 		c.byCluster, c.byEndpoint = map[string]int64{}, map[string]map[string]map[string]int64{}
+	}
+	if c.armed && c.first.IsZero() {
+		c.first = time.Now()
 	}
 	c.byCluster[namespace+"/"+service]++
 	services := c.byEndpoint[namespace]
@@ -105,4 +112,22 @@ func (f *Fleet) RequestsByService(namespace string) map[string]map[string]int64 
 		out[service] = c
 	}
 	return out
+}
+
+// MarkFirstRequest forgets the time of any earlier first call and makes FirstRequest report the
+// next call's. A benchmark that polls the counters sees a call only at its next poll, which under
+// load can be tens of milliseconds late; a window timed from that sighting would hold calls made
+// after the window the benchmark means to count.
+func (f *Fleet) MarkFirstRequest() {
+	f.requests.mu.Lock()
+	defer f.requests.mu.Unlock()
+	f.requests.armed, f.requests.first = true, time.Time{}
+}
+
+// FirstRequest is when the Fleet received its first call since MarkFirstRequest; false while none
+// has come.
+func (f *Fleet) FirstRequest() (time.Time, bool) {
+	f.requests.mu.Lock()
+	defer f.requests.mu.Unlock()
+	return f.requests.first, !f.requests.first.IsZero()
 }

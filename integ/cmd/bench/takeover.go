@@ -118,6 +118,8 @@ func (b *bench) takeover(ctx context.Context, outage, poll time.Duration, groups
 	if err := sleep(ctx, outage); err != nil {
 		return nil, err
 	}
+	// The window runs from the first call as the simulator served it, not as a poll below saw it.
+	b.env.Fleet.MarkFirstRequest()
 	if err := b.env.StartOperator(); err != nil {
 		return nil, err
 	}
@@ -143,7 +145,11 @@ func (b *bench) takeover(ctx context.Context, outage, poll time.Duration, groups
 			if _, seen := observed[k]; !seen && calls[k] > base[k] {
 				observed[k] = now
 				if first.IsZero() {
-					first, windowEnd = now, now.Add(poll)
+					first = now
+					if served, ok := b.env.Fleet.FirstRequest(); ok && served.Before(now) {
+						first = served
+					}
+					windowEnd = first.Add(poll)
 				}
 			}
 		}
