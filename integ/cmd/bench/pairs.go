@@ -70,6 +70,11 @@ func (b *bench) scale(ctx context.Context, n, pairs int, taken *takenFloor, noFl
 			res.RatioWithoutStabilization = (res.OperatorSeconds - b.stabilization.Seconds()) / floor.seconds
 		}
 		runs, keys = append(runs, res), k
+		if noFloor {
+			// A floor of 0.00s would read as one measured.
+			b.logf("(b) operator %.2fs; no floor, no ratio (-no-floor)", res.OperatorSeconds)
+			continue
+		}
 		b.logf("(b) pair %d of %d: operator %.2fs / floor %.2fs = %.2f× (%.2f× without jobStabilizationPeriod)",
 			i+1, pairs, res.OperatorSeconds, floor.seconds, res.Ratio, res.RatioWithoutStabilization)
 		if i < pairs-1 {
