@@ -59,46 +59,7 @@ func (jm *JobManager) handleJobsOverview(rc *reqCtx) response {
 }
 
 func (jm *JobManager) handleJobDetails(rc *reqCtx) response {
-	return jm.withJob(rc, func(j *job) response {
-		timestamps := map[string]int64{}
-		for _, s := range jobStates {
-			timestamps[s] = 0
-			if t, ok := j.stateTimes[s]; ok {
-				timestamps[s] = t.UnixMilli()
-			}
-		}
-		vertices := jm.vertexInfos(j, rc.now)
-		statusCounts := map[string]int{}
-		for _, s := range executionStates {
-			statusCounts[s] = 0
-		}
-		for _, v := range vertices {
-			statusCounts[v["status"].(string)]++
-		}
-		body := map[string]any{
-			"jid":            j.id,
-			"name":           j.name,
-			"isStoppable":    false,
-			"state":          j.state,
-			"start-time":     j.submittedAt.UnixMilli(),
-			"end-time":       j.endMillis(),
-			"duration":       j.durationMillis(rc.now),
-			"maxParallelism": -1,
-			"now":            rc.now.UnixMilli(),
-			"timestamps":     timestamps,
-			"vertices":       vertices,
-			"status-counts":  statusCounts,
-			"plan":           jm.plan(j),
-		}
-		if flinkAtLeast(jm.flinkVersion, 1, 20) {
-			body["job-type"] = "STREAMING"
-		}
-		if flinkAtLeast(jm.flinkVersion, 2, 0) {
-			// stream-graph is left out (NON_NULL): a streaming job has none.
-			body["pending-operators"] = 0
-		}
-		return respondOK(body)
-	})
+	return jm.withJob(rc, func(j *job) response { return respondOK(jm.jobDetails(j, rc.now)) })
 }
 
 func (jm *JobManager) handleJobStatus(rc *reqCtx) response {

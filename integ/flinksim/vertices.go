@@ -173,8 +173,8 @@ func millis(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
-func (jm *JobManager) vertexInfos(j *job, now time.Time) []map[string]any {
-	out := []map[string]any{}
+func (jm *JobManager) vertexInfos(j *job, now time.Time) []vertexInfo {
+	out := []vertexInfo{}
 	if !j.hasGraph() {
 		return out
 	}
@@ -192,26 +192,18 @@ func (jm *JobManager) vertexInfos(j *job, now time.Time) []map[string]any {
 	}
 	for v := range j.vertexIDs {
 		counts := j.subtaskStates(v)
-		out = append(out, map[string]any{
-			"id":             j.vertexIDs[v],
-			"name":           j.vertexNames[v],
-			"maxParallelism": j.maxParallelism,
-			"parallelism":    j.vertexParallelism[v],
-			"status":         aggregateState(counts),
-			"start-time":     start,
-			"end-time":       end,
-			"duration":       duration,
-			"tasks":          counts,
-			"metrics": map[string]any{
-				"read-bytes": 0, "read-bytes-complete": true, "write-bytes": 0, "write-bytes-complete": true,
-				"read-records": 0, "read-records-complete": true, "write-records": 0, "write-records-complete": true,
-				"accumulated-backpressured-time": 0, "accumulated-idle-time": 0,
-				"accumulated-busy-time": jsonDouble(0),
-			},
-		})
-		if flinkAtLeast(jm.flinkVersion, 1, 20) {
-			out[len(out)-1]["slotSharingGroupId"] = j.slotSharingGroup
+		info := vertexInfo{
+			ID: j.vertexIDs[v], Name: j.vertexNames[v], MaxParallelism: j.maxParallelism,
+			Parallelism: j.vertexParallelism[v], Status: aggregateState(counts),
+			StartTime: start, EndTime: end, Duration: duration,
+			Tasks: countsOf(executionStates, counts),
+			Metrics: vertexMetrics{ReadBytesComplete: true, WriteBytesComplete: true, ReadRecordsComplete: true,
+				WriteRecordsComplete: true, AccumulatedBusyTime: rawNum(jsonDouble(0))},
 		}
+		if flinkAtLeast(jm.flinkVersion, 1, 20) {
+			info.SlotSharingGroupID = j.slotSharingGroup
+		}
+		out = append(out, info)
 	}
 	return out
 }
@@ -219,29 +211,22 @@ func (jm *JobManager) vertexInfos(j *job, now time.Time) []map[string]any {
 // plan lists the vertices last to first, as Flink's JSON plan lists a streaming job's; a source
 // has no inputs. The default job's source feeds its sink FORWARD; a Load's vertices are keyed
 // (HASH), so that each can run with its own parallelism.
-func (jm *JobManager) plan(j *job) map[string]any {
-	nodes := []any{}
+func (jm *JobManager) plan(j *job) jobPlanBody {
+	nodes := []planNode{}
 	if j.hasGraph() {
 		strategy := "FORWARD"
 		if j.load != nil {
 			strategy = "HASH"
 		}
 		for v := len(j.vertexIDs) - 1; v >= 0; v-- {
-			node := map[string]any{
-				"id": j.vertexIDs[v], "parallelism": j.vertexParallelism[v], "operator": "", "operator_strategy": "",
-				"description": j.vertexNames[v], "optimizer_properties": map[string]any{},
-			}
-			if len(j.vertexInputs[v]) > 0 {
-				inputs := []any{}
-				for num, u := range j.vertexInputs[v] {
-					inputs = append(inputs, map[string]any{
-						"num": num, "id": j.vertexIDs[u], "ship_strategy": strategy, "exchange": "pipelined_bounded",
-					})
-				}
-				node["inputs"] = inputs
+			node := planNode{ID: j.vertexIDs[v], Parallelism: j.vertexParallelism[v], Description: j.vertexNames[v]}
+			for num, u := range j.vertexInputs[v] {
+				node.Inputs = append(node.Inputs, planInput{
+					Num: num, ID: j.vertexIDs[u], ShipStrategy: strategy, Exchange: "pipelined_bounded",
+				})
 			}
 			nodes = append(nodes, node)
 		}
 	}
-	return map[string]any{"jid": j.id, "name": j.name, "type": "STREAMING", "nodes": nodes}
+	return jobPlanBody{JID: j.id, Name: j.name, Type: "STREAMING", Nodes: nodes}
 }
