@@ -97,8 +97,8 @@ func (o *ClusterOwner) ownerReference() metav1.OwnerReference {
 }
 
 // IsOwnerOf reports whether the owner is the controller of obj; see k8.IsControlledBy.
-func (o ClusterOwner) IsOwnerOf(obj metav1.Object) bool {
-	return k8.IsControlledBy(obj, &o.ObjectMeta, o.Kind)
+func (o *ClusterOwner) IsOwnerOf(obj metav1.Object) bool {
+	return k8.IsControlledByName(obj, o.Name, o.UID, o.Kind)
 }
 
 // TaskSlots is the number of task slots in each TaskManager.
