@@ -145,6 +145,7 @@ func (e *Environment) forgetApp(key string) {
 	e.progress.forget(key)
 	e.quiet.Delete(key)
 	e.autoscaling.forget(key)
+	e.waits.forget(key)
 }
 
 // noteDeadline remembers when the object's phase gives up, after a pass that wrote its status. A

@@ -75,6 +75,14 @@ func (q *queueWaits) note(ctx context.Context, key string) {
 	q.spans[key] = s
 }
 
+// forget drops an object's waits once it is gone. Without it every application ever deleted kept up
+// to maxQueueWaits spans for the life of the process.
+func (q *queueWaits) forget(key string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.spans, key)
+}
+
 // within is how much of the time from start to now the object spent waiting for a worker.
 func (q *queueWaits) within(key string, start, now time.Time) time.Duration {
 	q.mu.Lock()

@@ -31,3 +31,16 @@ func TestTheQueueMeasuresWaitsFromTheEarliestDueTime(t *testing.T) {
 	assert.Equal(t, 4*time.Second, q.within("k", t0.Add(time.Second), t0.Add(time.Minute)))
 	assert.Zero(t, q.within("other", t0, t0.Add(time.Minute)))
 }
+
+// An application's waits for a worker go with it: they were kept for the life of the process, so
+// an operator whose tenants create and delete applications grew without bound.
+func TestADeletedApplicationsQueueWaitsAreForgotten(t *testing.T) {
+	var e Environment
+	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	key := applicationKindName + "/" + ns + "/gone"
+	e.waits.note(withQueueWait(context.Background(), span{t0, t0.Add(3 * time.Second)}), key)
+	e.forgetApp(key)
+	e.waits.mu.Lock()
+	defer e.waits.mu.Unlock()
+	assert.NotContains(t, e.waits.spans, key)
+}
