@@ -145,6 +145,9 @@ func giveUp(rc *Context, spec phaseSpec, cause string) Outcome {
 
 func pastDeadline(rc *Context, spec phaseSpec) (string, bool) {
 	st := rc.Machine
+	if st.PhaseStartedAt != nil {
+		rc.env.waits.dropBefore(rc.writeKey(), st.PhaseStartedAt.Time)
+	}
 	if spec.deadline == nil || st.PhaseStartedAt == nil {
 		return "", false
 	}

@@ -83,6 +83,27 @@ func (q *queueWaits) forget(key string) {
 	delete(q.spans, key)
 }
 
+// dropBefore forgets the object's waits that ended before its phase began: no deadline of this
+// phase or a later one counts them. Without it each application kept the waits of its start for
+// good; at 10,000 applications started at once, that is most of maxQueueWaits each.
+func (q *queueWaits) dropBefore(key string, phaseStart time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	s := q.spans[key]
+	kept := s[:0]
+	for _, w := range s {
+		if !w.to.Before(phaseStart) {
+			kept = append(kept, w)
+		}
+	}
+	switch {
+	case len(kept) == 0:
+		delete(q.spans, key)
+	case len(kept) < len(s):
+		q.spans[key] = append([]span(nil), kept...)
+	}
+}
+
 // within is how much of the time from start to now the object spent waiting for a worker.
 func (q *queueWaits) within(key string, start, now time.Time) time.Duration {
 	q.mu.Lock()

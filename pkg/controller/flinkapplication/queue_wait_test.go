@@ -44,3 +44,17 @@ func TestADeletedApplicationsQueueWaitsAreForgotten(t *testing.T) {
 	defer e.waits.mu.Unlock()
 	assert.NotContains(t, e.waits.spans, key)
 }
+
+// Waits that ended before the phase began count for no deadline of it or a later phase, and are
+// dropped; the others still count.
+func TestWaitsBeforeThePhaseAreDropped(t *testing.T) {
+	var q queueWaits
+	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	q.note(withQueueWait(context.Background(), span{t0, t0.Add(3 * time.Second)}), "k")
+	q.note(withQueueWait(context.Background(), span{t0.Add(10 * time.Second), t0.Add(12 * time.Second)}), "k")
+	q.dropBefore("k", t0.Add(5*time.Second))
+	assert.Equal(t, []span{{t0.Add(10 * time.Second), t0.Add(12 * time.Second)}}, q.spans["k"])
+	assert.Equal(t, 2*time.Second, q.within("k", t0, t0.Add(time.Minute)))
+	q.dropBefore("k", t0.Add(13*time.Second))
+	assert.NotContains(t, q.spans, "k")
+}
