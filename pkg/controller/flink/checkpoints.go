@@ -52,15 +52,11 @@ func CheckpointsToRetain(config v1beta1.FlinkConfig, span time.Duration) int {
 // Deployment has these annotations: with the count the operator set there when the configuration
 // sets none.
 func ClusterCheckpointSurvival(config v1beta1.FlinkConfig, annotations map[string]string) (time.Duration, bool) {
+	retainedByOperator := 0
 	if n, err := strconv.Atoi(annotations[RetainedCheckpointsAnnotation]); err == nil && n > 0 {
-		if conf, err := config.Strings(); err == nil {
-			if _, set := conf[RetainedCheckpointsKey]; !set {
-				config = *config.DeepCopy()
-				config[RetainedCheckpointsKey] = strconv.Itoa(n)
-			}
-		}
+		retainedByOperator = n
 	}
-	return ConfigCheckpointSurvival(config)
+	return checkpointSurvival(config, retainedByOperator)
 }
 
 // ConfigCheckpointSurvival is how long a completed checkpoint is sure to stay on storage after it
@@ -69,22 +65,31 @@ func ClusterCheckpointSurvival(config v1beta1.FlinkConfig, annotations map[strin
 // checkpoints nothing replaces it. ok is false when the settings cannot be read. It takes the
 // Flink configuration alone because a session job's is its cluster's with its own over it.
 func ConfigCheckpointSurvival(config v1beta1.FlinkConfig) (time.Duration, bool) {
-	conf, err := config.Strings()
+	return checkpointSurvival(config, 0)
+}
+
+// checkpointSurvival is ConfigCheckpointSurvival with retainedByOperator (when above 0) as the
+// count where the configuration sets none. It reads the two keys it needs, not the whole
+// configuration: it runs on every pass of every application that checkpoints.
+func checkpointSurvival(config v1beta1.FlinkConfig, retainedByOperator int) (time.Duration, bool) {
+	intervalText, set, err := config.Lookup(CheckpointIntervalKey)
 	if err != nil {
 		return 0, false
 	}
-	if _, set := conf[CheckpointIntervalKey]; !set {
+	if !set {
 		return math.MaxInt64, true
 	}
-	interval, err := ParseDuration(conf[CheckpointIntervalKey])
+	interval, err := ParseDuration(intervalText)
 	if err != nil || interval <= 0 {
 		return 0, false
 	}
 	retained := 1
-	if v, set := conf[RetainedCheckpointsKey]; set {
+	if v, set, _ := config.Lookup(RetainedCheckpointsKey); set {
 		if retained, err = strconv.Atoi(strings.TrimSpace(v)); err != nil || retained < 1 {
 			return 0, false
 		}
+	} else if retainedByOperator > 0 {
+		retained = retainedByOperator
 	}
 	return time.Duration(retained-1) * interval, true
 }

@@ -217,11 +217,11 @@ func checkpointRecordWindow(rc *Context) time.Duration {
 
 // checkpointInterval is the job's checkpoint interval from its configuration; 0 when unset.
 func checkpointInterval(rc *Context) time.Duration {
-	conf, err := rc.Settings.FlinkConfig.Strings()
+	text, _, err := rc.Settings.FlinkConfig.Lookup(flink.CheckpointIntervalKey)
 	if err != nil {
 		return 0
 	}
-	interval, err := flink.ParseDuration(conf[flink.CheckpointIntervalKey])
+	interval, err := flink.ParseDuration(text)
 	if err != nil {
 		return 0
 	}

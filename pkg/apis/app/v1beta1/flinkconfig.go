@@ -60,26 +60,56 @@ func (in FlinkConfig) Strings() (map[string]string, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		switch v := in[k].(type) {
-		case string:
-			out[k] = v
-		case bool:
-			out[k] = strconv.FormatBool(v)
-		case float64:
-			out[k] = strconv.FormatFloat(v, 'f', -1, 64)
-		case float32:
-			out[k] = strconv.FormatFloat(float64(v), 'f', -1, 32)
-		case int:
-			out[k] = strconv.Itoa(v)
-		case int32:
-			out[k] = strconv.FormatInt(int64(v), 10)
-		case int64:
-			out[k] = strconv.FormatInt(v, 10)
-		case nil:
-			return nil, fmt.Errorf("flinkConfig %q has no value", k)
-		default:
-			return nil, fmt.Errorf("flinkConfig %q must be a string, number or boolean, not %T", k, v)
+		v, err := flinkString(k, in[k])
+		if err != nil {
+			return nil, err
 		}
+		out[k] = v
 	}
 	return out, nil
+}
+
+// Lookup is one key's value as Strings renders it and whether it is set, with Strings' error when
+// any value is not a scalar: a reader of one key treats a configuration Flink cannot read as
+// Strings' callers do. It builds no map, and allocates only to render a value that is not a
+// string: the operator reads a few keys of every application on every pass.
+func (in FlinkConfig) Lookup(key string) (value string, set bool, err error) {
+	for _, v := range in {
+		switch v.(type) {
+		case string, bool, float64, float32, int, int32, int64:
+		default:
+			_, err := in.Strings() // names the first offending key in order, as Strings does
+			return "", false, err
+		}
+	}
+	v, set := in[key]
+	if !set {
+		return "", false, nil
+	}
+	value, _ = flinkString(key, v)
+	return value, true, nil
+}
+
+// flinkString is a value as Flink reads it: a string as it is, a number or boolean as written.
+func flinkString(key string, value interface{}) (string, error) {
+	switch v := value.(type) {
+	case string:
+		return v, nil
+	case bool:
+		return strconv.FormatBool(v), nil
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64), nil
+	case float32:
+		return strconv.FormatFloat(float64(v), 'f', -1, 32), nil
+	case int:
+		return strconv.Itoa(v), nil
+	case int32:
+		return strconv.FormatInt(int64(v), 10), nil
+	case int64:
+		return strconv.FormatInt(v, 10), nil
+	case nil:
+		return "", fmt.Errorf("flinkConfig %q has no value", key)
+	default:
+		return "", fmt.Errorf("flinkConfig %q must be a string, number or boolean, not %T", key, v)
+	}
 }
