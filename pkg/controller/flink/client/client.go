@@ -82,6 +82,8 @@ type Client struct {
 	cfg     Config
 	http    *resty.Client
 	metrics *metrics
+	// bareHeader is what sendBare sends: resty's client headers.
+	bareHeader http.Header
 }
 
 var _ API = (*Client)(nil)
@@ -104,7 +106,9 @@ func New(cfg Config, reg prometheus.Registerer) *Client {
 	} else if t, err := h.Transport(); err == nil {
 		keepPerJobManager(t, cfg)
 	}
-	return &Client{cfg: cfg, http: h, metrics: newMetrics(reg)}
+	return &Client{cfg: cfg, http: h, metrics: newMetrics(reg), bareHeader: http.Header{
+		"User-Agent": {cfg.UserAgent}, "Accept": {"application/json"},
+	}}
 }
 
 // keepPerJobManager shapes resty's transport for a fleet of JobManagers (see
@@ -131,6 +135,9 @@ type request struct {
 	body    any
 	upload  *fileUpload // sent as multipart/form-data instead of body
 	out     any         // decodes a 2xx answer, when set
+	// onlyOut says the caller reads a 2xx answer through out alone, so its body's buffer is
+	// reused once decoded (decode copies what it keeps).
+	onlyOut bool
 	timeout time.Duration
 	policy  retryPolicy
 }
@@ -154,6 +161,19 @@ func (c *Client) sendUpload(ctx context.Context, r request, target string) (*htt
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("User-Agent", c.cfg.UserAgent)
 	req.Header.Set("Accept", "application/json")
+	return c.http.GetClient().Do(req)
+}
+
+// sendBare sends a request without a body past resty, on its HTTP client (transport, redirect
+// policy), with the headers resty would add. Nearly every call is one (the polls of every job), and
+// resty's setup of each (its request object, a copy of the client's headers and their parsing)
+// was a seventh of what the operator allocated at 10,000 applications.
+func (c *Client) sendBare(ctx context.Context, r request, target string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, r.method, target, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = c.bareHeader // shared: an http.Client and its transport never change a request's header
 	return c.http.GetClient().Do(req)
 }
 
@@ -205,13 +225,13 @@ func (c *Client) send(ctx context.Context, baseURL string, r request) (int, []by
 		WroteHeaders: func() { written.Store(true) },
 	})
 	var raw *http.Response
-	if r.upload != nil {
+	switch {
+	case r.upload != nil:
 		raw, err = c.sendUpload(traced, r, target)
-	} else {
-		req := c.http.R().SetContext(traced)
-		if r.body != nil {
-			req.SetHeader("Content-Type", "application/json").SetBody(r.body)
-		}
+	case r.body == nil:
+		raw, err = c.sendBare(traced, r, target)
+	default:
+		req := c.http.R().SetContext(traced).SetHeader("Content-Type", "application/json").SetBody(r.body)
 		var resp *resty.Response
 		if resp, err = req.Execute(r.method, target); err == nil {
 			raw = resp.RawResponse
@@ -221,7 +241,7 @@ func (c *Client) send(ctx context.Context, baseURL string, r request) (int, []by
 		return 0, nil, r.unanswered(ctx, err, written.Load())
 	}
 	defer raw.Body.Close()
-	got, err := receive(callCtx, r.op, raw)
+	got, err := receive(callCtx, r.op, raw, r.onlyOut)
 	if err != nil {
 		return 0, nil, r.unanswered(ctx, err, written.Load())
 	}
@@ -237,6 +257,10 @@ func (c *Client) send(ctx context.Context, baseURL string, r request) (int, []by
 			Message:    errorMessage(status, body),
 			Retryable:  r.policy.retryableStatus(status, body),
 		}
+	case r.out != nil && r.onlyOut:
+		err := decode(r.op, got.limit, status, body, r.out)
+		got.recycle()
+		return status, nil, err
 	case r.out != nil:
 		return status, body, decode(r.op, got.limit, status, body, r.out)
 	}
@@ -262,7 +286,7 @@ func (r request) unanswered(ctx context.Context, err error, written bool) *Error
 // getJSON sends a GET and decodes its answer into out.
 func (c *Client) getJSON(ctx context.Context, baseURL, op string, out any, path ...string) error {
 	_, _, err := c.send(ctx, baseURL, request{
-		op: op, method: http.MethodGet, path: path, out: out, timeout: c.cfg.GetTimeout, policy: readPolicy,
+		op: op, method: http.MethodGet, path: path, out: out, onlyOut: true, timeout: c.cfg.GetTimeout, policy: readPolicy,
 	})
 	return err
 }
