@@ -84,6 +84,9 @@ type Context struct {
 	transitioned bool
 	// ranOn is set when the pass moved into a phase and ran its handler too (runsAtOnce).
 	ranOn bool
+	// versionMemo is recordedVersion's last answer, and key writeKey's.
+	versionMemo struct{ spec, version string }
+	key         string
 }
 
 // bind makes working the pass's object and stored the object as read.
@@ -196,13 +199,30 @@ func (rc *Context) FlinkURL(hash string) string {
 func (rc *Context) FlinkVersion(hash string) string {
 	if rc.Job != nil {
 		for _, rec := range []*v1beta1.DeploymentRecord{stable(rc.Job), candidate(rc.Job)} {
-			var spec struct {
-				FlinkVersion string `json:"flinkVersion"`
+			if rec == nil || rec.ClusterHash != hash {
+				continue
 			}
-			if rec != nil && rec.ClusterHash == hash && json.Unmarshal([]byte(rec.Spec), &spec) == nil && spec.FlinkVersion != "" {
-				return spec.FlinkVersion
+			if v := rc.recordedVersion(rec.Spec); v != "" {
+				return v
 			}
 		}
 	}
 	return rc.ClusterOwner.Spec.FlinkVersion
+}
+
+// recordedVersion is the flinkVersion of a deployment record's spec; "" when it has none. The
+// last answer is kept for the pass: every call to Flink asks (jobs.Pass.Ref), and decoding the
+// whole spec each time was a fortieth of what the operator allocated. A pass runs on one goroutine.
+func (rc *Context) recordedVersion(spec string) string {
+	if spec != "" && spec == rc.versionMemo.spec {
+		return rc.versionMemo.version
+	}
+	var decoded struct {
+		FlinkVersion string `json:"flinkVersion"`
+	}
+	if json.Unmarshal([]byte(spec), &decoded) != nil {
+		decoded.FlinkVersion = ""
+	}
+	rc.versionMemo.spec, rc.versionMemo.version = spec, decoded.FlinkVersion
+	return decoded.FlinkVersion
 }

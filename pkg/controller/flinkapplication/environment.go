@@ -64,6 +64,8 @@ type Environment struct {
 	waits    queueWaits
 	// progress remembers when each starting cluster last took a step (cluster_progress.go).
 	progress progressMemory
+	// hashes remembers each application's cluster hash by the resourceVersion it was computed from.
+	hashes clusterHashes
 	// autoscaling keeps the autoscaler's samples of each autoscaled job (autoscaler_metrics.go).
 	autoscaling autoscalerMemory
 
@@ -146,6 +148,7 @@ func (e *Environment) forgetApp(key string) {
 	e.quiet.Delete(key)
 	e.autoscaling.forget(key)
 	e.waits.forget(key)
+	e.hashes.forget(key)
 }
 
 // noteDeadline remembers when the object's phase gives up, after a pass that wrote its status. A

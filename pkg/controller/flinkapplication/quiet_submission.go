@@ -37,11 +37,11 @@ type quietSubmission struct {
 // ClusterStarting with the job id it submits under, the pass is in Submitting, and everything else
 // that differs is what the pass saw.
 func submittingUnwritten(rc *Context) bool {
-	if rc.App == nil || rc.stored == nil || rc.Meta.DeletionTimestamp != nil {
+	if rc.App == nil || rc.stored == nil || rc.Meta.DeletionTimestamp != nil || rc.App.Status.Phase != v1beta1.PhaseSubmitting {
 		return false
 	}
 	stored, ok := rc.stored.status().(v1beta1.FlinkApplicationStatus)
-	if !ok || stored.Phase != v1beta1.PhaseClusterStarting || rc.App.Status.Phase != v1beta1.PhaseSubmitting || !jobIDStored(rc) {
+	if !ok || stored.Phase != v1beta1.PhaseClusterStarting || !jobIDStored(rc) {
 		return false
 	}
 	seen := rc.App.Status.DeepCopy()

@@ -53,7 +53,7 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 		return 0, err
 	}
 	rc := &Context{
-		Context: ctx, App: app, Config: e.Config, Now: e.Clock.Now(), Hash: flink.ClusterHash(app),
+		Context: ctx, App: app, Config: e.Config, Now: e.Clock.Now(), Hash: e.hashes.of(applicationKindName+"/"+namespace+"/"+name, app),
 		Clusters: clusters, HAConfigMaps: ha, Snapshots: snapshots, GenericService: generic, Ingress: ingress,
 		ClusterOwner: owner, env: e, kind: applicationKind,
 	}

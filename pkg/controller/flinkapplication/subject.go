@@ -27,7 +27,9 @@ type subject interface {
 	// job is nil for a kind that owns no job; clusters is nil for a kind that owns no cluster.
 	job() *v1beta1.JobOwnerStatus
 	clusters() *v1beta1.ClusterOwnerStatus
-	// status is the whole status, as it is written.
+	// status is the whole status, as it is written. It is the struct, not a pointer: sameStatus
+	// compares what it is given, and through pointers it would note every struct, slice and map it
+	// passes (reflect's visited set), which costs more than this copy.
 	status() interface{}
 	// saveStatus copies the status (not the spec, which a pass does not change) and returns what
 	// sets it back to the copy, in place.
