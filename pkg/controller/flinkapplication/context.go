@@ -84,9 +84,8 @@ type Context struct {
 	transitioned bool
 	// ranOn is set when the pass moved into a phase and ran its handler too (runsAtOnce).
 	ranOn bool
-	// versionMemo is recordedVersion's last answer, and key writeKey's.
-	versionMemo struct{ spec, version string }
-	key         string
+	// key is writeKey's answer.
+	key string
 }
 
 // bind makes working the pass's object and stored the object as read.
@@ -202,7 +201,7 @@ func (rc *Context) FlinkVersion(hash string) string {
 			if rec == nil || rec.ClusterHash != hash {
 				continue
 			}
-			if v := rc.recordedVersion(rec.Spec); v != "" {
+			if v := rc.recordedVersion(hash, rec.Spec); v != "" {
 				return v
 			}
 		}
@@ -210,19 +209,15 @@ func (rc *Context) FlinkVersion(hash string) string {
 	return rc.ClusterOwner.Spec.FlinkVersion
 }
 
-// recordedVersion is the flinkVersion of a deployment record's spec; "" when it has none. The
-// last answer is kept for the pass: every call to Flink asks (jobs.Pass.Ref), and decoding the
-// whole spec each time was a fortieth of what the operator allocated. A pass runs on one goroutine.
-func (rc *Context) recordedVersion(spec string) string {
-	if spec != "" && spec == rc.versionMemo.spec {
-		return rc.versionMemo.version
+// recordedVersion is the flinkVersion of the spec of the record of the cluster with hash; "" when
+// it has none.
+func (rc *Context) recordedVersion(hash, spec string) string {
+	if rc.env == nil {
+		var decoded struct {
+			FlinkVersion string `json:"flinkVersion"`
+		}
+		_ = json.Unmarshal([]byte(spec), &decoded)
+		return decoded.FlinkVersion
 	}
-	var decoded struct {
-		FlinkVersion string `json:"flinkVersion"`
-	}
-	if json.Unmarshal([]byte(spec), &decoded) != nil {
-		decoded.FlinkVersion = ""
-	}
-	rc.versionMemo.spec, rc.versionMemo.version = spec, decoded.FlinkVersion
-	return decoded.FlinkVersion
+	return rc.env.versions.of(rc.writeKey(), hash, spec)
 }

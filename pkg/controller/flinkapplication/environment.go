@@ -64,8 +64,10 @@ type Environment struct {
 	waits    queueWaits
 	// progress remembers when each starting cluster last took a step (cluster_progress.go).
 	progress progressMemory
-	// hashes remembers each application's cluster hash by the resourceVersion it was computed from.
-	hashes clusterHashes
+	// hashes remembers each application's cluster hash by the resourceVersion it was computed from,
+	// and versions the flinkVersion of each record's spec (object_memory.go).
+	hashes   clusterHashes
+	versions recordedVersions
 	// autoscaling keeps the autoscaler's samples of each autoscaled job (autoscaler_metrics.go).
 	autoscaling autoscalerMemory
 
@@ -149,6 +151,7 @@ func (e *Environment) forgetApp(key string) {
 	e.autoscaling.forget(key)
 	e.waits.forget(key)
 	e.hashes.forget(key)
+	e.versions.forget(key)
 }
 
 // noteDeadline remembers when the object's phase gives up, after a pass that wrote its status. A

@@ -128,13 +128,13 @@ func keepPerJobManager(t *http.Transport, cfg Config) {
 
 // request describes one REST call.
 type request struct {
-	op      string // API method name: Error.Method and the metrics label
-	method  string
-	path    []string // unescaped path segments below the base URL
-	query   url.Values
-	body    any
-	upload  *fileUpload // sent as multipart/form-data instead of body
-	out     any         // decodes a 2xx answer, when set
+	op     string // API method name: Error.Method and the metrics label
+	method string
+	path   []string // unescaped path segments below the base URL
+	query  url.Values
+	body   any
+	upload *fileUpload // sent as multipart/form-data instead of body
+	out    any         // decodes a 2xx answer, when set
 	// onlyOut says the caller reads a 2xx answer through out alone, so its body's buffer is
 	// reused once decoded (decode copies what it keeps).
 	onlyOut bool
