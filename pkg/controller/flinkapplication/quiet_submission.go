@@ -40,7 +40,7 @@ func submittingUnwritten(rc *Context) bool {
 	if rc.App == nil || rc.stored == nil || rc.Meta.DeletionTimestamp != nil || rc.App.Status.Phase != v1beta1.PhaseSubmitting {
 		return false
 	}
-	stored, ok := rc.stored.status().(v1beta1.FlinkApplicationStatus)
+	stored, ok := rc.stored.status().(*v1beta1.FlinkApplicationStatus)
 	if !ok || stored.Phase != v1beta1.PhaseClusterStarting || !jobIDStored(rc) {
 		return false
 	}

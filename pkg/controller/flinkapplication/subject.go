@@ -27,9 +27,8 @@ type subject interface {
 	// job is nil for a kind that owns no job; clusters is nil for a kind that owns no cluster.
 	job() *v1beta1.JobOwnerStatus
 	clusters() *v1beta1.ClusterOwnerStatus
-	// status is the whole status, as it is written. It is the struct, not a pointer: sameStatus
-	// compares what it is given, and through pointers it would note every struct, slice and map it
-	// passes (reflect's visited set), which costs more than this copy.
+	// status is the whole status, as it is written: a pointer to it, which sameStatus compares
+	// without copying or boxing anything.
 	status() interface{}
 	// saveStatus copies the status (not the spec, which a pass does not change) and returns what
 	// sets it back to the copy, in place.
@@ -57,7 +56,7 @@ func (s applicationSubject) job() *v1beta1.JobOwnerStatus    { return &s.Status.
 func (s applicationSubject) clusters() *v1beta1.ClusterOwnerStatus {
 	return &s.Status.ClusterOwnerStatus
 }
-func (s applicationSubject) status() interface{} { return s.Status }
+func (s applicationSubject) status() interface{} { return &s.Status }
 func (s applicationSubject) saveStatus() func() {
 	saved := s.Status.DeepCopy()
 	return func() { s.Status = *saved }
@@ -93,7 +92,7 @@ func (s sessionJobSubject) phase() Phase {
 func (s sessionJobSubject) machine() *v1beta1.MachineStatus       { return &s.Status.MachineStatus }
 func (s sessionJobSubject) job() *v1beta1.JobOwnerStatus          { return &s.Status.JobOwnerStatus }
 func (s sessionJobSubject) clusters() *v1beta1.ClusterOwnerStatus { return nil }
-func (s sessionJobSubject) status() interface{}                   { return s.Status }
+func (s sessionJobSubject) status() interface{}                   { return &s.Status }
 func (s sessionJobSubject) saveStatus() func() {
 	saved := s.Status.DeepCopy()
 	return func() { s.Status = *saved }
@@ -135,7 +134,7 @@ func (s sessionClusterSubject) job() *v1beta1.JobOwnerStatus    { return nil }
 func (s sessionClusterSubject) clusters() *v1beta1.ClusterOwnerStatus {
 	return &s.Status.ClusterOwnerStatus
 }
-func (s sessionClusterSubject) status() interface{} { return s.Status }
+func (s sessionClusterSubject) status() interface{} { return &s.Status }
 func (s sessionClusterSubject) saveStatus() func() {
 	saved := s.Status.DeepCopy()
 	return func() { s.Status = *saved }
