@@ -183,6 +183,16 @@ func (e *Environment) lookDue(rc *Context, what string, every time.Duration, sin
 	return true
 }
 
+// lookWouldBeDue is what lookDue would say now, without noting anything: a read asked ahead of
+// the answer that decides whether it is made (observeLiveJob) counts as made only once it is used.
+func (e *Environment) lookWouldBeDue(rc *Context, what string, every time.Duration, since time.Time) bool {
+	last := since
+	if v, ok := e.looked.Load(lookKey(rc, what)); ok {
+		last = v.(time.Time)
+	}
+	return last.IsZero() || rc.Now.Sub(last) >= every
+}
+
 // lookedAt notes that what is named was last read at, which may be earlier than it was: the next
 // read comes due an interval after at.
 func (e *Environment) lookedAt(rc *Context, what string, at time.Time) {

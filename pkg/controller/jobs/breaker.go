@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"io"
+	"sync"
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 )
@@ -11,6 +12,8 @@ import (
 // the same pass fail at once with that error.
 type breaker struct {
 	client.API
+	// mu guards open: the reads of Pass.Together share the breaker.
+	mu   sync.Mutex
 	open map[string]error
 	// fence, when set, is asked before each call that changes something.
 	fence func() error
@@ -19,15 +22,22 @@ type breaker struct {
 func newBreaker(api client.API) *breaker { return &breaker{API: api, open: map[string]error{}} }
 
 func (b *breaker) guard(url string, call func() error) error {
-	if err := b.open[url]; err != nil {
+	if err := b.opened(url); err != nil {
 		return err
 	}
 	return b.send(url, call)
 }
 
+// opened is the error that opened the breaker of a JobManager in this pass, if one did.
+func (b *breaker) opened(url string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.open[url]
+}
+
 // act is guard for a call that changes something: the fence is asked first.
 func (b *breaker) act(url string, call func() error) error {
-	if err := b.open[url]; err != nil {
+	if err := b.opened(url); err != nil {
 		return err
 	}
 	if b.fence != nil {
@@ -41,7 +51,9 @@ func (b *breaker) act(url string, call func() error) error {
 func (b *breaker) send(url string, call func() error) error {
 	err := call()
 	if client.IsNoAnswer(err) {
+		b.mu.Lock()
 		b.open[url] = err
+		b.mu.Unlock()
 	}
 	return err
 }

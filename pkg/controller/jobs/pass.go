@@ -2,6 +2,9 @@ package jobs
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
@@ -84,17 +87,21 @@ type Pass struct {
 	// client leaves it out), since it knows no format and refuses a request that names one.
 	SavepointFormat string
 
-	memo map[string]memoEntry
+	// mu guards memo: the reads of Together share it.
+	mu   sync.Mutex
+	memo map[string]*memoEntry
 }
 
+// memoEntry is one question of the pass; asked is done once its answer is set.
 type memoEntry struct {
+	asked sync.WaitGroup
 	value interface{}
 	err   error
 }
 
 // NewPass starts a pass's view of Flink through api.
 func NewPass(ctx context.Context, api client.API, now time.Time, clusters Clusters) *Pass {
-	return &Pass{ctx: ctx, flink: newBreaker(api), clusters: clusters, Now: now, memo: map[string]memoEntry{}}
+	return &Pass{ctx: ctx, flink: newBreaker(api), clusters: clusters, Now: now, memo: map[string]*memoEntry{}}
 }
 
 // FenceWith makes every call of the pass that changes something in Flink (a trigger, a cancel, a
@@ -128,17 +135,74 @@ func (p *Pass) announce(warning bool, reason, message string) {
 	}
 }
 
+// remember asks a question once a pass: a second asker, on the same goroutine or in Together,
+// waits for the first one's answer instead of asking Flink again.
 func (p *Pass) remember(key string, fetch func() (interface{}, error)) (interface{}, error) {
+	p.mu.Lock()
 	if e, ok := p.memo[key]; ok {
+		p.mu.Unlock()
+		e.asked.Wait()
 		return e.value, e.err
 	}
-	v, err := fetch()
-	p.memo[key] = memoEntry{v, err}
-	return v, err
+	e := &memoEntry{}
+	e.asked.Add(1)
+	p.memo[key] = e
+	p.mu.Unlock()
+	defer e.asked.Done() // a fetch that panics still lets the others waiting go
+	e.value, e.err = fetch()
+	return e.value, e.err
+}
+
+// Together asks reads at once, each on a goroutine of its own, and returns when all have ended:
+// a pass that needs several answers from Flink waits for the slowest of them, not for their sum.
+// The reads are the pass's questions (View, OverviewAt, Checkpoints, Jobs); the pass keeps their
+// answers, so asking them again afterwards costs nothing. Only reads belong here: a call that
+// changes something is ordered after what the pass observed. The first read runs on the caller's
+// goroutine; the others must not touch what the caller's goroutine may change meanwhile.
+//
+// A read that panics panics the caller, only after the other reads ended: the first one as it
+// would have alone, another one with its value and the stack of the goroutine it panicked on.
+func (p *Pass) Together(reads ...func()) {
+	if len(reads) == 0 {
+		return
+	}
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		failed interface{} // the first panic of another read
+		stack  []byte
+		others = reads[1:]
+	)
+	for _, read := range others {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if v := recover(); v != nil {
+					mu.Lock()
+					if failed == nil {
+						failed, stack = v, debug.Stack()
+					}
+					mu.Unlock()
+				}
+			}()
+			read()
+		}()
+	}
+	defer wg.Wait() // also when the first read panics
+	reads[0]()
+	wg.Wait()
+	if failed != nil {
+		panic(fmt.Sprintf("%v\n\nin a read asked together, on:\n%s", failed, stack))
+	}
 }
 
 // Forget drops what the pass observed, after it changed something in Flink.
-func (p *Pass) Forget() { p.memo = map[string]memoEntry{} }
+func (p *Pass) Forget() {
+	p.mu.Lock()
+	p.memo = map[string]*memoEntry{}
+	p.mu.Unlock()
+}
 
 // View is the pass's view of a job on a cluster, taken on first use.
 func (p *Pass) View(cluster, jobID string) *View {
@@ -161,16 +225,27 @@ func (p *Pass) View(cluster, jobID string) *View {
 
 // Seen is the pass's view of a job if the pass already took it, without asking Flink; nil otherwise.
 func (p *Pass) Seen(cluster, jobID string) *View {
-	if e, ok := p.memo["view/"+cluster+"/"+jobID]; ok {
-		return e.value.(*View)
+	p.mu.Lock()
+	e, ok := p.memo["view/"+cluster+"/"+jobID]
+	p.mu.Unlock()
+	if !ok {
+		return nil
 	}
-	return nil
+	e.asked.Wait()
+	v, _ := e.value.(*View)
+	return v
 }
 
 // Overview is GET /overview of a cluster.
 func (p *Pass) Overview(cluster string) (*client.ClusterOverview, error) {
+	return p.OverviewAt(cluster, p.URL(cluster))
+}
+
+// OverviewAt is Overview with the cluster's URL already known, for a read in Together that must
+// not ask the caller's Clusters from another goroutine.
+func (p *Pass) OverviewAt(cluster, url string) (*client.ClusterOverview, error) {
 	v, err := p.remember("overview/"+cluster, func() (interface{}, error) {
-		return p.flink.GetClusterOverview(p.ctx, p.URL(cluster))
+		return p.flink.GetClusterOverview(p.ctx, url)
 	})
 	if err != nil {
 		return nil, err
