@@ -134,41 +134,20 @@ func buildKind(t reflect.Type, building map[reflect.Type]*equalFunc) equalFunc {
 			return true
 		}
 	case reflect.Array:
-		elem := buildEqual(t.Elem(), building)
-		return func(a, b reflect.Value) bool {
-			for i := 0; i < a.Len(); i++ {
-				if !elem(a.Index(i), b.Index(i)) {
-					return false
-				}
-			}
-			return true
-		}
+		return elementsEqual(buildEqual(t.Elem(), building))
 	case reflect.Slice:
-		// A nil and an empty list are stored alike.
-		elem := buildEqual(t.Elem(), building)
+		elements := elementsEqual(buildEqual(t.Elem(), building))
 		return func(a, b reflect.Value) bool {
-			if a.Len() != b.Len() {
-				return false
+			if equal, decided := bySize(a, b); decided {
+				return equal
 			}
-			if a.Len() == 0 || a.Pointer() == b.Pointer() {
-				return true
-			}
-			for i := 0; i < a.Len(); i++ {
-				if !elem(a.Index(i), b.Index(i)) {
-					return false
-				}
-			}
-			return true
+			return elements(a, b)
 		}
 	case reflect.Map:
-		// A nil and an empty map are stored alike.
 		elem := buildEqual(t.Elem(), building)
 		return func(a, b reflect.Value) bool {
-			if a.Len() != b.Len() {
-				return false
-			}
-			if a.Len() == 0 || a.Pointer() == b.Pointer() {
-				return true
+			if equal, decided := bySize(a, b); decided {
+				return equal
 			}
 			for it := a.MapRange(); it.Next(); {
 				other := b.MapIndex(it.Key())
@@ -192,6 +171,31 @@ func buildKind(t reflect.Type, building map[reflect.Type]*equalFunc) equalFunc {
 	default: // channels and unsafe pointers: the same one
 		return func(a, b reflect.Value) bool { return a.Pointer() == b.Pointer() }
 	}
+}
+
+// elementsEqual compares two lists or arrays of one length element by element.
+func elementsEqual(elem equalFunc) equalFunc {
+	return func(a, b reflect.Value) bool {
+		for i := 0; i < a.Len(); i++ {
+			if !elem(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// bySize decides a comparison of two lists or maps without their elements when it can: of other
+// lengths they differ; with none (a nil and an empty one are stored alike) or the same backing
+// store they are the same.
+func bySize(a, b reflect.Value) (equal, decided bool) {
+	if a.Len() != b.Len() {
+		return false, true
+	}
+	if a.Len() == 0 || a.Pointer() == b.Pointer() {
+		return true, true
+	}
+	return false, false
 }
 
 // timeOf reads a metav1.Time without boxing it when it is addressable (reached through a pointer).
