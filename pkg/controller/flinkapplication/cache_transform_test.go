@@ -8,6 +8,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 )
 
 // The caches keep of a Deployment what a pass reads (its replicas, labels, annotations and status)
@@ -34,8 +37,8 @@ func TestTheCacheKeepsOfADeploymentWhatAPassReads(t *testing.T) {
 	assert.Equal(t, int32(2), got.Status.ReadyReplicas)
 }
 
-// The caches keep of a pod's status what podReady and podProblem read, and they read the same of
-// the kept pod as of the whole one.
+// The pod cache keeps of a pod what podReady, podProblem and podProgress say of it, worked out from
+// the whole pod, and the metadata the informer and groupOwned read.
 func TestTheCacheKeepsOfAPodWhatAPassReads(t *testing.T) {
 	now := metav1.Now()
 	running := corev1.ContainerStatus{Name: "jobmanager", Image: "flink:1.20", ImageID: "sha256:abc", ContainerID: "containerd://1",
@@ -61,22 +64,26 @@ func TestTheCacheKeepsOfAPodWhatAPassReads(t *testing.T) {
 	}
 	for name, status := range pods {
 		t.Run(name, func(t *testing.T) {
-			whole := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"flink-app": "wc"}},
+			whole := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", ResourceVersion: "7",
+				Labels: map[string]string{k8.AppLabel: "wc", k8.HashLabel: "0123abcd", k8.ComponentLabel: "jobmanager",
+					"pod-template-hash": "5d8f", "team": "payments"},
+				Annotations: map[string]string{"prometheus.io/scrape": "true"}},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "jobmanager"}}}, Status: status}
 			out, err := trimForCache(whole.DeepCopy())
 			assert.NoError(t, err)
-			kept := out.(*corev1.Pod)
-			assert.Equal(t, podReady(whole), podReady(kept))
-			assert.Equal(t, podProblem(whole), podProblem(kept))
-			assert.Empty(t, kept.Status.PodIPs)
-			assert.Nil(t, kept.Status.StartTime)
-			for _, c := range append(kept.Status.InitContainerStatuses, kept.Status.ContainerStatuses...) {
-				assert.Empty(t, c.Image)
-				assert.Nil(t, c.State.Running)
-				if term := c.LastTerminationState.Terminated; term != nil {
-					assert.Empty(t, term.Message)
-				}
-			}
+			kept := out.(*cachedPod)
+			assert.Equal(t, podReady(whole), kept.ready)
+			assert.Equal(t, podProblem(whole), kept.problem)
+			assert.Equal(t, podProgress(whole), kept.progress)
+			assert.Equal(t, "ns/"+name, cache.MetaObjectToName(kept).String(), "the informer's key")
+			assert.Equal(t, "7", kept.ResourceVersion)
+			assert.Equal(t, map[string]string{k8.AppLabel: "wc", k8.HashLabel: "0123abcd", k8.ComponentLabel: "jobmanager"}, kept.Labels,
+				"the labels that tie it to a cluster, no others")
+			assert.Empty(t, kept.Annotations)
+			again, err := trimForCache(kept)
+			assert.NoError(t, err)
+			assert.Same(t, kept, again, "a kept pod is kept as it is: the informer may transform an object twice")
+			assert.Equal(t, kept, kept.DeepCopyObject())
 		})
 	}
 }

@@ -350,7 +350,7 @@ func (c *Controller) enqueueOwner(obj interface{}) {
 	if !ok {
 		return
 	}
-	if _, isPod := obj.(*corev1.Pod); isPod {
+	if _, isPod := obj.(*cachedPod); isPod {
 		// A cluster's pods are controlled by its ReplicaSets; the label names the application or
 		// session cluster, and both are woken: one of them is gone at once.
 		if app := m.GetLabels()[k8.AppLabel]; app != "" {

@@ -144,7 +144,7 @@ func (o *listerObserver) Owned(owner flink.ClusterOwner) (map[string]*ClusterObj
 	if err != nil {
 		return nil, nil, err
 	}
-	pods, err := indexed[*corev1.Pod](l.pods, key)
+	pods, err := indexed[*cachedPod](l.pods, key)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -261,7 +261,7 @@ func indexed[T any](index cache.Indexer, key string) ([]T, error) {
 // groupOwned sorts the application's Deployments and Services into clusters by hash, counts each
 // cluster's pods, and finds its generic Service. Objects the application does not control
 // are left out.
-func groupOwned(owner flink.ClusterOwner, deploys []*appsv1.Deployment, services []*corev1.Service, pods []*corev1.Pod,
+func groupOwned(owner flink.ClusterOwner, deploys []*appsv1.Deployment, services []*corev1.Service, pods []*cachedPod,
 	configMaps []*corev1.ConfigMap) (map[string]*ClusterObjects, *corev1.Service) {
 	clusters := map[string]*ClusterObjects{}
 	get := func(hash string) *ClusterObjects {
@@ -307,20 +307,20 @@ func groupOwned(owner flink.ClusterOwner, deploys []*appsv1.Deployment, services
 			continue
 		}
 		c := get(hash)
-		c.Progress += podProgress(p)
+		c.Progress += p.progress
 		switch p.Labels[k8.ComponentLabel] {
 		case flink.JobManagerComponent:
 			c.JobManagerPods++
-			if podReady(p) {
+			if p.ready {
 				c.ReadyJobManagerPods++
 			}
 		case flink.TaskManagerComponent:
-			if podReady(p) {
+			if p.ready {
 				c.ReadyTaskManagerPods++
 			}
 		}
-		if why := podProblem(p); why != "" && get(hash).Problem == "" {
-			get(hash).Problem = why
+		if p.problem != "" && c.Problem == "" {
+			c.Problem = p.problem
 		}
 	}
 	return clusters, generic

@@ -57,13 +57,12 @@ func waitingOn(rc *Context, problem string) {
 // cluster. A pod changes three or four times on its way to Ready (bound to a node, started,
 // containers ready); passes for the others only took workers from applications that had work.
 func podChangeMatters(old, new interface{}) bool {
-	o, ok1 := old.(*corev1.Pod)
-	n, ok2 := new.(*corev1.Pod)
+	o, ok1 := old.(*cachedPod)
+	n, ok2 := new.(*cachedPod)
 	if !ok1 || !ok2 {
 		return true
 	}
-	return podReady(o) != podReady(n) || podProblem(o) != podProblem(n) ||
-		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
+	return o.ready != n.ready || o.problem != n.problem || o.terminating() != n.terminating() ||
 		o.Labels[k8.AppLabel] != n.Labels[k8.AppLabel] || o.Labels[k8.HashLabel] != n.Labels[k8.HashLabel] ||
 		o.Labels[k8.ComponentLabel] != n.Labels[k8.ComponentLabel]
 }

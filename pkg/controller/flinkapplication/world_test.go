@@ -410,9 +410,9 @@ func (o *clientObserver) Owned(app flink.ClusterOwner) (map[string]*ClusterObjec
 	if err != nil {
 		return nil, nil, err
 	}
-	var ps []*corev1.Pod
+	var ps []*cachedPod
 	for i := range pods.Items {
-		ps = append(ps, &pods.Items[i])
+		ps = append(ps, podForCache(&pods.Items[i]))
 	}
 	cms, err := o.w.kube.CoreV1().ConfigMaps(app.Namespace).List(ctx, sel)
 	if err != nil {
