@@ -75,6 +75,9 @@ test: unit integ
 # local cluster is sized for the run's N (-size-for sizes it for more). -floor-from FILE takes (b)'s
 # floor from an earlier run's JSON results (its -out) of the same size instead of measuring it, and
 # runs the operator's run alone (at N=10000 the floor and its cleanup are about 47 minutes).
+# -steady-again NAME[:KEY=VALUE,...] (repeatable) restarts the operator after (f) with KEY=VALUE in its
+# environment (binary=PATH: another operator binary) and measures (c)'s window again, each variant in
+# turn, on the same fleet: settings compared where two whole runs differ more than they do.
 # Its last part is issue 25's soak, SOAK_N ordinary applications (100, whatever N) alone and beside
 # ten hostile tenants; BENCH_SOAK=false leaves it out, and `make bench-soak` runs only the soak (its
 # JSON in SOAK_OUT).

@@ -197,7 +197,17 @@ func operatorConfig(flinkURL string, extra map[string]string) string {
 
 // StartOperator starts the operator process; its output goes to logs/operator.log.
 func (e *Env) StartOperator() error {
-	return e.startOperator(e.configPath)
+	return e.startOperator("", e.configPath, nil)
+}
+
+// StartOperatorAs starts the operator process as StartOperator does, with the environment's own
+// config, but runs binary instead of the operator the environment built (when binary is not "")
+// and adds env ("GOGC=50") to the process's environment. The next StartOperator runs the
+// environment's own operator again, as it is. A benchmark uses it to measure two builds, or two
+// runtime settings, on the same applications one after the other, which removes the difference
+// between two runs of the whole fleet from the comparison.
+func (e *Env) StartOperatorAs(binary string, env []string) error {
+	return e.startOperator(binary, e.configPath, env)
 }
 
 // StartOperatorWith starts the operator process as StartOperator does, with some keys of its
@@ -216,10 +226,15 @@ func (e *Env) StartOperatorWith(overrides map[string]string) error {
 	if err := os.WriteFile(path, []byte(operatorConfig(e.FlinkURL, values)), 0o644); err != nil {
 		return err
 	}
-	return e.startOperator(path)
+	return e.startOperator("", path, nil)
 }
 
-func (e *Env) startOperator(configPath string) error {
+// startOperator starts binary ("": the environment's own) with configPath, env added to this
+// process's environment.
+func (e *Env) startOperator(binary, configPath string, env []string) error {
+	if binary == "" {
+		binary = e.binary
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.operator != nil {
@@ -233,7 +248,11 @@ func (e *Env) startOperator(configPath string) error {
 	if info, err := logFile.Stat(); err == nil {
 		logStart = info.Size()
 	}
-	cmd := exec.Command(e.binary, "run", "--kubeconfig", e.Cluster.KubeconfigPath, "--config", configPath)
+	cmd := exec.Command(binary, "run", "--kubeconfig", e.Cluster.KubeconfigPath, "--config", configPath)
+	if len(env) > 0 {
+		// Later entries win, so env overrides what this process has of the same name.
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Its own process group, and killed with us, so that no operator outlives the environment.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -244,7 +263,14 @@ func (e *Env) startOperator(configPath string) error {
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); logFile.Close(); close(exited) }()
 	e.operator, e.exited, e.logStart = cmd, exited, logStart
-	e.logf("operator started (pid %d, config %s), log %s", cmd.Process.Pid, configPath, logFile.Name())
+	what := ""
+	if binary != e.binary {
+		what += ", binary " + binary
+	}
+	if len(env) > 0 {
+		what += fmt.Sprintf(", environment %v added", env)
+	}
+	e.logf("operator started (pid %d, config %s%s), log %s", cmd.Process.Pid, configPath, what, logFile.Name())
 	return nil
 }
 

@@ -19,6 +19,13 @@
 //	    and a new one started; its status writes and Flink calls in its first statusPollInterval,
 //	    and the time until it had observed every application again (-takeover=false leaves it out).
 //
+// Reconcile latency at 10,000 applications differs more between two runs than between two settings
+// of the operator, so -steady-again NAME[:KEY=VALUE,...] (repeatable) measures settings side by side
+// on the same fleet: (g), after (f) (or (c)), each variant in turn restarts the operator with KEY=VALUE
+// added to its environment (GOGC=100) and, for binary=PATH, another operator binary (an older build),
+// waits until it has observed every application again and measures a window as (c) does; then the
+// usual operator is started again. A variant without KEY=VALUE is the usual operator, the control.
+//
 // It prints a table against the targets and writes every figure, with the conditions they
 // were measured under, as JSON. It is not a test: its figures depend on the machine and its load.
 package main
@@ -100,6 +107,9 @@ type options struct {
 	// 10,000 applications the floor and its deletion take 90 minutes, and the figures of (c), (d)
 	// and (f) do not depend on it.
 	noFloor bool
+
+	// steadyAgain are the variants of (g), in the order given (steady_again.go).
+	steadyAgain steadyAgainFlag
 }
 
 // setFlag collects -set key=value: operator config keys changed for an experiment, recorded with
@@ -145,6 +155,10 @@ func main() {
 	flag.BoolVar(&o.takeover, "takeover", true, "run the takeover (f) after (c): kill the operator with the applications Running and start a new one")
 	// A standby replica waits out the lease (15 s by default) before it takes over.
 	flag.DurationVar(&o.takeoverOutage, "takeover-outage", 15*time.Second, "how long the operator is down in (f)")
+	flag.Var(&o.steadyAgain, "steady-again", "after (f), or (c) with -takeover=false, restart the operator as NAME[:KEY=VALUE,...] "+
+		"and measure the steady state again, as (c) does (repeatable, in order); KEY=VALUE is added to the operator's "+
+		"environment (GOGC=100; values cannot hold a comma), binary=PATH runs that operator binary instead; "+
+		"with no KEY=VALUE, the usual operator (a control)")
 	flag.BoolVar(&o.soak, "soak", true, "run the soak (e) after (c): ordinary applications alone and beside hostile tenants")
 	flag.BoolVar(&o.soakOnly, "soak-only", false, "run only the soak (e), not (a) to (c)")
 	flag.IntVar(&o.soakN, "soak-n", 0, "ordinary applications in each run of the soak (default: -n)")
@@ -160,6 +174,10 @@ func main() {
 	}
 	if o.checkpointingFraction < 0 || o.checkpointingFraction > 1 {
 		fmt.Fprintln(os.Stderr, "bench: -checkpointing-fraction must be between 0 and 1")
+		os.Exit(2)
+	}
+	if o.soakOnly && len(o.steadyAgain) > 0 {
+		fmt.Fprintln(os.Stderr, "bench: -steady-again measures (c)'s applications again: not with -soak-only")
 		os.Exit(2)
 	}
 	if o.timeout <= 0 {
@@ -228,6 +246,9 @@ type bench struct {
 	dir       string
 	// keepFloor, when set, is told each floor (b) measures as soon as it has it (floorFile).
 	keepFloor func(n int, f floorRun)
+	// profileTag, when set, names the -steady-again variant being measured, in its profiles' file
+	// names (profileName); "" during (c).
+	profileTag string
 }
 
 func (b *bench) metricsAddress() string {
@@ -382,17 +403,17 @@ func (b *bench) benchmark(ctx context.Context, o options, res *results) (err err
 	if res.Steady, err = b.steady(ctx, fleet, fleetCheckpointing, checkpointing, sp, o.settle, o.steady); err != nil {
 		return fmt.Errorf("(c): %w", err)
 	}
+	groups := map[string]group{"fleet": fleet}
+	if fleetCheckpointing != nil {
+		groups["fleet checkpointing"] = *fleetCheckpointing
+	}
+	if checkpointing != nil {
+		groups["checkpointing"] = *checkpointing
+	}
+	if sp != nil {
+		groups["savepointing"] = sp.group
+	}
 	if o.takeover {
-		groups := map[string]group{"fleet": fleet}
-		if fleetCheckpointing != nil {
-			groups["fleet checkpointing"] = *fleetCheckpointing
-		}
-		if checkpointing != nil {
-			groups["checkpointing"] = *checkpointing
-		}
-		if sp != nil {
-			groups["savepointing"] = sp.group
-		}
 		poll, err := time.ParseDuration(res.Conditions.OperatorConfig["statusPollInterval"])
 		if err != nil {
 			return fmt.Errorf("(f): statusPollInterval: %w", err)
@@ -406,6 +427,15 @@ func (b *bench) benchmark(ctx context.Context, o options, res *results) (err err
 		}
 		if res.Takeover, err = b.takeover(ctx, o.takeoverOutage, poll, groups, windows); err != nil {
 			return fmt.Errorf("(f): %w", err)
+		}
+	}
+	if len(o.steadyAgain) > 0 {
+		var every []string
+		for _, g := range groups {
+			every = append(every, g.keys...)
+		}
+		if res.SteadyAgain, err = b.steadyAgain(ctx, o, every, fleet, fleetCheckpointing); err != nil {
+			return fmt.Errorf("(g): %w", err)
 		}
 	}
 	if !o.soak {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strings"
 	"time"
 )
 
@@ -55,8 +56,8 @@ func (b *bench) profileCPU(ctx context.Context, window time.Duration) <-chan str
 	}
 	length := min(window, maxProfile)
 	go func() {
-		stopOwn := b.profileOwnCPU(filepath.Join(b.dir, "simulator-cpu.pprof"))
-		path, err := b.fetchProfile(ctx, fmt.Sprintf("profile?seconds=%d", int(length.Seconds())), "operator-cpu.pprof", length)
+		stopOwn := b.profileOwnCPU(filepath.Join(b.dir, b.profileName("simulator-cpu.pprof")))
+		path, err := b.fetchProfile(ctx, fmt.Sprintf("profile?seconds=%d", int(length.Seconds())), b.profileName("operator-cpu.pprof"), length)
 		stopOwn()
 		if err != nil {
 			b.logf("(c) no CPU profile: %v", err)
@@ -64,12 +65,12 @@ func (b *bench) profileCPU(ctx context.Context, window time.Duration) <-chan str
 		// Then a few seconds of execution trace, which shows what a profile cannot: how long
 		// runnable goroutines waited for a core, and what the collector stopped or slowed.
 		if window >= length+traceLength {
-			if _, err := b.fetchProfile(ctx, fmt.Sprintf("trace?seconds=%d", int(traceLength.Seconds())), "operator-trace.out", traceLength); err != nil {
+			if _, err := b.fetchProfile(ctx, fmt.Sprintf("trace?seconds=%d", int(traceLength.Seconds())), b.profileName("operator-trace.out"), traceLength); err != nil {
 				b.logf("(c) no execution trace: %v", err)
 			}
 		}
 		if window >= length+traceLength+allocsLength {
-			if _, err := b.fetchProfile(ctx, fmt.Sprintf("allocs?seconds=%d", int(allocsLength.Seconds())), "operator-allocs.pprof", allocsLength); err != nil {
+			if _, err := b.fetchProfile(ctx, fmt.Sprintf("allocs?seconds=%d", int(allocsLength.Seconds())), b.profileName("operator-allocs.pprof"), allocsLength); err != nil {
 				b.logf("(c) no allocation profile: %v", err)
 			}
 		}
@@ -104,4 +105,15 @@ func (b *bench) fetchProfile(ctx context.Context, query, name string, length tim
 		return "", err
 	}
 	return path, f.Close()
+}
+
+// profileName is name in the run's directory as the window being measured has it: as it is for
+// (c), and with the variant's name before the extension during a -steady-again window
+// ("operator-cpu-gogc100.pprof"), so that no window overwrites another's files.
+func (b *bench) profileName(name string) string {
+	if b.profileTag == "" {
+		return name
+	}
+	ext := filepath.Ext(name)
+	return strings.TrimSuffix(name, ext) + "-" + b.profileTag + ext
 }

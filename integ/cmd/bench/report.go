@@ -24,7 +24,9 @@ type results struct {
 	Steady     *steadyResult   `json:"steady"`
 	Soak       *soakResult     `json:"soak,omitempty"`
 	Takeover   *takeoverResult `json:"takeover,omitempty"`
-	Figures    []figure        `json:"figures"`
+	// SteadyAgain is (g): (c)'s window measured again under each -steady-again variant, in order.
+	SteadyAgain []steadyAgainResult `json:"steadyAgain,omitempty"`
+	Figures     []figure            `json:"figures"`
 	// TargetsMet is whether every figure with a target met it.
 	TargetsMet bool `json:"targetsMet"`
 }
@@ -56,7 +58,9 @@ type conditions struct {
 	AppsPerNamespace int `json:"appsPerNamespace"`
 	// Cluster is what the local cluster was sized for and how.
 	Cluster localcluster.Sizing `json:"cluster"`
-	Seconds float64             `json:"benchSeconds"`
+	// SteadyAgain are the -steady-again variants (g) ran, as given.
+	SteadyAgain []steadyAgainVariant `json:"steadyAgain,omitempty"`
+	Seconds     float64              `json:"benchSeconds"`
 }
 
 type figure struct {
@@ -85,6 +89,7 @@ func conditionsNow(o options) conditions {
 		CheckpointingFraction: o.checkpointingFraction,
 		AppsPerNamespace:      o.perNamespace,
 		RuntimeEnvironment:    runtimeEnvironment(os.Getenv),
+		SteadyAgain:           o.steadyAgain,
 		SimulatorTimings: map[string]string{
 			"initialize": t.Initialize.String(), "schedule": t.Schedule.String(), "savepoint": t.Savepoint.String(),
 			"cancel": t.Cancel.String(), "checkpoint": t.Checkpoint.String(),
@@ -268,6 +273,9 @@ func (r *results) print(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Name, f.Value, f.Target, ok)
 	}
 	_ = tw.Flush()
+	if len(r.SteadyAgain) > 0 {
+		printSteadyAgain(w, r.Steady, r.SteadyAgain)
+	}
 	if st := r.Steady; st != nil {
 		for _, g := range []struct {
 			name string
