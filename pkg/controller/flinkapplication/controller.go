@@ -350,9 +350,11 @@ func (c *Controller) enqueueOwner(obj interface{}) {
 	if !ok {
 		return
 	}
-	if _, isPod := obj.(*cachedPod); isPod {
+	switch obj.(type) {
+	case *cachedPod, *corev1.Pod:
 		// A cluster's pods are controlled by its ReplicaSets; the label names the application or
-		// session cluster, and both are woken: one of them is gone at once.
+		// session cluster, and both are woken: one of them is gone at once. The cache holds
+		// cachedPods, tombstones included; a whole pod is one only if a transform was skipped.
 		if app := m.GetLabels()[k8.AppLabel]; app != "" {
 			name := cache.ObjectName{Namespace: m.GetNamespace(), Name: app}
 			c.addOwn(queueKey{applicationKindName, name})
