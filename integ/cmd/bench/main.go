@@ -23,9 +23,8 @@
 // of the operator, so -steady-again NAME[:KEY=VALUE,...] (repeatable) measures settings side by side
 // on the same fleet: (g), after (f) (or (c)), each variant in turn restarts the operator with KEY=VALUE
 // added to its environment (GOGC=100) and, for binary=PATH, another operator binary (an older build),
-// waits until it has observed every application again, then 3 minutes more (variantSettle), and
-// measures a window as (c) does; then the usual operator is started again. A variant without
-// KEY=VALUE is the usual operator, the control.
+// waits until it has observed every application again and measures a window as (c) does; then the
+// usual operator is started again. A variant without KEY=VALUE is the usual operator, the control.
 //
 // It prints a table against the targets and writes every figure, with the conditions they
 // were measured under, as JSON. It is not a test: its figures depend on the machine and its load.

@@ -208,20 +208,11 @@ func (b *bench) variant(ctx context.Context, o options, v steadyAgainVariant, ev
 	// (c)'s log lines follow, for this variant's window; its profiles get the variant's name.
 	b.profileTag = v.Name
 	defer func() { b.profileTag = "" }()
-	if r.Steady, err = b.steady(ctx, fleet, fleetCheckpointing, nil, nil, max(o.settle, variantSettle), o.steady); err != nil {
+	if r.Steady, err = b.steady(ctx, fleet, fleetCheckpointing, nil, nil, o.settle, o.steady); err != nil {
 		return fail(err)
 	}
 	return r
 }
-
-// variantSettle is the least a variant's operator runs, once it has observed every application
-// again, before its window. In the first minutes after a restart at 10,000 applications the
-// checkpointing half wrote checkpoint records to their statuses in bursts (up to 142 writes in a
-// second; 0.2 to 13 a second over a window starting 50 s after the restart, none in (c)), the API
-// server's CPU rose with them (0.14 to 0.37 cores), and the windows' reconcile p99 followed the
-// writes (46 to 203 ms) more than the variants' settings did. A window that compares settings
-// starts after that; the burst itself is the takeover's to measure.
-const variantSettle = 3 * time.Minute
 
 // operatorAddress waits for the operator just started to serve /metrics, as long as it runs and
 // at most -timeout, and makes its address the bench's.
