@@ -23,6 +23,26 @@ import (
 // what users and Lyft's tools read) may lag the book's: 10 minutes with the defaults.
 const statusCheckpointEvery = 10
 
+// statusRecordDue tells whether the job's checkpoint triggered at next is recorded in status, whose
+// record was triggered at recorded. Every job has slots of its own, statusCheckpointEvery-1 windows
+// apart at a phase fixed by its name, and status takes the first checkpoint triggered after each:
+// jobs that reached Running together, and so recorded their first checkpoints in status together,
+// do not all write status again in the same minute every ten (at 10,000 applications a deploy's
+// worth did, and those minutes held the operator's slowest passes). Trigger times, not the time of
+// the pass, are compared: a checkpoint triggered before a slot and read after it would leave the
+// slot free for the next record too. A slot comes at most statusCheckpointEvery-1 windows after any
+// record, so the first record after it leaves status's at most about statusCheckpointEvery windows
+// old, as before; the age rule stays as a backstop.
+func statusRecordDue(rc *Context, window time.Duration, recorded, next time.Time) bool {
+	if rc.Now.Sub(recorded) >= statusCheckpointEvery*window {
+		return true
+	}
+	every := (statusCheckpointEvery - 1) * window
+	// The latest of the job's slots not after next.
+	slot := next.Add(-time.Duration(uint64(next.UnixNano()-phaseOf(rc, "status checkpoint", every)) % uint64(every)))
+	return recorded.Before(slot)
+}
+
 // bookKey names the pass's job in the checkpoint book.
 func bookKey(rc *Context) checkpointbook.Key {
 	return checkpointbook.Key{Namespace: rc.Meta.Namespace, Kind: rc.kind.name, Name: rc.Meta.Name}
@@ -77,14 +97,14 @@ func bookDelay(rc *Context) time.Duration {
 }
 
 // recordInBook notes the checkpoint in the book instead of status, and says whether it did: not a
-// job's first record (status has that), not when status's record is statusCheckpointEvery windows
-// old, not when the window leaves no room for the page's write, and not when the job's previous
-// entry never reached its page.
+// job's first record (status has that), not when status's record is due (statusRecordDue), not
+// when the window leaves no room for the page's write, and not when the job's previous entry never
+// reached its page.
 func recordInBook(rc *Context, window time.Duration, jobID string, c *client.Checkpoint) bool {
 	js := &rc.Job.JobStatus
 	b := rc.env.Book
 	if b == nil || window <= 0 || js.LastCheckpointTime == nil || js.LastCheckpointPath == "" ||
-		rc.Now.Sub(js.LastCheckpointTime.Time) >= statusCheckpointEvery*window {
+		statusRecordDue(rc, window, js.LastCheckpointTime.Time, time.UnixMilli(c.TriggerTimestamp)) {
 		return false
 	}
 	k := bookKey(rc)

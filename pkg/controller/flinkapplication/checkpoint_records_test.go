@@ -247,3 +247,66 @@ func TestRecordsGoToStatusWhenTheBookCannotBeWritten(t *testing.T) {
 	assert.Less(t, w.clock.Now().Sub(w.get("wc").Status.JobStatus.LastCheckpointTime.Time), 3*time.Minute)
 	assert.Equal(t, v1beta1.Green, w.get("wc").Status.JobStatus.Health)
 }
+
+// Applications that reach Running together record their first checkpoints in status together. Their
+// later records in status (one in ten) must not come due together too: at 10,000 applications a
+// deploy's worth of them wrote status in the same minute every ten minutes, and the API server's
+// load in that minute was the operator's slowest passes. Each job takes its status records at a
+// phase of its own, and still never lets status's record grow more than ten records old.
+func TestApplicationsStartedTogetherTakeTheirStatusRecordsInDifferentMinutes(t *testing.T) {
+	w := newWorld(t)
+	var names []string
+	for i := 0; i < 8; i++ {
+		names = append(names, fmt.Sprintf("wc%d", i))
+		w.create(wordcount(names[i]))
+	}
+	for end := w.clock.Now().Add(time.Hour); ; w.clock.Step(maxStep) {
+		require.True(t, w.clock.Now().Before(end), "all running within a simulated hour")
+		w.settle()
+		all := true
+		for _, n := range names {
+			_, _ = w.env.Reconcile(context.Background(), ns, n)
+			all = all && w.get(n).Status.Phase == v1beta1.PhaseRunning
+		}
+		if all {
+			break
+		}
+	}
+	cfg := w.env.Config
+	poll, window := cfg.StatusPollInterval.Duration, cfg.CheckpointRecordInterval.Duration
+	start := w.clock.Now()
+	last := map[string]time.Time{}
+	oldest := time.Duration(0)
+	var taken []time.Duration // when, after start, a job's record went to status (after its first)
+	for end := start.Add(40 * time.Minute); w.clock.Now().Before(end); w.clock.Step(poll) {
+		w.settle()
+		for _, n := range names {
+			_, _ = w.env.Reconcile(context.Background(), ns, n)
+			at := w.get(n).Status.JobStatus.LastCheckpointTime
+			if at == nil {
+				continue
+			}
+			if prev, ok := last[n]; ok && at.Time.After(prev) {
+				taken = append(taken, w.clock.Now().Sub(start))
+			}
+			last[n] = at.Time
+			if w.clock.Now().Sub(start) > 2*time.Minute && w.clock.Now().Sub(at.Time) > oldest {
+				oldest = w.clock.Now().Sub(at.Time)
+			}
+		}
+	}
+	require.GreaterOrEqual(t, len(taken), 2*len(names), "every job takes at least two more records in status in 40 minutes")
+	most := 0
+	for _, a := range taken {
+		in := 0
+		for _, b := range taken {
+			if b >= a && b < a+2*window {
+				in++
+			}
+		}
+		most = max(most, in)
+	}
+	t.Logf("%d status records of %d jobs in 40 minutes, at most %d in two minutes; status's record at most %s old", len(taken), len(names), most, oldest)
+	assert.LessOrEqual(t, most, len(names)/2, "status records of jobs started together, in any two minutes")
+	assert.Less(t, oldest, 11*window, "status's checkpoint is at most ten records old")
+}

@@ -226,9 +226,15 @@ func spreadLooked(rc *Context, what string, every time.Duration) time.Time {
 	if every <= 0 {
 		return time.Time{}
 	}
+	return rc.Now.Add(-time.Duration(phaseOf(rc, what, every)))
+}
+
+// phaseOf is a phase in [0, every) fixed by the pass's object and what is spread (every > 0): what
+// many objects do at the same interval, each does at its own phase.
+func phaseOf(rc *Context, what string, every time.Duration) int64 {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(lookKey(rc, what)))
-	return rc.Now.Add(-time.Duration(h.Sum64() % uint64(every)))
+	return int64(h.Sum64() % uint64(every))
 }
 
 // ownEcho tells whether an update of an object is only our own last status write coming back: its
