@@ -13,14 +13,15 @@ import (
 )
 
 // A running job's newest checkpoint is recorded every checkpointRecordWindow. Between the ledger's
-// own records of it, written with status every statusCheckpointEvery windows, it goes to the
+// own records of it, written with status at the job's slots (statusRecordDue), it goes to the
 // checkpoint book (package checkpointbook): a few ConfigMaps per namespace written in batches every
 // checkpointBookInterval, where each record would otherwise be a status write of its own. The
 // restore policy, the job's health and the first look of a new leader take the newer of the two.
 // A job whose book entry is not written by its next record (its page failing) records in status.
 
-// statusCheckpointEvery is how many record windows the checkpoint in status (jobStatus.lastCheckpoint,
-// what users and Lyft's tools read) may lag the book's: 10 minutes with the defaults.
+// statusCheckpointEvery is about how many record windows the checkpoint in status
+// (jobStatus.lastCheckpoint, what users and Lyft's tools read) may lag the book's: 10 minutes with
+// the defaults.
 const statusCheckpointEvery = 10
 
 // statusRecordDue tells whether the job's checkpoint triggered at next is recorded in status, whose
