@@ -152,6 +152,21 @@ func (b *Book) mark(k Key, e *Entry) {
 	b.dirty[p][k.field()] = e
 }
 
+// Noted tells whether this process has noted an entry of the job (and not forgotten it).
+func (b *Book) Noted(k Key) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.notes[k]
+	return ok
+}
+
+// Jobs is how many jobs this process has noted entries of and not forgotten.
+func (b *Book) Jobs() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.notes)
+}
+
 // Unwritten tells whether the job's last noted entry has not reached its page yet.
 func (b *Book) Unwritten(k Key) bool {
 	b.mu.Lock()
