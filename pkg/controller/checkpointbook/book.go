@@ -160,13 +160,6 @@ func (b *Book) Noted(k Key) bool {
 	return ok
 }
 
-// Jobs is how many jobs this process has noted entries of and not forgotten.
-func (b *Book) Jobs() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.notes)
-}
-
 // Unwritten tells whether the job's last noted entry has not reached its page yet.
 func (b *Book) Unwritten(k Key) bool {
 	b.mu.Lock()

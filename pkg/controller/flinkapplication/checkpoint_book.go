@@ -21,51 +21,31 @@ import (
 
 // statusCheckpointEvery is about how many record windows the checkpoint in status
 // (jobStatus.lastCheckpoint, what users and Lyft's tools read) may lag the book's: 10 minutes with
-// the defaults, longer in large fleets (statusRecordEvery).
+// the defaults.
 const statusCheckpointEvery = 10
 
-// statusRecordsPerSecond is what the status records of all the jobs one operator records may cost
-// the API server in writes a second. A pass that writes waits for the API server, tens of
-// milliseconds on a busy one; at 10,000 applications, half of them checkpointing, one record in
-// nine minutes was 9 writes a second, one pass in a hundred, and those passes were the operator's
-// p99 (69 and 77 ms). At 3 a second they stay under one pass in two hundred.
-const statusRecordsPerSecond = 3
-
-// statusRecordEvery is how far apart a job's slots for status records are when the process records
-// the checkpoints of jobs: statusCheckpointEvery-1 windows, or longer, in whole windows, when that
-// many jobs would write status more than statusRecordsPerSecond times a second (28 minutes for
-// 5,000 jobs). Whole windows move the slots only when the fleet grows or shrinks by a window's worth.
-func statusRecordEvery(window time.Duration, jobs int) time.Duration {
-	every := (statusCheckpointEvery - 1) * window
-	if need := time.Duration(jobs) * time.Second / statusRecordsPerSecond; need > every {
-		every = (need + window - 1) / window * window
-	}
-	return every
-}
-
 // statusRecordDue tells whether the job's checkpoint triggered at next is recorded in status, whose
-// record was triggered at recorded. Every job has slots of its own, statusRecordEvery apart at a
-// phase fixed by its name, and status takes the first checkpoint triggered after each: jobs that
-// reached Running together, and so recorded their first checkpoints in status together, do not
-// all write status again in the same minute every ten (at 10,000 applications a deploy's worth
-// did, and those minutes held the operator's slowest passes). Trigger times, not the time of the
-// pass, are compared: a checkpoint triggered before a slot and read after it would leave the slot
-// free for the next record too. Status's record is then at most about a window more than
-// statusRecordEvery old; the age rule stays as a backstop.
+// record was triggered at recorded. Every job has slots of its own, statusCheckpointEvery-1 windows
+// apart at a phase fixed by its name, and status takes the first checkpoint triggered after each:
+// jobs that reached Running together, and so recorded their first checkpoints in status together,
+// do not all write status again in the same minute every ten (at 10,000 applications a deploy's
+// worth did, up to 142 writes in one second). Trigger times, not the time of the pass, are
+// compared: a checkpoint triggered before a slot and read after it would leave the slot free for
+// the next record too. A slot comes at most statusCheckpointEvery-1 windows after any record, so
+// the first record after it leaves status's at most about statusCheckpointEvery windows old; the
+// age rule stays as a backstop.
 //
 // A process's first record of a job goes to the book whatever the slots say: a new leader, or a
 // restarted operator, writes no status for the records an outage let come due (the first pass of
-// each job reads its checkpoints), and knows how many jobs it records only once it has noted them;
-// the job's next record, a window later, takes the slot.
+// each job reads its checkpoints); the job's next record, a window later, takes the slot.
 func statusRecordDue(rc *Context, window time.Duration, recorded, next time.Time) bool {
-	b := rc.env.Book
-	if !b.Noted(bookKey(rc)) {
+	if !rc.env.Book.Noted(bookKey(rc)) {
 		return false
 	}
-	every := statusRecordEvery(window, b.Jobs())
-	if rc.Now.Sub(recorded) >= every+window {
+	if rc.Now.Sub(recorded) >= statusCheckpointEvery*window {
 		return true
 	}
+	every := (statusCheckpointEvery - 1) * window
 	// The latest of the job's slots not after next.
 	slot := next.Add(-time.Duration(uint64(next.UnixNano()-phaseOf(rc, "status checkpoint", every)) % uint64(every)))
 	return recorded.Before(slot)

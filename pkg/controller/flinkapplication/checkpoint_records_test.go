@@ -310,17 +310,3 @@ func TestApplicationsStartedTogetherTakeTheirStatusRecordsInDifferentMinutes(t *
 	assert.LessOrEqual(t, most, len(names)/2, "status records of jobs started together, in any two minutes")
 	assert.Less(t, oldest, 11*window, "status's checkpoint is at most ten records old")
 }
-
-// A large fleet's status records cost the API server at most statusRecordsPerSecond writes a second
-// together: each job's slots move apart, in whole windows, once its fleet is past what nine-minute
-// slots allow.
-func TestStatusRecordSlotsMoveApartInLargeFleets(t *testing.T) {
-	for _, c := range []struct {
-		jobs int
-		want time.Duration
-	}{{0, 9 * time.Minute}, {1, 9 * time.Minute}, {1620, 9 * time.Minute}, {1621, 10 * time.Minute}, {5000, 28 * time.Minute}, {10000, 56 * time.Minute}} {
-		got := statusRecordEvery(time.Minute, c.jobs)
-		assert.Equal(t, c.want, got, "%d jobs", c.jobs)
-		assert.LessOrEqual(t, float64(c.jobs)/got.Seconds(), float64(statusRecordsPerSecond), "%d jobs", c.jobs)
-	}
-}
