@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
@@ -37,8 +38,17 @@ func TestSnapshotsAreObjectsToListKeepDisposeAndRestoreFrom(t *testing.T) {
 		return len(s.snapshotsOf(app.Name, v1beta1.SavepointManual, true)) == 1, "none yet"
 	})
 	kept := s.snapshotsOf(app.Name, v1beta1.SavepointManual, true)[0]
-	kept.Spec.Keep = true
-	if _, err := env.Apps.FlinkV1beta1().FlinkSnapshots(s.ns).Update(s.ctx, &kept, metav1.UpdateOptions{}); err != nil {
+	// The operator may write the snapshot's status meanwhile: read it again on a conflict, as a
+	// user's kubectl edit would.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got, err := env.Apps.FlinkV1beta1().FlinkSnapshots(s.ns).Get(s.ctx, kept.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		got.Spec.Keep = true
+		_, err = env.Apps.FlinkV1beta1().FlinkSnapshots(s.ns).Update(s.ctx, got, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	s.update(app.Name, func(spec *v1beta1.FlinkApplicationSpec) { spec.SavepointTriggerNonce = "second" })
