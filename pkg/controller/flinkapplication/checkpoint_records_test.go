@@ -249,10 +249,10 @@ func TestRecordsGoToStatusWhenTheBookCannotBeWritten(t *testing.T) {
 }
 
 // Applications that reach Running together record their first checkpoints in status together. Their
-// later records in status (one in ten) must not come due together too: at 10,000 applications a
+// later records in status (one in about nine) must not come due together too: at 10,000 applications a
 // deploy's worth of them wrote status in the same minute every ten minutes, and the API server's
 // load in that minute was the operator's slowest passes. Each job takes its status records at a
-// phase of its own, and still never lets status's record grow more than ten records old.
+// phase of its own, and still never lets status's record grow more than about ten records old.
 func TestApplicationsStartedTogetherTakeTheirStatusRecordsInDifferentMinutes(t *testing.T) {
 	w := newWorld(t)
 	var names []string
