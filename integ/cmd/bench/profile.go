@@ -45,9 +45,9 @@ func (b *bench) profileOwnCPU(path string) (stop func()) {
 // profileCPU, when the operator serves pprof (-set profiling=true), records its CPU profile for
 // the first minute of window into the run's directory, and beside it this process's own (the
 // simulator's JobManagers answer in it, so a slow Flink call shows there); then a short execution
-// trace and half a minute of the operator's allocations. It sends the operator's profile's path
-// (or "" when profiling is off or the profile could not be taken) once it is done, and returns at
-// once.
+// trace, half a minute of the operator's allocations and its live heap. It sends the operator's
+// profile's path (or "" when profiling is off or the profile could not be taken) once it is done,
+// and returns at once.
 func (b *bench) profileCPU(ctx context.Context, window time.Duration) <-chan string {
 	done := make(chan string, 1)
 	if !b.profiling {
@@ -73,6 +73,11 @@ func (b *bench) profileCPU(ctx context.Context, window time.Duration) <-chan str
 			if _, err := b.fetchProfile(ctx, fmt.Sprintf("allocs?seconds=%d", int(allocsLength.Seconds())), b.profileName("operator-allocs.pprof"), allocsLength); err != nil {
 				b.logf("(c) no allocation profile: %v", err)
 			}
+		}
+		// And what the heap held at the last collection (no collection is forced): what the
+		// collector marks in each cycle, so what its mark phases' length follows.
+		if _, err := b.fetchProfile(ctx, "heap", b.profileName("operator-heap.pprof"), 0); err != nil {
+			b.logf("(c) no heap profile: %v", err)
 		}
 		done <- path
 	}()
