@@ -353,12 +353,17 @@ func (c *Controller) enqueueOwner(obj interface{}) {
 	switch obj.(type) {
 	case *cachedPod, *corev1.Pod:
 		// A cluster's pods are controlled by its ReplicaSets; the label names the application or
-		// session cluster, and both are woken: one of them is gone at once. The cache holds
-		// cachedPods, tombstones included; a whole pod is one only if a transform was skipped.
+		// session cluster, and the one in the cache is woken (with the jobs naming a session cluster
+		// of that name). Waking both cost a new leader, which receives every pod as an add, a
+		// pass per application that found no session cluster. An owner not in the cache yet gets
+		// its first pass from its own add event. The cache holds cachedPods, tombstones included;
+		// a whole pod is one only if a transform was skipped.
 		if app := m.GetLabels()[k8.AppLabel]; app != "" {
 			name := cache.ObjectName{Namespace: m.GetNamespace(), Name: app}
-			c.addOwn(queueKey{applicationKindName, name})
-			c.enqueueSessionCluster(name, true)
+			if key := (queueKey{applicationKindName, name}); c.cached(key) {
+				c.add(key)
+			}
+			c.enqueueSessionCluster(name, c.cached(queueKey{sessionClusterKindName, name}))
 		}
 		return
 	}
