@@ -13,28 +13,59 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 )
 
-// The caches keep of a Deployment what a pass reads (its replicas, labels, annotations and status)
-// and not its pod spec, most of the object, which the operator rendered and never reads back.
+// The caches keep of a Deployment what a pass reads (its replicas, labels, the operator's own
+// annotation and its status's replica counts) and not its pod template, selector, strategy, the
+// Deployment controller's conditions or other annotations, which the operator rendered or does not
+// read and which were most of each of 20,000 cached Deployments at 10,000 applications.
 func TestTheCacheKeepsOfADeploymentWhatAPassReads(t *testing.T) {
 	n := int32(2)
 	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "wc-1-jm", Labels: map[string]string{"flink-app": "wc"},
-			Annotations:   map[string]string{"flink.k8s.io/checkpoints-retained": "10"},
+		ObjectMeta: metav1.ObjectMeta{Name: "wc-1-jm", Generation: 3, Labels: map[string]string{"flink-app": "wc"},
+			Annotations:   map[string]string{"flink.k8s.io/checkpoints-retained": "10", "deployment.kubernetes.io/revision": "1"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "flinkfsm"}}},
-		Spec: appsv1.DeploymentSpec{Replicas: &n, Template: corev1.PodTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"flink-app": "wc"}},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "jobmanager", Image: "flink:1.20"}}}}},
-		Status: appsv1.DeploymentStatus{ReadyReplicas: 2},
+		Spec: appsv1.DeploymentSpec{Replicas: &n, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"flink-app": "wc"}},
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"flink-app": "wc"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "jobmanager", Image: "flink:1.20"}}}}},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: 3, ReadyReplicas: 2, AvailableReplicas: 2,
+			Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue,
+				Message: "Deployment has minimum availability."}}},
 	}
 	out, err := trimForCache(d)
 	assert.NoError(t, err)
 	got := out.(*appsv1.Deployment)
 	assert.Empty(t, got.ManagedFields)
-	assert.Empty(t, got.Spec.Template.Spec.Containers)
+	assert.Equal(t, corev1.PodTemplateSpec{}, got.Spec.Template)
+	assert.Nil(t, got.Spec.Selector)
+	assert.Empty(t, got.Status.Conditions)
+	assert.Equal(t, map[string]string{"flink.k8s.io/checkpoints-retained": "10"}, got.Annotations)
 	assert.Equal(t, int32(2), replicas(got))
-	assert.Equal(t, "10", got.Annotations["flink.k8s.io/checkpoints-retained"])
-	assert.Equal(t, "wc", got.Spec.Template.Labels["flink-app"])
-	assert.Equal(t, int32(2), got.Status.ReadyReplicas)
+	assert.Equal(t, "wc", got.Labels["flink-app"])
+	assert.Equal(t, appsv1.DeploymentStatus{ObservedGeneration: 3, ReadyReplicas: 2, AvailableReplicas: 2}, got.Status)
+	assert.Equal(t, int64(3), got.Generation)
+
+	d.Annotations = map[string]string{"deployment.kubernetes.io/revision": "1"}
+	out, _ = trimForCache(d)
+	assert.Nil(t, out.(*appsv1.Deployment).Annotations, "no annotation of the operator's")
+}
+
+// The caches keep of a Service its metadata and selector, which a pass compares with the one it
+// renders (selects), and not its ports, cluster IPs or the API server's defaults.
+func TestTheCacheKeepsOfAServiceWhatAPassReads(t *testing.T) {
+	s := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "wc-abc", Labels: map[string]string{"flink-app": "wc", "flink-app-hash": "abc"}},
+		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, ClusterIPs: []string{corev1.ClusterIPNone},
+			Ports:    []corev1.ServicePort{{Name: "ui", Port: 8081}},
+			Selector: map[string]string{"flink-app": "wc", "flink-app-hash": "abc", "flink-deployment-type": "jobmanager"}},
+	}
+	out, err := trimForCache(s)
+	assert.NoError(t, err)
+	got := out.(*corev1.Service)
+	assert.Equal(t, corev1.ServiceSpec{Selector: map[string]string{"flink-app": "wc", "flink-app-hash": "abc",
+		"flink-deployment-type": "jobmanager"}}, got.Spec)
+	assert.Equal(t, "abc", k8.HashOf(got))
+	assert.True(t, selects(got, map[string]string{"flink-app": "wc", "flink-app-hash": "abc", "flink-deployment-type": "jobmanager"}))
 }
 
 // The pod cache keeps of a pod what podReady, podProblem and podProgress say of it, worked out from
