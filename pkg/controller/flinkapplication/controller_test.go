@@ -440,10 +440,16 @@ func TestControllerWakesSessionJobsWithTheirCluster(t *testing.T) {
 func TestAPodWakesTheObjectItsLabelNamesAndNoOther(t *testing.T) {
 	f := newControllerFixture(t)
 	key := func(kind, name string) queueKey { return queueKey{kind, cache.ObjectName{Namespace: ns, Name: name}} }
-	drain := func() map[queueKey]bool {
+	// drain waits up to 5 s each for at least want keys (the informers deliver events when they
+	// will), then takes whatever else comes until the queue stays empty for 200 ms.
+	drain := func(want int) map[queueKey]bool {
 		got := map[queueKey]bool{}
 		for {
-			k, ok := f.pollAny(200 * time.Millisecond)
+			within := 200 * time.Millisecond
+			if len(got) < want {
+				within = 5 * time.Second
+			}
+			k, ok := f.pollAny(within)
 			if !ok {
 				return got
 			}
@@ -452,9 +458,9 @@ func TestAPodWakesTheObjectItsLabelNamesAndNoOther(t *testing.T) {
 	}
 	app := f.n("pod-app")
 	f.createApp(appNamed(app))
-	assert.Equal(t, map[queueKey]bool{key(applicationKindName, app): true}, drain())
+	assert.Equal(t, map[queueKey]bool{key(applicationKindName, app): true}, drain(1))
 	f.create(jobManagerPod(app+"-abc-jm-0", app))
-	assert.Equal(t, map[queueKey]bool{key(applicationKindName, app): true}, drain(), "an application's pod")
+	assert.Equal(t, map[queueKey]bool{key(applicationKindName, app): true}, drain(1), "an application's pod")
 
 	cluster := f.n("pod-session")
 	_, err := f.apps.FlinkV1beta1().FlinkSessionClusters(ns).Create(f.ctx, &v1beta1.FlinkSessionCluster{
@@ -465,15 +471,15 @@ func TestAPodWakesTheObjectItsLabelNamesAndNoOther(t *testing.T) {
 		Spec:       v1beta1.FlinkSessionJobSpec{ClusterName: cluster},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, map[queueKey]bool{key(sessionClusterKindName, cluster): true, key(sessionJobKindName, f.n("pod-job")): true}, drain())
+	assert.Equal(t, map[queueKey]bool{key(sessionClusterKindName, cluster): true, key(sessionJobKindName, f.n("pod-job")): true}, drain(2))
 	f.create(jobManagerPod(cluster+"-abc-jm-0", cluster))
-	assert.Equal(t, map[queueKey]bool{key(sessionClusterKindName, cluster): true, key(sessionJobKindName, f.n("pod-job")): true}, drain(),
+	assert.Equal(t, map[queueKey]bool{key(sessionClusterKindName, cluster): true, key(sessionJobKindName, f.n("pod-job")): true}, drain(2),
 		"a session cluster's pod")
 
 	// A pod whose owner is gone, or not yet in the cache, wakes nothing: the owner's own add event
 	// brings its first pass, whichever informer lists first.
 	f.create(jobManagerPod(f.n("pod-none")+"-abc-jm-0", f.n("pod-none")))
-	assert.Empty(t, drain(), "a pod of nothing the operator has")
+	assert.Empty(t, drain(0), "a pod of nothing the operator has")
 	f.expectEmpty()
 }
 
