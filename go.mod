@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/flyteorg/flytestdlib v1.0.24
+	github.com/go-json-experiment/json v1.27.2
 	github.com/go-resty/resty/v2 v2.17.2
 	github.com/google/go-cmp v0.7.0
 	github.com/google/uuid v1.6.0

