@@ -77,11 +77,16 @@ def main(path):
             pending = None
         if 'GC concurrent mark phase' in line:
             t = int(TIME.search(line).group(1))
-            if 'RangeBegin' in line or 'RangeActive' in line:
+            if 'RangeBegin' in line:
                 marking, mark_start = True, t
+            elif 'RangeActive' in line:
+                # Each of the trace's generations restates the ranges still open: a mark phase
+                # begun earlier in the trace goes on; one begun before it has no known start.
+                if not marking:
+                    marking, mark_start = True, None
             elif 'RangeEnd' in line:
                 marking = False
-                marks.append((t - mark_start) / 1e6 if mark_start else None)
+                marks.append((t - mark_start) / 1e6 if mark_start else -1)
             continue
         if 'StateTransition' not in line or 'GoID=' not in line:
             continue
@@ -122,7 +127,12 @@ def main(path):
 
     if marking:
         marks.append(None)
-    print('mark phases (ms):', ', '.join('%.0f' % m if m else 'one running at the end' for m in marks) or 'none')
+
+    def shown(m):
+        if m is None:
+            return 'one running at the end'
+        return 'one begun before the trace' if m < 0 else '%.0f' % m
+    print('mark phases (ms):', ', '.join(shown(m) for m in marks) or 'none')
     if not passes:
         print('no pass ended in the trace: no worker waited for work (the queue never emptied)')
         return

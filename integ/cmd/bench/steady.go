@@ -43,6 +43,12 @@ type steadyResult struct {
 	FlinkCallP50Milli float64 `json:"flinkCallP50Ms"`
 	FlinkCallP90Milli float64 `json:"flinkCallP90Ms"`
 	FlinkCallP99Milli float64 `json:"flinkCallP99Ms"`
+	// QueuedP50Milli and QueuedP99Milli are how long keys waited in the workqueue for a worker in
+	// the same window (flinkfsm_workqueue_queue_duration_seconds, buckets 1, 4, 16, 64, 256 ms, ...):
+	// a pass is short either because the operator does little or because keys wait before it, and
+	// only this tells the two apart.
+	QueuedP50Milli float64 `json:"queuedP50Ms"`
+	QueuedP99Milli float64 `json:"queuedP99Ms"`
 	// ServedP50Milli and the rest are the simulator's own time for the same calls, from the request
 	// read to the answer written: what a Flink call took beyond it, it waited for a core on either
 	// side or in the network.
@@ -171,7 +177,7 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 		return nil, err
 	}
 	s0 := servedHistogram(b.env.Fleet.ServedTimes())
-	h0, f0, err := b.passesAndCalls(ctx)
+	h0, f0, q0, err := b.passesAndCalls(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +209,7 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 	for i, g := range groups {
 		figs = append(figs, b.figures(g, before[i], b.snapshot(g), from, to))
 	}
-	h1, f1, err := b.passesAndCalls(ctx)
+	h1, f1, q1, err := b.passesAndCalls(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -225,12 +231,16 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 	res.FlinkCallP50Milli = 1000 * calls.quantile(0.50)
 	res.FlinkCallP90Milli = 1000 * calls.quantile(0.90)
 	res.FlinkCallP99Milli = 1000 * calls.quantile(0.99)
+	queued := q1.minus(q0)
+	res.QueuedP50Milli = 1000 * queued.quantile(0.50)
+	res.QueuedP99Milli = 1000 * queued.quantile(0.99)
 	res.ServedP50Milli = 1000 * served.quantile(0.50)
 	res.ServedP90Milli = 1000 * served.quantile(0.90)
 	res.ServedP99Milli = 1000 * served.quantile(0.99)
 	res.Memory = b.memory(ctx)
 	b.logf("(c) %.1f status writes per app per hour, %.2f REST calls per app per minute, reconcile p50 %.1f ms p99 %.1f ms; RSS %.0f MiB",
 		res.Fleet.StatusWritesPerAppHour, res.Fleet.RESTCallsPerAppMinute, res.ReconcileP50Milli, res.ReconcileP99Milli, res.Memory.RSSMiB)
+	b.logf("(c) keys waited for a worker p50 %.1f ms, p99 %.1f ms", res.QueuedP50Milli, res.QueuedP99Milli)
 	b.logf("(c) %d Flink calls: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms; the simulator's handlers answered in p50 %.1f ms, p90 %.1f ms, p99 %.1f ms",
 		res.FlinkCalls, res.FlinkCallP50Milli, res.FlinkCallP90Milli, res.FlinkCallP99Milli, res.ServedP50Milli, res.ServedP90Milli, res.ServedP99Milli)
 	if f := res.FleetCheckpointing; f != nil {
@@ -358,20 +368,23 @@ func (b *bench) scrape(ctx context.Context) (map[string]*dto.MetricFamily, error
 const (
 	reconcileMetric = "flinkfsm_reconcile_duration_seconds"
 	flinkCallMetric = "flinkfsm_flink_request_duration_seconds"
+	queueWaitMetric = "flinkfsm_workqueue_queue_duration_seconds"
 )
 
-// passesAndCalls reads the passes' and the Flink calls' histograms from one scrape: at 10,000
-// applications the operator's /metrics is about 5 MB, and each scrape is work the window measures.
-func (b *bench) passesAndCalls(ctx context.Context) (passes, calls histogram, err error) {
+// passesAndCalls reads the passes', the Flink calls' and the workqueue waits' histograms from one
+// scrape: at 10,000 applications the operator's /metrics is about 5 MB, and each scrape is work the
+// window measures.
+func (b *bench) passesAndCalls(ctx context.Context) (passes, calls, queued histogram, err error) {
 	families, err := b.scrape(ctx)
 	if err != nil {
-		return histogram{}, histogram{}, err
+		return histogram{}, histogram{}, histogram{}, err
 	}
 	if passes, err = histogramOf(families, reconcileMetric); err != nil {
-		return histogram{}, histogram{}, err
+		return histogram{}, histogram{}, histogram{}, err
 	}
-	calls, _ = histogramOf(families, flinkCallMetric) // none before the first Flink call: empty
-	return passes, calls, nil
+	calls, _ = histogramOf(families, flinkCallMetric)  // none before the first Flink call: empty
+	queued, _ = histogramOf(families, queueWaitMetric) // an older operator may not have it: empty
+	return passes, calls, queued, nil
 }
 
 // histogramOf is one of the operator's histograms, summed over its series; an error when the
