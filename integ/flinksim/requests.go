@@ -18,6 +18,16 @@ type requestCounter struct {
 	// armed is set by MarkFirstRequest, and first is the time of the first call served after it.
 	armed bool
 	first time.Time
+	// window is how long after first the counts are kept as they stood (MarkWindow), and atEnd
+	// those counts once it has passed.
+	window time.Duration
+	atEnd  *RequestCounts
+}
+
+// RequestCounts is the Fleet's REST calls as they stood at one moment (WindowCounts).
+type RequestCounts struct {
+	byCluster  map[string]int64
+	byEndpoint map[string]map[string]map[string]int64
 }
 
 func (c *requestCounter) add(namespace, service, method, path string) {
@@ -26,8 +36,12 @@ func (c *requestCounter) add(namespace, service, method, path string) {
 	if c.byCluster == nil {
 		c.byCluster, c.byEndpoint = map[string]int64{}, map[string]map[string]map[string]int64{}
 	}
-	if c.armed && c.first.IsZero() {
-		c.first = time.Now()
+	if c.armed {
+		now := time.Now()
+		if c.first.IsZero() {
+			c.first = now
+		}
+		c.closeWindow(now)
 	}
 	c.byCluster[namespace+"/"+service]++
 	services := c.byEndpoint[namespace]
@@ -62,17 +76,43 @@ func endpointPath(path string) string {
 	return "/" + strings.Join(segs, "/")
 }
 
+// closeWindow keeps the counts as they stand when the window has ended by now: before the call
+// being counted, which came after it.
+func (c *requestCounter) closeWindow(now time.Time) {
+	if c.window == 0 || c.first.IsZero() || c.atEnd != nil || now.Before(c.first.Add(c.window)) {
+		return
+	}
+	at := &RequestCounts{byCluster: make(map[string]int64, len(c.byCluster)),
+		byEndpoint: make(map[string]map[string]map[string]int64, len(c.byEndpoint))}
+	for k, v := range c.byCluster {
+		at.byCluster[k] = v
+	}
+	for ns, services := range c.byEndpoint {
+		copied := make(map[string]map[string]int64, len(services))
+		for service, endpoints := range services {
+			e := make(map[string]int64, len(endpoints))
+			for k, v := range endpoints {
+				e[k] = v
+			}
+			copied[service] = e
+		}
+		at.byEndpoint[ns] = copied
+	}
+	c.atEnd = at
+}
+
+// live is the counts as they stand, for reading under the lock.
+func (c *requestCounter) live() RequestCounts {
+	return RequestCounts{byCluster: c.byCluster, byEndpoint: c.byEndpoint}
+}
+
 // Requests is how many REST calls the Fleet has received so far, keyed "<namespace>/<service>"
 // by the cluster's versioned Service. Calls to a cluster whose JobManager is down count too: the
 // caller made them all the same.
 func (f *Fleet) Requests() map[string]int64 {
 	f.requests.mu.Lock()
 	defer f.requests.mu.Unlock()
-	out := make(map[string]int64, len(f.requests.byCluster))
-	for k, v := range f.requests.byCluster {
-		out[k] = v
-	}
-	return out
+	return f.requests.live().Requests()
 }
 
 // RequestsByEndpoint is how many REST calls the Fleet has received so far for clusters in the
@@ -86,8 +126,30 @@ func (f *Fleet) RequestsByEndpoint(namespace string) map[string]int64 {
 func (f *Fleet) RequestsByEndpointOf(namespace string, keep func(service string) bool) map[string]int64 {
 	f.requests.mu.Lock()
 	defer f.requests.mu.Unlock()
+	return f.requests.live().RequestsByEndpointOf(namespace, keep)
+}
+
+// RequestsByService is, for the namespace, each service's calls by endpoint (as RequestsByEndpoint
+// keys them): a benchmark that judges applications one by one reads which calls each one got.
+func (f *Fleet) RequestsByService(namespace string) map[string]map[string]int64 {
+	f.requests.mu.Lock()
+	defer f.requests.mu.Unlock()
+	return f.requests.live().RequestsByService(namespace)
+}
+
+// Requests is Fleet.Requests as the counts stood.
+func (r RequestCounts) Requests() map[string]int64 {
+	out := make(map[string]int64, len(r.byCluster))
+	for k, v := range r.byCluster {
+		out[k] = v
+	}
+	return out
+}
+
+// RequestsByEndpointOf is Fleet.RequestsByEndpointOf as the counts stood.
+func (r RequestCounts) RequestsByEndpointOf(namespace string, keep func(service string) bool) map[string]int64 {
 	out := map[string]int64{}
-	for service, endpoints := range f.requests.byEndpoint[namespace] {
+	for service, endpoints := range r.byEndpoint[namespace] {
 		if keep != nil && !keep(service) {
 			continue
 		}
@@ -98,13 +160,10 @@ func (f *Fleet) RequestsByEndpointOf(namespace string, keep func(service string)
 	return out
 }
 
-// RequestsByService is, for the namespace, each service's calls by endpoint (as RequestsByEndpoint
-// keys them): a benchmark that judges applications one by one reads which calls each one got.
-func (f *Fleet) RequestsByService(namespace string) map[string]map[string]int64 {
-	f.requests.mu.Lock()
-	defer f.requests.mu.Unlock()
-	out := make(map[string]map[string]int64, len(f.requests.byEndpoint[namespace]))
-	for service, endpoints := range f.requests.byEndpoint[namespace] {
+// RequestsByService is Fleet.RequestsByService as the counts stood.
+func (r RequestCounts) RequestsByService(namespace string) map[string]map[string]int64 {
+	out := make(map[string]map[string]int64, len(r.byEndpoint[namespace]))
+	for service, endpoints := range r.byEndpoint[namespace] {
 		c := make(map[string]int64, len(endpoints))
 		for k, v := range endpoints {
 			c[k] = v
@@ -119,9 +178,28 @@ func (f *Fleet) RequestsByService(namespace string) map[string]map[string]int64 
 // load can be tens of milliseconds late; a window timed from that sighting would hold calls made
 // after the window the benchmark means to count.
 func (f *Fleet) MarkFirstRequest() {
+	f.MarkWindow(0)
+}
+
+// MarkWindow is MarkFirstRequest for a window that lasts d from that first call: the counts as
+// they stand at its end are kept for WindowCounts, so that a call served just after it is not
+// counted in it however late the benchmark reads. 0 keeps none.
+func (f *Fleet) MarkWindow(d time.Duration) {
 	f.requests.mu.Lock()
 	defer f.requests.mu.Unlock()
 	f.requests.armed, f.requests.first = true, time.Time{}
+	f.requests.window, f.requests.atEnd = d, nil
+}
+
+// WindowCounts is the calls as they stood when MarkWindow's window ended; false until it has.
+func (f *Fleet) WindowCounts() (RequestCounts, bool) {
+	f.requests.mu.Lock()
+	defer f.requests.mu.Unlock()
+	f.requests.closeWindow(time.Now())
+	if f.requests.atEnd == nil {
+		return RequestCounts{}, false
+	}
+	return *f.requests.atEnd, true
 }
 
 // FirstRequest is when the Fleet received its first call since MarkFirstRequest; false while none

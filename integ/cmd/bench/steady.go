@@ -116,7 +116,18 @@ type groupSnapshot struct {
 	endpoints map[string]int64
 }
 
-func (b *bench) snapshot(g group) groupSnapshot {
+func (b *bench) snapshot(g group) groupSnapshot { return b.snapshotOf(b.env.Fleet, g) }
+
+// requestCounts is the simulator's counts of calls, as they stand (its Fleet) or as they stood at
+// the end of a window (flinksim.RequestCounts).
+type requestCounts interface {
+	Requests() map[string]int64
+	RequestsByEndpointOf(namespace string, keep func(service string) bool) map[string]int64
+	RequestsByService(namespace string) map[string]map[string]int64
+}
+
+// snapshotOf is snapshot read from counts.
+func (b *bench) snapshotOf(counts requestCounts, g group) groupSnapshot {
 	var keep func(service string) bool
 	if g.shared {
 		// Application names are unique across the fleet's namespaces.
@@ -129,11 +140,11 @@ func (b *bench) snapshot(g group) groupSnapshot {
 	}
 	endpoints := map[string]int64{}
 	for _, ns := range namespaces(g.keys) {
-		for ep, n := range b.env.Fleet.RequestsByEndpointOf(ns, keep) {
+		for ep, n := range counts.RequestsByEndpointOf(ns, keep) {
 			endpoints[ep] += n
 		}
 	}
-	return groupSnapshot{calls: b.callsByApp(g.keys), endpoints: endpoints}
+	return groupSnapshot{calls: callsByAppOf(counts, g.keys), endpoints: endpoints}
 }
 
 func (b *bench) figures(g group, before, after groupSnapshot, from, to time.Time) groupFigures {
@@ -274,12 +285,15 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 
 // callsByApp sums the simulator's request counts per application: an application's calls go to
 // its clusters' Services "<app>-<hash>" in its namespace.
-func (b *bench) callsByApp(keys []string) map[string]int64 {
+func (b *bench) callsByApp(keys []string) map[string]int64 { return callsByAppOf(b.env.Fleet, keys) }
+
+// callsByAppOf is callsByApp read from counts.
+func callsByAppOf(counts requestCounts, keys []string) map[string]int64 {
 	out := make(map[string]int64, len(keys))
 	for _, k := range keys {
 		out[k] = 0
 	}
-	for cluster, n := range b.env.Fleet.Requests() {
+	for cluster, n := range counts.Requests() {
 		// "<namespace>/<app>-<hash>"
 		if app := appOfService(cluster); app != "" {
 			if _, ours := out[app]; ours {

@@ -118,8 +118,11 @@ func (b *bench) takeover(ctx context.Context, outage, poll time.Duration, groups
 	if err := sleep(ctx, outage); err != nil {
 		return nil, err
 	}
-	// The window runs from the first call as the simulator served it, not as a poll below saw it.
-	b.env.Fleet.MarkFirstRequest()
+	// The window runs from the first call as the simulator served it, not as a poll below saw it,
+	// and its counts are the simulator's as they stood at its end: an application observed at its
+	// start is polled again a statusPollInterval later, just after the end, before a poll below
+	// would read the counters.
+	b.env.Fleet.MarkWindow(poll)
 	if err := b.env.StartOperator(); err != nil {
 		return nil, err
 	}
@@ -153,10 +156,11 @@ func (b *bench) takeover(ctx context.Context, outage, poll time.Duration, groups
 				}
 			}
 		}
-		if inWindow == nil && !first.IsZero() && !now.Before(windowEnd) {
-			inWindow, readsInWindow = calls, b.checkpointReads(keys)
+		// The simulator closes the window on its own clock (MarkWindow), at the same end.
+		if counts, ended := b.env.Fleet.WindowCounts(); inWindow == nil && ended {
+			inWindow, readsInWindow = callsByAppOf(counts, keys), checkpointReadsOf(counts, keys)
 			for _, name := range names {
-				inWindowEndpoints[name] = b.snapshot(groups[name]).endpoints
+				inWindowEndpoints[name] = b.snapshotOf(counts, groups[name]).endpoints
 			}
 			if apiAfter, err = b.apiRequests(ctx); err != nil {
 				return nil, err

@@ -26,12 +26,17 @@ const checkpointsEndpoint = "GET /jobs/:id/checkpoints"
 
 // checkpointReads are the applications' reads of their jobs' checkpoints so far, by "<ns>/<app>".
 func (b *bench) checkpointReads(keys []string) map[string]int64 {
+	return checkpointReadsOf(b.env.Fleet, keys)
+}
+
+// checkpointReadsOf is checkpointReads read from counts.
+func checkpointReadsOf(counts requestCounts, keys []string) map[string]int64 {
 	out := make(map[string]int64, len(keys))
 	for _, k := range keys {
 		out[k] = 0
 	}
 	for _, ns := range namespaces(keys) {
-		for service, endpoints := range b.env.Fleet.RequestsByService(ns) {
+		for service, endpoints := range counts.RequestsByService(ns) {
 			key := ns + "/" + appOfService(service)
 			if _, ours := out[key]; ours {
 				out[key] += endpoints[checkpointsEndpoint]
