@@ -292,14 +292,14 @@ func (c *Client) getJSON(ctx context.Context, baseURL, op string, out any, path 
 	return err
 }
 
-// decode checks the shape of a 2xx body against lim, then decodes it into out. Both fail with a
-// non-retryable *Error: a body of the wrong shape will not change.
 // v1Semantics decodes answers as encoding/json does (names matched regardless of case, the last of
 // duplicate names kept, invalid UTF-8 replaced), with encoding/json/v2's decoder, which at 10,000
 // applications halves the CPU and allocations of decoding a poll's answers: the job details of
 // every job every statusPollInterval were a sixth of the operator's CPU.
 var v1Semantics = jsonv1.DefaultOptionsV1()
 
+// decode checks the shape of a 2xx body against lim, then decodes it into out. Both fail with a
+// non-retryable *Error: a body of the wrong shape will not change.
 func decode(op string, lim answerLimit, status int, body []byte, out any) error {
 	if why := checkShape(body, lim.valuesFor(len(body)), maxNesting); why != "" {
 		return refused(op, lim, status, why)
