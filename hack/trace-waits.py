@@ -34,6 +34,9 @@ def blocked_on(stack, line):
         return 'queue'
     if 'persistConn).roundTrip' in stack:
         return 'flink'
+    if 'jobs.(*Pass).Together' in stack:
+        # The pass waits for the Flink calls it made at once (job details and checkpoints).
+        return 'flink (calls made together)'
     if 'k8s.io/client-go/rest' in stack or 'http2' in stack:
         return 'kube'
     r = REASON.search(line)
@@ -104,7 +107,7 @@ def main(path):
                 p['waits'][p['blocked_on']] += t - p['since']
                 p['since'] = t
             elif g in workers:
-                in_pass[g] = {'start': t, 'since': t, 'run': 0, 'runnable': 0, 'marking': marking,
+                in_pass[g] = {'g': g, 'start': t, 'since': t, 'run': 0, 'runnable': 0, 'marking': marking,
                               'blocked_on': None, 'waits': collections.Counter()}
         elif 'Running->Runnable' in line:
             p = in_pass.get(g)
@@ -142,6 +145,17 @@ def main(path):
         if ms:
             print('passes %-20s %6d  p50 %.1f  p90 %.1f  p99 %.1f ms  over 50 ms: %d' % (
                 label, len(ms), quantile(ms, .5), quantile(ms, .9), quantile(ms, .99), sum(x > 50 for x in ms)))
+    by_worker = collections.defaultdict(list)
+    for p in passes:
+        by_worker[p['g']].append(p)
+    busy = span = 0
+    for ps in by_worker.values():
+        ps.sort(key=lambda p: p['start'])
+        span += ps[-1]['end'] - ps[0]['start']
+        busy += sum(p['end'] - p['start'] for p in ps)
+    if span:
+        print('workers waited for work %.0f%% of the time between their first and last pass (%d workers)' % (
+            100 * (span - busy) / span, len(by_worker)))
     slow = [p for p in passes if (p['end'] - p['start']) / 1e6 > 50]
     if slow:
         total = collections.Counter()

@@ -207,14 +207,25 @@ func (e *Env) StartOperator() error {
 // runtime settings, on the same applications one after the other, which removes the difference
 // between two runs of the whole fleet from the comparison.
 func (e *Env) StartOperatorAs(binary string, env []string) error {
-	return e.startOperator(binary, e.configPath, env)
+	return e.StartOperatorVariant(binary, env, nil)
 }
 
-// StartOperatorWith starts the operator process as StartOperator does, with some keys of its
-// config changed for this process only (written to operator-override.yaml); the next StartOperator
-// goes back to the environment's own config. Tests use it to make a restarted operator judge
-// phases by deadlines shorter than the suite's, rather than wait the suite's out.
-func (e *Env) StartOperatorWith(overrides map[string]string) error {
+// StartOperatorVariant is StartOperatorAs with some keys of the operator's config changed for this
+// process only, as StartOperatorWith changes them (written to operator-variant.yaml): a benchmark
+// compares two settings of the operator on the same applications.
+func (e *Env) StartOperatorVariant(binary string, env []string, overrides map[string]string) error {
+	if len(overrides) == 0 {
+		return e.startOperator(binary, e.configPath, env)
+	}
+	path, err := e.writeConfig("operator-variant.yaml", overrides)
+	if err != nil {
+		return err
+	}
+	return e.startOperator(binary, path, env)
+}
+
+// writeConfig writes the environment's config with overrides over it to name in its directory.
+func (e *Env) writeConfig(name string, overrides map[string]string) (string, error) {
 	values := map[string]string{}
 	for k, v := range e.operatorConfig {
 		values[k] = v
@@ -222,8 +233,17 @@ func (e *Env) StartOperatorWith(overrides map[string]string) error {
 	for k, v := range overrides {
 		values[k] = v
 	}
-	path := filepath.Join(e.Dir, "operator-override.yaml")
-	if err := os.WriteFile(path, []byte(operatorConfig(e.FlinkURL, values)), 0o644); err != nil {
+	path := filepath.Join(e.Dir, name)
+	return path, os.WriteFile(path, []byte(operatorConfig(e.FlinkURL, values)), 0o644)
+}
+
+// StartOperatorWith starts the operator process as StartOperator does, with some keys of its
+// config changed for this process only (written to operator-override.yaml); the next StartOperator
+// goes back to the environment's own config. Tests use it to make a restarted operator judge
+// phases by deadlines shorter than the suite's, rather than wait the suite's out.
+func (e *Env) StartOperatorWith(overrides map[string]string) error {
+	path, err := e.writeConfig("operator-override.yaml", overrides)
+	if err != nil {
 		return err
 	}
 	return e.startOperator("", path, nil)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 )
 
@@ -17,11 +18,37 @@ import (
 // operator's), which is the point: on two cores the API server's CPU is what both the floor and
 // the operator's run spend, so the difference between the two runs is what the operator costs it.
 func (b *bench) apiRequests(ctx context.Context) (map[string]float64, error) {
+	m, err := b.apiServerMetrics(ctx)
+	return m.requests, err
+}
+
+// apiServerScrape is what the bench reads of one scrape of the API server's /metrics.
+type apiServerScrape struct {
+	requests map[string]float64
+	// gcCycles counts the API server's garbage collections so far (go_gc_duration_seconds).
+	gcCycles uint64
+}
+
+func (b *bench) apiServerMetrics(ctx context.Context) (apiServerScrape, error) {
 	raw, err := b.kube.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading the API server's metrics: %w", err)
+		return apiServerScrape{}, fmt.Errorf("reading the API server's metrics: %w", err)
 	}
-	return parseAPIRequests(bytes.NewReader(raw))
+	var parser expfmt.TextParser
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	if err != nil {
+		return apiServerScrape{}, err
+	}
+	return apiServerScrape{requests: apiRequestsOf(families), gcCycles: gcCycles(families)}, nil
+}
+
+// gcCycles is how many collections a Go process's go_gc_duration_seconds has observed; 0 without it.
+func gcCycles(families map[string]*dto.MetricFamily) uint64 {
+	f := families["go_gc_duration_seconds"]
+	if f == nil || len(f.GetMetric()) == 0 {
+		return 0
+	}
+	return f.GetMetric()[0].GetSummary().GetSampleCount()
 }
 
 func parseAPIRequests(r io.Reader) (map[string]float64, error) {
@@ -30,10 +57,14 @@ func parseAPIRequests(r io.Reader) (map[string]float64, error) {
 	if err != nil {
 		return nil, err
 	}
+	return apiRequestsOf(families), nil
+}
+
+func apiRequestsOf(families map[string]*dto.MetricFamily) map[string]float64 {
 	counts := map[string]float64{}
 	f := families["apiserver_request_total"]
 	if f == nil {
-		return counts, nil
+		return counts
 	}
 	for _, m := range f.GetMetric() {
 		labels := map[string]string{}
@@ -49,7 +80,7 @@ func parseAPIRequests(r io.Reader) (map[string]float64, error) {
 		}
 		counts[key] += m.GetCounter().GetValue()
 	}
-	return counts, nil
+	return counts
 }
 
 // requestsPerApp is after minus before, per application, leaving out what rounds to nothing.

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/require"
 )
 
@@ -30,4 +31,18 @@ func TestProcessCPUIsReadFromStatWhateverTheName(t *testing.T) {
 	require.Equal(t, "kube (api) server", name)
 	require.InDelta(t, 3.0, seconds, 1e-9)
 	require.Equal(t, "total 3.5 s, a 3.0, b 0.5", formatCPU(cpuSpent(map[string]float64{"a": 1}, map[string]float64{"a": 4, "b": 0.5, "c": 0.05})))
+}
+
+func TestGarbageCollectionsAreCountedFromTheGoCollectorsSummary(t *testing.T) {
+	var parser expfmt.TextParser
+	families, err := parser.TextToMetricFamilies(strings.NewReader(`# HELP go_gc_duration_seconds A summary of the wall-time pause (stop-the-world) duration in garbage collection cycles.
+# TYPE go_gc_duration_seconds summary
+go_gc_duration_seconds{quantile="0"} 1.5e-05
+go_gc_duration_seconds{quantile="1"} 0.002
+go_gc_duration_seconds_sum 0.25
+go_gc_duration_seconds_count 417
+`))
+	require.NoError(t, err)
+	require.Equal(t, uint64(417), gcCycles(families))
+	require.Zero(t, gcCycles(nil), "a process without the Go collector")
 }

@@ -157,7 +157,8 @@ func main() {
 	flag.DurationVar(&o.takeoverOutage, "takeover-outage", 15*time.Second, "how long the operator is down in (f)")
 	flag.Var(&o.steadyAgain, "steady-again", "after (f), or (c) with -takeover=false, restart the operator as NAME[:KEY=VALUE,...] "+
 		"and measure the steady state again, as (c) does (repeatable, in order); KEY=VALUE is added to the operator's "+
-		"environment (GOGC=100; values cannot hold a comma), binary=PATH runs that operator binary instead; "+
+		"environment (GOGC=100; values cannot hold a comma), config.KEY=VALUE changes a key of its config "+
+		"(config.workers=12), binary=PATH runs that operator binary instead; "+
 		"with no KEY=VALUE, the usual operator (a control)")
 	flag.BoolVar(&o.soak, "soak", true, "run the soak (e) after (c): ordinary applications alone and beside hostile tenants")
 	flag.BoolVar(&o.soakOnly, "soak-only", false, "run only the soak (e), not (a) to (c)")

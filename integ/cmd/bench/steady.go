@@ -49,6 +49,9 @@ type steadyResult struct {
 	// only this tells the two apart.
 	QueuedP50Milli float64 `json:"queuedP50Ms"`
 	QueuedP99Milli float64 `json:"queuedP99Ms"`
+	// GCCycles are the garbage collections of the operator and of the API server in the window:
+	// on two cores each one's marking takes the processors the other's goroutines wait for.
+	GCCycles map[string]uint64 `json:"gcCycles,omitempty"`
 	// ServedP50Milli and the rest are the simulator's own time for the same calls, from the request
 	// read to the answer written: what a Flink call took beyond it, it waited for a core on either
 	// side or in the network.
@@ -188,7 +191,7 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 		return nil, err
 	}
 	s0 := servedHistogram(b.env.Fleet.ServedTimes())
-	h0, f0, q0, err := b.passesAndCalls(ctx)
+	op0, err := b.passesAndCalls(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +203,8 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 	if sp != nil {
 		spBefore = b.snapshot(sp.group)
 	}
-	requestsBefore, err := b.apiRequests(ctx)
+	apiBefore, err := b.apiServerMetrics(ctx)
+	requestsBefore := apiBefore.requests
 	if err != nil {
 		return nil, err
 	}
@@ -213,14 +217,16 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 	res.CPUProfile = <-profiled
 	to := time.Now()
 	res.Processes = b.sampleEnvironment().since(procsBefore).over(to.Sub(from))
-	if requestsWindow, err := b.apiRequests(ctx); err == nil {
-		res.APIWritesPerSecond = writesPerSecond(requestsBefore, requestsWindow, to.Sub(from))
+	res.GCCycles = map[string]uint64{}
+	if apiWindow, err := b.apiServerMetrics(ctx); err == nil {
+		res.APIWritesPerSecond = writesPerSecond(requestsBefore, apiWindow.requests, to.Sub(from))
+		res.GCCycles["kube-apiserver"] = apiWindow.gcCycles - apiBefore.gcCycles
 	}
 	var figs []groupFigures
 	for i, g := range groups {
 		figs = append(figs, b.figures(g, before[i], b.snapshot(g), from, to))
 	}
-	h1, f1, q1, err := b.passesAndCalls(ctx)
+	op1, err := b.passesAndCalls(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -232,17 +238,18 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 	if checkpointing != nil {
 		res.Checkpointing = &figs[0]
 	}
-	delta := h1.minus(h0)
+	delta := op1.passes.minus(op0.passes)
 	res.Reconciles = delta.count
 	res.ReconcileP50Milli = 1000 * delta.quantile(0.50)
 	res.ReconcileP90Milli = 1000 * delta.quantile(0.90)
 	res.ReconcileP99Milli = 1000 * delta.quantile(0.99)
-	calls := f1.minus(f0)
+	calls := op1.calls.minus(op0.calls)
 	res.FlinkCalls = calls.count
 	res.FlinkCallP50Milli = 1000 * calls.quantile(0.50)
 	res.FlinkCallP90Milli = 1000 * calls.quantile(0.90)
 	res.FlinkCallP99Milli = 1000 * calls.quantile(0.99)
-	queued := q1.minus(q0)
+	queued := op1.queued.minus(op0.queued)
+	res.GCCycles["operator"] = op1.gcCycles - op0.gcCycles
 	res.QueuedP50Milli = 1000 * queued.quantile(0.50)
 	res.QueuedP99Milli = 1000 * queued.quantile(0.99)
 	res.ServedP50Milli = 1000 * served.quantile(0.50)
@@ -251,7 +258,8 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 	res.Memory = b.memory(ctx)
 	b.logf("(c) %.1f status writes per app per hour, %.2f REST calls per app per minute, reconcile p50 %.1f ms p99 %.1f ms; RSS %.0f MiB",
 		res.Fleet.StatusWritesPerAppHour, res.Fleet.RESTCallsPerAppMinute, res.ReconcileP50Milli, res.ReconcileP99Milli, res.Memory.RSSMiB)
-	b.logf("(c) keys waited for a worker p50 %.1f ms, p99 %.1f ms", res.QueuedP50Milli, res.QueuedP99Milli)
+	b.logf("(c) keys waited for a worker p50 %.1f ms, p99 %.1f ms; garbage collections in the window: operator %d, API server %d",
+		res.QueuedP50Milli, res.QueuedP99Milli, res.GCCycles["operator"], res.GCCycles["kube-apiserver"])
 	b.logf("(c) %d Flink calls: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms; the simulator's handlers answered in p50 %.1f ms, p90 %.1f ms, p99 %.1f ms",
 		res.FlinkCalls, res.FlinkCallP50Milli, res.FlinkCallP90Milli, res.FlinkCallP99Milli, res.ServedP50Milli, res.ServedP90Milli, res.ServedP99Milli)
 	if f := res.FleetCheckpointing; f != nil {
@@ -385,20 +393,27 @@ const (
 	queueWaitMetric = "flinkfsm_workqueue_queue_duration_seconds"
 )
 
-// passesAndCalls reads the passes', the Flink calls' and the workqueue waits' histograms from one
-// scrape: at 10,000 applications the operator's /metrics is about 5 MB, and each scrape is work the
-// window measures.
-func (b *bench) passesAndCalls(ctx context.Context) (passes, calls, queued histogram, err error) {
+// operatorScrape is what (c) reads of one scrape of the operator's /metrics: at 10,000
+// applications it is about 5 MB, and each scrape is work the window measures.
+type operatorScrape struct {
+	passes, calls, queued histogram
+	gcCycles              uint64
+}
+
+// passesAndCalls reads the passes', the Flink calls' and the workqueue waits' histograms and the
+// collector's cycles from one scrape.
+func (b *bench) passesAndCalls(ctx context.Context) (operatorScrape, error) {
 	families, err := b.scrape(ctx)
 	if err != nil {
-		return histogram{}, histogram{}, histogram{}, err
+		return operatorScrape{}, err
 	}
-	if passes, err = histogramOf(families, reconcileMetric); err != nil {
-		return histogram{}, histogram{}, histogram{}, err
+	passes, err := histogramOf(families, reconcileMetric)
+	if err != nil {
+		return operatorScrape{}, err
 	}
-	calls, _ = histogramOf(families, flinkCallMetric)  // none before the first Flink call: empty
-	queued, _ = histogramOf(families, queueWaitMetric) // an older operator may not have it: empty
-	return passes, calls, queued, nil
+	calls, _ := histogramOf(families, flinkCallMetric)  // none before the first Flink call: empty
+	queued, _ := histogramOf(families, queueWaitMetric) // an older operator may not have it: empty
+	return operatorScrape{passes: passes, calls: calls, queued: queued, gcCycles: gcCycles(families)}, nil
 }
 
 // histogramOf is one of the operator's histograms, summed over its series; an error when the

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -28,6 +29,9 @@ type steadyAgainVariant struct {
 	// Binary is binary=PATH made absolute: a bare name would otherwise be looked up in $PATH,
 	// not where the check at start-up found it.
 	Binary string `json:"binary,omitempty"`
+	// Config is config.KEY=VALUE: keys of the operator's config changed for the variant
+	// (config.workers=12).
+	Config map[string]string `json:"config,omitempty"`
 }
 
 // steadyAgainFlag collects the variants in the order given.
@@ -55,10 +59,26 @@ func (v steadyAgainVariant) String() string {
 // settings are the variant's KEY=VALUE, comma-separated, binary= last; "" for none.
 func (v steadyAgainVariant) settings() string {
 	settings := append([]string(nil), v.Env...)
+	for _, k := range sortedConfigKeys(v.Config) {
+		settings = append(settings, configPrefix+k+"="+v.Config[k])
+	}
 	if v.Binary != "" {
 		settings = append(settings, "binary="+v.Binary)
 	}
 	return strings.Join(settings, ",")
+}
+
+// configPrefix marks a variant's setting of the operator's config rather than its environment.
+const configPrefix = "config."
+
+// sortedConfigKeys is m's keys in order, for a variant's settings to read the same each time.
+func sortedConfigKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // variantName is what a name may hold: it labels the report's rows and ends up in file names.
@@ -104,6 +124,16 @@ func parseVariant(value string, stat func(string) (os.FileInfo, error)) (steadyA
 			return steadyAgainVariant{}, fmt.Errorf("variant %q: %s given twice", name, key)
 		}
 		seen[key] = true
+		if name, ok := strings.CutPrefix(key, configPrefix); ok {
+			if name == "" || val == "" {
+				return steadyAgainVariant{}, fmt.Errorf("variant %q: want config.KEY=VALUE, not %q", v.Name, setting)
+			}
+			if v.Config == nil {
+				v.Config = map[string]string{}
+			}
+			v.Config[name] = val
+			continue
+		}
 		if key != "binary" {
 			v.Env = append(v.Env, setting)
 			continue
@@ -191,7 +221,7 @@ func (b *bench) variant(ctx context.Context, o options, v steadyAgainVariant, ev
 	b.env.KillOperator()
 	// Nothing calls Flink now: every later call is the variant's.
 	base := b.callsByApp(every)
-	if err := b.env.StartOperatorAs(v.Binary, v.Env); err != nil {
+	if err := b.env.StartOperatorVariant(v.Binary, v.Env, v.Config); err != nil {
 		return fail(err)
 	}
 	started := time.Now()

@@ -30,15 +30,18 @@ func TestSteadyAgainVariantsAreKeptInTheOrderGiven(t *testing.T) {
 	t.Chdir(dir)
 
 	got, err := parseSteadyAgain("-steady-again", "base", "-steady-again", "gogc100:GOGC=100,GOMAXPROCS=3",
-		"-steady-again", "old:binary=flinkfsm-old,GODEBUG=gctrace=1", "-steady-again", "empty:GOGC=")
+		"-steady-again", "old:binary=flinkfsm-old,GODEBUG=gctrace=1", "-steady-again", "empty:GOGC=",
+		"-steady-again", "w12:config.workers=12,GOGC=150,config.kubeAPIQPS=400")
 	require.NoError(t, err)
 	require.Equal(t, steadyAgainFlag{
 		{Name: "base"},
 		{Name: "gogc100", Env: []string{"GOGC=100", "GOMAXPROCS=3"}},
 		{Name: "old", Env: []string{"GODEBUG=gctrace=1"}, Binary: old},
 		{Name: "empty", Env: []string{"GOGC="}},
+		{Name: "w12", Env: []string{"GOGC=150"}, Config: map[string]string{"workers": "12", "kubeAPIQPS": "400"}},
 	}, got)
-	require.Equal(t, "base gogc100:GOGC=100,GOMAXPROCS=3 old:GODEBUG=gctrace=1,binary="+old+" empty:GOGC=", got.String())
+	require.Equal(t, "base gogc100:GOGC=100,GOMAXPROCS=3 old:GODEBUG=gctrace=1,binary="+old+" empty:GOGC= "+
+		"w12:GOGC=150,config.kubeAPIQPS=400,config.workers=12", got.String())
 }
 
 func TestSteadyAgainRefusesBadVariantsNamingTheFlag(t *testing.T) {
@@ -58,6 +61,9 @@ func TestSteadyAgainRefusesBadVariantsNamingTheFlag(t *testing.T) {
 		{[]string{"x:GOGC=100,"}, `want KEY=VALUE, not ""`},
 		{[]string{"x:GOGC=50,GOGC=100"}, "GOGC given twice"},
 		{[]string{"x:binary="}, "binary= names no file"},
+		{[]string{"x:config.=12"}, "want config.KEY=VALUE"},
+		{[]string{"x:config.workers="}, "want config.KEY=VALUE"},
+		{[]string{"x:config.workers=8,config.workers=12"}, "config.workers given twice"},
 		{[]string{"x:binary=" + filepath.Join(dir, "missing")}, "no such file"},
 		{[]string{"x:binary=" + dir}, "not an executable file"},
 		{[]string{"x:binary=" + notExecutable}, "not an executable file"},
