@@ -7,8 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -59,7 +60,7 @@ func (v steadyAgainVariant) String() string {
 // settings are the variant's KEY=VALUE, comma-separated, binary= last; "" for none.
 func (v steadyAgainVariant) settings() string {
 	settings := append([]string(nil), v.Env...)
-	for _, k := range sortedConfigKeys(v.Config) {
+	for _, k := range slices.Sorted(maps.Keys(v.Config)) {
 		settings = append(settings, configPrefix+k+"="+v.Config[k])
 	}
 	if v.Binary != "" {
@@ -70,16 +71,6 @@ func (v steadyAgainVariant) settings() string {
 
 // configPrefix marks a variant's setting of the operator's config rather than its environment.
 const configPrefix = "config."
-
-// sortedConfigKeys is m's keys in order, for a variant's settings to read the same each time.
-func sortedConfigKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
 
 // variantName is what a name may hold: it labels the report's rows and ends up in file names.
 var variantName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
