@@ -15,7 +15,7 @@ type requestCounter struct {
 	// byEndpoint is, per namespace and service, the calls by "METHOD /path" with ids replaced:
 	// a benchmark tells groups of applications in one namespace apart by their services.
 	byEndpoint map[string]map[string]map[string]int64
-	// armed is set by MarkFirstRequest, and first is the time of the first call served after it.
+	// armed is set by MarkWindow, and first is the time of the first call served after it.
 	armed bool
 	first time.Time
 	// window is how long after first the counts are kept as they stood (MarkWindow), and atEnd
@@ -173,17 +173,12 @@ func (r RequestCounts) RequestsByService(namespace string) map[string]map[string
 	return out
 }
 
-// MarkFirstRequest forgets the time of any earlier first call and makes FirstRequest report the
-// next call's. A benchmark that polls the counters sees a call only at its next poll, which under
-// load can be tens of milliseconds late; a window timed from that sighting would hold calls made
-// after the window the benchmark means to count.
-func (f *Fleet) MarkFirstRequest() {
-	f.MarkWindow(0)
-}
-
-// MarkWindow is MarkFirstRequest for a window that lasts d from that first call: the counts as
-// they stand at its end are kept for WindowCounts, so that a call served just after it is not
-// counted in it however late the benchmark reads. 0 keeps none.
+// MarkWindow forgets the time of any earlier first call and makes FirstRequest report the next
+// call's, the start of a window that lasts d: the counts as they stand at its end are kept for
+// WindowCounts, so that a call served just after it is not counted in it however late the
+// benchmark reads (0 keeps none). A benchmark that polls the counters sees a call only at its next
+// poll, which under load can be tens of milliseconds late; a window timed from that sighting would
+// hold calls made after the window the benchmark means to count.
 func (f *Fleet) MarkWindow(d time.Duration) {
 	f.requests.mu.Lock()
 	defer f.requests.mu.Unlock()
@@ -202,7 +197,7 @@ func (f *Fleet) WindowCounts() (RequestCounts, bool) {
 	return *f.requests.atEnd, true
 }
 
-// FirstRequest is when the Fleet received its first call since MarkFirstRequest; false while none
+// FirstRequest is when the Fleet received its first call since MarkWindow; false while none
 // has come.
 func (f *Fleet) FirstRequest() (time.Time, bool) {
 	f.requests.mu.Lock()

@@ -13,7 +13,7 @@ func TestTheFirstRequestAfterTheMarkIsTimedWhenServed(t *testing.T) {
 	if _, ok := f.FirstRequest(); ok {
 		t.Fatal("a call before any mark was taken as the first")
 	}
-	f.MarkFirstRequest()
+	f.MarkWindow(0)
 	if _, ok := f.FirstRequest(); ok {
 		t.Fatal("the mark alone counted as a call")
 	}
@@ -26,7 +26,7 @@ func TestTheFirstRequestAfterTheMarkIsTimedWhenServed(t *testing.T) {
 	if !ok || first.Before(before) || first.After(after) {
 		t.Errorf("first call at %v (%v), want between %v and %v", first, ok, before, after)
 	}
-	f.MarkFirstRequest()
+	f.MarkWindow(0)
 	if _, ok := f.FirstRequest(); ok {
 		t.Error("a new mark kept the earlier first call")
 	}

@@ -200,19 +200,13 @@ func (e *Env) StartOperator() error {
 	return e.startOperator("", e.configPath, nil)
 }
 
-// StartOperatorAs starts the operator process as StartOperator does, with the environment's own
-// config, but runs binary instead of the operator the environment built (when binary is not "")
-// and adds env ("GOGC=50") to the process's environment. The next StartOperator runs the
-// environment's own operator again, as it is. A benchmark uses it to measure two builds, or two
-// runtime settings, on the same applications one after the other, which removes the difference
-// between two runs of the whole fleet from the comparison.
-func (e *Env) StartOperatorAs(binary string, env []string) error {
-	return e.StartOperatorVariant(binary, env, nil)
-}
-
-// StartOperatorVariant is StartOperatorAs with some keys of the operator's config changed for this
-// process only, as StartOperatorWith changes them (written to operator-variant.yaml): a benchmark
-// compares two settings of the operator on the same applications.
+// StartOperatorVariant starts the operator process as StartOperator does, with the environment's
+// own config save for overrides (written to operator-variant.yaml), but runs binary instead of
+// the operator the environment built (when binary is not "") and adds env ("GOGC=50") to the
+// process's environment. The next StartOperator runs the environment's own operator again, as it
+// is. A benchmark uses it to measure two builds, or two settings, on the same applications one
+// after the other, which removes the difference between two runs of the whole fleet from the
+// comparison.
 func (e *Env) StartOperatorVariant(binary string, env []string, overrides map[string]string) error {
 	if len(overrides) == 0 {
 		return e.startOperator(binary, e.configPath, env)

@@ -204,10 +204,10 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 		spBefore = b.snapshot(sp.group)
 	}
 	apiBefore, err := b.apiServerMetrics(ctx)
-	requestsBefore := apiBefore.requests
 	if err != nil {
 		return nil, err
 	}
+	requestsBefore := apiBefore.requests
 	procsBefore := b.sampleEnvironment()
 	from := time.Now()
 	profiled := b.profileCPU(ctx, window)

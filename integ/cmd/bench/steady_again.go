@@ -115,14 +115,14 @@ func parseVariant(value string, stat func(string) (os.FileInfo, error)) (steadyA
 			return steadyAgainVariant{}, fmt.Errorf("variant %q: %s given twice", name, key)
 		}
 		seen[key] = true
-		if name, ok := strings.CutPrefix(key, configPrefix); ok {
-			if name == "" || val == "" {
-				return steadyAgainVariant{}, fmt.Errorf("variant %q: want config.KEY=VALUE, not %q", v.Name, setting)
+		if configKey, ok := strings.CutPrefix(key, configPrefix); ok {
+			if configKey == "" || val == "" {
+				return steadyAgainVariant{}, fmt.Errorf("variant %q: want config.KEY=VALUE, not %q", name, setting)
 			}
 			if v.Config == nil {
 				v.Config = map[string]string{}
 			}
-			v.Config[name] = val
+			v.Config[configKey] = val
 			continue
 		}
 		if key != "binary" {
