@@ -190,6 +190,10 @@ type Config struct {
 	// StallTimeout is how long objects may wait in the workqueue while no worker moves before
 	// /healthz reports the operator unhealthy. It must exceed the longest pass, a jar fetch included.
 	StallTimeout config.Duration `json:"stallTimeout" pflag:",How long work may wait with no worker moving before /healthz fails"`
+	// SlowPassLog logs every pass that takes longer, with the object, how long the pass took and
+	// how long the object waited for a worker, to tell when and for whom passes were slow where the
+	// reconcile histogram only says how many; 0 logs none.
+	SlowPassLog config.Duration `json:"slowPassLog" pflag:",Log each pass that takes longer than this; 0 for none"`
 }
 
 // Default is the configuration used when nothing is set.

@@ -518,12 +518,21 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	c.health.moved()
 	defer c.health.moved()
 	defer c.queue.Done(key)
-	if waited, ok := c.due.taken(key, time.Now()); ok {
+	waited, queued := c.due.taken(key, time.Now())
+	if queued {
 		ctx = withQueueWait(ctx, waited)
 	}
 	began := time.Now()
 	after, err := c.reconcileSafely(ctx, key)
-	c.env.Metrics.passEnded(key.Kind, time.Since(began), err)
+	took := time.Since(began)
+	c.env.Metrics.passEnded(key.Kind, took, err)
+	if slow := c.env.Config.SlowPassLog.Duration; slow > 0 && took > slow {
+		var wait time.Duration
+		if queued {
+			wait = waited.to.Sub(waited.from)
+		}
+		klog.FromContext(ctx).Info("slow pass", "object", key.String(), "tookMs", took.Milliseconds(), "waitedMs", wait.Milliseconds())
+	}
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "reconcile failed", "object", key.String())
 		c.queue.AddRateLimited(key)
