@@ -5,6 +5,7 @@
 package localenv
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -48,6 +50,10 @@ type Options struct {
 	// Applications is how many FlinkApplications the cluster is sized for (localcluster.Sizing);
 	// 0 is localcluster.SizedForApplications, enough for the tests.
 	Applications int
+	// OperatorNice is the operator process's niceness (nice(1)); 0 runs it as the cluster's
+	// processes and the simulator run. A negative value (root only) gives it a larger share of
+	// a busy machine, as a pod's CPU request gives it on a busy node.
+	OperatorNice int
 }
 
 // Env is a running local environment.
@@ -65,6 +71,8 @@ type Env struct {
 	configPath     string
 	operatorConfig map[string]string
 	cancel         context.CancelFunc
+	// nice is the niceness the next operator process starts with (Options.OperatorNice).
+	nice int
 
 	mu       sync.Mutex
 	operator *exec.Cmd
@@ -91,7 +99,8 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	if log == nil {
 		log = io.Discard
 	}
-	e := &Env{Dir: opts.Dir, log: log, root: root, operatorConfig: opts.OperatorConfig}
+	e := &Env{Dir: opts.Dir, log: log, root: root, operatorConfig: opts.OperatorConfig,
+		nice: opts.OperatorNice}
 	defer func() {
 		if err != nil {
 			e.Stop()
@@ -262,7 +271,13 @@ func (e *Env) startOperator(binary, configPath string, env []string) error {
 	if info, err := logFile.Stat(); err == nil {
 		logStart = info.Size()
 	}
-	cmd := exec.Command(binary, "run", "--kubeconfig", e.Cluster.KubeconfigPath, "--config", configPath)
+	args := []string{"run", "--kubeconfig", e.Cluster.KubeconfigPath, "--config", configPath}
+	cmd := exec.Command(binary, args...)
+	if e.nice != 0 {
+		// nice(1) sets the niceness before it execs the operator, so every thread the Go runtime
+		// starts has it (Linux keeps a niceness per thread); the pid stays the operator's.
+		cmd = exec.Command("nice", append([]string{"-n", strconv.Itoa(e.nice), binary}, args...)...)
+	}
 	if len(env) > 0 {
 		// Later entries win, so env overrides what this process has of the same name.
 		cmd.Env = append(os.Environ(), env...)
@@ -284,8 +299,46 @@ func (e *Env) startOperator(binary, configPath string, env []string) error {
 	if len(env) > 0 {
 		what += fmt.Sprintf(", environment %v added", env)
 	}
+	if e.nice != 0 {
+		what += fmt.Sprintf(", nice %d", e.nice)
+	}
 	e.logf("operator started (pid %d, config %s%s), log %s", cmd.Process.Pid, configPath, what, logFile.Name())
 	return nil
+}
+
+// SetOperatorNice sets the niceness of the operator processes started from now on.
+func (e *Env) SetOperatorNice(n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.nice = n
+}
+
+// OperatorNiceness is the running operator's niceness as the kernel has it (that of its main
+// thread): nice(1) without the privilege to lower it runs the operator at its own. ok is false
+// when no operator runs or /proc cannot tell.
+func (e *Env) OperatorNiceness() (n int, ok bool) {
+	e.mu.Lock()
+	cmd := e.operator
+	e.mu.Unlock()
+	if cmd == nil {
+		return 0, false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+	if err != nil {
+		return 0, false
+	}
+	// The fields after the command's name, which may hold spaces, in parentheses: niceness is the
+	// 19th field of the line, the 17th after the name.
+	end := bytes.LastIndexByte(stat, ')')
+	if end < 0 {
+		return 0, false
+	}
+	fields := strings.Fields(string(stat[end+1:]))
+	if len(fields) < 17 {
+		return 0, false
+	}
+	n, err = strconv.Atoi(fields[16])
+	return n, err == nil
 }
 
 // KillOperator kills the operator with SIGKILL, as a node failure or OOM kill would, and waits for it.

@@ -58,6 +58,9 @@ type conditions struct {
 	AppsPerNamespace int `json:"appsPerNamespace"`
 	// Cluster is what the local cluster was sized for and how.
 	Cluster localcluster.Sizing `json:"cluster"`
+	// OperatorNice is -operator-nice: the niceness the operator was started with; each window
+	// reports the one it had (steadyFigures.OperatorNiceness).
+	OperatorNice int `json:"operatorNice"`
 	// SteadyAgain are the -steady-again variants (g) ran, as given.
 	SteadyAgain []steadyAgainVariant `json:"steadyAgain,omitempty"`
 	Seconds     float64              `json:"benchSeconds"`
@@ -90,6 +93,7 @@ func conditionsNow(o options) conditions {
 		AppsPerNamespace:      o.perNamespace,
 		RuntimeEnvironment:    runtimeEnvironment(os.Getenv),
 		SteadyAgain:           o.steadyAgain,
+		OperatorNice:          o.operatorNice,
 		SimulatorTimings: map[string]string{
 			"initialize": t.Initialize.String(), "schedule": t.Schedule.String(), "savepoint": t.Savepoint.String(),
 			"cancel": t.Cancel.String(), "checkpoint": t.Checkpoint.String(),

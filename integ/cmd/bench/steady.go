@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,6 +53,9 @@ type steadyResult struct {
 	// GCCycles are the garbage collections of the operator and of the API server in the window:
 	// on two cores each one's marking takes the processors the other's goroutines wait for.
 	GCCycles map[string]uint64 `json:"gcCycles,omitempty"`
+	// OperatorNiceness is the operator's niceness as the kernel had it at the window's end
+	// (-operator-nice, or a variant's nice=N; nice(1) without the privilege leaves it at 0).
+	OperatorNiceness *int `json:"operatorNiceness,omitempty"`
 	// ServedP50Milli and the rest are the simulator's own time for the same calls, from the request
 	// read to the answer written: what a Flink call took beyond it, it waited for a core on either
 	// side or in the network.
@@ -256,8 +260,15 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 	res.ServedP90Milli = 1000 * served.quantile(0.90)
 	res.ServedP99Milli = 1000 * served.quantile(0.99)
 	res.Memory = b.memory(ctx)
-	b.logf("(c) %.1f status writes per app per hour, %.2f REST calls per app per minute, reconcile p50 %.1f ms p99 %.1f ms; RSS %.0f MiB",
-		res.Fleet.StatusWritesPerAppHour, res.Fleet.RESTCallsPerAppMinute, res.ReconcileP50Milli, res.ReconcileP99Milli, res.Memory.RSSMiB)
+	if n, ok := b.env.OperatorNiceness(); ok {
+		res.OperatorNiceness = &n
+	}
+	nice := "unknown"
+	if res.OperatorNiceness != nil {
+		nice = strconv.Itoa(*res.OperatorNiceness)
+	}
+	b.logf("(c) %.1f status writes per app per hour, %.2f REST calls per app per minute, reconcile p50 %.1f ms p99 %.1f ms; RSS %.0f MiB; the operator at nice %s",
+		res.Fleet.StatusWritesPerAppHour, res.Fleet.RESTCallsPerAppMinute, res.ReconcileP50Milli, res.ReconcileP99Milli, res.Memory.RSSMiB, nice)
 	b.logf("(c) keys waited for a worker p50 %.1f ms, p99 %.1f ms; garbage collections in the window: operator %d, API server %d",
 		res.QueuedP50Milli, res.QueuedP99Milli, res.GCCycles["operator"], res.GCCycles["kube-apiserver"])
 	b.logf("(c) %d Flink calls: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms; the simulator's handlers answered in p50 %.1f ms, p90 %.1f ms, p99 %.1f ms",

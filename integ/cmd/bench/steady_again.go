@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -33,6 +34,8 @@ type steadyAgainVariant struct {
 	// Config is config.KEY=VALUE: keys of the operator's config changed for the variant
 	// (config.workers=12).
 	Config map[string]string `json:"config,omitempty"`
+	// Nice is nice=N: the variant's operator runs at this niceness instead of -operator-nice's.
+	Nice *int `json:"nice,omitempty"`
 }
 
 // steadyAgainFlag collects the variants in the order given.
@@ -62,6 +65,9 @@ func (v steadyAgainVariant) settings() string {
 	settings := append([]string(nil), v.Env...)
 	for _, k := range slices.Sorted(maps.Keys(v.Config)) {
 		settings = append(settings, configPrefix+k+"="+v.Config[k])
+	}
+	if v.Nice != nil {
+		settings = append(settings, "nice="+strconv.Itoa(*v.Nice))
 	}
 	if v.Binary != "" {
 		settings = append(settings, "binary="+v.Binary)
@@ -123,6 +129,14 @@ func parseVariant(value string, stat func(string) (os.FileInfo, error)) (steadyA
 				v.Config = map[string]string{}
 			}
 			v.Config[configKey] = val
+			continue
+		}
+		if key == "nice" {
+			n, err := strconv.Atoi(val)
+			if err != nil || n < -20 || n > 19 {
+				return steadyAgainVariant{}, fmt.Errorf("variant %q: want nice=N with N from -20 to 19, not %q", name, setting)
+			}
+			v.Nice = &n
 			continue
 		}
 		if key != "binary" {
@@ -212,14 +226,19 @@ func (b *bench) variant(ctx context.Context, o options, v steadyAgainVariant, ev
 	b.env.KillOperator()
 	// Nothing calls Flink now: every later call is the variant's.
 	base := b.callsByApp(every)
-	if err := b.env.StartOperatorVariant(v.Binary, v.Env, v.Config); err != nil {
+	if v.Nice != nil {
+		b.env.SetOperatorNice(*v.Nice)
+	}
+	err := b.env.StartOperatorVariant(v.Binary, v.Env, v.Config)
+	// The variant's niceness is its process's only: the next operator starts at -operator-nice.
+	b.env.SetOperatorNice(o.operatorNice)
+	if err != nil {
 		return fail(err)
 	}
 	started := time.Now()
 	if _, err := b.operatorAddress(ctx); err != nil {
 		return fail(err)
 	}
-	var err error
 	if r.AllObservedSeconds, r.NotObserved, err = b.reobserved(ctx, every, base, started); err != nil {
 		return fail(err)
 	}

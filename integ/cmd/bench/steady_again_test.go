@@ -29,9 +29,10 @@ func TestSteadyAgainVariantsAreKeptInTheOrderGiven(t *testing.T) {
 	// A relative path is made absolute, as exec would otherwise look a bare name up in $PATH.
 	t.Chdir(dir)
 
+	zero := 0
 	got, err := parseSteadyAgain("-steady-again", "base", "-steady-again", "gogc100:GOGC=100,GOMAXPROCS=3",
 		"-steady-again", "old:binary=flinkfsm-old,GODEBUG=gctrace=1", "-steady-again", "empty:GOGC=",
-		"-steady-again", "w12:config.workers=12,GOGC=150,config.kubeAPIQPS=400")
+		"-steady-again", "w12:config.workers=12,GOGC=150,config.kubeAPIQPS=400", "-steady-again", "equal:nice=0")
 	require.NoError(t, err)
 	require.Equal(t, steadyAgainFlag{
 		{Name: "base"},
@@ -39,9 +40,10 @@ func TestSteadyAgainVariantsAreKeptInTheOrderGiven(t *testing.T) {
 		{Name: "old", Env: []string{"GODEBUG=gctrace=1"}, Binary: old},
 		{Name: "empty", Env: []string{"GOGC="}},
 		{Name: "w12", Env: []string{"GOGC=150"}, Config: map[string]string{"workers": "12", "kubeAPIQPS": "400"}},
+		{Name: "equal", Nice: &zero},
 	}, got)
 	require.Equal(t, "base gogc100:GOGC=100,GOMAXPROCS=3 old:GODEBUG=gctrace=1,binary="+old+" empty:GOGC= "+
-		"w12:GOGC=150,config.kubeAPIQPS=400,config.workers=12", got.String())
+		"w12:GOGC=150,config.kubeAPIQPS=400,config.workers=12 equal:nice=0", got.String())
 }
 
 func TestSteadyAgainRefusesBadVariantsNamingTheFlag(t *testing.T) {
@@ -68,6 +70,8 @@ func TestSteadyAgainRefusesBadVariantsNamingTheFlag(t *testing.T) {
 		{[]string{"x:binary=" + dir}, "not an executable file"},
 		{[]string{"x:binary=" + notExecutable}, "not an executable file"},
 		{[]string{"base", "base:GOGC=100"}, `variant "base" given twice`},
+		{[]string{"x:nice=low"}, "want nice=N"},
+		{[]string{"x:nice=20"}, "want nice=N"},
 	} {
 		var args []string
 		for _, a := range c.args {
