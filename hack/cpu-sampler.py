@@ -14,7 +14,6 @@ which places its Go runtime's gctrace lines (seconds since the process started) 
 import os, time, sys
 names = ('kube-apiserver', 'etcd', 'kube-controller', 'kube-scheduler', 'kwok', 'flinkfsm', 'bench')
 out = open(sys.argv[1], 'a', buffering=1)
-tick = os.sysconf('SC_CLK_TCK')
 btime = [int(l.split()[1]) for l in open('/proc/stat') if l.startswith('btime')][0]
 seen = set()
 while True:
@@ -30,7 +29,7 @@ while True:
         f = s[s.rindex(')')+2:].split()
         if pid not in seen:
             seen.add(pid)
-            out.write('start %s %s %.2f\n' % (pid, comm, btime + int(f[19]) / tick))
+            out.write('start %s %s %.2f\n' % (pid, comm, btime + int(f[19]) / os.sysconf('SC_CLK_TCK')))
         rows.append('%s:%s:%d' % (comm, pid, int(f[11]) + int(f[12])))
     with open('/proc/stat') as f: cpu = f.readline().split()[1:]
     out.write('%.3f %s total:%s\n' % (t, ' '.join(rows), ' '.join(cpu)))

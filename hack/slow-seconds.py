@@ -91,9 +91,7 @@ for wi, (a, b) in enumerate(wins):
             union += e0 - max(s0, end); end = e0
     print('  some collector marking %.1f%% of the time; slow passes overlapping none: %.1f%%' % (100 * union / (b - a), 100 * outside / max(1, len(ss))))
     bysec = collections.Counter(int(t) for t, _, _ in ss)
-    rows = []
-    for t0, t1, r in w:
-        rows.append((bysec.get(int(t0), 0) + bysec.get(int(t0) + 1, 0) * 0, t0, r))
+    rows = [(bysec.get(int(t0), 0), t0, r) for t0, _, r in w]
     # correlation of slow count with machine and procs
     ys = [bysec.get(int(t0), 0) for t0, _, _ in w]
     for k in ('machine', 'kube-apiserver', 'flinkfsm', 'bench', 'etcd', 'kube-controller', 'kwok'):

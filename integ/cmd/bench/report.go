@@ -59,7 +59,7 @@ type conditions struct {
 	// Cluster is what the local cluster was sized for and how.
 	Cluster localcluster.Sizing `json:"cluster"`
 	// OperatorNice is -operator-nice: the niceness the operator was started with; each window
-	// reports the one it had (steadyFigures.OperatorNiceness).
+	// reports the one it had (steadyResult.OperatorNiceness).
 	OperatorNice int `json:"operatorNice"`
 	// SteadyAgain are the -steady-again variants (g) ran, as given.
 	SteadyAgain []steadyAgainVariant `json:"steadyAgain,omitempty"`
