@@ -416,7 +416,6 @@ func TestOperatorConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := config.Default()
-	want.Workers = 32
 	want.LeaderElection.Enabled = true
 	want.FlinkURLMode = config.URLModeServiceDNS
 	want.MetricsAddress = ":10254"

@@ -80,7 +80,7 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 	// A JobManager is called by at most as many passes at once as there are workers (a session
 	// cluster's jobs share it), and is polled again within a statusPollInterval: keep that many
 	// connections to it, open past its next poll, instead of dialling every call.
-	flinkClientConfig.IdleConnectionsPerJobManager = cfg.Workers
+	flinkClientConfig.IdleConnectionsPerJobManager = cfg.WorkerCount()
 	flinkClientConfig.IdleTimeout = max(90*time.Second, 2*cfg.StatusPollInterval.Duration)
 	if cfg.FlinkURLMode == config.URLModeAPIServerProxy {
 		// Through the API server's service proxy, the JobManagers are reached with the operator's own
@@ -130,7 +130,8 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 		return err
 	}
 	defer srv.Close()
-	log.Info("flinkfsm operator started", "namespaces", cfg.Namespaces(), "shardSelector", cfg.ShardSelector, "metrics", addr)
+	log.Info("flinkfsm operator started", "namespaces", cfg.Namespaces(), "shardSelector", cfg.ShardSelector, "metrics", addr,
+		"workers", cfg.WorkerCount())
 	if !cfg.LeaderElection.Enabled {
 		return ctrl.Run(ctx)
 	}

@@ -147,7 +147,7 @@ func main() {
 	flag.Float64Var(&o.savepointing, "savepointing-fraction", 0.1, "applications with periodic savepoints measured beside the fleet in (c), as a fraction of -n (at least one); 0 for none")
 	flag.IntVar(&o.savepointInterval, "savepoint-interval-seconds", 600, "their spec.periodicSavepoint.intervalSeconds (at least 60); (c) measures them for at least that long")
 	flag.IntVar(&o.savepointKeep, "savepoint-keep", 0, "their spec.savepointRetention.keep, which a short window reaches only when small (0: the operator's default)")
-	flag.IntVar(&o.workers, "workers", config.Default().Workers, "the operator's workers (default: the operator's default)")
+	flag.IntVar(&o.workers, "workers", config.Default().Workers, "the operator's workers (default: the operator's default, 0: 6 a core, 12 to 32)")
 	flag.IntVar(&o.perNamespace, "apps-per-namespace", 1000, "applications of (b) in each namespace: the fleet and the floor fill bench-apps, bench-apps-1, ... (bench-floor, ...) with this many each")
 	flag.IntVar(&o.sizeFor, "size-for", 0, "applications the local cluster is sized for (localcluster.Sizing), e.g. 10000 to run a smaller N on the cluster of N=10000 (default: as many as the run has at once)")
 	flag.StringVar(&o.floorFrom, "floor-from", "", "take (b)'s floor from this earlier run's JSON results (its -out) instead of measuring it, and run only the operator's run against it; refused unless that run had this one's N, -checkpointing-fraction, -apps-per-namespace, cluster sizing, Kubernetes and CPUs")

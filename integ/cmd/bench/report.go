@@ -15,6 +15,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/integ/localcluster"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 )
 
 type results struct {
@@ -61,6 +62,9 @@ type conditions struct {
 	// OperatorNice is -operator-nice: the niceness the operator was started with; each window
 	// reports the one it had (steadyResult.OperatorNiceness).
 	OperatorNice int `json:"operatorNice"`
+	// Workers is how many passes the operator ran at once: -workers, or when that is 0 (the
+	// operator's default) the count the operator takes on this machine, by its cores.
+	Workers int `json:"workers"`
 	// SteadyAgain are the -steady-again variants (g) ran, as given.
 	SteadyAgain []steadyAgainVariant `json:"steadyAgain,omitempty"`
 	Seconds     float64              `json:"benchSeconds"`
@@ -94,6 +98,7 @@ func conditionsNow(o options) conditions {
 		RuntimeEnvironment:    runtimeEnvironment(os.Getenv),
 		SteadyAgain:           o.steadyAgain,
 		OperatorNice:          o.operatorNice,
+		Workers:               (&config.Config{Workers: o.workers}).WorkerCount(),
 		SimulatorTimings: map[string]string{
 			"initialize": t.Initialize.String(), "schedule": t.Schedule.String(), "savepoint": t.Savepoint.String(),
 			"cancel": t.Cancel.String(), "checkpoint": t.Checkpoint.String(),
@@ -258,9 +263,9 @@ func mem(m memory) string {
 
 func (r *results) print(w io.Writer) {
 	if r.Single != nil {
-		fmt.Fprintf(w, "\nflinkfsm benchmark, %s, N=%d, steady window %s, %d CPUs (load at start %s)\n",
+		fmt.Fprintf(w, "\nflinkfsm benchmark, %s, N=%d, steady window %s, %d CPUs (load at start %s), %d workers\n",
 			r.Conditions.Commit, r.Conditions.N, time.Duration(r.Conditions.SteadySeconds*float64(time.Second)),
-			r.Conditions.CPUs, r.Conditions.LoadAverageStart)
+			r.Conditions.CPUs, r.Conditions.LoadAverageStart, r.Conditions.Workers)
 	} else {
 		fmt.Fprintf(w, "\nflinkfsm soak, %s, %d CPUs (load at start %s)\n", r.Conditions.Commit, r.Conditions.CPUs, r.Conditions.LoadAverageStart)
 	}

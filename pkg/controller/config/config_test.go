@@ -1,6 +1,7 @@
 package config
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -30,11 +31,19 @@ func TestURLResolver(t *testing.T) {
 func TestValidateRejectsUnknownModeAndBadTemplate(t *testing.T) {
 	assert.Error(t, (&Config{Workers: 1, FlinkURLMode: "Carrier pigeon"}).Validate())
 	assert.Error(t, (&Config{Workers: 1, FlinkURLMode: URLModeTemplate, FlinkURLTemplate: "{{.Nope"}).Validate())
-	assert.Error(t, (&Config{Workers: 0}).Validate())
+	assert.Error(t, (&Config{Workers: -1}).Validate())
 	assert.NoError(t, Default().Validate())
 }
 
 func TestNamespaces(t *testing.T) {
 	assert.Nil(t, (&Config{}).Namespaces())
 	assert.Equal(t, []string{"a", "b"}, (&Config{LimitNamespace: " a, ,b"}).Namespaces())
+}
+
+func TestWorkersFollowTheCoresUnlessSet(t *testing.T) {
+	for cores, want := range map[int]int{1: 12, 2: 12, 3: 18, 4: 24, 5: 30, 6: 32, 64: 32} {
+		assert.Equal(t, want, WorkersForCores(cores), "%d cores", cores)
+	}
+	assert.Equal(t, WorkersForCores(runtime.GOMAXPROCS(0)), Default().WorkerCount())
+	assert.Equal(t, 7, (&Config{Workers: 7}).WorkerCount())
 }

@@ -71,7 +71,7 @@ func NewController(env *Environment) *Controller {
 	c := &Controller{
 		env:             env,
 		queue:           workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[queueKey](), queueConfig),
-		workers:         env.Config.Workers,
+		workers:         env.Config.WorkerCount(),
 		jobIndexes:      map[string]cache.Indexer{},
 		ownIndexes:      map[string]map[string]cache.Indexer{},
 		snapshotIndexes: map[string]cache.Indexer{},

@@ -89,7 +89,6 @@ func startController(f *controllerFixture) error {
 	watches := f.countWatches()
 	f.kubeListSelectors = f.recordListSelectors()
 	cfg := config.Default()
-	cfg.Workers = 0 // the tests read the queue
 	f.env = &Environment{
 		Kube: f.kube, Apps: f.apps, Clock: clock.RealClock{}, Recorder: record.NewFakeRecorder(1000), Config: cfg,
 		Flink: client.New(client.DefaultConfig(), prometheus.NewRegistry()),
@@ -99,6 +98,7 @@ func startController(f *controllerFixture) error {
 		Metrics: NewMetrics(prometheus.NewRegistry()),
 	}
 	f.c = NewController(f.env)
+	f.c.workers = 0 // the tests read the queue
 	f.ctx = context.Background()
 	go func() { _ = f.c.Run(f.ctx) }()
 	// FlinkApplications, FlinkSessionClusters, FlinkSessionJobs, Deployments, Services, pods, UI

@@ -58,7 +58,6 @@ func TestATakeoverSpreadsTheFirstPassesOfApplicationsAtRest(t *testing.T) {
 	urgent := []string{"updating", "changed", "deleted", "failed", "asked"}
 
 	cfg := config.Default()
-	cfg.Workers = 0 // the test reads the queue
 	cfg.StatusPollInterval.Duration = poll
 	env := &Environment{
 		Kube: kubefake.NewClientset(), Apps: appfake.NewSimpleClientset(objs...), Clock: clk,
@@ -66,6 +65,7 @@ func TestATakeoverSpreadsTheFirstPassesOfApplicationsAtRest(t *testing.T) {
 		Flink: client.New(client.DefaultConfig(), prometheus.NewRegistry()),
 	}
 	c := NewController(env)
+	c.workers = 0 // the test reads the queue
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { _ = c.Run(ctx) }()
