@@ -21,7 +21,7 @@ import (
 )
 
 // The worst answers a JobManager can send, to every call that reads one, through a real server
-// and the real client. The operator runs with a 512 Mi memory limit and 32 workers; one answer
+// and the real client. The operator runs with a 512 Mi memory limit and up to 32 workers; one answer
 // must not cost more than a small part of that, nor all of them together.
 
 // heapCeiling is what the live heap may reach while the client reads the worst answers.
@@ -444,7 +444,7 @@ func TestTheWorstAnswersToEveryCallCostLittle(t *testing.T) {
 	t.Logf("%d worst answers: the heap peaked at %s, reading %s", len(cases), mib(worst), worstCase)
 }
 
-// 32 workers (the operator's default) reading the worst answers at once: the in-flight budget
+// 32 workers (the most the operator's default takes) reading the worst answers at once: the in-flight budget
 // keeps their sum small. Each worker reads a few answers, the costliest first, so that at the
 // start all 32 read the costliest answers at the same time.
 func TestWorkersReadingTheWorstAnswersAtOnceStayWithinTheBudget(t *testing.T) {
