@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,6 +55,9 @@ type Options struct {
 	// processes and the simulator run. A negative value (root only) gives it a larger share of
 	// a busy machine, as a pod's CPU request gives it on a busy node.
 	OperatorNice int
+	// OperatorEnv is added to the environment of every operator process this Env starts
+	// ("KUBE_CACHE_MUTATION_DETECTOR=true"); a variant's own (StartOperatorVariant) comes after it.
+	OperatorEnv []string
 }
 
 // Env is a running local environment.
@@ -73,6 +77,8 @@ type Env struct {
 	cancel         context.CancelFunc
 	// nice is the niceness the next operator process starts with (Options.OperatorNice).
 	nice int
+	// operatorEnv is Options.OperatorEnv.
+	operatorEnv []string
 
 	mu       sync.Mutex
 	operator *exec.Cmd
@@ -100,7 +106,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		log = io.Discard
 	}
 	e := &Env{Dir: opts.Dir, log: log, root: root, operatorConfig: opts.OperatorConfig,
-		nice: opts.OperatorNice}
+		nice: opts.OperatorNice, operatorEnv: opts.OperatorEnv}
 	defer func() {
 		if err != nil {
 			e.Stop()
@@ -278,7 +284,7 @@ func (e *Env) startOperator(binary, configPath string, env []string) error {
 		// starts has it (Linux keeps a niceness per thread); the pid stays the operator's.
 		cmd = exec.Command("nice", append([]string{"-n", strconv.Itoa(e.nice), binary}, args...)...)
 	}
-	if len(env) > 0 {
+	if env = append(slices.Clip(e.operatorEnv), env...); len(env) > 0 {
 		// Later entries win, so env overrides what this process has of the same name.
 		cmd.Env = append(os.Environ(), env...)
 	}

@@ -28,6 +28,13 @@ type Options struct {
 	Started func(s *Suite)
 }
 
+// detectCacheMutations turns on client-go's cache mutation detector in the operator: every object
+// its informers hold is copied when stored and compared with the copy every second, and the
+// operator panics, naming the object, when one differs. A pass works on the cached application's
+// spec without a copy of it (workingCopy), so no pass may write into what an informer holds; the
+// suites run every path the operator has with it on.
+const detectCacheMutations = "KUBE_CACHE_MUTATION_DETECTOR=true"
+
 // Suite is one test binary's environment.
 type Suite struct {
 	name string
@@ -70,7 +77,7 @@ func Main(m *testing.M, o Options) int {
 	defer cancel()
 	began := time.Now()
 	s.Env, err = localenv.Start(ctx, localenv.Options{Dir: filepath.Join(dir, "env"), Log: logFile,
-		OperatorConfig: o.OperatorConfig})
+		OperatorConfig: o.OperatorConfig, OperatorEnv: []string{detectCacheMutations}})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: starting the environment: %v\n%s", o.Name, err, testkit.Tail(testkit.ReadFile(s.EnvLogPath), 30))
 		return 1
