@@ -190,20 +190,10 @@ func (c *Cluster) apiserver(etcdPort int) component {
 				"--profiling=true",
 			}
 		},
-		env: c.size.apiServerEnv(),
 		ready: httpProbe(c.caPool, c.creds.token, func(p []int) string {
 			return "https://" + loopback(p[0]) + "/readyz"
 		}),
 	}
-}
-
-// apiServerEnv is what the API server's environment adds to the cluster's: its GOGC when the
-// sizing sets one. A GOGC the caller exported stays for the other components.
-func (s Sizing) apiServerEnv() []string {
-	if s.APIServerGOGC == 0 {
-		return nil
-	}
-	return []string{fmt.Sprintf("GOGC=%d", s.APIServerGOGC)}
 }
 
 func (c *Cluster) controllerManager() component {

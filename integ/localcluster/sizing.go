@@ -39,11 +39,6 @@ const (
 	// etcdInMemoryUpTo is the most applications whose etcd data is kept in memory.
 	etcdInMemoryUpTo = 3000
 
-	// apiServerCollectsLessFrom is the fewest applications whose API server collects garbage at
-	// apiServerGOGC rather than Go's default of 100.
-	apiServerCollectsLessFrom = 3001
-	apiServerGOGC             = 200
-
 	// defaultNodes is how many kwok nodes a cluster gets. Each node's capacity holds every
 	// application alone, so a test that asks for one node fits too; more nodes would only add
 	// kwok's leases and node heartbeats.
@@ -100,15 +95,6 @@ type Sizing struct {
 	ControllerBurst int `json:"controllerBurst"`
 	SchedulerQPS    int `json:"schedulerQPS"`
 	SchedulerBurst  int `json:"schedulerBurst"`
-
-	// APIServerGOGC is the API server's GOGC, 0 for Go's default (100). The local cluster stands
-	// in for a control plane that runs on machines of its own, but here it shares the operator's
-	// two cores. At 10,000 applications the API server's live heap is 1.7 to 2.7 GB, which it
-	// marks about once a minute for 3 to 13 s and 6 to 12 CPU s, half of its CPU in a steady
-	// state; its idle mark workers take every core the other processes leave, and most of the
-	// operator's passes over 50 ms came during those marks (README, "10,000 applications"). At
-	// 200 it collects half as often, for about a heap more of memory (some 2 to 3 GiB).
-	APIServerGOGC int `json:"apiServerGOGC,omitempty"`
 }
 
 // sizeFor is the Sizing for apps applications (SizedForApplications when 0). Every value is at
@@ -139,9 +125,6 @@ func sizeFor(apps int) (Sizing, error) {
 		ControllerBurst: scale / 5,
 		SchedulerQPS:    scale / 10,
 		SchedulerBurst:  scale / 5,
-	}
-	if apps >= apiServerCollectsLessFrom {
-		s.APIServerGOGC = apiServerGOGC
 	}
 	return s, nil
 }

@@ -63,12 +63,6 @@ func TestSizedForTenThousand(t *testing.T) {
 		size.SchedulerQPS != 1000 || size.EtcdInMemory {
 		t.Errorf("sizeFor(10000) = %+v", size)
 	}
-	if env := size.apiServerEnv(); len(env) != 1 || env[0] != "GOGC=200" {
-		t.Errorf("the API server's environment at 10,000 is %q, want GOGC=200", env)
-	}
-	if size, _ := sizeFor(etcdInMemoryUpTo); size.apiServerEnv() != nil {
-		t.Errorf("the API server's environment at %d is %q, want Go's default", etcdInMemoryUpTo, size.apiServerEnv())
-	}
 }
 
 func checkSizing(t *testing.T, size Sizing) {
