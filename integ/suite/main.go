@@ -30,9 +30,9 @@ type Options struct {
 
 // detectCacheMutations turns on client-go's cache mutation detector in the operator: every object
 // its informers hold is copied when stored and compared with the copy every second, and the
-// operator panics, naming the object, when one differs. A pass works on the cached application's
-// spec without a copy of it (workingCopy), so no pass may write into what an informer holds; the
-// suites run every path the operator has with it on.
+// operator panics, naming the object, when one differs. A pass reads the cached Deployments,
+// Services, pods and ConfigMaps without copying them, so none may write into what an informer
+// shares with every other pass; the suites run every path the operator has with it on.
 const detectCacheMutations = "KUBE_CACHE_MUTATION_DETECTOR=true"
 
 // Suite is one test binary's environment.

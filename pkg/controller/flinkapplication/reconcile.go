@@ -34,7 +34,10 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 	if e.staleCache(applicationKindName, cached) {
 		return staleCacheRetry, nil
 	}
-	app := workingCopy(cached)
+	// The pass works on a copy of the whole application. Sharing the cache's spec instead saves
+	// about a tenth of the copy (340 of 3,404 bytes for a bench application), about 1% of what a
+	// steady pass allocates: too little to let a pass hold what the informer shares.
+	app := cached.DeepCopy()
 	owner := flink.OwnerFromApplication(app)
 	clusters, generic, err := e.Observer.Owned(owner)
 	if err != nil {
@@ -61,18 +64,6 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 	rc.Settings = applicationSettings(app)
 	resolveRestoreSnapshot(rc)
 	return e.runPass(rc, summarize)
-}
-
-// workingCopy is the application a pass works on: its metadata and status are its own, its spec
-// is the cache's. A pass changes an application's status, and its metadata after a write (the
-// finalizers, the resourceVersion), never its spec: copying the spec, pod templates and resources
-// and all, was about a sixth of what a steady pass allocated, and so of how often the collector
-// ran. The tests' observer checks after every pass that the application it handed out is unchanged.
-func workingCopy(cached *v1beta1.FlinkApplication) *v1beta1.FlinkApplication {
-	app := &v1beta1.FlinkApplication{TypeMeta: cached.TypeMeta, Spec: cached.Spec}
-	cached.ObjectMeta.DeepCopyInto(&app.ObjectMeta)
-	cached.Status.DeepCopyInto(&app.Status)
-	return app
 }
 
 // summarize derives the parts of status that follow from the rest: the observed generation and the
