@@ -45,6 +45,8 @@ type Controller struct {
 	due dueTimes
 	// start holds what the initial lists queue until the caches have synced (takeover.go).
 	start startupHold
+	// lanes order the queue: what needs the operator ahead of the polls of objects at rest (lanes.go).
+	lanes *laneQueue
 }
 
 // add queues a key to be handled now; while the controller starts, once its caches have synced.
@@ -52,6 +54,7 @@ func (c *Controller) add(key queueKey) {
 	if c.start.hold(key) {
 		return
 	}
+	c.lanes.ask(key)
 	c.queueNow(key)
 }
 
@@ -63,19 +66,17 @@ func (c *Controller) queueNow(key queueKey) {
 
 // NewController wires informers for the configured namespaces (all when none are listed) to the queue.
 func NewController(env *Environment) *Controller {
-	queueConfig := workqueue.TypedRateLimitingQueueConfig[queueKey]{Name: "flinkapplications"}
-	if clk, ok := env.Clock.(clock.WithTicker); ok {
-		// The queue's delays follow the operator's clock: a test steps through the start-up spread.
-		queueConfig.Clock = clk
-	}
 	c := &Controller{
 		env:             env,
-		queue:           workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[queueKey](), queueConfig),
 		workers:         env.Config.WorkerCount(),
 		jobIndexes:      map[string]cache.Indexer{},
 		ownIndexes:      map[string]map[string]cache.Indexer{},
 		snapshotIndexes: map[string]cache.Indexer{},
 	}
+	c.lanes = newLaneQueue(c.keyAtRest)
+	// The queue's delays follow the operator's clock: a test steps through the start-up spread.
+	clk, _ := env.Clock.(clock.WithTicker)
+	c.queue = newControllerQueue(clk, c.lanes)
 	c.start.holding = true
 	c.health = &health{clock: env.Clock, stallAfter: env.Config.StallTimeout.Duration, queue: c.queue}
 	c.health.moved()
@@ -518,7 +519,12 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	c.health.moved()
 	defer c.health.moved()
 	defer c.queue.Done(key)
-	waited, queued := c.due.taken(key, time.Now())
+	from := c.lanes.takenFrom(key)
+	waited, known := c.due.taken(key, time.Now())
+	if known {
+		c.env.Metrics.waited(from, waited.to.Sub(waited.from))
+	}
+	queued := known && waited.remembered()
 	if queued {
 		ctx = withQueueWait(ctx, waited)
 	}

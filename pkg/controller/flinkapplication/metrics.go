@@ -16,6 +16,7 @@ type Metrics struct {
 	conflicts         *prometheus.CounterVec
 	transitions       *prometheus.CounterVec
 	phaseDuration     *prometheus.HistogramVec
+	queueWait         *prometheus.HistogramVec
 }
 
 // reconcileBuckets reach from a pass that only reads caches to one that waits out the REST client's
@@ -47,9 +48,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		phaseDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "phase_duration_seconds", Help: "Time an object spent in a phase before leaving it, by kind and phase.",
 			Buckets: phaseBuckets}, []string{"kind", "phase"}),
+		queueWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "queue_wait_seconds",
+			Help: "Time an object waited for a worker past when it was due, by lane: needed (an event asked, or a phase " +
+				"under way) or resting (the poll of an object at rest).",
+			Buckets: prometheus.ExponentialBuckets(.001, 4, 10)}, []string{"lane"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.reconcileDuration, m.reconcileErrors, m.conflicts, m.transitions, m.phaseDuration)
+		reg.MustRegister(m.reconcileDuration, m.reconcileErrors, m.conflicts, m.transitions, m.phaseDuration, m.queueWait)
 	}
 	return m
 }
@@ -67,6 +73,14 @@ func (m *Metrics) passEnded(kind string, took time.Duration, err error) {
 	default:
 		m.reconcileErrors.WithLabelValues(kind).Inc()
 	}
+}
+
+// waited records how long a key waited for a worker in its lane.
+func (m *Metrics) waited(from lane, wait time.Duration) {
+	if m == nil || from == 0 {
+		return
+	}
+	m.queueWait.WithLabelValues(from.String()).Observe(wait.Seconds())
 }
 
 // transition records a phase change written by a pass.

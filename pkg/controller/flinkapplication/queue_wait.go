@@ -30,17 +30,25 @@ func (d *dueTimes) at(key queueKey, t time.Time) {
 	}
 }
 
-// taken forgets when a key was due as a worker takes it, and says how long it waited past that.
+// taken forgets when a key was due as a worker takes it, and says how long it waited past that;
+// false when it was not known (a key queued again after a failed pass).
 func (d *dueTimes) taken(key queueKey, now time.Time) (span, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	due, ok := d.due[key]
 	delete(d.due, key)
-	if !ok || now.Sub(due) < queueWaitSlack {
+	if !ok {
 		return span{}, false
+	}
+	if now.Before(due) {
+		// Queued sooner than it was due by a timer of an earlier pass: it did not wait.
+		due = now
 	}
 	return span{due, now}, true
 }
+
+// remembered tells whether a wait for a worker is past the slack, one a deadline leaves out.
+func (s span) remembered() bool { return s.to.Sub(s.from) >= queueWaitSlack }
 
 type queueWaitKey struct{}
 

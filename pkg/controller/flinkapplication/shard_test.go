@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
@@ -233,8 +232,9 @@ func shardQueue(t *testing.T, cached ...metav1.Object) *Controller {
 	sel, err := labels.Parse(shardKey + "=a")
 	require.NoError(t, err)
 	c := &Controller{env: &Environment{Shard: sel},
-		queue:      workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[queueKey]()),
 		jobIndexes: map[string]cache.Indexer{}, ownIndexes: map[string]map[string]cache.Indexer{}}
+	c.lanes = newLaneQueue(c.keyAtRest)
+	c.queue = newControllerQueue(nil, c.lanes)
 	byKind := map[string]cache.Indexer{}
 	for _, kind := range []string{applicationKindName, sessionClusterKindName, sessionJobKindName} {
 		byKind[kind] = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{clusterIndex: sessionJobCluster})

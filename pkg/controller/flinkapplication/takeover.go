@@ -60,7 +60,7 @@ func (c *Controller) releaseStartup() {
 	c.start.release(func(keys []queueKey) {
 		var resting []queueKey
 		for _, key := range keys {
-			if c.restingAtStart(key) {
+			if c.keyAtRest(key) {
 				resting = append(resting, key)
 			} else {
 				c.queueNow(key)
@@ -93,9 +93,9 @@ func spreadOver(keys []queueKey, interval time.Duration) []spreadKey {
 	return out
 }
 
-// restingAtStart tells whether the cached object of the key is at rest: nothing it asks of the
+// keyAtRest tells whether the cached object of the key is at rest: nothing it asks of the
 // operator is lost by looking at it up to a statusPollInterval later.
-func (c *Controller) restingAtStart(key queueKey) bool {
+func (c *Controller) keyAtRest(key queueKey) bool {
 	obj, ok := c.cachedObject(key)
 	if !ok {
 		// Gone, or not a kind the machine runs (an orphaned FlinkSnapshot): its pass is short.
