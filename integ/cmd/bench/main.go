@@ -56,9 +56,11 @@ import (
 )
 
 type options struct {
-	n             int
-	steady        time.Duration
-	settle        time.Duration
+	n      int
+	steady time.Duration
+	settle time.Duration
+	// createProbe is how many applications (c) creates one at a time after its window (creates.go).
+	createProbe   int
 	updates       int
 	out           string
 	dir           string
@@ -134,6 +136,7 @@ func main() {
 	flag.IntVar(&o.n, "n", 100, "applications created at once in (b) and measured in (c)")
 	flag.DurationVar(&o.steady, "steady", 3*time.Minute, "length of the steady-state window (c)")
 	flag.DurationVar(&o.settle, "settle", 30*time.Second, "wait between all Running and the steady-state window")
+	flag.IntVar(&o.createProbe, "create-probe", 5, "after (c)'s window, create this many applications one at a time and time the operator's first write to each (0: none)")
 	flag.IntVar(&o.updates, "updates", 5, "parallelism updates of the single application (a); the overhead is their median")
 	flag.StringVar(&o.out, "out", "bench-results.json", "where to write the JSON results")
 	flag.StringVar(&o.dir, "dir", "", "directory for the environment's state and logs (default: a new temp dir, removed after a clean run)")
@@ -412,6 +415,11 @@ func (b *bench) benchmark(ctx context.Context, o options, res *results) (err err
 	}
 	if res.Steady, err = b.steady(ctx, fleet, fleetCheckpointing, checkpointing, sp, o.settle, o.steady); err != nil {
 		return fmt.Errorf("(c): %w", err)
+	}
+	if o.createProbe > 0 {
+		if res.Steady.Creates, err = b.probeCreates(ctx, o.createProbe); err != nil {
+			return fmt.Errorf("(c) creates: %w", err)
+		}
 	}
 	groups := map[string]group{"fleet": fleet}
 	if fleetCheckpointing != nil {

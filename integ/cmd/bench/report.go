@@ -190,6 +190,16 @@ func (r *results) evaluateBench() {
 	r.target("(c) reconcile latency p99", fmt.Sprintf("%.1f ms", st.ReconcileP99Milli), "< 50 ms", st.ReconcileP99Milli < 50)
 	r.add("(c) Flink call latency p50 / p90 / p99", fmt.Sprintf("%.1f / %.1f / %.1f ms (%d calls)", st.FlinkCallP50Milli, st.FlinkCallP90Milli, st.FlinkCallP99Milli, st.FlinkCalls), "—")
 	r.add("(c)   the simulator's time answering them p50 / p90 / p99", fmt.Sprintf("%.1f / %.1f / %.1f ms", st.ServedP50Milli, st.ServedP90Milli, st.ServedP99Milli), "—")
+	for _, name := range []string{"needed", "resting"} {
+		if w, ok := st.Lanes[name]; ok {
+			r.add(fmt.Sprintf("(c) the queue's %s lane: waits past due p50 / p99 (keys taken)", name),
+				fmt.Sprintf("%.1f / %.1f ms (%d)", w.P50Ms, w.P99Ms, w.Taken), "—")
+		}
+	}
+	if cr := st.Creates; cr != nil {
+		r.add(fmt.Sprintf("(c) %d creates after the window: to the operator's first write p50 / max", cr.Creates),
+			fmt.Sprintf("%.0f / %.0f ms", cr.P50Ms, cr.MaxMs), "—")
+	}
 	r.target("(c) apps not Running at the end", fmt.Sprint(fl.NotRunningAtEnd), "0", fl.NotRunningAtEnd == 0)
 	if cp := st.FleetCheckpointing; cp != nil {
 		// Issue 29: the idle-write target holds for a fleet of which half checkpoint every 10 s.

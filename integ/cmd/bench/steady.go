@@ -50,6 +50,12 @@ type steadyResult struct {
 	// only this tells the two apart.
 	QueuedP50Milli float64 `json:"queuedP50Ms"`
 	QueuedP99Milli float64 `json:"queuedP99Ms"`
+	// Lanes are the same waits past when each key was due, by the queue's lane
+	// (flinkfsm_queue_wait_seconds): "needed" (an event asked, or a phase under way) and "resting"
+	// (the polls of objects at rest), which the first must not wait behind.
+	Lanes map[string]laneWait `json:"lanes,omitempty"`
+	// Creates are applications created one at a time after the window, while the fleet polls.
+	Creates *createProbe `json:"creates,omitempty"`
 	// GCCycles are the garbage collections of the operator and of the API server in the window:
 	// on two cores each one's marking takes the processors the other's goroutines wait for.
 	GCCycles map[string]uint64 `json:"gcCycles,omitempty"`
@@ -73,6 +79,14 @@ type steadyResult struct {
 	// verb and resource: the checkpoint records in status (PATCH flinkapplications/status) beside
 	// the checkpoint book's pages (PATCH configmaps).
 	APIWritesPerSecond map[string]float64 `json:"apiWritesPerSecond,omitempty"`
+}
+
+// laneWait is how long the keys of one lane of the operator's queue waited for a worker.
+type laneWait struct {
+	Taken uint64  `json:"taken"`
+	P50Ms float64 `json:"p50Ms"`
+	P99Ms float64 `json:"p99Ms"`
+	MaxMs float64 `json:"maxMsBound"` // the upper bound of the highest bucket with any
 }
 
 // groupFigures are the steady-state figures of one group of applications.
@@ -253,6 +267,16 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 	res.FlinkCallP90Milli = 1000 * calls.quantile(0.90)
 	res.FlinkCallP99Milli = 1000 * calls.quantile(0.99)
 	queued := op1.queued.minus(op0.queued)
+	for name, h := range op1.lanes {
+		d := h.minus(op0.lanes[name])
+		if d.count == 0 {
+			continue
+		}
+		if res.Lanes == nil {
+			res.Lanes = map[string]laneWait{}
+		}
+		res.Lanes[name] = laneWait{Taken: d.count, P50Ms: 1000 * d.quantile(0.50), P99Ms: 1000 * d.quantile(0.99), MaxMs: 1000 * d.quantile(1)}
+	}
 	res.GCCycles["operator"] = op1.gcCycles - op0.gcCycles
 	res.QueuedP50Milli = 1000 * queued.quantile(0.50)
 	res.QueuedP99Milli = 1000 * queued.quantile(0.99)
@@ -271,6 +295,12 @@ func (b *bench) steady(ctx context.Context, fleet group, fleetCheckpointing, che
 		res.Fleet.StatusWritesPerAppHour, res.Fleet.RESTCallsPerAppMinute, res.ReconcileP50Milli, res.ReconcileP99Milli, res.Memory.RSSMiB, nice)
 	b.logf("(c) keys waited for a worker p50 %.1f ms, p99 %.1f ms; garbage collections in the window: operator %d, API server %d",
 		res.QueuedP50Milli, res.QueuedP99Milli, res.GCCycles["operator"], res.GCCycles["kube-apiserver"])
+	for _, name := range []string{"needed", "resting"} {
+		if w, ok := res.Lanes[name]; ok {
+			b.logf("(c) the %s lane: %d keys taken, waited past their due time p50 %.1f ms, p99 %.1f ms, at most %.0f ms",
+				name, w.Taken, w.P50Ms, w.P99Ms, w.MaxMs)
+		}
+	}
 	b.logf("(c) %d Flink calls: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms; the simulator's handlers answered in p50 %.1f ms, p90 %.1f ms, p99 %.1f ms",
 		res.FlinkCalls, res.FlinkCallP50Milli, res.FlinkCallP90Milli, res.FlinkCallP99Milli, res.ServedP50Milli, res.ServedP90Milli, res.ServedP99Milli)
 	if f := res.FleetCheckpointing; f != nil {
@@ -402,13 +432,16 @@ const (
 	reconcileMetric = "flinkfsm_reconcile_duration_seconds"
 	flinkCallMetric = "flinkfsm_flink_request_duration_seconds"
 	queueWaitMetric = "flinkfsm_workqueue_queue_duration_seconds"
+	laneWaitMetric  = "flinkfsm_queue_wait_seconds"
 )
 
 // operatorScrape is what (c) reads of one scrape of the operator's /metrics: at 10,000
 // applications it is about 5 MB, and each scrape is work the window measures.
 type operatorScrape struct {
 	passes, calls, queued histogram
-	gcCycles              uint64
+	// lanes are the waits past the due time by lane (an older operator has none).
+	lanes    map[string]histogram
+	gcCycles uint64
 }
 
 // passesAndCalls reads the passes', the Flink calls' and the workqueue waits' histograms and the
@@ -424,12 +457,23 @@ func (b *bench) passesAndCalls(ctx context.Context) (operatorScrape, error) {
 	}
 	calls, _ := histogramOf(families, flinkCallMetric)  // none before the first Flink call: empty
 	queued, _ := histogramOf(families, queueWaitMetric) // an older operator may not have it: empty
-	return operatorScrape{passes: passes, calls: calls, queued: queued, gcCycles: gcCycles(families)}, nil
+	lanes := map[string]histogram{}
+	for _, name := range []string{"needed", "resting"} {
+		if h, err := histogramWhere(families, laneWaitMetric, "lane", name); err == nil {
+			lanes[name] = h
+		}
+	}
+	return operatorScrape{passes: passes, calls: calls, queued: queued, lanes: lanes, gcCycles: gcCycles(families)}, nil
 }
 
 // histogramOf is one of the operator's histograms, summed over its series; an error when the
 // scrape has none (no pass or no Flink call yet).
 func histogramOf(families map[string]*dto.MetricFamily, name string) (histogram, error) {
+	return histogramWhere(families, name, "", "")
+}
+
+// histogramWhere is histogramOf over the series whose label has the value (all when label is "").
+func histogramWhere(families map[string]*dto.MetricFamily, name, label, value string) (histogram, error) {
 	f := families[name]
 	if f == nil || len(f.GetMetric()) == 0 {
 		return histogram{}, fmt.Errorf("the operator's /metrics has no %s", name)
@@ -439,6 +483,9 @@ func histogramOf(families map[string]*dto.MetricFamily, name string) (histogram,
 	h := histogram{}
 	cumulative := map[float64]uint64{}
 	for _, series := range f.GetMetric() {
+		if label != "" && !hasLabel(series, label, value) {
+			continue
+		}
 		m := series.GetHistogram()
 		h.count += m.GetSampleCount()
 		for _, bk := range m.GetBucket() {
@@ -455,6 +502,15 @@ func histogramOf(families map[string]*dto.MetricFamily, name string) (histogram,
 		h.counts = append(h.counts, cumulative[bound])
 	}
 	return h, nil
+}
+
+func hasLabel(series *dto.Metric, label, value string) bool {
+	for _, l := range series.GetLabel() {
+		if l.GetName() == label {
+			return l.GetValue() == value
+		}
+	}
+	return false
 }
 
 // memory is the operator's memory at one moment. Heap figures tell whether resident memory is

@@ -394,7 +394,12 @@ func union(a, b map[string]any) map[string]bool {
 // waitFor polls cond, which reads the recorder, until it holds or ctx ends. The times measured
 // come from the watch, so the polling interval does not blur them.
 func waitFor(ctx context.Context, what string, cond func() bool) error {
-	tick := time.NewTicker(50 * time.Millisecond)
+	return waitForEvery(ctx, what, 50*time.Millisecond, cond)
+}
+
+// waitForEvery is waitFor looking every tick.
+func waitForEvery(ctx context.Context, what string, every time.Duration, cond func() bool) error {
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for !cond() {
 		select {
