@@ -6,19 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
 	appfake "github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned/fake"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 )
 
 func appKey(name string) queueKey {
@@ -111,17 +107,8 @@ func TestACreateIsNotQueuedBehindTheFleetsPolls(t *testing.T) {
 		fleet = append(fleet, appKey(app.Name))
 	}
 	apps := appfake.NewSimpleClientset(objs...)
-	env := &Environment{
-		Kube: kubefake.NewClientset(), Apps: apps, Clock: clock.RealClock{}, Recorder: record.NewFakeRecorder(100),
-		Config: config.Default(), Metrics: NewMetrics(prometheus.NewRegistry()),
-		Flink: client.New(client.DefaultConfig(), prometheus.NewRegistry()),
-	}
-	c := NewController(env)
-	c.workers = 0 // the test reads the queue
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = c.Run(ctx) }()
-	require.Eventually(t, func() bool { return c.queue.Len() > 0 }, 10*time.Second, 5*time.Millisecond, "the caches sync")
+	c := queueOnlyController(t, apps, clock.RealClock{}, config.Default())
+	ctx := context.Background()
 	// Whatever the start queued, then every poll of the fleet due at once.
 	for c.queue.Len() > 0 {
 		key, _ := c.queue.Get()

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
 	testclock "k8s.io/utils/clock/testing"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -59,16 +60,7 @@ func TestATakeoverSpreadsTheFirstPassesOfApplicationsAtRest(t *testing.T) {
 
 	cfg := config.Default()
 	cfg.StatusPollInterval.Duration = poll
-	env := &Environment{
-		Kube: kubefake.NewClientset(), Apps: appfake.NewSimpleClientset(objs...), Clock: clk,
-		Recorder: record.NewFakeRecorder(100), Config: cfg, Metrics: NewMetrics(prometheus.NewRegistry()),
-		Flink: client.New(client.DefaultConfig(), prometheus.NewRegistry()),
-	}
-	c := NewController(env)
-	c.workers = 0 // the test reads the queue
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = c.Run(ctx) }()
+	c := queueOnlyController(t, appfake.NewSimpleClientset(objs...), clk, cfg)
 
 	// taken drains what is ready in the queue, waiting until nothing more comes for a moment.
 	taken := func() []string {
@@ -88,7 +80,6 @@ func TestATakeoverSpreadsTheFirstPassesOfApplicationsAtRest(t *testing.T) {
 		}
 		return names
 	}
-	require.Eventually(t, func() bool { return c.queue.Len() > 0 }, 10*time.Second, 5*time.Millisecond, "the caches sync")
 	first := taken()
 	for _, name := range urgent {
 		assert.Contains(t, first, name, "what needs the operator goes first")
@@ -126,6 +117,23 @@ func TestATakeoverSpreadsTheFirstPassesOfApplicationsAtRest(t *testing.T) {
 		assert.LessOrEqual(t, n, 1, "at most one of six applications at rest in each tenth of the interval (at %s)", elapsed)
 	}
 	t.Logf("first passes after the start: %v", at)
+}
+
+// queueOnlyController runs a controller over fake clients without workers, so that the test
+// reads its queue, and returns once its caches have synced and the start has queued its keys.
+func queueOnlyController(t *testing.T, apps *appfake.Clientset, clk clock.WithTicker, cfg *config.Config) *Controller {
+	env := &Environment{
+		Kube: kubefake.NewClientset(), Apps: apps, Clock: clk, Recorder: record.NewFakeRecorder(100),
+		Config: cfg, Metrics: NewMetrics(prometheus.NewRegistry()),
+		Flink: client.New(client.DefaultConfig(), prometheus.NewRegistry()),
+	}
+	c := NewController(env)
+	c.workers = 0
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = c.Run(ctx) }()
+	require.Eventually(t, func() bool { return c.queue.Len() > 0 }, 10*time.Second, 5*time.Millisecond, "the caches sync")
+	return c
 }
 
 // restCallsOfAPass runs one pass of the application and counts the REST calls it made.
