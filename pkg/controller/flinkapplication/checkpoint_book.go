@@ -20,9 +20,15 @@ import (
 // A job whose book entry is not written by its next record (its page failing) records in status.
 
 // statusCheckpointEvery is about how many record windows the checkpoint in status
-// (jobStatus.lastCheckpoint, what users and Lyft's tools read) may lag the book's: 10 minutes with
-// the defaults.
-const statusCheckpointEvery = 10
+// (jobStatus.lastCheckpoint, what users and Lyft's tools read) may lag the book's: the
+// checkpointStatusInterval in checkpointRecordIntervals, 10 with the defaults.
+func statusCheckpointEvery(rc *Context) int64 {
+	every := int64(1)
+	if r := rc.Config.CheckpointRecordInterval.Duration; r > 0 {
+		every = int64(rc.Config.CheckpointStatusInterval.Duration / r)
+	}
+	return max(every, 2)
+}
 
 // statusRecordDue tells whether the job's checkpoint triggered at next is recorded in status, whose
 // record was triggered at recorded. Every job has slots of its own, statusCheckpointEvery-1 windows
@@ -42,10 +48,11 @@ func statusRecordDue(rc *Context, window time.Duration, recorded, next time.Time
 	if !rc.env.Book.Noted(bookKey(rc)) {
 		return false
 	}
-	if rc.Now.Sub(recorded) >= statusCheckpointEvery*window {
+	n := statusCheckpointEvery(rc)
+	if rc.Now.Sub(recorded) >= time.Duration(n)*window {
 		return true
 	}
-	every := (statusCheckpointEvery - 1) * window
+	every := time.Duration(n-1) * window
 	// The latest of the job's slots not after next.
 	slot := next.Add(-time.Duration(uint64(next.UnixNano()-phaseOf(rc, "status checkpoint", every)) % uint64(every)))
 	return recorded.Before(slot)

@@ -218,6 +218,36 @@ func TestCheckpointRecordsGoToTheBookAndStatusTakesEveryTenth(t *testing.T) {
 		w.clock.Now().Sub(got.Status.JobStatus.LastCheckpointTime.Time), w.clock.Now().Sub(e.At))
 }
 
+// checkpointStatusInterval sets how often status takes the job's checkpoint while the book carries
+// the records between: doubled, a fleet writes status half as often, and status's checkpoint is
+// still at most that interval (and a record) old.
+func TestCheckpointStatusIntervalSpacesTheStatusRecords(t *testing.T) {
+	for _, every := range []time.Duration{10 * time.Minute, 20 * time.Minute} {
+		t.Run(every.String(), func(t *testing.T) {
+			w := newWorld(t)
+			w.env.Config.CheckpointStatusInterval.Duration = every
+			running(t, w, "wc")
+			w.passes("wc", 5)
+			writes := w.crashAtStatusWrite(0, nil)
+			poll := w.env.Config.StatusPollInterval.Duration
+			oldest := time.Duration(0)
+			for end := w.clock.Now().Add(80 * time.Minute); w.clock.Now().Before(end); w.clock.Step(poll) {
+				w.settle()
+				_, _ = w.env.Reconcile(context.Background(), ns, "wc")
+				if at := w.get("wc").Status.JobStatus.LastCheckpointTime; at != nil {
+					oldest = max(oldest, w.clock.Now().Sub(at.Time))
+				}
+			}
+			records := int(80 * time.Minute / every)
+			assert.LessOrEqual(t, *writes, records+1, "status writes in 80 minutes")
+			assert.GreaterOrEqual(t, *writes, records-1, "status writes in 80 minutes")
+			assert.LessOrEqual(t, oldest, every+w.env.Config.CheckpointRecordInterval.Duration+2*poll,
+				"status's checkpoint is at most the interval and a record old")
+			t.Logf("%s: %d status writes in 80 minutes; status's checkpoint at most %s old", every, *writes, oldest)
+		})
+	}
+}
+
 // A page of the book that cannot be written (the operator may not write ConfigMaps there, or the
 // page is full) costs its jobs only the book: their records go to status, as before the book.
 func TestRecordsGoToStatusWhenTheBookCannotBeWritten(t *testing.T) {
