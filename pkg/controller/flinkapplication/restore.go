@@ -6,6 +6,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
 )
@@ -47,15 +48,47 @@ func warnWithoutState(rc *Context) {
 }
 
 // recordedState is the state the operator recorded of a job: its completed entries in the ledger,
-// its newest checkpoint in the checkpoint book, and the state it started from, which is at least as
-// old as its start.
+// its newest checkpoint in the checkpoint book, and the state it started from as a record of that
+// very job says (guardian.Job): a job replacing it restores nothing older.
 func recordedState(rc *Context, jobID string) []jobs.StatePoint {
-	out := append(rc.ledger().States(jobID), bookPoints(rc, jobID)...)
-	js := &rc.Job.JobStatus
-	if js.RestorePath != "" && js.RestoreTime != nil {
-		out = append(out, jobs.StatePoint{Path: js.RestorePath, At: js.RestoreTime.Time})
+	return recordedJob(rc, jobID).Points()
+}
+
+// recordedJob is what the operator recorded of a job, for the restore rule.
+func recordedJob(rc *Context, jobID string) guardian.Job {
+	return guardian.Job{ID: jobID, Completed: append(rc.ledger().States(jobID), bookPoints(rc, jobID)...), StartedFrom: startedFrom(rc, jobID)}
+}
+
+// startedFrom is the state a job started from, read only from a record of that very job: the
+// stable record's (which jobStatus shows, with Flink's restore time), or the candidate's, which was
+// submitted from the next restore path and has not replaced it yet. jobStatus alone is no record of
+// a job: until a new job runs stable it still shows what the job before started from, which is
+// older than that job's stop.
+func startedFrom(rc *Context, jobID string) *jobs.StatePoint {
+	st := rc.Job
+	js := &st.JobStatus
+	for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
+		if r == nil || r.JobID != jobID || jobID == "" {
+			continue
+		}
+		path := r.RestorePath
+		if path == "" && r == candidate(st) {
+			path = st.Deployments.NextRestorePath
+		}
+		if path == "" && r == stable(st) && js.JobID == jobID {
+			// Flink's word for a job that restored on its own (a JobManager's recovery).
+			path = js.RestorePath
+		}
+		at := rc.ledger().TimeOf(path)
+		if at.IsZero() && js.RestoreTime != nil && js.RestorePath == path && r == stable(st) {
+			at = js.RestoreTime.Time
+		}
+		if at.IsZero() && r.SubmittedAt != nil {
+			at = r.SubmittedAt.Time
+		}
+		return guardian.StartState(r.JobID, jobID, path, at)
 	}
-	return out
+	return nil
 }
 
 // lastStateProblem says why the job's newest retained checkpoint cannot carry its state across a

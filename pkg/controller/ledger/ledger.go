@@ -275,6 +275,17 @@ func (l Ledger) NewestPath(jobID string) string {
 	return ""
 }
 
+// TimeOf is when the state at path was taken, as its completed entry says; zero when the ledger
+// has no completed entry of it.
+func (l Ledger) TimeOf(path string) time.Time {
+	for _, e := range *l.Entries {
+		if e.Path == path && path != "" && e.Result == v1beta1.StateCompleted && e.Time != nil {
+			return e.Time.Time
+		}
+	}
+	return time.Time{}
+}
+
 // Forget drops the ended entries of the state at path, whose storage is gone, so that no restore
 // picks it. A Pending entry stays: its savepoint may still complete elsewhere.
 func (l Ledger) Forget(path string) {

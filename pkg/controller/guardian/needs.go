@@ -1,0 +1,142 @@
+package guardian
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Holder is an object that may need durable state, told apart from a namesake by its UID.
+type Holder struct {
+	Kind, Name string
+	// UID is the object's uid; "" when it is not known (an object read from an older status).
+	UID string
+}
+
+func (h Holder) String() string { return h.Kind + " " + h.Name }
+
+// Same tells whether two holders are one object: same kind and name, and the same UID when both
+// know theirs.
+func (h Holder) Same(o Holder) bool {
+	return h.Kind == o.Kind && h.Name == o.Name && (h.UID == "" || o.UID == "" || h.UID == o.UID)
+}
+
+// Use is one thing a holder names, and why it needs it.
+type Use struct {
+	// Name is a state's path, a FlinkSnapshot's name or an HA cluster id, as the field says.
+	Name string
+	// Why says which field or record names it ("spec.savepointPath", "the state job X started from").
+	Why string
+}
+
+// References is everything one holder may still need.
+type References struct {
+	Holder Holder
+	// Paths are states it names by location: what its jobs run from or will start from, what its
+	// spec names, its final savepoint, the newest state of each job it records, what a rollback or
+	// a way back would restore.
+	Paths []Use
+	// Snapshots are FlinkSnapshots it names by name (spec.restoreSnapshot).
+	Snapshots []Use
+	// HAClusters are cluster ids whose HA ConfigMaps a cluster of it runs, or may run again, from.
+	HAClusters []Use
+}
+
+// Snapshot is a FlinkSnapshot as the guardian needs it: its name and the state it shows.
+type Snapshot struct {
+	Name, Path string
+}
+
+// Namespace is what the guardian knows of one namespace in one pass.
+type Namespace struct {
+	refs []References
+	// snapshotPaths are the paths of the FlinkSnapshots of the namespace, by name.
+	snapshotPaths map[string]string
+}
+
+// NewNamespace is the guardian of a namespace whose objects name refs, and whose FlinkSnapshots are
+// snapshots. A reference to a FlinkSnapshot by name covers the state it shows.
+func NewNamespace(refs []References, snapshots []Snapshot) *Namespace {
+	n := &Namespace{refs: refs, snapshotPaths: map[string]string{}}
+	for _, s := range snapshots {
+		if s.Path != "" {
+			n.snapshotPaths[s.Name] = s.Path
+		}
+	}
+	return n
+}
+
+// State is a piece of durable state somebody asks to delete. Set the fields that describe it: a
+// savepoint's Path (and the Snapshot that shows it, if any), or an HACluster id.
+type State struct {
+	Path      string
+	Snapshot  string
+	HACluster string
+}
+
+func (s State) String() string {
+	switch {
+	case s.HACluster != "":
+		return "the HA ConfigMaps of cluster " + s.HACluster
+	case s.Snapshot != "" && s.Path != "":
+		return fmt.Sprintf("%s (FlinkSnapshot %s)", s.Path, s.Snapshot)
+	case s.Snapshot != "":
+		return "FlinkSnapshot " + s.Snapshot
+	}
+	return s.Path
+}
+
+// Need is one holder's reason to keep a state.
+type Need struct {
+	Holder Holder
+	Why    string
+}
+
+// Verdict is the guardian's answer: the state may go only when nothing needs it.
+type Verdict struct {
+	State State
+	Needs []Need
+}
+
+// MayGo tells whether the state may be deleted.
+func (v Verdict) MayGo() bool { return len(v.Needs) == 0 }
+
+// String names the state and who needs it, for an Event or a log line.
+func (v Verdict) String() string {
+	if v.MayGo() {
+		return v.State.String() + " is needed by nothing"
+	}
+	var by []string
+	for _, n := range v.Needs {
+		by = append(by, fmt.Sprintf("%s (%s)", n.Holder, n.Why))
+	}
+	sort.Strings(by)
+	return v.State.String() + " is still needed by " + strings.Join(by, ", ")
+}
+
+// MayDelete answers whether anything the guardian knows of needs the state. A savepoint is needed
+// when any holder names its path, or names by name the FlinkSnapshot that shows it, or any
+// FlinkSnapshot whose path is the same; an HA cluster when any holder names its id.
+func (n *Namespace) MayDelete(s State) Verdict {
+	v := Verdict{State: s}
+	for _, r := range n.refs {
+		for _, u := range r.Paths {
+			if s.Path != "" && u.Name == s.Path {
+				v.Needs = append(v.Needs, Need{r.Holder, u.Why})
+			}
+		}
+		for _, u := range r.Snapshots {
+			named := u.Name == s.Snapshot && s.Snapshot != ""
+			samePath := s.Path != "" && n.snapshotPaths[u.Name] == s.Path
+			if named || samePath {
+				v.Needs = append(v.Needs, Need{r.Holder, u.Why + " " + u.Name})
+			}
+		}
+		for _, u := range r.HAClusters {
+			if s.HACluster != "" && u.Name == s.HACluster {
+				v.Needs = append(v.Needs, Need{r.Holder, u.Why})
+			}
+		}
+	}
+	return v
+}

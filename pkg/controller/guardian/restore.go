@@ -1,0 +1,54 @@
+package guardian
+
+import (
+	"time"
+
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+)
+
+// The way back never restores older state than the newest completed state of the job it replaces.
+// Every path that starts a job again after another (a restart, a rollback, the autoscaler's way
+// back, a recovery) builds the replaced job's Job and restores from the newest of its Points.
+
+// Job is what the operator recorded of one job, for the restore rule.
+type Job struct {
+	// ID is the job's id.
+	ID string
+	// Completed are the states the job completed (its savepoints and checkpoints), with when
+	// each was taken.
+	Completed []jobs.StatePoint
+	// StartedFrom is the state the job started from, as a record of this very job says, with when
+	// it was taken (or, when that is not known, when the job restored it). nil when the job
+	// started without state or no record of it says.
+	StartedFrom *jobs.StatePoint
+}
+
+// StartState is the state a job started from, when the record it is read from is that job's:
+// a record of another job (the one before, whose status has not been replaced yet) says nothing
+// about this one, and its state is older than this one's stop.
+func StartState(recordJobID, jobID, path string, at time.Time) *jobs.StatePoint {
+	if recordJobID != jobID || path == "" || at.IsZero() {
+		return nil
+	}
+	return &jobs.StatePoint{Path: path, At: at}
+}
+
+// Points are the states a job that replaces j may start from: what j completed, and the state it
+// started from, which holds everything j's predecessors completed before j ran.
+func (j Job) Points() []jobs.StatePoint {
+	out := append([]jobs.StatePoint(nil), j.Completed...)
+	if j.StartedFrom != nil {
+		out = append(out, *j.StartedFrom)
+	}
+	return out
+}
+
+// Floor is the newest state known of j: a job that replaces it may start from nothing older.
+func (j Job) Floor() *jobs.StatePoint { return jobs.Newest(j.Points()) }
+
+// Older tells whether starting from path, taken at, would rewind j's state: a state older than
+// the floor, other than the floor itself.
+func (j Job) Older(path string, at time.Time) bool {
+	f := j.Floor()
+	return f != nil && path != f.Path && at.Before(f.At)
+}
