@@ -13,6 +13,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 )
 
 // Flink's Kubernetes HA services leave ConfigMaps behind every cluster that ran with HA (package
@@ -30,6 +31,10 @@ import (
 //     ConfigMaps stay with the state they point to; so do a FlinkSessionCluster's while a job's
 //     own HA ConfigMap says that Flink has not finished with that job.
 
+// The HA ConfigMaps of a cluster id are the object's own only when its status names that cluster
+// (ownClusterHashes), and go only when the guardian of durable state knows nothing that still needs
+// them (durable_state.go): a namesake's, an object of another kind of the same name, are left.
+
 // haCleanupWait bounds how long a deletion waits for its JobManager pods to go before it removes
 // their HA ConfigMaps. Past it the object goes and an Event names what is left.
 const haCleanupWait = 5 * time.Minute
@@ -40,8 +45,16 @@ func removeLeftHAConfigMaps(rc *Context) {
 	if rc.Owned == nil || len(rc.HAConfigMaps) == 0 || rc.Meta.DeletionTimestamp != nil {
 		return
 	}
+	var g *guardian.Namespace
+	own := ownClusterHashes(rc)
 	for _, hash := range slices.Sorted(maps.Keys(rc.HAConfigMaps)) {
-		if haClusterInUse(rc, hash) {
+		if haClusterInUse(rc, hash) || !own[hash] {
+			continue
+		}
+		if g == nil {
+			g = haGuardian(rc, true)
+		}
+		if !mayRemoveHAConfigMaps(rc, g, own, hash) {
 			continue
 		}
 		if err := deleteHAConfigMaps(rc, hash); err != nil {
@@ -121,7 +134,11 @@ func removeHAConfigMapsBeforeFinalizer(rc *Context) (Outcome, bool) {
 		}
 		return Outcome{Reason: "RemovingHAConfigMaps", Message: msg}, true
 	}
+	g, own := haGuardian(rc, false), ownClusterHashes(rc)
 	for _, hash := range slices.Sorted(maps.Keys(rc.HAConfigMaps)) {
+		if !mayRemoveHAConfigMaps(rc, g, own, hash) {
+			continue
+		}
 		if err := deleteHAConfigMaps(rc, hash); err != nil {
 			return failed(err), true
 		}

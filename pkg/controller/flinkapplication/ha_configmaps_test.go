@@ -86,10 +86,15 @@ func TestHAConfigMapsOfAClusterStayWhileItsJobManagerPodRuns(t *testing.T) {
 	w := newWorld(t)
 	app := runningWith(t, w, "wc", withKubernetesHA)
 	gone := "0badcafe"
+	// A cluster of the application's own: its status names it (here, the failed stop of its job).
+	app.Status.Ledger = append(app.Status.Ledger, v1beta1.StateEntry{Purpose: v1beta1.SavepointUpgrade, JobID: "0badcafe0badcafe0badcafe0badcafe",
+		ClusterHash: gone, Result: v1beta1.StateFailed})
+	_, err := w.apps.FlinkV1beta1().FlinkApplications(ns).UpdateStatus(context.Background(), app, metav1.UpdateOptions{})
+	require.NoError(t, err)
 	w.writeHAConfigMap(flink.HAClusterIDOf("wc", gone), clusterConfigMap(app, gone))
 	pod := jobManagerPod("wc-"+gone+"-jm-0", "wc")
 	pod.Labels[k8.HashLabel] = gone
-	_, err := w.kube.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{})
+	_, err = w.kube.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{})
 	require.NoError(t, err)
 	for i := 0; i < 3; i++ {
 		_, _ = w.reconcile("wc")
@@ -99,6 +104,16 @@ func TestHAConfigMapsOfAClusterStayWhileItsJobManagerPodRuns(t *testing.T) {
 	require.NoError(t, w.kube.CoreV1().Pods(ns).Delete(context.Background(), pod.Name, metav1.DeleteOptions{}))
 	_, _ = w.reconcile("wc")
 	assert.Equal(t, []string{clusterConfigMap(app, app.Status.DeployHash)}, w.haConfigMaps())
+}
+
+// HA ConfigMaps of a cluster id of the application's name that its status does not name were left by
+// a namesake (TestAnApplicationCreatedAgainLeavesTheHAConfigMapsItsNamesakeKept): they stay.
+func TestHAConfigMapsOfAClusterTheApplicationNeverRecordedAreLeftAlone(t *testing.T) {
+	w := newWorld(t)
+	app := runningWith(t, w, "wc", withKubernetesHA)
+	w.writeHAConfigMap(flink.HAClusterIDOf("wc", "0badcafe"), clusterConfigMap(app, "0badcafe"))
+	w.passes("wc", 3)
+	assert.Contains(t, w.haConfigMaps(), clusterConfigMap(app, "0badcafe"))
 }
 
 func TestHAConfigMapsOfOtherClustersAreLeftAlone(t *testing.T) {

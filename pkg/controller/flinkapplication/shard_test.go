@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 )
 
@@ -135,11 +136,11 @@ func TestRetentionReadsWhatOtherShardsRestoreFrom(t *testing.T) {
 	mine.Labels = map[string]string{shardKey: "a"}
 	w.create(mine)
 	rc := &Context{Context: context.Background(), Config: w.env.Config, env: w.env, kind: applicationKind,
-		Meta: &metav1.ObjectMeta{Namespace: ns, Name: "mine"}, Settings: applicationSettings(mine)}
-	used, err := restoredByOthers(rc)
+		Meta: &metav1.ObjectMeta{Namespace: ns, Name: "mine"}, Settings: applicationSettings(mine), Job: &mine.Status.JobOwnerStatus}
+	g, err := stateGuardian(rc)
 	require.NoError(t, err)
-	assert.True(t, used["file:///checkpoints/savepoints/sp-1"])
-	assert.True(t, used[snapshotRef("named")])
+	assert.False(t, g.MayDelete(guardian.State{Path: "file:///checkpoints/savepoints/sp-1"}).MayGo())
+	assert.False(t, g.MayDelete(guardian.State{Snapshot: "named"}).MayGo())
 
 	// A burst of retirements reads the other shards once.
 	lists := func() int {
@@ -152,11 +153,11 @@ func TestRetentionReadsWhatOtherShardsRestoreFrom(t *testing.T) {
 		return n
 	}
 	before := lists()
-	_, err = restoredByOthers(rc)
+	_, err = stateGuardian(rc)
 	require.NoError(t, err)
 	assert.Equal(t, before+1, lists(), "only this shard's own (the world's observer lists); the other shards' read is kept")
 	w.clock.Step(otherShardsFreshFor)
-	_, err = restoredByOthers(rc)
+	_, err = stateGuardian(rc)
 	require.NoError(t, err)
 	assert.Equal(t, before+3, lists(), "read again once stale")
 }

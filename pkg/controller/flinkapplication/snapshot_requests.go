@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 )
 
 // What users ask of FlinkSnapshots, answered by the owner's pass:
@@ -143,7 +144,8 @@ func answerSnapshotRequests(rc *Context) {
 }
 
 // disposeOnDelete disposes of a deleted FlinkSnapshot's storage through a JobManager of the owner,
-// then lets the object go. The storage of a state the owner's restore needs stays.
+// then lets the object go. The storage of a state anything of the namespace still needs stays
+// (the guardian says who).
 func disposeOnDelete(rc *Context, s *v1beta1.FlinkSnapshot) error {
 	if !slices.Contains(s.Finalizers, DisposeFinalizer) {
 		return nil
@@ -154,9 +156,13 @@ func disposeOnDelete(rc *Context, s *v1beta1.FlinkSnapshot) error {
 	case !s.Spec.DisposeOnDelete || path == "" || s.Spec.Type == v1beta1.SnapshotCheckpoint:
 		// Nothing of ours to remove: a checkpoint is Flink's to manage.
 		return patchSnapshotFinalizers(rc, s, rest)
-	case protectedPaths(rc)[path]:
-		rc.event(true, "SnapshotKept", fmt.Sprintf("FlinkSnapshot %s is deleted but its savepoint %s is kept: %s %s restores from it",
-			s.Name, path, rc.kind.name, rc.Meta.Name))
+	}
+	g, err := stateGuardian(rc)
+	if err != nil {
+		return err
+	}
+	if v := g.MayDelete(guardian.State{Path: path, Snapshot: s.Name}); !v.MayGo() {
+		rc.event(true, "SnapshotKept", fmt.Sprintf("FlinkSnapshot %s is deleted but its savepoint is kept: %s", s.Name, v))
 		return patchSnapshotFinalizers(rc, s, rest)
 	}
 	hash := liveCluster(rc.Job)

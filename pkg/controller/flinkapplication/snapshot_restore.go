@@ -35,6 +35,9 @@ func snapshotPath(rc *Context, name string) (path, waiting string) {
 		return "", fmt.Sprintf("FlinkSnapshot %s, which does not exist", name)
 	case err != nil:
 		return "", fmt.Sprintf("FlinkSnapshot %s, which cannot be read: %v", name, err)
+	case snap.DeletionTimestamp != nil:
+		// Retired or deleted, its storage may be disposed of at any pass: nothing starts from it.
+		return "", fmt.Sprintf("FlinkSnapshot %s, which is being deleted", name)
 	case snap.Status.State == v1beta1.StateFailed:
 		return "", fmt.Sprintf("FlinkSnapshot %s, which failed: %s", name, snap.Status.Error)
 	case snap.Status.State != v1beta1.StateCompleted || snap.Status.Path == "":

@@ -3,6 +3,7 @@ package flinkapplication
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,8 +15,9 @@ import (
 // Retention of the savepoint FlinkSnapshots the operator made for an owner: the newest keep of
 // them stay (spec.savepointRetention.keep, else the operator's snapshotKeep), and none older than
 // maxAge (spec.savepointRetention.maxAge, else the operator's snapshotMaxAge; zero for none). Never
-// the one the owner's restore needs (protectedPaths), one marked spec.keep, nor one another
-// application or session job of the namespace restores from. A FlinkSnapshot a user created is
+// one marked spec.keep, nor one the guardian of durable state says anything still needs (the
+// owner's restore, any spec or record of the namespace: durable_state.go). Only the FlinkSnapshots
+// made for this very object count, told by identity (madeForThisObject), never by name. A FlinkSnapshot a user created is
 // theirs to delete. Deleting one with disposeOnDelete disposes of its storage (snapshot_requests.go).
 
 // retentionPerPass bounds the FlinkSnapshots one pass deletes.
@@ -30,15 +32,16 @@ func retainSnapshots(rc *Context) {
 	if len(gone) == 0 {
 		return
 	}
-	usedElsewhere, err := restoredByOthers(rc)
+	g, err := stateGuardian(rc)
 	if err != nil {
-		// Not knowing what other shards restore from, nothing is retired: the next pass tries again.
-		klog.FromContext(rc).Error(err, "reading what other shards restore from; no FlinkSnapshot is retired this pass")
+		// Not knowing what every object of the namespace needs, nothing is retired: the next pass
+		// tries again.
+		klog.FromContext(rc).Error(err, "no FlinkSnapshot is retired this pass")
 		return
 	}
 	deleted := 0
 	for _, s := range gone {
-		if usedElsewhere[s.Status.Path] || usedElsewhere[snapshotRef(s.Name)] || deleted == retentionPerPass {
+		if deleted == retentionPerPass || !mayDispose(rc, g, s.Status.Path, s.Name) {
 			continue
 		}
 		err := rc.env.Apps.FlinkV1beta1().FlinkSnapshots(s.Namespace).Delete(rc, s.Name, metav1.DeleteOptions{
@@ -58,17 +61,16 @@ func snapshotsPastRetention(rc *Context) []*v1beta1.FlinkSnapshot {
 	keep, maxAge := retention(rc)
 	var mine []*v1beta1.FlinkSnapshot
 	for _, s := range rc.Snapshots {
-		if s.Annotations[LedgerEntryAnnotation] != "" && s.DeletionTimestamp == nil && s.Spec.Type != v1beta1.SnapshotCheckpoint &&
+		if madeForThisObject(rc, s) && s.DeletionTimestamp == nil && s.Spec.Type != v1beta1.SnapshotCheckpoint &&
 			s.Status.State == v1beta1.StateCompleted && s.Status.Path != "" {
 			mine = append(mine, s)
 		}
 	}
 	sort.Slice(mine, func(i, j int) bool { return snapshotTime(mine[i]).After(snapshotTime(mine[j])) })
-	protected := protectedPaths(rc)
 	var out []*v1beta1.FlinkSnapshot
 	for i, s := range mine {
 		old := maxAge > 0 && rc.Now.Sub(snapshotTime(s)) > maxAge
-		if (i >= keep && keep > 0 || old) && !s.Spec.Keep && !protected[s.Status.Path] {
+		if (i >= keep && keep > 0 || old) && !s.Spec.Keep {
 			out = append(out, s)
 		}
 	}
@@ -104,79 +106,20 @@ func snapshotTime(s *v1beta1.FlinkSnapshot) time.Time {
 	return s.CreationTimestamp.Time
 }
 
-// restoredByOthers are the states other applications and session jobs of the namespace run from
-// or will start from, by path, those they were redeployed from within the owner's retention window
-// (their ledger's Redeploy entries), and the FlinkSnapshots their specs name (snapshotRef): a
-// snapshot moved between applications is not retired under them. Those of other shards are not in
-// this operator's caches and are read live (otherShardRestores).
-func restoredByOthers(rc *Context) (map[string]bool, error) {
-	_, window := retention(rc)
-	var refs []restoreRefs
-	if apps, err := rc.env.Observer.ApplicationsIn(rc.Meta.Namespace); err == nil {
-		for _, a := range apps {
-			refs = append(refs, refsOf(applicationKindName, a.Name, a.Spec.RestoreSnapshot, &a.Status.JobOwnerStatus))
-		}
-	}
-	if rc.env.Sessions != nil {
-		if jobs, err := rc.env.Sessions.SessionJobsIn(rc.Meta.Namespace); err == nil {
-			for _, j := range jobs {
-				refs = append(refs, refsOf(sessionJobKindName, j.Name, j.Spec.Job.RestoreSnapshot, &j.Status.JobOwnerStatus))
-			}
-		}
-	}
-	if rc.env.Shard != nil {
-		others, err := rc.env.otherShardRestores(rc, rc.Meta.Namespace)
-		if err != nil {
-			return nil, err
-		}
-		refs = append(refs, others...)
-	}
-	out := map[string]bool{}
-	for _, r := range refs {
-		if r.kind == rc.kind.name && r.name == rc.Meta.Name {
-			continue
-		}
-		if r.named != "" {
-			out[snapshotRef(r.named)] = true
-		}
-		for _, p := range r.paths {
-			out[p] = true
-		}
-		for _, e := range r.redeploys {
-			if window == 0 || rc.Now.Sub(e.Time.Time) <= window {
-				out[e.Path] = true
-			}
-		}
-	}
-	delete(out, "")
-	return out, nil
-}
 
-// restoreRefs is what one application or session job restores from, as restoredByOthers reads it.
-type restoreRefs struct {
-	kind, name string
-	// named is the FlinkSnapshot its spec names.
-	named string
-	// paths are the states it runs from or will start from.
-	paths []string
-	// redeploys are its ledger's Redeploy entries, with their path and time only.
-	redeploys []v1beta1.StateEntry
-}
-
-func refsOf(kind, name, named string, st *v1beta1.JobOwnerStatus) restoreRefs {
-	r := restoreRefs{kind: kind, name: name, named: named, paths: []string{st.JobStatus.RestorePath, st.Deployments.NextRestorePath}}
-	for _, d := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
-		if d != nil {
-			r.paths = append(r.paths, d.RestorePath)
+// madeForThisObject tells whether the operator made a FlinkSnapshot for this very object, not for
+// an earlier one of the same name: its ledger names it, or the job it shows was started by this
+// object (a job id carries its owner's uid, jobs.Owner).
+func madeForThisObject(rc *Context, s *v1beta1.FlinkSnapshot) bool {
+	entry := s.Annotations[LedgerEntryAnnotation]
+	if entry == "" {
+		return false
+	}
+	for _, e := range rc.Job.Ledger {
+		if e.Snapshot == s.Name {
+			return true
 		}
 	}
-	for _, e := range st.Ledger {
-		if e.Purpose == v1beta1.SavepointRedeploy && e.Time != nil {
-			r.redeploys = append(r.redeploys, v1beta1.StateEntry{Path: e.Path, Time: e.Time})
-		}
-	}
-	return r
+	jobID, _, _ := strings.Cut(entry, "/")
+	return rc.owner().Started(jobID)
 }
-
-// snapshotRef keys a FlinkSnapshot by name among paths, which always hold "/" or ":".
-func snapshotRef(name string) string { return "snapshot " + name }

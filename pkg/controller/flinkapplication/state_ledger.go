@@ -213,10 +213,18 @@ func trimLedger(rc *Context) {
 // leaves files behind, which is no reason to hold the job: an Event says so.
 func disposeSavepoints(rc *Context, gone []v1beta1.StateEntry) {
 	hash := liveCluster(rc.Job)
-	if hash == "" {
+	if hash == "" || len(gone) == 0 {
+		return
+	}
+	g, err := stateGuardian(rc)
+	if err != nil {
+		rc.event(true, "SavepointNotDisposed", fmt.Sprintf("%d savepoints stay: %v", len(gone), err))
 		return
 	}
 	for _, e := range gone {
+		if !mayDispose(rc, g, e.Path, "") {
+			continue
+		}
 		if err := rc.pass().Flink().DisposeSavepoint(rc, rc.FlinkURL(hash), e.Path); err != nil {
 			rc.event(true, "SavepointNotDisposed", fmt.Sprintf("savepoint %s stays: %v", e.Path, err))
 			continue
