@@ -106,7 +106,6 @@ func snapshotTime(s *v1beta1.FlinkSnapshot) time.Time {
 	return s.CreationTimestamp.Time
 }
 
-
 // madeForThisObject tells whether the operator made a FlinkSnapshot for this very object, not for
 // an earlier one of the same name: its ledger names it, or the job it shows was started by this
 // object (a job id carries its owner's uid, jobs.Owner).
