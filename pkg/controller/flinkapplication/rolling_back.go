@@ -6,6 +6,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
@@ -105,6 +106,12 @@ func handleRollingBack(rc *Context) Outcome {
 // started from; it is persisted before the cluster that knows it goes.
 func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 	st := &rc.App.Status
+	redeploy := startedFromRedeploy(rc)
+	if redeploy {
+		// The attempt started from the savepoint the user named, not from the previous job's state:
+		// going back to the previous spec goes back to the newest state its job left.
+		st.Deployments.NextRestorePath = stableJobsState(rc)
+	}
 	if c.JobID != "" {
 		v := rc.pass().View(c.ClusterHash, c.JobID)
 		live, err := rc.pass().Cancel(v)
@@ -114,7 +121,7 @@ func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 		case live == jobs.Alive:
 			return stay(0)
 		}
-		if path := attemptCheckpoint(rc, v); path != "" {
+		if path := attemptCheckpoint(rc, v); path != "" && !redeploy {
 			st.Deployments.NextRestorePath = path
 		}
 		c.JobID, c.SubmittedAt = "", nil
@@ -129,6 +136,45 @@ func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 	st.FailedDeployHash = c.SpecHash
 	clearTarget(&st.JobOwnerStatus)
 	return persistThenContinue()
+}
+
+// startedFromRedeploy tells whether the state the attempt was to start from is the savepoint a
+// savepointRedeployNonce named (redeployFromNamedSavepoint records it in the ledger).
+func startedFromRedeploy(rc *Context) bool {
+	next := rc.Job.Deployments.NextRestorePath
+	if next == "" {
+		return false
+	}
+	var newest *v1beta1.StateEntry
+	for i, e := range rc.Job.Ledger {
+		if e.Purpose == v1beta1.SavepointRedeploy && e.Time != nil && (newest == nil || !e.Time.Before(newest.Time)) {
+			newest = &rc.Job.Ledger[i]
+		}
+	}
+	return newest != nil && newest.Path == next
+}
+
+// stableJobsState is the newest state the stable deployment's jobs left, by the guardian's rule:
+// what they completed on its cluster, or what the stable job started from.
+func stableJobsState(rc *Context) string {
+	s := stable(rc.Job)
+	if s == nil {
+		return ""
+	}
+	j := guardian.Job{}
+	for _, e := range rc.Job.Ledger {
+		if e.ClusterHash == s.ClusterHash && e.JobID != "" && e.Result == v1beta1.StateCompleted && e.Time != nil && jobs.Restorable(e.Path) {
+			j.Completed = append(j.Completed, jobs.StatePoint{Path: e.Path, At: e.Time.Time})
+			j.Completed = append(j.Completed, bookPoints(rc, e.JobID)...)
+		}
+	}
+	if s.RestorePath != "" {
+		j.StartedFrom = &jobs.StatePoint{Path: s.RestorePath, At: rc.ledger().TimeOf(s.RestorePath)}
+	}
+	if f := j.Floor(); f != nil {
+		return f.Path
+	}
+	return ""
 }
 
 // attemptCheckpoint is the newest completed checkpoint Flink reports for exactly this job.
