@@ -37,6 +37,16 @@ func cannotApplyInPlace(rc *Context) string {
 	return ""
 }
 
+// targetOutdated says why a target no longer applies, "" while it does: it was decided under a
+// spec.parallelism the user has changed since. A target recorded before targets kept it applies.
+func targetOutdated(rc *Context, t *v1beta1.ScalingTarget) string {
+	if t == nil || t.SpecParallelism == 0 || t.SpecParallelism == rc.App.Spec.Parallelism {
+		return ""
+	}
+	return fmt.Sprintf("spec.parallelism changed from %d to %d while the autoscaler applied %s: the target is given up",
+		t.SpecParallelism, rc.App.Spec.Parallelism, describeTarget(t))
+}
+
 // startScaling records the decision's parallelism as the target to apply; the caller persists it
 // before anything is sent.
 func startScaling(rc *Context, d autoscaler.Decision, wayBack, restart bool) Outcome {
@@ -65,7 +75,8 @@ func setTarget(rc *Context, d autoscaler.Decision, wayBack, restart bool, from s
 	if prev := rc.App.Status.Autoscaler; prev != nil {
 		st.Applied = prev.Applied
 	}
-	st.Target = &v1beta1.ScalingTarget{Time: toSecond(rc.Now), Parallelism: map[string]int32{}, WayBack: wayBack, Restart: restart, From: from}
+	st.Target = &v1beta1.ScalingTarget{Time: toSecond(rc.Now), Parallelism: map[string]int32{}, WayBack: wayBack, Restart: restart, From: from,
+		SpecParallelism: rc.App.Spec.Parallelism}
 	for _, id := range slices.Sorted(maps.Keys(d.Parallelism)) {
 		st.Target.Parallelism[id] = int32(d.Parallelism[id])
 	}
@@ -83,6 +94,13 @@ func setTarget(rc *Context, d autoscaler.Decision, wayBack, restart bool, from s
 func applyScaling(rc *Context, cfg autoscaler.Config) Outcome {
 	st := rc.App.Status.Autoscaler
 	t := st.Target
+	if why := targetOutdated(rc, t); why != "" {
+		// Decided under another spec: the user's parallelism wins, and nothing of the target is
+		// recorded as applied for the spec now.
+		st.Target = nil
+		rc.event(true, "ScalingAbandoned", why)
+		return stay(0)
+	}
 	if t.Restart {
 		return applyByRestart(rc)
 	}

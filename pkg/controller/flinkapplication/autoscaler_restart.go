@@ -75,7 +75,12 @@ func finishScaling(rc *Context, hash string, d *client.JobDetails) error {
 	for _, v := range d.Vertices {
 		running[v.ID] = v.Parallelism
 	}
-	st.Applied = &v1beta1.AppliedParallelism{Parallelism: running, SpecParallelism: rc.App.Spec.Parallelism}
+	spec := rc.App.Spec.Parallelism
+	if t.SpecParallelism != 0 {
+		// What was decided under a spec is in force for that spec only.
+		spec = t.SpecParallelism
+	}
+	st.Applied = &v1beta1.AppliedParallelism{Parallelism: running, SpecParallelism: spec}
 	if reachedTarget(d, t.Parallelism) {
 		rc.event(false, "Autoscaled", fmt.Sprintf("job %s runs at %s", d.JID, describeParallelism(d, t.Parallelism)))
 	} else {
@@ -93,7 +98,7 @@ func scalingOverrides(rc *Context) map[string]int32 {
 	switch {
 	case st == nil || cannotApplyByRestart(rc) != "":
 		return nil
-	case st.Target != nil && st.Target.Restart:
+	case st.Target != nil && st.Target.Restart && targetOutdated(rc, st.Target) == "":
 		return st.Target.Parallelism
 	case st.Applied != nil && st.Applied.SpecParallelism == rc.App.Spec.Parallelism:
 		return st.Applied.Parallelism

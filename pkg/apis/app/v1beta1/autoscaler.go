@@ -127,6 +127,10 @@ type ScalingTarget struct {
 	Restart bool `json:"restart,omitempty"`
 	// From is the job the target was decided for: a restart target is done once another job runs.
 	From string `json:"from,omitempty"`
+	// SpecParallelism is the spec.parallelism the target was decided under: once the user changes
+	// it, the target is given up, and the user's parallelism wins. 0 for a target recorded before
+	// it was kept.
+	SpecParallelism int32 `json:"specParallelism,omitempty"`
 }
 
 // VertexScaling is one vertex's parallelism as the autoscaler sees it.
