@@ -71,7 +71,7 @@ func templatePolicyCases() []policyCase {
 					TerminationGracePeriodSeconds: &grace,
 					SecurityContext:               &corev1.PodSecurityContext{RunAsUser: &user, SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 				}}),
-			withTaskManagerTemplate(podOf(corev1.PodSpec{Tolerations: []corev1.Toleration{cpTaint}}))), nil, ""},
+			withTaskManagerTemplate(podOf(corev1.PodSpec{Tolerations: []corev1.Toleration{dedicated}}))), nil, ""},
 
 		{"hostPath in the cluster's template", "hostPath volumes", withClusterTemplate(podOf(corev1.PodSpec{Volumes: []corev1.Volume{configVolume, hostPathRoot}})), nil,
 			"spec.podTemplate.spec.volumes[1]: hostPath volume root is not allowed"},
@@ -169,19 +169,32 @@ func templatePolicyCases() []policyCase {
 		{"a template's toleration with the JobManager's node selector", "control-plane nodes", both(
 			withClusterTemplate(podOf(corev1.PodSpec{Tolerations: []corev1.Toleration{cpTaint}})),
 			func(app *v1beta1.FlinkApplication) { app.Spec.JobManagerConfig.NodeSelector = cp }), nil,
-			"spec.jobManagerConfig.nodeSelector: pods may not be placed on control-plane nodes"},
+			"spec.podTemplate.spec.tolerations[0]: " + cpRefusal},
 		{"the TaskManagers' toleration with their template's affinity", "control-plane nodes", both(
 			func(app *v1beta1.FlinkApplication) {
 				app.Spec.TaskManagerConfig.Tolerations = []corev1.Toleration{masterTaint}
 			},
 			withTaskManagerTemplate(podOf(corev1.PodSpec{Affinity: nodeAffinity("node-role.kubernetes.io/master", corev1.NodeSelectorOpIn, true)}))), nil,
-			"spec.taskManagerConfig.podTemplate.spec.affinity.nodeAffinity: pods may not be placed on control-plane nodes"},
+			"spec.taskManagerConfig.tolerations[0]: " + cpRefusal},
 		{"both in the cluster's template", "control-plane nodes", withClusterTemplate(podOf(corev1.PodSpec{Tolerations: []corev1.Toleration{anyTaint}, NodeSelector: cp})), nil,
-			"spec.podTemplate.spec.nodeSelector: pods may not be placed on control-plane nodes"},
+			"spec.podTemplate.spec.tolerations[0]: " + cpRefusal},
+		{"every taint tolerated by the cluster's template, a node by the JobManager template's hostname", "control-plane nodes", both(
+			withClusterTemplate(podOf(corev1.PodSpec{Tolerations: []corev1.Toleration{anyTaint}})),
+			withJobManagerTemplate(podOf(corev1.PodSpec{NodeSelector: map[string]string{"kubernetes.io/hostname": "cp-1"}}))), nil,
+			"spec.podTemplate.spec.tolerations[0]: " + cpRefusal},
+		{"the TaskManager template tolerates every taint with an empty effect", "control-plane nodes",
+			withTaskManagerTemplate(podOf(corev1.PodSpec{Tolerations: []corev1.Toleration{dedicated, {Key: "", Operator: corev1.TolerationOpExists, Effect: ""}}})), nil,
+			"spec.taskManagerConfig.podTemplate.spec.tolerations[1]: " + cpRefusal},
 		{"a node name", "control-plane nodes", withTaskManagerTemplate(podOf(corev1.PodSpec{NodeName: "node-1"})), nil,
 			"spec.taskManagerConfig.podTemplate.spec.nodeName: pods may not name their node"},
-		{"a toleration for one component, a selector for the other, passes", "control-plane nodes", both(
+		// This case passed under the earlier rule, which trusted the selectors: the JobManager's
+		// template tolerates the taint, and nothing keeps its pods off control-plane nodes.
+		{"a toleration for one component, a selector for the other", "control-plane nodes", both(
 			withJobManagerTemplate(podOf(corev1.PodSpec{Tolerations: []corev1.Toleration{cpTaint}})),
+			withTaskManagerTemplate(podOf(corev1.PodSpec{NodeSelector: cp}))), nil,
+			"spec.jobManagerConfig.podTemplate.spec.tolerations[0]: " + cpRefusal},
+		{"a template's other tolerations and node selectors pass", "control-plane nodes", both(
+			withClusterTemplate(podOf(corev1.PodSpec{Tolerations: []corev1.Toleration{dedicated}, NodeSelector: map[string]string{"kubernetes.io/hostname": "cp-1"}})),
 			withTaskManagerTemplate(podOf(corev1.PodSpec{NodeSelector: cp}))), nil, ""},
 		{"control-plane nodes and node names allowed", "control-plane nodes", both(
 			withClusterTemplate(podOf(corev1.PodSpec{Tolerations: []corev1.Toleration{anyTaint}, NodeSelector: cp})),
