@@ -142,6 +142,17 @@ func indexOf(list, v, test string) string {
 	return fmt.Sprintf("string(%s.indexOf(%s))", list, firstOf(list, v, test))
 }
 
+// presentPath is CEL that is true when every field of the dotted selection below x is there and
+// not null: present(x.a) && present(x.a.b) for "a.b".
+func presentPath(x, field string) string {
+	parts := strings.Split(field, ".")
+	tests := make([]string, len(parts))
+	for i := range parts {
+		tests[i] = present(x + "." + strings.Join(parts[:i+1], "."))
+	}
+	return strings.Join(tests, " && ")
+}
+
 // securityField is CEL that is true when the securityContext of x (a pod's spec, or a container)
 // has field (names below securityContext, dotted) and test (CEL over the field's value) holds.
 func securityField(x, field string, test func(f string) string) string {

@@ -249,6 +249,24 @@ var podRules = []podRule{{
 	message:   "spec: " + hostPortRefusal,
 	crdFields: []string{"hostPort"},
 }, {
+	// The kubelet runs probes and lifecycle hooks from the node: a host there is reached with the
+	// node's network and identity, not the pod's (Pod Security Standards baseline as of 1.34).
+	name: "probe and lifecycle hosts", control: "Host Probes / Lifecycle Hooks",
+	pod: func(t *corev1.PodTemplateSpec, _ PodPolicy) string {
+		return eachContainer(&t.Spec, func(c *corev1.Container) string {
+			if field := handlerHostField(c); field != "" {
+				return field + ": " + handlerHostRefusal
+			}
+			return ""
+		})
+	},
+	podOK: func(t string) string { return containersOK(t, handlerHostFieldCEL("c")+" != ''") },
+	podRefusal: func(t string) string {
+		return containersRefusal(t, handlerHostFieldCEL("c")+" != ''", handlerHostFieldCEL("c")+" + "+cel(": "+handlerHostRefusal), "''")
+	},
+	message:   "spec: " + handlerHostRefusal,
+	crdFields: []string{"livenessProbe", "readinessProbe", "startupProbe", "lifecycle"},
+}, {
 	name: "SELinux", control: "SELinux", annotation: AllowSELinuxOptionsAnnotation,
 	pod: func(t *corev1.PodTemplateSpec, p PodPolicy) string {
 		if p.AllowSELinuxOptions {

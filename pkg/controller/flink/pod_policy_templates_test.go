@@ -42,6 +42,13 @@ func withInit(sc *corev1.SecurityContext) corev1.PodTemplateSpec {
 	return podOf(corev1.PodSpec{InitContainers: []corev1.Container{{Name: "init", Image: "busybox:1", SecurityContext: sc}}})
 }
 
+// probeHostWant is the probe and lifecycle hosts rule's refusal, after the field it names.
+const probeHostWant = "probes and lifecycle hooks may not name a host"
+
+func httpProbe(host string) *corev1.Probe {
+	return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Host: host, Path: "/", Port: intstr.FromInt32(8081)}}}
+}
+
 func templatePolicyCases() []policyCase {
 	yes, no, root, user := true, false, int64(0), int64(1000)
 	unmasked := corev1.UnmaskedProcMount
@@ -165,6 +172,29 @@ func templatePolicyCases() []policyCase {
 			"spec.jobManagerConfig.podTemplate.spec.serviceAccount: service account admin is not allowed in this namespace"},
 		{"a template's service account allowed", "service accounts", withJobManagerTemplate(podOf(corev1.PodSpec{ServiceAccountName: "flink", DeprecatedServiceAccount: "flink"})),
 			map[string]string{AllowedServiceAccountsAnnotation: "default,flink"}, ""},
+
+		// Probes and lifecycle hooks run by the kubelet, from the node: a host there reaches what the
+		// node reaches.
+		{"a sidecar's liveness probe to a host", "probe and lifecycle hosts", withClusterTemplate(podOf(corev1.PodSpec{Containers: []corev1.Container{
+			{Name: MainContainerName, LivenessProbe: httpProbe("")},
+			{Name: "sidecar", Image: "busybox:1", LivenessProbe: httpProbe("169.254.169.254")}}})), nil,
+			"spec.podTemplate.spec.containers[1].livenessProbe.httpGet.host: " + probeHostWant},
+		{"the main container's readiness probe to a host by TCP", "probe and lifecycle hosts", withJobManagerTemplate(podOf(corev1.PodSpec{Containers: []corev1.Container{
+			{Name: MainContainerName, ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Host: "10.0.0.1", Port: intstr.FromInt32(6443)}}}}}})), nil,
+			"spec.jobManagerConfig.podTemplate.spec.containers[0].readinessProbe.tcpSocket.host: " + probeHostWant},
+		{"an init container's startup probe", "probe and lifecycle hosts", withTaskManagerTemplate(podOf(corev1.PodSpec{InitContainers: []corev1.Container{
+			{Name: "init", Image: "busybox:1", StartupProbe: httpProbe("kubernetes.default")}}})), nil,
+			"spec.taskManagerConfig.podTemplate.spec.initContainers[0].startupProbe.httpGet.host: " + probeHostWant},
+		{"a preStop hook's host", "probe and lifecycle hosts", withTaskManagerTemplate(podOf(corev1.PodSpec{Containers: []corev1.Container{
+			{Name: MainContainerName, Lifecycle: &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}},
+				PreStop: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Host: "127.0.0.1", Path: "/drain", Port: intstr.FromInt32(10250)}}}}}})), nil,
+			"spec.taskManagerConfig.podTemplate.spec.containers[0].lifecycle.preStop.httpGet.host: " + probeHostWant},
+		{"a postStart hook's host by TCP", "probe and lifecycle hosts", withClusterTemplate(podOf(corev1.PodSpec{Containers: []corev1.Container{
+			{Name: MainContainerName, Lifecycle: &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{TCPSocket: &corev1.TCPSocketAction{Host: "10.0.0.1", Port: intstr.FromInt32(22)}}}}}})), nil,
+			"spec.podTemplate.spec.containers[0].lifecycle.postStart.tcpSocket.host: " + probeHostWant},
+		{"probes and hooks without a host pass", "probe and lifecycle hosts", withClusterTemplate(podOf(corev1.PodSpec{Containers: []corev1.Container{
+			{Name: MainContainerName, LivenessProbe: httpProbe(""), StartupProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(6123)}}},
+				Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/stop", Port: intstr.FromInt32(8081)}}}}}})), nil, ""},
 
 		{"a template's toleration with the JobManager's node selector", "control-plane nodes", both(
 			withClusterTemplate(podOf(corev1.PodSpec{Tolerations: []corev1.Toleration{cpTaint}})),
