@@ -135,6 +135,25 @@ func hostileManifests(jar string) []hostile {
 		{app, "root-allowed", put(false, "spec", "securityContext", "runAsNonRoot"), "apply", "spec.securityContext"},
 		{app, "sysctls", put([]interface{}{map[string]interface{}{"name": "net.core.somaxconn", "value": "1024"}}, "spec", "securityContext", "sysctls"), "apply", "sysctls"},
 		{app, "foreign-service-account", put("operator-admin", "spec", "serviceAccountName"), "apply", "spec.serviceAccountName"},
+		// Where the pods can land: a toleration of the control-plane taint is refused whatever the
+		// pods select (every taint tolerated, the node named by its hostname or by matchFields).
+		{app, "tolerate-every-taint-by-hostname", both(put([]interface{}{map[string]interface{}{"operator": "Exists"}}, "spec", "jobManagerConfig", "tolerations"),
+			put(map[string]interface{}{"kubernetes.io/hostname": "control-plane"}, "spec", "jobManagerConfig", "nodeSelector")), "apply", "spec.jobManagerConfig.tolerations[0]"},
+		{app, "template-tolerates-control-plane", put(map[string]interface{}{"spec": map[string]interface{}{
+			"tolerations": []interface{}{map[string]interface{}{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}},
+			"affinity": map[string]interface{}{"nodeAffinity": map[string]interface{}{"requiredDuringSchedulingIgnoredDuringExecution": map[string]interface{}{
+				"nodeSelectorTerms": []interface{}{map[string]interface{}{"matchFields": []interface{}{
+					map[string]interface{}{"key": "metadata.name", "operator": "In", "values": []interface{}{"control-plane"}}}}}}}}}},
+			"spec", "taskManagerConfig", "podTemplate"), "apply", "spec.taskManagerConfig.podTemplate.spec.tolerations[0]"},
+		// Probes and lifecycle hooks that would make the kubelet connect from the node to a host.
+		{app, "probe-host", put(map[string]interface{}{"spec": map[string]interface{}{"containers": []interface{}{map[string]interface{}{
+			"name": "flink-main-container", "livenessProbe": map[string]interface{}{"httpGet": map[string]interface{}{"host": "169.254.169.254", "path": "/", "port": int64(80)}}}}}},
+			"spec", "podTemplate"), "apply", "spec.podTemplate.spec.containers[0].livenessProbe.httpGet.host"},
+		{cluster, "tolerate-master", put([]interface{}{map[string]interface{}{"key": "node-role.kubernetes.io/master", "operator": "Exists", "effect": "NoSchedule"}},
+			"spec", "taskManagerConfig", "tolerations"), "apply", "spec.taskManagerConfig.tolerations[0]"},
+		{cluster, "prestop-host", put(map[string]interface{}{"spec": map[string]interface{}{"containers": []interface{}{map[string]interface{}{
+			"name": "flink-main-container", "lifecycle": map[string]interface{}{"preStop": map[string]interface{}{"tcpSocket": map[string]interface{}{"host": "10.0.0.1", "port": int64(22)}}}}}}},
+			"spec", "jobManagerConfig", "podTemplate"), "apply", "spec.jobManagerConfig.podTemplate.spec.containers[0].lifecycle.preStop.tcpSocket.host"},
 		{cluster, "host-path", put([]interface{}{map[string]interface{}{"name": "root", "hostPath": map[string]interface{}{"path": "/"}}}, "spec", "volumes"), "apply", "hostPath"},
 		{cluster, "foreign-service-account", put("operator-admin", "spec", "serviceAccountName"), "apply", "spec.serviceAccountName"},
 		// Session clusters.
