@@ -2,6 +2,7 @@ package crdtest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -164,6 +165,22 @@ func TestInvalidManifestsAreRefusedNamingTheField(t *testing.T) {
 		{"logConfiguration of another file", set(map[string]interface{}{"flink-conf.yaml": "x: 1"}, "spec", "logConfiguration"),
 			"spec.logConfiguration", "logConfiguration takes log4j-console.properties and logback-console.xml only"},
 		{"ingress without a template", set(map[string]interface{}{"className": "nginx"}, "spec", "ingress"), "spec.ingress.template", "Required value"},
+		{"ingress path walking up", set(map[string]interface{}{"template": "ui.example.com/{{namespace}}/../admin"}, "spec", "ingress"), "spec.ingress.template", ingressTemplateRule},
+		{"ingress path as a pattern", set(map[string]interface{}{"template": "ui.example.com/.*"}, "spec", "ingress"), "spec.ingress.template", ingressTemplateRule},
+		{"ingress path with a space", set(map[string]interface{}{"template": "ui.example.com/a b"}, "spec", "ingress"), "spec.ingress.template", ingressTemplateRule},
+		{"ingress path with an empty segment", set(map[string]interface{}{"template": "ui.example.com//{{name}}"}, "spec", "ingress"), "spec.ingress.template", ingressTemplateRule},
+		{"ingress host in capitals", set(map[string]interface{}{"template": "UI.example.com"}, "spec", "ingress"), "spec.ingress.template", ingressTemplateRule},
+		{"ingress host with a port", set(map[string]interface{}{"template": "ui.example.com:8443/x"}, "spec", "ingress"), "spec.ingress.template", ingressTemplateRule},
+		{"ingress with an unknown placeholder", set(map[string]interface{}{"template": "{{team}}.example.com"}, "spec", "ingress"), "spec.ingress.template", ingressTemplateRule},
+		{"too many ingress annotations", set(map[string]interface{}{"template": "ui.example.com", "annotations": manyStrings(65)}, "spec", "ingress"),
+			"spec.ingress.annotations", "must have at most 64 items"},
+		{"too many Lyft ingress annotations", set(manyStrings(65), "spec", "ingressAnnotations"), "spec.ingressAnnotations", "must have at most 64 items"},
+		{"too many ingress labels", set(map[string]interface{}{"template": "ui.example.com", "labels": manyStrings(65)}, "spec", "ingress"),
+			"spec.ingress.labels", "must have at most 64 items"},
+		{"too many TLS hosts", set(map[string]interface{}{"template": "ui.example.com", "tls": []interface{}{map[string]interface{}{"hosts": manyHosts(17)}}}, "spec", "ingress"),
+			"spec.ingress.tls[0].hosts", "must have at most 16 items"},
+		{"a TLS host past a DNS name", set(map[string]interface{}{"template": "ui.example.com", "tls": []interface{}{map[string]interface{}{"hosts": []interface{}{strings.Repeat("a", 254)}}}}, "spec", "ingress"),
+			"spec.ingress.tls[0].hosts[0]", "may not be more than 253 bytes"},
 		{"unknown teardownMode", set("Drain", "spec", "blueGreen", "teardownMode"), "spec.blueGreen.teardownMode", `Unsupported value: "Drain"`},
 		{"wrong kind", set("FlinkApp", "kind"), "kind", "must be FlinkApplication"},
 		{"wrong apiVersion", set("flink.k8s.io/v1", "apiVersion"), "apiVersion", "must be flink.k8s.io/v1beta1"},
@@ -205,6 +222,8 @@ func TestValidVariantsAreAdmitted(t *testing.T) {
 		{"a log4j configuration", set(map[string]interface{}{"log4j-console.properties": "rootLogger.level = INFO"}, "spec", "logConfiguration")},
 		{"an ingress for the UI", set(map[string]interface{}{"template": "flink.example.com/{{namespace}}/{{name}}",
 			"tls": []interface{}{map[string]interface{}{"secretName": "cert"}}}, "spec", "ingress")},
+		{"an ingress in the Lyft form", set(map[string]interface{}{"template": "{{$jobCluster}}.flink.example.com"}, "spec", "ingress")},
+		{"an ingress path with a trailing slash", set(map[string]interface{}{"template": "ui.{{namespace}}.example.com/flink_ui/v-1~x/{{name}}/"}, "spec", "ingress")},
 		{"fraction 0", set(0.0, "spec", "jobManagerConfig", "systemMemoryFraction")},
 	}
 	crd := flinkCRD(t)
@@ -447,4 +466,23 @@ func collectJSONFields(typ reflect.Type, out map[string]reflect.Type) {
 		}
 		out[name] = f.Type
 	}
+}
+
+// ingressTemplateRule is the message of the CEL rule on spec.ingress.template's syntax.
+const ingressTemplateRule = "spec.ingress.template is a host of lowercase letters, digits, '-' and '.'"
+
+func manyStrings(n int) map[string]interface{} {
+	out := map[string]interface{}{}
+	for i := range n {
+		out[fmt.Sprintf("example.com/k%d", i)] = "v"
+	}
+	return out
+}
+
+func manyHosts(n int) []interface{} {
+	var out []interface{}
+	for i := range n {
+		out = append(out, fmt.Sprintf("h%d.example.com", i))
+	}
+	return out
 }

@@ -32,7 +32,8 @@ var resources = map[string]schema.GroupVersionResource{
 type hostile struct {
 	kind, name string
 	edit       func(obj map[string]interface{})
-	// refusedAt is "apply" (the API server refuses it) or "deploy" (DeployFailed before anything runs).
+	// refusedAt is "apply" (the API server refuses it), "deploy" (DeployFailed before anything runs)
+	// or "ingress" (the job runs, without the Flink UI Ingress it asks for, and status says why).
 	refusedAt string
 	// names is what the refusal must say: the field, or the value at fault.
 	names string
@@ -135,8 +136,43 @@ func hostileManifests(jar string) []hostile {
 		{app, "root-allowed", put(false, "spec", "securityContext", "runAsNonRoot"), "apply", "spec.securityContext"},
 		{app, "sysctls", put([]interface{}{map[string]interface{}{"name": "net.core.somaxconn", "value": "1024"}}, "spec", "securityContext", "sysctls"), "apply", "sysctls"},
 		{app, "foreign-service-account", put("operator-admin", "spec", "serviceAccountName"), "apply", "spec.serviceAccountName"},
+		// Where the pods can land: a toleration of the control-plane taint is refused whatever the
+		// pods select (every taint tolerated, the node named by its hostname or by matchFields).
+		{app, "tolerate-every-taint-by-hostname", both(put([]interface{}{map[string]interface{}{"operator": "Exists"}}, "spec", "jobManagerConfig", "tolerations"),
+			put(map[string]interface{}{"kubernetes.io/hostname": "control-plane"}, "spec", "jobManagerConfig", "nodeSelector")), "apply", "spec.jobManagerConfig.tolerations[0]"},
+		{app, "template-tolerates-control-plane", put(map[string]interface{}{"spec": map[string]interface{}{
+			"tolerations": []interface{}{map[string]interface{}{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}},
+			"affinity": map[string]interface{}{"nodeAffinity": map[string]interface{}{"requiredDuringSchedulingIgnoredDuringExecution": map[string]interface{}{
+				"nodeSelectorTerms": []interface{}{map[string]interface{}{"matchFields": []interface{}{
+					map[string]interface{}{"key": "metadata.name", "operator": "In", "values": []interface{}{"control-plane"}}}}}}}}}},
+			"spec", "taskManagerConfig", "podTemplate"), "apply", "spec.taskManagerConfig.podTemplate.spec.tolerations[0]"},
+		// Probes and lifecycle hooks that would make the kubelet connect from the node to a host.
+		{app, "probe-host", put(map[string]interface{}{"spec": map[string]interface{}{"containers": []interface{}{map[string]interface{}{
+			"name": "flink-main-container", "livenessProbe": map[string]interface{}{"httpGet": map[string]interface{}{"host": "169.254.169.254", "path": "/", "port": int64(80)}}}}}},
+			"spec", "podTemplate"), "apply", "spec.podTemplate.spec.containers[0].livenessProbe.httpGet.host"},
+		{cluster, "tolerate-master", put([]interface{}{map[string]interface{}{"key": "node-role.kubernetes.io/master", "operator": "Exists", "effect": "NoSchedule"}},
+			"spec", "taskManagerConfig", "tolerations"), "apply", "spec.taskManagerConfig.tolerations[0]"},
+		{cluster, "prestop-host", put(map[string]interface{}{"spec": map[string]interface{}{"containers": []interface{}{map[string]interface{}{
+			"name": "flink-main-container", "lifecycle": map[string]interface{}{"preStop": map[string]interface{}{"tcpSocket": map[string]interface{}{"host": "10.0.0.1", "port": int64(22)}}}}}}},
+			"spec", "jobManagerConfig", "podTemplate"), "apply", "spec.jobManagerConfig.podTemplate.spec.containers[0].lifecycle.preStop.tcpSocket.host"},
 		{cluster, "host-path", put([]interface{}{map[string]interface{}{"name": "root", "hostPath": map[string]interface{}{"path": "/"}}}, "spec", "volumes"), "apply", "hostPath"},
 		{cluster, "foreign-service-account", put("operator-admin", "spec", "serviceAccountName"), "apply", "spec.serviceAccountName"},
+		// The Flink UI's Ingress: plain paths at apply; hosts in the namespace's domains and only the
+		// allowed annotations by the operator, which makes no Ingress and leaves the job running.
+		{app, "ingress-path-walking-up", put(map[string]interface{}{"template": "ui.example.com/{{namespace}}/../admin"}, "spec", "ingress"), "apply", "spec.ingress.template"},
+		{app, "ingress-path-pattern", put(map[string]interface{}{"template": "ui.example.com/.*"}, "spec", "ingress"), "apply", "spec.ingress.template"},
+		{app, "ingress-host-with-port", put(map[string]interface{}{"template": "ui.example.com:8443"}, "spec", "ingress"), "apply", "spec.ingress.template"},
+		{app, "ingress-foreign-host", put(map[string]interface{}{"template": "payments.other-team.flink.test"}, "spec", "ingress"), "ingress",
+			"spec.ingress.template: host payments.other-team.flink.test is not in a domain the operator grants"},
+		{app, "ingress-foreign-tls-host", put(map[string]interface{}{"template": "ui.{{namespace}}.flink.test",
+			"tls": []interface{}{map[string]interface{}{"hosts": []interface{}{"*.other-team.flink.test"}, "secretName": "cert"}}}, "spec", "ingress"), "ingress",
+			"spec.ingress.tls[0].hosts[0]"},
+		{app, "ingress-server-snippet", put(map[string]interface{}{"template": "ui.{{namespace}}.flink.test",
+			"annotations": map[string]interface{}{"nginx.ingress.kubernetes.io/server-snippet": "location /admin { proxy_pass http://10.0.0.1; }"}}, "spec", "ingress"), "ingress",
+			"spec.ingress.annotations[nginx.ingress.kubernetes.io/server-snippet]"},
+		{app, "ingress-lyft-auth-url", both(put(map[string]interface{}{"template": "ui.{{namespace}}.flink.test"}, "spec", "ingress"),
+			put(map[string]interface{}{"nginx.ingress.kubernetes.io/auth-url": "http://evil.example.com/auth"}, "spec", "ingressAnnotations")), "ingress",
+			"spec.ingressAnnotations[nginx.ingress.kubernetes.io/auth-url]"},
 		// Session clusters.
 		{cluster, "replicas-past-int32", put(past32, "spec", "taskManagerConfig", "replicas"), "apply", "spec.taskManagerConfig.replicas"},
 		{cluster, "slots-overflow", both(put(int64(2147483647), "spec", "taskManagerConfig", "replicas"), put(int64(4), "spec", "taskManagerConfig", "taskSlots")), "apply", "replicas"},
@@ -203,7 +239,7 @@ func TestHostileManifestsAreRefusedWithTheFieldNamed(t *testing.T) {
 	if len(cases) < 60 {
 		t.Fatalf("%d hostile manifests, want at least 60", len(cases))
 	}
-	var deployed []hostile
+	var deployed, withoutIngress []hostile
 	for _, c := range cases {
 		obj := s.base(c.kind, c.name, jar)
 		if c.edit != nil {
@@ -219,6 +255,10 @@ func TestHostileManifestsAreRefusedWithTheFieldNamed(t *testing.T) {
 			t.Errorf("%s %s: refused at apply time (%v); the operator was to refuse it", c.kind, c.name, err)
 		case c.refusedAt == "deploy":
 			deployed = append(deployed, c)
+		case c.refusedAt == "ingress" && err != nil:
+			t.Errorf("%s %s: refused at apply time (%v); the operator was to refuse its Ingress", c.kind, c.name, err)
+		case c.refusedAt == "ingress":
+			withoutIngress = append(withoutIngress, c)
 		}
 	}
 	t.Logf("%d hostile manifests: %d refused at apply time, %d by the operator", len(cases), len(cases)-len(deployed), len(deployed))
@@ -235,6 +275,25 @@ func TestHostileManifestsAreRefusedWithTheFieldNamed(t *testing.T) {
 		})
 		if !strings.Contains(reason, c.names) {
 			t.Errorf("%s %s: DeployFailed with %q, which does not name %s", c.kind, c.name, reason, c.names)
+		}
+	}
+	// An Ingress refused leaves the job running, without the Ingress, and status says why.
+	for _, c := range withoutIngress {
+		var reason string
+		s.eventually(c.kind+" "+c.name+" Running without its Ingress", func() (bool, string) {
+			u, err := client.Resource(resources[c.kind]).Namespace(s.ns).Get(s.ctx, c.name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+			reason, _, _ = unstructured.NestedString(u.Object, "status", "reason")
+			return phase == "Running" && strings.Contains(reason, "no Ingress for the Flink UI"), fmt.Sprintf("phase %s: %s", phase, reason)
+		})
+		if !strings.Contains(reason, c.names) {
+			t.Errorf("%s %s: the Ingress refused with %q, which does not name %s", c.kind, c.name, reason, c.names)
+		}
+		if _, err := env.Kube.NetworkingV1().Ingresses(s.ns).Get(s.ctx, c.name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("%s %s: an Ingress was made for a refused spec (%v)", c.kind, c.name, err)
 		}
 	}
 	// Nothing was created for the refused FlinkApplications.

@@ -197,6 +197,8 @@ func operatorConfig(flinkURL string, extra map[string]string) string {
 		// Session jobs' jars come from a test server on this machine's loopback address, and
 		// from nowhere else private.
 		"jars": `{allowHTTP: true, allowedNetworks: ["127.0.0.1/32"]}`,
+		// Each namespace's Flink UI Ingresses may claim hosts under its own domain only.
+		"ingress": `{hostDomains: ["{{namespace}}.flink.test"]}`,
 	}
 	for k, v := range extra {
 		values[k] = v

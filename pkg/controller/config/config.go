@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -91,6 +92,42 @@ type JarPolicy struct {
 	Concurrency int `json:"concurrency" pflag:",Jar fetches in flight at once"`
 }
 
+// IngressPolicy is what the Flink UI's Ingress of an application may claim. Every namespace's
+// Ingresses are served by the same ingress controllers: a host an Ingress names takes that host's
+// traffic, whoever else uses it, and an annotation configures the shared controller. The spec, which
+// a tenant writes, reaches only what this grants; the operator makes no Ingress for a spec that asks
+// for more, and says why (docs/security.md).
+type IngressPolicy struct {
+	// HostDomains are the domains an application's Ingress may claim hosts in: its host and each of
+	// its TLS hosts must be one of them or below one, with {{namespace}} replaced by the application's
+	// namespace ("{{namespace}}.flink.example.com" gives namespace team-a team-a.flink.example.com and
+	// its subdomains, and no other namespace any of them). An entry without {{namespace}} is shared by
+	// every namespace. Empty, no application gets an Ingress.
+	HostDomains []string `json:"hostDomains" pflag:",Domains the Flink UI Ingress of an application may claim hosts in, {{namespace}} for its namespace; empty for none"`
+	// AllowedAnnotations are the annotations an application's spec may set on its Ingress
+	// (spec.ingressAnnotations, spec.ingress.annotations): exact keys, or prefixes ending in "*".
+	// A spec that sets another gets no Ingress. The default leaves out every annotation that hands the
+	// shared controller configuration text, an authentication or a backend (nginx's snippets, auth-*,
+	// backend-protocol and the like).
+	AllowedAnnotations []string `json:"allowedAnnotations" pflag:",Ingress annotations a spec may set (keys, or prefixes ending in *)"`
+}
+
+// DefaultIngressAnnotations are the annotations a spec may set on its Ingress by default: the
+// Lyft operator's ingress class, and settings of the UI's own location (redirects, timeouts, body
+// size, source ranges, the namespace's certificate issuer) that hand the controller no text to run.
+var DefaultIngressAnnotations = []string{
+	"kubernetes.io/ingress.class",
+	"nginx.ingress.kubernetes.io/ssl-redirect",
+	"nginx.ingress.kubernetes.io/force-ssl-redirect",
+	"nginx.ingress.kubernetes.io/proxy-body-size",
+	"nginx.ingress.kubernetes.io/proxy-connect-timeout",
+	"nginx.ingress.kubernetes.io/proxy-read-timeout",
+	"nginx.ingress.kubernetes.io/proxy-send-timeout",
+	"nginx.ingress.kubernetes.io/whitelist-source-range",
+	"nginx.ingress.kubernetes.io/allowlist-source-range",
+	"cert-manager.io/issuer",
+}
+
 // Config is the operator's configuration.
 type Config struct {
 	// LimitNamespace is a comma-separated list of namespaces to watch; empty watches all.
@@ -126,6 +163,8 @@ type Config struct {
 	// Ingress of an application without spec.ingress, with {{$jobCluster}} (or {{name}}) for the
 	// application's name and {{namespace}} for its namespace. Empty creates no Ingress.
 	IngressURLFormat string `json:"ingressUrlFormat" pflag:",Lyft compatibility: the Flink UI Ingress host format; empty for none"`
+	// Ingress is what an application's Flink UI Ingress may claim: its hosts, its annotations.
+	Ingress IngressPolicy `json:"ingress"`
 
 	// UseKubectlProxy and ProxyPort are the Lyft operator's settings; they select APIServerProxy mode
 	// through a kubectl proxy on localhost.
@@ -257,7 +296,8 @@ func Default() *Config {
 			CatchUpDuration: config.Duration{Duration: 15 * time.Minute}, MetricsWindow: config.Duration{Duration: 10 * time.Minute},
 			StabilizationInterval: config.Duration{Duration: 5 * time.Minute}, ScaleDownDelay: config.Duration{Duration: time.Hour},
 			CoolDown: config.Duration{Duration: time.Hour}, SampleInterval: config.Duration{Duration: 30 * time.Second}},
-		Jars: JarPolicy{MaxBytes: 256 << 20, Timeout: config.Duration{Duration: 2 * time.Minute}, Concurrency: 4},
+		Jars:    JarPolicy{MaxBytes: 256 << 20, Timeout: config.Duration{Duration: 2 * time.Minute}, Concurrency: 4},
+		Ingress: IngressPolicy{AllowedAnnotations: slices.Clone(DefaultIngressAnnotations)},
 		LeaderElection: LeaderElection{
 			LeaseDuration: config.Duration{Duration: 15 * time.Second},
 			RenewDeadline: config.Duration{Duration: 10 * time.Second},
@@ -303,7 +343,7 @@ func (c *Config) Validate() error {
 	if _, err := c.Shard(); err != nil {
 		return err
 	}
-	return nil
+	return c.Ingress.Validate()
 }
 
 // URLResolver returns the function that names a JobManager's REST base URL. apiServer is the API

@@ -24,6 +24,19 @@ type uiAddress struct {
 	field string
 }
 
+// UIIngressPolicy is what the operator's configuration lets an application's UI Ingress claim
+// (config.IngressPolicy), with its Lyft ingressUrlFormat.
+type UIIngressPolicy struct {
+	// URLFormat is the operator's ingressUrlFormat: the UI's address of an application without
+	// spec.ingress.
+	URLFormat string
+	// HostDomains are the domains the Ingress may claim hosts in, {{namespace}} for the
+	// application's namespace.
+	HostDomains []string
+	// AllowedAnnotations are the annotation keys a spec may set, or prefixes of them ending in "*".
+	AllowedAnnotations []string
+}
+
 // uiAddressOf is the UI's address an application asks for: spec.ingress.template, else the
 // operator's ingressUrlFormat (the Lyft operator's setting); ok is false when neither is set.
 func uiAddressOf(app *v1beta1.FlinkApplication, urlFormat string) (uiAddress, bool, error) {
@@ -43,10 +56,14 @@ func uiAddressOf(app *v1beta1.FlinkApplication, urlFormat string) (uiAddress, bo
 }
 
 // UIIngress is the Ingress of the application's Flink UI; nil when the application asks for none
-// (see uiAddressOf). It is controlled by the application, so deleting the application removes it.
-func UIIngress(app *v1beta1.FlinkApplication, urlFormat string) (*networkingv1.Ingress, error) {
-	addr, ok, err := uiAddressOf(app, urlFormat)
+// (see uiAddressOf), and an error naming the field when it asks for what the policy does not allow
+// (ingress_policy.go). It is controlled by the application, so deleting the application removes it.
+func UIIngress(app *v1beta1.FlinkApplication, policy UIIngressPolicy) (*networkingv1.Ingress, error) {
+	addr, ok, err := uiAddressOf(app, policy.URLFormat)
 	if !ok || err != nil {
+		return nil, err
+	}
+	if err := policy.judge(app, addr); err != nil {
 		return nil, err
 	}
 	o := OwnerFromApplication(app)

@@ -89,7 +89,7 @@ var policyAnnotations = []policyAnnotation{
 	{key: AllowedServiceAccountsAnnotation, variable: "serviceAccounts", list: true, none: []string{"default"},
 		allows: `service accounts pods may run as ("default,flink"; "*" for any)`,
 		set:    func(p *PodPolicy, _ bool, l []string) { p.ServiceAccounts = l }},
-	{key: AllowControlPlaneNodesAnnotation, variable: "allowControlPlaneNodes", allows: "tolerating and selecting control-plane nodes, and naming a node (spec.nodeName)",
+	{key: AllowControlPlaneNodesAnnotation, variable: "allowControlPlaneNodes", allows: "tolerating the control-plane nodes' taint, and naming a node (spec.nodeName)",
 		set: func(p *PodPolicy, on bool, _ []string) { p.AllowControlPlaneNodes = on }},
 	{key: AllowSecretReferencesAnnotation, variable: "allowSecretReferences", allows: "Secret references by users who may not get the Secret",
 		set: func(p *PodPolicy, on bool, _ []string) { p.AllowSecretReferences = on }},

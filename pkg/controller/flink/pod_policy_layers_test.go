@@ -45,7 +45,11 @@ var (
 	cpTaint      = corev1.Toleration{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
 	masterTaint  = corev1.Toleration{Key: "node-role.kubernetes.io/master", Operator: corev1.TolerationOpExists}
 	anyTaint     = corev1.Toleration{Operator: corev1.TolerationOpExists}
+	dedicated    = corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "flink", Effect: corev1.TaintEffectNoSchedule}
 )
+
+// cpRefusal is the control-plane rule's refusal of a toleration, after the field it names.
+const cpRefusal = "pods may not tolerate the control-plane nodes' NoSchedule taint"
 
 func nodeAffinity(key string, op corev1.NodeSelectorOperator, required bool) *corev1.Affinity {
 	term := corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpExists}, {Key: key, Operator: op}}}
@@ -173,15 +177,35 @@ func policyCases() []policyCase {
 		{"any service account", "service accounts", func(app *v1beta1.FlinkApplication) { app.Spec.ServiceAccountName = "admin" },
 			map[string]string{"flinkfsm.io/allowed-service-accounts": "*"}, ""},
 
+		// Where a pod can land, not how it asked: a pod that tolerates the control-plane nodes'
+		// NoSchedule taint may land on one whatever its selectors say, so the toleration is refused.
 		{"control plane by node selector", "control-plane nodes", jm([]corev1.Toleration{cpTaint}, cp, nil), nil,
-			"spec.jobManagerConfig.nodeSelector: pods may not be placed on control-plane nodes"},
+			"spec.jobManagerConfig.tolerations[0]: " + cpRefusal},
 		{"master by required affinity", "control-plane nodes", tm([]corev1.Toleration{masterTaint}, nil, nodeAffinity("node-role.kubernetes.io/master", corev1.NodeSelectorOpIn, true)), nil,
-			"spec.taskManagerConfig.affinity.nodeAffinity: pods may not be placed on control-plane nodes"},
+			"spec.taskManagerConfig.tolerations[0]: " + cpRefusal},
 		{"every taint tolerated, control plane preferred", "control-plane nodes", jm([]corev1.Toleration{anyTaint}, nil, nodeAffinity("node-role.kubernetes.io/control-plane", corev1.NodeSelectorOpExists, false)), nil,
-			"spec.jobManagerConfig.affinity.nodeAffinity:"},
-		{"toleration alone passes", "control-plane nodes", jm([]corev1.Toleration{cpTaint}, map[string]string{"disk": "ssd"}, nil), nil, ""},
+			"spec.jobManagerConfig.tolerations[0]: " + cpRefusal},
+		{"every taint tolerated, a control-plane node by its hostname", "control-plane nodes", jm([]corev1.Toleration{dedicated, anyTaint}, map[string]string{"kubernetes.io/hostname": "cp-1"}, nil), nil,
+			"spec.jobManagerConfig.tolerations[1]: " + cpRefusal},
+		{"the control-plane taint of every effect, a node by matchFields", "control-plane nodes", tm([]corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists}}, nil,
+			&corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"cp-1"}}}}}}}}), nil,
+			"spec.taskManagerConfig.tolerations[0]: " + cpRefusal},
+		{"every NoSchedule taint tolerated, a node by hostname affinity", "control-plane nodes", tm([]corev1.Toleration{{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}, nil,
+			nodeAffinity("kubernetes.io/hostname", corev1.NodeSelectorOpIn, true)), nil,
+			"spec.taskManagerConfig.tolerations[0]: " + cpRefusal},
+		{"the master taint by Equal", "control-plane nodes", jm([]corev1.Toleration{{Key: "node-role.kubernetes.io/master", Operator: corev1.TolerationOpEqual, Effect: corev1.TaintEffectNoSchedule}}, nil, nil), nil,
+			"spec.jobManagerConfig.tolerations[0]: " + cpRefusal},
+		// This case passed under the earlier rule, which trusted the selectors: a pod that tolerates
+		// the taint is refused whatever it selects.
+		{"a toleration alone", "control-plane nodes", jm([]corev1.Toleration{cpTaint}, map[string]string{"disk": "ssd"}, nil), nil,
+			"spec.jobManagerConfig.tolerations[0]: " + cpRefusal},
+		{"a toleration with an affinity away from the control plane", "control-plane nodes",
+			tm([]corev1.Toleration{cpTaint}, nil, nodeAffinity("node-role.kubernetes.io/control-plane", corev1.NodeSelectorOpDoesNotExist, true)), nil,
+			"spec.taskManagerConfig.tolerations[0]: " + cpRefusal},
 		{"selector alone passes", "control-plane nodes", tm(nil, cp, nil), nil, ""},
-		{"affinity away from the control plane passes", "control-plane nodes", tm([]corev1.Toleration{cpTaint}, nil, nodeAffinity("node-role.kubernetes.io/control-plane", corev1.NodeSelectorOpDoesNotExist, true)), nil, ""},
+		{"other taints tolerated pass", "control-plane nodes", jm([]corev1.Toleration{dedicated, {Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
+			{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectPreferNoSchedule}}, map[string]string{"kubernetes.io/hostname": "cp-1"}, nil), nil, ""},
 		{"control plane allowed", "control-plane nodes", jm([]corev1.Toleration{cpTaint}, cp, nil), map[string]string{"flinkfsm.io/allow-control-plane-nodes": "true"}, ""},
 	}
 }

@@ -142,6 +142,17 @@ func indexOf(list, v, test string) string {
 	return fmt.Sprintf("string(%s.indexOf(%s))", list, firstOf(list, v, test))
 }
 
+// presentPath is CEL that is true when every field of the dotted selection below x is there and
+// not null: present(x.a) && present(x.a.b) for "a.b".
+func presentPath(x, field string) string {
+	parts := strings.Split(field, ".")
+	tests := make([]string, len(parts))
+	for i := range parts {
+		tests[i] = present(x + "." + strings.Join(parts[:i+1], "."))
+	}
+	return strings.Join(tests, " && ")
+}
+
 // securityField is CEL that is true when the securityContext of x (a pod's spec, or a container)
 // has field (names below securityContext, dotted) and test (CEL over the field's value) holds.
 func securityField(x, field string, test func(f string) string) string {
@@ -151,85 +162,6 @@ func securityField(x, field string, test func(f string) string) string {
 		tests = append(tests, present(x+".securityContext."+strings.Join(parts[:i+1], ".")))
 	}
 	return "(" + strings.Join(tests, " && ") + " && " + test(x+".securityContext."+field) + ")"
-}
-
-// controlPlanePlacement is where a component's pods are placed, in the order the control-plane
-// rule names a field: its Lyft fields, its own pod template, the whole cluster's.
-type controlPlanePlacement struct {
-	path        string
-	tolerations []corev1.Toleration
-	selector    map[string]string
-	affinity    *corev1.Affinity
-}
-
-// controlPlanePlacements are the placements of the JobManager's pods, then the TaskManagers'.
-func controlPlanePlacements(o *ClusterOwner) [][]controlPlanePlacement {
-	template := func(t *corev1.PodTemplateSpec) corev1.PodSpec {
-		if t == nil {
-			return corev1.PodSpec{}
-		}
-		return t.Spec
-	}
-	of := func(path string, s corev1.PodSpec) controlPlanePlacement {
-		return controlPlanePlacement{path, s.Tolerations, s.NodeSelector, s.Affinity}
-	}
-	cluster := of("spec.podTemplate.spec", template(o.Spec.PodTemplate))
-	jm, tm := o.Spec.JobManagerConfig, o.TaskManagerConfig
-	return [][]controlPlanePlacement{
-		{{"spec.jobManagerConfig", jm.Tolerations, jm.NodeSelector, jm.Affinity}, of("spec.jobManagerConfig.podTemplate.spec", template(jm.PodTemplate)), cluster},
-		{{"spec.taskManagerConfig", tm.Tolerations, tm.NodeSelector, tm.Affinity}, of("spec.taskManagerConfig.podTemplate.spec", template(tm.PodTemplate)), cluster},
-	}
-}
-
-// controlPlaneField names the field that places a component's pods on control-plane nodes: the
-// first selector or node affinity for them among its placements, when any of them tolerates their
-// taint; "" otherwise.
-func controlPlaneField(placements []controlPlanePlacement) string {
-	tolerates := false
-	for _, p := range placements {
-		tolerates = tolerates || slices.ContainsFunc(p.tolerations, toleratesControlPlane)
-	}
-	if !tolerates {
-		return ""
-	}
-	for _, p := range placements {
-		switch {
-		case slices.ContainsFunc(controlPlaneLabels, func(l string) bool { _, ok := p.selector[l]; return ok }):
-			return p.path + ".nodeSelector"
-		case affinityForControlPlane(p.affinity):
-			return p.path + ".affinity.nodeAffinity"
-		}
-	}
-	return ""
-}
-
-// controlPlaneCEL is controlPlaneField in CEL, for the placements of one component (CEL maps of
-// tolerations, nodeSelector and affinity) with their paths, as the first branches of a conditional.
-func controlPlaneCEL(tolerates string, placements [][2]string) string {
-	labels := celList(controlPlaneLabels)
-	match := fmt.Sprintf("%s && x.matchExpressions.exists(e, e.key in %s && e.operator in ['In', 'Exists'])", present("x.matchExpressions"), labels)
-	var branches []string
-	for _, p := range placements {
-		c, path := p[0], p[1]
-		selects := fmt.Sprintf("%s && %s.nodeSelector.exists(k, k in %s)", present(c+".nodeSelector"), c, labels)
-		na := c + ".affinity.nodeAffinity"
-		required, preferred := na+".requiredDuringSchedulingIgnoredDuringExecution", na+".preferredDuringSchedulingIgnoredDuringExecution"
-		affinity := fmt.Sprintf(`%s && %s && (
-%s && %s &&
-%s.nodeSelectorTerms.exists(x, %s) ||
-%s &&
-%s.exists(p, %s && [p.preference].exists(x, %s)))`, present(c+".affinity"), present(na), present(required), present(required+".nodeSelectorTerms"),
-			required, match, present(preferred), preferred, present("p.preference"), match)
-		branches = append(branches, fmt.Sprintf("%s && (%s) ? '%s.nodeSelector' :\n%s && (%s) ? '%s.affinity.nodeAffinity'",
-			tolerates, selects, path, tolerates, affinity, path))
-	}
-	return strings.Join(branches, " :\n")
-}
-
-// toleratesCEL is toleratesControlPlane in CEL: a toleration in c (a CEL map with tolerations).
-func toleratesCEL(c string) string {
-	return fmt.Sprintf(`%[3]s && %[1]s.tolerations.exists(t, has(t.key) && t.key in %[2]s ||
-(!has(t.key) || t.key == null || t.key == '') && has(t.operator) && t.operator == 'Exists')`, c, celList(controlPlaneLabels), present(c+".tolerations"))
 }
 
 // volumeTypes are the JSON names of the sources a volume sets (one, in a valid volume), sorted.
@@ -269,36 +201,6 @@ func unconfinedSeccomp(p *corev1.SeccompProfile) bool {
 
 func appArmorAllowed(p *corev1.AppArmorProfile) bool {
 	return p == nil || p.Type == "" || slices.Contains(appArmorTypes, string(p.Type))
-}
-
-// toleratesControlPlane: a toleration of the control-plane taints, or of every taint.
-func toleratesControlPlane(t corev1.Toleration) bool {
-	return slices.Contains(controlPlaneLabels, t.Key) || t.Key == "" && t.Operator == corev1.TolerationOpExists
-}
-
-// affinityForControlPlane: a node affinity term, required or preferred, for a control-plane label.
-func affinityForControlPlane(a *corev1.Affinity) bool {
-	if a == nil || a.NodeAffinity == nil {
-		return false
-	}
-	matches := func(exprs []corev1.NodeSelectorRequirement) bool {
-		return slices.ContainsFunc(exprs, func(e corev1.NodeSelectorRequirement) bool {
-			return slices.Contains(controlPlaneLabels, e.Key) && (e.Operator == corev1.NodeSelectorOpIn || e.Operator == corev1.NodeSelectorOpExists)
-		})
-	}
-	if r := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution; r != nil {
-		for _, term := range r.NodeSelectorTerms {
-			if matches(term.MatchExpressions) {
-				return true
-			}
-		}
-	}
-	for _, p := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-		if matches(p.Preference.MatchExpressions) {
-			return true
-		}
-	}
-	return false
 }
 
 // cel is s as a CEL string literal.

@@ -94,8 +94,6 @@ var (
 	baselineCapabilities = []string{"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE",
 		"SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"}
 	appArmorTypes = []string{"RuntimeDefault", "Localhost"}
-	// controlPlaneLabels are the labels, and taints, of control-plane nodes (master before 1.24).
-	controlPlaneLabels = []string{"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master"}
 )
 
 const appArmorAnnotationPrefix = "container.apparmor.security.beta.kubernetes.io/"
@@ -250,6 +248,24 @@ var podRules = []podRule{{
 	},
 	message:   "spec: " + hostPortRefusal,
 	crdFields: []string{"hostPort"},
+}, {
+	// The kubelet runs probes and lifecycle hooks from the node: a host there is reached with the
+	// node's network and identity, not the pod's (Pod Security Standards baseline as of 1.34).
+	name: "probe and lifecycle hosts", control: "Host Probes / Lifecycle Hooks",
+	pod: func(t *corev1.PodTemplateSpec, _ PodPolicy) string {
+		return eachContainer(&t.Spec, func(c *corev1.Container) string {
+			if field := handlerHostField(c); field != "" {
+				return field + ": " + handlerHostRefusal
+			}
+			return ""
+		})
+	},
+	podOK: func(t string) string { return containersOK(t, handlerHostFieldCEL("c")+" != ''") },
+	podRefusal: func(t string) string {
+		return containersRefusal(t, handlerHostFieldCEL("c")+" != ''", handlerHostFieldCEL("c")+" + "+cel(": "+handlerHostRefusal), "''")
+	},
+	message:   "spec: " + handlerHostRefusal,
+	crdFields: []string{"livenessProbe", "readinessProbe", "startupProbe", "lifecycle"},
 }, {
 	name: "SELinux", control: "SELinux", annotation: AllowSELinuxOptionsAnnotation,
 	pod: func(t *corev1.PodTemplateSpec, p PodPolicy) string {
@@ -447,9 +463,6 @@ const (
 	hostPortRefusal       = "host ports are not allowed"
 	procMountRefusal      = "is not allowed (allowed: Default)"
 	rootRefusal           = "pods may not run as root (runAsUser 0, runAsGroup 0 or runAsNonRoot false)"
-	controlPlaneRefusal   = "pods may not be placed on control-plane nodes (a toleration of their taint together with a node selector or node affinity for their label " +
-		"node-role.kubernetes.io/control-plane or node-role.kubernetes.io/master)"
-	nodeNameRefusal = "pods may not name their node, which passes over the scheduler and with it the control-plane nodes' taint"
 )
 
 var capabilityRefusal = "is not allowed (allowed: " + strings.Join(baselineCapabilities, ", ") + ")"
@@ -474,67 +487,3 @@ func rootField(user, group *int64, nonRoot *bool) string {
 	}
 	return ""
 }
-
-// A component's pods are placed by its Lyft fields, its own pod template and the whole cluster's
-// together: a toleration of the control-plane taint in one of them and a selector or node affinity
-// for control-plane nodes in another place the pods there, so they are judged together. A pod that
-// names its node (only a template can) passes over the taint.
-var controlPlaneRule = func() podRule {
-	vars := []celVariable{
-		{"jobManagerPlacement", "has(object.spec.jobManagerConfig) ? object.spec.jobManagerConfig : {}"},
-		{"taskManagerPlacement", "has(object.spec.taskManagerConfig) ? object.spec.taskManagerConfig : {}"},
-	}
-	var fields []string
-	for _, c := range []struct{ name, path, template string }{
-		{"jobManager", "spec.jobManagerConfig", "jobManagerPodSpec"},
-		{"taskManager", "spec.taskManagerConfig", "taskManagerPodSpec"},
-	} {
-		placements := [][2]string{{"variables." + c.name + "Placement", c.path}, {"variables." + c.template, c.path + ".podTemplate.spec"},
-			{"variables.clusterPodSpec", "spec.podTemplate.spec"}}
-		var tolerates []string
-		for _, p := range placements {
-			tolerates = append(tolerates, "("+toleratesCEL(p[0])+")")
-		}
-		vars = append(vars, celVariable{c.name + "ToleratesControlPlane", strings.Join(tolerates, " ||\n")})
-		fields = append(fields, controlPlaneCEL("variables."+c.name+"ToleratesControlPlane", placements))
-	}
-	vars = append(vars, celVariable{"controlPlaneField", strings.Join(fields, " :\n") + " : ''"})
-	return podRule{
-		name: "control-plane nodes", annotation: AllowControlPlaneNodesAnnotation,
-		check: func(o *ClusterOwner, p PodPolicy) string {
-			for _, placements := range controlPlanePlacements(o) {
-				if field := controlPlaneField(placements); field != "" && !p.AllowControlPlaneNodes {
-					return field + ": " + controlPlaneRefusal + relax(AllowControlPlaneNodesAnnotation)
-				}
-			}
-			return ""
-		},
-		variables:         vars,
-		expression:        "variables.allowControlPlaneNodes || variables.controlPlaneField == ''",
-		messageExpression: "variables.controlPlaneField + " + cel(": "+controlPlaneRefusal+relax(AllowControlPlaneNodesAnnotation)),
-		message:           "spec: " + controlPlaneRefusal + relax(AllowControlPlaneNodesAnnotation),
-		// On the spec's pods, check has judged the placement of each already (with the other
-		// layers'), so that pod adds only the node name there.
-		pod: func(t *corev1.PodTemplateSpec, p PodPolicy) string {
-			if p.AllowControlPlaneNodes {
-				return ""
-			}
-			if t.Spec.NodeName != "" {
-				return "spec.nodeName: " + nodeNameRefusal + relax(AllowControlPlaneNodesAnnotation)
-			}
-			if field := controlPlaneField([]controlPlanePlacement{{"spec", t.Spec.Tolerations, t.Spec.NodeSelector, t.Spec.Affinity}}); field != "" {
-				return field + ": " + controlPlaneRefusal + relax(AllowControlPlaneNodesAnnotation)
-			}
-			return ""
-		},
-		podOK: func(t string) string {
-			return "variables.allowControlPlaneNodes || !(" + present(t+".spec.nodeName") + ") || " + t + ".spec.nodeName == ''"
-		},
-		podRefusal: func(string) string {
-			return cel("spec.nodeName: " + nodeNameRefusal + relax(AllowControlPlaneNodesAnnotation))
-		},
-		podMessage: "spec.nodeName: " + nodeNameRefusal + relax(AllowControlPlaneNodesAnnotation),
-		podNote:    "pods that name their node",
-		crdFields:  []string{"nodeName"},
-	}
-}()

@@ -131,6 +131,10 @@ func TestWhatTheCRDsCannotAskForTheRenderedPodsDoNotHave(t *testing.T) {
 			"spec.containers[0].securityContext.appArmorProfile.type"},
 		{corev1.PodSpec{Containers: sc(corev1.SecurityContext{WindowsOptions: &corev1.WindowsSecurityContextOptions{HostProcess: &yes}})},
 			"spec.containers[0].securityContext.windowsOptions.hostProcess"},
+		// Placement, judged on the pods the operator renders as in each layer.
+		{corev1.PodSpec{NodeName: "cp-1"}, "spec.nodeName: pods may not name their node"},
+		{corev1.PodSpec{Tolerations: []corev1.Toleration{dedicated, anyTaint}}, "spec.tolerations[1]: " + cpRefusal},
+		{corev1.PodSpec{Tolerations: []corev1.Toleration{dedicated}, NodeSelector: map[string]string{"kubernetes.io/hostname": "cp-1"}}, ""},
 		{corev1.PodSpec{Containers: sc(corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_BIND_SERVICE"}, Drop: []corev1.Capability{"ALL"}}})}, ""},
 	} {
 		got := podRefusal(&corev1.PodTemplateSpec{Spec: c.pod}, PodPolicyFrom(nil))
@@ -146,7 +150,7 @@ func TestWhatTheCRDsCannotAskForTheRenderedPodsDoNotHave(t *testing.T) {
 	app := testApp()
 	app.Spec.Volumes = []corev1.Volume{configVolume}
 	app.Spec.VolumeMounts = []corev1.VolumeMount{{Name: "conf", MountPath: "/conf"}}
-	app.Spec.JobManagerConfig.Tolerations = []corev1.Toleration{cpTaint}
+	app.Spec.JobManagerConfig.Tolerations = []corev1.Toleration{dedicated}
 	app.Spec.TaskManagerConfig.NodeSelector = map[string]string{"disk": "ssd"}
 	assert.NoError(t, PodPolicyFrom(nil).Check(app))
 }
@@ -184,7 +188,7 @@ func TestASessionClusterMeetsTheSamePolicy(t *testing.T) {
 	got := admission.refusals(t, cluster, "flinksessionclusters", nil)
 	require.Len(t, got, 2)
 	assert.True(t, strings.HasPrefix(got[0], "spec.volumes[0].nfs:"), got[0])
-	assert.True(t, strings.HasPrefix(got[1], "spec.jobManagerConfig.nodeSelector:"), got[1])
+	assert.True(t, strings.HasPrefix(got[1], "spec.jobManagerConfig.tolerations[0]:"), got[1])
 	assert.Empty(t, admission.refusals(t, cluster, "flinksessionclusters", map[string]string{
 		AllowedVolumeTypesAnnotation: "nfs", AllowControlPlaneNodesAnnotation: "true"}))
 }

@@ -42,6 +42,13 @@ func withInit(sc *corev1.SecurityContext) corev1.PodTemplateSpec {
 	return podOf(corev1.PodSpec{InitContainers: []corev1.Container{{Name: "init", Image: "busybox:1", SecurityContext: sc}}})
 }
 
+// probeHostWant is the probe and lifecycle hosts rule's refusal, after the field it names.
+const probeHostWant = "probes and lifecycle hooks may not name a host"
+
+func httpProbe(host string) *corev1.Probe {
+	return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Host: host, Path: "/", Port: intstr.FromInt32(8081)}}}
+}
+
 func templatePolicyCases() []policyCase {
 	yes, no, root, user := true, false, int64(0), int64(1000)
 	unmasked := corev1.UnmaskedProcMount
@@ -71,7 +78,7 @@ func templatePolicyCases() []policyCase {
 					TerminationGracePeriodSeconds: &grace,
 					SecurityContext:               &corev1.PodSecurityContext{RunAsUser: &user, SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 				}}),
-			withTaskManagerTemplate(podOf(corev1.PodSpec{Tolerations: []corev1.Toleration{cpTaint}}))), nil, ""},
+			withTaskManagerTemplate(podOf(corev1.PodSpec{Tolerations: []corev1.Toleration{dedicated}}))), nil, ""},
 
 		{"hostPath in the cluster's template", "hostPath volumes", withClusterTemplate(podOf(corev1.PodSpec{Volumes: []corev1.Volume{configVolume, hostPathRoot}})), nil,
 			"spec.podTemplate.spec.volumes[1]: hostPath volume root is not allowed"},
@@ -166,22 +173,58 @@ func templatePolicyCases() []policyCase {
 		{"a template's service account allowed", "service accounts", withJobManagerTemplate(podOf(corev1.PodSpec{ServiceAccountName: "flink", DeprecatedServiceAccount: "flink"})),
 			map[string]string{AllowedServiceAccountsAnnotation: "default,flink"}, ""},
 
+		// Probes and lifecycle hooks run by the kubelet, from the node: a host there reaches what the
+		// node reaches.
+		{"a sidecar's liveness probe to a host", "probe and lifecycle hosts", withClusterTemplate(podOf(corev1.PodSpec{Containers: []corev1.Container{
+			{Name: MainContainerName, LivenessProbe: httpProbe("")},
+			{Name: "sidecar", Image: "busybox:1", LivenessProbe: httpProbe("169.254.169.254")}}})), nil,
+			"spec.podTemplate.spec.containers[1].livenessProbe.httpGet.host: " + probeHostWant},
+		{"the main container's readiness probe to a host by TCP", "probe and lifecycle hosts", withJobManagerTemplate(podOf(corev1.PodSpec{Containers: []corev1.Container{
+			{Name: MainContainerName, ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Host: "10.0.0.1", Port: intstr.FromInt32(6443)}}}}}})), nil,
+			"spec.jobManagerConfig.podTemplate.spec.containers[0].readinessProbe.tcpSocket.host: " + probeHostWant},
+		{"an init container's startup probe", "probe and lifecycle hosts", withTaskManagerTemplate(podOf(corev1.PodSpec{InitContainers: []corev1.Container{
+			{Name: "init", Image: "busybox:1", StartupProbe: httpProbe("kubernetes.default")}}})), nil,
+			"spec.taskManagerConfig.podTemplate.spec.initContainers[0].startupProbe.httpGet.host: " + probeHostWant},
+		{"a preStop hook's host", "probe and lifecycle hosts", withTaskManagerTemplate(podOf(corev1.PodSpec{Containers: []corev1.Container{
+			{Name: MainContainerName, Lifecycle: &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}},
+				PreStop: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Host: "127.0.0.1", Path: "/drain", Port: intstr.FromInt32(10250)}}}}}})), nil,
+			"spec.taskManagerConfig.podTemplate.spec.containers[0].lifecycle.preStop.httpGet.host: " + probeHostWant},
+		{"a postStart hook's host by TCP", "probe and lifecycle hosts", withClusterTemplate(podOf(corev1.PodSpec{Containers: []corev1.Container{
+			{Name: MainContainerName, Lifecycle: &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{TCPSocket: &corev1.TCPSocketAction{Host: "10.0.0.1", Port: intstr.FromInt32(22)}}}}}})), nil,
+			"spec.podTemplate.spec.containers[0].lifecycle.postStart.tcpSocket.host: " + probeHostWant},
+		{"probes and hooks without a host pass", "probe and lifecycle hosts", withClusterTemplate(podOf(corev1.PodSpec{Containers: []corev1.Container{
+			{Name: MainContainerName, LivenessProbe: httpProbe(""), StartupProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(6123)}}},
+				Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/stop", Port: intstr.FromInt32(8081)}}}}}})), nil, ""},
+
 		{"a template's toleration with the JobManager's node selector", "control-plane nodes", both(
 			withClusterTemplate(podOf(corev1.PodSpec{Tolerations: []corev1.Toleration{cpTaint}})),
 			func(app *v1beta1.FlinkApplication) { app.Spec.JobManagerConfig.NodeSelector = cp }), nil,
-			"spec.jobManagerConfig.nodeSelector: pods may not be placed on control-plane nodes"},
+			"spec.podTemplate.spec.tolerations[0]: " + cpRefusal},
 		{"the TaskManagers' toleration with their template's affinity", "control-plane nodes", both(
 			func(app *v1beta1.FlinkApplication) {
 				app.Spec.TaskManagerConfig.Tolerations = []corev1.Toleration{masterTaint}
 			},
 			withTaskManagerTemplate(podOf(corev1.PodSpec{Affinity: nodeAffinity("node-role.kubernetes.io/master", corev1.NodeSelectorOpIn, true)}))), nil,
-			"spec.taskManagerConfig.podTemplate.spec.affinity.nodeAffinity: pods may not be placed on control-plane nodes"},
+			"spec.taskManagerConfig.tolerations[0]: " + cpRefusal},
 		{"both in the cluster's template", "control-plane nodes", withClusterTemplate(podOf(corev1.PodSpec{Tolerations: []corev1.Toleration{anyTaint}, NodeSelector: cp})), nil,
-			"spec.podTemplate.spec.nodeSelector: pods may not be placed on control-plane nodes"},
+			"spec.podTemplate.spec.tolerations[0]: " + cpRefusal},
+		{"every taint tolerated by the cluster's template, a node by the JobManager template's hostname", "control-plane nodes", both(
+			withClusterTemplate(podOf(corev1.PodSpec{Tolerations: []corev1.Toleration{anyTaint}})),
+			withJobManagerTemplate(podOf(corev1.PodSpec{NodeSelector: map[string]string{"kubernetes.io/hostname": "cp-1"}}))), nil,
+			"spec.podTemplate.spec.tolerations[0]: " + cpRefusal},
+		{"the TaskManager template tolerates every taint with an empty effect", "control-plane nodes",
+			withTaskManagerTemplate(podOf(corev1.PodSpec{Tolerations: []corev1.Toleration{dedicated, {Key: "", Operator: corev1.TolerationOpExists, Effect: ""}}})), nil,
+			"spec.taskManagerConfig.podTemplate.spec.tolerations[1]: " + cpRefusal},
 		{"a node name", "control-plane nodes", withTaskManagerTemplate(podOf(corev1.PodSpec{NodeName: "node-1"})), nil,
 			"spec.taskManagerConfig.podTemplate.spec.nodeName: pods may not name their node"},
-		{"a toleration for one component, a selector for the other, passes", "control-plane nodes", both(
+		// This case passed under the earlier rule, which trusted the selectors: the JobManager's
+		// template tolerates the taint, and nothing keeps its pods off control-plane nodes.
+		{"a toleration for one component, a selector for the other", "control-plane nodes", both(
 			withJobManagerTemplate(podOf(corev1.PodSpec{Tolerations: []corev1.Toleration{cpTaint}})),
+			withTaskManagerTemplate(podOf(corev1.PodSpec{NodeSelector: cp}))), nil,
+			"spec.jobManagerConfig.podTemplate.spec.tolerations[0]: " + cpRefusal},
+		{"a template's other tolerations and node selectors pass", "control-plane nodes", both(
+			withClusterTemplate(podOf(corev1.PodSpec{Tolerations: []corev1.Toleration{dedicated}, NodeSelector: map[string]string{"kubernetes.io/hostname": "cp-1"}})),
 			withTaskManagerTemplate(podOf(corev1.PodSpec{NodeSelector: cp}))), nil, ""},
 		{"control-plane nodes and node names allowed", "control-plane nodes", both(
 			withClusterTemplate(podOf(corev1.PodSpec{Tolerations: []corev1.Toleration{anyTaint}, NodeSelector: cp})),

@@ -31,9 +31,11 @@ func handleRunning(rc *Context) Outcome {
 	if err := removeStaleClusters(rc); err != nil {
 		return failed(err)
 	}
-	if err := ensureUIIngress(rc); err != nil {
+	refusal, err := ensureUIIngress(rc)
+	if err != nil {
 		return failed(err)
 	}
+	reportUIIngress(rc, refusal)
 	observeLiveJob(rc)
 	if hash, jobID := liveJob(&st.JobOwnerStatus); jobID != "" {
 		v := rc.pass().View(hash, jobID)

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
@@ -18,59 +19,90 @@ import (
 // ingress settings change (they are outside the cluster hash, so changing them redeploys nothing),
 // deleted when neither asks for one any more. The Ingress routes to the generic Service, which
 // follows the live cluster, so it never changes with a deploy.
-func ensureUIIngress(rc *Context) error {
-	want, err := flink.UIIngress(rc.App, rc.Config.IngressURLFormat)
+//
+// An Ingress the policy refuses (flink.UIIngress: a host outside the namespace's domains, an
+// annotation the operator does not allow...) is not made, and one made before is deleted; one the
+// API server refuses is left as it is. Either is the Ingress's failure, never the job's: it comes back
+// as refusal, which the Running phase reports (reportUIIngress), and err is left for what a retry may
+// fix.
+func ensureUIIngress(rc *Context) (refusal string, err error) {
+	want, err := flink.UIIngress(rc.App, uiIngressPolicy(rc.Config))
 	if err != nil {
-		// A host that is no DNS name: said as the reason, the job is left as it is.
-		rc.Machine.Reason = "no Ingress for the Flink UI: " + err.Error()
-		return nil
+		refusal, want = err.Error(), nil
+	}
+	if want != nil {
+		recordSpecAnnotations(want)
 	}
 	have := rc.Ingress
 	if want == nil && have == nil || want != nil && have != nil && sameIngress(have, want) {
-		return nil
+		return refusal, nil
 	}
 	if err := rc.mayAct(); err != nil {
-		return err
+		return refusal, err
 	}
 	api := rc.env.Kube.NetworkingV1().Ingresses(rc.Meta.Namespace)
 	switch {
 	case want == nil:
 		err := api.Delete(rc, have.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &have.UID}})
 		if err != nil && !apierrors.IsNotFound(err) {
-			return kubeError("DeleteIngress", err)
+			return refusal, kubeError("DeleteIngress", err)
 		}
 		rc.Ingress = nil
 	case have == nil:
 		created, err := api.Create(rc, want, metav1.CreateOptions{FieldManager: fieldManager})
-		if apierrors.IsAlreadyExists(err) {
-			return jobs.Retryable("CreateIngress", err)
-		}
-		if err != nil {
-			return kubeError("CreateIngress", err)
+		switch {
+		case apierrors.IsAlreadyExists(err):
+			return "", jobs.Retryable("CreateIngress", err)
+		case refusedByAPIServer(err):
+			return "the API server refused it: " + err.Error(), nil
+		case err != nil:
+			return "", kubeError("CreateIngress", err)
 		}
 		rc.Ingress = created
 		rc.event(false, "IngressCreated", "the Flink UI is at "+flink.UIURL(created))
 	default:
+		annotations := map[string]interface{}{}
+		for k, v := range want.Annotations {
+			annotations[k] = v
+		}
+		for _, k := range staleAnnotations(have, want) {
+			annotations[k] = nil
+		}
 		patch, _ := json.Marshal(map[string]interface{}{
-			"metadata": map[string]interface{}{"labels": want.Labels, "annotations": want.Annotations,
+			"metadata": map[string]interface{}{"labels": want.Labels, "annotations": annotations,
 				"resourceVersion": have.ResourceVersion},
 			"spec": want.Spec,
 		})
 		updated, err := api.Patch(rc, have.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
-		if err != nil {
-			return kubeError("UpdateIngress", err)
+		switch {
+		case refusedByAPIServer(err):
+			return "the API server refused it: " + err.Error(), nil
+		case err != nil:
+			return "", kubeError("UpdateIngress", err)
 		}
 		rc.Ingress = updated
 	}
-	return nil
+	return refusal, nil
+}
+
+// refusedByAPIServer: the API server, or an admission webhook of an ingress controller (which
+// refuses a host and path another Ingress has), refused the Ingress as asked for. Asking again
+// would be refused again until the spec changes.
+func refusedByAPIServer(err error) bool {
+	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) || apierrors.IsRequestEntityTooLargeError(err)
+}
+
+// uiIngressPolicy is what the operator's configuration lets a UI Ingress claim.
+func uiIngressPolicy(c *config.Config) flink.UIIngressPolicy {
+	return flink.UIIngressPolicy{URLFormat: c.IngressURLFormat, HostDomains: c.Ingress.HostDomains, AllowedAnnotations: c.Ingress.AllowedAnnotations}
 }
 
 // sameIngress tells whether the Ingress as it is already is what is wanted: its spec, and the labels
-// and annotations the operator sets. Others, which an ingress controller may set, are left alone; so
-// is one the operator set and no longer wants, which it cannot tell apart from those. A class the
-// spec does not name is whatever the cluster defaulted it to.
+// and annotations the operator sets, without one it set and no longer wants. Others, which an
+// ingress controller may set, are left alone. A class the spec does not name is whatever the cluster
+// defaulted it to.
 func sameIngress(have, want *networkingv1.Ingress) bool {
-	return hasAll(have.Labels, want.Labels) && hasAll(have.Annotations, want.Annotations) &&
+	return hasAll(have.Labels, want.Labels) && hasAll(have.Annotations, want.Annotations) && len(staleAnnotations(have, want)) == 0 &&
 		reflect.DeepEqual(have.Spec.Rules, want.Spec.Rules) && reflect.DeepEqual(have.Spec.TLS, want.Spec.TLS) &&
 		(want.Spec.IngressClassName == nil || reflect.DeepEqual(have.Spec.IngressClassName, want.Spec.IngressClassName))
 }

@@ -174,9 +174,12 @@ type FlinkApplicationSpec struct {
 	// made from its template. Without it, an operator configured with ingressUrlFormat (the Lyft
 	// operator's setting) makes one from that format.
 	Ingress *IngressSpec `json:"ingress,omitempty"`
-	// IngressAnnotations are added to the UI's Ingress (spec.ingress.annotations win where both set a key).
+	// IngressAnnotations are added to the UI's Ingress (spec.ingress.annotations win where both set a
+	// key); the operator's ingress.allowedAnnotations says which keys a spec may set.
+	// +kubebuilder:validation:MaxProperties=64
 	IngressAnnotations map[string]string `json:"ingressAnnotations,omitempty"`
 	// IngressTLSSecretName serves the UI's Ingress over TLS with this Secret's certificate, for its host.
+	// +kubebuilder:validation:MaxLength=253
 	IngressTLSSecretName string `json:"ingressTLSSecretName,omitempty"`
 }
 
@@ -184,25 +187,37 @@ type FlinkApplicationSpec struct {
 type IngressSpec struct {
 	// Template is the UI's URL without its scheme: a host (flink.example.com/{{namespace}}/{{name}}
 	// takes a path too). {{name}} and {{namespace}} are replaced by the application's; Lyft's
-	// {{$jobCluster}} is read as {{name}}.
+	// {{$jobCluster}} is read as {{name}}. The host must be in a domain the operator grants the
+	// namespace (its ingress.hostDomains); the path is plain segments, which route the same under
+	// every ingress controller.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:XValidation:rule="!self.contains('://')",message="spec.ingress.template is a host with an optional path, without a scheme"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9.-]|[{][{](name|namespace|[$]jobCluster)[}][}])+(/(([A-Za-z0-9_~-]|[{][{](name|namespace|[$]jobCluster)[}][}])+/?)*)?$')",message="spec.ingress.template is a host of lowercase letters, digits, '-' and '.', then an optional path of segments of letters, digits, '-', '_' and '~' between single slashes; {{name}} and {{namespace}} may stand anywhere in either"
 	Template string `json:"template"`
 	// ClassName is the IngressClass that serves it; unset, the cluster's default class.
+	// +kubebuilder:validation:MaxLength=253
 	ClassName *string `json:"className,omitempty"`
-	// Annotations and Labels are set on the Ingress.
+	// Annotations and Labels are set on the Ingress; the operator's ingress.allowedAnnotations says
+	// which annotation keys a spec may set.
+	// +kubebuilder:validation:MaxProperties=64
 	Annotations map[string]string `json:"annotations,omitempty"`
-	Labels      map[string]string `json:"labels,omitempty"`
+	// +kubebuilder:validation:MaxProperties=64
+	Labels map[string]string `json:"labels,omitempty"`
 	// TLS serves the URL over TLS; hosts default to the template's host.
+	// +kubebuilder:validation:MaxItems=16
 	TLS []IngressTLS `json:"tls,omitempty"`
 }
 
 // IngressTLS is a certificate for the UI's Ingress.
 type IngressTLS struct {
-	// Hosts the certificate covers; unset, the template's host.
+	// Hosts the certificate covers; unset, the template's host. Each must be in a domain the operator
+	// grants the namespace, as the template's host.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=253
 	Hosts []string `json:"hosts,omitempty"`
 	// SecretName holds the certificate and its key.
+	// +kubebuilder:validation:MaxLength=253
 	SecretName string `json:"secretName,omitempty"`
 }
 
