@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,11 +14,9 @@ import (
 )
 
 // The autoscaler reads each vertex's metrics every sampleInterval and keeps the samples of the
-// last window in the operator's memory, bounded per job (maxSamples) and dropped with the job or
-// the object. A restarted operator starts with none: it collects a full window before it decides.
-
-// maxSamples bounds the samples kept of one job, whatever its window and sample interval.
-const maxSamples = 720
+// last window in the operator's memory, bounded per job (autoscaler_budget.go) and dropped with the
+// job or the object. A restarted operator starts with none: it collects a full window before it
+// decides.
 
 // autoscalerMemory is what the autoscaler keeps of each object between passes.
 type autoscalerMemory struct {
@@ -27,8 +26,10 @@ type autoscalerMemory struct {
 
 // jobSamples are the samples of one object's running job.
 type jobSamples struct {
-	jobID   string
-	names   map[string][]string // metric names by vertex id, read once per job
+	jobID string
+	// metrics are what the samples need of each vertex's metric names, by vertex id, read once per
+	// job (readMetricNames).
+	metrics map[string]vertexMetrics
 	samples []autoscaler.Sample
 	last    time.Time
 	// load is each vertex's load over the scale-down delay (autoscaler.History.Load).
@@ -44,7 +45,7 @@ func (m *autoscalerMemory) of(key, jobID string) *jobSamples {
 	}
 	s := m.objects[key]
 	if s == nil || s.jobID != jobID {
-		s = &jobSamples{jobID: jobID, names: map[string][]string{}}
+		s = &jobSamples{jobID: jobID, metrics: map[string]vertexMetrics{}}
 		m.objects[key] = s
 	}
 	return s
@@ -57,7 +58,7 @@ func (m *autoscalerMemory) of(key, jobID string) *jobSamples {
 func (m *autoscalerMemory) rescaled(key, jobID string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := &jobSamples{jobID: jobID, names: map[string][]string{}}
+	s := &jobSamples{jobID: jobID, metrics: map[string]vertexMetrics{}}
 	if old := m.objects[key]; old != nil {
 		s.load = old.load
 	}
@@ -74,27 +75,35 @@ func (m *autoscalerMemory) forget(key string) {
 	delete(m.objects, key)
 }
 
-// add keeps a sample and drops those older than keep, and more than maxSamples.
-func (s *jobSamples) add(sample autoscaler.Sample, keep time.Duration) {
+// add keeps a sample and drops those older than keep, and more than kept.
+func (s *jobSamples) add(sample autoscaler.Sample, keep time.Duration, kept int) {
 	s.samples = append(s.samples, sample)
 	s.last = sample.Time
 	cut := 0
 	for cut < len(s.samples) && sample.Time.Sub(s.samples[cut].Time) > keep {
 		cut++
 	}
-	cut = max(cut, len(s.samples)-maxSamples)
+	cut = max(cut, len(s.samples)-kept)
 	s.samples = append([]autoscaler.Sample(nil), s.samples[cut:]...)
 }
 
-// vertexPlan is the job's vertices as the autoscaler sees them, from its details.
-func vertexPlan(d *client.JobDetails) []autoscaler.Vertex {
-	upstream := d.Upstream()
-	var out []autoscaler.Vertex
-	for _, v := range d.Vertices {
-		out = append(out, autoscaler.Vertex{ID: v.ID, Name: v.Name, Parallelism: int(v.Parallelism),
-			MaxParallelism: int(v.MaxParallelism), IsSource: len(upstream[v.ID]) == 0, Upstream: upstream[v.ID]})
+// metricsOf is what the samples need of the vertex's metric names, asked of Flink once per job, or
+// again while it lists none of the task metrics (Flink's metric store fills in some seconds after
+// the tasks start).
+func (s *jobSamples) metricsOf(ctx context.Context, api client.API, ref jobs.Ref, v *autoscaler.Vertex) (vertexMetrics, error) {
+	if m, ok := s.metrics[v.ID]; ok {
+		return m, nil
 	}
-	return out
+	names, err := api.VertexMetricNames(ctx, ref.URL, ref.ID, v.ID)
+	if err != nil {
+		return vertexMetrics{}, fmt.Errorf("metric names of vertex %s: %w", v.Name, err)
+	}
+	m := readMetricNames(v.ID, names)
+	if len(m.task) == 0 {
+		return m, fmt.Errorf("vertex %s reports none of the metrics yet", v.Name)
+	}
+	s.metrics[m.id] = m
+	return m, nil
 }
 
 // sampleVertices reads one sample of every vertex's metrics, and each source's partitions into
@@ -104,24 +113,20 @@ func sampleVertices(ctx context.Context, api client.API, ref jobs.Ref, s *jobSam
 	sample := autoscaler.Sample{Time: now, Vertices: map[string]autoscaler.VertexSample{}}
 	for i := range vertices {
 		v := &vertices[i]
-		names, ok := s.names[v.ID]
-		if !ok {
-			var err error
-			if names, err = api.VertexMetricNames(ctx, ref.URL, ref.ID, v.ID); err != nil {
-				return sample, fmt.Errorf("metric names of vertex %s: %w", v.Name, err)
-			}
-			s.names[v.ID] = names
+		known, err := s.metricsOf(ctx, api, ref, v)
+		if err != nil {
+			return sample, err
 		}
-		want := []string{client.MetricBusyTime, client.MetricBackPressuredTime, client.MetricRecordsInPerSecond, client.MetricRecordsOutPerSecond}
-		read, readOK := client.OperatorMetricName(names, client.MetricRecordsInPerSecond)
-		pending, pendingOK := client.OperatorMetricName(names, client.MetricPendingRecords)
+		want := slices.Clone(known.task)
+		read, readOK := known.read, known.read != ""
+		pending, pendingOK := known.pending, known.pending != ""
 		if v.IsSource && readOK {
 			want = append(want, read)
 		}
 		if v.IsSource && pendingOK {
 			want = append(want, pending)
 		}
-		m, err := api.VertexMetrics(ctx, ref.URL, ref.ID, v.ID, present(want, names))
+		m, err := api.VertexMetrics(ctx, ref.URL, ref.ID, v.ID, want)
 		if err != nil {
 			return sample, fmt.Errorf("metrics of vertex %s: %w", v.Name, err)
 		}
@@ -136,27 +141,11 @@ func sampleVertices(ctx context.Context, api client.API, ref jobs.Ref, s *jobSam
 			if got, ok := m[pending]; pendingOK && ok && !math.IsNaN(got.Sum) {
 				vs.PendingRecords, vs.PendingKnown = got.Sum, true
 			}
-			v.Partitions = client.SourcePartitions(names)
+			v.Partitions = known.partitions
 		}
-		sample.Vertices[v.ID] = vs
+		sample.Vertices[known.id] = vs
 	}
 	return sample, nil
-}
-
-// present keeps the names the vertex reports: Flink answers nothing at all when one asked for is
-// unknown.
-func present(want, names []string) []string {
-	known := map[string]bool{}
-	for _, n := range names {
-		known[n] = true
-	}
-	var out []string
-	for _, w := range want {
-		if known[w] {
-			out = append(out, w)
-		}
-	}
-	return out
 }
 
 func finite(f float64) float64 {

@@ -48,12 +48,16 @@ func autoscale(rc *Context) (out Outcome, busy bool) {
 	if v.Details == nil {
 		return Outcome{}, false
 	}
+	vertices, over := trackedVertices(v.Details)
+	if over != "" {
+		stopAutoscaling(rc, over)
+		return Outcome{}, false
+	}
 	mem := rc.env.autoscaling.of(rc.writeKey(), jobID)
-	interval := rc.Config.Autoscaler.SampleInterval.Duration
+	interval := sampleSpacing(rc.Config.Autoscaler.SampleInterval.Duration, cfg.MetricsWindow, len(vertices))
 	if !mem.last.IsZero() && rc.Now.Sub(mem.last) < interval {
 		return Outcome{}, false
 	}
-	vertices := vertexPlan(v.Details)
 	state := jobState(rc, v.Details)
 	if !state.Restarting && !state.Failed {
 		sample, err := sampleVertices(rc, rc.pass().Flink(), v.Ref, mem, vertices, rc.Now)
@@ -62,7 +66,7 @@ func autoscale(rc *Context) (out Outcome, busy bool) {
 			mem.last = rc.Now
 			return Outcome{}, false
 		}
-		mem.add(sample, cfg.MetricsWindow+cfg.StabilizationInterval)
+		mem.add(sample, cfg.MetricsWindow+cfg.StabilizationInterval, samplesKept(len(vertices)))
 	} else {
 		mem.last = rc.Now
 	}
@@ -81,6 +85,24 @@ func autoscale(rc *Context) (out Outcome, busy bool) {
 	}
 	showAutoscaler(rc, d)
 	return Outcome{}, false
+}
+
+// stopAutoscaling shows in status.autoscaler why the autoscaler decides nothing for the job, with a
+// Warning Event when that is news, and forgets what it kept of the job. What it put in force, and
+// its history, stay.
+func stopAutoscaling(rc *Context, why string) {
+	rc.env.autoscaling.forget(rc.writeKey())
+	st := &v1beta1.AutoscalerStatus{}
+	if prev := rc.App.Status.Autoscaler; prev != nil {
+		st = prev.DeepCopy()
+		st.Vertices = nil
+	}
+	st.Reason = why
+	if apiequality.Semantic.DeepEqual(st, rc.App.Status.Autoscaler) {
+		return
+	}
+	rc.App.Status.Autoscaler = st
+	rc.event(true, "AutoscalerStopped", why)
 }
 
 // jobState is what the autoscaler needs to know of the job beside its metrics.
