@@ -1,16 +1,10 @@
 package flinkapplication
 
 import (
-	"context"
-	"fmt"
-	"math"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/autoscaler"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // The autoscaler reads each vertex's metrics every sampleInterval and keeps the samples of the
@@ -32,6 +26,9 @@ type jobSamples struct {
 	metrics map[string]vertexMetrics
 	samples []autoscaler.Sample
 	last    time.Time
+	// reading is the sample being read, over as many passes as it takes (autoscaler_sampling.go);
+	// nil between samples.
+	reading *autoscaler.Sample
 	// load is each vertex's load over the scale-down delay (autoscaler.History.Load).
 	load map[string]autoscaler.LoadRecord
 }
@@ -85,72 +82,4 @@ func (s *jobSamples) add(sample autoscaler.Sample, keep time.Duration, kept int)
 	}
 	cut = max(cut, len(s.samples)-kept)
 	s.samples = append([]autoscaler.Sample(nil), s.samples[cut:]...)
-}
-
-// metricsOf is what the samples need of the vertex's metric names, asked of Flink once per job, or
-// again while it lists none of the task metrics (Flink's metric store fills in some seconds after
-// the tasks start).
-func (s *jobSamples) metricsOf(ctx context.Context, api client.API, ref jobs.Ref, v *autoscaler.Vertex) (vertexMetrics, error) {
-	if m, ok := s.metrics[v.ID]; ok {
-		return m, nil
-	}
-	names, err := api.VertexMetricNames(ctx, ref.URL, ref.ID, v.ID)
-	if err != nil {
-		return vertexMetrics{}, fmt.Errorf("metric names of vertex %s: %w", v.Name, err)
-	}
-	m := readMetricNames(v.ID, names)
-	if len(m.task) == 0 {
-		return m, fmt.Errorf("vertex %s reports none of the metrics yet", v.Name)
-	}
-	s.metrics[m.id] = m
-	return m, nil
-}
-
-// sampleVertices reads one sample of every vertex's metrics, and each source's partitions into
-// vertices. A source's records in are what its operator read: its task takes in none from the
-// network.
-func sampleVertices(ctx context.Context, api client.API, ref jobs.Ref, s *jobSamples, vertices []autoscaler.Vertex, now time.Time) (autoscaler.Sample, error) {
-	sample := autoscaler.Sample{Time: now, Vertices: map[string]autoscaler.VertexSample{}}
-	for i := range vertices {
-		v := &vertices[i]
-		known, err := s.metricsOf(ctx, api, ref, v)
-		if err != nil {
-			return sample, err
-		}
-		want := slices.Clone(known.task)
-		read, readOK := known.read, known.read != ""
-		pending, pendingOK := known.pending, known.pending != ""
-		if v.IsSource && readOK {
-			want = append(want, read)
-		}
-		if v.IsSource && pendingOK {
-			want = append(want, pending)
-		}
-		m, err := api.VertexMetrics(ctx, ref.URL, ref.ID, v.ID, want)
-		if err != nil {
-			return sample, fmt.Errorf("metrics of vertex %s: %w", v.Name, err)
-		}
-		vs := autoscaler.VertexSample{
-			BusyTimeMsPerSecond: finite(m[client.MetricBusyTime].Avg), BackPressuredTimeMsPerSecond: finite(m[client.MetricBackPressuredTime].Avg),
-			NumRecordsInPerSecond: finite(m[client.MetricRecordsInPerSecond].Sum), NumRecordsOutPerSecond: finite(m[client.MetricRecordsOutPerSecond].Sum),
-		}
-		if v.IsSource {
-			if readOK {
-				vs.NumRecordsInPerSecond = finite(m[read].Sum)
-			}
-			if got, ok := m[pending]; pendingOK && ok && !math.IsNaN(got.Sum) {
-				vs.PendingRecords, vs.PendingKnown = got.Sum, true
-			}
-			v.Partitions = known.partitions
-		}
-		sample.Vertices[known.id] = vs
-	}
-	return sample, nil
-}
-
-func finite(f float64) float64 {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0
-	}
-	return f
 }

@@ -20,7 +20,8 @@ import (
 // in place (autoscaler_apply.go).
 
 // autoscale samples and evaluates the live job when a sample is due, and in mode Apply carries a
-// decision through (autoscaler_apply.go); busy is set while it does, with what the phase does.
+// decision through (autoscaler_apply.go); busy is set while it does, or while a sample is read
+// over several passes (autoscaler_sampling.go), with what the phase does.
 func autoscale(rc *Context) (out Outcome, busy bool) {
 	spec := rc.App.Spec.Autoscaler
 	st := &rc.App.Status
@@ -55,20 +56,27 @@ func autoscale(rc *Context) (out Outcome, busy bool) {
 	}
 	mem := rc.env.autoscaling.of(rc.writeKey(), jobID)
 	interval := sampleSpacing(rc.Config.Autoscaler.SampleInterval.Duration, cfg.MetricsWindow, len(vertices))
-	if !mem.last.IsZero() && rc.Now.Sub(mem.last) < interval {
+	if r := mem.reading; r != nil && rc.Now.Sub(r.Time) >= interval {
+		mem.reading = nil // not read within a sample interval: a gap in the window
+	}
+	if mem.reading == nil && !mem.last.IsZero() && rc.Now.Sub(mem.last) < interval {
 		return Outcome{}, false
 	}
 	state := jobState(rc, v.Details)
 	if !state.Restarting && !state.Failed {
-		sample, err := sampleVertices(rc, rc.pass().Flink(), v.Ref, mem, vertices, rc.Now)
-		if err != nil {
+		sample, done, err := mem.readSample(rc, rc.pass().Flink(), v.Ref, vertices, rc.Now, newCallBudget(rc.env.Clock))
+		switch {
+		case err != nil:
 			// A gap in the samples holds decisions until the window is whole again.
 			mem.last = rc.Now
 			return Outcome{}, false
+		case !done:
+			// The rest of the sample in a pass of its own: this one has spent its budget.
+			return stay(resumeSampling), true
 		}
 		mem.add(sample, cfg.MetricsWindow+cfg.StabilizationInterval, samplesKept(len(vertices)))
 	} else {
-		mem.last = rc.Now
+		mem.last, mem.reading = rc.Now, nil
 	}
 	d := autoscaler.Evaluate(rc.Now, cfg, vertices, mem.samples, state, autoscalerHistory(st.Autoscaler, mem.load))
 	mem.load = d.History.Load
