@@ -18,8 +18,9 @@ import (
 // readMetricNames, samplesKept), so that one tenant's job cannot grow the operator's memory, and
 // with it every tenant's, for the job's life:
 //
-//   - at most maxTrackedVertices vertices: a job with more is not autoscaled, and its
-//     status.autoscaler and a Warning Event (AutoscalerStopped) say why;
+//   - at most maxTrackedVertices vertices, each with a Flink vertex id (32 hex digits) of its own:
+//     a job with more, or others, is not autoscaled, and its status.autoscaler and a Warning Event
+//     (AutoscalerStopped) say why;
 //   - a vertex's name as shown, printable, at most maxVertexName bytes;
 //   - of a vertex's metric names, none but the two a source's samples ask for by name (what its
 //     operator read, and its backlog), each at most maxMetricName bytes, besides which of Flink's
@@ -50,6 +51,16 @@ func trackedVertices(d *client.JobDetails) (vertices []autoscaler.Vertex, over s
 	if n := len(d.Vertices); n > maxTrackedVertices {
 		return nil, fmt.Sprintf("the autoscaler stopped: the job has %d vertices, more than the %d it tracks of one job", n, maxTrackedVertices)
 	}
+	seen := map[string]bool{}
+	for i, v := range d.Vertices {
+		switch {
+		case !isVertexID(v.ID):
+			return nil, fmt.Sprintf("the autoscaler stopped: vertex %d of the job has the id \"%s\", which is no Flink vertex id (32 hex digits)", i, shown(v.ID, 64))
+		case seen[v.ID]:
+			return nil, fmt.Sprintf("the autoscaler stopped: two vertices of the job have the id %s", v.ID)
+		}
+		seen[v.ID] = true
+	}
 	upstream := d.Upstream()
 	for _, v := range d.Vertices {
 		vertices = append(vertices, autoscaler.Vertex{ID: v.ID, Name: shownVertexName(v.Name), Parallelism: int(v.Parallelism),
@@ -58,19 +69,36 @@ func trackedVertices(d *client.JobDetails) (vertices []autoscaler.Vertex, over s
 	return vertices, ""
 }
 
+// isVertexID tells whether id is a Flink vertex id (JobVertexID): 16 bytes in hex. The id keys the
+// vertex in samples and in status, and in the paths of the calls about it.
+func isVertexID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
 // shownVertexName is a vertex's name as the autoscaler keeps and shows it: escaped where it would act
 // on a terminal, and cut at maxVertexName bytes.
-func shownVertexName(name string) string {
-	name = printable.Text(name)
-	if len(name) <= maxVertexName {
-		return name
+func shownVertexName(name string) string { return shown(name, maxVertexName) }
+
+// shown is text from a JobManager escaped where it would act on a terminal, and cut at n bytes.
+func shown(s string, n int) string {
+	s = printable.Text(s[:min(len(s), 6*n)]) // an escape takes at most six bytes
+	if len(s) <= n {
+		return s
 	}
 	const more = "…"
-	cut := maxVertexName - len(more)
-	for cut > 0 && !utf8.RuneStart(name[cut]) {
+	cut := n - len(more)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return name[:cut] + more
+	return s[:cut] + more
 }
 
 // vertexMetrics is what the autoscaler keeps of a vertex's metric names (VertexMetricNames), read

@@ -195,3 +195,26 @@ func retainedBytes(v any) int {
 	}
 	return walk(reflect.ValueOf(v))
 }
+
+// Vertex ids come from the JobManager too, and key the vertices in samples, in status and in
+// metrics: a job whose ids are not Flink's, or repeat, is not autoscaled, and says why.
+func TestAJobWhoseVertexIdsAreNotFlinksIsNotAutoscaled(t *testing.T) {
+	id := strings.Repeat("ab", 16)
+	for ids, why := range map[[2]string]string{
+		{id, strings.Repeat("x", 1<<20)}:     "which is no Flink vertex id",
+		{id, "\x1b[2J" + id[5:]}:             "which is no Flink vertex id",
+		{id, id}:                             "two vertices of the job have the id " + id,
+		{id, strings.ToUpper(id[:31]) + "c"}: "",
+	} {
+		d := &client.JobDetails{Vertices: []client.JobVertex{{ID: ids[0], Name: "Source", Parallelism: 1}, {ID: ids[1], Name: "Sink", Parallelism: 1}}}
+		vertices, over := trackedVertices(d)
+		if why == "" {
+			assert.Empty(t, over)
+			assert.Len(t, vertices, 2)
+			continue
+		}
+		assert.Contains(t, over, why)
+		assert.Less(t, len(over), 300, "the reason quotes a bounded, printable id")
+		assert.NotContains(t, over, "\x1b")
+	}
+}
