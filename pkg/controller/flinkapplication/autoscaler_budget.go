@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -122,9 +123,11 @@ var taskMetrics = []string{client.MetricBusyTime, client.MetricBackPressuredTime
 // answer outlives this call.
 func readMetricNames(id string, names []string) vertexMetrics {
 	m := vertexMetrics{id: strings.Clone(id)}
-	reported := map[string]bool{}
+	reported := make([]bool, len(taskMetrics))
 	for _, n := range names {
-		reported[n] = true
+		if i := slices.Index(taskMetrics, n); i >= 0 {
+			reported[i] = true
+		}
 		if len(n) > maxMetricName || strings.Contains(n, ",") {
 			continue // Flink would read a comma as two names
 		}
@@ -135,8 +138,8 @@ func readMetricNames(id string, names []string) vertexMetrics {
 			m.pending = strings.Clone(n)
 		}
 	}
-	for _, t := range taskMetrics {
-		if reported[t] {
+	for i, t := range taskMetrics {
+		if reported[i] {
 			m.task = append(m.task, t)
 		}
 	}
