@@ -59,6 +59,12 @@ type LoadVertex struct {
 	// PendingRecords, on the source, makes it report its backlog as <operator>.pendingRecords, as
 	// connectors that know it (Kafka) do, from the first record a deployment reads on.
 	PendingRecords bool
+	// UserMetrics makes each subtask of the vertex report this many metrics of the job's own beside
+	// Flink's, named <operator>.user.<n>, as a job that registers counters does. Names are padded
+	// with '-' to UserMetricNameBytes when that is longer: a tenant's image can make the list of a
+	// vertex's metric names as long as it likes, and the operator must not keep it.
+	UserMetrics         int
+	UserMetricNameBytes int
 }
 
 // loadSpec is a checked Load, with what the model derives from its graph.
@@ -80,6 +86,8 @@ type loadSpec struct {
 	input      Rate
 	noise      float64
 	seed       int64
+	// userMetrics are the names of each vertex's own metrics (LoadVertex.UserMetrics).
+	userMetrics [][]string
 }
 
 // compile checks a Load. A Load without vertices is none: nil.
@@ -117,6 +125,10 @@ func (l Load) compile() (*loadSpec, error) {
 		}
 		s.names = append(s.names, vx.Name)
 		s.prefixes = append(s.prefixes, metricStoreName(vx.Name)+".")
+		if vx.UserMetrics < 0 || vx.UserMetricNameBytes < 0 {
+			problems = append(problems, fmt.Errorf("%s: user metrics (%d of %d bytes) cannot be negative", where, vx.UserMetrics, vx.UserMetricNameBytes))
+		}
+		s.userMetrics = append(s.userMetrics, userMetricNames(s.prefixes[v], vx.UserMetrics, vx.UserMetricNameBytes))
 		s.capacity[v] = vx.Capacity
 		s.upstreamOf[v] = make([]bool, n)
 		switch {
@@ -164,6 +176,19 @@ func (l Load) compile() (*loadSpec, error) {
 		}
 	}
 	return s, nil
+}
+
+// userMetricNames are n metric names under the operator's prefix, each padded to size bytes.
+func userMetricNames(prefix string, n, size int) []string {
+	var out []string
+	for k := range max(n, 0) {
+		name := prefix + "user." + itoa(k)
+		if pad := size - len(name); pad > 0 {
+			name += strings.Repeat("-", pad)
+		}
+		out = append(out, name)
+	}
+	return out
 }
 
 // metricStoreName is a name as Flink's MetricQueryService writes it into the metric store the REST

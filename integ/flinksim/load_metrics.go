@@ -90,6 +90,11 @@ func (jm *JobManager) subtaskMetrics(j *job, v int, now time.Time) []map[string]
 		if v == 0 && spec != nil {
 			sourceMetrics(m, op, spec, r, reading && shares[i] > 0 && counted > 0, p, i, shares[i])
 		}
+		if spec != nil {
+			for _, name := range spec.userMetrics[v] {
+				m[name] = 0
+			}
+		}
 		out[i] = m
 	}
 	return out

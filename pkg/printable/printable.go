@@ -14,7 +14,7 @@ import (
 // Text is s with every control, bidirectional-override and other format character written out as
 // an escape (\x1b, \n, \u202e); s itself when it has none.
 func Text(s string) string {
-	if strings.IndexFunc(s, unsafe) < 0 {
+	if strings.IndexFunc(s, Escaped) < 0 {
 		return s
 	}
 	var b strings.Builder
@@ -29,9 +29,9 @@ func Text(s string) string {
 			b.WriteString(`\r`)
 		case r == unicode.ReplacementChar:
 			b.WriteRune(r)
-		case unsafe(r) && r < 0x100:
+		case Escaped(r) && r < 0x100:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case unsafe(r):
+		case Escaped(r):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
 			b.WriteRune(r)
@@ -40,9 +40,9 @@ func Text(s string) string {
 	return b.String()
 }
 
-// unsafe tells whether a rune acts on a terminal or on how text reads rather than being read: C0
-// and C1 controls, DEL, and Unicode format characters (bidirectional embeddings, overrides and
-// isolates, zero-width joiners and the like).
-func unsafe(r rune) bool {
+// Escaped tells whether Text writes the rune out as an escape: it acts on a terminal or on how text
+// reads rather than being read. These are C0 and C1 controls, DEL, and Unicode format characters
+// (bidirectional embeddings, overrides and isolates, zero-width joiners and the like).
+func Escaped(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
 }

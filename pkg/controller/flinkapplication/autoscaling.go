@@ -20,7 +20,8 @@ import (
 // in place (autoscaler_apply.go).
 
 // autoscale samples and evaluates the live job when a sample is due, and in mode Apply carries a
-// decision through (autoscaler_apply.go); busy is set while it does, with what the phase does.
+// decision through (autoscaler_apply.go); busy is set while it does, or while a sample is read
+// over several passes (autoscaler_sampling.go), with what the phase does.
 func autoscale(rc *Context) (out Outcome, busy bool) {
 	spec := rc.App.Spec.Autoscaler
 	st := &rc.App.Status
@@ -48,23 +49,34 @@ func autoscale(rc *Context) (out Outcome, busy bool) {
 	if v.Details == nil {
 		return Outcome{}, false
 	}
-	mem := rc.env.autoscaling.of(rc.writeKey(), jobID)
-	interval := rc.Config.Autoscaler.SampleInterval.Duration
-	if !mem.last.IsZero() && rc.Now.Sub(mem.last) < interval {
+	vertices, over := trackedVertices(v.Details)
+	if over != "" {
+		stopAutoscaling(rc, over)
 		return Outcome{}, false
 	}
-	vertices := vertexPlan(v.Details)
+	mem := rc.env.autoscaling.of(rc.writeKey(), jobID)
+	interval := sampleSpacing(rc.Config.Autoscaler.SampleInterval.Duration, cfg.MetricsWindow, len(vertices))
+	if r := mem.reading; r != nil && rc.Now.Sub(r.Time) >= interval {
+		mem.reading = nil // not read within a sample interval: a gap in the window
+	}
+	if mem.reading == nil && !mem.last.IsZero() && rc.Now.Sub(mem.last) < interval {
+		return Outcome{}, false
+	}
 	state := jobState(rc, v.Details)
 	if !state.Restarting && !state.Failed {
-		sample, err := sampleVertices(rc, rc.pass().Flink(), v.Ref, mem, vertices, rc.Now)
-		if err != nil {
+		sample, done, err := mem.readSample(rc, rc.pass().Flink(), v.Ref, vertices, rc.Now, newCallBudget(rc.env.Clock))
+		switch {
+		case err != nil:
 			// A gap in the samples holds decisions until the window is whole again.
 			mem.last = rc.Now
 			return Outcome{}, false
+		case !done:
+			// The rest of the sample in a pass of its own: this one has spent its budget.
+			return stay(resumeSampling), true
 		}
-		mem.add(sample, cfg.MetricsWindow+cfg.StabilizationInterval)
+		mem.add(sample, cfg.MetricsWindow+cfg.StabilizationInterval, samplesKept(len(vertices)))
 	} else {
-		mem.last = rc.Now
+		mem.last, mem.reading = rc.Now, nil
 	}
 	d := autoscaler.Evaluate(rc.Now, cfg, vertices, mem.samples, state, autoscalerHistory(st.Autoscaler, mem.load))
 	mem.load = d.History.Load
@@ -81,6 +93,24 @@ func autoscale(rc *Context) (out Outcome, busy bool) {
 	}
 	showAutoscaler(rc, d)
 	return Outcome{}, false
+}
+
+// stopAutoscaling shows in status.autoscaler why the autoscaler decides nothing for the job, with a
+// Warning Event when that is news, and forgets what it kept of the job. What it put in force, and
+// its history, stay.
+func stopAutoscaling(rc *Context, why string) {
+	rc.env.autoscaling.forget(rc.writeKey())
+	st := &v1beta1.AutoscalerStatus{}
+	if prev := rc.App.Status.Autoscaler; prev != nil {
+		st = prev.DeepCopy()
+		st.Vertices = nil
+	}
+	st.Reason = why
+	if apiequality.Semantic.DeepEqual(st, rc.App.Status.Autoscaler) {
+		return
+	}
+	rc.App.Status.Autoscaler = st
+	rc.event(true, "AutoscalerStopped", why)
 }
 
 // jobState is what the autoscaler needs to know of the job beside its metrics.

@@ -38,7 +38,7 @@ func TestASlowJarHostHoldsNoWorker(t *testing.T) {
 	w.createSessionCluster(sessionCluster("session"))
 	w.createSessionJob(sessionJob("a", "session", slow.URL+"/wordcount.jar", v1beta1.UpgradeModeSavepoint))
 	w.runSessionsUntil("a fetches its jar", func() bool {
-		return w.sessionJobIn("a", v1beta1.SessionJobSubmitting) && w.sessionJob("a").Status.Reason == "fetching jar "+slow.URL+"/wordcount.jar"
+		return w.sessionJobIn("a", v1beta1.SessionJobSubmitting) && w.sessionJob("a").Status.Reason == `fetching jar "`+slow.URL+`/wordcount.jar"`
 	})
 
 	passed := make(chan struct{})

@@ -53,10 +53,11 @@ func (c *Controller) Collector() prometheus.Collector {
 		cpEvery: prometheus.NewDesc("job_checkpoint_interval_seconds",
 			"The checkpoint interval each object's job is configured with.", objectLabels, nil),
 		parallelism: prometheus.NewDesc("autoscaler_vertex_parallelism",
-			"Each vertex's parallelism as the autoscaler last saw it, for objects with spec.autoscaler on.",
-			append(objectLabels, "vertex"), nil),
+			"Each vertex's parallelism as the autoscaler last saw it, for objects with spec.autoscaler on; by vertex "+
+				"name and id (names repeat).", append(objectLabels, "vertex", "vertex_id"), nil),
 		recommended: prometheus.NewDesc("autoscaler_vertex_recommended_parallelism",
-			"The parallelism the autoscaler last recommended for each vertex.", append(objectLabels, "vertex"), nil),
+			"The parallelism the autoscaler last recommended for each vertex, by vertex name and id.",
+			append(objectLabels, "vertex", "vertex_id"), nil),
 	}
 }
 
@@ -104,13 +105,13 @@ func (o *objectCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	for k, n := range counts {
-		ch <- prometheus.MustNewConstMetric(o.count, prometheus.GaugeValue, float64(n), k[0], k[1])
+		send(ch, o.count, prometheus.GaugeValue, float64(n), k[0], k[1])
 	}
 }
 
 func (o *objectCollector) collectObject(ch chan<- prometheus.Metric, s objectSeries) {
 	gauge := func(d *prometheus.Desc, v float64, extra ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{s.kind, s.namespace, s.name}, extra...)...)
+		send(ch, d, prometheus.GaugeValue, v, append([]string{s.kind, s.namespace, s.name}, extra...)...)
 	}
 	if s.phase != "" {
 		gauge(o.phase, 1, s.phase)
@@ -122,9 +123,10 @@ func (o *objectCollector) collectObject(ch chan<- prometheus.Metric, s objectSer
 		gauge(o.deadline, unixSeconds(d.(time.Time)))
 	}
 	if as := s.autoscaler; as != nil {
-		for _, v := range as.Vertices {
-			gauge(o.parallelism, float64(v.Current), nameOr(v.Name, v.ID))
-			gauge(o.recommended, float64(v.Recommended), nameOr(v.Name, v.ID))
+		for _, v := range scrapedVertices(as.Vertices) {
+			name := shownVertexName(nameOr(v.Name, v.ID))
+			gauge(o.parallelism, float64(v.Current), name, v.ID)
+			gauge(o.recommended, float64(v.Recommended), name, v.ID)
 		}
 	}
 	js := s.job
@@ -134,7 +136,7 @@ func (o *objectCollector) collectObject(ch chan<- prometheus.Metric, s objectSer
 	if js.Health != "" {
 		gauge(o.health, 1, string(js.Health))
 	}
-	ch <- prometheus.MustNewConstMetric(o.restarts, prometheus.CounterValue, float64(js.JobRestartCount), s.kind, s.namespace, s.name)
+	send(ch, o.restarts, prometheus.CounterValue, float64(js.JobRestartCount), s.kind, s.namespace, s.name)
 	if at := o.recordedCheckpointTime(s); !at.IsZero() {
 		gauge(o.checkpoint, unixSeconds(at))
 	}
@@ -142,6 +144,29 @@ func (o *objectCollector) collectObject(ch chan<- prometheus.Metric, s objectSer
 		if every, err := flink.ParseDuration(conf[flink.CheckpointIntervalKey]); err == nil && every > 0 {
 			gauge(o.cpEvery, every.Seconds())
 		}
+	}
+}
+
+// scrapedVertices are the vertices the autoscaler shows, each once by its id, at most
+// maxTrackedVertices: their names come from the JobManager and repeat (many a job has two vertices
+// named "Map"), and two series of one label set would fail the whole scrape, for every object.
+func scrapedVertices(vertices []v1beta1.VertexScaling) []v1beta1.VertexScaling {
+	seen := map[string]bool{}
+	var out []v1beta1.VertexScaling
+	for _, v := range vertices {
+		if !seen[v.ID] && len(out) < maxTrackedVertices {
+			seen[v.ID] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// send reports one series. A label value the registry would refuse (text that is not UTF-8) drops
+// the series, never the scrape, and never panics the collector.
+func send(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
+	if m, err := prometheus.NewConstMetric(d, t, v, labels...); err == nil {
+		ch <- m
 	}
 }
 

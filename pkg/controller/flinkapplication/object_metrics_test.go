@@ -1,9 +1,12 @@
 package flinkapplication
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -93,4 +96,43 @@ func TestAnAutoscaledApplicationReportsItsVerticesParallelism(t *testing.T) {
 		"autoscaler_vertex_parallelism/Source: orders": 3, "autoscaler_vertex_parallelism/Map": 3,
 		"autoscaler_vertex_recommended_parallelism/Source: orders": 3, "autoscaler_vertex_recommended_parallelism/Map": 8,
 	}, got)
+}
+
+// Vertex names come from the JobManager, and many a job has two vertices of one name ("Map"): each
+// vertex is its own series, by id, and a scrape of /metrics answers for every object whatever the
+// names and ids an object's status holds (two of one id, here, as a hostile JobManager may answer).
+func TestVerticesOfOneNameNeverFailAScrape(t *testing.T) {
+	apps := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	app := &v1beta1.FlinkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "orders"}}
+	app.Status.Autoscaler = &v1beta1.AutoscalerStatus{Vertices: []v1beta1.VertexScaling{
+		{ID: "a", Name: "Map", Current: 3, Recommended: 3}, {ID: "b", Name: "Map", Current: 2, Recommended: 8},
+		{ID: "b", Name: "Sink", Current: 1, Recommended: 1}}}
+	require.NoError(t, apps.Add(app))
+	other := &v1beta1.FlinkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "clicks"}}
+	other.Status.Phase = v1beta1.PhaseRunning
+	require.NoError(t, apps.Add(other))
+	empty := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	obs := &listerObserver{byNamespace: map[string]*namespaceListers{"team": {
+		apps: applisters.NewFlinkApplicationLister(apps), sessionClusters: applisters.NewFlinkSessionClusterLister(empty),
+		sessionJobs: applisters.NewFlinkSessionJobLister(empty), sessionJobIndex: empty,
+	}}}
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register((&Controller{env: &Environment{Observer: obs}}).Collector()))
+
+	scrape := httptest.NewRecorder()
+	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(scrape, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	require.Equal(t, http.StatusOK, scrape.Code, scrape.Body.String())
+	assert.Contains(t, scrape.Body.String(), `application_phase{kind="FlinkApplication",name="clicks",namespace="team",phase="Running"} 1`)
+
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	got := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			if f.GetName() == "autoscaler_vertex_recommended_parallelism" {
+				got[label(m, "vertex_id")+"/"+label(m, "vertex")] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	assert.Equal(t, map[string]float64{"a/Map": 3, "b/Map": 8}, got, "one series per vertex id, the first of two")
 }

@@ -34,7 +34,7 @@ func uploadJar(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 		rc.env.wakeLater(rc))
 	if f == nil || !f.done {
 		// Off the worker: the job waits in its phase, and the transfer wakes it when it ends.
-		rc.Machine.Reason, rc.Waiting = "fetching jar "+uri.JarURI, "FetchingJar"
+		rc.Machine.Reason, rc.Waiting = fmt.Sprintf("fetching jar %q", uri.JarURI), "FetchingJar"
 		return stay(jarFetchPoll)
 	}
 	rc.env.jarFetches.take(key)
@@ -58,7 +58,7 @@ func uploadJar(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 	// A crash before this is persisted leaves the upload behind as an unused jar in the cluster's
 	// upload directory, never as a job.
 	c.JarID = jar.ID
-	rc.event(false, "JarUploaded", fmt.Sprintf("uploaded %s (%d bytes) to the session cluster as %s", uri.JarURI, jar.Size, jar.ID))
+	rc.event(false, "JarUploaded", fmt.Sprintf("uploaded %q (%d bytes) to the session cluster as %q", uri.JarURI, jar.Size, jar.ID))
 	return persistThenContinue()
 }
 

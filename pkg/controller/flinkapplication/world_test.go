@@ -74,6 +74,10 @@ type world struct {
 	restCalls atomic.Int64
 	// bookFlushed is when the operator's checkpoint book was last written (flushBook).
 	bookFlushed time.Time
+	// answerTime, when set, is how long a JobManager takes to answer a request, on the fake clock:
+	// the clock moves on by it before the answer, as it does while a slow JobManager keeps the
+	// operator waiting.
+	answerTime func(*http.Request) time.Duration
 }
 
 func newWorld(t *testing.T) *world {
@@ -157,6 +161,9 @@ func (w *world) collectSnapshots() {
 // refuses the connection, as an unreachable JobManager does.
 func (w *world) route(rw http.ResponseWriter, r *http.Request) {
 	w.restCalls.Add(1)
+	if w.answerTime != nil {
+		w.clock.Step(w.answerTime(r))
+	}
 	parts := strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 3)
 	w.mu.Lock()
 	var jm *flinksim.JobManager

@@ -23,6 +23,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
+
+	"github.com/flinkfsm/flinkfsm/pkg/printable"
 )
 
 // Policy is what the operator lets a jarURI reach.
@@ -86,7 +89,9 @@ type Error struct {
 	Retryable bool
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("jarURI %s: %s", e.URI, e.Reason) }
+// Error quotes the jarURI, and escapes what the reason quotes of it: it is the tenant's text, and
+// errors reach status, Events and logs.
+func (e *Error) Error() string { return fmt.Sprintf("jarURI %q: %s", e.URI, printable.Text(e.Reason)) }
 
 // IsRetryable tells whether err is a fetch that may succeed later (a network error, a 5xx).
 func IsRetryable(err error) bool {
@@ -151,6 +156,11 @@ func NewFetcher(p Policy) (*Fetcher, error) {
 // sha256 (hex) given is checked against the content as it streams. ErrBusy when Policy.Concurrency
 // fetches are in flight.
 func (f *Fetcher) Fetch(ctx context.Context, uri, sha256Hex string) (*Jar, error) {
+	if i := strings.IndexFunc(uri, printable.Escaped); i >= 0 {
+		// The CRD refuses them at apply; an object stored before that rule meets it here.
+		r, _ := utf8.DecodeRuneInString(uri[i:])
+		return nil, &Error{URI: uri, Reason: fmt.Sprintf("it holds %U at byte %d, and a jarURI may hold no control or format character", r, i)}
+	}
 	u, err := url.Parse(uri)
 	if err != nil {
 		return nil, &Error{URI: uri, Reason: "not a URL: " + err.Error()}
@@ -269,7 +279,7 @@ func (f *Fetcher) checkURL(u *url.URL) error {
 		return errors.New("the URL names no host")
 	}
 	if len(f.policy.AllowedHosts) > 0 && !slices.ContainsFunc(f.policy.AllowedHosts, func(h string) bool { return hostMatches(host, h) }) {
-		return fmt.Errorf("host %s is not in the operator's allowed jar hosts", host)
+		return fmt.Errorf("host %q is not in the operator's allowed jar hosts", host)
 	}
 	return nil
 }

@@ -173,7 +173,7 @@ func TestARedirectIsHeldToThePolicy(t *testing.T) {
 	f := fetcher(t, Policy{AllowHTTP: true, AllowedHosts: []string{"127.0.0.1"}, AllowedNetworks: []string{"127.0.0.1/32", "::1/128"}})
 	_, err := f.Fetch(context.Background(), srv.URL+"/elsewhere.jar", "")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "host localhost is not in the operator's allowed jar hosts")
+	assert.Contains(t, err.Error(), `host "localhost" is not in the operator's allowed jar hosts`)
 }
 
 func TestLocalNamesAJarAlreadyInTheCluster(t *testing.T) {
@@ -214,4 +214,32 @@ func TestLeftoverJarsAreRemovedFromTheConfiguredDirectoryOnly(t *testing.T) {
 	n, err = f.RemoveLeftovers()
 	require.NoError(t, err)
 	assert.Zero(t, n)
+}
+
+// A jarURI is the tenant's text: one with control or format characters (a terminal escape, a
+// bidirectional override) is refused before anything is fetched, for good, and no error quotes it
+// raw, whatever part of it the error is about.
+func TestAJarURIsControlCharactersAreRefusedAndNeverEchoedRaw(t *testing.T) {
+	f := fetcher(t, Policy{AllowedHosts: []string{"jars.example.com"}})
+	for _, uri := range []string{
+		"https://jars.example.com/wordcount\x1b[2J\x1b[1A.jar",
+		"https://jars.example.com/\u202eraj.exe",
+		"https://jars\u202e.example.com/wordcount.jar",
+		"https://jars.example.com/word\u0085count.jar",
+		"local://wordcount\u202e.jar",
+		"https://jars.example.com/wordcount.jar\n",
+	} {
+		jar, err := f.Fetch(context.Background(), uri, "")
+		require.Error(t, err, "%q", uri)
+		assert.Nil(t, jar)
+		assert.False(t, IsRetryable(err), "refused for good: %q", uri)
+		assert.Contains(t, err.Error(), "control or format character", "%q", uri)
+		for _, raw := range []string{"\x1b", "\u202e", "\u0085", "\n"} {
+			assert.NotContains(t, err.Error(), raw, "%q", uri)
+		}
+	}
+	// A host outside the allowed ones is named quoted, as every part of a jarURI an error quotes.
+	_, err := f.Fetch(context.Background(), "https://elsewhere.example.com/wordcount.jar", "")
+	require.Error(t, err)
+	assert.Equal(t, `jarURI "https://elsewhere.example.com/wordcount.jar": host "elsewhere.example.com" is not in the operator's allowed jar hosts`, err.Error())
 }

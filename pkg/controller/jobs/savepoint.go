@@ -107,11 +107,15 @@ func (p *Pass) savepointInHistory(ref Ref, t *Trigger) (SavepointStep, bool) {
 	if cp == nil {
 		return SavepointStep{}, false
 	}
-	switch cp.Status {
-	case "COMPLETED":
+	switch {
+	case cp.Status == "COMPLETED" && !Restorable(cp.ExternalPath):
+		// Flink, or the client, says it has no path to restore from (client.Checkpoint).
+		*t = Trigger{}
+		return SavepointStep{Failure: fmt.Sprintf("savepoint %d of job %s has no path to restore from: %s", cp.ID, ref.ID, cp.ExternalPath)}, true
+	case cp.Status == "COMPLETED":
 		p.announce(false, "SavepointCompleted", fmt.Sprintf("savepoint of job %s completed at %s (found in its checkpoint history)", ref.ID, cp.ExternalPath))
 		return SavepointStep{Location: cp.ExternalPath}, true
-	case "FAILED":
+	case cp.Status == "FAILED":
 		*t = Trigger{}
 		return SavepointStep{Failure: fmt.Sprintf("savepoint %d of job %s failed", cp.ID, ref.ID)}, true
 	}

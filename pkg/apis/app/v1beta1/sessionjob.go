@@ -73,6 +73,7 @@ type JobSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://') || self.startsWith('local://')",message="jarURI must start with https://, http:// or local://"
+	// +kubebuilder:validation:XValidation:rule=`!self.matches('[\\p{Cc}\\p{Cf}]')`,message="jarURI must hold no control or format character (line break, tab, terminal escape, bidirectional override)"
 	JarURI string `json:"jarURI"`
 	// JarSHA256 is the jar's SHA-256 as 64 hex digits; a fetched jar that does not match is not uploaded.
 	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{64}$`

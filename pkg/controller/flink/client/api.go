@@ -161,10 +161,12 @@ const (
 type SavepointStatus struct {
 	// State is "IN_PROGRESS" or "COMPLETED". COMPLETED alone does not mean success.
 	State string
-	// Location is the savepoint path when the savepoint succeeded.
+	// Location is the savepoint path when the savepoint succeeded: always a plausible path
+	// (state_paths.go).
 	Location string
 	// FailureCause is Flink's exception class and first stack-trace line (plus the root cause
-	// when there is one), or "" when the operation did not fail.
+	// when there is one), or "" when the operation did not fail. A location that is no plausible
+	// path is refused here: the savepoint failed.
 	FailureCause string
 }
 

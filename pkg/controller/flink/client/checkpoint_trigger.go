@@ -101,5 +101,6 @@ func (c *Client) GetCheckpointDetails(ctx context.Context, baseURL, jobID string
 	if err := c.getJSON(ctx, baseURL, op, &out, "jobs", jobID, "checkpoints", "details", strconv.FormatInt(checkpointID, 10)); err != nil {
 		return nil, err
 	}
+	out.checkPath()
 	return &out, nil
 }

@@ -81,6 +81,7 @@ func (c *Client) GetCheckpoints(ctx context.Context, baseURL, jobID string) (_ *
 		}
 		return nil, err
 	}
+	out.checkPaths()
 	return &out, nil
 }
 

@@ -86,6 +86,10 @@ func (c *Client) GetSavepointStatus(ctx context.Context, baseURL, jobID, trigger
 		st.Location = out.Operation.Location
 		st.FailureCause = out.Operation.FailureCause.summary()
 	}
+	if problem := statePathProblem(st.Location); problem != "" {
+		// Not restored from, nor recorded: the savepoint failed as far as the operator can tell.
+		st.Location, st.FailureCause = "", refusedPathCause(st.Location, problem)
+	}
 	return st, nil
 }
 

@@ -214,7 +214,8 @@ type Checkpoint struct {
 	StateSize          int64  `json:"state_size"`
 	EndToEndDuration   int64  `json:"end_to_end_duration"`
 	// ExternalPath is where a completed checkpoint lives; "<checkpoint-not-externally-addressable>"
-	// means it cannot be restored from.
+	// means it cannot be restored from, and so does "<refused: ...>", which the client puts in the
+	// place of a path that is no plausible one (state_paths.go).
 	ExternalPath string `json:"external_path,omitempty"`
 	// CheckpointType is CHECKPOINT, UNALIGNED_CHECKPOINT, SAVEPOINT or SYNC_SAVEPOINT.
 	CheckpointType   string `json:"checkpoint_type"`
