@@ -11,7 +11,7 @@
 //	    beside them, a few applications that checkpoint, and a tenth of N more that take periodic
 //	    savepoints, with what each savepoint costs in writes of its owner and of its FlinkSnapshot;
 //	(d) the operator's resident memory after (b) and after (c);
-//	(e) the soak of issue 25: N ordinary applications alone, then beside ten hostile tenants (huge,
+//	(e) the soak of issue 25: N ordinary applications alone, then beside thirteen hostile tenants (huge,
 //	    deeply nested and slow-drip JobManager answers, a JobManager that never answers, a 200 MiB
 //	    jar, a redirect loop, jar hosts that stall or drip); the ratio of their all-Running times,
 //	    the operator's peak memory and its restarts. -soak-only runs only (e) (`make bench-soak`);
@@ -179,7 +179,7 @@ func main() {
 	flag.DurationVar(&o.soakHeadStart, "soak-head-start", 30*time.Second, "how long the hostile tenants run before the ordinary applications are created")
 	flag.DurationVar(&o.soakHold, "soak-hold", 2*time.Minute, "how long the last soak run goes on after every ordinary application runs")
 	flag.Int64Var(&o.soakJarMiB, "soak-jar-mib", 200, "size of the large jar a hostile session job fetches, in MiB")
-	flag.StringVar(&o.soakTenants, "soak-tenants", "", "hostile tenants of the soak, comma-separated (default: all ten; none: none, which measures the noise between two alike runs)")
+	flag.StringVar(&o.soakTenants, "soak-tenants", "", "hostile tenants of the soak, comma-separated (default: all thirteen; none: none, which measures the noise between two alike runs)")
 	flag.Parse()
 	if o.savepointing > 0 && o.savepointInterval < 60 {
 		fmt.Fprintln(os.Stderr, "bench: -savepoint-interval-seconds must be at least 60, the API's minimum")

@@ -26,7 +26,7 @@ type soakOptions struct {
 	hold time.Duration
 	// largeJar is the size of the large jar.
 	largeJar int64
-	// tenants names the hostile tenants to run: empty for all ten, "none" for none (the two runs
+	// tenants names the hostile tenants to run: empty for all thirteen, "none" for none (the two runs
 	// are then alike, and their ratio is the machine's noise).
 	tenants string
 }
@@ -47,7 +47,7 @@ type soakRun struct {
 }
 
 // soak is (e), issue 25's soak: n ordinary applications created at once, alone (the baseline) and
-// then beside ten hostile tenants created a head start earlier, in the same environment with the
+// then beside thirteen hostile tenants created a head start earlier, in the same environment with the
 // same settings. Each run's all-Running time is its own ordinary applications' only: none waits on
 // a hostile tenant. The operator is watched throughout for its peak memory and for ending on its
 // own; it is started again when it does, and the soak goes on.

@@ -93,7 +93,7 @@ func TestProcStatusMiB(t *testing.T) {
 	}
 }
 
-func TestHostileTenantsAreTenEachInANamespaceOfItsOwn(t *testing.T) {
+func TestHostileTenantsAreThirteenEachInANamespaceOfItsOwn(t *testing.T) {
 	tenants := hostileTenants()
 	seen := map[string]bool{}
 	for _, tn := range tenants {
@@ -101,12 +101,13 @@ func TestHostileTenantsAreTenEachInANamespaceOfItsOwn(t *testing.T) {
 			t.Errorf("namespace %s twice", tn.namespace())
 		}
 		seen[tn.namespace()] = true
-		if (tn.jarPath == "") == (len(tn.faults.Hostile) == 0 && len(tn.faults.Hang) == 0) {
-			t.Errorf("%s is neither a hostile JobManager nor a hostile jar host, or both", tn.name)
+		hostileJobManager := len(tn.faults.Hostile) > 0 || len(tn.faults.Hang) > 0 || tn.load != nil
+		if (tn.jarPath == "") == !(hostileJobManager || tn.spec != nil) {
+			t.Errorf("%s is neither a hostile JobManager, a hostile spec nor a hostile jar host, or both", tn.name)
 		}
 	}
-	if len(tenants) != 10 {
-		t.Errorf("%d hostile tenants, issue 25 asks for 10", len(tenants))
+	if len(tenants) != 13 {
+		t.Errorf("%d hostile tenants, issues 25 and 55 ask for 13", len(tenants))
 	}
 }
 

