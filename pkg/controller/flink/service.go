@@ -1,6 +1,9 @@
 package flink
 
 import (
+	"fmt"
+	"maps"
+
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,4 +65,42 @@ func service(o *ClusterOwner, name string, labels map[string]string) *corev1.Ser
 
 func servicePort(name string, port int32) corev1.ServicePort {
 	return corev1.ServicePort{Name: name, Port: port, TargetPort: intstr.FromInt32(port), Protocol: corev1.ProtocolTCP}
+}
+
+// RenderJobManagerService renders the Service of the JobManager of the owner's cluster with this
+// hash, as RenderCluster does: the address the operator sends that cluster's REST calls to.
+func (o ClusterOwner) RenderJobManagerService(hash string) *corev1.Service {
+	return versionedService(&o, hash)
+}
+
+// JobManagerServiceProblem says how svc, the Service of the JobManager of the owner's cluster with
+// this hash as observed, could take a call of the operator's elsewhere than to the pods of that
+// JobManager; "" when it routes as the operator rendered it. The tenant may edit the Services of its
+// namespace: an ExternalName (or a Service without the operator's selector, whose endpoints anyone
+// may write) would have the operator read another team's job and dispose of savepoints, submit
+// jobs and upload jars there. What is judged is what decides where a call lands: that the object
+// controls the Service, and its type, cluster IP, external name and selector. Its ports are not:
+// the Service is headless, so a call dials the address of a pod it selects, in the namespace, and
+// a cluster of an earlier spec keeps the ports that spec gave it. The message names the field, and
+// never repeats more of the tenant's text than one DNS name.
+func (o ClusterOwner) JobManagerServiceProblem(svc *corev1.Service, hash string) string {
+	want := podLabels(&o, hash, JobManagerComponent)
+	switch {
+	case svc == nil:
+		return fmt.Sprintf("does not exist, or is not controlled by %s %s", o.Kind.Kind, o.Name)
+	case !o.IsOwnerOf(svc):
+		return fmt.Sprintf("metadata.ownerReferences does not name %s %s as its controller", o.Kind.Kind, o.Name)
+	case svc.DeletionTimestamp != nil:
+		return "is being deleted"
+	case svc.Spec.Type != "" && svc.Spec.Type != corev1.ServiceTypeClusterIP:
+		return fmt.Sprintf("spec.type is %s, not ClusterIP", svc.Spec.Type)
+	case svc.Spec.ExternalName != "":
+		return fmt.Sprintf("spec.externalName is set (%.253s)", svc.Spec.ExternalName)
+	case svc.Spec.ClusterIP != corev1.ClusterIPNone:
+		return fmt.Sprintf("spec.clusterIP is %q, not None: the operator's Service is headless", svc.Spec.ClusterIP)
+	case !maps.Equal(svc.Spec.Selector, want):
+		return fmt.Sprintf("spec.selector is not the JobManager pods' (%s=%s, %s=%s, %s=%s)",
+			AppLabel, o.Name, HashLabel, hash, ComponentLabel, JobManagerComponent)
+	}
+	return ""
 }

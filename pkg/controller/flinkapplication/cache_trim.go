@@ -33,9 +33,11 @@ func trimForCache(obj interface{}) (interface{}, error) {
 		o.Status.Conditions = nil
 		o.Annotations = onlyKey(o.Annotations, flink.RetainedCheckpointsAnnotation)
 	case *corev1.Service:
-		// Of a Service a pass reads its name, labels, owner and selector (selects); its ports,
-		// cluster IPs and the API server's defaults are half of the rest.
-		o.Spec = corev1.ServiceSpec{Selector: o.Spec.Selector}
+		// Of a Service a pass reads its name, labels, owner and what decides where a call through it
+		// lands (flink.JobManagerServiceProblem): its type, cluster IP, external name and selector.
+		// Its ports, the list of its cluster IPs and the API server's other defaults are half of the rest.
+		o.Spec = corev1.ServiceSpec{Type: o.Spec.Type, ClusterIP: o.Spec.ClusterIP, ExternalName: o.Spec.ExternalName,
+			Selector: o.Spec.Selector}
 	}
 	return obj, nil
 }

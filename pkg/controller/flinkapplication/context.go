@@ -161,9 +161,12 @@ func (rc *Context) event(warning bool, reason, message string) {
 func (rc *Context) pass() *jobs.Pass {
 	if rc.jobs == nil {
 		rc.jobs = jobs.NewPass(rc, rc.env.Flink, rc.Now, jobs.Clusters{
-			URL:            rc.FlinkURL,
+			URL:            rc.jobManagerAddress,
 			JobManagerGone: func(hash string) bool { return rc.Clusters[hash].JobManagerGone() },
 			FlinkVersion:   rc.FlinkVersion,
+			Refusal: func(hash string) error {
+				return rc.env.jobManagerRoute(rc.ClusterOwner, hash, rc.Clusters[hash], rc.Now)
+			},
 		})
 		rc.jobs.Announce = func(e jobs.Event) { rc.event(e.Warning, e.Reason, e.Message) }
 		if rc.env.Acting != nil {
@@ -186,8 +189,13 @@ func (rc *Context) mayAct() error {
 	return nil
 }
 
-// FlinkURL is the REST base URL of the cluster with this hash.
-func (rc *Context) FlinkURL(hash string) string {
+// FlinkURL is the REST base URL of the cluster with this hash, as the pass's view of Flink hands
+// it out: a call through the pass to a cluster whose Service is refused is not sent
+// (jobmanager_routes.go).
+func (rc *Context) FlinkURL(hash string) string { return rc.pass().URL(hash) }
+
+// jobManagerAddress is the REST base URL of the cluster with this hash: through its Service.
+func (rc *Context) jobManagerAddress(hash string) string {
 	o := rc.ClusterOwner
 	return rc.env.FlinkURL(o.Namespace, flink.VersionedServiceNameOf(o.Name, hash), o.UIPort())
 }
