@@ -114,9 +114,15 @@ type ClusterObjects struct {
 	// an image that cannot be pulled, a crash loop); "" when none is known.
 	Problem string
 	// Progress counts the steps Kubernetes has taken in starting the cluster's pods: one for each
-	// pod that exists, is scheduled, runs, and is Ready, terminating pods not counted. A starting
-	// cluster's deadline bounds the time it goes without a new step (cluster_progress.go).
+	// pod that exists, is scheduled, runs, and is Ready, terminating and ended pods not counted, and
+	// no more for a component than its Deployment's pods can take. A starting cluster's deadline
+	// bounds the time it goes without a new step (cluster_progress.go).
 	Progress int
+	// MostProgress is the most steps its Deployments' pods can take: four each.
+	MostProgress int
+	// jobManagerSteps and taskManagerSteps are the steps of the cluster's pods of each component,
+	// before countSteps caps them.
+	jobManagerSteps, taskManagerSteps int
 }
 
 // Ready tells whether the cluster's JobManager and all its TaskManagers run: Kubernetes reports its
