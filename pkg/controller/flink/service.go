@@ -2,7 +2,6 @@ package flink
 
 import (
 	"fmt"
-	"maps"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	corev1 "k8s.io/api/core/v1"
@@ -84,7 +83,6 @@ func (o ClusterOwner) RenderJobManagerService(hash string) *corev1.Service {
 // a cluster of an earlier spec keeps the ports that spec gave it. The message names the field, and
 // never repeats more of the tenant's text than one DNS name.
 func (o ClusterOwner) JobManagerServiceProblem(svc *corev1.Service, hash string) string {
-	want := podLabels(&o, hash, JobManagerComponent)
 	switch {
 	case svc == nil:
 		return fmt.Sprintf("does not exist, or is not controlled by %s %s", o.Kind.Kind, o.Name)
@@ -98,9 +96,16 @@ func (o ClusterOwner) JobManagerServiceProblem(svc *corev1.Service, hash string)
 		return fmt.Sprintf("spec.externalName is set (%.253s)", svc.Spec.ExternalName)
 	case svc.Spec.ClusterIP != corev1.ClusterIPNone:
 		return fmt.Sprintf("spec.clusterIP is %q, not None: the operator's Service is headless", svc.Spec.ClusterIP)
-	case !maps.Equal(svc.Spec.Selector, want):
+	case !selectsJobManager(svc.Spec.Selector, o.Name, hash):
 		return fmt.Sprintf("spec.selector is not the JobManager pods' (%s=%s, %s=%s, %s=%s)",
 			AppLabel, o.Name, HashLabel, hash, ComponentLabel, JobManagerComponent)
 	}
 	return ""
+}
+
+// selectsJobManager tells whether a selector is exactly podLabels of the owner's JobManager with
+// this hash. A pass asks it before each call; it builds no map.
+func selectsJobManager(selector map[string]string, owner, hash string) bool {
+	return len(selector) == 3 && selector[AppLabel] == owner && selector[HashLabel] == hash &&
+		selector[ComponentLabel] == JobManagerComponent
 }
