@@ -78,10 +78,12 @@ func (o ClusterOwner) RenderJobManagerService(hash string) *corev1.Service {
 // namespace: an ExternalName (or a Service without the operator's selector, whose endpoints anyone
 // may write) would have the operator read another team's job and dispose of savepoints, submit
 // jobs and upload jars there. What is judged is what decides where a call lands: that the object
-// controls the Service, and its type, cluster IP, external name and selector. Its ports are not:
-// the Service is headless, so a call dials the address of a pod it selects, in the namespace, and
-// a cluster of an earlier spec keeps the ports that spec gave it. The message names the field, and
-// never repeats more of the tenant's text than one DNS name.
+// controls the Service, its type, external name and selector. A ClusterIP Service with the
+// JobManager pods' selector reaches those pods, in the namespace, whether it is headless (as the
+// operator renders it) or has a cluster IP (as the Lyft operator rendered the clusters flinkfsm
+// adopts); its ports decide nothing of where, and a cluster of an earlier spec keeps the ports
+// that spec gave it. The message names the field, and never repeats more of the tenant's text
+// than one DNS name.
 func (o ClusterOwner) JobManagerServiceProblem(svc *corev1.Service, hash string) string {
 	switch {
 	case svc == nil:
@@ -94,8 +96,6 @@ func (o ClusterOwner) JobManagerServiceProblem(svc *corev1.Service, hash string)
 		return fmt.Sprintf("spec.type is %s, not ClusterIP", svc.Spec.Type)
 	case svc.Spec.ExternalName != "":
 		return fmt.Sprintf("spec.externalName is set (%.253s)", svc.Spec.ExternalName)
-	case svc.Spec.ClusterIP != corev1.ClusterIPNone:
-		return fmt.Sprintf("spec.clusterIP is %q, not None: the operator's Service is headless", svc.Spec.ClusterIP)
 	case !selectsJobManager(svc.Spec.Selector, o.Name, hash):
 		return fmt.Sprintf("spec.selector is not the JobManager pods' (%s=%s, %s=%s, %s=%s)",
 			AppLabel, o.Name, HashLabel, hash, ComponentLabel, JobManagerComponent)

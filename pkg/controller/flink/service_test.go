@@ -9,8 +9,9 @@ import (
 )
 
 // The JobManager's Service routes a call as the operator rendered it only while the object controls
-// it and its type, cluster IP, external name and selector are the rendered ones; each way a tenant
-// can point it elsewhere is named by its field. Its ports decide nothing of where a call lands.
+// it and its type, external name and selector are the rendered ones; each way a tenant can point it
+// elsewhere is named by its field. Its ports, and whether it is headless, decide nothing of where a
+// call lands.
 func TestAJobManagerServiceRoutesAsRenderedOrSaysWhyNot(t *testing.T) {
 	owner := OwnerFromApplication(testApp())
 	const hash = "0123abcd"
@@ -29,14 +30,14 @@ func TestAJobManagerServiceRoutesAsRenderedOrSaysWhyNot(t *testing.T) {
 		}, "spec.type is ExternalName, not ClusterIP"},
 		"an external name left on a ClusterIP Service": {func(s *corev1.Service) { s.Spec.ExternalName = "jm.other-team.svc.cluster.local" },
 			"spec.externalName is set (jm.other-team.svc.cluster.local)"},
-		"NodePort":         {func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort }, "spec.type is NodePort, not ClusterIP"},
-		"a cluster IP":     {func(s *corev1.Service) { s.Spec.ClusterIP = "10.0.0.7" }, `spec.clusterIP is "10.0.0.7", not None`},
-		"no selector":      {func(s *corev1.Service) { s.Spec.Selector = nil }, "spec.selector is not the JobManager pods'"},
-		"another selector": {func(s *corev1.Service) { s.Spec.Selector["flink-app-hash"] = "ffffffff" }, "spec.selector is not the JobManager pods'"},
-		"a wider selector": {func(s *corev1.Service) { delete(s.Spec.Selector, ComponentLabel) }, "spec.selector is not the JobManager pods'"},
-		"not the object's": {func(s *corev1.Service) { s.OwnerReferences = nil }, "metadata.ownerReferences does not name FlinkApplication wordcount"},
-		"another object's": {func(s *corev1.Service) { s.OwnerReferences[0].UID = "uid-2" }, "metadata.ownerReferences does not name FlinkApplication wordcount"},
-		"being deleted":    {func(s *corev1.Service) { now := metav1.Now(); s.DeletionTimestamp = &now }, "is being deleted"},
+		"NodePort":                {func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort }, "spec.type is NodePort, not ClusterIP"},
+		"a cluster IP, as Lyft's": {func(s *corev1.Service) { s.Spec.ClusterIP = "10.0.0.7" }, ""},
+		"no selector":             {func(s *corev1.Service) { s.Spec.Selector = nil }, "spec.selector is not the JobManager pods'"},
+		"another selector":        {func(s *corev1.Service) { s.Spec.Selector["flink-app-hash"] = "ffffffff" }, "spec.selector is not the JobManager pods'"},
+		"a wider selector":        {func(s *corev1.Service) { delete(s.Spec.Selector, ComponentLabel) }, "spec.selector is not the JobManager pods'"},
+		"not the object's":        {func(s *corev1.Service) { s.OwnerReferences = nil }, "metadata.ownerReferences does not name FlinkApplication wordcount"},
+		"another object's":        {func(s *corev1.Service) { s.OwnerReferences[0].UID = "uid-2" }, "metadata.ownerReferences does not name FlinkApplication wordcount"},
+		"being deleted":           {func(s *corev1.Service) { now := metav1.Now(); s.DeletionTimestamp = &now }, "is being deleted"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

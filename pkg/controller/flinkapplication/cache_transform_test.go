@@ -51,9 +51,9 @@ func TestTheCacheKeepsOfADeploymentWhatAPassReads(t *testing.T) {
 }
 
 // The caches keep of a Service its metadata and what decides where a call through it lands (its
-// type, cluster IP, external name and selector), which a pass judges before it calls a JobManager
-// through it (flink.JobManagerServiceProblem) and compares with the one it renders (selects), and
-// not its ports, list of cluster IPs or the API server's other defaults.
+// type, external name and selector), which a pass judges before it calls a JobManager through it
+// (flink.JobManagerServiceProblem) and compares with the one it renders (selects), and not its
+// ports, cluster IPs or the API server's other defaults.
 func TestTheCacheKeepsOfAServiceWhatAPassReads(t *testing.T) {
 	selector := map[string]string{"flink-app": "wc", "flink-app-hash": "abc", "flink-deployment-type": "jobmanager"}
 	s := &corev1.Service{
@@ -64,7 +64,7 @@ func TestTheCacheKeepsOfAServiceWhatAPassReads(t *testing.T) {
 	out, err := trimForCache(s)
 	assert.NoError(t, err)
 	got := out.(*corev1.Service)
-	assert.Equal(t, corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: corev1.ClusterIPNone, Selector: selector}, got.Spec)
+	assert.Equal(t, corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: selector}, got.Spec)
 	assert.Equal(t, "abc", k8.HashOf(got))
 	assert.True(t, selects(got, selector))
 

@@ -45,11 +45,10 @@ func trimForCache(obj interface{}) (interface{}, error) {
 		o.Status.Conditions = nil
 	case *corev1.Service:
 		// Of a Service a pass reads its name, labels, owner and what decides where a call through it
-		// lands (flink.JobManagerServiceProblem): its type, cluster IP, external name and selector.
-		// Its ports, the list of its cluster IPs and the API server's other defaults are half of the rest.
+		// lands (flink.JobManagerServiceProblem): its type, external name and selector. Its ports,
+		// cluster IPs and the API server's other defaults are half of the rest.
 		keepOwnMetadata(&o.ObjectMeta, "")
-		o.Spec = corev1.ServiceSpec{Type: o.Spec.Type, ClusterIP: o.Spec.ClusterIP, ExternalName: o.Spec.ExternalName,
-			Selector: ownSelector(o.Spec.Selector)}
+		o.Spec = corev1.ServiceSpec{Type: o.Spec.Type, ExternalName: o.Spec.ExternalName, Selector: ownSelector(o.Spec.Selector)}
 	case *corev1.ConfigMap:
 		// The operator's ConfigMaps (a cluster's logging configuration) are read for their name,
 		// labels and owner (groupOwned); their data is what it rendered, and goes to the pods.

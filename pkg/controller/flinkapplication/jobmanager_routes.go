@@ -21,8 +21,10 @@ import (
 // tenant's namespace, and the tenant may edit it: as an ExternalName for another team's JobManager
 // it would have the operator read that team's jobs as its own, and dispose of savepoints, submit
 // jobs and upload jars there. So no call, read or act, goes to a JobManager through a Service
-// that is not as the operator rendered it (flink.JobManagerServiceProblem), nor through one that
-// was not within the last routeSettle, while DNS may still answer its name as the tenant had it.
+// that does not route as the operator rendered it (controlled by the object, of type ClusterIP,
+// without an external name, with the JobManager pods' selector: flink.JobManagerServiceProblem),
+// nor through one that did not within the last routeSettle, while DNS may still answer its name
+// as the tenant had it.
 // Such a call fails unsent, as a JobManager that does not answer: nothing is known of the job, so
 // nothing is started again or given up on its account, and the object waits (its phase deadline
 // still runs). A Service the object controls is put back as rendered; the pass says which and why
@@ -123,8 +125,8 @@ func (e *Environment) jobManagerRoute(owner flink.ClusterOwner, hash string, c *
 // guardJobManagerServices runs before the pass reads anything of Flink. For each owned cluster whose
 // Service routes elsewhere, it says so (an Event naming the Service and the field) and, when the
 // object owns the cluster and its JobManager Deployment exists, puts back the Service the operator
-// renders: deleted (this very object, by its UID) and created again, since a changed type or
-// cluster IP cannot be changed back in place. A session job only says so: its cluster's own pass
+// renders: deleted (this very object, by its UID) and created again, since a Service made an
+// ExternalName and back cannot be made headless again in place. A session job only says so: its cluster's own pass
 // repairs. The pass then shows the refusal in its Ready condition (showRefusedServices).
 func guardJobManagerServices(rc *Context) {
 	for _, hash := range sortedHashes(rc.Clusters) {
