@@ -161,3 +161,22 @@ func TestASessionClustersServiceRoutedElsewhereGetsNoJarOrJob(t *testing.T) {
 	assert.Empty(t, w.jms[flink.VersionedServiceNameOf("victim", victim.Status.DeployHash)].Jobs(), "and nothing on the other")
 	assert.Contains(t, strings.Join(w.events(), "\n"), refusedServiceReason)
 }
+
+// A jar transfer runs off the worker, for as long as the jar host takes: it asks again, right
+// before its upload, whether the JobManager's Service is still the operator's.
+func TestAJarTransferAsksAgainBeforeItUploads(t *testing.T) {
+	w := newWorld(t)
+	w.withSessions()
+	w.createSessionCluster(sessionCluster("session"))
+	w.runSessionsUntil("running", func() bool { return w.sessionCluster("session").Status.Phase == v1beta1.SessionClusterRunning })
+	c := w.sessionCluster("session")
+	owner, hash := flink.OwnerFromSessionCluster(c), c.Status.DeployHash
+	check := w.env.routeCheck(owner, hash)
+	require.NoError(t, check())
+
+	w.pointServiceAt(flink.VersionedServiceNameOf("session", hash), "jm.other-team.svc.cluster.local")
+	err := check()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Service "+ns+"/"+flink.VersionedServiceNameOf("session", hash))
+	assert.Contains(t, err.Error(), "spec.type is ExternalName")
+}
