@@ -201,7 +201,9 @@ type Config struct {
 	// or its turning Ready); once all are Ready, the JobManager has that long from the last step to
 	// report enough task slots. Past it a first deploy fails and an update rolls back. It runs from
 	// the last step rather than from the phase's start because a control plane starting thousands of
-	// clusters at once takes minutes for them in all while each keeps moving.
+	// clusters at once takes minutes for them in all while each keeps moving. A step is counted once
+	// (a replaced or evicted pod's retaken steps are none), so a cluster of P pods is given at most
+	// (4·P + 1) times this from the start, which status dates and an operator restart keeps.
 	ClusterStartTimeout config.Duration `json:"clusterStartTimeout" pflag:",How long a starting cluster may go without Kubernetes taking a step (a pod created, scheduled, running, Ready) before it fails"`
 	// ReadinessTimeout bounds how long a submitted job may take to run stable (all tasks running for
 	// JobStabilizationPeriod); past it an update rolls back to the last stable spec. An application's

@@ -50,22 +50,30 @@ func TestTheCacheKeepsOfADeploymentWhatAPassReads(t *testing.T) {
 	assert.Nil(t, out.(*appsv1.Deployment).Annotations, "no annotation of the operator's")
 }
 
-// The caches keep of a Service its metadata and selector, which a pass compares with the one it
-// renders (selects), and not its ports, cluster IPs or the API server's defaults.
+// The caches keep of a Service its metadata and what decides where a call through it lands (its
+// type, external name and selector), which a pass judges before it calls a JobManager through it
+// (flink.JobManagerServiceProblem) and compares with the one it renders (selects), and not its
+// ports, cluster IPs or the API server's other defaults.
 func TestTheCacheKeepsOfAServiceWhatAPassReads(t *testing.T) {
+	selector := map[string]string{"flink-app": "wc", "flink-app-hash": "abc", "flink-deployment-type": "jobmanager"}
 	s := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "wc-abc", Labels: map[string]string{"flink-app": "wc", "flink-app-hash": "abc"}},
-		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, ClusterIPs: []string{corev1.ClusterIPNone},
-			Ports:    []corev1.ServicePort{{Name: "ui", Port: 8081}},
-			Selector: map[string]string{"flink-app": "wc", "flink-app-hash": "abc", "flink-deployment-type": "jobmanager"}},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: corev1.ClusterIPNone, ClusterIPs: []string{corev1.ClusterIPNone},
+			Ports: []corev1.ServicePort{{Name: "ui", Port: 8081}}, SessionAffinity: corev1.ServiceAffinityNone, Selector: selector},
 	}
 	out, err := trimForCache(s)
 	assert.NoError(t, err)
 	got := out.(*corev1.Service)
-	assert.Equal(t, corev1.ServiceSpec{Selector: map[string]string{"flink-app": "wc", "flink-app-hash": "abc",
-		"flink-deployment-type": "jobmanager"}}, got.Spec)
+	assert.Equal(t, corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: selector}, got.Spec)
 	assert.Equal(t, "abc", k8.HashOf(got))
-	assert.True(t, selects(got, map[string]string{"flink-app": "wc", "flink-app-hash": "abc", "flink-deployment-type": "jobmanager"}))
+	assert.True(t, selects(got, selector))
+
+	// A Service a tenant pointed elsewhere is still seen to be so once cached.
+	elsewhere := &corev1.Service{ObjectMeta: s.ObjectMeta, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName,
+		ExternalName: "jm.other-team.svc.cluster.local", Ports: s.Spec.Ports}}
+	out, _ = trimForCache(elsewhere)
+	assert.Equal(t, corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "jm.other-team.svc.cluster.local"},
+		out.(*corev1.Service).Spec)
 }
 
 // The pod cache keeps of a pod what podReady, podProblem and podProgress say of it, worked out from

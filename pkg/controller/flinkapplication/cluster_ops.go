@@ -24,7 +24,10 @@ const fieldManager = "flinkfsm"
 
 // createCluster creates whatever of the cluster with this hash does not exist yet, rendered from
 // owner (the object, or a FlinkApplication as a recorded spec had it). Names derive from the hash,
-// so a repeat after a crash finds the objects and creates nothing twice.
+// so a repeat after a crash finds the objects and creates nothing twice. It is the only maker of a
+// cluster's objects, so it is where a spec the checks refuse is kept from creating any
+// (clusterRefusal): a deploy checks first and says so, and a repair of what someone deleted is held
+// to the same checks.
 func createCluster(rc *Context, owner flink.ClusterOwner, hash string) error {
 	var version v1beta1.FlinkApplicationVersion
 	if rc.App != nil {
@@ -90,6 +93,12 @@ func createCluster(rc *Context, owner flink.ClusterOwner, hash string) error {
 			}
 			return nil
 		})
+	}
+	if len(creates) == 0 {
+		return nil
+	}
+	if err := clusterRefusal(rc, owner); err != nil {
+		return err
 	}
 	return allAtOnce(creates)
 }

@@ -1,6 +1,7 @@
 package flinkapplication
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -15,10 +16,24 @@ import (
 // deadline bounds the time it goes without a new step instead, as a Deployment's
 // progressDeadlineSeconds does. A cluster that cannot start (unschedulable, an image that cannot
 // be pulled, a crash loop) takes no new step and fails as before, with its cause.
+//
+// What counts as a step is bounded, so that pods coming and going cannot pass for progress: a pod
+// that is on its way out or has ended (an evicted pod stays, Failed, until it is collected) counts
+// none, and a component counts at most four steps for each pod its Deployment asks for, whatever
+// pods carry its labels (a tenant may create some). A replacement pod retakes the steps its
+// predecessor took, which are no progress: a JobManager evicted every two minutes keeps its cluster
+// from no deadline. So a cluster of P pods makes at most 4·P steps, and its start is bounded from
+// when it began (status.phaseStartedAt, which an operator that restarts reads back) by
+// clusterStartTimeout for each of them and once more (boundOfStart), whatever the memory of the
+// last step, which a restart loses, says.
 
-// podProgress is how many of those steps the pod has taken; a pod on its way out counts none.
+// stepsPerPod are the steps a pod takes: created, scheduled, running, Ready.
+const stepsPerPod = 4
+
+// podProgress is how many of those steps the pod has taken; a pod on its way out, or one that
+// ended, counts none.
 func podProgress(p *corev1.Pod) int {
-	if p.DeletionTimestamp != nil {
+	if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
 		return 0
 	}
 	steps := 1
@@ -36,21 +51,68 @@ func podProgress(p *corev1.Pod) int {
 	return steps
 }
 
+// clusterSteps are the steps a starting cluster took and the most it can take.
+type clusterSteps struct{ taken, most int }
+
 // startingClusterProgress is the progress of the cluster an application's deployment starts.
-func startingClusterProgress(rc *Context) int {
+func startingClusterProgress(rc *Context) clusterSteps {
 	return rc.Clusters[targetCluster(&rc.App.Status.JobOwnerStatus)].progress()
 }
 
 // sessionClusterProgress is the progress of the cluster a session cluster's new spec starts.
-func sessionClusterProgress(rc *Context) int {
+func sessionClusterProgress(rc *Context) clusterSteps {
 	return rc.Clusters[rc.Hash].progress()
 }
 
-func (c *ClusterObjects) progress() int {
+func (c *ClusterObjects) progress() clusterSteps {
 	if c == nil {
-		return 0
+		return clusterSteps{}
 	}
-	return c.Progress
+	return clusterSteps{taken: c.Progress, most: c.MostProgress}
+}
+
+// countSteps sets the cluster's Progress from its pods' steps by component, each component's
+// capped at what its Deployment's pods can take, and MostProgress to the cluster's total of those.
+func (c *ClusterObjects) countSteps() {
+	jm, tm := 0, 0
+	if c.JobManager != nil {
+		jm = stepsPerPod * int(max(replicas(c.JobManager), 0))
+	}
+	if c.TaskManager != nil {
+		tm = stepsPerPod * int(max(replicas(c.TaskManager), 0))
+	}
+	c.Progress, c.MostProgress = min(c.jobManagerSteps, jm)+min(c.taskManagerSteps, tm), jm+tm
+}
+
+// startBound is the most a start may take from when it began, whatever its progress: a deadline
+// for each step it can take and one more. Zero for a phase that follows no progress.
+type startBound struct {
+	began    time.Time
+	deadline time.Duration
+	steps    int
+}
+
+func boundOfStart(began time.Time, deadline time.Duration, steps clusterSteps) startBound {
+	return startBound{began: began, deadline: deadline, steps: steps.most}
+}
+
+func (b startBound) length() time.Duration { return time.Duration(b.steps+1) * b.deadline }
+
+// passed tells whether the start has lasted its bound by now.
+func (b startBound) passed(now time.Time) bool {
+	return !b.began.IsZero() && b.deadline > 0 && now.Sub(b.began) >= b.length()
+}
+
+// earlier is the earlier of the deadline and the bound's end.
+func (b startBound) earlier(deadline time.Time) time.Time {
+	if end := b.began.Add(b.length()); !b.began.IsZero() && end.Before(deadline) {
+		return end
+	}
+	return deadline
+}
+
+func (b startBound) String() string {
+	return fmt.Sprintf("%s of its start, the most a start of %d steps is given (%s for each and once more)", b.length(), b.steps, b.deadline)
 }
 
 // progressMemory remembers, for each object in a phase whose deadline follows progress, the most

@@ -114,9 +114,15 @@ type ClusterObjects struct {
 	// an image that cannot be pulled, a crash loop); "" when none is known.
 	Problem string
 	// Progress counts the steps Kubernetes has taken in starting the cluster's pods: one for each
-	// pod that exists, is scheduled, runs, and is Ready, terminating pods not counted. A starting
-	// cluster's deadline bounds the time it goes without a new step (cluster_progress.go).
+	// pod that exists, is scheduled, runs, and is Ready, terminating and ended pods not counted, and
+	// no more for a component than its Deployment's pods can take. A starting cluster's deadline
+	// bounds the time it goes without a new step (cluster_progress.go).
 	Progress int
+	// MostProgress is the most steps its Deployments' pods can take: four each.
+	MostProgress int
+	// jobManagerSteps and taskManagerSteps are the steps of the cluster's pods of each component,
+	// before countSteps caps them.
+	jobManagerSteps, taskManagerSteps int
 }
 
 // Ready tells whether the cluster's JobManager and all its TaskManagers run: Kubernetes reports its
@@ -161,9 +167,12 @@ func (rc *Context) event(warning bool, reason, message string) {
 func (rc *Context) pass() *jobs.Pass {
 	if rc.jobs == nil {
 		rc.jobs = jobs.NewPass(rc, rc.env.Flink, rc.Now, jobs.Clusters{
-			URL:            rc.FlinkURL,
+			URL:            rc.jobManagerAddress,
 			JobManagerGone: func(hash string) bool { return rc.Clusters[hash].JobManagerGone() },
 			FlinkVersion:   rc.FlinkVersion,
+			Refusal: func(hash string) error {
+				return rc.env.jobManagerRoute(rc.ClusterOwner, hash, rc.Clusters[hash], rc.Now)
+			},
 		})
 		rc.jobs.Announce = func(e jobs.Event) { rc.event(e.Warning, e.Reason, e.Message) }
 		if rc.env.Acting != nil {
@@ -186,8 +195,13 @@ func (rc *Context) mayAct() error {
 	return nil
 }
 
-// FlinkURL is the REST base URL of the cluster with this hash.
-func (rc *Context) FlinkURL(hash string) string {
+// FlinkURL is the REST base URL of the cluster with this hash, as the pass's view of Flink hands
+// it out: a call through the pass to a cluster whose Service is refused is not sent
+// (jobmanager_routes.go).
+func (rc *Context) FlinkURL(hash string) string { return rc.pass().URL(hash) }
+
+// jobManagerAddress is the REST base URL of the cluster with this hash: through its Service.
+func (rc *Context) jobManagerAddress(hash string) string {
 	o := rc.ClusterOwner
 	return rc.env.FlinkURL(o.Namespace, flink.VersionedServiceNameOf(o.Name, hash), o.UIPort())
 }

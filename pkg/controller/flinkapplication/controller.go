@@ -108,7 +108,7 @@ func NewController(env *Environment) *Controller {
 			// is (checkpoint_book.go); their changes wake nobody.
 			bookInf := kubeinformers.NewSharedInformerFactoryWithOptions(env.Kube, 0, kubeinformers.WithNamespace(ns),
 				kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = checkpointbook.Label }),
-				kubeinformers.WithTransform(trimForCache))
+				kubeinformers.WithTransform(checkpointBookPageForCache))
 			pages := bookInf.Core().V1().ConfigMaps().Informer()
 			c.health.informers = append(c.health.informers, namedInformer{"checkpoint book in " + namespaceWords(ns), pages.HasSynced})
 			listers.bookPages = pages.GetIndexer()
@@ -126,15 +126,6 @@ func namespaceWords(ns string) string {
 		return "all namespaces"
 	}
 	return "namespace " + ns
-}
-
-// haConfigMapMetadata keeps of an HA ConfigMap what tells whose it is.
-func haConfigMapMetadata(obj interface{}) (interface{}, error) {
-	if cm, ok := obj.(*corev1.ConfigMap); ok {
-		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cm.Name, Namespace: cm.Namespace, UID: cm.UID,
-			ResourceVersion: cm.ResourceVersion, Labels: cm.Labels}}, nil
-	}
-	return obj, nil
 }
 
 // haOwnerIndex indexes HA ConfigMaps by the application or session cluster whose cluster made them.

@@ -86,6 +86,9 @@ type Environment struct {
 	// before its answer reaches the pass, and is still only the echo.
 	writing sync.Map
 
+	// routes remembers the JobManager Services lately seen routing elsewhere (jobmanager_routes.go).
+	routes routeMemory
+
 	// namespaces keeps the Namespaces the pod policy was last read from.
 	namespaces namespaceCache
 	// otherShards keeps what the other shards restore from, for retention (shard.go).

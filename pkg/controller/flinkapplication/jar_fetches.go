@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
@@ -86,8 +87,9 @@ func (f *jarFetches) sweep(now time.Time) {
 
 // jarTransfer is the fetch of a session job's jar and its upload to the JobManager at url, off the
 // worker: its own context, bounded by the fetcher's and the client's timeouts, not the pass's. The
-// fetched file goes once uploaded. The upload asks the lease fence first, as every change to Flink.
-func (e *Environment) jarTransfer(uri, sha256, url string) func() (*uploadedJar, error) {
+// fetched file goes once uploaded. The upload asks the lease fence first, as every change to Flink,
+// and route, whether the JobManager's Service is still the operator's: a fetch may take minutes.
+func (e *Environment) jarTransfer(uri, sha256, url string, route func() error) func() (*uploadedJar, error) {
 	return func() (*uploadedJar, error) {
 		jar, err := e.Jars.Fetch(context.Background(), uri, sha256)
 		if err != nil {
@@ -102,6 +104,9 @@ func (e *Environment) jarTransfer(uri, sha256, url string) func() (*uploadedJar,
 				return nil, jobs.Retryable("Fence", err)
 			}
 		}
+		if err := route(); err != nil {
+			return nil, err
+		}
 		body, err := jar.Open()
 		if err != nil {
 			return nil, jobs.Retryable("ReadJar", err)
@@ -112,5 +117,17 @@ func (e *Environment) jarTransfer(uri, sha256, url string) func() (*uploadedJar,
 			return nil, err
 		}
 		return &uploadedJar{ID: id, Size: jar.Size}, nil
+	}
+}
+
+// routeCheck is jobManagerRoute for a transfer off the worker: the owner's cluster with this hash as
+// the caches show it at the moment of the call.
+func (e *Environment) routeCheck(owner flink.ClusterOwner, hash string) func() error {
+	return func() error {
+		clusters, _, err := e.Observer.Owned(owner)
+		if err != nil {
+			return jobs.Retryable("JobManagerRoute", err)
+		}
+		return e.jobManagerRoute(owner, hash, clusters[hash], e.Clock.Now())
 	}
 }

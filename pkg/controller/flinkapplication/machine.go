@@ -153,12 +153,18 @@ func pastDeadline(rc *Context, spec phaseSpec) (string, bool) {
 	}
 	d := spec.deadline(rc)
 	start, within := st.PhaseStartedAt.Time, ""
+	var bound startBound
 	if spec.progress != nil {
-		start = rc.env.progress.since(rc.writeKey(), start, rc.Now, spec.progress(rc))
+		steps := spec.progress(rc)
+		start = rc.env.progress.since(rc.writeKey(), start, rc.Now, steps.taken)
 		within = " without progress"
+		bound = boundOfStart(st.PhaseStartedAt.Time, d, steps)
 	}
 	if d > 0 {
-		rc.deadline = start.Add(d)
+		rc.deadline = bound.earlier(start.Add(d))
+	}
+	if d > 0 && bound.passed(rc.Now) {
+		return fmt.Sprintf("%s did not complete within %s", rc.subject.phase().Normalized(), bound), true
 	}
 	if d <= 0 || rc.env.activity.acting(start, rc.Now)-rc.env.waits.within(rc.writeKey(), start, rc.Now) <= d {
 		return "", false

@@ -307,14 +307,15 @@ func groupOwned(owner flink.ClusterOwner, deploys []*appsv1.Deployment, services
 			continue
 		}
 		c := get(hash)
-		c.Progress += p.progress
 		switch p.Labels[k8.ComponentLabel] {
 		case flink.JobManagerComponent:
+			c.jobManagerSteps += p.progress
 			c.JobManagerPods++
 			if p.ready {
 				c.ReadyJobManagerPods++
 			}
 		case flink.TaskManagerComponent:
+			c.taskManagerSteps += p.progress
 			if p.ready {
 				c.ReadyTaskManagerPods++
 			}
@@ -322,6 +323,9 @@ func groupOwned(owner flink.ClusterOwner, deploys []*appsv1.Deployment, services
 		if p.problem != "" && c.Problem == "" {
 			c.Problem = p.problem
 		}
+	}
+	for _, c := range clusters {
+		c.countSteps()
 	}
 	return clusters, generic
 }

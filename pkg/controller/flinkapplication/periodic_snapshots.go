@@ -1,7 +1,9 @@
 package flinkapplication
 
 import (
+	"errors"
 	"fmt"
+	"math/bits"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -113,15 +115,53 @@ func lastPeriodic(st *v1beta1.JobOwnerStatus, purpose v1beta1.SavepointPurpose) 
 // parseSchedule reads a schedule: a cron expression (five fields, or a descriptor such as @hourly,
 // @daily or @every 90m) when one is set, else the interval; nil when neither is. The API allows
 // exactly one of the two; should both be set on an object stored past that rule, the expression,
-// the newer field, wins.
+// the newer field, wins. A schedule whose times can come closer than the least interval
+// (v1beta1.MinPeriodicIntervalSeconds) is an error, however it is written: the CRD refuses an
+// interval below it and an @every it can read, and this the rest (an object stored before those
+// rules, a form CEL does not read).
 func parseSchedule(p *v1beta1.PeriodicSchedule) (cron.Schedule, error) {
 	switch {
 	case p.Schedule != "":
-		return parseCron(p.Schedule)
+		sched, err := parseCron(p.Schedule)
+		if err != nil {
+			return nil, err
+		}
+		if step := leastStep(sched); step < minPeriodicInterval {
+			return nil, &tooFrequent{fmt.Sprintf("its times can come %s apart", step)}
+		}
+		return sched, nil
 	case p.IntervalSeconds > 0:
+		if d := time.Duration(p.IntervalSeconds) * time.Second; d < minPeriodicInterval {
+			return nil, &tooFrequent{fmt.Sprintf("%s apart", d)}
+		}
 		return interval(time.Duration(p.IntervalSeconds) * time.Second), nil
 	}
 	return nil, nil
+}
+
+// minPeriodicInterval is the least time between two periodic snapshots of a job.
+const minPeriodicInterval = v1beta1.MinPeriodicIntervalSeconds * time.Second
+
+// tooFrequent is a schedule refused for how close its times come.
+type tooFrequent struct{ apart string }
+
+func (e *tooFrequent) Error() string {
+	return fmt.Sprintf("%s, closer than %ds, the least interval between periodic snapshots", e.apart, v1beta1.MinPeriodicIntervalSeconds)
+}
+
+// leastStep is the least time between two of a cron schedule's times. Five fields name whole
+// minutes (second 0 of each); @every names its delay; a kind the parser may add later is not
+// known, and counts as none.
+func leastStep(sched cron.Schedule) time.Duration {
+	switch s := sched.(type) {
+	case cron.ConstantDelaySchedule:
+		return s.Delay
+	case *cron.SpecSchedule:
+		if bits.OnesCount64(s.Second&^(1<<63)) == 1 {
+			return time.Minute
+		}
+	}
+	return 0
 }
 
 // parseCron parses a cron expression. robfig/cron v3.0.1 panics on some malformed time zone
@@ -142,24 +182,30 @@ type interval time.Duration
 
 func (d interval) Next(t time.Time) time.Time { return t.Add(time.Duration(d)) }
 
-// warnOfUnusableSchedules says, with a Warning Event, which schedule of the spec cannot be read or
-// names no time to come: no periodic snapshot of its kind is taken, and the job runs on as before.
-// The caller calls it once per spec generation.
+// warnOfUnusableSchedules says, with a Warning Event, which schedule of the spec cannot be read,
+// names no time to come, or comes round more often than the least interval: no periodic snapshot of
+// its kind is taken, and the job runs on as before. The caller calls it once per spec generation.
 func warnOfUnusableSchedules(rc *Context) {
 	for _, k := range periodicKinds {
 		p := k.schedule(rc.Settings)
-		if p == nil || p.Schedule == "" {
+		if p == nil {
 			continue
 		}
-		field := rc.Settings.field(k.field + ".schedule")
+		field, value := rc.Settings.field(k.field+".schedule"), fmt.Sprintf("%q", p.Schedule)
+		if p.Schedule == "" {
+			field, value = rc.Settings.field(k.field+".intervalSeconds"), fmt.Sprint(p.IntervalSeconds)
+		}
 		sched, err := parseSchedule(p)
+		var frequent *tooFrequent
 		switch {
+		case errors.As(err, &frequent):
+			rc.event(true, "InvalidSchedule", fmt.Sprintf("%s %s: %v; no %s are taken until it is changed", field, value, err, k.what))
 		case err != nil:
-			rc.event(true, "InvalidSchedule", fmt.Sprintf("%s %q is not a cron expression the operator reads (%v); no %s are taken until it is fixed",
-				field, p.Schedule, err, k.what))
-		case sched.Next(rc.Now.In(time.Local)).IsZero():
-			rc.event(true, "InvalidSchedule", fmt.Sprintf("%s %q names no time within five years; no %s are taken until it is changed",
-				field, p.Schedule, k.what))
+			rc.event(true, "InvalidSchedule", fmt.Sprintf("%s %s is not a cron expression the operator reads (%v); no %s are taken until it is fixed",
+				field, value, err, k.what))
+		case sched != nil && sched.Next(rc.Now.In(time.Local)).IsZero():
+			rc.event(true, "InvalidSchedule", fmt.Sprintf("%s %s names no time within five years; no %s are taken until it is changed",
+				field, value, k.what))
 		}
 	}
 }

@@ -18,9 +18,10 @@ type phaseSpec struct {
 	exits []exit
 	// deadline bounds the time in the phase; nil for phases that may last indefinitely.
 	deadline func(*Context) time.Duration
-	// progress, when set, counts the steps the phase has made; the deadline then bounds the time
-	// since the last step instead of since the phase began (cluster_progress.go).
-	progress func(*Context) int
+	// progress, when set, counts the steps the phase has made, and how many it can make; the
+	// deadline then bounds the time since the last step, and the steps it can make bound the time
+	// since the phase began (cluster_progress.go).
+	progress func(*Context) clusterSteps
 	// giveUp is called with the cause when retries or the deadline run out; nil keeps the phase
 	// and stops retrying until the spec changes.
 	giveUp func(rc *Context, cause string) Outcome

@@ -23,6 +23,10 @@ func podProblem(p *corev1.Pod) string {
 			return fmt.Sprintf("%s %s is unschedulable: %s", role, p.Name, client.Excerpt(c.Message))
 		}
 	}
+	if p.Status.Phase == corev1.PodFailed && p.DeletionTimestamp == nil {
+		// An evicted pod stays, Failed, beside the one its ReplicaSet starts instead.
+		return fmt.Sprintf("%s %s failed (%s): %s", role, p.Name, client.Excerpt(p.Status.Reason), client.Excerpt(p.Status.Message))
+	}
 	// Every pass asks this of every pod of the application: the two lists are read in place, not
 	// copied into one.
 	for s := range containerStatuses(p) {

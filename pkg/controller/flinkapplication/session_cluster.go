@@ -110,7 +110,8 @@ func watchSessionCluster(rc *Context) Outcome {
 	}
 	if c := rc.Clusters[st.DeployHash]; c == nil || c.JobManager == nil || c.TaskManager == nil || c.Service == nil {
 		if err := createCluster(rc, rc.ClusterOwner, st.DeployHash); err != nil {
-			return failed(err)
+			return failed(fmt.Errorf("objects of Flink cluster %s are missing, and are not created again from the spec: %w",
+				flink.VersionedServiceNameOf(rc.Meta.Name, st.DeployHash), err))
 		}
 		rc.event(true, "ClusterRecreated", fmt.Sprintf("objects of Flink cluster %s were missing and were created again",
 			flink.VersionedServiceNameOf(rc.Meta.Name, st.DeployHash)))

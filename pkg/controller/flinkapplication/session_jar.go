@@ -28,10 +28,15 @@ func uploadJar(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 	if rc.env.Jars == nil {
 		return deployFailed(rc, "JarRefused", "the operator has no jar policy configured")
 	}
+	if err := rc.pass().Refused(c.ClusterHash); err != nil {
+		// The jar goes to the cluster's own JobManager or nowhere; the phase's deadline bounds the wait.
+		rc.Machine.Reason, rc.Waiting = "waiting to upload the jar: "+err.Error(), refusedServiceReason
+		return stay(jarFetchPoll)
+	}
 	// The target cluster is part of the key: a transfer uploads to one JobManager.
 	key := rc.writeKey() + "|" + string(rc.Meta.UID) + "|" + uri.JarURI + "|" + uri.JarSHA256 + "|" + c.ClusterHash
-	f := rc.env.jarFetches.fetch(key, time.Now(), rc.env.jarTransfer(uri.JarURI, uri.JarSHA256, rc.FlinkURL(c.ClusterHash)),
-		rc.env.wakeLater(rc))
+	transfer := rc.env.jarTransfer(uri.JarURI, uri.JarSHA256, rc.FlinkURL(c.ClusterHash), rc.env.routeCheck(rc.ClusterOwner, c.ClusterHash))
+	f := rc.env.jarFetches.fetch(key, time.Now(), transfer, rc.env.wakeLater(rc))
 	if f == nil || !f.done {
 		// Off the worker: the job waits in its phase, and the transfer wakes it when it ends.
 		rc.Machine.Reason, rc.Waiting = fmt.Sprintf("fetching jar %q", uri.JarURI), "FetchingJar"

@@ -123,6 +123,8 @@ func (e *Environment) runPass(rc *Context, summarizeStatus func(*Context)) (time
 	migrateLedger(rc)
 	from := rc.subject.phase().Normalized()
 	fromStarted := rc.Machine.PhaseStartedAt
+	// Before anything is asked of Flink: a JobManager is called only through its own Service.
+	guardJobManagerServices(rc)
 	if rc.Job != nil && (rc.Meta.DeletionTimestamp == nil || from == PhaseDeleting) {
 		observe(rc)
 		settleSavepoints(rc)
@@ -142,6 +144,7 @@ func (e *Environment) runPass(rc *Context, summarizeStatus func(*Context)) (time
 	answerSnapshotRequests(rc)
 	retainSnapshots(rc)
 	summarizeStatus(rc)
+	showRefusedServices(rc)
 	showable(rc)
 	repeat := e.repeatsQuietSubmitting(rc)
 	if quiet := submittingUnwritten(rc); quiet && !repeat {

@@ -35,6 +35,16 @@ func (b *breaker) opened(url string) error {
 	return b.open[url]
 }
 
+// refuse makes every call to the JobManager at url fail at once with err for the rest of the pass,
+// without being sent.
+func (b *breaker) refuse(url string, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.open[url] == nil {
+		b.open[url] = err
+	}
+}
+
 // act is guard for a call that changes something: the fence is asked first.
 func (b *breaker) act(url string, call func() error) error {
 	if err := b.opened(url); err != nil {

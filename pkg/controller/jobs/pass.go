@@ -66,6 +66,10 @@ type Clusters struct {
 	JobManagerGone func(cluster string) bool
 	// FlinkVersion, when set, is the Flink release a cluster runs (its spec's flinkVersion).
 	FlinkVersion func(cluster string) string
+	// Refusal, when set, says why no call may go to a cluster's JobManager now (its address is not
+	// the one the caller chose for it); nil when calls may go. A refused cluster gets no call, read
+	// or act: each fails at once with the refusal, which is no answer about its jobs.
+	Refusal func(cluster string) error
 }
 
 // Pass is one pass's view of Flink: each question is asked at most once (until Forget), and after
@@ -113,8 +117,23 @@ func (p *Pass) FenceWith(fence func() error) { p.flink.fence = fence }
 // what runs is read from the pass's views instead.
 func (p *Pass) Flink() client.API { return p.flink }
 
-// URL is the REST base URL of a cluster.
-func (p *Pass) URL(cluster string) string { return p.clusters.URL(cluster) }
+// URL is the REST base URL of a cluster. It is the only way a pass learns one, so that a cluster
+// whose address is refused (Clusters.Refusal) has every call to it fail without being sent.
+func (p *Pass) URL(cluster string) string {
+	url := p.clusters.URL(cluster)
+	if err := p.Refused(cluster); err != nil {
+		p.flink.refuse(url, err)
+	}
+	return url
+}
+
+// Refused is why no call may go to the cluster's JobManager now; nil when calls may go.
+func (p *Pass) Refused(cluster string) error {
+	if p.clusters.Refusal == nil {
+		return nil
+	}
+	return p.clusters.Refusal(cluster)
+}
 
 // Ref is the reference of a job on a cluster.
 func (p *Pass) Ref(cluster, jobID string) Ref {

@@ -400,6 +400,10 @@ const (
 	ScaleModeInPlace    ScaleMode = "InPlace"
 )
 
+// MinPeriodicIntervalSeconds is the least time between two periodic snapshots of a job, however
+// their schedule is written: intervalSeconds' minimum, and the least step of a schedule's times.
+const MinPeriodicIntervalSeconds = 60
+
 // PeriodicSchedule is when periodic savepoints or checkpoints are taken of a running job: every
 // intervalSeconds, or at the times a cron expression names. Set one of the two.
 // +kubebuilder:validation:XValidation:rule="has(self.intervalSeconds) != has(self.schedule)",message="set one of intervalSeconds and schedule"
@@ -412,9 +416,11 @@ type PeriodicSchedule struct {
 	// Schedule is a cron expression in the operator's time zone (UTC unless its TZ is set): five
 	// fields (minute hour day-of-month month day-of-week), or a descriptor such as @hourly or @daily.
 	// A snapshot is taken at each time it names while the job runs; a time missed while the job did
-	// not run is not made up.
+	// not run is not made up. Its times are at least 60 s apart, as intervalSeconds' are: five
+	// fields name whole minutes, and an @every shorter than 60s is refused.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule=`!self.matches('^((CRON_)?TZ=[^ ]* +)?@every ') || self.matches('^((CRON_)?TZ=[^ ]* +)?@every ([0-9.]+(ns|us|µs|μs|ms|s|m|h))+$') && duration(self.substring(self.indexOf('@every ') + 7)) >= duration('60s')`,message="an @every schedule must be at least 60s, the least interval between periodic snapshots (as intervalSeconds)",reason=FieldValueInvalid
 	// +optional
 	Schedule string `json:"schedule,omitempty"`
 }
