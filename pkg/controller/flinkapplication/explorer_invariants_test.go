@@ -247,7 +247,10 @@ func (x *explorer) referencesTo(p string) []string {
 				continue
 			}
 			fields["the restorePath of the record of job "+r.JobID] = r.RestorePath
-			if newest := newestLedgerPath(st, r.JobID); newest != "" {
+			// The operator's newest state of a job is the ledger's or its checkpoint book's, whichever
+			// is newer (newestStatePath), and the book is not in status: the ledger's newest counts
+			// only while the job has completed nothing since, or a restore may still pick it.
+			if newest, at := newestLedgerState(st, r.JobID); newest != "" && !x.hasStateSince(r.JobID, at) {
 				fields["the newest state its ledger records of job "+r.JobID] = newest
 			}
 		}
@@ -290,8 +293,9 @@ func (x *explorer) referencesTo(p string) []string {
 	return out
 }
 
-// newestLedgerPath is the newest completed state the ledger records of the job.
-func newestLedgerPath(st *v1beta1.JobOwnerStatus, jobID string) string {
+// newestLedgerState is the newest completed state the ledger records of the job, and when it was
+// taken.
+func newestLedgerState(st *v1beta1.JobOwnerStatus, jobID string) (string, time.Time) {
 	var best *v1beta1.StateEntry
 	for i := range st.Ledger {
 		e := &st.Ledger[i]
@@ -303,9 +307,9 @@ func newestLedgerPath(st *v1beta1.JobOwnerStatus, jobID string) string {
 		}
 	}
 	if best == nil {
-		return ""
+		return "", time.Time{}
 	}
-	return best.Path
+	return best.Path, best.Time.Time
 }
 
 // hasStateSince tells whether the job completed a checkpoint or savepoint after since.
