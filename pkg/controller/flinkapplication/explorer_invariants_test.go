@@ -125,7 +125,13 @@ func (x *explorer) checkRestores(id *identity, jobs []flinksim.JobRecord) {
 				continue
 			}
 		}
-		j, alive := predecessor(jobs[:i], start)
+		before := jobs[:i]
+		if id.flavour.blueGreen {
+			// Two versions run on two clusters: a job started again on one cluster replaces that
+			// cluster's job, not the other version's.
+			before = onJobManager(before, k.JobManager)
+		}
+		j, alive := predecessor(before, start)
 		if j == nil {
 			continue
 		}
@@ -161,6 +167,20 @@ func (x *explorer) namedByUser(id *identity, path string) bool {
 	return false
 }
 
+// onJobManager are the jobs that ran on the JobManager, or all of them when none did.
+func onJobManager(jobs []flinksim.JobRecord, jm string) []flinksim.JobRecord {
+	var out []flinksim.JobRecord
+	for _, j := range jobs {
+		if j.JobManager == jm {
+			out = append(out, j)
+		}
+	}
+	if len(out) == 0 {
+		return jobs
+	}
+	return out
+}
+
 // predecessor is the job a job started at start replaces: the newest of those alive then (a
 // BlueGreen version starts beside the deployed one), else the one that ended last before.
 func predecessor(before []flinksim.JobRecord, start time.Time) (j *flinksim.JobRecord, alive bool) {
@@ -185,7 +205,8 @@ func predecessor(before []flinksim.JobRecord, start time.Time) (j *flinksim.JobR
 
 // floor is the newest completed state of job j that a job started at start must not go behind:
 // j's savepoints, the checkpoints of j the operator recorded, and the state j started from. A job
-// still alive then (BlueGreen) goes on checkpointing: only its savepoints and its start count.
+// still alive then (a BlueGreen version starts beside the deployed one) goes on processing after
+// any of its savepoints, so none of them is a state the new job rewinds: only j's start counts.
 func (x *explorer) floor(j flinksim.JobRecord, start time.Time, alive bool) *knownState {
 	var best *knownState
 	consider := func(k knownState) {
@@ -194,12 +215,12 @@ func (x *explorer) floor(j flinksim.JobRecord, start time.Time, alive bool) *kno
 			best = &kk
 		}
 	}
-	for p, s := range x.history.seen {
-		if s.Savepoint && s.JobID == j.JobID {
-			consider(knownState{path: p, at: s.CreatedAt})
-		}
-	}
 	if !alive {
+		for p, s := range x.history.seen {
+			if s.Savepoint && s.JobID == j.JobID {
+				consider(knownState{path: p, at: s.CreatedAt})
+			}
+		}
 		for _, k := range x.history.known[j.JobID] {
 			if !k.since.After(start) {
 				consider(k)
