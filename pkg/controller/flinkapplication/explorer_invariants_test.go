@@ -1,0 +1,427 @@
+package flinkapplication
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// The explorer's invariants, checked after every step (and a disposal as it is asked for):
+//  1. never two live jobs of one object (a BlueGreen object: never three), and no job of an object
+//     deleted with deleteMode Savepoint or ForceCancel runs on after the object is gone;
+//  2. no job starts from older state than the newest completed state of the job it replaces, nor
+//     from state that was gone by then, unless its user named that state;
+//  3. no durable state is disposed of while anything references it;
+//  4. no object stays in a phase past its deadline without a Warning;
+//  5. one pass makes at most maxRESTCallsPerPass calls and spends at most maxPassTime of simulated
+//     time.
+
+const (
+	// maxRESTCallsPerPass bounds one pass's calls: the autoscaler's sample may spend 64
+	// (autoscaler_sampling.go), the job's observation and one operation a few more.
+	maxRESTCallsPerPass = 96
+	// maxPassTime bounds the simulated time one pass spends waiting for JobManagers.
+	maxPassTime = time.Minute
+	// deadlineSlack is what a phase may outlast its deadline by: passes come every few seconds, and
+	// a give-up is written by the pass after the deadline.
+	deadlineSlack = 3 * time.Minute
+)
+
+// check runs the invariants that hold after every step.
+func (x *explorer) check() {
+	x.record()
+	for _, id := range x.identities {
+		if id.kind == sessionClusterKindName {
+			continue
+		}
+		jobs := x.jobsOf(id)
+		x.checkOneJobAtATime(id, jobs)
+		x.checkRestores(id, jobs)
+	}
+	x.checkDeadlines()
+}
+
+// checkOneJobAtATime is invariant 1.
+func (x *explorer) checkOneJobAtATime(id *identity, jobs []flinksim.JobRecord) {
+	if id.flavour.blueGreen {
+		if n := mostAlive(jobs); n > 2 {
+			x.violate("%s: %d jobs alive at once, a BlueGreen object runs two at most", id, n)
+		}
+	} else {
+		for _, o := range flinksim.Overlapping(jobs) {
+			x.violate("%s: two live jobs at once: %s (from %s) and %s (from %s), overlapping from %s", id,
+				o.First.JobID, o.First.AliveFrom().Format("15:04:05.0"), o.Second.JobID, o.Second.AliveFrom().Format("15:04:05.0"),
+				o.From.Format("15:04:05.0"))
+		}
+	}
+	if id.gone && id.deleteMode != v1beta1.DeleteModeNone {
+		for _, j := range jobs {
+			if _, ended := j.AliveUntil(); !ended {
+				x.violate("%s was deleted with deleteMode %s and is gone, but its job %s still runs", id, id.deleteMode, j.JobID)
+			}
+		}
+	}
+}
+
+// mostAlive is the largest number of the jobs alive at one instant, from submission to the end of
+// their life (the explorer's objects run without Flink HA, so no job is suspended and resumed).
+func mostAlive(jobs []flinksim.JobRecord) int {
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	var edges []edge
+	for _, j := range jobs {
+		if len(j.States) == 0 {
+			continue
+		}
+		edges = append(edges, edge{j.AliveFrom(), +1})
+		if end, ended := j.AliveUntil(); ended {
+			edges = append(edges, edge{end, -1})
+		}
+	}
+	// At one instant ends count before starts, as in Timeline.MostAlive.
+	sort.Slice(edges, func(i, k int) bool {
+		if edges[i].at.Equal(edges[k].at) {
+			return edges[i].delta < edges[k].delta
+		}
+		return edges[i].at.Before(edges[k].at)
+	})
+	most, alive := 0, 0
+	for _, e := range edges {
+		alive += e.delta
+		most = max(most, alive)
+	}
+	return most
+}
+
+// checkRestores is invariant 2, for each job the first time it is seen.
+func (x *explorer) checkRestores(id *identity, jobs []flinksim.JobRecord) {
+	for i, k := range jobs {
+		if x.history.restoreChecked[k.JobID] || len(k.States) == 0 {
+			continue
+		}
+		x.history.restoreChecked[k.JobID] = true
+		p := normalPath(k.RestoredFrom)
+		if x.namedByUser(id, p) {
+			continue
+		}
+		start := k.AliveFrom()
+		if p != "" {
+			if _, ok := x.history.seen[p]; !ok {
+				x.violate("%s: job %s started from %s, a state that never existed", id, k.JobID, k.RestoredFrom)
+				continue
+			}
+			if gone, ok := x.history.vanished[p]; ok && !gone.After(start) {
+				x.violate("%s: job %s started at %s from %s, which was gone since %s", id, k.JobID,
+					start.Format("15:04:05.0"), k.RestoredFrom, gone.Format("15:04:05.0"))
+				continue
+			}
+		}
+		before := jobs[:i]
+		if id.flavour.blueGreen {
+			// Two versions run on two clusters: a job started again on one cluster replaces that
+			// cluster's job, not the other version's.
+			before = onJobManager(before, k.JobManager)
+		}
+		j, alive := predecessor(before, start)
+		if j == nil {
+			continue
+		}
+		floor := x.floor(*j, start, alive)
+		if floor == nil {
+			continue
+		}
+		if p == "" {
+			x.violate("%s: job %s started without state, but the job it replaces, %s, had completed %s (taken %s)", id,
+				k.JobID, j.JobID, floor.path, floor.at.Format("15:04:05.0"))
+			continue
+		}
+		if s := x.history.seen[p]; p != floor.path && s.CreatedAt.Before(floor.at) {
+			x.violate("%s: job %s started from %s (taken %s), older than %s (taken %s), the newest completed state of job %s it replaces",
+				id, k.JobID, k.RestoredFrom, s.CreatedAt.Format("15:04:05.0"), floor.path, floor.at.Format("15:04:05.0"), j.JobID)
+		}
+	}
+}
+
+// namedByUser tells whether the user named the state for a restore of the object.
+func (x *explorer) namedByUser(id *identity, path string) bool {
+	if path == "" {
+		return false
+	}
+	if id.explicit[path] {
+		return true
+	}
+	for name := range id.explicitSnapshots {
+		if x.history.snapshotPaths[name][path] {
+			return true
+		}
+	}
+	return false
+}
+
+// onJobManager are the jobs that ran on the JobManager, or all of them when none did.
+func onJobManager(jobs []flinksim.JobRecord, jm string) []flinksim.JobRecord {
+	var out []flinksim.JobRecord
+	for _, j := range jobs {
+		if j.JobManager == jm {
+			out = append(out, j)
+		}
+	}
+	if len(out) == 0 {
+		return jobs
+	}
+	return out
+}
+
+// predecessor is the job a job started at start replaces: the newest of those alive then (a
+// BlueGreen version starts beside the deployed one), else the one that ended last before.
+func predecessor(before []flinksim.JobRecord, start time.Time) (j *flinksim.JobRecord, alive bool) {
+	var ended *flinksim.JobRecord
+	var endedAt time.Time
+	for i := range before {
+		r := &before[i]
+		end, done := r.AliveUntil()
+		if !done || end.After(start) {
+			j, alive = r, true
+			continue
+		}
+		if ended == nil || !end.Before(endedAt) {
+			ended, endedAt = r, end
+		}
+	}
+	if j != nil {
+		return j, true
+	}
+	return ended, false
+}
+
+// floor is the newest completed state of job j that a job started at start must not go behind:
+// j's savepoints, the checkpoints of j the operator recorded, and the state j started from. A job
+// still alive then (a BlueGreen version starts beside the deployed one) goes on processing after
+// any of its savepoints, so none of them is a state the new job rewinds: only j's start counts.
+func (x *explorer) floor(j flinksim.JobRecord, start time.Time, alive bool) *knownState {
+	var best *knownState
+	consider := func(k knownState) {
+		if k.at.Before(start) && (best == nil || k.at.After(best.at)) {
+			kk := k
+			best = &kk
+		}
+	}
+	if !alive {
+		for p, s := range x.history.seen {
+			if s.Savepoint && s.JobID == j.JobID {
+				consider(knownState{path: p, at: s.CreatedAt})
+			}
+		}
+		for _, k := range x.history.known[j.JobID] {
+			if !k.since.After(start) {
+				consider(k)
+			}
+		}
+	}
+	if p := normalPath(j.RestoredFrom); p != "" {
+		if s, ok := x.history.seen[p]; ok {
+			consider(knownState{path: p, at: s.CreatedAt})
+		}
+	}
+	return best
+}
+
+// checkDisposal is invariant 3, run as the operator asks Flink to dispose of path: nothing of the
+// namespace may still reference it.
+func (x *explorer) checkDisposal(path string) {
+	p := normalPath(path)
+	x.history.disposed[p] = x.w.clock.Now()
+	for _, need := range x.referencesTo(p) {
+		x.violate("disposal of %s while %s", path, need)
+	}
+}
+
+// referencesTo says what of the namespace references the state now.
+func (x *explorer) referencesTo(p string) []string {
+	ctx := context.Background()
+	var out []string
+	snaps, _ := x.w.apps.FlinkV1beta1().FlinkSnapshots(ns).List(ctx, metav1.ListOptions{})
+	snapshotPath := map[string]string{}
+	if snaps != nil {
+		for _, s := range snaps.Items {
+			snapshotPath[s.Name] = normalPath(s.Status.Path)
+			if s.DeletionTimestamp == nil && (normalPath(s.Status.Path) == p || normalPath(s.Spec.Path) == p) {
+				out = append(out, fmt.Sprintf("FlinkSnapshot %s (not deleted) shows it", s.Name))
+			}
+		}
+	}
+	owner := func(what string, st *v1beta1.JobOwnerStatus, specPath, nonce, restoreSnapshot string) {
+		fields := map[string]string{"jobStatus.restorePath": st.JobStatus.RestorePath,
+			"deployments.nextRestorePath": st.Deployments.NextRestorePath, "finalSavepointPath": st.FinalSavepointPath,
+			"savepointPath": st.SavepointPath}
+		for _, r := range []*v1beta1.DeploymentRecord{st.Deployments.Stable, st.Deployments.Candidate} {
+			if r == nil {
+				continue
+			}
+			fields["the restorePath of the record of job "+r.JobID] = r.RestorePath
+			// The operator's newest state of a job is the ledger's or its checkpoint book's, whichever
+			// is newer (newestStatePath), and the book is not in status: the ledger's newest counts
+			// only while the job has completed nothing since, or a restore may still pick it.
+			if newest, at := newestLedgerState(st, r.JobID); newest != "" && !x.hasStateSince(r.JobID, at) {
+				fields["the newest state its ledger records of job "+r.JobID] = newest
+			}
+		}
+		if pendingSpecPath(specPath, nonce, st) != "" {
+			fields["its spec (a restore still to come)"] = specPath
+		}
+		if restoreSnapshot != "" && snapshotPath[restoreSnapshot] == p {
+			fields["its spec.restoreSnapshot "+restoreSnapshot] = p
+		}
+		for field, v := range fields {
+			if v != "" && normalPath(v) == p {
+				out = append(out, fmt.Sprintf("%s names it in %s", what, field))
+			}
+		}
+	}
+	if apps, err := x.w.apps.FlinkV1beta1().FlinkApplications(ns).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, a := range apps.Items {
+			owner("FlinkApplication "+a.Name, &a.Status.JobOwnerStatus, a.Spec.SavepointPath, a.Spec.SavepointRedeployNonce, a.Spec.RestoreSnapshot)
+		}
+	}
+	if sjs, err := x.w.apps.FlinkV1beta1().FlinkSessionJobs(ns).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, j := range sjs.Items {
+			owner("FlinkSessionJob "+j.Name, &j.Status.JobOwnerStatus, j.Spec.Job.InitialSavepointPath, j.Spec.Job.SavepointRedeployNonce,
+				j.Spec.Job.RestoreSnapshot)
+		}
+	}
+	for _, id := range x.identities {
+		if id.kind == sessionClusterKindName {
+			continue
+		}
+		for _, j := range x.jobsOf(id) {
+			if _, ended := j.AliveUntil(); ended || normalPath(j.RestoredFrom) != p {
+				continue
+			}
+			if !x.hasStateSince(j.JobID, j.AliveFrom()) {
+				out = append(out, fmt.Sprintf("job %s of %s runs from it and has completed no state since", j.JobID, id))
+			}
+		}
+	}
+	return out
+}
+
+// newestLedgerState is the newest completed state the ledger records of the job, and when it was
+// taken.
+func newestLedgerState(st *v1beta1.JobOwnerStatus, jobID string) (string, time.Time) {
+	var best *v1beta1.StateEntry
+	for i := range st.Ledger {
+		e := &st.Ledger[i]
+		if e.JobID != jobID || e.Result != v1beta1.StateCompleted || e.Path == "" || e.Time == nil {
+			continue
+		}
+		if best == nil || e.Time.After(best.Time.Time) {
+			best = e
+		}
+	}
+	if best == nil {
+		return "", time.Time{}
+	}
+	return best.Path, best.Time.Time
+}
+
+// hasStateSince tells whether the job completed a checkpoint or savepoint after since.
+func (x *explorer) hasStateSince(jobID string, since time.Time) bool {
+	for _, s := range x.w.storage.Snapshots() {
+		if s.JobID == jobID && s.CreatedAt.After(since) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkPassBounds is invariant 5.
+func (x *explorer) checkPassBounds(what string, calls int64, spent time.Duration) {
+	x.passRESTCalls = max(x.passRESTCalls, calls)
+	x.passTime = max(x.passTime, spent)
+	if calls > maxRESTCallsPerPass {
+		x.violate("a pass of %s made %d REST calls (at most %d)", what, calls, maxRESTCallsPerPass)
+	}
+	if spent > maxPassTime {
+		x.violate("a pass of %s spent %s of simulated time (at most %s)", what, spent, maxPassTime)
+	}
+}
+
+// phaseDeadlines are the phase table's deadlines (phase_table.go, session_table.go) under the
+// world's configuration, the longest a phase may take where it depends on the object.
+func (x *explorer) phaseDeadline(phase string) (time.Duration, bool) {
+	c := x.w.env.Config
+	switch Phase(phase) {
+	case PhaseClusterStarting:
+		return c.ClusterStartTimeout.Duration, true
+	case PhaseSubmitting, PhaseRescaling:
+		return c.ReadinessTimeout.Duration, true
+	case PhaseRollingBack:
+		return c.ClusterStartTimeout.Duration + c.ReadinessTimeout.Duration + c.CancelTimeout.Duration, true
+	case PhaseTeardown:
+		return c.SavepointTimeout.Duration + c.CancelTimeout.Duration, true
+	case PhaseSavepointing:
+		return c.SavepointTimeout.Duration, true
+	case PhaseCancelling, PhaseRecovering:
+		return c.CancelTimeout.Duration, true
+	case PhaseNew, PhaseUpdating:
+		// No deadline of their own, but retries with backoff: never longer than the longest chain.
+		return c.ClusterStartTimeout.Duration + c.ReadinessTimeout.Duration + c.CancelTimeout.Duration, true
+	}
+	return 0, false
+}
+
+// checkDeadlines is invariant 4.
+func (x *explorer) checkDeadlines() {
+	now := x.w.clock.Now()
+	for _, id := range x.live() {
+		phase, started, why := x.phaseOf(id)
+		if started == nil || strings.Contains(why, "waits for task slots") {
+			// A session job waits for slots on a full session cluster as long as it takes
+			// (sessionSubmitDeadline): that is no failure of the job, and its Ready condition says so.
+			continue
+		}
+		deadline, ok := x.phaseDeadline(phase)
+		if !ok || now.Sub(started.Time) <= deadline+deadlineSlack || !id.lastWarning.Before(started.Time) {
+			continue
+		}
+		x.violate("%s has been in phase %s since %s, past its deadline of %s, without a Warning", id, phase,
+			started.Format("15:04:05.0"), deadline)
+	}
+}
+
+// phaseOf reads the object's phase, when it began, and what its status says of it (its reason and
+// its conditions' messages).
+func (x *explorer) phaseOf(id *identity) (string, *metav1.Time, string) {
+	ctx := context.Background()
+	says := func(m v1beta1.MachineStatus) string {
+		out := m.Reason
+		for _, c := range m.Conditions {
+			out += "\n" + c.Message
+		}
+		return out
+	}
+	switch id.kind {
+	case applicationKindName:
+		if a, err := x.w.apps.FlinkV1beta1().FlinkApplications(ns).Get(ctx, id.name, metav1.GetOptions{}); err == nil {
+			return string(a.Status.Phase), a.Status.PhaseStartedAt, says(a.Status.MachineStatus)
+		}
+	case sessionJobKindName:
+		if j, err := x.w.apps.FlinkV1beta1().FlinkSessionJobs(ns).Get(ctx, id.name, metav1.GetOptions{}); err == nil {
+			return string(j.Status.Phase), j.Status.PhaseStartedAt, says(j.Status.MachineStatus)
+		}
+	case sessionClusterKindName:
+		if c, err := x.w.apps.FlinkV1beta1().FlinkSessionClusters(ns).Get(ctx, id.name, metav1.GetOptions{}); err == nil {
+			return string(c.Status.Phase), c.Status.PhaseStartedAt, says(c.Status.MachineStatus)
+		}
+	}
+	return "", nil, ""
+}
