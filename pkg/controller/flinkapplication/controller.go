@@ -184,7 +184,7 @@ func (c *Controller) watch(ns string, kubeInf, haInf kubeinformers.SharedInforme
 	sessionClusters := sessionClusterResource.informer(c.env.Apps, ns, shard, byNamespace, skip)
 	sessionJobs := sessionJobResource.informer(c.env.Apps, ns, shard,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, clusterIndex: sessionJobCluster}, skip)
-	snapshots := snapshotResource.informer(c.env.Apps, ns, "", cache.Indexers{snapshotOwnerIndex: snapshotOwnerOf}, skip)
+	snapshots := snapshotResource.informer(c.env.Apps, ns, "", cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, snapshotOwnerIndex: snapshotOwnerOf}, skip)
 	c.informers = append(c.informers, apps, sessionClusters, sessionJobs, snapshots)
 	c.ownIndexes[ns] = map[string]cache.Indexer{applicationKindName: apps.GetIndexer(),
 		sessionClusterKindName: sessionClusters.GetIndexer(), sessionJobKindName: sessionJobs.GetIndexer()}

@@ -54,13 +54,21 @@ func stateGuardian(rc *Context) (*guardian.Namespace, error) {
 		refs = append(refs, others...)
 	}
 	all := []guardian.References{ownReferences(rc)}
-	var snaps []guardian.Snapshot
 	for _, r := range refs {
 		all = append(all, r.references(rc.Now, window))
-		if r.named != "" {
-			if s, err := rc.env.Observer.Snapshot(rc.Meta.Namespace, r.named); err == nil && s != nil {
-				snaps = append(snaps, guardian.Snapshot{Name: s.Name, Path: s.Status.Path})
-			}
+	}
+	snapshots, err := rc.env.Observer.SnapshotsIn(rc.Meta.Namespace)
+	if err != nil {
+		return nil, fmt.Errorf("reading the namespace's FlinkSnapshots: %w", err)
+	}
+	snaps := make([]guardian.Snapshot, 0, len(snapshots))
+	for _, s := range snapshots {
+		snaps = append(snaps, guardian.Snapshot{Name: s.Name, Path: s.Status.Path})
+		if s.DeletionTimestamp == nil && s.Status.Path != "" && s.Spec.Type != v1beta1.SnapshotCheckpoint {
+			// A FlinkSnapshot shows its savepoint to its users (one kept with spec.keep, one a
+			// user registered for the same path): while it is there, the storage stays.
+			all = append(all, guardian.References{Holder: guardian.Holder{Kind: guardian.SnapshotKind, Name: s.Name, UID: string(s.UID)},
+				Paths: []guardian.Use{{Name: s.Status.Path, Why: "it shows this savepoint"}}})
 		}
 	}
 	return guardian.NewNamespace(all, snaps), nil

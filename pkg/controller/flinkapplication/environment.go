@@ -116,6 +116,8 @@ type Observer interface {
 	Snapshots(namespace, kind, owner string) ([]*v1beta1.FlinkSnapshot, error)
 	// Snapshot is the FlinkSnapshot of that name.
 	Snapshot(namespace, name string) (*v1beta1.FlinkSnapshot, error)
+	// SnapshotsIn lists the FlinkSnapshots of a namespace.
+	SnapshotsIn(namespace string) ([]*v1beta1.FlinkSnapshot, error)
 	// ApplicationsIn lists the FlinkApplications of a namespace.
 	ApplicationsIn(namespace string) ([]*v1beta1.FlinkApplication, error)
 }

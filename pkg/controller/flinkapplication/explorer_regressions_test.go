@@ -39,7 +39,6 @@ func TestASpecChangedBackDuringTheStopAndThenAgainRunsOneJobAtATime(t *testing.T
 // spec.keep, which retention never touches. The storage of a state any FlinkSnapshot of the
 // namespace still shows stays.
 func TestDeletingAFlinkSnapshotKeepsTheSavepointAnotherFlinkSnapshotShows(t *testing.T) {
-	t.Skip("issue 55: a FlinkSnapshot deleted with disposeOnDelete disposes of a savepoint another FlinkSnapshot (keep: true) shows, found by explorer seed 7")
 	w := newWorld(t)
 	running(t, w, "wc")
 	path, taken := takeSavepoint(t, w, "wc", "one")

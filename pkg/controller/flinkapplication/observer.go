@@ -202,6 +202,25 @@ func (o *listerObserver) Snapshots(namespace, kind, owner string) ([]*v1beta1.Fl
 	return out, nil
 }
 
+// SnapshotsIn lists the FlinkSnapshots of a namespace.
+func (o *listerObserver) SnapshotsIn(namespace string) ([]*v1beta1.FlinkSnapshot, error) {
+	l, err := o.listers(namespace)
+	if err != nil || l.snapshots == nil {
+		return nil, err
+	}
+	objs, err := l.snapshots.ByIndex(cache.NamespaceIndex, namespace)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*v1beta1.FlinkSnapshot, 0, len(objs))
+	for _, obj := range objs {
+		if s, ok := obj.(*v1beta1.FlinkSnapshot); ok {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
 // Snapshot is the FlinkSnapshot of that name.
 func (o *listerObserver) Snapshot(namespace, name string) (*v1beta1.FlinkSnapshot, error) {
 	l, err := o.listers(namespace)

@@ -490,6 +490,18 @@ func (o *clientObserver) Snapshots(namespace, kind, owner string) ([]*v1beta1.Fl
 	return out, nil
 }
 
+func (o *clientObserver) SnapshotsIn(namespace string) ([]*v1beta1.FlinkSnapshot, error) {
+	list, err := o.w.apps.FlinkV1beta1().FlinkSnapshots(namespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*v1beta1.FlinkSnapshot, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
+	}
+	return out, nil
+}
+
 func (o *clientObserver) ApplicationsIn(namespace string) ([]*v1beta1.FlinkApplication, error) {
 	list, err := o.w.apps.FlinkV1beta1().FlinkApplications(namespace).List(context.Background(), metav1.ListOptions{})
 	if err != nil {

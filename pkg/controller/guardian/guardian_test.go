@@ -29,6 +29,15 @@ func TestAStateAnyHolderNamesMayNotGo(t *testing.T) {
 	assert.True(t, NewNamespace(nil, nil).MayDelete(State{Path: "s3://sp/1"}).MayGo())
 }
 
+func TestAFlinkSnapshotKeepsTheStateItShowsButNotForItself(t *testing.T) {
+	n := NewNamespace([]References{
+		{Holder: Holder{Kind: SnapshotKind, Name: "taken"}, Paths: []Use{{Name: "s3://sp/1", Why: "it shows this savepoint"}}},
+	}, nil)
+	assert.True(t, n.MayDelete(State{Path: "s3://sp/1", Snapshot: "taken"}).MayGo(), "the one going does not keep itself")
+	assert.False(t, n.MayDelete(State{Path: "s3://sp/1", Snapshot: "twin"}).MayGo(), "another that shows it does")
+	assert.False(t, n.MayDelete(State{Path: "s3://sp/1"}).MayGo(), "the ledger's disposal")
+}
+
 func TestAHolderIsItsIdentityNotItsName(t *testing.T) {
 	first := Holder{Kind: "FlinkApplication", Name: "wc", UID: "1"}
 	assert.True(t, first.Same(Holder{Kind: "FlinkApplication", Name: "wc", UID: "1"}))

@@ -21,6 +21,10 @@ func (h Holder) Same(o Holder) bool {
 	return h.Kind == o.Kind && h.Name == o.Name && (h.UID == "" || o.UID == "" || h.UID == o.UID)
 }
 
+// SnapshotKind is the kind of a FlinkSnapshot as a holder: one that is not being deleted keeps the
+// state it shows, whichever other FlinkSnapshot of that state goes.
+const SnapshotKind = "FlinkSnapshot"
+
 // Use is one thing a holder names, and why it needs it.
 type Use struct {
 	// Name is a state's path, a FlinkSnapshot's name or an HA cluster id, as the field says.
@@ -120,6 +124,10 @@ func (v Verdict) String() string {
 func (n *Namespace) MayDelete(s State) Verdict {
 	v := Verdict{State: s}
 	for _, r := range n.refs {
+		if r.Holder.Kind == SnapshotKind && r.Holder.Name == s.Snapshot && s.Snapshot != "" {
+			// The FlinkSnapshot asking to go does not keep its own state; any other that shows it does.
+			continue
+		}
 		for _, u := range r.Paths {
 			if s.Path != "" && u.Name == s.Path {
 				v.Needs = append(v.Needs, Need{r.Holder, u.Why})
