@@ -5,6 +5,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // handleClusterStarting waits until the new cluster is ready for the job: Kubernetes reports its
@@ -13,10 +14,13 @@ import (
 func handleClusterStarting(rc *Context) Outcome {
 	st := &rc.App.Status
 	if targetSpecHash(&st.JobOwnerStatus) != rc.Hash {
-		if target := targetCluster(&st.JobOwnerStatus); target != "" && target != liveCluster(&st.JobOwnerStatus) {
+		target := targetCluster(&st.JobOwnerStatus)
+		if target != "" && target != liveCluster(&st.JobOwnerStatus) {
 			if err := deleteCluster(rc, target); err != nil {
 				return failed(err)
 			}
+		} else if wait, ended := endStartedCandidate(rc); !ended {
+			return wait
 		}
 		return moveTo(PhaseUpdating, "SpecChanged", "spec changed while the new cluster was starting; starting over")
 	}
@@ -71,4 +75,30 @@ func initialSavepoint(app *v1beta1.FlinkApplication) string {
 		return app.Spec.SavepointPath
 	}
 	return app.Spec.SavepointInfo.SavepointLocation
+}
+
+// endStartedCandidate ends the candidate's job before a new spec starts over on a cluster that is
+// kept (the live one, when the spec went back to it): its id went out with the move into
+// ClusterStarting, and a Submitting pass that was not written (quiet_submission.go) may have started
+// it there. Its newest checkpoint, if it made one, is the state the next job starts from. ended is
+// false, with what to return, until the job is known not to run.
+func endStartedCandidate(rc *Context) (Outcome, bool) {
+	st := &rc.App.Status
+	c := candidate(&st.JobOwnerStatus)
+	if c == nil || c.JobID == "" {
+		return Outcome{}, true
+	}
+	v := rc.pass().View(c.ClusterHash, c.JobID)
+	live, err := rc.pass().Cancel(v)
+	switch {
+	case live == jobs.Unknown:
+		return failed(err), false
+	case live == jobs.Alive:
+		return stay(0), false
+	}
+	if path := attemptCheckpoint(rc, v); path != "" {
+		st.Deployments.NextRestorePath = path
+	}
+	c.JobID, c.SubmittedAt = "", nil
+	return persistThenContinue(), false
 }

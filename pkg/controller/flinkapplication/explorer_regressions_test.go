@@ -17,7 +17,6 @@ import (
 // of the spec then starts another job on a new cluster while the first one runs on. Never two live
 // jobs of one application.
 func TestASpecChangedBackDuringTheStopAndThenAgainRunsOneJobAtATime(t *testing.T) {
-	t.Skip("issue 55: a spec changed back to the running one during the stop, then changed again, runs two jobs at once, found by explorer seed 9")
 	w := newWorld(t)
 	running(t, w, "wc")
 	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
