@@ -50,3 +50,21 @@ func TestRetentionKeepsTheStateTheOwnersRestoreSnapshotShowsUnderAnotherName(t *
 	w.passes("wc", 5)
 	assert.True(t, w.storage.Exists(path), "wc's spec names FlinkSnapshot pinned, which shows %s, for its next redeploy", path)
 }
+
+// A FlinkSnapshot with spec.keep is never retired, and the savepoint it shows must not go either:
+// here the user registered the savepoint of one of wc's FlinkSnapshots under a name of their own,
+// marked keep. Retention may retire wc's own FlinkSnapshot of it, but disposing of its storage
+// leaves the kept FlinkSnapshot showing a savepoint that is gone.
+func TestRetentionNeverDisposesOfTheSavepointAKeptFlinkSnapshotShows(t *testing.T) {
+	w := newWorld(t)
+	running(t, w, "wc")
+	w.update("wc", retainOne)
+	path, _ := takeSavepoint(t, w, "wc", "good")
+	w.createSnapshot("pinned", func(s *v1beta1.FlinkSnapshotSpec) { s.Path, s.Keep = path, true })
+	w.passes("wc", 3)
+	require.Equal(t, v1beta1.StateCompleted, w.snapshot("pinned").Status.State)
+	takeSavepoint(t, w, "wc", "later")
+	w.passes("wc", 5)
+	require.NotNil(t, w.snapshot("pinned"), "a kept FlinkSnapshot stays")
+	assert.True(t, w.storage.Exists(path), "FlinkSnapshot pinned, marked keep, shows %s", path)
+}
