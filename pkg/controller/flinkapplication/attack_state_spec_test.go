@@ -1,6 +1,7 @@
 package flinkapplication
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,4 +68,37 @@ func TestRetentionNeverDisposesOfTheSavepointAKeptFlinkSnapshotShows(t *testing.
 	w.passes("wc", 5)
 	require.NotNil(t, w.snapshot("pinned"), "a kept FlinkSnapshot stays")
 	assert.True(t, w.storage.Exists(path), "FlinkSnapshot pinned, marked keep, shows %s", path)
+}
+
+// A FlinkSnapshot past retention that another object still needs stays, and an Event says who
+// needs it. That is news once: it must not be said again at every pass for as long as the other
+// object needs it (durable_state.go: "a pass that deletes nothing pays nothing"), each time with a
+// read of every application and session job of the namespace.
+func TestAStateKeptForAnotherObjectIsSaidOnceNotAtEveryPass(t *testing.T) {
+	w := newWorld(t)
+	running(t, w, "wc")
+	w.update("wc", retainOne)
+	handover, _ := takeSavepoint(t, w, "wc", "handover")
+	next := wordcount("next")
+	next.Spec.SavepointPath = handover
+	w.create(next) // not deployed yet: it needs handover for as long as it is not
+	takeSavepoint(t, w, "wc", "later")
+	w.events()
+	before := len(w.apps.Actions())
+	w.passes("wc", 100)
+	kept := 0
+	for _, e := range w.events() {
+		if strings.Contains(e, "StateKept") {
+			kept++
+		}
+	}
+	lists := 0
+	for _, a := range w.apps.Actions()[before:] {
+		if a.GetVerb() == "list" && a.GetResource().Resource == "flinkapplications" {
+			lists++
+		}
+	}
+	t.Logf("100 passes: %d StateKept Events, %d lists of the namespace's applications", kept, lists)
+	assert.True(t, w.storage.Exists(handover))
+	assert.LessOrEqual(t, kept, 1, "StateKept Events in 100 passes of wc while next needs %s", handover)
 }
