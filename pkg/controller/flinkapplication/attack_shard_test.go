@@ -56,3 +56,33 @@ func TestRetentionKeepsWhatAnApplicationOfAnotherShardNamedSecondsAgo(t *testing
 	assert.True(t, w.storage.Exists(handover), "an application of shard b names it for its first job (created %s before the disposal)",
 		w.clock.Now().Sub(named))
 }
+
+// docs/security.md: a spec's savepointPath counts "while it is still to be used (before the first
+// job ran, or while a savepointRedeployNonce is not yet done)"; once used, the path left in the
+// spec is history. The rule must be the same for the applications of other shards: one whose first
+// job ran long ago, its spec still naming the savepoint it started from, must not keep that
+// savepoint from retention forever.
+func TestAnotherShardsSpecPathCountsOnlyWhileItIsStillToBeUsed(t *testing.T) {
+	w := newWorld(t)
+	w.shardAs(shardKey + "=a")
+	app := wordcount("wc")
+	app.Labels = map[string]string{shardKey: "a"}
+	retainOne(app)
+	w.create(app)
+	w.runUntilPhase("wc", v1beta1.PhaseRunning)
+	used := savepointNow(t, w, "wc", "1")
+
+	// An application of shard b that started its first job from it long ago and has run since on
+	// its own checkpoints; Lyft-style, its manifest still names the savepoint.
+	done := wordcount("done")
+	done.Labels = map[string]string{shardKey: "b"}
+	done.Spec.SavepointPath = used
+	done.Status.Deployments.Stable = &v1beta1.DeploymentRecord{JobID: "0123456789abcdef0123456789abcdef", ClusterHash: "0badcafe",
+		RestorePath: "file:///checkpoints/checkpoints/0123456789abcdef0123456789abcdef/chk-900"}
+	w.create(done)
+	w.clock.Step(otherShardsFreshFor)
+
+	savepointNow(t, w, "wc", "2")
+	w.passes("wc", 5)
+	assert.False(t, w.storage.Exists(used), "nothing needs %s any more: shard b's application ran its first job from it long ago", used)
+}
