@@ -27,8 +27,7 @@ func stateGuardian(rc *Context) (*guardian.Namespace, error) {
 				// The owner itself is told from its pass, with its checkpoint book (ownReferences).
 				continue
 			}
-			refs = append(refs, refsOf(applicationKindName, a.ObjectMeta, pendingSpecPath(a.Spec.SavepointPath, a.Spec.SavepointRedeployNonce, &a.Status.JobOwnerStatus),
-				a.Spec.RestoreSnapshot, &a.Status.JobOwnerStatus))
+			refs = append(refs, applicationRefs(a))
 		}
 	} else {
 		return nil, fmt.Errorf("reading the namespace's applications: %w", err)
@@ -42,8 +41,7 @@ func stateGuardian(rc *Context) (*guardian.Namespace, error) {
 			if sessionJobKindName == rc.kind.name && j.Name == rc.Meta.Name {
 				continue
 			}
-			refs = append(refs, refsOf(sessionJobKindName, j.ObjectMeta, pendingSpecPath(j.Spec.Job.InitialSavepointPath, j.Spec.Job.SavepointRedeployNonce, &j.Status.JobOwnerStatus),
-				j.Spec.Job.RestoreSnapshot, &j.Status.JobOwnerStatus))
+			refs = append(refs, sessionJobStateRefs(j))
 		}
 	}
 	if rc.env.Shard != nil {
@@ -123,6 +121,19 @@ type restoreRefs struct {
 	paths []string
 	// redeploys are its ledger's Redeploy entries, with their path and time only.
 	redeploys []v1beta1.StateEntry
+}
+
+// applicationRefs and sessionJobStateRefs are what an object of either kind names, the same in every
+// shard: the path its spec's first deploy or redeploy starts from (as the pass reads it, Lyft's
+// savepointInfo included) while it is still to be used.
+func applicationRefs(a *v1beta1.FlinkApplication) restoreRefs {
+	st := &a.Status.JobOwnerStatus
+	return refsOf(applicationKindName, a.ObjectMeta, pendingSpecPath(initialSavepoint(a), a.Spec.SavepointRedeployNonce, st), a.Spec.RestoreSnapshot, st)
+}
+
+func sessionJobStateRefs(j *v1beta1.FlinkSessionJob) restoreRefs {
+	st := &j.Status.JobOwnerStatus
+	return refsOf(sessionJobKindName, j.ObjectMeta, pendingSpecPath(j.Spec.Job.InitialSavepointPath, j.Spec.Job.SavepointRedeployNonce, st), j.Spec.Job.RestoreSnapshot, st)
 }
 
 func refsOf(kind string, meta metav1.ObjectMeta, specPath, named string, st *v1beta1.JobOwnerStatus) restoreRefs {

@@ -209,10 +209,10 @@ func (e *Environment) otherShardRestores(ctx context.Context, namespace string) 
 		}
 		refs := make([]restoreRefs, 0, len(apps)+len(jobs))
 		for _, a := range apps {
-			refs = append(refs, refsOf(applicationKindName, a.ObjectMeta, a.Spec.SavepointPath, a.Spec.RestoreSnapshot, &a.Status.JobOwnerStatus))
+			refs = append(refs, applicationRefs(a))
 		}
 		for _, j := range jobs {
-			refs = append(refs, refsOf(sessionJobKindName, j.ObjectMeta, j.Spec.Job.InitialSavepointPath, j.Spec.Job.RestoreSnapshot, &j.Status.JobOwnerStatus))
+			refs = append(refs, sessionJobStateRefs(j))
 		}
 		e.otherShards.entries.Store(namespace, otherShardRead{refs: refs, at: at})
 		return refs, nil
