@@ -17,8 +17,9 @@ import (
 // first, with what every application and session job of the namespace names, this shard's and the
 // others'. It is read only when something is about to go: a pass that deletes nothing pays nothing.
 
-// stateGuardian is the guardian of the owner's namespace as this pass sees it.
-func stateGuardian(rc *Context) (*guardian.Namespace, error) {
+// stateGuardian is the guardian of the owner's namespace as this pass sees it. disposing says that
+// storage goes on its word: other shards are then read now, not from a read seconds old.
+func stateGuardian(rc *Context, disposing bool) (*guardian.Namespace, error) {
 	_, window := retention(rc)
 	var refs []restoreRefs
 	if apps, err := rc.env.Observer.ApplicationsIn(rc.Meta.Namespace); err == nil {
@@ -45,7 +46,7 @@ func stateGuardian(rc *Context) (*guardian.Namespace, error) {
 		}
 	}
 	if rc.env.Shard != nil {
-		others, err := rc.env.otherShardRestores(rc, rc.Meta.Namespace)
+		others, err := rc.env.otherShardRestores(rc, rc.Meta.Namespace, disposing)
 		if err != nil {
 			return nil, fmt.Errorf("reading what other shards restore from: %w", err)
 		}

@@ -183,13 +183,18 @@ type otherShardRead struct {
 }
 
 // otherShardRestores is what the applications and session jobs of other shards in the namespace
-// restore from, read live at most otherShardsFreshFor ago.
-func (e *Environment) otherShardRestores(ctx context.Context, namespace string) ([]restoreRefs, error) {
+// restore from, read live at most otherShardsFreshFor ago; with live set, read now: a read a few
+// seconds old may only ever keep state, and what disposes of storage must see a reference another
+// shard made since (a retirement only deletes the object; its storage is judged again, live).
+func (e *Environment) otherShardRestores(ctx context.Context, namespace string, live bool) ([]restoreRefs, error) {
 	fresh := func() ([]restoreRefs, bool) {
 		if v, ok := e.otherShards.entries.Load(namespace); ok && e.Clock.Since(v.(otherShardRead).at) < otherShardsFreshFor {
 			return v.(otherShardRead).refs, true
 		}
 		return nil, false
+	}
+	if live {
+		return e.readOtherShards(ctx, namespace)
 	}
 	if refs, ok := fresh(); ok {
 		return refs, nil
@@ -198,29 +203,34 @@ func (e *Environment) otherShardRestores(ctx context.Context, namespace string) 
 		if refs, ok := fresh(); ok {
 			return refs, nil
 		}
-		at := e.Clock.Now()
-		apps, err := e.otherShardApplications(ctx, namespace)
-		if err != nil {
-			return nil, err
-		}
-		jobs, err := e.otherShardSessionJobs(ctx, namespace)
-		if err != nil {
-			return nil, err
-		}
-		refs := make([]restoreRefs, 0, len(apps)+len(jobs))
-		for _, a := range apps {
-			refs = append(refs, applicationRefs(a))
-		}
-		for _, j := range jobs {
-			refs = append(refs, sessionJobStateRefs(j))
-		}
-		e.otherShards.entries.Store(namespace, otherShardRead{refs: refs, at: at})
-		return refs, nil
+		return e.readOtherShards(ctx, namespace)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return v.([]restoreRefs), nil
+}
+
+// readOtherShards reads what the other shards' objects of the namespace name, and keeps it.
+func (e *Environment) readOtherShards(ctx context.Context, namespace string) ([]restoreRefs, error) {
+	at := e.Clock.Now()
+	apps, err := e.otherShardApplications(ctx, namespace)
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := e.otherShardSessionJobs(ctx, namespace)
+	if err != nil {
+		return nil, err
+	}
+	refs := make([]restoreRefs, 0, len(apps)+len(jobs))
+	for _, a := range apps {
+		refs = append(refs, applicationRefs(a))
+	}
+	for _, j := range jobs {
+		refs = append(refs, sessionJobStateRefs(j))
+	}
+	e.otherShards.entries.Store(namespace, otherShardRead{refs: refs, at: at})
+	return refs, nil
 }
 
 // otherShardApplications are the namespace's FlinkApplications of other shards.

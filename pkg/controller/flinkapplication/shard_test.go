@@ -137,7 +137,7 @@ func TestRetentionReadsWhatOtherShardsRestoreFrom(t *testing.T) {
 	w.create(mine)
 	rc := &Context{Context: context.Background(), Config: w.env.Config, env: w.env, kind: applicationKind,
 		Meta: &metav1.ObjectMeta{Namespace: ns, Name: "mine"}, Settings: applicationSettings(mine), Job: &mine.Status.JobOwnerStatus}
-	g, err := stateGuardian(rc)
+	g, err := stateGuardian(rc, false)
 	require.NoError(t, err)
 	assert.False(t, g.MayDelete(guardian.State{Path: "file:///checkpoints/savepoints/sp-1"}).MayGo())
 	assert.False(t, g.MayDelete(guardian.State{Snapshot: "named"}).MayGo())
@@ -153,11 +153,11 @@ func TestRetentionReadsWhatOtherShardsRestoreFrom(t *testing.T) {
 		return n
 	}
 	before := lists()
-	_, err = stateGuardian(rc)
+	_, err = stateGuardian(rc, false)
 	require.NoError(t, err)
 	assert.Equal(t, before+1, lists(), "only this shard's own (the world's observer lists); the other shards' read is kept")
 	w.clock.Step(otherShardsFreshFor)
-	_, err = stateGuardian(rc)
+	_, err = stateGuardian(rc, false)
 	require.NoError(t, err)
 	assert.Equal(t, before+3, lists(), "read again once stale")
 }

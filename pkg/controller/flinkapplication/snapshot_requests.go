@@ -121,11 +121,12 @@ func answerSnapshotRequests(rc *Context) {
 	if rc.Job == nil || rc.env.Apps == nil || rc.mayAct() != nil {
 		return
 	}
+	d := &disposals{}
 	for _, s := range rc.Snapshots {
 		var err error
 		switch {
 		case s.DeletionTimestamp != nil:
-			err = disposeOnDelete(rc, s)
+			err = disposeOnDelete(rc, s, d)
 		case s.Spec.DisposeOnDelete && !slices.Contains(s.Finalizers, DisposeFinalizer):
 			err = patchSnapshotFinalizers(rc, s, append(slices.Clone(s.Finalizers), DisposeFinalizer))
 		case s.Annotations[LedgerEntryAnnotation] == "" && s.Spec.Path != "" && s.Status.State == "":
@@ -146,7 +147,7 @@ func answerSnapshotRequests(rc *Context) {
 // disposeOnDelete disposes of a deleted FlinkSnapshot's storage through a JobManager of the owner,
 // then lets the object go. The storage of a state anything of the namespace still needs stays
 // (the guardian says who).
-func disposeOnDelete(rc *Context, s *v1beta1.FlinkSnapshot) error {
+func disposeOnDelete(rc *Context, s *v1beta1.FlinkSnapshot, d *disposals) error {
 	if !slices.Contains(s.Finalizers, DisposeFinalizer) {
 		return nil
 	}
@@ -157,7 +158,12 @@ func disposeOnDelete(rc *Context, s *v1beta1.FlinkSnapshot) error {
 		// Nothing of ours to remove: a checkpoint is Flink's to manage.
 		return patchSnapshotFinalizers(rc, s, rest)
 	}
-	g, err := stateGuardian(rc)
+	if d.calls == disposalsPerPass {
+		// The rest wait for the next passes: one owner's deleted FlinkSnapshots never hold its worker
+		// for more than a few Flink calls; the owner's next poll goes on.
+		return nil
+	}
+	g, err := d.guardian(rc)
 	if err != nil {
 		return err
 	}
@@ -176,6 +182,7 @@ func disposeOnDelete(rc *Context, s *v1beta1.FlinkSnapshot) error {
 		st.Error = why
 		return writeSnapshotStatus(rc, s, st)
 	}
+	d.calls++
 	if err := rc.pass().Flink().DisposeSavepoint(rc, rc.FlinkURL(hash), path); err != nil {
 		why := fmt.Sprintf("disposing of %s failed: %v; tried again", path, err)
 		if s.Status.Error == why {
@@ -189,6 +196,27 @@ func disposeOnDelete(rc *Context, s *v1beta1.FlinkSnapshot) error {
 	rc.ledger().Forget(path)
 	rc.event(false, "SavepointDisposed", fmt.Sprintf("disposed of %s, the savepoint of FlinkSnapshot %s", path, s.Name))
 	return patchSnapshotFinalizers(rc, s, rest)
+}
+
+// disposalsPerPass bounds the savepoint disposals one pass of an owner asks Flink for.
+const disposalsPerPass = 5
+
+// disposals is what one pass spent on disposing of deleted FlinkSnapshots' storage: the guardian,
+// read once for all of them, and the Flink calls made.
+type disposals struct {
+	g     *guardian.Namespace
+	calls int
+}
+
+func (d *disposals) guardian(rc *Context) (*guardian.Namespace, error) {
+	if d.g == nil {
+		g, err := stateGuardian(rc, true)
+		if err != nil {
+			return nil, err
+		}
+		d.g = g
+	}
+	return d.g, nil
 }
 
 // protectedPaths are the states the owner's restore may need: what the running and the next job

@@ -32,7 +32,7 @@ func retainSnapshots(rc *Context) {
 	if len(gone) == 0 {
 		return
 	}
-	g, err := stateGuardian(rc)
+	g, err := stateGuardian(rc, false)
 	if err != nil {
 		// Not knowing what every object of the namespace needs, nothing is retired: the next pass
 		// tries again.

@@ -216,7 +216,7 @@ func disposeSavepoints(rc *Context, gone []v1beta1.StateEntry) {
 	if hash == "" || len(gone) == 0 {
 		return
 	}
-	g, err := stateGuardian(rc)
+	g, err := stateGuardian(rc, true)
 	if err != nil {
 		rc.event(true, "SavepointNotDisposed", fmt.Sprintf("%d savepoints stay: %v", len(gone), err))
 		return
