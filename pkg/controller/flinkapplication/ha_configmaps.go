@@ -89,16 +89,42 @@ func deleteHAConfigMaps(rc *Context, hash string) error {
 		return err
 	}
 	names := rc.HAConfigMaps[hash]
+	if len(names) > haDeletesPerPass {
+		// A JobManager writes as many as the namespace lets it: the rest go at the next passes.
+		names = names[:haDeletesPerPass]
+	}
 	for _, name := range names {
 		err := rc.env.Kube.CoreV1().ConfigMaps(rc.Meta.Namespace).Delete(rc, name, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return kubeError("DeleteHAConfigMaps", err)
 		}
 	}
-	delete(rc.HAConfigMaps, hash)
-	rc.event(false, "HAConfigMapsRemoved", fmt.Sprintf("removed the Flink HA ConfigMaps of cluster %s, which is gone: %s",
-		flink.HAClusterIDOf(rc.Meta.Name, hash), strings.Join(names, ", ")))
+	rc.HAConfigMaps[hash] = rc.HAConfigMaps[hash][len(names):]
+	if len(rc.HAConfigMaps[hash]) == 0 {
+		delete(rc.HAConfigMaps, hash)
+	}
+	rc.event(false, "HAConfigMapsRemoved", fmt.Sprintf("removed %d Flink HA ConfigMaps of cluster %s, which is gone: %s",
+		len(names), flink.HAClusterIDOf(rc.Meta.Name, hash), namesWithin(names, 400)))
 	return nil
+}
+
+// haDeletesPerPass bounds the HA ConfigMaps one pass deletes.
+const haDeletesPerPass = 50
+
+// namesWithin lists names, as many as fit in max bytes, and how many more there are.
+func namesWithin(names []string, max int) string {
+	var b strings.Builder
+	for i, n := range names {
+		if b.Len()+len(n)+2 > max {
+			fmt.Fprintf(&b, " and %d more", len(names)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(n)
+	}
+	return b.String()
 }
 
 // removeHAConfigMapsBeforeFinalizer runs when the object is about to let its finalizer go, its job
@@ -135,6 +161,7 @@ func removeHAConfigMapsBeforeFinalizer(rc *Context) (Outcome, bool) {
 		return Outcome{Reason: "RemovingHAConfigMaps", Message: msg}, true
 	}
 	g, own := haGuardian(rc, false), ownClusterHashes(rc)
+	more := false
 	for _, hash := range slices.Sorted(maps.Keys(rc.HAConfigMaps)) {
 		if !mayRemoveHAConfigMaps(rc, g, own, hash) {
 			continue
@@ -142,6 +169,11 @@ func removeHAConfigMapsBeforeFinalizer(rc *Context) (Outcome, bool) {
 		if err := deleteHAConfigMaps(rc, hash); err != nil {
 			return failed(err), true
 		}
+		more = more || len(rc.HAConfigMaps[hash]) > 0
+	}
+	if more {
+		// More than a pass deletes: the finalizer waits for the next.
+		return stay(0), true
 	}
 	return Outcome{}, false
 }
