@@ -47,6 +47,24 @@ func targetOutdated(rc *Context, t *v1beta1.ScalingTarget) string {
 		t.SpecParallelism, rc.App.Spec.Parallelism, describeTarget(t))
 }
 
+// migrateScalingTarget gives a target an older operator recorded, without the spec.parallelism it
+// was decided under, that value, before anything reads it: while the spec is still the one the last
+// pass saw (the generation observed), the target was decided under today's spec.parallelism; once the
+// user changed the spec since, which spec it was decided under is unknown, and the user's change wins.
+func migrateScalingTarget(rc *Context) {
+	st := rc.App.Status.Autoscaler
+	if st == nil || st.Target == nil || st.Target.SpecParallelism != 0 {
+		return
+	}
+	if rc.App.Generation == rc.App.Status.ObservedGeneration {
+		st.Target.SpecParallelism = rc.App.Spec.Parallelism
+		return
+	}
+	t := st.Target
+	st.Target = nil
+	rc.event(true, "ScalingAbandoned", fmt.Sprintf("the spec changed while the autoscaler applied %s, recorded without the spec it was decided under: the target is given up", describeTarget(t)))
+}
+
 // startScaling records the decision's parallelism as the target to apply; the caller persists it
 // before anything is sent.
 func startScaling(rc *Context, d autoscaler.Decision, wayBack, restart bool) Outcome {

@@ -173,6 +173,7 @@ func deriveFromLedger(st *v1beta1.JobOwnerStatus) (inProgress string) {
 // migrateStatus builds the records from status written by operator versions before them, which kept
 // the same facts in hash fields, lastStableSpec and updatingSpec.
 func migrateStatus(rc *Context) {
+	migrateScalingTarget(rc)
 	if p := rc.App.Status.Phase; p != "" && p.Normalized() != p {
 		// Written by the Lyft operator: the same phase under its name.
 		rc.App.Status.Phase = p.Normalized()
