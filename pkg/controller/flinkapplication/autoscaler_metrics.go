@@ -31,6 +31,8 @@ type jobSamples struct {
 	reading *autoscaler.Sample
 	// load is each vertex's load over the scale-down delay (autoscaler.History.Load).
 	load map[string]autoscaler.LoadRecord
+	// vertexIDs are the vertices the memory is of (keepToVertices).
+	vertexIDs map[string]bool
 }
 
 // of is the memory of the object's job, emptied when the job is another.

@@ -65,6 +65,7 @@ func (b *callBudget) call(ctx context.Context, do func(context.Context) error) e
 // vertices; done is false while vertices are left for a later pass. A call that fails drops the
 // sample.
 func (s *jobSamples) readSample(ctx context.Context, api client.API, ref jobs.Ref, vertices []autoscaler.Vertex, now time.Time, b *callBudget) (sample autoscaler.Sample, done bool, err error) {
+	s.keepToVertices(vertices)
 	if s.reading == nil {
 		s.reading = &autoscaler.Sample{Time: now, Vertices: map[string]autoscaler.VertexSample{}}
 	}
@@ -157,4 +158,22 @@ func finite(f float64) float64 {
 		return 0
 	}
 	return f
+}
+
+// keepToVertices holds what is kept of a job to the vertices it has now. A job's graph is fixed for
+// its life: a JobManager that answers other vertex ids than before makes the memory start again,
+// never grow by them.
+func (s *jobSamples) keepToVertices(vertices []autoscaler.Vertex) {
+	same := len(vertices) == len(s.vertexIDs)
+	for i := 0; same && i < len(vertices); i++ {
+		same = s.vertexIDs[vertices[i].ID]
+	}
+	if same {
+		return
+	}
+	s.vertexIDs = make(map[string]bool, len(vertices))
+	for _, v := range vertices {
+		s.vertexIDs[v.ID] = true
+	}
+	s.metrics, s.samples, s.reading, s.load = map[string]vertexMetrics{}, nil, nil, nil
 }
