@@ -70,6 +70,8 @@ type Environment struct {
 	versions recordedVersions
 	// autoscaling keeps the autoscaler's samples of each autoscaled job (autoscaler_metrics.go).
 	autoscaling autoscalerMemory
+	// kept are the states retention was told another object needs (kept_states.go).
+	kept keptStates
 
 	// looked remembers when slow-moving figures (checkpoints, slots) were last read from Flink per
 	// object, so that a running job costs one REST call per status poll, not three. It is only a

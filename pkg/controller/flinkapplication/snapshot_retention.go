@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 )
 
 // Retention of the savepoint FlinkSnapshots the operator made for an owner: the newest keep of
@@ -29,7 +30,17 @@ func retainSnapshots(rc *Context) {
 		return
 	}
 	gone := snapshotsPastRetention(rc)
-	if len(gone) == 0 {
+	before, notes := rc.env.kept.of(rc.writeKey()), map[string]keptNote{}
+	var ask []*v1beta1.FlinkSnapshot
+	for _, s := range gone {
+		if n, ok := before[s.Status.Path]; ok && n.recent(rc.Now) {
+			notes[s.Status.Path] = n
+			continue
+		}
+		ask = append(ask, s)
+	}
+	defer func() { rc.env.kept.store(rc.writeKey(), notes) }()
+	if len(ask) == 0 {
 		return
 	}
 	g, err := stateGuardian(rc, false)
@@ -40,8 +51,15 @@ func retainSnapshots(rc *Context) {
 		return
 	}
 	deleted := 0
-	for _, s := range gone {
-		if deleted == retentionPerPass || !mayDispose(rc, g, s.Status.Path, s.Name) {
+	for _, s := range ask {
+		if deleted == retentionPerPass {
+			break
+		}
+		if v := g.MayDelete(guardian.State{Path: s.Status.Path, Snapshot: s.Name}); !v.MayGo() {
+			if before[s.Status.Path].why != v.String() {
+				rc.event(false, "StateKept", v.String())
+			}
+			notes[s.Status.Path] = keptNote{why: v.String(), at: rc.Now}
 			continue
 		}
 		err := rc.env.Apps.FlinkV1beta1().FlinkSnapshots(s.Namespace).Delete(rc, s.Name, metav1.DeleteOptions{
