@@ -18,7 +18,8 @@ import (
 // An application deleted with deleteMode None leaves its job's HA data behind (the HA ConfigMaps
 // point to its newest checkpoint). One created again under its name with the very same spec renders
 // the same cluster id (name and spec hash, no uid): its JobManager must not recover the namesake's
-// job as its cluster's, and the new application must run a job of its own.
+// job as its cluster's. The new application starts no cluster over that data and says so; under
+// another cluster id (a restartNonce) it runs a job of its own.
 func TestAnApplicationCreatedAgainWithItsNamesakesSpecRunsItsOwnJobNotTheNamesakes(t *testing.T) {
 	w := newWorld(t)
 	first := wordcount("wc")
@@ -56,6 +57,15 @@ func TestAnApplicationCreatedAgainWithItsNamesakesSpecRunsItsOwnJobNotTheNamesak
 	}
 	got := w.get("wc")
 	assert.Empty(t, recovered, "the new application's cluster runs job %s of the deleted one, recovered from HA data it did not write", oldJob)
-	assert.Equal(t, v1beta1.PhaseRunning, got.Status.Phase, "the new application runs a job of its own; reason %q", got.Status.Reason)
+	// It starts no cluster over the namesake's HA data, and says why and what to do.
+	assert.Equal(t, v1beta1.PhaseDeployFailed, got.Status.Phase)
+	assert.Contains(t, got.Status.Reason, "this object did not write")
+	assert.Contains(t, w.haConfigMaps(), kept, "the namesake's HA data, kept by deleteMode None")
+
+	// Under another cluster id it runs a job of its own, and the namesake's HA data stays.
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.RestartNonce = "mine" })
+	mine := w.runUntilPhase("wc", v1beta1.PhaseRunning)
+	assert.NotEqual(t, oldJob, mine.Status.JobStatus.JobID)
+	w.passes("wc", 5)
 	assert.Contains(t, w.haConfigMaps(), kept, "the namesake's HA data, kept by deleteMode None")
 }

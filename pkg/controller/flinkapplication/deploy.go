@@ -35,6 +35,10 @@ func handleDeploy(rc *Context) Outcome {
 		}
 		return suspendJob(rc)
 	}
+	if msg := namesakesHAData(rc); msg != "" {
+		// Nothing is recorded of this spec: its cluster id stays the namesake's, never this object's.
+		return deployFailed(rc, "HADataOfAnotherObject", msg)
+	}
 	_, jobID := liveJob(&st.JobOwnerStatus)
 	single := deploymentMode(rc.App) == v1beta1.DeploymentModeSingle
 	if single && jobID != "" {

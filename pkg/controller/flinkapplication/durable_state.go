@@ -230,17 +230,19 @@ func haGuardian(rc *Context, ownInUse bool) *guardian.Namespace {
 	return guardian.NewNamespace(refs, nil)
 }
 
-// ownClusterHashes are the clusters this very object's status names: its deploy and updating
-// hashes, its records, its ledger's entries, and the versions it ran. A cluster id of its name with
+// ownClusterHashes are the clusters this very object's status names (its deploy and updating
+// hashes, its records, its ledger's entries, the versions it ran), and the spec's cluster when its
+// JobManager Deployment is this object's. A cluster id of its name with
 // another hash was left by a namesake (one deleted with deleteMode None, or one of another kind):
 // its HA ConfigMaps are not this object's to delete.
 func ownClusterHashes(rc *Context) map[string]bool {
-	out := map[string]bool{rc.Hash: true}
+	out := map[string]bool{}
+	if c := rc.Clusters[rc.Hash]; c != nil && c.JobManager != nil && metav1.IsControlledBy(c.JobManager, rc.Meta) {
+		// The spec's cluster, made by this very object (its status may not name it yet).
+		out[rc.Hash] = true
+	}
 	if o := rc.Owned; o != nil {
 		out[o.DeployHash], out[o.UpdatingHash] = true, true
-	}
-	if m := rc.Machine; m != nil {
-		out[m.FailedDeployHash] = true
 	}
 	if j := rc.Job; j != nil {
 		for _, r := range []*v1beta1.DeploymentRecord{stable(j), candidate(j)} {

@@ -196,3 +196,19 @@ func haJobLeft(rc *Context) string {
 	}
 	return ""
 }
+
+// namesakesHAData says, when the cluster the spec asks for would start over HA ConfigMaps that are
+// not this object's (an earlier object of its name, deleted with deleteMode None, left them with
+// the same spec), what they are: a JobManager of that cluster id would recover that object's job as
+// this one's cluster's, and this object would then run someone else's job. "" when there are none.
+func namesakesHAData(rc *Context) string {
+	names := rc.HAConfigMaps[rc.Hash]
+	if len(names) == 0 || ownClusterHashes(rc)[rc.Hash] {
+		return ""
+	}
+	id := flink.HAClusterIDOf(rc.Meta.Name, rc.Hash)
+	return fmt.Sprintf("Flink HA ConfigMaps of cluster id %s exist that this object did not write (%s): an earlier object of "+
+		"this name left them, and a JobManager of that id would recover its job as this one's. Delete them once that job's "+
+		"state is no longer needed (kubectl delete configmap -l %s,%s=%s), or change spec.restartNonce to deploy under another "+
+		"cluster id", id, namesWithin(names, 300), flink.HAConfigMapSelector, flink.HAClusterIDLabel, id)
+}
