@@ -8,6 +8,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
@@ -125,12 +126,45 @@ func watchSessionCluster(rc *Context) Outcome {
 			m.Reason = fmt.Sprintf("Flink cluster %s is kept while jobs run on it: %s", flink.VersionedServiceNameOf(rc.Meta.Name, hash), strings.Join(on, ", "))
 			continue
 		}
+		if left := jobsLeftOnCluster(rc, hash, c); left != "" {
+			// A job no FlinkSessionJob records (one deleted with deleteMode None left it) still runs
+			// there: deleting the cluster would end it without its state.
+			m.Reason = fmt.Sprintf("Flink cluster %s is kept: %s", flink.VersionedServiceNameOf(rc.Meta.Name, hash), left)
+			continue
+		}
 		if err := deleteCluster(rc, hash); err != nil {
 			return failed(err)
 		}
 		rc.event(false, "ClusterDeleted", fmt.Sprintf("deleted Flink cluster %s: no job runs on it any more", flink.VersionedServiceNameOf(rc.Meta.Name, hash)))
 	}
 	return stay(0)
+}
+
+// jobsLeftOnCluster says which jobs Flink runs on an earlier cluster that no session job records, or
+// why that is not known; "" once Flink says none runs, or the cluster has no Ready JobManager.
+func jobsLeftOnCluster(rc *Context, hash string, c *ClusterObjects) string {
+	ready := c.ReadyJobManagerPods > 0 || c.JobManager != nil && c.JobManager.Status.ReadyReplicas > 0
+	if !ready {
+		// No JobManager, or none Ready (one that never started, as a failed deploy's): none to ask,
+		// and none that took a job.
+		return ""
+	}
+	list, err := rc.pass().Jobs(hash)
+	if err != nil {
+		return fmt.Sprintf("whether jobs still run on it is not known (%v)", err)
+	}
+	var running []string
+	for _, j := range list {
+		if !client.IsGloballyTerminal(j.Status) {
+			running = append(running, fmt.Sprintf("%s (%s)", j.ID, j.Status))
+		}
+	}
+	if len(running) == 0 {
+		return ""
+	}
+	sort.Strings(running)
+	return fmt.Sprintf("jobs no FlinkSessionJob records run on it: %s; stop them in Flink (with a savepoint, if their state is needed) to let it go",
+		strings.Join(running, ", "))
 }
 
 // jobsOnCluster names the session jobs whose records place a job on the Flink cluster with this hash,
