@@ -99,7 +99,8 @@ func podSecretReferences(prefix string, s *corev1.PodSpec) []secretReference {
 	return append(out, volumeSecretReferences(prefix+"spec.volumes", s.Volumes)...)
 }
 
-// volumeSecretReferences are the Secrets volumes at path read: a secret volume's, then its projected sources'.
+// volumeSecretReferences are the Secrets volumes at path read: a secret volume's, its projected
+// sources', then a csi volume's nodePublishSecretRef.
 func volumeSecretReferences(path string, volumes []corev1.Volume) []secretReference {
 	var out []secretReference
 	for i, v := range volumes {
@@ -112,6 +113,11 @@ func volumeSecretReferences(path string, volumes []corev1.Volume) []secretRefere
 					out = append(out, secretReference{fmt.Sprintf("%s[%d].projected.sources[%d].secret.name", path, i, j), s.Secret.Name})
 				}
 			}
+		}
+		if v.CSI != nil && v.CSI.NodePublishSecretRef != nil && v.CSI.NodePublishSecretRef.Name != "" {
+			// The driver opens with its credentials what it mounts (a secrets store, a bucket): the
+			// pods read what the Secret opens.
+			out = append(out, secretReference{fmt.Sprintf("%s[%d].csi.nodePublishSecretRef.name", path, i), v.CSI.NodePublishSecretRef.Name})
 		}
 	}
 	return out
@@ -178,17 +184,21 @@ func containerSecretSite(list, path string) secretSite {
 }
 
 // volumeSecretSite is the site of a list of volumes (a field selection) at path: a volume is a
-// group of its own, a secret volume's reference, then its projected sources'.
+// group of its own, a secret volume's reference, its projected sources', then a csi volume's
+// nodePublishSecretRef.
 func volumeSecretSite(list, path string) secretSite {
 	volume := cel(path+"[") + " + string(" + list + ".indexOf(e)) + ']"
 	secret := present("e.secret") + " && " + present("e.secret.secretName") + " && e.secret.secretName != ''"
 	projected := present("e.projected") + " && " + present("e.projected.sources")
 	source := present("s.secret") + " && " + present("s.secret.name") + " && s.secret.name != ''"
+	csi := present("e.csi") + " && " + present("e.csi.nodePublishSecretRef") + " && " + present("e.csi.nodePublishSecretRef.name") +
+		" && e.csi.nodePublishSecretRef.name != ''"
 	return secretSite{present(list) + " ? " + list + " : []",
-		secret + " ||\n" + projected + " && e.projected.sources.exists(s, " + source + ")",
+		secret + " ||\n" + projected + " && e.projected.sources.exists(s, " + source + ") ||\n" + csi,
 		"(" + secret + " ? [" + secretRef("e.secret.secretName", volume+".secret.secretName'") + "] : []) +\n(" + projected +
 			" ? e.projected.sources.filter(s, " + source + ").map(s,\n" +
-			secretRef("s.secret.name", volume+".projected.sources[' + string(e.projected.sources.indexOf(s)) + '].secret.name'") + ") : [])"}
+			secretRef("s.secret.name", volume+".projected.sources[' + string(e.projected.sources.indexOf(s)) + '].secret.name'") + ") : []) +\n(" +
+			csi + " ? [" + secretRef("e.csi.nodePublishSecretRef.name", volume+".csi.nodePublishSecretRef.name'") + "] : [])"}
 }
 
 // secretsCEL is the CEL of the variables the rule reads.
