@@ -159,6 +159,7 @@ func (e *Environment) forgetApp(key string) {
 	e.waits.forget(key)
 	e.hashes.forget(key)
 	e.versions.forget(key)
+	e.kept.forget(key)
 }
 
 // noteDeadline remembers when the object's phase gives up, after a pass that wrote its status. A

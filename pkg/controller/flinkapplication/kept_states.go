@@ -13,9 +13,15 @@ import (
 const keptRecheck = 5 * time.Minute
 
 // keptStates are, per object, the states past retention the guardian kept, by path. Each object's
-// notes are replaced at each pass that asks, so they hold only its current candidates.
+// notes are replaced at each pass that asks, so they hold only its current candidates; they are the
+// object's by its uid, so one created again under the name knows nothing of its namesake's.
 type keptStates struct {
-	objects sync.Map // writeKey → map[string]keptNote
+	objects sync.Map // writeKey → keptOf
+}
+
+type keptOf struct {
+	uid   string
+	notes map[string]keptNote
 }
 
 type keptNote struct {
@@ -23,20 +29,23 @@ type keptNote struct {
 	at  time.Time
 }
 
-func (k *keptStates) of(key string) map[string]keptNote {
-	if v, ok := k.objects.Load(key); ok {
-		return v.(map[string]keptNote)
+func (k *keptStates) of(key, uid string) map[string]keptNote {
+	if v, ok := k.objects.Load(key); ok && v.(keptOf).uid == uid {
+		return v.(keptOf).notes
 	}
 	return nil
 }
 
-func (k *keptStates) store(key string, notes map[string]keptNote) {
+func (k *keptStates) store(key, uid string, notes map[string]keptNote) {
 	if len(notes) == 0 {
 		k.objects.Delete(key)
 		return
 	}
-	k.objects.Store(key, notes)
+	k.objects.Store(key, keptOf{uid: uid, notes: notes})
 }
+
+// forget drops what is known of a deleted object.
+func (k *keptStates) forget(key string) { k.objects.Delete(key) }
 
 // recent tells whether the state at path was kept less than keptRecheck ago.
 func (n keptNote) recent(now time.Time) bool { return now.Sub(n.at) < keptRecheck }

@@ -141,12 +141,12 @@ func watchSessionCluster(rc *Context) Outcome {
 }
 
 // jobsLeftOnCluster says which jobs Flink runs on an earlier cluster that no session job records, or
-// why that is not known; "" once Flink says none runs, or the cluster has no Ready JobManager.
+// why that is not known; "" once Flink says none runs, the cluster has no JobManager, or it is a
+// failed deploy's.
 func jobsLeftOnCluster(rc *Context, hash string, c *ClusterObjects) string {
-	ready := c.ReadyJobManagerPods > 0 || c.JobManager != nil && c.JobManager.Status.ReadyReplicas > 0
-	if !ready {
-		// No JobManager, or none Ready (one that never started, as a failed deploy's): none to ask,
-		// and none that took a job.
+	if c.JobManager == nil && c.JobManagerPods == 0 || hash == rc.Machine.FailedDeployHash {
+		// No JobManager left to run a job, or a deploy that failed, whose cluster never took the
+		// session's jobs. A JobManager that does not answer now is no proof that none runs.
 		return ""
 	}
 	list, err := rc.pass().Jobs(hash)

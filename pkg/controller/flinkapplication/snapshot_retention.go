@@ -30,7 +30,7 @@ func retainSnapshots(rc *Context) {
 		return
 	}
 	gone := snapshotsPastRetention(rc)
-	before, notes := rc.env.kept.of(rc.writeKey()), map[string]keptNote{}
+	before, notes := rc.env.kept.of(rc.writeKey(), string(rc.Meta.UID)), map[string]keptNote{}
 	var ask []*v1beta1.FlinkSnapshot
 	for _, s := range gone {
 		if n, ok := before[s.Status.Path]; ok && n.recent(rc.Now) {
@@ -39,7 +39,7 @@ func retainSnapshots(rc *Context) {
 		}
 		ask = append(ask, s)
 	}
-	defer func() { rc.env.kept.store(rc.writeKey(), notes) }()
+	defer func() { rc.env.kept.store(rc.writeKey(), string(rc.Meta.UID), notes) }()
 	if len(ask) == 0 {
 		return
 	}
