@@ -15,12 +15,6 @@ type Holder struct {
 
 func (h Holder) String() string { return h.Kind + " " + h.Name }
 
-// Same tells whether two holders are one object: same kind and name, and the same UID when both
-// know theirs.
-func (h Holder) Same(o Holder) bool {
-	return h.Kind == o.Kind && h.Name == o.Name && (h.UID == "" || o.UID == "" || h.UID == o.UID)
-}
-
 // SnapshotKind is the kind of a FlinkSnapshot as a holder: one that is not being deleted keeps the
 // state it shows, whichever other FlinkSnapshot of that state goes.
 const SnapshotKind = "FlinkSnapshot"

@@ -45,10 +45,3 @@ func (j Job) Points() []jobs.StatePoint {
 
 // Floor is the newest state known of j: a job that replaces it may start from nothing older.
 func (j Job) Floor() *jobs.StatePoint { return jobs.Newest(j.Points()) }
-
-// Older tells whether starting from path, taken at, would rewind j's state: a state older than
-// the floor, other than the floor itself.
-func (j Job) Older(path string, at time.Time) bool {
-	f := j.Floor()
-	return f != nil && path != f.Path && at.Before(f.At)
-}
