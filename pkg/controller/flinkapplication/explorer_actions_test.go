@@ -70,7 +70,7 @@ func (x *explorer) jobOwner() *identity {
 			owners = append(owners, id)
 		}
 	}
-	id, _ := pick(x, owners)
+	id, _ := pickOne(x, owners)
 	return id
 }
 
@@ -163,7 +163,7 @@ func (x *explorer) redeploy() string {
 				done = append(done, s)
 			}
 		}
-		if s, ok := pick(x, done); ok {
+		if s, ok := pickOne(x, done); ok {
 			id.explicitSnapshots[s.Name] = true
 			x.edit(id, func(sp *v1beta1.FlinkApplicationSpec) {
 				sp.SavepointPath, sp.RestoreSnapshot, sp.SavepointRedeployNonce = "", s.Name, n
@@ -173,7 +173,7 @@ func (x *explorer) redeploy() string {
 			return fmt.Sprintf("%s savepointRedeployNonce %s from FlinkSnapshot %s (%s, of %s)", id.name, n, s.Name, s.Status.Path, s.Spec.Owner.Name)
 		}
 	}
-	sp, ok := pick(x, x.savepoints())
+	sp, ok := pickOne(x, x.savepoints())
 	if !ok {
 		return ""
 	}
@@ -218,7 +218,7 @@ func (x *explorer) deleteObject() string {
 		return ""
 	}
 	modes := []v1beta1.DeleteMode{v1beta1.DeleteModeSavepoint, v1beta1.DeleteModeSavepoint, v1beta1.DeleteModeNone, v1beta1.DeleteModeForceCancel}
-	mode, _ := pick(x, modes)
+	mode, _ := pickOne(x, modes)
 	x.edit(id, func(s *v1beta1.FlinkApplicationSpec) { s.DeleteMode = mode },
 		func(j *v1beta1.FlinkSessionJob) { j.Spec.DeleteMode = mode })
 	if id.kind == applicationKindName {
@@ -239,7 +239,7 @@ func (x *explorer) createAgain() string {
 			gone = append(gone, f)
 		}
 	}
-	f, ok := pick(x, gone)
+	f, ok := pickOne(x, gone)
 	if !ok {
 		return ""
 	}
@@ -247,7 +247,7 @@ func (x *explorer) createAgain() string {
 	if x.rng.IntN(2) == 0 {
 		if n := len(x.history.finalSavepoints); n > 0 && x.rng.IntN(2) == 0 {
 			from = x.history.finalSavepoints[n-1]
-		} else if sp, ok := pick(x, x.savepoints()); ok {
+		} else if sp, ok := pickOne(x, x.savepoints()); ok {
 			from = sp.Path
 		}
 	}
@@ -282,7 +282,7 @@ func (x *explorer) createFlinkSnapshot() string {
 		Spec: v1beta1.FlinkSnapshotSpec{Owner: v1beta1.SnapshotOwner{Kind: id.kind, Name: id.name}, Type: v1beta1.SnapshotSavepoint,
 			DisposeOnDelete: x.rng.IntN(2) == 0, Keep: x.rng.IntN(4) == 0}}
 	if x.rng.IntN(3) == 0 {
-		if sp, ok := pick(x, x.savepoints()); ok {
+		if sp, ok := pickOne(x, x.savepoints()); ok {
 			s.Spec.Path = sp.Path
 		}
 	}
@@ -302,7 +302,7 @@ func (x *explorer) deleteFlinkSnapshot() string {
 			live = append(live, s)
 		}
 	}
-	s, ok := pick(x, live)
+	s, ok := pickOne(x, live)
 	if !ok {
 		return ""
 	}

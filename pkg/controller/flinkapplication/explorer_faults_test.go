@@ -97,7 +97,7 @@ var jobManagerFaults = []struct {
 }
 
 func (x *explorer) setJobManagerFaults() string {
-	name, ok := pick(x, x.jobManagers())
+	name, ok := pickOne(x, x.jobManagers())
 	if !ok {
 		return ""
 	}
@@ -110,7 +110,7 @@ func (x *explorer) setJobManagerFaults() string {
 
 // restartJobManager restarts a JobManager's process: without HA its jobs are lost.
 func (x *explorer) restartJobManager() string {
-	name, ok := pick(x, x.jobManagers())
+	name, ok := pickOne(x, x.jobManagers())
 	if !ok {
 		return ""
 	}
@@ -128,7 +128,7 @@ func (x *explorer) restartJobManager() string {
 
 // failAJob fails a running job outright, or its tasks (which the restart strategy restarts).
 func (x *explorer) failAJob() string {
-	name, ok := pick(x, x.jobManagers())
+	name, ok := pickOne(x, x.jobManagers())
 	if !ok {
 		return ""
 	}
@@ -142,7 +142,7 @@ func (x *explorer) failAJob() string {
 			running = append(running, j.ID)
 		}
 	}
-	id, ok := pick(x, running)
+	id, ok := pickOne(x, running)
 	if !ok {
 		return ""
 	}
@@ -167,7 +167,7 @@ func (x *explorer) deleteADeployment() string {
 		names = append(names, d.Name)
 	}
 	sort.Strings(names)
-	name, ok := pick(x, names)
+	name, ok := pickOne(x, names)
 	if !ok {
 		return ""
 	}
@@ -195,7 +195,7 @@ func (x *explorer) toggleNotReady() string {
 		}
 	}
 	sort.Strings(tms)
-	name, ok := pick(x, tms)
+	name, ok := pickOne(x, tms)
 	if !ok {
 		return ""
 	}

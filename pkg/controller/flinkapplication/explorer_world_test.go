@@ -296,7 +296,7 @@ func (x *explorer) liveOf(kind string) []*identity {
 }
 
 // pick draws one of the items, or nil when there are none.
-func pick[T any](x *explorer, items []T) (T, bool) {
+func pickOne[T any](x *explorer, items []T) (T, bool) {
 	var zero T
 	if len(items) == 0 {
 		return zero, false
