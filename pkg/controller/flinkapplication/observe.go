@@ -38,6 +38,12 @@ func observeLiveJob(rc *Context) {
 	if job == nil {
 		// Lost (Stopped without an answer) or unknown: summarize says which in the Ready condition.
 		st.JobStatus.Health = v1beta1.Red
+		if v.Liveness == jobs.Unknown && (firstDue || rc.env.lookDue(rc, "checkpoints", window, checkpointsLooked(rc, window))) {
+			// The record of the newest checkpoint rests on the checkpoints' own endpoint alone: a
+			// JobManager that fails to answer for the job while it checkpoints on would otherwise
+			// leave the record as old as its errors, and Flink subsumes what it names.
+			observeCheckpoints(rc, v.Ref, window)
+		}
 		return
 	}
 	before := st.JobStatus.State
