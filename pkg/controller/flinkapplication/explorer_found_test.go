@@ -39,3 +39,39 @@ func TestAJobWhoseStatusIsUnreadableStillHasItsCheckpointsRecorded(t *testing.T)
 	require.True(t, ok, "restored from %q, which exists", again.Status.JobStatus.RestorePath)
 	assert.Equal(t, jobID, restored.JobID)
 }
+
+// A LastState update whose savepoint fails while the JobManager fails to tell the job's
+// checkpoints (explorer seed 13, object beta) stops the job and restores from the newest state
+// Flink holds for it, not from the checkpoint the operator recorded before the errors began, which
+// Flink subsumed while the job ran on: a restore that Flink could be asked about waits for Flink's
+// answer.
+func TestARecoveryAfterAFailedSavepointWaitsForFlinksCheckpoints(t *testing.T) {
+	w := newWorld(t)
+	app := wordcount("wc")
+	app.Spec.DeploymentMode = v1beta1.DeploymentModeSingle
+	app.Spec.UpgradeMode = v1beta1.UpgradeModeLastState
+	app.Spec.FlinkConfig["state.checkpoints.num-retained"] = "3"
+	w.create(app)
+	w.runUntilPhase("wc", v1beta1.PhaseRunning)
+	w.passes("wc", 30)
+	app = w.get("wc")
+	jobID := app.Status.JobStatus.JobID
+	jm := w.jm(app, app.Status.DeployHash)
+	jm.SetFaults(flinksim.Faults{FailSavepoints: true, ErrorRate: map[string]float64{flinksim.EndpointCheckpoints: 1}})
+	end := w.clock.Now().Add(2 * time.Minute)
+	for w.clock.Now().Before(end) {
+		_, _ = w.reconcile("wc")
+	}
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	w.runUntilPhase("wc", v1beta1.PhaseRecovering)
+	w.passes("wc", 2)
+	jm.SetFaults(flinksim.Faults{})
+	again := w.runUntil("wc", "running the new spec", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.JobID != jobID && a.Status.JobStatus.State == v1beta1.JobRunning ||
+			a.Status.Phase == v1beta1.PhaseDeployFailed
+	})
+	require.Equal(t, v1beta1.PhaseRunning, again.Status.Phase, "reason %q", again.Status.Reason)
+	restored, ok := w.storage.Get(again.Status.JobStatus.RestorePath)
+	require.True(t, ok, "restored from %q, which exists", again.Status.JobStatus.RestorePath)
+	assert.Equal(t, jobID, restored.JobID)
+}

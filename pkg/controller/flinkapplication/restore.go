@@ -20,7 +20,9 @@ import (
 // maxCheckpointRestoreAgeSeconds. Without such state the job starts without state only when the
 // user set fallbackWithoutState: never silently, never from older state than the newest known.
 // upgradeMode Stateless starts without state, as the user said. ref is nil when Flink cannot be
-// asked (its JobManager is gone or no longer knows the job).
+// asked (its JobManager is gone or no longer knows the job). When ref is set and Flink does not
+// tell the job's checkpoints, nothing is chosen (RestoreChoice.Unanswered, a retryable error): the
+// recorded checkpoint may be one Flink has subsumed since, while the job ran on unrecorded.
 func chooseRestore(rc *Context, jobID string, ref *jobs.Ref) jobs.RestoreChoice {
 	if rc.Settings.UpgradeMode == v1beta1.UpgradeModeStateless {
 		return jobs.RestoreChoice{}
@@ -28,7 +30,11 @@ func chooseRestore(rc *Context, jobID string, ref *jobs.Ref) jobs.RestoreChoice 
 	points := recordedState(rc, jobID)
 	if ref != nil {
 		stop := rc.ledger().Pending(jobID, v1beta1.SavepointUpgrade, v1beta1.SavepointSuspend)
-		points = append(points, rc.pass().FlinkState(*ref, ledger.Trigger(stop))...)
+		flinks, err := rc.pass().AskFlinkState(*ref, ledger.Trigger(stop))
+		if err != nil {
+			return jobs.RestoreChoice{Unanswered: jobs.Retryable("ReadCheckpoints", err)}
+		}
+		points = append(points, flinks...)
 	}
 	return jobs.ChooseRestore(points, rc.Now, jobs.RestorePolicy{MaxAge: maxCheckpointAge(rc), WithoutState: rc.Settings.FallbackWithoutState})
 }
