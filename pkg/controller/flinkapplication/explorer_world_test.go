@@ -90,6 +90,19 @@ type identity struct {
 	explicitSnapshots map[string]bool
 	// lastWarning is when a Warning Event was last emitted for the object.
 	lastWarning time.Time
+	// passes are when each pass of the object began, oldest first.
+	passes []time.Time
+}
+
+// passedBetween tells whether a pass of the object began in [from, to): one that could look at its
+// job then.
+func (id *identity) passedBetween(from, to time.Time) bool {
+	for _, p := range id.passes {
+		if !p.Before(from) && p.Before(to) {
+			return true
+		}
+	}
+	return false
 }
 
 func (id *identity) String() string {
@@ -327,6 +340,7 @@ func (x *explorer) pass() {
 	if i < len(targets) {
 		id := targets[i]
 		what = id.name
+		id.passes = append(id.passes, start)
 		switch id.kind {
 		case applicationKindName:
 			_, err = w.env.Reconcile(ctx, ns, id.name)
