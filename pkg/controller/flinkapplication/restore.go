@@ -6,6 +6,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
@@ -31,7 +32,8 @@ func chooseRestore(rc *Context, jobID string, ref *jobs.Ref) jobs.RestoreChoice 
 	if ref != nil {
 		stop := rc.ledger().Pending(jobID, v1beta1.SavepointUpgrade, v1beta1.SavepointSuspend)
 		flinks, err := rc.pass().AskFlinkState(*ref, ledger.Trigger(stop))
-		if err != nil {
+		if err != nil && !client.IsNotFound(err) {
+			// Not found is Flink's word that it holds nothing more of the job.
 			return jobs.RestoreChoice{Unanswered: jobs.Retryable("ReadCheckpoints", err)}
 		}
 		points = append(points, flinks...)
