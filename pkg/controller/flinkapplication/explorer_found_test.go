@@ -75,3 +75,41 @@ func TestARecoveryAfterAFailedSavepointWaitsForFlinksCheckpoints(t *testing.T) {
 	require.True(t, ok, "restored from %q, which exists", again.Status.JobStatus.RestorePath)
 	assert.Equal(t, jobID, restored.JobID)
 }
+
+// A savepoint is as new as when Flink took it (explorer seeds 22 and 33, object beta): its trigger
+// is asked for and persisted first and sent a pass later, and a checkpoint Flink completes in
+// between is older than the savepoint, though triggered after the ask. A job lost with its
+// JobManager without HA starts again from the savepoint, or from a checkpoint taken after it.
+func TestASavepointCountsAsTakenWhenFlinkTookIt(t *testing.T) {
+	w := newWorld(t)
+	app := running(t, w, "wc")
+	jobID := app.Status.JobStatus.JobID
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = "one" })
+	_, _ = w.reconcile("wc")
+	require.NotNil(t, w.get("wc").Status.Ledger, "the savepoint is asked for")
+	// The operator's next pass, which sends the trigger, comes after a checkpoint completed.
+	w.clock.Step(12 * time.Second)
+	w.runUntil("wc", "the savepoint completed", func(a *v1beta1.FlinkApplication) bool {
+		for _, e := range a.Status.Ledger {
+			if e.Purpose == v1beta1.SavepointManual && e.Result == v1beta1.StateCompleted {
+				return true
+			}
+		}
+		return false
+	})
+	var savepoint *flinksim.Snapshot
+	for _, s := range w.storage.Snapshots() {
+		if s.Savepoint && s.JobID == jobID {
+			savepoint = &s
+		}
+	}
+	require.NotNil(t, savepoint)
+	require.NoError(t, w.kube.AppsV1().Deployments(ns).Delete(context.Background(), flink.JobManagerName(app, app.Status.DeployHash), metav1.DeleteOptions{}))
+	again := w.runUntil("wc", "running again", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.JobID != jobID && a.Status.JobStatus.State == v1beta1.JobRunning
+	})
+	restored, ok := w.storage.Get(again.Status.JobStatus.RestorePath)
+	require.True(t, ok, "restored from %q, which exists", again.Status.JobStatus.RestorePath)
+	assert.False(t, restored.CreatedAt.Before(savepoint.CreatedAt), "restored %s (taken %s), older than savepoint %s (taken %s)",
+		restored.Path, restored.CreatedAt, savepoint.Path, savepoint.CreatedAt)
+}
