@@ -135,7 +135,7 @@ func (x *explorer) checkRestores(id *identity, jobs []flinksim.JobRecord) {
 		if j == nil {
 			continue
 		}
-		floor := x.floor(*j, start, alive)
+		floor := x.floor(id, *j, start, alive)
 		if floor == nil {
 			continue
 		}
@@ -144,7 +144,7 @@ func (x *explorer) checkRestores(id *identity, jobs []flinksim.JobRecord) {
 				k.JobID, j.JobID, floor.path, floor.at.Format("15:04:05.0"))
 			continue
 		}
-		if s := x.history.seen[p]; p != floor.path && s.CreatedAt.Before(floor.at) {
+		if s := x.history.seen[p]; p != floor.path && x.older(s, floor) {
 			x.violate("%s: job %s started from %s (taken %s), older than %s (taken %s), the newest completed state of job %s it replaces",
 				id, k.JobID, k.RestoredFrom, s.CreatedAt.Format("15:04:05.0"), floor.path, floor.at.Format("15:04:05.0"), j.JobID)
 		}
@@ -177,6 +177,27 @@ func (x *explorer) unseenSubsumption(id *identity, p string, gone time.Time, bef
 		}
 	}
 	return false
+}
+
+// recorded tells whether some status recorded the state p of the job.
+func (x *explorer) recorded(jobID, p string) bool {
+	for _, k := range x.history.known[jobID] {
+		if k.path == p {
+			return true
+		}
+	}
+	return false
+}
+
+// older tells whether state s is older than the floor. Two states of one job are in the order of
+// their checkpoint ids, which Flink gives checkpoints and savepoints from one counter as it injects
+// their barriers: a savepoint triggered just before a checkpoint may complete after it, and holds
+// the older state. Otherwise the times they were taken are compared.
+func (x *explorer) older(s flinksim.Snapshot, floor *knownState) bool {
+	if f, ok := x.history.seen[floor.path]; ok && f.JobID == s.JobID && f.CheckpointID > 0 && s.CheckpointID > 0 {
+		return s.CheckpointID < f.CheckpointID
+	}
+	return s.CreatedAt.Before(floor.at)
 }
 
 // namedByUser tells whether the user named the state for a restore of the object.
@@ -235,7 +256,11 @@ func predecessor(before []flinksim.JobRecord, start time.Time) (j *flinksim.JobR
 // j's savepoints, the checkpoints of j the operator recorded, and the state j started from. A job
 // still alive then (a BlueGreen version starts beside the deployed one) goes on processing after
 // any of its savepoints, so none of them is a state the new job rewinds: only j's start counts.
-func (x *explorer) floor(j flinksim.JobRecord, start time.Time, alive bool) *knownState {
+// A savepoint no status recorded counts only when a pass of the object began between its
+// completion and the end of j: one completed moments before its JobManager was lost, with no
+// pass in between, is one the operator never had the chance to learn of (as a checkpoint
+// subsumed unseen, unseenSubsumption).
+func (x *explorer) floor(id *identity, j flinksim.JobRecord, start time.Time, alive bool) *knownState {
 	var best *knownState
 	consider := func(k knownState) {
 		if k.at.Before(start) && (best == nil || k.at.After(best.at)) {
@@ -244,8 +269,9 @@ func (x *explorer) floor(j flinksim.JobRecord, start time.Time, alive bool) *kno
 		}
 	}
 	if !alive {
+		end, ended := j.AliveUntil()
 		for p, s := range x.history.seen {
-			if s.Savepoint && s.JobID == j.JobID {
+			if s.Savepoint && s.JobID == j.JobID && (!ended || x.recorded(j.JobID, p) || id.passedBetween(s.CreatedAt, end)) {
 				consider(knownState{path: p, at: s.CreatedAt})
 			}
 		}
