@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,4 +113,40 @@ func TestASavepointCountsAsTakenWhenFlinkTookIt(t *testing.T) {
 	require.True(t, ok, "restored from %q, which exists", again.Status.JobStatus.RestorePath)
 	assert.False(t, restored.CreatedAt.Before(savepoint.CreatedAt), "restored %s (taken %s), older than savepoint %s (taken %s)",
 		restored.Path, restored.CreatedAt, savepoint.Path, savepoint.CreatedAt)
+}
+
+// A phase that cannot complete gives up with a Warning by its deadline and the allowance for the
+// operator's outages (phaseOutageAllowance), from when it began, also when the operator restarts
+// meanwhile (explorer seeds 2, 7, 15, 27, 55: an update's job in Submitting after its new
+// cluster's JobManager Deployment was deleted, while the operator was killed at its writes every
+// minute or two). Each new process counted the phase's time only from its own first pass, so a
+// phase outlived its deadline for as long as the restarts came.
+func TestAPhaseGivesUpAtItsDeadlineThoughTheOperatorRestarts(t *testing.T) {
+	w := newWorld(t)
+	app := running(t, w, "wc")
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	app = w.runUntilPhase("wc", v1beta1.PhaseSubmitting)
+	// The new cluster's JobManager goes away before the job is submitted, and stays away.
+	hash := app.Status.Deployments.Candidate.ClusterHash
+	name := flink.JobManagerName(app, hash)
+	w.broken[name] = true
+	require.NoError(t, w.kube.AppsV1().Deployments(ns).Delete(context.Background(), name, metav1.DeleteOptions{}))
+	started := w.get("wc").Status.PhaseStartedAt.Time
+	most := w.env.Config.ReadinessTimeout.Duration + phaseOutageAllowance
+	w.events()
+	warned := false
+	for end := started.Add(most + time.Minute); w.clock.Now().Before(end) && !warned; {
+		restartAt := w.clock.Now().Add(time.Minute)
+		for w.clock.Now().Before(restartAt) && !warned {
+			_, _ = w.reconcile("wc")
+			for _, e := range w.events() {
+				warned = warned || strings.HasPrefix(e, "Warning ")
+			}
+		}
+		w.restartOperator()
+	}
+	a := w.get("wc")
+	assert.True(t, warned && a.Status.Phase != v1beta1.PhaseSubmitting,
+		"in %s since %s (at most %s), now %s; reason %q", a.Status.Phase, started, most, w.clock.Now(), a.Status.Reason)
+	t.Logf("gave up after %s: %s -> %s: %s", w.clock.Now().Sub(started).Round(time.Second), v1beta1.PhaseSubmitting, a.Status.Phase, a.Status.Reason)
 }

@@ -444,12 +444,27 @@ func (x *explorer) checkDeadlines() {
 			continue
 		}
 		deadline, ok := x.phaseDeadline(phase)
+		if x.restartedSince(started.Time) && Phase(phase) != PhaseClusterStarting {
+			// A new process counts the deadline from its own first pass; the phase's wall-clock
+			// bound is its deadline and the allowance for outages and restarts (machine.go).
+			deadline += phaseOutageAllowance
+		}
 		if !ok || now.Sub(started.Time) <= deadline+deadlineSlack || !id.lastWarning.Before(started.Time) {
 			continue
 		}
 		x.violate("%s has been in phase %s since %s, past its deadline of %s, without a Warning", id, phase,
 			started.Format("15:04:05.0"), deadline)
 	}
+}
+
+// restartedSince tells whether the operator restarted, or came back from being down, since t.
+func (x *explorer) restartedSince(t time.Time) bool {
+	for _, r := range x.restarts {
+		if !r.Before(t) {
+			return true
+		}
+	}
+	return false
 }
 
 // phaseOf reads the object's phase, when it began, and what its status says of it (its reason and

@@ -66,6 +66,8 @@ type explorer struct {
 	killed bool
 	// slowAnswers makes JobManagers answer this slowly (simulated), while set.
 	slowAnswers time.Duration
+	// restarts are when the operator process was restarted or came back from being down.
+	restarts []time.Time
 	// passRESTCalls and passTime are the worst seen in one pass, for the report.
 	passRESTCalls int64
 	passTime      time.Duration
@@ -359,6 +361,7 @@ func (x *explorer) pass() {
 	if x.killed {
 		x.killed = false
 		w.restartOperator()
+		x.restarts = append(x.restarts, w.clock.Now())
 		x.note("pass of %s: the operator was killed; a new process takes over", what)
 	} else if err != nil && !strings.Contains(err.Error(), "operator killed") {
 		x.note("pass of %s: %v", what, err)
