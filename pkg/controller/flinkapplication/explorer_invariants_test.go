@@ -11,6 +11,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 )
 
 // The explorer's invariants, checked after every step (and a disposal as it is asked for):
@@ -444,10 +445,16 @@ func (x *explorer) checkDeadlines() {
 			continue
 		}
 		deadline, ok := x.phaseDeadline(phase)
-		if x.restartedSince(started.Time) && Phase(phase) != PhaseClusterStarting {
+		if x.restartedSince(started.Time) {
 			// A new process counts the deadline from its own first pass; the phase's wall-clock
-			// bound is its deadline and the allowance for outages and restarts (machine.go).
-			deadline += phaseOutageAllowance
+			// bound is its deadline and the allowance for outages and restarts (machine.go), and a
+			// starting cluster's is a deadline for each step its pods can take and one more
+			// (boundOfStart).
+			if Phase(phase) == PhaseClusterStarting {
+				deadline *= time.Duration(stepsPerPod*x.mostPods(id) + 1)
+			} else {
+				deadline += phaseOutageAllowance
+			}
 		}
 		if !ok || now.Sub(started.Time) <= deadline+deadlineSlack || !id.lastWarning.Before(started.Time) {
 			continue
@@ -455,6 +462,27 @@ func (x *explorer) checkDeadlines() {
 		x.violate("%s has been in phase %s since %s, past its deadline of %s, without a Warning", id, phase,
 			started.Format("15:04:05.0"), deadline)
 	}
+}
+
+// mostPods is the most pods one cluster of the object asks for (its JobManager's and TaskManagers'
+// replicas).
+func (x *explorer) mostPods(id *identity) int {
+	deps, err := x.w.kube.AppsV1().Deployments(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		x.t.Fatalf("listing Deployments: %v", err)
+	}
+	pods := map[string]int{}
+	most := 0
+	for i := range deps.Items {
+		d := &deps.Items[i]
+		if d.Labels[k8.AppLabel] != id.name {
+			continue
+		}
+		h := d.Labels[k8.HashLabel]
+		pods[h] += int(replicas(d))
+		most = max(most, pods[h])
+	}
+	return most
 }
 
 // restartedSince tells whether the operator restarted, or came back from being down, since t.
