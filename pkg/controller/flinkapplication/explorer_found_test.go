@@ -150,3 +150,38 @@ func TestAPhaseGivesUpAtItsDeadlineThoughTheOperatorRestarts(t *testing.T) {
 		"in %s since %s (at most %s), now %s; reason %q", a.Status.Phase, started, most, w.clock.Now(), a.Status.Reason)
 	t.Logf("gave up after %s: %s -> %s: %s", w.clock.Now().Sub(started).Round(time.Second), v1beta1.PhaseSubmitting, a.Status.Phase, a.Status.Reason)
 }
+
+// A job that runs on while an update takes minutes to replace it has its checkpoints recorded in
+// every phase, not only in Running (explorer seed 33, object gamma: its update's savepoint took
+// minutes, then the deployed job was lost with its JobManager). Here the new cluster is slow to
+// start beside the job. The job lost meanwhile without HA starts again from a checkpoint Flink
+// still has.
+func TestAJobRunningThroughASlowUpdateHasItsCheckpointsRecorded(t *testing.T) {
+	w := newWorld(t)
+	app := running(t, w, "wc")
+	jobID := app.Status.JobStatus.JobID
+	jm := w.jm(app, app.Status.DeployHash)
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	app = w.runUntilPhase("wc", v1beta1.PhaseClusterStarting)
+	tms := flink.TaskManagerName(app, app.Status.Deployments.Candidate.ClusterHash)
+	w.broken[tms] = true
+	for end := w.clock.Now().Add(3 * time.Minute); w.clock.Now().Before(end); {
+		_, _ = w.reconcile("wc")
+	}
+	require.Equal(t, v1beta1.PhaseClusterStarting, w.get("wc").Status.Phase)
+	jm.Restart()
+	delete(w.broken, tms)
+	var restored *flinksim.Snapshot
+	w.runUntil("wc", "a job started again", func(a *v1beta1.FlinkApplication) bool {
+		for _, j := range w.timeline.Jobs(ns + "/wc") {
+			if j.JobID != jobID && j.RestoredFrom != "" {
+				s, ok := w.storage.Get(j.RestoredFrom)
+				require.True(t, ok, "job %s started from %s, which exists", j.JobID, j.RestoredFrom)
+				restored = &s
+				return true
+			}
+		}
+		return false
+	})
+	assert.Equal(t, jobID, restored.JobID)
+}

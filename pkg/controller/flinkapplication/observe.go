@@ -293,4 +293,32 @@ func observe(rc *Context) {
 			rc.pass().View(r.ClusterHash, r.JobID)
 		}
 	}
+	recordCheckpointsWhileReplaced(rc)
+}
+
+// observingTheLiveJob are the phases whose handlers read the live job (observeLiveJob), and with it
+// record its checkpoints.
+var observingTheLiveJob = map[Phase]bool{PhaseRunning: true, PhaseDualRunning: true, PhaseRescaling: true}
+
+// recordCheckpointsWhileReplaced records the newest checkpoint of the live job when due in every
+// other phase in which it still runs: an update that starts a cluster beside it, takes its
+// savepoint or waits on Flink may last minutes, and a job lost meanwhile without HA restarts from
+// the checkpoint recorded last, which Flink keeps only for num-retained checkpoint intervals. The
+// look is the one of Running (checkpointRecordWindow), at no more calls.
+func recordCheckpointsWhileReplaced(rc *Context) {
+	if observingTheLiveJob[rc.subject.phase().Normalized()] || checkpointInterval(rc) <= 0 {
+		return
+	}
+	hash, jobID := liveJob(rc.Job)
+	if jobID == "" || rc.Job.JobStatus.JobID != jobID {
+		return
+	}
+	v := rc.pass().View(hash, jobID)
+	if v.Liveness == jobs.Stopped {
+		return
+	}
+	window := checkpointRecordWindow(rc)
+	if rc.env.lookDue(rc, "checkpoints", window, checkpointsLooked(rc, window)) {
+		observeCheckpoints(rc, v.Ref, window)
+	}
 }
