@@ -42,6 +42,9 @@ func handleCancelling(rc *Context) Outcome {
 		return afterJobStopped(rc, "JobCancelled", fmt.Sprintf("job %s cancelled; upgradeMode Stateless starts the next job without state", jobID))
 	}
 	choice := chooseRestore(rc, v.Ref.ID, &v.Ref)
+	if choice.Unanswered != nil {
+		return failed(choice.Unanswered)
+	}
 	if choice.Problem != "" {
 		return stateLost(rc, "LastStateLost", fmt.Sprintf("job %s was cancelled but %s", jobID, choice.Problem))
 	}

@@ -220,6 +220,7 @@ func (x *explorer) armCrash() string {
 
 func (x *explorer) restartTheOperator() string {
 	x.w.restartOperator()
+	x.restarts = append(x.restarts, x.w.clock.Now())
 	return "the operator restarted between passes"
 }
 
@@ -228,5 +229,6 @@ func (x *explorer) operatorDown() string {
 	d := time.Duration(10+x.rng.IntN(170)) * time.Second
 	x.w.downFor(d)
 	x.w.restartOperator()
+	x.restarts = append(x.restarts, x.w.clock.Now())
 	return fmt.Sprintf("the operator was down for %s", d)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 )
 
 // The explorer's invariants, checked after every step (and a disposal as it is asked for):
@@ -114,17 +115,6 @@ func (x *explorer) checkRestores(id *identity, jobs []flinksim.JobRecord) {
 			continue
 		}
 		start := k.AliveFrom()
-		if p != "" {
-			if _, ok := x.history.seen[p]; !ok {
-				x.violate("%s: job %s started from %s, a state that never existed", id, k.JobID, k.RestoredFrom)
-				continue
-			}
-			if gone, ok := x.history.vanished[p]; ok && !gone.After(start) {
-				x.violate("%s: job %s started at %s from %s, which was gone since %s", id, k.JobID,
-					start.Format("15:04:05.0"), k.RestoredFrom, gone.Format("15:04:05.0"))
-				continue
-			}
-		}
 		before := jobs[:i]
 		if id.flavour.blueGreen {
 			// Two versions run on two clusters: a job started again on one cluster replaces that
@@ -132,10 +122,21 @@ func (x *explorer) checkRestores(id *identity, jobs []flinksim.JobRecord) {
 			before = onJobManager(before, k.JobManager)
 		}
 		j, alive := predecessor(before, start)
+		if p != "" {
+			if _, ok := x.history.seen[p]; !ok {
+				x.violate("%s: job %s started from %s, a state that never existed", id, k.JobID, k.RestoredFrom)
+				continue
+			}
+			if gone, ok := x.history.vanished[p]; ok && !gone.After(start) && !x.unseenSubsumption(id, p, gone, before) {
+				x.violate("%s: job %s started at %s from %s, which was gone since %s", id, k.JobID,
+					start.Format("15:04:05.0"), k.RestoredFrom, gone.Format("15:04:05.0"))
+				continue
+			}
+		}
 		if j == nil {
 			continue
 		}
-		floor := x.floor(*j, start, alive)
+		floor := x.floor(id, *j, start, alive)
 		if floor == nil {
 			continue
 		}
@@ -144,11 +145,60 @@ func (x *explorer) checkRestores(id *identity, jobs []flinksim.JobRecord) {
 				k.JobID, j.JobID, floor.path, floor.at.Format("15:04:05.0"))
 			continue
 		}
-		if s := x.history.seen[p]; p != floor.path && s.CreatedAt.Before(floor.at) {
+		if s := x.history.seen[p]; p != floor.path && x.older(s, floor) {
 			x.violate("%s: job %s started from %s (taken %s), older than %s (taken %s), the newest completed state of job %s it replaces",
 				id, k.JobID, k.RestoredFrom, s.CreatedAt.Format("15:04:05.0"), floor.path, floor.at.Format("15:04:05.0"), j.JobID)
 		}
 	}
+}
+
+// unseenSubsumption tells whether the restored state is a checkpoint that Flink subsumed while no
+// pass of the object could see it: none began between the checkpoint's going (gone, as the
+// explorer first saw it) and the end of the job that took it. Without Flink HA the operator
+// restores what it last recorded, and it records only what it looks at (docs/job-lifecycle.md,
+// "checkpoints in status": an operator that is down when the JobManager is lost records nothing
+// meanwhile). The explorer runs one pass at a time, so an operator killed or down, or JobManagers
+// slow to answer every pass of seven objects, leave a job unlooked at for longer than Flink keeps
+// its checkpoints. A pass that ran in between could have recorded a newer checkpoint, and then the
+// restore is the operator's fault. The jobs started since (before) must all have started from the
+// same checkpoint, and so failed at their restore: one that ran completed newer state.
+func (x *explorer) unseenSubsumption(id *identity, p string, gone time.Time, before []flinksim.JobRecord) bool {
+	s := x.history.seen[p]
+	if s.Savepoint {
+		return false
+	}
+	for i := len(before) - 1; i >= 0; i-- {
+		j := before[i]
+		if j.JobID == s.JobID {
+			end, ended := j.AliveUntil()
+			return ended && !id.passedBetween(gone, end)
+		}
+		if normalPath(j.RestoredFrom) != p {
+			return false
+		}
+	}
+	return false
+}
+
+// recorded tells whether some status recorded the state p of the job.
+func (x *explorer) recorded(jobID, p string) bool {
+	for _, k := range x.history.known[jobID] {
+		if k.path == p {
+			return true
+		}
+	}
+	return false
+}
+
+// older tells whether state s is older than the floor. Two states of one job are in the order of
+// their checkpoint ids, which Flink gives checkpoints and savepoints from one counter as it injects
+// their barriers: a savepoint triggered just before a checkpoint may complete after it, and holds
+// the older state. Otherwise the times they were taken are compared.
+func (x *explorer) older(s flinksim.Snapshot, floor *knownState) bool {
+	if f, ok := x.history.seen[floor.path]; ok && f.JobID == s.JobID && f.CheckpointID > 0 && s.CheckpointID > 0 {
+		return s.CheckpointID < f.CheckpointID
+	}
+	return s.CreatedAt.Before(floor.at)
 }
 
 // namedByUser tells whether the user named the state for a restore of the object.
@@ -207,7 +257,11 @@ func predecessor(before []flinksim.JobRecord, start time.Time) (j *flinksim.JobR
 // j's savepoints, the checkpoints of j the operator recorded, and the state j started from. A job
 // still alive then (a BlueGreen version starts beside the deployed one) goes on processing after
 // any of its savepoints, so none of them is a state the new job rewinds: only j's start counts.
-func (x *explorer) floor(j flinksim.JobRecord, start time.Time, alive bool) *knownState {
+// A savepoint no status recorded counts only when a pass of the object began between its
+// completion and the end of j: one completed moments before its JobManager was lost, with no
+// pass in between, is one the operator never had the chance to learn of (as a checkpoint
+// subsumed unseen, unseenSubsumption).
+func (x *explorer) floor(id *identity, j flinksim.JobRecord, start time.Time, alive bool) *knownState {
 	var best *knownState
 	consider := func(k knownState) {
 		if k.at.Before(start) && (best == nil || k.at.After(best.at)) {
@@ -216,8 +270,9 @@ func (x *explorer) floor(j flinksim.JobRecord, start time.Time, alive bool) *kno
 		}
 	}
 	if !alive {
+		end, ended := j.AliveUntil()
 		for p, s := range x.history.seen {
-			if s.Savepoint && s.JobID == j.JobID {
+			if s.Savepoint && s.JobID == j.JobID && (!ended || x.recorded(j.JobID, p) || id.passedBetween(s.CreatedAt, end)) {
 				consider(knownState{path: p, at: s.CreatedAt})
 			}
 		}
@@ -390,12 +445,54 @@ func (x *explorer) checkDeadlines() {
 			continue
 		}
 		deadline, ok := x.phaseDeadline(phase)
+		if x.restartedSince(started.Time) {
+			// A new process counts the deadline from its own first pass; the phase's wall-clock
+			// bound is its deadline and the allowance for outages and restarts (machine.go), and a
+			// starting cluster's is a deadline for each step its pods can take and one more
+			// (boundOfStart).
+			if Phase(phase) == PhaseClusterStarting {
+				deadline *= time.Duration(stepsPerPod*x.mostPods(id) + 1)
+			} else {
+				deadline += phaseOutageAllowance
+			}
+		}
 		if !ok || now.Sub(started.Time) <= deadline+deadlineSlack || !id.lastWarning.Before(started.Time) {
 			continue
 		}
 		x.violate("%s has been in phase %s since %s, past its deadline of %s, without a Warning", id, phase,
 			started.Format("15:04:05.0"), deadline)
 	}
+}
+
+// mostPods is the most pods one cluster of the object asks for (its JobManager's and TaskManagers'
+// replicas).
+func (x *explorer) mostPods(id *identity) int {
+	deps, err := x.w.kube.AppsV1().Deployments(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		x.t.Fatalf("listing Deployments: %v", err)
+	}
+	pods := map[string]int{}
+	most := 0
+	for i := range deps.Items {
+		d := &deps.Items[i]
+		if d.Labels[k8.AppLabel] != id.name {
+			continue
+		}
+		h := d.Labels[k8.HashLabel]
+		pods[h] += int(replicas(d))
+		most = max(most, pods[h])
+	}
+	return most
+}
+
+// restartedSince tells whether the operator restarted, or came back from being down, since t.
+func (x *explorer) restartedSince(t time.Time) bool {
+	for _, r := range x.restarts {
+		if !r.Before(t) {
+			return true
+		}
+	}
+	return false
 }
 
 // phaseOf reads the object's phase, when it began, and what its status says of it (its reason and

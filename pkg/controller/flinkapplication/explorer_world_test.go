@@ -66,6 +66,8 @@ type explorer struct {
 	killed bool
 	// slowAnswers makes JobManagers answer this slowly (simulated), while set.
 	slowAnswers time.Duration
+	// restarts are when the operator process was restarted or came back from being down.
+	restarts []time.Time
 	// passRESTCalls and passTime are the worst seen in one pass, for the report.
 	passRESTCalls int64
 	passTime      time.Duration
@@ -90,6 +92,19 @@ type identity struct {
 	explicitSnapshots map[string]bool
 	// lastWarning is when a Warning Event was last emitted for the object.
 	lastWarning time.Time
+	// passes are when each pass of the object began, oldest first.
+	passes []time.Time
+}
+
+// passedBetween tells whether a pass of the object began in [from, to): one that could look at its
+// job then.
+func (id *identity) passedBetween(from, to time.Time) bool {
+	for _, p := range id.passes {
+		if !p.Before(from) && p.Before(to) {
+			return true
+		}
+	}
+	return false
 }
 
 func (id *identity) String() string {
@@ -327,6 +342,7 @@ func (x *explorer) pass() {
 	if i < len(targets) {
 		id := targets[i]
 		what = id.name
+		id.passes = append(id.passes, start)
 		switch id.kind {
 		case applicationKindName:
 			_, err = w.env.Reconcile(ctx, ns, id.name)
@@ -345,6 +361,7 @@ func (x *explorer) pass() {
 	if x.killed {
 		x.killed = false
 		w.restartOperator()
+		x.restarts = append(x.restarts, w.clock.Now())
 		x.note("pass of %s: the operator was killed; a new process takes over", what)
 	} else if err != nil && !strings.Contains(err.Error(), "operator killed") {
 		x.note("pass of %s: %v", what, err)

@@ -143,6 +143,15 @@ func giveUp(rc *Context, spec phaseSpec, cause string) Outcome {
 	return out
 }
 
+// phaseOutageAllowance is how much longer than its deadline a phase may last by the wall clock,
+// from when it began (status's phaseStartedAt), for the time the operator could not act. Each
+// process counts a deadline from its own first pass, so that an outage of the operator is no
+// reason to give up on what Flink was doing meanwhile; but a process cannot tell an outage from
+// a predecessor that acted all along, and an operator restarted more often than the deadline
+// would otherwise keep a phase past it for as long as the restarts came. A starting cluster has a
+// bound of its own, from the steps its start took (boundOfStart).
+const phaseOutageAllowance = 10 * time.Minute
+
 func pastDeadline(rc *Context, spec phaseSpec) (string, bool) {
 	st := rc.Machine
 	if st.PhaseStartedAt != nil {
@@ -165,6 +174,10 @@ func pastDeadline(rc *Context, spec phaseSpec) (string, bool) {
 	}
 	if d > 0 && bound.passed(rc.Now) {
 		return fmt.Sprintf("%s did not complete within %s", rc.subject.phase().Normalized(), bound), true
+	}
+	if most := d + phaseOutageAllowance; d > 0 && spec.progress == nil && rc.Now.Sub(st.PhaseStartedAt.Time) > most {
+		return fmt.Sprintf("%s did not complete within %s of its start (a deadline of %s, and %s for the operator's outages and restarts)",
+			rc.subject.phase().Normalized(), most, d, phaseOutageAllowance), true
 	}
 	if d <= 0 || rc.env.activity.acting(start, rc.Now)-rc.env.waits.within(rc.writeKey(), start, rc.Now) <= d {
 		return "", false

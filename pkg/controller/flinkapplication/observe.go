@@ -38,6 +38,12 @@ func observeLiveJob(rc *Context) {
 	if job == nil {
 		// Lost (Stopped without an answer) or unknown: summarize says which in the Ready condition.
 		st.JobStatus.Health = v1beta1.Red
+		if v.Liveness == jobs.Unknown && (firstDue || rc.env.lookDue(rc, "checkpoints", window, checkpointsLooked(rc, window))) {
+			// The record of the newest checkpoint rests on the checkpoints' own endpoint alone: a
+			// JobManager that fails to answer for the job while it checkpoints on would otherwise
+			// leave the record as old as its errors, and Flink subsumes what it names.
+			observeCheckpoints(rc, v.Ref, window)
+		}
 		return
 	}
 	before := st.JobStatus.State
@@ -286,5 +292,33 @@ func observe(rc *Context) {
 		if r != nil && r.JobID != "" {
 			rc.pass().View(r.ClusterHash, r.JobID)
 		}
+	}
+	recordCheckpointsWhileReplaced(rc)
+}
+
+// observingTheLiveJob are the phases whose handlers read the live job (observeLiveJob), and with it
+// record its checkpoints.
+var observingTheLiveJob = map[Phase]bool{PhaseRunning: true, PhaseDualRunning: true, PhaseRescaling: true}
+
+// recordCheckpointsWhileReplaced records the newest checkpoint of the live job when due in every
+// other phase in which it still runs: an update that starts a cluster beside it, takes its
+// savepoint or waits on Flink may last minutes, and a job lost meanwhile without HA restarts from
+// the checkpoint recorded last, which Flink keeps only for num-retained checkpoint intervals. The
+// look is the one of Running (checkpointRecordWindow), at no more calls.
+func recordCheckpointsWhileReplaced(rc *Context) {
+	if observingTheLiveJob[rc.subject.phase().Normalized()] || checkpointInterval(rc) <= 0 {
+		return
+	}
+	hash, jobID := liveJob(rc.Job)
+	if jobID == "" || rc.Job.JobStatus.JobID != jobID {
+		return
+	}
+	v := rc.pass().View(hash, jobID)
+	if v.Liveness == jobs.Stopped {
+		return
+	}
+	window := checkpointRecordWindow(rc)
+	if rc.env.lookDue(rc, "checkpoints", window, checkpointsLooked(rc, window)) {
+		observeCheckpoints(rc, v.Ref, window)
 	}
 }

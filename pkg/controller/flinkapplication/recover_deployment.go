@@ -56,6 +56,9 @@ func recoverDeployment(rc *Context) Outcome {
 // (lost with its JobManager process, or FAILED with restartFailedJob), from the newest state known.
 func recoverStoppedJob(rc *Context, v *jobs.View, reason, what string) Outcome {
 	choice := chooseRestore(rc, v.Ref.ID, v.Answered())
+	if choice.Unanswered != nil {
+		return failed(choice.Unanswered)
+	}
 	if choice.Problem != "" {
 		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s, and %s; restore it by hand (spec.savepointPath), "+
 			"or set fallbackWithoutState to start it without state", what, choice.Problem))

@@ -21,7 +21,11 @@ func handleRecovering(rc *Context) Outcome {
 		return recoverBeside(rc, v)
 	}
 	if !jobs.CancelIssued(v) {
-		if choice := chooseRestore(rc, v.Ref.ID, &v.Ref); choice.Problem != "" {
+		choice := chooseRestore(rc, v.Ref.ID, &v.Ref)
+		if choice.Unanswered != nil {
+			return failed(choice.Unanswered)
+		}
+		if choice.Problem != "" {
 			msg := fmt.Sprintf("savepoint failed and %s; job %s is left as it was. Fix the cause and change the spec to retry, "+
 				"or set %s to start without state", choice.Problem, jobID, rc.Settings.field("fallbackWithoutState"))
 			if rc.Settings.Suspend && candidate(st) == nil {
@@ -38,6 +42,9 @@ func handleRecovering(rc *Context) Outcome {
 		return stay(0)
 	}
 	choice := chooseRestore(rc, v.Ref.ID, v.Answered())
+	if choice.Unanswered != nil {
+		return failed(choice.Unanswered)
+	}
 	if choice.Problem != "" {
 		return stateLost(rc, "RecoveryFailed", fmt.Sprintf("job %s is stopped and %s", jobID, choice.Problem))
 	}
@@ -50,6 +57,9 @@ func handleRecovering(rc *Context) Outcome {
 func recoverBeside(rc *Context, v *jobs.View) Outcome {
 	st := rc.Job
 	choice := chooseRestore(rc, v.Ref.ID, &v.Ref)
+	if choice.Unanswered != nil {
+		return failed(choice.Unanswered)
+	}
 	if choice.Problem != "" {
 		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("savepoint failed and %s; version %s keeps running untouched. "+
 			"Fix the cause and change the spec to retry, or set fallbackWithoutState to start the new version without state",

@@ -6,6 +6,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
@@ -20,7 +21,9 @@ import (
 // maxCheckpointRestoreAgeSeconds. Without such state the job starts without state only when the
 // user set fallbackWithoutState: never silently, never from older state than the newest known.
 // upgradeMode Stateless starts without state, as the user said. ref is nil when Flink cannot be
-// asked (its JobManager is gone or no longer knows the job).
+// asked (its JobManager is gone or no longer knows the job). When ref is set and Flink does not
+// tell the job's checkpoints, nothing is chosen (RestoreChoice.Unanswered, a retryable error): the
+// recorded checkpoint may be one Flink has subsumed since, while the job ran on unrecorded.
 func chooseRestore(rc *Context, jobID string, ref *jobs.Ref) jobs.RestoreChoice {
 	if rc.Settings.UpgradeMode == v1beta1.UpgradeModeStateless {
 		return jobs.RestoreChoice{}
@@ -28,7 +31,12 @@ func chooseRestore(rc *Context, jobID string, ref *jobs.Ref) jobs.RestoreChoice 
 	points := recordedState(rc, jobID)
 	if ref != nil {
 		stop := rc.ledger().Pending(jobID, v1beta1.SavepointUpgrade, v1beta1.SavepointSuspend)
-		points = append(points, rc.pass().FlinkState(*ref, ledger.Trigger(stop))...)
+		flinks, err := rc.pass().AskFlinkState(*ref, ledger.Trigger(stop))
+		if err != nil && !client.IsNotFound(err) {
+			// Not found is Flink's word that it holds nothing more of the job.
+			return jobs.RestoreChoice{Unanswered: jobs.Retryable("ReadCheckpoints", err)}
+		}
+		points = append(points, flinks...)
 	}
 	return jobs.ChooseRestore(points, rc.Now, jobs.RestorePolicy{MaxAge: maxCheckpointAge(rc), WithoutState: rc.Settings.FallbackWithoutState})
 }

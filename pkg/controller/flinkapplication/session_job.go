@@ -198,6 +198,9 @@ func sessionJobFailed(rc *Context, v *jobs.View) Outcome {
 		return deployFailed(rc, "JobFailed", what+"; set spec.job.restartFailedJob to start it again from its newest state, or change the spec")
 	}
 	choice := chooseRestore(rc, v.Ref.ID, &v.Ref)
+	if choice.Unanswered != nil {
+		return failed(choice.Unanswered)
+	}
 	if choice.Problem != "" {
 		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s, and %s; restore it by hand (spec.job.initialSavepointPath "+
 			"on a new FlinkSessionJob), or set spec.job.fallbackWithoutState", what, choice.Problem))

@@ -46,7 +46,7 @@ func followSavepoint(rc *Context, e *v1beta1.StateEntry, ref jobs.Ref, mayTrigge
 	switch {
 	case step.Location != "":
 		ledger.SetTrigger(e, t)
-		ledger.Complete(e, step.Location, rc.Now)
+		ledger.Complete(e, step.Location, step.TakenAt, rc.Now)
 		return savepointStep{Location: step.Location}
 	case step.Failure != "":
 		ledger.Fail(e, step.Failure, rc.Now)
@@ -112,7 +112,7 @@ func endJob(rc *Context, purpose v1beta1.SavepointPurpose, rec *v1beta1.Deployme
 		switch {
 		case end.SavepointPath != "":
 			ledger.SetTrigger(e, t)
-			ledger.Complete(e, end.SavepointPath, rc.Now)
+			ledger.Complete(e, end.SavepointPath, end.SavepointTakenAt, rc.Now)
 		case end.Missing != "", !t.Asked():
 			// Flink failed it (a new one is asked for next time), or it can no longer be had.
 			reason := end.Missing

@@ -28,6 +28,10 @@ type RestoreChoice struct {
 	Problem string
 	// WithoutState is set when no usable state exists and the policy allows that.
 	WithoutState bool
+	// Unanswered is set when Flink was to be asked for the job's state and did not answer: no
+	// choice is made without Flink's word, which may be newer than anything recorded. The caller
+	// tries again.
+	Unanswered error
 }
 
 // ChooseRestore is the one restore policy: the newest of the points, if it is younger than the
@@ -65,8 +69,16 @@ func Newest(points []StatePoint) *StatePoint {
 // FlinkState is the state Flink reports for a job: its newest externalized checkpoint, and the
 // savepoint of the trigger when Flink lists one completed since it was asked for.
 func (p *Pass) FlinkState(ref Ref, t Trigger) []StatePoint {
+	out, _ := p.AskFlinkState(ref, t)
+	return out
+}
+
+// AskFlinkState is FlinkState, with the error when Flink did not tell the job's checkpoints: a
+// restore chosen without them may be older than what Flink holds.
+func (p *Pass) AskFlinkState(ref Ref, t Trigger) ([]StatePoint, error) {
 	var out []StatePoint
-	if cps, err := p.Checkpoints(ref); err == nil {
+	cps, err := p.Checkpoints(ref)
+	if err == nil {
 		if c := cps.Latest.Completed; c != nil && Restorable(c.ExternalPath) {
 			out = append(out, StatePoint{c.ExternalPath, time.UnixMilli(c.TriggerTimestamp)})
 		}
@@ -74,7 +86,7 @@ func (p *Pass) FlinkState(ref Ref, t Trigger) []StatePoint {
 	if sp := p.SavepointSince(ref, t); sp != nil && sp.Status == "COMPLETED" && Restorable(sp.ExternalPath) {
 		out = append(out, StatePoint{sp.ExternalPath, time.UnixMilli(sp.TriggerTimestamp)})
 	}
-	return out
+	return out, err
 }
 
 // Restorable tells whether a checkpoint's path can be restored from: Flink names checkpoints

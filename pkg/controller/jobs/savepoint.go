@@ -21,6 +21,9 @@ func (t Trigger) Asked() bool { return t.ID != "" }
 type SavepointStep struct {
 	// Location is set once the savepoint completed.
 	Location string
+	// TakenAt is when Flink took the completed savepoint, its trigger timestamp in the job's
+	// checkpoint history; zero when Flink does not list it there.
+	TakenAt time.Time
 	// Failure is set when the savepoint failed or can no longer be had.
 	Failure string
 	// Wait is non-nil while the savepoint goes on: its trigger is being persisted, it is in
@@ -64,7 +67,7 @@ func (p *Pass) Savepoint(ref Ref, t *Trigger, cancelJob, mayTrigger bool) Savepo
 	switch {
 	case status.Succeeded():
 		p.announce(false, "SavepointCompleted", fmt.Sprintf("savepoint of job %s completed at %s", ref.ID, status.Location))
-		return SavepointStep{Location: status.Location}
+		return SavepointStep{Location: status.Location, TakenAt: p.savepointTakenAt(ref, status.Location)}
 	case status.Failed():
 		*t = Trigger{}
 		return SavepointStep{Failure: fmt.Sprintf("savepoint of job %s failed: %s", ref.ID, failureCause(status.FailureCause))}
@@ -114,7 +117,7 @@ func (p *Pass) savepointInHistory(ref Ref, t *Trigger) (SavepointStep, bool) {
 		return SavepointStep{Failure: fmt.Sprintf("savepoint %d of job %s has no path to restore from: %s", cp.ID, ref.ID, cp.ExternalPath)}, true
 	case cp.Status == "COMPLETED":
 		p.announce(false, "SavepointCompleted", fmt.Sprintf("savepoint of job %s completed at %s (found in its checkpoint history)", ref.ID, cp.ExternalPath))
-		return SavepointStep{Location: cp.ExternalPath}, true
+		return SavepointStep{Location: cp.ExternalPath, TakenAt: time.UnixMilli(cp.TriggerTimestamp)}, true
 	case cp.Status == "FAILED":
 		*t = Trigger{}
 		return SavepointStep{Failure: fmt.Sprintf("savepoint %d of job %s failed", cp.ID, ref.ID)}, true
@@ -146,6 +149,26 @@ func (p *Pass) SavepointSince(ref Ref, t Trigger) *client.Checkpoint {
 		consider(&cps.History[i])
 	}
 	return best
+}
+
+// savepointTakenAt is when Flink took the savepoint at location, as the job's checkpoint history
+// lists it; zero when it does not, or Flink cannot say. A savepoint is taken when Flink gets its
+// trigger, which comes after the trigger was asked for and persisted, up to a pass or more later:
+// the job's checkpoints between the two are older than the savepoint, not newer.
+func (p *Pass) savepointTakenAt(ref Ref, location string) time.Time {
+	cps, err := p.Checkpoints(ref)
+	if err != nil {
+		return time.Time{}
+	}
+	if c := cps.Latest.Savepoint; c != nil && c.IsSavepoint && c.ExternalPath == location {
+		return time.UnixMilli(c.TriggerTimestamp)
+	}
+	for _, c := range cps.History {
+		if c.IsSavepoint && c.ExternalPath == location {
+			return time.UnixMilli(c.TriggerTimestamp)
+		}
+	}
+	return time.Time{}
 }
 
 // refusedTrigger tells whether Flink answered a trigger (a savepoint's, a checkpoint's) that it will

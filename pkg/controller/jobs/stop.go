@@ -3,6 +3,7 @@ package jobs
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 )
@@ -46,6 +47,8 @@ type EndStep struct {
 	Wait *Wait
 	// SavepointPath is the savepoint the job ended with; "" when none was asked for or had.
 	SavepointPath string
+	// SavepointTakenAt is when Flink took it (SavepointStep.TakenAt).
+	SavepointTakenAt time.Time
 	// Missing says why the savepoint asked for was not had although the job ended.
 	Missing string
 }
@@ -73,7 +76,7 @@ func (p *Pass) End(v *View, t *Trigger, retrigger bool, step string) EndStep {
 		case sp.Failure != "":
 			out.Missing = fmt.Sprintf("job %s ended without its savepoint: %s", v.Ref.ID, sp.Failure)
 		}
-		out.SavepointPath = sp.Location
+		out.SavepointPath, out.SavepointTakenAt = sp.Location, sp.TakenAt
 	}
 	if alive {
 		switch state, err := p.Cancel(v); state {

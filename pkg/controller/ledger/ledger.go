@@ -114,11 +114,21 @@ func SetTrigger(e *v1beta1.StateEntry, t jobs.Trigger) {
 	}
 }
 
-// Complete records a savepoint's result: where it is and when it was triggered.
-func Complete(e *v1beta1.StateEntry, path string, now time.Time) {
+// Complete records a savepoint's result: where it is and when it was taken. That is when Flink
+// took it (taken, zero when Flink did not say), which comes after the trigger was asked for: a
+// checkpoint Flink completed in between is older than the savepoint, and the restore rule compares
+// the two by these times. A JobManager's word is not taken past now. Without it the trigger's time
+// stands, or now.
+func Complete(e *v1beta1.StateEntry, path string, taken, now time.Time) {
 	at := now
 	if e.TriggerTime != nil {
 		at = e.TriggerTime.Time
+	}
+	if !taken.IsZero() {
+		at = taken
+		if at.After(now) {
+			at = now
+		}
 	}
 	t := metav1.NewTime(at)
 	e.Result, e.Path, e.Time, e.Reason = v1beta1.StateCompleted, path, &t, ""

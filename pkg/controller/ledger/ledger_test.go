@@ -19,7 +19,7 @@ func TestAnAskedSavepointIsPendingUntilItEnds(t *testing.T) {
 	require.NotEmpty(t, e.TriggerID)
 	assert.Equal(t, e, l.Pending("job", v1beta1.SavepointManual))
 	assert.Nil(t, l.Pending("job", v1beta1.SavepointDelete), "a stop never takes a manual savepoint for its own")
-	Complete(e, "s3://sp/1", t0.Add(time.Minute))
+	Complete(e, "s3://sp/1", time.Time{}, t0.Add(time.Minute))
 	assert.Nil(t, l.Pending("job"))
 	assert.Equal(t, t0, entries[0].Time.Time, "a savepoint's state is as old as its trigger")
 	assert.Equal(t, []v1beta1.SavepointRecord{{Time: *entries[0].TriggerTime, Trigger: v1beta1.SavepointManual,
@@ -53,7 +53,7 @@ func TestRetentionKeepsWhatARestoreNeeds(t *testing.T) {
 	l := Of(&entries)
 	for i := 0; i < 5; i++ {
 		e := l.Ask(v1beta1.SavepointPeriodic, "old", "c", false, t0.Add(time.Duration(i)*time.Minute))
-		Complete(e, "s3://sp/old-"+string(rune('a'+i)), t0)
+		Complete(e, "s3://sp/old-"+string(rune('a'+i)), time.Time{}, t0)
 	}
 	pinned := entries[0].Path
 	pending := l.Ask(v1beta1.SavepointManual, "job", "c", false, t0.Add(time.Hour))
@@ -84,13 +84,13 @@ func TestTriggeredCheckpointsNeverPushSavepointsOut(t *testing.T) {
 	var entries []v1beta1.StateEntry
 	l := Of(&entries)
 	sp := l.Ask(v1beta1.SavepointManual, "job", "c", false, t0)
-	Complete(sp, "s3://sp/kept", t0)
+	Complete(sp, "s3://sp/kept", time.Time{}, t0)
 	for i := 1; i <= 5; i++ {
 		e := l.Ask(v1beta1.PeriodicCheckpoint, "job", "c", false, t0.Add(time.Duration(i)*time.Minute))
-		Complete(e, "s3://ck/job/chk-"+string(rune('0'+i)), t0)
+		Complete(e, "s3://ck/job/chk-"+string(rune('0'+i)), time.Time{}, t0)
 	}
 	m := l.Ask(v1beta1.ManualCheckpoint, "job", "c", false, t0.Add(time.Hour))
-	Complete(m, "s3://ck/job/chk-9", t0)
+	Complete(m, "s3://ck/job/chk-9", time.Time{}, t0)
 
 	gone := l.Trim(1, []string{"job"}, nil)
 	assert.Empty(t, gone, "nothing to dispose of")
