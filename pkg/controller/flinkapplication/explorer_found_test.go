@@ -185,3 +185,22 @@ func TestAJobRunningThroughASlowUpdateHasItsCheckpointsRecorded(t *testing.T) {
 	})
 	assert.Equal(t, jobID, restored.JobID)
 }
+
+// A job started again after its JobManager lost it that never runs stable ends its Submitting in
+// DeployFailed while it may still run: it stays the application's job, so that the next update stops
+// it before it starts another (found by explorer seed 60: two live jobs of one application).
+func TestAJobRestartedAfterJobLostThatNeverRunsStableIsStoppedByTheNextUpdate(t *testing.T) {
+	w := newWorld(t)
+	app := running(t, w, "wc")
+	jm := w.jm(app, app.Status.DeployHash)
+	jm.SetFaults(flinksim.Faults{RestartJobsEvery: 5 * time.Second}) // never stable for 10 s
+	jm.Restart()                                                      // without HA: the job is lost
+	w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	w.runUntil("wc", "the update done", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.DeployHash != app.Status.DeployHash ||
+			a.Status.Phase == v1beta1.PhaseDeployFailed && a.Status.FailedDeployHash != app.Status.DeployHash
+	})
+	w.passes("wc", 10)
+	w.assertOneJobAtATime(w.events())
+}
