@@ -137,6 +137,17 @@ func (x *explorer) checkRestores(id *identity, jobs []flinksim.JobRecord) {
 			continue
 		}
 		floor := x.floor(id, *j, start, alive)
+		if floor != nil && floor.path == normalPath(j.RestoredFrom) && x.namedByUser(id, floor.path) {
+			// The job replaced started from a savepoint the user named for a redeploy and completed
+			// nothing since: it failed, and going back from a failed redeploy goes to the state the job
+			// before it left (docs/job-lifecycle.md), which is the floor instead.
+			floor = nil
+			if k, ok := indexOf(before, j.JobID); ok {
+				if pj, palive := predecessor(before[:k], j.AliveFrom()); pj != nil {
+					floor = x.floor(id, *pj, start, palive)
+				}
+			}
+		}
 		if floor == nil {
 			continue
 		}
@@ -233,6 +244,16 @@ func onJobManager(jobs []flinksim.JobRecord, jm string) []flinksim.JobRecord {
 
 // predecessor is the job a job started at start replaces: the newest of those alive then (a
 // BlueGreen version starts beside the deployed one), else the one that ended last before.
+// indexOf is where the job of that id is in jobs.
+func indexOf(jobs []flinksim.JobRecord, jobID string) (int, bool) {
+	for i := range jobs {
+		if jobs[i].JobID == jobID {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
 func predecessor(before []flinksim.JobRecord, start time.Time) (j *flinksim.JobRecord, alive bool) {
 	var ended *flinksim.JobRecord
 	var endedAt time.Time
