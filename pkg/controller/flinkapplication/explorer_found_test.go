@@ -194,7 +194,7 @@ func TestAJobRestartedAfterJobLostThatNeverRunsStableIsStoppedByTheNextUpdate(t 
 	app := running(t, w, "wc")
 	jm := w.jm(app, app.Status.DeployHash)
 	jm.SetFaults(flinksim.Faults{RestartJobsEvery: 5 * time.Second}) // never stable for 10 s
-	jm.Restart()                                                      // without HA: the job is lost
+	jm.Restart()                                                     // without HA: the job is lost
 	w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
 	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
 	w.runUntil("wc", "the update done", func(a *v1beta1.FlinkApplication) bool {
