@@ -62,12 +62,17 @@ func stateGuardian(rc *Context, disposing bool) (*guardian.Namespace, error) {
 	}
 	snaps := make([]guardian.Snapshot, 0, len(snapshots))
 	for _, s := range snapshots {
-		snaps = append(snaps, guardian.Snapshot{Name: s.Name, Path: s.Status.Path})
-		if s.DeletionTimestamp == nil && s.Status.Path != "" && s.Spec.Type != v1beta1.SnapshotCheckpoint {
+		path := s.Status.Path
+		if path == "" {
+			// One registering a path shows it from the moment it exists, before its status is written.
+			path = s.Spec.Path
+		}
+		snaps = append(snaps, guardian.Snapshot{Name: s.Name, Path: path})
+		if s.DeletionTimestamp == nil && path != "" && s.Spec.Type != v1beta1.SnapshotCheckpoint {
 			// A FlinkSnapshot shows its savepoint to its users (one kept with spec.keep, one a
 			// user registered for the same path): while it is there, the storage stays.
 			all = append(all, guardian.References{Holder: guardian.Holder{Kind: guardian.SnapshotKind, Name: s.Name, UID: string(s.UID)},
-				Paths: []guardian.Use{{Name: s.Status.Path, Why: "it shows this savepoint"}}})
+				Paths: []guardian.Use{{Name: path, Why: "it shows this savepoint"}}})
 		}
 	}
 	return guardian.NewNamespace(all, snaps), nil

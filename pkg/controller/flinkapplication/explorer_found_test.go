@@ -204,3 +204,25 @@ func TestAJobRestartedAfterJobLostThatNeverRunsStableIsStoppedByTheNextUpdate(t 
 	w.passes("wc", 10)
 	w.assertOneJobAtATime(w.events())
 }
+
+// A FlinkSnapshot a user creates to register a savepoint keeps it from the moment it exists, before
+// any pass wrote its status (found by explorer seed 1002: a disposal in the same second as the
+// registration).
+func TestASavepointRegisteredByAnotherFlinkSnapshotIsKeptBeforeItsStatusIsWritten(t *testing.T) {
+	w := newWorld(t)
+	running(t, w, "wc")
+	path, taken := takeSavepoint(t, w, "wc", "one")
+	patched := w.snapshot(taken).DeepCopy()
+	patched.Spec.DisposeOnDelete = true
+	_, err := w.apps.FlinkV1beta1().FlinkSnapshots(ns).Update(context.Background(), patched, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	w.passes("wc", 2)
+	require.Contains(t, w.snapshot(taken).Finalizers, DisposeFinalizer)
+	// Registered for another application, whose pass has not run: its status is empty.
+	w.createSnapshot("registered", func(s *v1beta1.FlinkSnapshotSpec) {
+		s.Owner.Name, s.Path, s.Keep = "other", path, true
+	})
+	w.deleteSnapshot(taken)
+	w.passes("wc", 5)
+	assert.True(t, w.storage.Exists(path), "FlinkSnapshot registered shows it")
+}
