@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fails when generated code is stale, gofmt would change a file, or go vet complains (the autoscaler
-# benchmark's build tag too), and when the Helm chart fails helm lint or does not render the
-# operator deploy/ does.
+# benchmark's build tag too), when a relative link in README.md or docs/ resolves to no file or
+# heading, and when the Helm chart fails helm lint or does not render the operator deploy/ does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
@@ -10,6 +10,8 @@ if [ -n "$unformatted" ]; then echo "gofmt would change:"; echo "$unformatted"; 
 go vet ./... || status=1
 # The autoscaler benchmark is behind a build tag; vetting it keeps it compiling as the world changes.
 go vet -tags autoscalerbench ./pkg/controller/flinkapplication/ || status=1
+# Relative links in the documentation: a moved document or a renamed heading fails here.
+go run ./hack/doclinks README.md docs || status=1
 # Regenerate into the tree and compare; the originals are restored either way.
 backup=$(mktemp -d)
 paths=(pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd docs/state-machine.md deploy/policy.yaml deploy/helm/flinkfsm/crds deploy/helm/flinkfsm/files)
