@@ -8,7 +8,7 @@ GENERATED := pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd
 UNIT_PKGS = $(shell go list ./... | grep -v -e /integ/e2e -e /integ/lyftcompat -e /integ/portable)
 export FLINKFSM_REQUIRE_CLUSTER ?= 1
 
-.PHONY: release all build generate verify test unit integ integ-external bench bench-soak bench-autoscaler demo cluster-up cluster-down k8s-binaries helm helm-template clean install-plugin fuzz
+.PHONY: release all build generate verify test unit integ integ-external bench bench-soak bench-autoscaler performance-doc demo cluster-up cluster-down k8s-binaries helm helm-template clean install-plugin fuzz
 
 all: build
 
@@ -118,6 +118,15 @@ AS_BENCH_OUT ?= bench-results-autoscaler.json
 bench-autoscaler:
 	go test -tags autoscalerbench -run '^TestAutoscalerBenchmark$$' -count=1 -v -timeout 30m ./pkg/controller/flinkapplication \
 		-args -as.out $(abspath $(AS_BENCH_OUT)) -as.commit "$$(git rev-parse --short HEAD)" $(AS_BENCH_FLAGS)
+
+# performance-doc writes a benchmark's JSON results into docs/performance.md, replacing the table of
+# its block (hack/benchdoc): `make performance-doc BENCH_JSON=bench-results.json` after `make bench`,
+# likewise SOAK_OUT's and AS_BENCH_OUT's files; BENCH_BLOCK names another block than the results'.
+BENCH_JSON ?=
+BENCH_BLOCK ?=
+performance-doc:
+	@test -n "$(BENCH_JSON)" || { echo "make performance-doc BENCH_JSON=FILE [BENCH_BLOCK=NAME]"; exit 2; }
+	go run ./hack/benchdoc -json $(BENCH_JSON) -doc docs/performance.md $(if $(BENCH_BLOCK),-block $(BENCH_BLOCK))
 
 cluster-up:
 	./hack/cluster-up.sh
