@@ -76,7 +76,7 @@ integ-external: helm
 
 test: unit integ
 
-# The benchmark of issue 12 on the local cluster (not part of `make test`; the autoscaler's, which
+# The benchmark on the local cluster (docs/performance.md; not part of `make test`; the autoscaler's, which
 # needs no cluster, is `make bench-autoscaler` below): `make bench N=1000`,
 # BENCH_STEADY=3m the steady-state window, BENCH_FLAGS more flags (go run ./integ/cmd/bench -h).
 # Prints a table against the targets and writes JSON. N=1000 takes about 12 minutes on 2 cores,
@@ -86,15 +86,15 @@ test: unit integ
 # target of 2 owner writes and 2 FlinkSnapshot writes (and write requests) per savepoint and no other;
 # -savepoint-keep K sets their savepointRetention.keep, so that a short window sees retention's deletes.
 # -checkpointing-fraction 0.5 makes every other application of the fleet checkpoint every 10 s, as
-# issue 29 asks of N=10000 (README, "10,000 applications": the command, and what it takes); the
+# a large fleet does at N=10000 (docs/performance.md, "Running it": the command, and what it takes); the
 # local cluster is sized for the run's N (-size-for sizes it for more). -floor-from FILE takes (b)'s
 # floor from an earlier run's JSON results (its -out) of the same size instead of measuring it, and
-# runs the operator's run alone (at N=10000 the floor and its cleanup are about 47 minutes).
+# runs the operator's run alone (at N=10000 the floor and its cleanup took 47 to 90 minutes).
 # -steady-again NAME[:KEY=VALUE,...] (repeatable) restarts the operator after (f) with KEY=VALUE in its
 # environment (binary=PATH: another operator binary) and measures (c)'s window again, each variant in
 # turn, on the same fleet: settings compared where two whole runs differ more than they do.
-# Its last part is issue 25's soak, SOAK_N ordinary applications (100, whatever N) alone and beside
-# ten hostile tenants; BENCH_SOAK=false leaves it out, and `make bench-soak` runs only the soak (its
+# Its last part is the soak, SOAK_N ordinary applications (100, whatever N) alone and beside
+# thirteen hostile tenants; BENCH_SOAK=false leaves it out, and `make bench-soak` runs only the soak (its
 # JSON in SOAK_OUT).
 N ?= 100
 SOAK_N ?= 100
@@ -108,7 +108,7 @@ bench: k8s-binaries
 bench-soak: k8s-binaries
 	go run ./integ/cmd/bench -soak-only -soak-n $(SOAK_N) -out $(SOAK_OUT) $(BENCH_FLAGS)
 
-# The autoscaler benchmark of issue 28 (not part of `make test`; README, "Autoscaler"): the operator's
+# The autoscaler benchmark (not part of `make test`; docs/performance.md, "Autoscaler"): the operator's
 # own passes drive a simulated four-vertex job on a fake clock through a load step (6 h) and a daily
 # wave (24 h), each applied in place and by restart, in about a minute and without a cluster. It
 # prints a table per run and writes JSON, with every probe of the job, to AS_BENCH_OUT.

@@ -11,7 +11,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/integ/localcluster"
 )
 
-// tenThousand is the options of issue 29's run at 10,000 (README, "10,000 applications").
+// tenThousand is the options of the run at 10,000 (docs/performance.md, "Running it").
 func tenThousand() options {
 	return options{n: 10000, checkpointingFraction: 0.5, perNamespace: 1000, soakN: 100, pairs: 1}
 }
