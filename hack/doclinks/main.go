@@ -1,12 +1,15 @@
 // Command doclinks fails when a relative link in the repository's Markdown does not resolve: a
-// file or directory that does not exist, or a #fragment that names no heading of its target.
-// `make verify` runs it over README.md and docs/, so that moving or renaming a document or a
-// heading breaks the build rather than a reader's click.
+// file or directory that does not exist, or a #fragment that names no heading of its target. With
+// -index FILE it also fails when a Markdown file in FILE's directory tree is not linked from FILE,
+// so that the documentation's index lists every document. `make verify` runs it over README.md and
+// docs/, so that moving or renaming a document or a heading breaks the build rather than a reader's
+// click.
 //
-//	go run ./hack/doclinks README.md docs
+//	go run ./hack/doclinks -index docs/README.md README.md docs
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -18,11 +21,13 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: doclinks FILE_OR_DIR...")
+	index := flag.String("index", "", "a Markdown file that must link to every other Markdown file of its directory tree")
+	flag.Parse()
+	if flag.NArg() < 1 {
+		fmt.Fprintln(os.Stderr, "usage: doclinks [-index FILE] FILE_OR_DIR...")
 		os.Exit(2)
 	}
-	files, err := markdownFiles(os.Args[1:])
+	files, err := markdownFiles(flag.Args())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -32,11 +37,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	if *index != "" {
+		missing, err := unindexed(*index)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		broken = append(broken, missing...)
+	}
 	for _, b := range broken {
 		fmt.Println(b)
 	}
 	if len(broken) > 0 {
-		fmt.Printf("%d broken relative links\n", len(broken))
+		fmt.Printf("%d broken relative links or unlisted documents\n", len(broken))
 		os.Exit(1)
 	}
 }
@@ -90,6 +103,33 @@ func check(files []string) ([]string, error) {
 		}
 	}
 	return broken, nil
+}
+
+// unindexed is a line for each Markdown file of index's directory tree that index does not link to.
+func unindexed(index string) ([]string, error) {
+	data, err := os.ReadFile(index)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(index)
+	linked := map[string]bool{}
+	for _, l := range links(string(data)) {
+		path, _, _ := strings.Cut(l.target, "#")
+		if path != "" && !hasScheme(path) {
+			linked[filepath.Join(dir, path)] = true
+		}
+	}
+	files, err := markdownFiles([]string{dir})
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, f := range files {
+		if f != filepath.Clean(index) && !linked[f] {
+			missing = append(missing, fmt.Sprintf("%s: not listed in %s", f, index))
+		}
+	}
+	return missing, nil
 }
 
 // resolve says why a link from file does not resolve, or "" when it does. Links with a scheme

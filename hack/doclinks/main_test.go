@@ -60,3 +60,29 @@ func TestABrokenLinkIsReportedAndAGoodOneIsNot(t *testing.T) {
 		}
 	}
 }
+
+func TestADocumentTheIndexDoesNotListIsReported(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"README.md":           "[a](a.md) [b](sub/b.md#x) [web](https://example.com/c.md)",
+		"a.md":                "# A",
+		"sub/b.md":            "# X",
+		"sub/c.md":            "# C",
+		"../outside-index.md": "# not in the tree",
+	} {
+		path := filepath.Join(dir, "docs", name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	missing, err := unindexed(filepath.Join(dir, "docs", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(missing) != 1 || !strings.Contains(missing[0], filepath.Join("sub", "c.md")) {
+		t.Errorf("want only sub/c.md reported, got %q", missing)
+	}
+}
