@@ -50,8 +50,9 @@ generate:
 	./hack/update-codegen.sh
 
 # verify fails when generated files are stale, gofmt would change a file, or go vet complains, when
-# a relative link in README.md or docs/ resolves to no file or heading (hack/doclinks), and when the
-# Helm chart fails helm lint or renders another operator than deploy/ (deploy/helmtest).
+# a relative link in README.md or docs/ resolves to no file or heading or docs/README.md does not
+# list a document (hack/doclinks), and when the Helm chart fails helm lint or renders another
+# operator than deploy/ (deploy/helmtest).
 verify: k8s-binaries helm
 	@./hack/verify.sh
 
