@@ -263,7 +263,7 @@ func (c *Config) WorkerCount() int {
 // and at 100 applications deployed at once 16 workers had left each waiting 1 to 2 s for one. But
 // their answers wait for a core too: at 10,000 applications on the two cores the API server also
 // used, 12 workers kept reconcile p99 at 31 to 35 ms where 32 took it to 37 to 84 ms (61.5 ms on a
-// slower machine), and deployed 100 applications as fast (README, "10,000 applications").
+// slower machine), and deployed 100 applications as fast (docs/benchmarks/2026-11-30-10000-workers.md).
 func WorkersForCores(cores int) int {
 	return min(max(6*cores, 12), 32)
 }

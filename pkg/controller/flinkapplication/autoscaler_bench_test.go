@@ -29,7 +29,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 )
 
-// The autoscaler benchmark of issue 28 (`make bench-autoscaler`; README, "Autoscaler"). The
+// The autoscaler benchmark (`make bench-autoscaler`; docs/performance.md, "Autoscaler"). The
 // operator's real passes (the state machine, its status writes, the autoscaler sampling every
 // sampleInterval and applying its decisions) run against a simulated multi-vertex job for hours of
 // simulated time on the world's fake clock, and the run is measured from outside: the topic's
