@@ -347,7 +347,10 @@ func (x *explorer) referencesTo(p string) []string {
 			// The operator's newest state of a job is the ledger's or its checkpoint book's, whichever
 			// is newer (newestStatePath), and the book is not in status: the ledger's newest counts
 			// only while the job has completed nothing since, or a restore may still pick it.
-			if newest, at := newestLedgerState(st, r.JobID); newest != "" && !x.hasStateSince(r.JobID, at) {
+			// A record without a job (stopped, suspended) names no job's newest state: the ledger's
+			// entries without a job id are the savepoints a user named for a redeploy, none of them
+			// state a job of it completed (the operator's ledger.NewestPath ignores them too).
+			if newest, at := newestLedgerState(st, r.JobID); r.JobID != "" && newest != "" && !x.hasStateSince(r.JobID, at) {
 				fields["the newest state its ledger records of job "+r.JobID] = newest
 			}
 		}

@@ -41,7 +41,7 @@ func deployFailed(rc *Context, reason, cause string) Outcome {
 			// The stable spec's job started again on its kept cluster (a restart, a recovery) may run,
 			// or come up: it stays the application's job, so that the next change stops it first and
 			// nothing is ever started beside it.
-			s.JobID, s.SubmittedAt = c.JobID, c.SubmittedAt
+			keepCandidateJob(st)
 		}
 		// A savepoint asked for stays recorded: if it completes after all, its trigger time finds it.
 		clearTarget(st)
@@ -56,7 +56,7 @@ func rollbackFailed(rc *Context, cause string) Outcome {
 	if c, s := candidate(st), stable(st); c != nil && s != nil && c.Kind == v1beta1.DeploymentRollback && c.JobID != "" && s.JobID == "" {
 		// The job the rollback submitted may still come up: it stays the application's job, so that
 		// nothing is ever started beside it.
-		s.JobID, s.SubmittedAt = c.JobID, c.SubmittedAt
+		keepCandidateJob(st)
 	}
 	msg := fmt.Sprintf("rollback failed: %s", cause)
 	if st.Deployments.NextRestorePath != "" {

@@ -96,6 +96,26 @@ func recordRestart(st *v1beta1.JobOwnerStatus, kind v1beta1.DeploymentKind) *v1b
 	return c
 }
 
+// keepCandidateJob makes the job of a restart or a rollback of the stable spec, on the stable
+// cluster, the stable record's job again when it is given up on while it may still run: the next
+// change stops it before anything else starts. The record takes the state that job started from
+// too, for it is now the record of that very job (startedFrom): the state the job before started
+// from is older than what that job completed, and a job that replaces this one must start from
+// nothing older than this one's start, even when it failed before its first checkpoint.
+func keepCandidateJob(st *v1beta1.JobOwnerStatus) {
+	c, s := candidate(st), stable(st)
+	s.JobID, s.SubmittedAt, s.RestorePath = c.JobID, c.SubmittedAt, candidateStart(st)
+}
+
+// candidateStart is the state the candidate's job starts from: its record's once it ran stable,
+// else the next restore path, which it is submitted from.
+func candidateStart(st *v1beta1.JobOwnerStatus) string {
+	if c := candidate(st); c != nil && c.RestorePath != "" {
+		return c.RestorePath
+	}
+	return st.Deployments.NextRestorePath
+}
+
 // clearTarget forgets the deployment in progress.
 func clearTarget(st *v1beta1.JobOwnerStatus) {
 	st.Deployments.Candidate = nil

@@ -28,7 +28,7 @@ func handleRollingBack(rc *Context) Outcome {
 	if rc.Hash != st.FailedDeployHash && rc.Hash != runningSpecHash(&st.JobOwnerStatus) {
 		if c := candidate(&st.JobOwnerStatus); c != nil && c.JobID != "" {
 			// The stable spec's job the rollback started is the stable job again; the update stops it.
-			stable(&st.JobOwnerStatus).JobID = c.JobID
+			keepCandidateJob(&st.JobOwnerStatus)
 		}
 		clearTarget(&st.JobOwnerStatus)
 		return moveTo(PhaseUpdating, "SpecChanged", "spec changed during the rollback; deploying it instead")
