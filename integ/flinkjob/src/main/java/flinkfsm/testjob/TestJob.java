@@ -58,13 +58,16 @@ public final class TestJob {
                 countAsText = true;
                 break;
             case "throttled":
-                // Each record costs the counter time, more than the source's rate allows, so the
-                // source is backpressured: what the autoscaler must see.
+                // Each record costs the counter time, far more than the source's rate allows, so the
+                // source is backpressured: what the autoscaler must see. The excess is large because
+                // the buffers between a source and a counter on one TaskManager hold thousands of
+                // records (a local channel's consumer reads a buffer while it fills), which a small
+                // excess would take minutes to fill.
                 if (!args.containsKey("work-millis")) {
                     workMillis = 20;
                 }
                 if (!args.containsKey("rate")) {
-                    rate = 200;
+                    rate = 2000;
                 }
                 break;
             default:
