@@ -8,7 +8,7 @@ GENERATED := pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd
 UNIT_PKGS = $(shell go list ./... | grep -v -e /integ/e2e -e /integ/lyftcompat -e /integ/portable)
 export FLINKFSM_REQUIRE_CLUSTER ?= 1
 
-.PHONY: release all build generate verify test unit integ integ-external bench bench-soak bench-autoscaler performance-doc demo cluster-up cluster-down k8s-binaries helm helm-template clean install-plugin fuzz
+.PHONY: release all build generate verify test unit integ integ-external bench bench-soak bench-autoscaler performance-doc demo cluster-up cluster-down k8s-binaries helm helm-template clean install-plugin fuzz flink-dist flinkjob test-flink
 
 all: build
 
@@ -140,6 +140,20 @@ demo:
 
 k8s-binaries:
 	./hack/build-k8s-binaries.sh
+
+# Real Flink (issue 56): each release of FLINK_VERSIONS (a minor version takes its newest patch
+# release) unpacked once from PyPI's apache-flink-libraries into $(FLINKFSM_CACHE)/flink, and the
+# test job of integ/flinkjob built against each with Maven into $(FLINKFSM_CACHE)/flinkjob. Both are
+# kept: a second run does nothing. test-flink runs the real-Flink tests of integ/realflink on them.
+FLINK_VERSIONS ?= 1.20 2.3
+flink-dist:
+	./hack/flink-dist.sh $(FLINK_VERSIONS)
+
+flinkjob: flink-dist
+	./hack/flinkjob.sh $(FLINK_VERSIONS)
+
+test-flink: flinkjob
+	FLINKFSM_REAL_FLINK="$(FLINK_VERSIONS)" go test -count=1 -timeout 30m -v ./integ/realflink/...
 
 # helm, built once from the Go module proxy into $(FLINKFSM_CACHE) (hack/helm.sh runs it).
 helm:

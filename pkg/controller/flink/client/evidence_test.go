@@ -28,6 +28,7 @@ func TestEvidenceAboutAJobComesOnlyFromFlinkItself(t *testing.T) {
 			false, false, false},
 		{"a proxy's 502", 502, "Bad Gateway", false, true, false},
 		{"a duplicate job id", 400, submitDuplicateBody, false, false, true},
+		{"a duplicate job id on Flink 2.3, which names it a duplicate application", 400, submitDuplicateApplicationBody, false, false, true},
 		{"a leader election", 503, `{"errors":["Service temporarily unavailable due to an ongoing leader election. Please refresh."]}`, false, false, false},
 	}
 	for _, c := range cases {
