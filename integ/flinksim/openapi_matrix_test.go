@@ -325,6 +325,21 @@ func TestReleaseDocumentsDiffer(t *testing.T) {
 		{"1.19", "JobDetailsInfo", `{"job-type":"STREAMING"}`, `property "job-type" not declared`},
 		{"2.0", "JobExceptionsInfoWithHistory", `{"root-exception":"x"}`, `property "root-exception" not declared`},
 		{"2.0", "JobDetailsInfo", `{"pending-operators":0,"job-type":"STREAMING"}`, ""},
+		// 2.3: applications, and what jobs say of theirs.
+		{"2.2", "JarRunResponseBody", `{"applicationId":"` + strings.Repeat("ab", 16) + `"}`, `property "applicationId" not declared`},
+		{"2.3", "JarRunResponseBody", `{"jobid":"` + strings.Repeat("ab", 16) + `","applicationId":"` + strings.Repeat("ab", 16) + `"}`, ""},
+		{"2.2", "JobDetailsInfo", `{"application-id":"` + strings.Repeat("ab", 16) + `"}`, `property "application-id" not declared`},
+		{"2.3", "JobDetailsInfo", `{"application-id":"` + strings.Repeat("ab", 16) + `","schedulerType":"Adaptive"}`, ""},
+		{"2.3", "JobDetailsInfo", `{"schedulerType":"Reactive"}`, "not in enum"},
+		{"2.2", "JobDetails", `{"jobType":"STREAMING"}`, `property "jobType" not declared`},
+		{"2.3", "JobDetails", `{"jobType":"STREAMING","schedulerType":"Default"}`, ""},
+		{"2.2", "TaskManagerInfo", `{"assignedTasks":2}`, `property "assignedTasks" not declared`},
+		{"2.3", "TaskManagerInfo", `{"assignedTasks":2}`, ""},
+		{"2.3", "JarRunApplicationRequestBody", `{"applicationId":"` + strings.Repeat("ab", 16) + `","jobId":"` + strings.Repeat("cd", 16) + `","claimMode":"NO_CLAIM"}`, ""},
+		{"2.3", "JarRunApplicationRequestBody", `{"restoreMode":"NO_CLAIM"}`, `property "restoreMode" not declared`},
+		// The job states did not change.
+		{"2.3", "JobIdWithStatus", `{"id":"` + strings.Repeat("ab", 16) + `","status":"RECONCILING"}`, ""},
+		{"2.3", "JobIdWithStatus", `{"id":"` + strings.Repeat("ab", 16) + `","status":"RERUNNING"}`, "not in enum"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.version+" "+tc.schema, func(t *testing.T) {
