@@ -1,10 +1,13 @@
 package flinksim
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 )
 
 // Flink 2.3's applications, as its Dispatcher and handlers at the release-2.3 commit behave.
@@ -182,5 +185,41 @@ func TestRerunUnderANewJobIDKeepsTheApplication(t *testing.T) {
 	}
 	if overlaps := tl.Overlaps("ns/app"); len(overlaps) != 0 {
 		t.Fatalf("overlaps %+v", overlaps)
+	}
+}
+
+// The operator's client tells a release without applications from an application the JobManager
+// does not know, by Flink's own answers: the one is no evidence about a job, the other is.
+func TestTheClientTellsNoApplicationsFromAnUnknownOne(t *testing.T) {
+	ctx := context.Background()
+	c := client.New(client.DefaultConfig(), nil)
+	unknown := strings.Repeat("ab", 16)
+
+	old := newHarness(t, Options{FlinkVersion: "2.2"})
+	_, err := c.GetApplications(ctx, old.srv.URL)
+	if !client.IsRouteNotFound(err) {
+		t.Fatalf("2.2's answer to GET /applications/overview: %v", err)
+	}
+	_, err = c.GetApplication(ctx, old.srv.URL, unknown)
+	if !client.IsRouteNotFound(err) || client.IsApplicationNotFound(err, unknown) {
+		t.Fatalf("2.2's answer to GET /applications/:id: %v", err)
+	}
+
+	h := newHarness(t, Options{FlinkVersion: "2.3"})
+	_, err = c.GetApplication(ctx, h.srv.URL, unknown)
+	if !client.IsApplicationNotFound(err, unknown) || client.IsRouteNotFound(err) {
+		t.Fatalf("2.3's answer about an unknown application: %v", err)
+	}
+	id := h.runToRunning(nil)
+	app, err := c.GetApplication(ctx, h.srv.URL, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live, state := app.LiveJob(); app.Status != client.ApplicationRunning || live != id || state != "RUNNING" {
+		t.Fatalf("application %+v", app)
+	}
+	apps, err := c.GetApplications(ctx, h.srv.URL)
+	if err != nil || len(apps) != 1 || apps[0].ID != id || apps[0].Status != client.ApplicationRunning {
+		t.Fatalf("applications %+v, %v", apps, err)
 	}
 }
