@@ -184,3 +184,21 @@ func TestAJobFlinkReRanWhileItWasStartingIsTheOneStarted(t *testing.T) {
 	assert.Equal(t, 1, w.timeline.MostAlive(ns+"/wc"))
 	assert.Contains(t, eventReasons(w.events()), "JobRerun")
 }
+
+// An update from Flink 2.2 to 2.3 stops the old job with a savepoint on 2.2 and starts the new one
+// on 2.3 from it, as any upgrade.
+func TestAnUpdateFromFlink22To23CarriesTheJobsState(t *testing.T) {
+	w := newWorld(t)
+	old := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) { s.FlinkVersion = "2.2" })
+	w.update("wc", func(a *v1beta1.FlinkApplication) {
+		a.Spec.FlinkVersion = "2.3"
+		a.Spec.Image = "flink-wordcount:2"
+	})
+	app := w.runUntil("wc", "upgraded", upgradedFrom(old))
+	jm := w.jm(app, app.Status.DeployHash)
+	assert.Equal(t, "2.3.0", jm.Release())
+	assert.Equal(t, 1, savepointsTaken(w))
+	require.Len(t, jm.Jobs(), 1)
+	assert.Contains(t, jm.Jobs()[0].RestoredFrom, "savepoint-")
+	w.assertOneJobAtATime(w.events())
+}
