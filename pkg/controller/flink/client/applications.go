@@ -111,10 +111,16 @@ func IsApplicationNotFound(err error, applicationID string) bool {
 		strings.Contains(e.Message, applicationNotFound) && strings.Contains(e.Message, applicationID)
 }
 
-// IsRouteNotFound reports whether Flink answered that it has no such route ({"errors":["Not found:
-// <path>"]}): a release without the endpoint, such as one before 2.3 asked for applications. A
-// 404 from anything in between says something else, and is not this.
+// IsRouteNotFound reports whether Flink answered that it has no such route: a release without the
+// endpoint, such as one before 2.3 asked for applications. Its REST router answers {"errors":["Not
+// found: <path>"]}; with the web UI, which the jar endpoints come with, a GET it has no route for
+// reaches the UI's static file handler instead, which answers {"errors":["Unable to load requested
+// file <path>."]} (StaticFileServerHandler). A 404 from anything in between says something else,
+// and is not this.
 func IsRouteNotFound(err error) bool {
 	var e *Error
-	return errors.As(err, &e) && e.StatusCode == http.StatusNotFound && strings.HasPrefix(e.Message, "Not found: /")
+	if !errors.As(err, &e) || e.StatusCode != http.StatusNotFound {
+		return false
+	}
+	return strings.HasPrefix(e.Message, "Not found: /") || strings.HasPrefix(e.Message, "Unable to load requested file /")
 }
