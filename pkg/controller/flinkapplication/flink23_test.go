@@ -83,7 +83,7 @@ func followedAfterFailover(t *testing.T, w *world, jm *flinksim.JobManager) (map
 			w.sessionJob("a").Status.JobStatus.State == v1beta1.JobRunning && w.sessionJob("b").Status.JobStatus.State == v1beta1.JobRunning &&
 			len(liveJobIDs(jm)) == 2
 	})
-	for end := w.clock.Now().Add(2 * time.Minute); w.clock.Now().Before(end); {
+	for end := w.clock.Now().Add(45 * time.Second); w.clock.Now().Before(end); { // past submitGracePeriod
 		w.reconcileSessions()
 	}
 	now := map[string]string{"a": w.sessionJob("a").Status.JobStatus.JobID, "b": w.sessionJob("b").Status.JobStatus.JobID}
@@ -124,9 +124,9 @@ func TestAJobFlinkReRanUnderAnotherIdIsFollowedNotSubmittedBeside(t *testing.T) 
 // submitted meanwhile.
 func TestNothingIsSubmittedWhileFlinkReRunsAnApplication(t *testing.T) {
 	w, jm, before := haSessionOn23(t)
-	jm.SetFaults(flinksim.Faults{RerunUnderNewJobID: true, RerunTakes: 3 * time.Minute})
+	jm.SetFaults(flinksim.Faults{RerunUnderNewJobID: true, RerunTakes: 90 * time.Second})
 	jm.Restart()
-	for end := w.clock.Now().Add(2 * time.Minute); w.clock.Now().Before(end); {
+	for end := w.clock.Now().Add(time.Minute); w.clock.Now().Before(end); {
 		w.reconcileSessions()
 	}
 	assert.Empty(t, liveJobIDs(jm), "the re-run has not submitted its jobs yet, and neither has the operator")
