@@ -16,7 +16,7 @@ func TestFlinkVersionIsASupportedRelease(t *testing.T) {
 	for _, v := range v1beta1.SupportedFlinkVersions {
 		admitted = append(admitted, v, v+".1", "v"+v)
 	}
-	refused := []string{"2.3", "2.10", "3.0", "2", "1", "latest", "flink-1.20", "2.2.x", strings.Repeat("1", 65)}
+	refused := []string{"2.4", "2.10", "3.0", "2", "1", "latest", "flink-1.20", "2.3.x", strings.Repeat("1", 65)}
 	for kind, obj := range map[string]map[string]interface{}{
 		"FlinkApplication":    readObject(t, "examples/wordcount.yaml"),
 		"FlinkSessionCluster": sessionExample(t, "FlinkSessionCluster", "shared"),
@@ -29,7 +29,7 @@ func TestFlinkVersionIsASupportedRelease(t *testing.T) {
 		}
 		for _, v := range refused {
 			r := crd.Create(context.Background(), edited(obj, set(v, "spec", "flinkVersion")))
-			detail := "flinkVersion must be a supported Flink version: 1.18, 1.19, 1.20, 2.0, 2.1 or 2.2"
+			detail := "flinkVersion must be a supported Flink version: 1.18, 1.19, 1.20, 2.0, 2.1, 2.2 or 2.3"
 			if len(v) > 64 {
 				detail = "may not be more than 64 bytes"
 			}

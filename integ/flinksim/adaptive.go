@@ -27,7 +27,13 @@ type adaptiveState struct {
 	// rescaleAt is when a running job looks at its parallelism again after
 	// new requirements or new slots; zero when nothing is pending.
 	rescaleAt time.Time
+	// rescaleCause is what asked for that look (2.3's rescale history).
+	rescaleCause string
 }
+
+// vertexLower and vertexUpper are a vertex's parallelism bounds.
+func (j *job) vertexLower(v int) int { return j.bounds[v].lower }
+func (j *job) vertexUpper(v int) int { return j.bounds[v].upper }
 
 // desiredSlots are the slots the job runs with when every vertex reaches its upper bound.
 func (j *job) desiredSlots() int {
@@ -121,7 +127,7 @@ func (jm *JobManager) offerSlots(j *job, now time.Time, free int) int {
 		}
 	case j.state == stateRunning && j.hasSlots:
 		if target, ok := j.targetParallelism(free + j.slots()); ok && jm.worthRescaling(j, target) {
-			jm.requestRescale(j, now)
+			jm.requestRescale(j, now, causeNewResources)
 		}
 	}
 	return free
@@ -148,6 +154,7 @@ func (jm *JobManager) runWithFreeSlots(j *job, at time.Time, orFail bool) {
 func (jm *JobManager) runWith(j *job, at time.Time, available int) {
 	j.vertexParallelism, _ = j.targetParallelism(available)
 	j.adaptive = adaptiveState{}
+	jm.rescaleEnded(j, at)
 	jm.setState(j, stateRunning, at)
 	jm.deploy(j, at)
 }
@@ -155,12 +162,12 @@ func (jm *JobManager) runWith(j *job, at time.Time, available int) {
 // requestRescale schedules a look at a running job's parallelism: now, or,
 // within scaling-interval.min of the job starting to run, that long from now
 // (Flink resets the cooldown rather than waiting out the rest of it).
-func (jm *JobManager) requestRescale(j *job, now time.Time) {
+func (jm *JobManager) requestRescale(j *job, now time.Time, cause string) {
 	a := &j.adaptive
 	if !a.rescaleAt.IsZero() {
 		return
 	}
-	a.rescaleAt = now
+	a.rescaleAt, a.rescaleCause = now, cause
 	if now.Sub(j.deployedAt) <= jm.cfg.adaptive.cooldown {
 		a.rescaleAt = now.Add(jm.cfg.adaptive.cooldown)
 	}
@@ -189,6 +196,7 @@ func (jm *JobManager) rescale(j *job, at time.Time) {
 	jm.failPendingOperations(j, at)
 	j.hasSlots = false
 	j.rescales++
+	jm.rescaleStarted(j, at, j.adaptive.rescaleCause)
 	j.adaptive = adaptiveState{}
 	jm.setState(j, stateRestarting, at)
 	j.restartAt = at.Add(jm.timings.Cancel)
@@ -204,7 +212,7 @@ func (jm *JobManager) updateRequirements(j *job, at time.Time, bounds []parallel
 	j.bounds = bounds
 	switch {
 	case j.state == stateRunning && j.hasSlots:
-		jm.requestRescale(j, at)
+		jm.requestRescale(j, at, causeUpdateRequirement)
 	case j.state == stateCreated && j.adaptive.waiting:
 		jm.allocateSlots(at)
 	}

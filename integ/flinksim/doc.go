@@ -1,4 +1,4 @@
-// Package flinksim simulates Flink JobManagers (1.20 unless told otherwise; 1.18 to 2.2, see
+// Package flinksim simulates Flink JobManagers (1.20 unless told otherwise; 1.18 to 2.3, see
 // Flink releases below) so flinkfsm's tests can exercise
 // the operator against REST semantics that match a real cluster: asynchronous
 // savepoints, cancellation that takes time, slot shortage, lost savepoints,
@@ -16,7 +16,7 @@
 // Options.FlinkVersion (in a Fleet, FLINK_VERSION in the jobmanager container's
 // environment) picks the release whose REST API a JobManager speaks, where the
 // calls an operator makes differ (versions.go; openapi_matrix_test.go checks
-// each of 1.18 to 2.2 against its published document):
+// each of 1.18 to 2.3 against its published document):
 //
 //   - Request bodies: before 1.20 a property the release lacks is refused with
 //     400 "Request did not match expected format <class>."; from 1.20 on it is
@@ -29,9 +29,27 @@
 //     (as /jobs/overview); exception history entries have endpoint from 1.19 and
 //     no location from 2.0, which also drops root-exception, timestamp,
 //     all-exceptions and truncated; /jobs/:id/config drops execution-mode in 2.0.
-//   - Unchanged from 1.18 to 2.2: savepoint, stop and checkpoint triggers (with
+//   - 2.3 (applications.go, from its document and, for what a document cannot
+//     say, its Dispatcher and handlers): every job belongs to an application.
+//     /jars/:jarid/run answers applicationId beside jobid, the job's own id, and
+//     refuses an id already taken as an application already submitted
+//     (DuplicateApplicationSubmissionException) rather than a job; GET /jobs/:id
+//     adds application-id and schedulerType, /jobs/overview jobType and
+//     schedulerType, /taskmanagers assignedTasks, and execution-result the job's
+//     name, application-id, start-time and end-time. New: /applications/overview,
+//     /applications/:id (500 FlinkApplicationNotFoundException when unknown),
+//     its cancel, exceptions and jobmanager/config, /jars/:jarid/run-application
+//     (a PackagedProgramApplication, which follows its job unless
+//     execution.terminate-application-on-any-job-terminated-exceptionally is
+//     false), and /jobs/:id/rescales/{config,overview,history,summary,details}
+//     (the history only with web.adaptive-scheduler.rescale-history.size > 0,
+//     and only of in-place rescales). With HA a JobManager that takes over
+//     recovers each job under its own id in an application of that id, and
+//     re-runs unfinished run-application applications; Faults.RerunUnderNewJobID
+//     and Faults.RerunTakes stage the other ways Flink could go.
+//   - Unchanged from 1.18 to 2.3: savepoint, stop and checkpoint triggers (with
 //     trigger ids), their status, cancel, checkpoint statistics, jars, task
-//     managers and resource requirements.
+//     managers, resource requirements and the job states.
 //
 // A Fleet watches pods on a Kubernetes API and runs one JobManager per Flink
 // cluster (identified by the flink-app, flink-app-hash and flink-deployment-type
@@ -45,7 +63,10 @@
 // checkpoints/details/:cid,checkpoints/:tid,savepoints/:tid,resource-requirements,
 // vertices/:vid/subtasks/metrics}, /savepoint-disposal/:tid; POST /jars/upload, /jars/:jarid/run,
 // /jobs/:id/{savepoints,stop,checkpoints}, /savepoint-disposal; PATCH /jobs/:id;
-// PUT /jobs/:id/resource-requirements; DELETE /jars/:jarid. Anything else is
+// PUT /jobs/:id/resource-requirements; DELETE /jars/:jarid. From 2.3 also GET
+// /applications/overview, /applications/:aid{,/exceptions,/jobmanager/config},
+// /jobs/:id/rescales/{config,overview,history,summary,details/:uuid}; POST
+// /applications/:aid/cancel, /jars/:jarid/run-application. Anything else is
 // 404 "Not found: <uri>".
 //
 // # Load

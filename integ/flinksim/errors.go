@@ -88,6 +88,9 @@ const (
 	classIllegalState    = "java.lang.IllegalStateException"
 	classHandlerRequest  = "org.apache.flink.runtime.rest.handler.HandlerRequestException"
 	classDuplicateSubmit = "org.apache.flink.runtime.client.DuplicateJobSubmissionException"
+	// classDuplicateApplication is 2.3's refusal of an application id already taken.
+	classDuplicateApplication = "org.apache.flink.runtime.client.DuplicateApplicationSubmissionException"
+	classApplicationNotFound  = "org.apache.flink.runtime.messages.FlinkApplicationNotFoundException"
 )
 
 func jobNotFound(jobID string) *throwable {

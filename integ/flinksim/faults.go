@@ -42,6 +42,19 @@ const (
 
 	EndpointResourceRequirements       = "resource-requirements"        // GET /jobs/:jobid/resource-requirements
 	EndpointResourceRequirementsUpdate = "resource-requirements-update" // PUT /jobs/:jobid/resource-requirements
+
+	// 2.3's applications and rescales.
+	EndpointApplications      = "applications"        // GET /applications/overview
+	EndpointApplication       = "application"         // GET /applications/:applicationid
+	EndpointApplicationCancel = "application-cancel"  // POST /applications/:applicationid/cancel
+	EndpointApplicationErrors = "application-errors"  // GET /applications/:applicationid/exceptions
+	EndpointApplicationConfig = "application-config"  // GET /applications/:applicationid/jobmanager/config
+	EndpointJarRunApplication = "jar-run-application" // POST /jars/:jarid/run-application
+	EndpointRescaleConfig     = "rescale-config"      // GET /jobs/:jobid/rescales/config
+	EndpointRescalesOverview  = "rescales-overview"   // GET /jobs/:jobid/rescales/overview
+	EndpointRescalesHistory   = "rescales-history"    // GET /jobs/:jobid/rescales/history
+	EndpointRescalesSummary   = "rescales-summary"    // GET /jobs/:jobid/rescales/summary
+	EndpointRescaleDetails    = "rescale-details"     // GET /jobs/:jobid/rescales/details/:rescaleuuid
 )
 
 // Faults injects failures. Rates are probabilities in [0,1] drawn from a
@@ -94,6 +107,16 @@ type Faults struct {
 	// FAILING → FAILED once it does not (at once without checkpointing or a
 	// restart strategy). Zero disables it.
 	RestartJobsEvery time.Duration
+	// RerunUnderNewJobID makes a JobManager that takes over with HA (2.3 and later) run each job it
+	// recovers under a new job id, in the application it belonged to. Flink 2.3 does not, as its
+	// source reads: its Dispatcher recovers a job under its own id, and a PackagedProgramApplication
+	// run again finds its job by its fixed id. It is the other way Flink could go until a test on
+	// real Flink settles it, and an operator must follow such a job, never submit beside it.
+	RerunUnderNewJobID bool
+	// RerunTakes is how long the main() of an application HA runs again takes to submit its job
+	// (a PackagedProgramApplication's, or any application's with RerunUnderNewJobID): meanwhile the
+	// application is RUNNING and the JobManager lists no job of it.
+	RerunTakes time.Duration
 }
 
 func (f Faults) clone() Faults {

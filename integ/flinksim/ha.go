@@ -18,6 +18,17 @@ type haStore struct {
 	jobs    map[string]*haJob
 	results map[string]bool // job ids that reached a globally terminal state
 	seq     int
+	// apps are the unfinished PackagedProgramApplications (2.3+: the application store), which a
+	// JobManager that takes over runs again; appResults the application result store.
+	apps       map[string]*haApplication
+	appResults map[string]bool
+}
+
+// haApplication is what HA keeps of a PackagedProgramApplication to run its main() again.
+type haApplication struct {
+	id, name  string
+	decoupled bool
+	req       submitRequest
 }
 
 type haJob struct {
@@ -72,7 +83,7 @@ func (s *Storage) haStoreFor(key string) *haStore {
 	}
 	st := s.ha[key]
 	if st == nil {
-		st = &haStore{jobs: map[string]*haJob{}, results: map[string]bool{}}
+		st = &haStore{jobs: map[string]*haJob{}, results: map[string]bool{}, apps: map[string]*haApplication{}, appResults: map[string]bool{}}
 		s.ha[key] = st
 	}
 	return st
@@ -109,6 +120,52 @@ func (s *Storage) haHasResult(key, jobID string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.haStoreFor(key).results[jobID]
+}
+
+// haRerun moves a job's HA entry to the id it is run again under.
+func (s *Storage) haRerun(key, from, to string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.haStoreFor(key)
+	if hj := st.jobs[from]; hj != nil {
+		delete(st.jobs, from)
+		hj.req.jobID = to
+		st.jobs[to] = hj
+	}
+}
+
+func (s *Storage) haApplicationSubmitted(key string, a haApplication) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a.req.userConfig = copyMap(a.req.userConfig)
+	s.haStoreFor(key).apps[a.id] = &a
+}
+
+// haApplicationEnded moves an application to the application result store.
+func (s *Storage) haApplicationEnded(key, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.haStoreFor(key)
+	delete(st.apps, id)
+	st.appResults[id] = true
+}
+
+func (s *Storage) haHasApplicationResult(key, id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.haStoreFor(key).appResults[id]
+}
+
+// haApplications lists the unfinished PackagedProgramApplications, by id.
+func (s *Storage) haApplications(key string) []haApplication {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []haApplication
+	for _, a := range s.haStoreFor(key).apps {
+		out = append(out, *a)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
 }
 
 // haJobs lists the jobs to recover, in submission order.
@@ -176,13 +233,43 @@ func (jm *JobManager) exit() time.Time {
 
 // recoverJobs resubmits every job of the HA store that has no result yet,
 // each restoring its latest completed checkpoint (or, lacking one, the
-// savepoint it was submitted with).
+// savepoint it was submitted with). From 2.3 on it first runs every unfinished
+// PackagedProgramApplication again, whose main() finds its job by its fixed id
+// and recovers it after Faults.RerunTakes; every other job comes back in a
+// SingleJobApplication of its own id.
 func (jm *JobManager) recoverJobs(at time.Time) {
 	jm.recoverAt = time.Time{}
-	for _, hj := range jm.storage.haJobs(jm.haKey) {
-		if jm.job(hj.req.jobID) == nil {
-			jm.submit(at, hj.req, &recovery{checkpoint: hj.checkpoint})
+	faults := jm.currentFaults()
+	apps := hasApplications(jm.flinkVersion)
+	rerun := map[string]bool{}
+	if apps {
+		for _, ha := range jm.storage.haApplications(jm.haKey) {
+			if jm.application(ha.id) == nil {
+				a := jm.startApplication(ha.id, ha.name, true, at)
+				a.decoupled, a.req = ha.decoupled, ha.req
+			}
+			rerun[ha.id] = true
 		}
+	}
+	for _, hj := range jm.storage.haJobs(jm.haKey) {
+		req := hj.req
+		if jm.job(req.jobID) != nil {
+			continue
+		}
+		rec := &recovery{checkpoint: hj.checkpoint}
+		if apps && faults.RerunUnderNewJobID {
+			req.jobID = randomHex(32)
+			jm.storage.haRerun(jm.haKey, hj.req.jobID, req.jobID)
+			rerun[req.applicationID] = true
+		}
+		if d := faults.RerunTakes; apps && d > 0 && rerun[req.applicationID] {
+			if jm.application(req.applicationID) == nil {
+				jm.startApplication(req.applicationID, "SingleJobApplication("+jm.jobName(req)+")", false, at)
+			}
+			jm.pending = append(jm.pending, &pendingSubmit{req: req, at: at.Add(d), rec: rec})
+			continue
+		}
+		jm.submit(at, req, rec)
 	}
 }
 
@@ -193,6 +280,8 @@ type recovery struct {
 
 // isDuplicate tells whether the Dispatcher already knows a job id: running,
 // about to register, or with a result in the (per-process or HA) job result store.
+// From 2.3 on a submission is refused earlier, as an application already
+// submitted (applicationTaken), in each of these cases.
 func (jm *JobManager) isDuplicate(jobID string) bool {
 	if jm.job(jobID) != nil || jm.resultStore[jobID] {
 		return true

@@ -60,6 +60,8 @@ var hostileFields = map[string]string{
 	EndpointExceptions:   "exceptionHistory.entries",
 	EndpointTaskManagers: "taskmanagers",
 	EndpointJars:         "files",
+	EndpointApplications: "applications",
+	EndpointApplication:  "jobs",
 }
 
 // appliesTo tells whether h changes an answer of this status.

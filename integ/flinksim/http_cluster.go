@@ -65,13 +65,14 @@ func resourceProfile(slots int) map[string]any {
 
 func (jm *JobManager) handleTaskManagers(rc *reqCtx) response {
 	used := jm.usedSlots()
+	tasks := jm.tasksPerTaskManager()
 	tms := make([]any, 0, jm.taskManagers)
 	const mb = 1 << 20
 	for i := 1; i <= jm.taskManagers; i++ {
 		busy := min(used, jm.slotsPerTM)
 		used -= busy
 		free := jm.slotsPerTM - busy
-		tms = append(tms, map[string]any{
+		tm := map[string]any{
 			"id":                     jm.taskManagerID(i),
 			"path":                   "pekko.tcp://flink@10.0.0." + itoa(i+1) + ":6122/user/rpc/taskmanager_0",
 			"dataPort":               6121,
@@ -92,9 +93,34 @@ func (jm *JobManager) handleTaskManagers(rc *reqCtx) response {
 				"totalFlinkMemory":   (256 + 1024*jm.slotsPerTM) * mb,
 				"totalProcessMemory": (704 + 1024*jm.slotsPerTM) * mb,
 			},
-		})
+		}
+		if hasApplications(jm.flinkVersion) {
+			tm["assignedTasks"] = tasks[i-1] // 2.3 (FLINK-38717)
+		}
+		tms = append(tms, tm)
 	}
 	return respondOK(map[string]any{"taskmanagers": tms})
+}
+
+// tasksPerTaskManager counts the tasks deployed on each TaskManager, filling them slot by slot in
+// the order the slot counts above do: a slot runs one subtask of each vertex wide enough for it.
+func (jm *JobManager) tasksPerTaskManager() []int {
+	out := make([]int, jm.taskManagers)
+	slot := 0
+	for _, j := range jm.jobs {
+		if !j.hasSlots {
+			continue
+		}
+		for s := 0; s < j.slots(); s++ {
+			for _, p := range j.vertexParallelism {
+				if p > s && slot/jm.slotsPerTM < len(out) {
+					out[slot/jm.slotsPerTM]++
+				}
+			}
+			slot++
+		}
+	}
+	return out
 }
 
 func isSensitiveKey(k string) bool {

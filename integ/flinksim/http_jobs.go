@@ -41,21 +41,30 @@ func (j *job) durationMillis(now time.Time) int64 {
 func (jm *JobManager) handleJobsOverview(rc *reqCtx) response {
 	out := []any{}
 	for _, j := range jm.jobs {
-		out = append(out, map[string]any{
-			"jid":               j.id,
-			"name":              j.name,
-			"start-time":        j.submittedAt.UnixMilli(),
-			"end-time":          j.endMillis(),
-			"duration":          j.durationMillis(rc.now),
-			"last-modification": j.lastChange.UnixMilli(),
-			"state":             j.state,
-			"tasks":             lowerKeys(j.jobTaskCounts()),
-		})
-		if flinkAtLeast(jm.flinkVersion, 2, 0) {
-			out[len(out)-1].(map[string]any)["pending-operators"] = 0 // operators of a batch job yet to be built
-		}
+		out = append(out, jm.jobOverview(j, rc.now))
 	}
 	return respondOK(map[string]any{"jobs": out})
+}
+
+// jobOverview is a job as /jobs/overview and 2.3's application details list it (JobDetails).
+func (jm *JobManager) jobOverview(j *job, now time.Time) map[string]any {
+	out := map[string]any{
+		"jid":               j.id,
+		"name":              j.name,
+		"start-time":        j.submittedAt.UnixMilli(),
+		"end-time":          j.endMillis(),
+		"duration":          j.durationMillis(now),
+		"last-modification": j.lastChange.UnixMilli(),
+		"state":             j.state,
+		"tasks":             lowerKeys(j.jobTaskCounts()),
+	}
+	if flinkAtLeast(jm.flinkVersion, 2, 0) {
+		out["pending-operators"] = 0 // operators of a batch job yet to be built
+	}
+	if hasApplications(jm.flinkVersion) {
+		out["jobType"], out["schedulerType"] = "STREAMING", jm.schedulerType()
+	}
+	return out
 }
 
 func (jm *JobManager) handleJobDetails(rc *reqCtx) response {
@@ -159,6 +168,11 @@ func (jm *JobManager) handleExecutionResult(rc *reqCtx) response {
 			"id":                  j.id,
 			"accumulator-results": map[string]any{},
 			"net-runtime":         j.durationMillis(rc.now),
+		}
+		if hasApplications(jm.flinkVersion) {
+			// 2.3's JobResult carries the job's name, application and times.
+			result["name"], result["application-id"] = j.name, j.applicationID
+			result["start-time"], result["end-time"] = j.submittedAt.UnixMilli(), j.endedAt.UnixMilli()
 		}
 		switch j.state {
 		case stateFinished:

@@ -259,15 +259,23 @@ func (jm *JobManager) handleJarRun(rc *reqCtx) response {
 	}
 	req := submitRequest{jarID: jarID, entryClass: entryClass, jobID: jobID, savepointPath: savepointPath,
 		parallelism: parallelism, args: programArgs(body, q), userConfig: copyMap(body.FlinkConfiguration)}
+	answer := map[string]string{"jobid": jobID}
+	if hasApplications(jm.flinkVersion) {
+		// The job's SingleJobApplication has the job's id, and is refused before the job is.
+		req.applicationID, answer["applicationId"] = jobID, jobID
+		if jm.applicationTaken(jobID) {
+			return duplicateSubmission(jm.jobName(req), duplicateApplication())
+		}
+	}
 	if jm.isDuplicate(jobID) {
-		return duplicateSubmission(jm.jobName(req))
+		return duplicateSubmission(jm.jobName(req), duplicateJob())
 	}
 	if d := jm.currentFaults().SubmitRegistersAfter; d > 0 {
 		jm.pending = append(jm.pending, &pendingSubmit{req: req, at: rc.now.Add(d)})
 		return response{drop: true}
 	}
 	jm.submit(rc.now, req, nil)
-	return respondOK(map[string]string{"jobid": jobID})
+	return respondOK(answer)
 }
 
 // programArgs are the arguments main() gets; an HA cluster persists them with the job.
@@ -307,8 +315,17 @@ func (jm *JobManager) jobName(req submitRequest) string {
 	return defaultJobName
 }
 
-func duplicateSubmission(jobName string) response {
-	dup := newThrowable(classDuplicateSubmit, "Job has already been submitted.", nil)
+// duplicateJob and duplicateApplication are what the Dispatcher refuses a job id already taken
+// with: from 2.3 on, the job's application of the same id is refused first.
+func duplicateJob() *throwable {
+	return newThrowable(classDuplicateSubmit, "Job has already been submitted.", nil)
+}
+
+func duplicateApplication() *throwable {
+	return newThrowable(classDuplicateApplication, "Application has already been submitted.", nil)
+}
+
+func duplicateSubmission(jobName string, dup *throwable) response {
 	fe := newThrowable("org.apache.flink.util.FlinkException", "Failed to execute job '"+jobName+"'.", dup)
 	pie := newThrowable("org.apache.flink.client.program.ProgramInvocationException",
 		"The main method caused an error: Failed to execute job '"+jobName+"'.", fe)

@@ -76,6 +76,17 @@ func buildRoutes() []route {
 		newRoute("PUT", "/jobs/:jobid/resource-requirements", EndpointResourceRequirementsUpdate, (*JobManager).handleUpdateResourceRequirements),
 		newRoute("POST", "/savepoint-disposal", EndpointDisposal, (*JobManager).handleDisposal),
 		newRoute("GET", "/savepoint-disposal/:triggerid", EndpointDisposalStatus, (*JobManager).handleDisposalStatus),
+		newRoute("GET", "/applications/overview", EndpointApplications, (*JobManager).handleApplicationsOverview),
+		newRoute("GET", "/applications/:applicationid", EndpointApplication, (*JobManager).handleApplicationDetails),
+		newRoute("POST", "/applications/:applicationid/cancel", EndpointApplicationCancel, (*JobManager).handleApplicationCancel),
+		newRoute("GET", "/applications/:applicationid/exceptions", EndpointApplicationErrors, (*JobManager).handleApplicationExceptions),
+		newRoute("GET", "/applications/:applicationid/jobmanager/config", EndpointApplicationConfig, (*JobManager).handleApplicationJobManagerConfig),
+		newRoute("POST", "/jars/:jarid/run-application", EndpointJarRunApplication, (*JobManager).handleJarRunApplication),
+		newRoute("GET", "/jobs/:jobid/rescales/config", EndpointRescaleConfig, (*JobManager).handleRescaleConfig),
+		newRoute("GET", "/jobs/:jobid/rescales/overview", EndpointRescalesOverview, (*JobManager).handleRescalesOverview),
+		newRoute("GET", "/jobs/:jobid/rescales/history", EndpointRescalesHistory, (*JobManager).handleRescalesHistory),
+		newRoute("GET", "/jobs/:jobid/rescales/summary", EndpointRescalesSummary, (*JobManager).handleRescalesSummary),
+		newRoute("GET", "/jobs/:jobid/rescales/details/:rescaleuuid", EndpointRescaleDetails, (*JobManager).handleRescaleDetails),
 	}
 	for i := range rs {
 		switch rs[i].endpoint {
@@ -130,7 +141,7 @@ func checkParams(params map[string]string) *response {
 	for name, v := range params {
 		ok := true
 		switch name {
-		case "jobid", "triggerid", "vertexid":
+		case "jobid", "triggerid", "vertexid", "applicationid", "rescaleuuid":
 			ok = hex32.MatchString(v)
 			params[name] = strings.ToLower(v)
 		case "checkpointid":

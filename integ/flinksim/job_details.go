@@ -28,6 +28,8 @@ type jobDetailsBody struct {
 	StatusCounts     orderedCounts `json:"status-counts"`
 	Plan             jobPlanBody   `json:"plan"`
 	PendingOperators *int          `json:"pending-operators,omitempty"` // 2.0+
+	ApplicationID    *string       `json:"application-id,omitempty"`    // 2.3+
+	SchedulerType    string        `json:"schedulerType,omitempty"`     // 2.3+
 }
 
 // vertexInfo is JobDetailsVertexInfo.
@@ -146,5 +148,17 @@ func (jm *JobManager) jobDetails(j *job, now time.Time) jobDetailsBody {
 		none := 0
 		body.PendingOperators = &none
 	}
+	if hasApplications(jm.flinkVersion) {
+		app := j.applicationID
+		body.ApplicationID, body.SchedulerType = &app, jm.schedulerType()
+	}
 	return body
+}
+
+// schedulerType is how 2.3 names the scheduler a job runs on (JobManagerOptions.SchedulerType).
+func (jm *JobManager) schedulerType() string {
+	if jm.cfg.adaptive.enabled {
+		return "Adaptive"
+	}
+	return "Default"
 }

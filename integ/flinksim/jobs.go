@@ -49,6 +49,7 @@ type job struct {
 	bounds            []parallelismBounds
 	slotSharingGroup  string
 	userConfig        map[string]string
+	applicationID     string // 2.3+: the application the job belongs to
 
 	state       string
 	stateTimes  map[string]time.Time // last entry into each state
@@ -74,6 +75,7 @@ type job struct {
 	restartAt       time.Time
 	restarts        int // failovers, which the restart strategy counts
 	rescales        int // in-place restarts of the adaptive scheduler
+	rescaleHistory  []rescaleRecord
 	adaptive        adaptiveState
 
 	exceptions []exceptionEntry
@@ -83,19 +85,23 @@ type job struct {
 	timelineHandle int
 }
 
-// submitRequest is a parsed /jars/:jarid/run.
+// submitRequest is a parsed /jars/:jarid/run (or what run-application's main() submits).
 type submitRequest struct {
 	jarID, entryClass, jobID, savepointPath string
 	parallelism                             int
 	args                                    []string
 	userConfig                              map[string]string
+	// applicationID is the application the job belongs to (2.3+); "" before 2.3.
+	applicationID string
 }
 
 // pendingSubmit is a submission the Dispatcher accepted but has not yet
-// registered (Faults.SubmitRegistersAfter).
+// registered (Faults.SubmitRegistersAfter), or the job of an application HA
+// runs again, not yet submitted by its main() (rec set).
 type pendingSubmit struct {
 	req submitRequest
 	at  time.Time
+	rec *recovery
 }
 
 func (jm *JobManager) register(p *pendingSubmit, at time.Time) {
@@ -105,7 +111,7 @@ func (jm *JobManager) register(p *pendingSubmit, at time.Time) {
 			break
 		}
 	}
-	jm.submit(at, p.req, nil)
+	jm.submit(at, p.req, p.rec)
 }
 
 // submit registers a job as INITIALIZING, like the Dispatcher accepting a
@@ -122,6 +128,7 @@ func (jm *JobManager) submit(now time.Time, req submitRequest, rec *recovery) *j
 		maxParallelism:   maxParallelismFor(p),
 		slotSharingGroup: randomHex(32),
 		userConfig:       req.userConfig,
+		applicationID:    req.applicationID,
 		stateTimes:       map[string]time.Time{},
 		submittedAt:      now,
 		restorePath:      req.savepointPath,
@@ -149,6 +156,7 @@ func (jm *JobManager) submit(now time.Time, req submitRequest, rec *recovery) *j
 		}
 	}
 	jm.jobs = append(jm.jobs, j)
+	jm.attachJob(j, now)
 	jm.setState(j, stateInitializing, now)
 	return j
 }
@@ -284,6 +292,7 @@ func (jm *JobManager) setState(j *job, state string, at time.Time) {
 	jm.failPendingOperations(j, at)
 	jm.discardCheckpoints(j, state)
 	j.hasSlots = false
+	jm.jobEnded(j, at)
 	jm.allocateSlots(at)
 }
 
@@ -374,6 +383,7 @@ func (jm *JobManager) restart(j *job, at time.Time) {
 }
 
 func (jm *JobManager) removeJob(j *job) {
+	jm.applicationGone(j)
 	for i, x := range jm.jobs {
 		if x == j {
 			jm.jobs = append(jm.jobs[:i], jm.jobs[i+1:]...)

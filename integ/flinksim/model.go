@@ -34,9 +34,13 @@ type JobManager struct {
 
 	jobs        []*job          // submission order, including terminal jobs still listed
 	resultStore map[string]bool // job ids that reached a globally terminal state
-	pending     []*pendingSubmit
-	ops         []*operation // async operations in trigger order
-	cache       map[string]cachedResponse
+	// applications (2.3+) in submission order, ended ones while their jobs are listed; appResults
+	// the ids of those that ended (the application result store).
+	applications []*application
+	appResults   map[string]bool
+	pending      []*pendingSubmit
+	ops          []*operation // async operations in trigger order
+	cache        map[string]cachedResponse
 
 	faults    Faults
 	faultRand *mrand.Rand
@@ -150,6 +154,8 @@ func (jm *JobManager) reset(now time.Time) {
 	jm.deleted = map[string]bool{}
 	jm.jobs = nil
 	jm.resultStore = map[string]bool{}
+	jm.applications = nil
+	jm.appResults = map[string]bool{}
 	jm.pending = nil
 	jm.recoverAt = time.Time{}
 	jm.ops = nil

@@ -20,7 +20,10 @@ var omittedByFlink = map[string]bool{
 	"RootExceptionInfo.taskManagerId":                     true,
 	"JobExecutionResultResponseBody.job-execution-result": true,
 	"JobResult.failure-cause":                             true,
-	"JobConfigInfo.execution-config":                      true,
+	"JobResult.application-id":                            true,
+	// 2.3: an exception entry names a job only when one failed (NON_NULL).
+	"ApplicationExceptionInfo.jobId": true,
+	"JobConfigInfo.execution-config": true,
 	// 2.x: a streaming job has no stream graph; 2.1 and later describe the plan, where a source
 	// has no inputs and an input no local strategy or caching.
 	"JobDetailsInfo.stream-graph": true,

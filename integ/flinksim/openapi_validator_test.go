@@ -103,12 +103,22 @@ func (s *openAPI) correctKnownMistakes() {
 	s.schemas["ResourceID"] = str
 	// §5.10: the checkpoint mode is lower case.
 	s.schemas["ProcessingMode"] = map[string]any{"type": "string", "enum": []any{"at_least_once", "exactly_once"}}
-	// §5.23: JobResultSerializer uses kebab-case names.
-	s.schemas["JobResult"] = obj(map[string]any{
-		"id": ref("JobID"), "application-status": ref("ApplicationStatus"),
+	// §5.23: JobResultSerializer uses kebab-case names. 2.3's adds the job's name, application and
+	// times, and keeps application-status, whose schema its document no longer has.
+	result := map[string]any{
+		"id": ref("JobID"), "application-status": map[string]any{"type": "string", "enum": []any{"SUCCEEDED", "FAILED", "CANCELED", "UNKNOWN"}},
 		"accumulator-results": map[string]any{"type": "object"}, "net-runtime": map[string]any{"type": "integer"},
 		"failure-cause": ref("SerializedThrowable"),
-	})
+	}
+	if _, since23 := s.schemas["ApplicationID"]; since23 {
+		integer := map[string]any{"type": "integer"}
+		result["name"], result["application-id"], result["start-time"], result["end-time"] = str, hex, integer, integer
+		// 2.3: ApplicationIDSerializer and SlotSharingGroupIDSerializer write hex strings, not the
+		// Java objects' fields the generator describes.
+		s.schemas["ApplicationID"] = hex
+		s.schemas["SlotSharingGroupId"] = hex
+	}
+	s.schemas["JobResult"] = obj(result)
 	// §4: SerializedThrowableSerializer writes the class and stack trace beside the serialized form.
 	s.schemas["SerializedThrowable"] = obj(map[string]any{"class": str, "stack-trace": str, "serialized-throwable": str})
 	// §5.23: job metrics are a bare array.

@@ -14,7 +14,7 @@ import (
 // a run request that names it, and on 1.x, split the same way (issue 26: the job failed its
 // submission on Flink 2.0-2.2).
 func TestProgramArgsReachTheJobOnFlink1And2(t *testing.T) {
-	for _, version := range []string{"1.20", "2.0"} {
+	for _, version := range []string{"1.20", "2.0", "2.3"} {
 		t.Run(version, func(t *testing.T) {
 			w := newWorld(t)
 			app := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
@@ -46,7 +46,7 @@ func TestProgramArgsListReachesTheJobUnsplit(t *testing.T) {
 // history: a job that fails there is explained as on 1.x, once.
 func TestFailedJobIsExplainedAlikeOnFlink1And2(t *testing.T) {
 	reasons := map[string]string{}
-	for _, version := range []string{"1.20", "2.2"} {
+	for _, version := range []string{"1.20", "2.2", "2.3"} {
 		w := newWorld(t)
 		app := wordcount("wc")
 		app.Spec.FlinkVersion = version
@@ -56,6 +56,7 @@ func TestFailedJobIsExplainedAlikeOnFlink1And2(t *testing.T) {
 	}
 	assert.True(t, strings.HasPrefix(reasons["1.20"], "org.apache.flink.runtime.client.JobInitializationException: Could not start the JobMaster."), reasons["1.20"])
 	assert.Equal(t, reasons["1.20"], reasons["2.2"])
+	assert.Equal(t, reasons["1.20"], reasons["2.3"])
 }
 
 // An update from Flink 1.14 to 1.20 stops the old job speaking 1.14 (a savepoint without a trigger

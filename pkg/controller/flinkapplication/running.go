@@ -39,6 +39,9 @@ func handleRunning(rc *Context) Outcome {
 	observeLiveJob(rc)
 	if hash, jobID := liveJob(&st.JobOwnerStatus); jobID != "" {
 		v := rc.pass().View(hash, jobID)
+		if v.Rerun != "" {
+			return followRerun(rc, v)
+		}
 		if out, back := scalingWayBack(rc, v); back {
 			return out
 		}

@@ -151,6 +151,9 @@ func handleSessionJobRunning(rc *Context) Outcome {
 		return startSessionJob(rc, v1beta1.DeploymentUpdate, "Submitting", "no job is recorded; submitting the job")
 	}
 	v := rc.pass().View(hash, jobID)
+	if v.Rerun != "" {
+		return followRerun(rc, v)
+	}
 	live, _ := sessionClusterReady(rc)
 	switch {
 	case v.Liveness == jobs.Stopped && v.Details == nil:

@@ -247,6 +247,8 @@ func (w *world) settle() {
 			version := ""
 			if app, err := w.apps.FlinkV1beta1().FlinkApplications(ns).Get(ctx, d.Labels[k8.AppLabel], metav1.GetOptions{}); err == nil {
 				version = app.Spec.FlinkVersion
+			} else if c, err := w.apps.FlinkV1beta1().FlinkSessionClusters(ns).Get(ctx, d.Labels[k8.AppLabel], metav1.GetOptions{}); err == nil {
+				version = c.Spec.FlinkVersion
 			}
 			jm = flinksim.NewJobManager(flinksim.Options{
 				Clock: w.clock, Name: svc, FlinkConfig: flinksim.ParseFlinkProperties(props), Jars: jars,

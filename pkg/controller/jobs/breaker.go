@@ -165,3 +165,13 @@ func (b *breaker) VertexMetrics(ctx context.Context, url, jobID, vertexID string
 	err = b.guard(url, func() (e error) { out, e = b.API.VertexMetrics(ctx, url, jobID, vertexID, names); return })
 	return
 }
+
+func (b *breaker) GetApplications(ctx context.Context, url string) (out []client.ApplicationSummary, err error) {
+	err = b.guard(url, func() (e error) { out, e = b.API.GetApplications(ctx, url); return })
+	return
+}
+
+func (b *breaker) GetApplication(ctx context.Context, url, applicationID string) (out *client.Application, err error) {
+	err = b.guard(url, func() (e error) { out, e = b.API.GetApplication(ctx, url, applicationID); return })
+	return
+}

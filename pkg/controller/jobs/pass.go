@@ -31,6 +31,10 @@ type View struct {
 	Details *client.JobDetails
 	// Err is the failed call when Details is nil.
 	Err error
+	// Rerun is the job Flink runs in this job's application instead of it (2.3+: the application
+	// run again under another job id after a JobManager failover), whose owner follows it from now
+	// on; the job itself is Unknown meanwhile, never Stopped. "" otherwise.
+	Rerun string
 }
 
 // State is the job's state as Flink reported it, or "" when it did not.
@@ -236,7 +240,11 @@ func (p *Pass) View(cluster, jobID string) *View {
 			view.Details = job
 		}
 		view.Err = err
-		view.Liveness, view.Evidence = Judge(p.jobManagerGone(cluster), jobID, job, err)
+		gone := p.jobManagerGone(cluster)
+		view.Liveness, view.Evidence = Judge(gone, jobID, job, err)
+		if !gone && client.IsJobNotFound(err, jobID) && client.HasApplications(view.Ref.FlinkVersion) {
+			p.weighApplication(view)
+		}
 		return view, nil
 	})
 	return v.(*View)

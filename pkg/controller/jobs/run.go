@@ -75,6 +75,11 @@ func (p *Pass) Run(o Owner, job *Job, s Submission, limits RunLimits) RunStep {
 	}
 	v := p.View(job.Cluster, job.ID)
 	switch {
+	case v.Rerun != "":
+		// Flink runs the job's application again under another id: that job is the one started.
+		p.announce(false, "JobRerun", fmt.Sprintf("Flink runs job %s's application again as job %s; following it", job.ID, v.Rerun))
+		job.ID, job.SubmittedAt = v.Rerun, time.Time{}
+		return RunStep{Wait: persist()}
 	case v.Liveness == Alive:
 		return p.follow(v, limits)
 	case v.Details != nil:
@@ -114,8 +119,13 @@ func (p *Pass) follow(v *View, limits RunLimits) RunStep {
 // fence looks at every job on the cluster before a submission. A job alive there that this owner
 // started is adopted instead of starting another; one left by an earlier object of the same name
 // is named and never adopted; on a cluster of the owner's own, any other live job blocks the
-// submission. A cluster that cannot list its jobs blocks it too: what runs there is unknown.
+// submission. A cluster that cannot list its jobs blocks it too: what runs there is unknown. On
+// Flink 2.3 and later the owner's applications come first (fenceApplications): the live job of
+// one that runs is the owner's, whatever its id.
 func (p *Pass) fence(o Owner, job *Job) *Wait {
+	if wait := p.fenceApplications(o, job); wait != nil {
+		return wait
+	}
 	jobs, err := p.Jobs(job.Cluster)
 	if err != nil {
 		return retry(Retryable("ListJobs", err))

@@ -11,7 +11,7 @@ import (
 
 // SupportedFlinkVersions are the Flink releases the operator supports and tests, oldest first:
 // ClusterSpec.FlinkVersion is refused at apply outside them (except earlier 1.x, for Lyft manifests).
-var SupportedFlinkVersions = []string{"1.18", "1.19", "1.20", "2.0", "2.1", "2.2"}
+var SupportedFlinkVersions = []string{"1.18", "1.19", "1.20", "2.0", "2.1", "2.2", "2.3"}
 
 // ClusterSpec shapes a Flink cluster: the images, pods, ports and Flink configuration of its
 // JobManager and TaskManagers. FlinkApplication and FlinkSessionCluster embed it; how many
@@ -38,11 +38,11 @@ type ClusterSpec struct {
 	FlinkConfig FlinkConfig `json:"flinkConfig,omitempty"`
 	// FlinkVersion is the Flink release the image runs. It decides which memory keys are rendered
 	// (process size from 1.11 on, heap before) and what the operator's REST calls carry. Supported
-	// and tested are 1.18, 1.19, 1.20, 2.0, 2.1 and 2.2 (SupportedFlinkVersions), with or without a
+	// and tested are 1.18, 1.19, 1.20, 2.0, 2.1, 2.2 and 2.3 (SupportedFlinkVersions), with or without a
 	// patch version ("1.20.1"); earlier 1.x versions, which Lyft manifests name, are accepted as
 	// before but untested. Empty means a current release.
 	// +kubebuilder:validation:MaxLength=64
-	// +kubebuilder:validation:XValidation:rule=`self.matches('^[vV]?1[.][0-9]') || self.matches('^[vV]?2[.][0-2]([.][0-9]+)?([-+_].*)?$')`,message="flinkVersion must be a supported Flink version: 1.18, 1.19, 1.20, 2.0, 2.1 or 2.2, with or without a patch version such as 1.20.1 (earlier 1.x versions are accepted, untested, as the Lyft operator accepted them)",reason=FieldValueInvalid
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^[vV]?1[.][0-9]') || self.matches('^[vV]?2[.][0-3]([.][0-9]+)?([-+_].*)?$')`,message="flinkVersion must be a supported Flink version: 1.18, 1.19, 1.20, 2.0, 2.1, 2.2 or 2.3, with or without a patch version such as 1.20.1 (earlier 1.x versions are accepted, untested, as the Lyft operator accepted them)",reason=FieldValueInvalid
 	FlinkVersion string `json:"flinkVersion,omitempty"`
 
 	JobManagerConfig JobManagerConfig `json:"jobManagerConfig,omitempty"`

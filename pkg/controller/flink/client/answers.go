@@ -82,6 +82,13 @@ var answerLimits = map[string]answerLimit{
 	"VertexMetricNames": {route: "GET /jobs/:jobid/vertices/:vertexid/subtasks/metrics", bytes: 2 << 20, values: 48 << 10},
 	// At most 64 metrics named in 3 KiB, each with 4 aggregations: under 12 KiB and 400 values.
 	"VertexMetrics": {route: "GET /jobs/:jobid/vertices/:vertexid/subtasks/metrics", bytes: 64 << 10, values: 2 << 10},
+	// About 200 bytes and 10 values per application (2.3); a session cluster lists ended ones for
+	// an hour, as its jobs: 6,000 short jobs an hour are 1.2 MiB and 60,000 values. Only a
+	// submission reads it, which waits while it is refused.
+	"GetApplications": {route: "GET /applications/overview", bytes: 2 << 20, values: 64 << 10},
+	// An application with its jobs as /jobs/overview lists them, about 0.4 KiB and 25 values each;
+	// the operator's have one, a batch application thousands.
+	"GetApplication": {route: "GET /applications/:applicationid", bytes: 2 << 20, values: 64 << 10},
 	// Answered {} or {"request-id":...}, and only their status is read.
 	"CancelJob":                     {route: "PATCH /jobs/:jobid", bytes: 16 << 10},
 	"DisposeSavepoint":              {route: "POST /savepoint-disposal", bytes: 16 << 10},

@@ -75,6 +75,13 @@ type API interface {
 	// name is not among the vertex's metrics (a source's pendingRecords before its first record),
 	// so ask for names VertexMetricNames listed, and expect an empty map.
 	VertexMetrics(ctx context.Context, url, jobID, vertexID string, names []string) (map[string]AggregatedMetric, error)
+	// GetApplications calls GET /applications/overview (Flink 2.3+): every application the
+	// JobManager runs or still lists, without their jobs. A release before 2.3 answers 404
+	// (IsRouteNotFound).
+	GetApplications(ctx context.Context, url string) ([]ApplicationSummary, error)
+	// GetApplication calls GET /applications/:applicationid (Flink 2.3+): the application and its
+	// jobs. Flink answers an unknown application with a 500 naming it (IsApplicationNotFound).
+	GetApplication(ctx context.Context, url, applicationID string) (*Application, error)
 }
 
 // Job states as Flink spells them (JobStatus, identical in 1.17 to 2.x). Note CANCELED has one

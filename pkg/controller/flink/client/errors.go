@@ -206,21 +206,25 @@ func truncate(s string, n int) string {
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
-// The exceptions Flink answers a submission with when a job with the requested id already exists
-// (or, with a persistent job result store, existed). Flink 2.3 runs each /jars/:jarid/run as an
-// application whose id is the job's, and names the refusal after the application (seen on a real
-// 2.3.0 JobManager, integ/realflink).
-const (
-	duplicateSubmission            = "DuplicateJobSubmissionException"
-	duplicateApplicationSubmission = "DuplicateApplicationSubmissionException"
-)
+// duplicateSubmissions are the exceptions Flink answers a submission with when a job with the
+// requested id already exists (or, with a persistent job result store, existed). From 2.3 on a job
+// run from a jar is an application of the job's own id, which the Dispatcher refuses first: as an
+// application already submitted.
+var duplicateSubmissions = []string{"DuplicateJobSubmissionException", "DuplicateApplicationSubmissionException"}
 
 // IsDuplicateSubmission reports whether Flink refused a submission because the job id is already
 // taken: the job was submitted before, so the submission the caller wanted has happened.
 func IsDuplicateSubmission(err error) bool {
 	var e *Error
-	return errors.As(err, &e) && e.StatusCode != 0 &&
-		(strings.Contains(e.Message, duplicateSubmission) || strings.Contains(e.Message, duplicateApplicationSubmission))
+	if !errors.As(err, &e) || e.StatusCode == 0 {
+		return false
+	}
+	for _, class := range duplicateSubmissions {
+		if strings.Contains(e.Message, class) {
+			return true
+		}
+	}
+	return false
 }
 
 // IsNoAnswer reports whether a request that was sent got no answer from Flink: a transport

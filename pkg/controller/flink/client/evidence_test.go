@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +30,9 @@ func TestEvidenceAboutAJobComesOnlyFromFlinkItself(t *testing.T) {
 		{"a proxy's 502", 502, "Bad Gateway", false, true, false},
 		{"a duplicate job id", 400, submitDuplicateBody, false, false, true},
 		{"a duplicate job id on Flink 2.3, which names it a duplicate application", 400, submitDuplicateApplicationBody, false, false, true},
+		{"a duplicate job id on Flink 2.3, refused as its application", 400,
+			strings.Replace(submitDuplicateBody, "DuplicateJobSubmissionException: Job has already been submitted.",
+				"DuplicateApplicationSubmissionException: Application has already been submitted.", 1), false, false, true},
 		{"a leader election", 503, `{"errors":["Service temporarily unavailable due to an ongoing leader election. Please refresh."]}`, false, false, false},
 	}
 	for _, c := range cases {

@@ -1,0 +1,43 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+)
+
+// A release before 2.3 has no application routes, which its JobManager says in one of two ways:
+// the REST router's "Not found", or, with the web UI, the static file handler's. Both are Flink's
+// own word that there are no applications; a proxy's 404 is not, and neither is an unknown
+// application, which 2.3 answers with a 500 naming it.
+func TestTheClientTellsARouteFlinkLacksFromOtherAnswers(t *testing.T) {
+	const id = "3f2a1b4c5d6e7f8091a2b3c4d5e6f708"
+	cases := []struct {
+		name               string
+		status             int
+		body               string
+		noRoute, noSuchApp bool
+	}{
+		{"the REST router", 404, `{"errors":["Not found: /applications/` + id + `"]}`, true, false},
+		{"the web UI's static file handler", 404, `{"errors":["Unable to load requested file /applications/` + id + `."]}`, true, false},
+		{"a proxy's 404", 404, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"the server could not find the requested resource","code":404}`, false, false},
+		{"2.3, an unknown application", 500, `{"errors":["Internal server error.","<Exception on server side:\njava.util.concurrent.CompletionException: ` +
+			`org.apache.flink.runtime.messages.FlinkApplicationNotFoundException: Could not find Flink application (` + id + `)\n\tat x\nEnd of exception on server side>"]}`, false, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(c.status)
+				_, _ = w.Write([]byte(c.body))
+			}))
+			defer srv.Close()
+			_, err := New(DefaultConfig(), prometheus.NewRegistry()).GetApplication(context.Background(), srv.URL, id)
+			assert.Equal(t, c.noRoute, IsRouteNotFound(err), "no such route: %v", err)
+			assert.Equal(t, c.noSuchApp, IsApplicationNotFound(err, id), "no such application: %v", err)
+		})
+	}
+}
