@@ -1,0 +1,51 @@
+package flinkapplication
+
+import (
+	"testing"
+	"time"
+
+	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// Two live jobs of one object that the randomized explorer (explorer_test.go) found, each reduced
+// to a world test of its own; the comment names the seeds that found it.
+
+// A session job whose job is given up on while it may still run keeps it as its job (explorer
+// seeds 1140 and 1316): a job whose JobManager stopped answering for it ends Submitting in
+// DeployFailed, a first deploy's as an update's, and when the spec and the session cluster then
+// change, the job is stopped before another is submitted to the session cluster's new Flink cluster.
+func TestASessionJobGivenUpOnWhileItMayRunIsStoppedBeforeTheNextOne(t *testing.T) {
+	for _, update := range []bool{false, true} {
+		t.Run(map[bool]string{false: "first deploy", true: "update"}[update], func(t *testing.T) {
+			w := newWorld(t)
+			jar := w.withSessions()
+			w.createSessionCluster(sessionCluster("session"))
+			w.createSessionJob(sessionJob("a", "session", jar, v1beta1.UpgradeModeSavepoint))
+			submitted := 1
+			if update {
+				w.runSessionsUntil("the job running", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobRunning) })
+				w.updateSessionJob("a", func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.Args = []string{"--input", "b c"} })
+				submitted = 2
+			}
+			w.runSessionsUntil("the job submitted", func() bool { return len(w.jobsOf("session", "a")) == submitted })
+			jm := w.jms["session-"+w.sessionCluster("session").Status.DeployHash]
+			jm.SetFaults(flinksim.Faults{ErrorRate: map[string]float64{flinksim.EndpointJob: 1}})
+			w.runSessionsUntil("the job given up on", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobDeployFailed) })
+			w.updateSessionCluster("session", func(c *v1beta1.FlinkSessionCluster) { c.Spec.Image = "flink:1.20.1" })
+			w.updateSessionJob("a", func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.Args = []string{"--input", "c d"} })
+			for end := w.clock.Now().Add(10 * time.Minute); w.clock.Now().Before(end); {
+				w.reconcileSessions()
+			}
+			// The stop gave up, and the session job rests with its job as it was until the spec changes.
+			jm.SetFaults(flinksim.Faults{})
+			w.updateSessionJob("a", func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.Args = []string{"--input", "d e"} })
+			w.runSessionsUntil("the job running on the new Flink cluster", func() bool {
+				j, c := w.sessionJob("a"), w.sessionCluster("session")
+				return j.Status.Phase == v1beta1.SessionJobRunning && j.Status.JobStatus.ClusterHash == c.Status.DeployHash &&
+					j.Status.Deployments.Stable.SpecHash == sessionJobHash(j)
+			})
+			w.assertOneJobEach("a")
+		})
+	}
+}
