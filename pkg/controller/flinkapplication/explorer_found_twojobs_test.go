@@ -11,6 +11,39 @@ import (
 // Two live jobs of one object that the randomized explorer (explorer_test.go) found, each reduced
 // to a world test of its own; the comment names the seeds that found it.
 
+// An update whose new job's JobManager stops answering for it (GET /jobs/:id fails) cannot be
+// stable, and its rollback cannot confirm the job's cancel: the rollback gives up into DeployFailed
+// with the job still running on the failed attempt's cluster (explorer seeds 1106, 1151 and 1254).
+// The next update's job is submitted only once that cluster's JobManager is gone.
+func TestAnUpdateGivenUpOnWhileItsJobCannotBeReadNeverRunsBesideTheNextOne(t *testing.T) {
+	w := newWorld(t)
+	app := running(t, w, "wc")
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	attempt := ""
+	w.runUntil("wc", "the update's job submitted", func(a *v1beta1.FlinkApplication) bool {
+		c := a.Status.Deployments.Candidate
+		if c == nil || c.JobID == "" {
+			return false
+		}
+		for _, j := range w.timeline.Jobs(ns + "/wc") {
+			if j.JobID == c.JobID {
+				attempt = c.ClusterHash
+				return true
+			}
+		}
+		return false
+	})
+	w.jm(app, attempt).SetFaults(flinksim.Faults{ErrorRate: map[string]float64{flinksim.EndpointJob: 1}})
+	w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:3" })
+	w.runUntil("wc", "the next update's job running, or given up", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.State == v1beta1.JobRunning ||
+			a.Status.Phase == v1beta1.PhaseDeployFailed && a.Status.FailedDeployHash == a.Status.UpdatingHash
+	})
+	w.passes("wc", 10)
+	w.assertOneJobAtATime(w.events())
+}
+
 // A session job whose job is given up on while it may still run keeps it as its job (explorer
 // seeds 1140 and 1316): a job whose JobManager stopped answering for it ends Submitting in
 // DeployFailed, a first deploy's as an update's, and when the spec and the session cluster then
