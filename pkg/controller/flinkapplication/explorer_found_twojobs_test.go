@@ -82,3 +82,31 @@ func TestASessionJobGivenUpOnWhileItMayRunIsStoppedBeforeTheNextOne(t *testing.T
 		})
 	}
 }
+
+// A rescale in place (scaleMode InPlace, without the adaptive scheduler) starts its job on the
+// stable deployment's own cluster. Given up on while its JobManager fails to answer for the job, it
+// leaves the job there, on the cluster a rollback returns to, which is never deleted as a leftover:
+// the job stays the application's, and the next update stops it before it starts another.
+func TestARescaleInPlaceGivenUpOnWhileItsJobCannotBeReadNeverRunsBesideTheNextUpdate(t *testing.T) {
+	w := newWorld(t)
+	app := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) { s.ScaleMode = v1beta1.ScaleModeInPlace })
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Parallelism = 2 })
+	w.runUntil("wc", "the rescaled job submitted", func(a *v1beta1.FlinkApplication) bool {
+		c := a.Status.Deployments.Candidate
+		return c != nil && c.JobID != "" && len(w.timeline.Jobs(ns+"/wc")) == 2
+	})
+	jm := w.jm(app, app.Status.DeployHash)
+	jm.SetFaults(flinksim.Faults{ErrorRate: map[string]float64{flinksim.EndpointJob: 1}})
+	w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	for end := w.clock.Now().Add(10 * time.Minute); w.clock.Now().Before(end); {
+		_, _ = w.reconcile("wc")
+	}
+	jm.SetFaults(flinksim.Faults{})
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:3" })
+	w.runUntil("wc", "the update's job running", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.State == v1beta1.JobRunning && a.Status.DeployHash != app.Status.DeployHash
+	})
+	w.passes("wc", 10)
+	w.assertOneJobAtATime(w.events())
+}

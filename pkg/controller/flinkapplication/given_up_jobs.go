@@ -21,15 +21,22 @@ func keepJobGivenUpOn(rc *Context) {
 		s.JobID, s.SubmittedAt = c.JobID, c.SubmittedAt
 		return
 	}
-	if rc.App != nil || rc.pass().View(c.ClusterHash, c.JobID).Liveness == jobs.Stopped {
-		// An application's deploy has a cluster of its own, which goes with it: no job is submitted
-		// while such a cluster's JobManager is left (leftover_clusters.go). The stable deployment
-		// stays what a later failed update returns to.
+	if rc.pass().View(c.ClusterHash, c.JobID).Liveness == jobs.Stopped {
 		return
 	}
-	// A session job's stable deployment is only the job that runs: the one given up on is that job
-	// now, on its cluster, as it started.
-	kept := *c
-	kept.Kind, kept.RestorePath, kept.StableTime = "", st.Deployments.NextRestorePath, nil
-	st.Deployments.Stable = &kept
+	switch {
+	case rc.App == nil:
+		// A session job's stable deployment is only the job that runs: the one given up on is that
+		// job now, on its cluster, as it started.
+		kept := *c
+		kept.Kind, kept.RestorePath, kept.StableTime = "", st.Deployments.NextRestorePath, nil
+		st.Deployments.Stable = &kept
+	case s != nil && c.ClusterHash == s.ClusterHash:
+		// A change made in place (a rescale on the stable cluster) runs its job where the stable
+		// deployment lives, which is never deleted as a leftover: the job stays the application's,
+		// and the stable spec stays what a later failed update returns to.
+		s.JobID, s.SubmittedAt = c.JobID, c.SubmittedAt
+	}
+	// An application's deploy on a cluster of its own leaves it behind, and no job is started while
+	// a leftover cluster's JobManager is left (leftover_clusters.go).
 }
