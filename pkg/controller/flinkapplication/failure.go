@@ -36,13 +36,7 @@ func deployFailed(rc *Context, reason, cause string) Outcome {
 		if h := targetSpecHash(st); h != "" {
 			rc.Machine.FailedDeployHash = h
 		}
-		if c, s := candidate(st), stable(st); c != nil && s != nil && c.JobID != "" && s.JobID == "" &&
-			c.SpecHash == s.SpecHash && c.ClusterHash == s.ClusterHash {
-			// The stable spec's job started again on its kept cluster (a restart, a recovery) may run,
-			// or come up: it stays the application's job, so that the next change stops it first and
-			// nothing is ever started beside it.
-			keepCandidateJob(st)
-		}
+		keepJobGivenUpOn(rc)
 		// A savepoint asked for stays recorded: if it completes after all, its trigger time finds it.
 		clearTarget(st)
 	}

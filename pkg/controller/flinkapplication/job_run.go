@@ -57,6 +57,13 @@ type jobStep struct {
 // until all its tasks run: the record's job id is chosen and persisted before the submission, and
 // nothing is submitted while the job's state is unknown or beside a job this object did not start.
 func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath string) jobStep {
+	if rc.App != nil && rc.pass().View(rec.ClusterHash, rec.JobID).Liveness != jobs.Alive {
+		// Before a submission: an application's clusters are its own, and no job of it may run on
+		// another while this one starts.
+		if wait, gone := leftoverClustersGone(rc, rec.ClusterHash); !gone {
+			return jobStep{Wait: &wait}
+		}
+	}
 	job := recordJob(rec)
 	args := p.Args
 	if args == nil && p.ProgramArgs != "" {

@@ -1,0 +1,112 @@
+package flinkapplication
+
+import (
+	"testing"
+	"time"
+
+	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// Two live jobs of one object that the randomized explorer (explorer_test.go) found, each reduced
+// to a world test of its own; the comment names the seeds that found it.
+
+// An update whose new job's JobManager stops answering for it (GET /jobs/:id fails) cannot be
+// stable, and its rollback cannot confirm the job's cancel: the rollback gives up into DeployFailed
+// with the job still running on the failed attempt's cluster (explorer seeds 1106, 1151 and 1254).
+// The next update's job is submitted only once that cluster's JobManager is gone.
+func TestAnUpdateGivenUpOnWhileItsJobCannotBeReadNeverRunsBesideTheNextOne(t *testing.T) {
+	w := newWorld(t)
+	app := running(t, w, "wc")
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	attempt := ""
+	w.runUntil("wc", "the update's job submitted", func(a *v1beta1.FlinkApplication) bool {
+		c := a.Status.Deployments.Candidate
+		if c == nil || c.JobID == "" {
+			return false
+		}
+		for _, j := range w.timeline.Jobs(ns + "/wc") {
+			if j.JobID == c.JobID {
+				attempt = c.ClusterHash
+				return true
+			}
+		}
+		return false
+	})
+	w.jm(app, attempt).SetFaults(flinksim.Faults{ErrorRate: map[string]float64{flinksim.EndpointJob: 1}})
+	w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:3" })
+	w.runUntil("wc", "the next update's job running, or given up", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.State == v1beta1.JobRunning ||
+			a.Status.Phase == v1beta1.PhaseDeployFailed && a.Status.FailedDeployHash == a.Status.UpdatingHash
+	})
+	w.passes("wc", 10)
+	w.assertOneJobAtATime(w.events())
+}
+
+// A session job whose job is given up on while it may still run keeps it as its job (explorer
+// seeds 1140 and 1316): a job whose JobManager stopped answering for it ends Submitting in
+// DeployFailed, a first deploy's as an update's, and when the spec and the session cluster then
+// change, the job is stopped before another is submitted to the session cluster's new Flink cluster.
+func TestASessionJobGivenUpOnWhileItMayRunIsStoppedBeforeTheNextOne(t *testing.T) {
+	for _, update := range []bool{false, true} {
+		t.Run(map[bool]string{false: "first deploy", true: "update"}[update], func(t *testing.T) {
+			w := newWorld(t)
+			jar := w.withSessions()
+			w.createSessionCluster(sessionCluster("session"))
+			w.createSessionJob(sessionJob("a", "session", jar, v1beta1.UpgradeModeSavepoint))
+			submitted := 1
+			if update {
+				w.runSessionsUntil("the job running", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobRunning) })
+				w.updateSessionJob("a", func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.Args = []string{"--input", "b c"} })
+				submitted = 2
+			}
+			w.runSessionsUntil("the job submitted", func() bool { return len(w.jobsOf("session", "a")) == submitted })
+			jm := w.jms["session-"+w.sessionCluster("session").Status.DeployHash]
+			jm.SetFaults(flinksim.Faults{ErrorRate: map[string]float64{flinksim.EndpointJob: 1}})
+			w.runSessionsUntil("the job given up on", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobDeployFailed) })
+			w.updateSessionCluster("session", func(c *v1beta1.FlinkSessionCluster) { c.Spec.Image = "flink:1.20.1" })
+			w.updateSessionJob("a", func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.Args = []string{"--input", "c d"} })
+			for end := w.clock.Now().Add(10 * time.Minute); w.clock.Now().Before(end); {
+				w.reconcileSessions()
+			}
+			// The stop gave up, and the session job rests with its job as it was until the spec changes.
+			jm.SetFaults(flinksim.Faults{})
+			w.updateSessionJob("a", func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.Args = []string{"--input", "d e"} })
+			w.runSessionsUntil("the job running on the new Flink cluster", func() bool {
+				j, c := w.sessionJob("a"), w.sessionCluster("session")
+				return j.Status.Phase == v1beta1.SessionJobRunning && j.Status.JobStatus.ClusterHash == c.Status.DeployHash &&
+					j.Status.Deployments.Stable.SpecHash == sessionJobHash(j)
+			})
+			w.assertOneJobEach("a")
+		})
+	}
+}
+
+// A rescale in place (scaleMode InPlace, without the adaptive scheduler) starts its job on the
+// stable deployment's own cluster. Given up on while its JobManager fails to answer for the job, it
+// leaves the job there, on the cluster a rollback returns to, which is never deleted as a leftover:
+// the job stays the application's, and the next update stops it before it starts another.
+func TestARescaleInPlaceGivenUpOnWhileItsJobCannotBeReadNeverRunsBesideTheNextUpdate(t *testing.T) {
+	w := newWorld(t)
+	app := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) { s.ScaleMode = v1beta1.ScaleModeInPlace })
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Parallelism = 2 })
+	w.runUntil("wc", "the rescaled job submitted", func(a *v1beta1.FlinkApplication) bool {
+		c := a.Status.Deployments.Candidate
+		return c != nil && c.JobID != "" && len(w.timeline.Jobs(ns+"/wc")) == 2
+	})
+	jm := w.jm(app, app.Status.DeployHash)
+	jm.SetFaults(flinksim.Faults{ErrorRate: map[string]float64{flinksim.EndpointJob: 1}})
+	w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	for end := w.clock.Now().Add(10 * time.Minute); w.clock.Now().Before(end); {
+		_, _ = w.reconcile("wc")
+	}
+	jm.SetFaults(flinksim.Faults{})
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:3" })
+	w.runUntil("wc", "the update's job running", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.State == v1beta1.JobRunning && a.Status.DeployHash != app.Status.DeployHash
+	})
+	w.passes("wc", 10)
+	w.assertOneJobAtATime(w.events())
+}
