@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
@@ -115,6 +114,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 	}
 	params := sessionJobParams(c)
 	job := runJob(rc, c, params, st.Deployments.NextRestorePath)
+	noteTasksStarted(rc, c)
 	switch {
 	case job.JarMissing:
 		rc.event(true, "JarMissing", fmt.Sprintf("the session cluster no longer has jar %s; uploading it again", c.JarID))
@@ -330,34 +330,6 @@ func waitingForSlots(rc *Context, c *v1beta1.DeploymentRecord) string {
 		return ""
 	}
 	return fmt.Sprintf("job %s waits for task slots: it needs %d, the session cluster has %d of %d free", c.JobID, needs, ov.SlotsAvailable, ov.SlotsTotal)
-}
-
-// sessionSubmitDeadline bounds the time a submitted job takes to run stable, counted from when its
-// tasks got their slots: waiting for slots on a full session cluster is not a failure of the job.
-func sessionSubmitDeadline(rc *Context) time.Duration {
-	st := rc.Job
-	c := candidate(st)
-	if c == nil || c.JobID == "" || rc.Machine.PhaseStartedAt == nil {
-		return readinessTimeout(rc)
-	}
-	if waitingForSlots(rc, c) != "" {
-		return 0
-	}
-	v := rc.pass().View(c.ClusterHash, c.JobID)
-	if v.Details == nil {
-		return readinessTimeout(rc)
-	}
-	var tasksFrom int64
-	for _, vx := range v.Details.Vertices {
-		if vx.StartTime > tasksFrom {
-			tasksFrom = vx.StartTime
-		}
-	}
-	waited := time.UnixMilli(tasksFrom).Sub(rc.Machine.PhaseStartedAt.Time)
-	if tasksFrom <= 0 || waited < 0 {
-		waited = 0
-	}
-	return readinessTimeout(rc) + waited
 }
 
 // sessionJobHash identifies what a session job runs: its jar, entry class, arguments, parallelism,

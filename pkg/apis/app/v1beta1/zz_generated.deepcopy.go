@@ -288,6 +288,10 @@ func (in *DeploymentRecord) DeepCopyInto(out *DeploymentRecord) {
 		in, out := &in.PromotedAt, &out.PromotedAt
 		*out = (*in).DeepCopy()
 	}
+	if in.TasksStartedAt != nil {
+		in, out := &in.TasksStartedAt, &out.TasksStartedAt
+		*out = (*in).DeepCopy()
+	}
 	return
 }
 
