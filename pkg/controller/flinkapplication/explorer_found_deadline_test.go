@@ -13,15 +13,65 @@ import (
 )
 
 // sessionJobThatNeverRunsStable starts a session job whose tasks fail every few seconds, so that it
-// never runs for the stabilization period, and returns when its job was first submitted.
-func sessionJobThatNeverRunsStable(t *testing.T) (*world, time.Time) {
+// never runs for the stabilization period (nor takes a checkpoint), and returns when its job was
+// first submitted.
+func sessionJobThatNeverRunsStable(t *testing.T, mode v1beta1.UpgradeMode) (*world, time.Time) {
 	w := newWorld(t)
 	jar := w.withSessions()
 	w.faults = flinksim.Faults{RestartJobsEvery: 5 * time.Second} // never stable for 10 s
 	w.createSessionCluster(sessionCluster("session"))
-	w.createSessionJob(sessionJob("a", "session", jar, v1beta1.UpgradeModeLastState))
+	w.createSessionJob(sessionJob("a", "session", jar, mode))
 	w.runSessionsUntil("the job submitted", func() bool { return len(w.jobsOf("session", "a")) > 0 })
 	return w, w.clock.Now()
+}
+
+// givenUpOnAJobThatNeverRunsStable runs a session job that never runs stable until its Submitting
+// gave up, and returns the job it had submitted then.
+func givenUpOnAJobThatNeverRunsStable(t *testing.T, mode v1beta1.UpgradeMode) (*world, flinksim.JobRecord) {
+	w, _ := sessionJobThatNeverRunsStable(t, mode)
+	w.runSessionsUntil("given up", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobDeployFailed) })
+	jobs := w.jobsOf("session", "a")
+	require.Len(t, jobs, 1)
+	_, ended := jobs[0].AliveUntil()
+	require.False(t, ended, "the job that never ran stable runs on: restarting is running")
+	return w, jobs[0]
+}
+
+// A session job gives its Submitting up with the job it submitted still its own: the next change
+// stops that job before it submits the new spec's, and does not take it for the new spec's job
+// (the fence adopts a live job of the object as the one it was about to submit). Stateless: the job
+// took no checkpoint, and LastState would rightly refuse to go on without one.
+func TestASessionJobThatGaveUpOnItsJobStopsItBeforeTheNextSpec(t *testing.T) {
+	w, failed := givenUpOnAJobThatNeverRunsStable(t, v1beta1.UpgradeModeStateless)
+	assert.Equal(t, failed.JobID, w.sessionJob("a").Status.JobStatus.JobID, "status still shows the job")
+	w.faults = flinksim.Faults{}
+	for _, jm := range w.jms {
+		jm.SetFaults(w.faults)
+	}
+	w.updateSessionJob("a", func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.Args = []string{"--input", "c d"} })
+	w.runSessionsUntil("the new spec runs", func() bool {
+		j := w.sessionJob("a")
+		return j.Status.Phase == v1beta1.SessionJobRunning && j.Status.JobStatus.JobID != failed.JobID
+	})
+	jobs := w.jobsOf("session", "a")
+	require.Len(t, jobs, 2, "the new spec's job is a job of its own")
+	_, ended := jobs[0].AliveUntil()
+	assert.True(t, ended, "the job given up on is stopped")
+	assert.NotContains(t, eventReasons(w.events()), "JobAdopted")
+	w.assertOneJobEach("a")
+}
+
+// A session job that gave up on its job and is deleted stops that job: forgotten, it ran on in the
+// shared cluster after its object was gone.
+func TestASessionJobThatGaveUpOnItsJobStopsItWhenDeleted(t *testing.T) {
+	w, failed := givenUpOnAJobThatNeverRunsStable(t, v1beta1.UpgradeModeLastState)
+	w.updateSessionJob("a", func(j *v1beta1.FlinkSessionJob) { j.Spec.DeleteMode = v1beta1.DeleteModeForceCancel })
+	w.deleteSessionJob("a")
+	w.runSessionsUntil("the session job gone", func() bool { return w.sessionGone("a") })
+	jobs := w.jobsOf("session", "a")
+	require.Len(t, jobs, 1)
+	_, ended := jobs[0].AliveUntil()
+	assert.True(t, ended, "job %s stopped with its object", failed.JobID)
 }
 
 // A session job whose job keeps restarting gives up its Submitting readinessTimeout after the job's
@@ -30,7 +80,7 @@ func sessionJobThatNeverRunsStable(t *testing.T) (*world, time.Time) {
 // 1052, 1060, 1067 and 1072: a FlinkSessionJob in Submitting long past its deadline, without a
 // Warning).
 func TestASessionJobWhoseJobKeepsRestartingGivesUpInTime(t *testing.T) {
-	w, submitted := sessionJobThatNeverRunsStable(t)
+	w, submitted := sessionJobThatNeverRunsStable(t, v1beta1.UpgradeModeLastState)
 	timeout := w.env.Config.ReadinessTimeout.Duration
 	end := submitted.Add(timeout + 2*time.Minute)
 	for w.clock.Now().Before(end) && !w.sessionJobIn("a", v1beta1.SessionJobDeployFailed) {

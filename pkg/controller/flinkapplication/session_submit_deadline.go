@@ -67,3 +67,21 @@ func noteTasksStarted(rc *Context, c *v1beta1.DeploymentRecord) {
 		c.TasksStartedAt = &t
 	}
 }
+
+// giveUpSessionSubmission ends a Submitting that cannot finish in DeployFailed. The job it submitted
+// may run on (a job that keeps restarting runs, only never stable), or a submission that got no
+// answer may still bring it up: it becomes the session job's recorded job, from the state it was
+// submitted from, so that its checkpoints are recorded, the next change stops it per upgradeMode
+// before anything else is submitted, and a delete stops it per deleteMode. Forgotten, it ran on in
+// the shared cluster unowned, and the next submission's fence took it for the new spec's job.
+func giveUpSessionSubmission(rc *Context, cause string) Outcome {
+	st := rc.Job
+	c := candidate(st)
+	if _, live := liveJob(st); c != nil && c.JobID != "" && live == "" {
+		deleteUploadedJar(rc, c)
+		kept := *c
+		kept.Kind, kept.RestorePath, kept.StableTime, kept.TasksStartedAt = "", st.Deployments.NextRestorePath, nil, nil
+		st.Deployments.Stable = &kept
+	}
+	return deployFailed(rc, "DeployFailed", cause)
+}
