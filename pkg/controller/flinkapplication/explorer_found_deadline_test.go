@@ -95,3 +95,62 @@ func TestASessionJobWhoseJobKeepsRestartingGivesUpInTime(t *testing.T) {
 	}
 	assert.True(t, warned, "a Warning names the reason")
 }
+
+// A session job whose tasks wait for slots says so with a Warning as the wait begins, and waits past
+// its readiness deadline; once its tasks got their slots, its deadline counts from then: a job that
+// then keeps restarting gives up readinessTimeout later, neither at once nor never.
+func TestASessionJobThatWaitedForSlotsHasItsDeadlineFromWhenItGotThem(t *testing.T) {
+	w, jar := runningJobs(t)
+	w.faults = flinksim.Faults{RestartJobsEvery: 5 * time.Second}
+	for _, jm := range w.jms {
+		jm.SetFaults(w.faults) // for jobs submitted from now on: the big one
+	}
+	w.events()
+	big := sessionJob("big", "session", jar, v1beta1.UpgradeModeLastState)
+	three := int32(3)
+	big.Spec.Job.Parallelism = &three
+	w.createSessionJob(big)
+	timeout := w.env.Config.ReadinessTimeout.Duration
+	end := w.clock.Now().Add(2 * timeout)
+	for w.clock.Now().Before(end) {
+		w.reconcileSessions()
+	}
+	require.Equal(t, v1beta1.SessionJobSubmitting, w.sessionJob("big").Status.Phase)
+	warnings := 0
+	for _, e := range w.events() {
+		if strings.HasPrefix(e, "Warning WaitingForSlots ") {
+			warnings++
+		}
+	}
+	assert.Equal(t, 1, warnings, "the wait is said once, as it begins")
+
+	w.updateSessionJob("a", func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.State = v1beta1.JobStateSuspended })
+	w.runSessionsUntil("a suspended, its slot free", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobSuspended) })
+	granted := w.clock.Now()
+	w.runSessionsUntil("given up", func() bool { return !w.sessionJobIn("big", v1beta1.SessionJobSubmitting) })
+	j := w.sessionJob("big")
+	assert.Equal(t, v1beta1.SessionJobDeployFailed, j.Status.Phase, j.Status.Reason)
+	took := w.clock.Since(granted)
+	assert.GreaterOrEqual(t, took, timeout-time.Minute, "the wait for slots does not count")
+	assert.LessOrEqual(t, took, timeout+time.Minute, "restarts do not move the deadline")
+}
+
+// Only a wait for slots is left out of a session job's Submitting deadline: the time its submission
+// takes to show up counts, as an application's does, and a job that then keeps restarting gives up
+// readinessTimeout after its Submitting began (found by explorer seed 1104: the deadline counted
+// from the tasks' first start, minutes after the phase began, outlasted the phase's bound).
+func TestASessionJobsSlowSubmissionCountsAgainstItsDeadline(t *testing.T) {
+	w := newWorld(t)
+	jar := w.withSessions()
+	w.faults = flinksim.Faults{SubmitRegistersAfter: 2 * time.Minute, RestartJobsEvery: 5 * time.Second}
+	w.createSessionCluster(sessionCluster("session"))
+	w.createSessionJob(sessionJob("a", "session", jar, v1beta1.UpgradeModeLastState))
+	w.runSessionsUntil("submitting", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobSubmitting) })
+	began := w.sessionJob("a").Status.PhaseStartedAt.Time
+	w.runSessionsUntil("given up", func() bool { return !w.sessionJobIn("a", v1beta1.SessionJobSubmitting) })
+	j := w.sessionJob("a")
+	require.Equal(t, v1beta1.SessionJobDeployFailed, j.Status.Phase, j.Status.Reason)
+	require.NotEmpty(t, w.jobsOf("session", "a"), "the job did show up")
+	timeout := w.env.Config.ReadinessTimeout.Duration
+	assert.LessOrEqual(t, w.clock.Since(began), timeout+time.Minute, "the deadline counts from when Submitting began")
+}

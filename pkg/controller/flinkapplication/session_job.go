@@ -114,16 +114,13 @@ func handleSessionSubmitting(rc *Context) Outcome {
 	}
 	params := sessionJobParams(c)
 	job := runJob(rc, c, params, st.Deployments.NextRestorePath)
-	noteTasksStarted(rc, c)
 	switch {
 	case job.JarMissing:
 		rc.event(true, "JarMissing", fmt.Sprintf("the session cluster no longer has jar %s; uploading it again", c.JarID))
 		c.JarID = ""
 		return persistThenContinue()
 	case job.Wait != nil:
-		if why := waitingForSlots(rc, c); why != "" {
-			rc.Machine.Reason, rc.Waiting = why, "WaitingForSlots"
-		}
+		noteSlotWait(rc, c, waitingForSlots(rc, c))
 		return *job.Wait
 	case job.Failure != "":
 		deleteUploadedJar(rc, c)

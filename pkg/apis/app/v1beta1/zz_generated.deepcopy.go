@@ -288,8 +288,8 @@ func (in *DeploymentRecord) DeepCopyInto(out *DeploymentRecord) {
 		in, out := &in.PromotedAt, &out.PromotedAt
 		*out = (*in).DeepCopy()
 	}
-	if in.TasksStartedAt != nil {
-		in, out := &in.TasksStartedAt, &out.TasksStartedAt
+	if in.SlotsGrantedAt != nil {
+		in, out := &in.SlotsGrantedAt, &out.SlotsGrantedAt
 		*out = (*in).DeepCopy()
 	}
 	return
