@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -153,4 +154,32 @@ func TestASessionJobsSlowSubmissionCountsAgainstItsDeadline(t *testing.T) {
 	require.NotEmpty(t, w.jobsOf("session", "a"), "the job did show up")
 	timeout := w.env.Config.ReadinessTimeout.Duration
 	assert.LessOrEqual(t, w.clock.Since(began), timeout+time.Minute, "the deadline counts from when Submitting began")
+}
+
+// A session job waiting for its session cluster waits as long as it takes, but not silently: past a
+// cluster start's deadline, a Warning Event and its Ready condition say what it waits for, once.
+func TestASessionJobWaitingLongForItsClusterSaysSo(t *testing.T) {
+	w := newWorld(t)
+	jar := w.withSessions()
+	w.createSessionJob(sessionJob("a", "session", jar, v1beta1.UpgradeModeLastState))
+	end := w.clock.Now().Add(3 * w.env.Config.ClusterStartTimeout.Duration)
+	for w.clock.Now().Before(end) {
+		w.reconcileSessions()
+	}
+	j := w.sessionJob("a")
+	require.Equal(t, v1beta1.SessionJobWaitingForCluster, j.Status.Phase)
+	ready := meta.FindStatusCondition(j.Status.Conditions, v1beta1.ConditionReady)
+	require.NotNil(t, ready)
+	assert.Equal(t, "SessionClusterNotReady", ready.Reason)
+	assert.Contains(t, ready.Message, "FlinkSessionCluster session does not exist")
+	warnings := 0
+	for _, e := range w.events() {
+		if strings.HasPrefix(e, "Warning SessionClusterNotReady ") {
+			warnings++
+		}
+	}
+	assert.Equal(t, 1, warnings, "said once")
+
+	w.createSessionCluster(sessionCluster("session"))
+	w.runSessionsUntil("the job runs", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobRunning) })
 }

@@ -76,8 +76,8 @@ func handleWaitingForCluster(rc *Context) Outcome {
 	}
 	hash, why := sessionClusterReady(rc)
 	if hash == "" {
-		// Said once, on entering the phase and when the reason changes, not as an Event per pass.
-		rc.Machine.Reason = "waiting for the session cluster: " + why
+		// Said on entering the phase and once more when the wait is long, not as an Event per pass.
+		sayWaitingForCluster(rc, why)
 		return stay(0)
 	}
 	kind := v1beta1.DeploymentUpdate
