@@ -183,3 +183,29 @@ func TestASessionJobWaitingLongForItsClusterSaysSo(t *testing.T) {
 	w.createSessionCluster(sessionCluster("session"))
 	w.runSessionsUntil("the job runs", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobRunning) })
 }
+
+// A session job that gives its Submitting up before its job was ever submitted keeps no job: the
+// JobManager said it has none by that id, and nothing was sent that could still bring one up. The
+// next change submits at once, instead of stopping a job that is not there.
+func TestASessionJobThatGaveUpBeforeSubmittingKeepsNoJob(t *testing.T) {
+	w := newWorld(t)
+	jar := w.withSessions()
+	w.createSessionCluster(sessionCluster("session"))
+	w.runSessionsUntil("the cluster runs", func() bool { return w.sessionCluster("session").Status.Phase == v1beta1.SessionClusterRunning })
+	for _, jm := range w.jms {
+		// The fence cannot list the cluster's jobs: nothing is submitted.
+		jm.SetFaults(flinksim.Faults{FailFirst: map[string]int{flinksim.EndpointJobs: 1000}})
+	}
+	w.createSessionJob(sessionJob("a", "session", jar, v1beta1.UpgradeModeLastState))
+	w.runSessionsUntil("given up", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobDeployFailed) })
+	require.Empty(t, w.jobsOf("session", "a"), "nothing was submitted")
+	assert.Empty(t, w.sessionJob("a").Status.JobStatus.JobID, "no job is shown")
+	for _, jm := range w.jms {
+		jm.SetFaults(flinksim.Faults{})
+	}
+	w.updateSessionJob("a", func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.Args = []string{"--input", "c d"} })
+	w.runSessionsUntil("the job runs", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobRunning) })
+	for _, h := range w.sessionJob("a").Status.History {
+		assert.NotEqual(t, v1beta1.SessionJobCancelling, h.To, "nothing to stop")
+	}
+}

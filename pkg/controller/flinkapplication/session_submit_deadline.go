@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // A session job's Submitting has readinessTimeout, from when the phase began, as an application's
@@ -102,11 +103,22 @@ func tasksStarted(rc *Context, c *v1beta1.DeploymentRecord) time.Time {
 func giveUpSessionSubmission(rc *Context, cause string) Outcome {
 	st := rc.Job
 	c := candidate(st)
-	if _, live := liveJob(st); c != nil && c.JobID != "" && live == "" {
+	if _, live := liveJob(st); c != nil && c.JobID != "" && live == "" && !neverSubmitted(rc, c) {
 		deleteUploadedJar(rc, c)
 		kept := *c
 		kept.Kind, kept.RestorePath, kept.StableTime, kept.SlotsGrantedAt = "", st.Deployments.NextRestorePath, nil, nil
 		st.Deployments.Stable = &kept
 	}
 	return deployFailed(rc, "DeployFailed", cause)
+}
+
+// neverSubmitted tells whether the record's job id has nothing behind it: its JobManager answered
+// this pass that it knows no such job, no submission went out unanswered that could still bring one
+// up, and no state of it was recorded. Kept, such an id would have the next change stop a job that
+// is not there, and find no state of it to go on from. A job that was lost with state recorded is
+// kept: the next change goes on from that state.
+func neverSubmitted(rc *Context, c *v1beta1.DeploymentRecord) bool {
+	v := rc.pass().Seen(c.ClusterHash, c.JobID)
+	return v != nil && v.Liveness == jobs.Stopped && v.Details == nil && c.SubmittedAt == nil &&
+		len(recordedJob(rc, c.JobID).Completed) == 0
 }
