@@ -441,6 +441,10 @@ func (x *explorer) phaseDeadline(phase string) (time.Duration, bool) {
 	switch Phase(phase) {
 	case PhaseClusterStarting:
 		return c.ClusterStartTimeout.Duration, true
+	case PhaseWaitingForCluster:
+		// A session job waits for its cluster as long as it takes, but says so past a cluster
+		// start's deadline (sayWaitingForCluster).
+		return c.ClusterStartTimeout.Duration, true
 	case PhaseSubmitting, PhaseRescaling:
 		return c.ReadinessTimeout.Duration, true
 	case PhaseRollingBack:

@@ -120,6 +120,10 @@ func recordJob(rec *v1beta1.DeploymentRecord) jobs.Job {
 }
 
 func storeJob(rec *v1beta1.DeploymentRecord, j jobs.Job) {
+	if rec.JobID != j.ID {
+		// What was dated of the record's job was of another job.
+		rec.SlotsGrantedAt = nil
+	}
 	rec.ClusterHash, rec.JobID, rec.SubmittedAt = j.Cluster, j.ID, nil
 	if !j.SubmittedAt.IsZero() {
 		t := metav1.NewTime(j.SubmittedAt)
@@ -141,7 +145,7 @@ func waitOutcome(w jobs.Wait) Outcome {
 // chooseJobID gives a record the id its job will be submitted with. It must be persisted before
 // the submission: it is how the operator finds its job after a crash.
 func chooseJobID(rc *Context, rec *v1beta1.DeploymentRecord) {
-	rec.JobID, rec.SubmittedAt = rc.owner().NewJobID(), nil
+	rec.JobID, rec.SubmittedAt, rec.SlotsGrantedAt = rc.owner().NewJobID(), nil, nil
 	if !besideLive(rc) {
 		rc.Job.JobStatus.State = ""
 	}

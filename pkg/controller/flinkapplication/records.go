@@ -134,7 +134,7 @@ func promote(rc *Context, restorePath string) {
 	st := rc.Job
 	c := candidate(st)
 	t := metav1.NewTime(rc.Now)
-	c.Kind, c.RestorePath, c.StableTime, c.SubmittedAt = "", restorePath, &t, nil
+	c.Kind, c.RestorePath, c.StableTime, c.SubmittedAt, c.SlotsGrantedAt = "", restorePath, &t, nil, nil
 	st.Deployments.Stable, st.Deployments.Candidate = c, nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
@@ -77,8 +76,8 @@ func handleWaitingForCluster(rc *Context) Outcome {
 	}
 	hash, why := sessionClusterReady(rc)
 	if hash == "" {
-		// Said once, on entering the phase and when the reason changes, not as an Event per pass.
-		rc.Machine.Reason = "waiting for the session cluster: " + why
+		// Said on entering the phase and once more when the wait is long, not as an Event per pass.
+		sayWaitingForCluster(rc, why)
 		return stay(0)
 	}
 	kind := v1beta1.DeploymentUpdate
@@ -121,9 +120,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 		c.JarID = ""
 		return persistThenContinue()
 	case job.Wait != nil:
-		if why := waitingForSlots(rc, c); why != "" {
-			rc.Machine.Reason, rc.Waiting = why, "WaitingForSlots"
-		}
+		noteSlotWait(rc, c, waitingForSlots(rc, c))
 		return *job.Wait
 	case job.Failure != "":
 		deleteUploadedJar(rc, c)
@@ -333,34 +330,6 @@ func waitingForSlots(rc *Context, c *v1beta1.DeploymentRecord) string {
 		return ""
 	}
 	return fmt.Sprintf("job %s waits for task slots: it needs %d, the session cluster has %d of %d free", c.JobID, needs, ov.SlotsAvailable, ov.SlotsTotal)
-}
-
-// sessionSubmitDeadline bounds the time a submitted job takes to run stable, counted from when its
-// tasks got their slots: waiting for slots on a full session cluster is not a failure of the job.
-func sessionSubmitDeadline(rc *Context) time.Duration {
-	st := rc.Job
-	c := candidate(st)
-	if c == nil || c.JobID == "" || rc.Machine.PhaseStartedAt == nil {
-		return readinessTimeout(rc)
-	}
-	if waitingForSlots(rc, c) != "" {
-		return 0
-	}
-	v := rc.pass().View(c.ClusterHash, c.JobID)
-	if v.Details == nil {
-		return readinessTimeout(rc)
-	}
-	var tasksFrom int64
-	for _, vx := range v.Details.Vertices {
-		if vx.StartTime > tasksFrom {
-			tasksFrom = vx.StartTime
-		}
-	}
-	waited := time.UnixMilli(tasksFrom).Sub(rc.Machine.PhaseStartedAt.Time)
-	if tasksFrom <= 0 || waited < 0 {
-		waited = 0
-	}
-	return readinessTimeout(rc) + waited
 }
 
 // sessionJobHash identifies what a session job runs: its jar, entry class, arguments, parallelism,

@@ -49,7 +49,7 @@ func init() {
 				{PhaseDeployFailed, "jar refused, job refused or failed, or not stable in time"},
 			},
 			deadline: sessionSubmitDeadline,
-			giveUp:   func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
+			giveUp:   giveUpSessionSubmission,
 			poll:     waitPoll,
 		},
 		PhaseRunning: {

@@ -109,6 +109,10 @@ type DeploymentRecord struct {
 	// JarID is the jar a session job's submission runs, as the session cluster's JobManager named it
 	// on upload; it is recorded before the run and deleted from the cluster once the job runs.
 	JarID string `json:"jarID,omitempty"`
+	// SlotsGrantedAt is when a session job whose tasks had to wait for task slots got them, as Flink
+	// dates its tasks' start. Its Submitting deadline counts from then: the wait on a full shared
+	// cluster is no failure of the job. Unset for a job that did not wait.
+	SlotsGrantedAt *metav1.Time `json:"slotsGrantedAt,omitempty"`
 }
 
 // SavepointTrigger is a savepoint asked of a job.

@@ -288,6 +288,10 @@ func (in *DeploymentRecord) DeepCopyInto(out *DeploymentRecord) {
 		in, out := &in.PromotedAt, &out.PromotedAt
 		*out = (*in).DeepCopy()
 	}
+	if in.SlotsGrantedAt != nil {
+		in, out := &in.SlotsGrantedAt, &out.SlotsGrantedAt
+		*out = (*in).DeepCopy()
+	}
 	return
 }
 

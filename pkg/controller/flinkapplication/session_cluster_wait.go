@@ -1,0 +1,30 @@
+package flinkapplication
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// sessionClusterNotReadyReason is the Ready condition's reason, and the Warning Event's, of a
+// session job that has waited for its session cluster longer than a cluster is given to start.
+const sessionClusterNotReadyReason = "SessionClusterNotReady"
+
+// sayWaitingForCluster keeps a session job's wait for its session cluster in status. The wait has no
+// deadline: the job cannot run anywhere else, and it runs as soon as the cluster does. But past
+// clusterStartTimeout, the deadline of a cluster's start, it is no longer a start taking its time,
+// and a Warning Event says what it waits for, once (the Ready condition, read back, remembers it).
+func sayWaitingForCluster(rc *Context, why string) {
+	rc.Machine.Reason = "waiting for the session cluster: " + why
+	started := rc.Machine.PhaseStartedAt
+	long := rc.Config.ClusterStartTimeout.Duration
+	if started == nil || rc.Now.Sub(started.Time) <= long {
+		return
+	}
+	rc.Waiting = sessionClusterNotReadyReason
+	if ready := meta.FindStatusCondition(rc.Machine.Conditions, v1beta1.ConditionReady); ready == nil || ready.Reason != sessionClusterNotReadyReason {
+		rc.event(true, sessionClusterNotReadyReason, fmt.Sprintf("waiting for the session cluster for more than %s: %s; the job runs once the cluster does", long, why))
+	}
+}
