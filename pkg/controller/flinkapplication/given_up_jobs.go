@@ -1,6 +1,7 @@
 package flinkapplication
 
 import (
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
@@ -28,9 +29,7 @@ func keepJobGivenUpOn(rc *Context) {
 	case rc.App == nil:
 		// A session job's stable deployment is only the job that runs: the one given up on is that
 		// job now, on its cluster, as it started.
-		kept := *c
-		kept.Kind, kept.RestorePath, kept.StableTime = "", candidateStart(st), nil
-		st.Deployments.Stable = &kept
+		keepAsSessionJobsJob(st)
 	case s != nil && c.ClusterHash == s.ClusterHash:
 		// A change made in place (a rescale on the stable cluster) runs its job where the stable
 		// deployment lives, which is never deleted as a leftover: the job stays the application's,
@@ -39,4 +38,12 @@ func keepJobGivenUpOn(rc *Context) {
 	}
 	// An application's deploy on a cluster of its own leaves it behind, and no job is started while
 	// a leftover cluster's JobManager is left (leftover_clusters.go).
+}
+
+// keepAsSessionJobsJob makes the candidate's job the session job's recorded job, on its cluster, as
+// it started: a session job's stable deployment is only the job that runs.
+func keepAsSessionJobsJob(st *v1beta1.JobOwnerStatus) {
+	kept := *candidate(st)
+	kept.Kind, kept.RestorePath, kept.StableTime, kept.SlotsGrantedAt = "", candidateStart(st), nil, nil
+	st.Deployments.Stable = &kept
 }

@@ -105,9 +105,7 @@ func giveUpSessionSubmission(rc *Context, cause string) Outcome {
 	c := candidate(st)
 	if _, live := liveJob(st); c != nil && c.JobID != "" && live == "" && !neverSubmitted(rc, c) {
 		deleteUploadedJar(rc, c)
-		kept := *c
-		kept.Kind, kept.RestorePath, kept.StableTime, kept.SlotsGrantedAt = "", st.Deployments.NextRestorePath, nil, nil
-		st.Deployments.Stable = &kept
+		keepAsSessionJobsJob(st)
 	}
 	return deployFailed(rc, "DeployFailed", cause)
 }
