@@ -144,7 +144,8 @@ k8s-binaries:
 # Real Flink (issue 56): each release of FLINK_VERSIONS (a minor version takes its newest patch
 # release) unpacked once from PyPI's apache-flink-libraries into $(FLINKFSM_CACHE)/flink, and the
 # test job of integ/flinkjob built against each with Maven into $(FLINKFSM_CACHE)/flinkjob. Both are
-# kept: a second run does nothing. test-flink runs the real-Flink tests of integ/realflink on them.
+# kept: a second run does nothing. test-flink runs the real-Flink tests of integ/realflink on them,
+# among them the operator on the local cluster with real Flink behind it (realflink.Fleet).
 FLINK_VERSIONS ?= 1.20 2.3
 flink-dist:
 	./hack/flink-dist.sh $(FLINK_VERSIONS)
@@ -152,7 +153,7 @@ flink-dist:
 flinkjob: flink-dist
 	./hack/flinkjob.sh $(FLINK_VERSIONS)
 
-test-flink: flinkjob
+test-flink: flinkjob k8s-binaries
 	FLINKFSM_REAL_FLINK="$(FLINK_VERSIONS)" go test -count=1 -timeout 30m -v ./integ/realflink/...
 
 # helm, built once from the Go module proxy into $(FLINKFSM_CACHE) (hack/helm.sh runs it).

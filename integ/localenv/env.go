@@ -9,6 +9,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,6 +60,17 @@ type Options struct {
 	// OperatorEnv is added to the environment of every operator process this Env starts
 	// ("KUBE_CACHE_MUTATION_DETECTOR=true"); a variant's own (StartOperatorVariant) comes after it.
 	OperatorEnv []string
+	// Flink, when set, serves the JobManagers in place of the simulator (Env.Fleet is then nil):
+	// it is given the cluster's client and kubeconfig, runs until the environment stops, and serves
+	// each cluster's REST API at /{namespace}/{service}/, where the operator's URL template points.
+	Flink func(kube kubernetes.Interface, kubeconfig string) FlinkFleet
+}
+
+// FlinkFleet runs Flink for the clusters the operator creates (integ/realflink's Fleet).
+type FlinkFleet interface {
+	http.Handler
+	// Run follows the cluster's pods until ctx ends; it returns once it is following them.
+	Run(ctx context.Context) error
 }
 
 // Env is a running local environment.
@@ -155,6 +168,17 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
+	if opts.Flink != nil {
+		fleet := opts.Flink(e.Kube, e.Cluster.KubeconfigPath)
+		if err := fleet.Run(runCtx); err != nil {
+			return nil, err
+		}
+		if e.FlinkURL, err = serve(runCtx, fleet); err != nil {
+			return nil, err
+		}
+		e.logf("real Flink serving JobManagers at %s", e.FlinkURL)
+		return e, e.startOperatorWithConfig(opts)
+	}
 	e.Fleet = flinksim.NewFleet(e.Kube, flinksim.FleetOptions{Timings: opts.Timings,
 		Logf: func(f string, a ...any) { e.logf("flinksim: "+f, a...) }})
 	go func() { _ = e.Fleet.Run(runCtx) }()
@@ -165,14 +189,31 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 	e.FlinkURL = "http://" + addr
 	e.logf("Flink simulator serving JobManagers at %s", e.FlinkURL)
 
+	return e, e.startOperatorWithConfig(opts)
+}
+
+// startOperatorWithConfig writes the operator's config, pointed at e.FlinkURL, and starts it.
+func (e *Env) startOperatorWithConfig(opts Options) error {
 	e.configPath = filepath.Join(opts.Dir, "operator.yaml")
 	if err := os.WriteFile(e.configPath, []byte(operatorConfig(e.FlinkURL, opts.OperatorConfig)), 0o644); err != nil {
-		return nil, err
+		return err
 	}
-	if err := e.StartOperator(); err != nil {
-		return nil, err
+	return e.StartOperator()
+}
+
+// serve serves h on a loopback port until ctx ends, and returns its URL.
+func serve(ctx context.Context, h http.Handler) (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
 	}
-	return e, nil
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	return "http://" + ln.Addr().String(), nil
 }
 
 // operatorConfig is the operator's config file: Flink reached through the simulator's URL template,

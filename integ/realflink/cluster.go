@@ -131,40 +131,66 @@ func (c *Cluster) startTaskManager() error {
 	return nil
 }
 
-// launch does what Flink's jobmanager.sh and taskmanager.sh do: it writes the process's
+// launch starts one of the cluster's processes with the cluster's configuration.
+func (c *Cluster) launch(name, resourceCommand, mainClass string) (*process, error) {
+	return launchJVM(jvmSpec{
+		dist: c.Dist, java: c.java, classpath: c.cp, dir: c.Dir, name: name, conf: c.conf,
+		resourceCommand: resourceCommand, mainClass: mainClass,
+	})
+}
+
+// jvmSpec is one Flink process to start: which release, its configuration, and where its files go.
+type jvmSpec struct {
+	dist            Dist
+	java, classpath string
+	// dir holds conf-<name>/ and log/.
+	dir, name string
+	conf      map[string]string
+	// log4j is the logging configuration to use; the release's conf/log4j.properties when empty.
+	log4j                      []byte
+	resourceCommand, mainClass string
+	// env is added to the process's environment.
+	env []string
+}
+
+// launchJVM does what Flink's jobmanager.sh and taskmanager.sh do: it writes the process's
 // configuration, has BashJavaUtils turn its memory settings into JVM flags and the dynamic
 // properties the process requires, and starts the JVM with them.
-func (c *Cluster) launch(name, resourceCommand, mainClass string) (*process, error) {
-	confDir := filepath.Join(c.Dir, "conf-"+name)
-	if err := c.writeConf(confDir); err != nil {
+func launchJVM(s jvmSpec) (*process, error) {
+	confDir := filepath.Join(s.dir, "conf-"+s.name)
+	if err := writeConf(confDir, s.dist, s.conf, s.log4j); err != nil {
 		return nil, err
 	}
-	jvmParams, dynamic, err := c.resourceParams(resourceCommand, confDir)
+	jvmParams, dynamic, err := resourceParams(s.java, s.classpath, s.dist, s.resourceCommand, confDir)
 	if err != nil {
 		return nil, err
 	}
-	logFile := filepath.Join(c.Dir, "log", name+".log")
+	if err := os.MkdirAll(filepath.Join(s.dir, "log"), 0o755); err != nil {
+		return nil, err
+	}
+	logFile := filepath.Join(s.dir, "log", s.name+".log")
 	args := append([]string{}, jvmParams...)
 	args = append(args, jvmOptions...)
 	args = append(args,
 		"-Dlog.file="+logFile,
 		"-Dlog4j.configuration=file:"+filepath.Join(confDir, "log4j.properties"),
 		"-Dlog4j.configurationFile=file:"+filepath.Join(confDir, "log4j.properties"),
-		"-classpath", c.cp, mainClass, "--configDir", confDir)
+		"-classpath", s.classpath, s.mainClass, "--configDir", confDir)
 	args = append(args, dynamic...)
-	cmd := exec.Command(c.java, args...)
-	cmd.Dir = c.Dir
-	cmd.Env = append(os.Environ(), "FLINK_CONF_DIR="+confDir, "FLINK_HOME="+c.Dist.Home,
-		"FLINK_LIB_DIR="+filepath.Join(c.Dist.Home, "lib"), "FLINK_PLUGINS_DIR="+filepath.Join(c.Dist.Home, "plugins"))
-	return startProcess(name, cmd, logFile, filepath.Join(c.Dir, "log", name+".out"))
+	cmd := exec.Command(s.java, args...)
+	cmd.Dir = s.dir
+	cmd.Env = append(os.Environ(), "FLINK_CONF_DIR="+confDir, "FLINK_HOME="+s.dist.Home,
+		"FLINK_LIB_DIR="+filepath.Join(s.dist.Home, "lib"), "FLINK_PLUGINS_DIR="+filepath.Join(s.dist.Home, "plugins"))
+	cmd.Env = append(cmd.Env, s.env...)
+	return startProcess(s.name, cmd, logFile, filepath.Join(s.dir, "log", s.name+".out"))
 }
 
 // resourceParams runs BashJavaUtils as config.sh does: its last two result lines are the JVM's
 // memory flags and the dynamic properties ("-D key=value ...") that pin the memory the process may
 // use.
-func (c *Cluster) resourceParams(command, confDir string) (jvm, dynamic []string, err error) {
-	cp := filepath.Join(c.Dist.Home, "bin", "bash-java-utils.jar") + string(os.PathListSeparator) + c.cp
-	cmd := exec.Command(c.java, "-classpath", cp, "org.apache.flink.runtime.util.bash.BashJavaUtils",
+func resourceParams(java, classpath string, d Dist, command, confDir string) (jvm, dynamic []string, err error) {
+	cp := filepath.Join(d.Home, "bin", "bash-java-utils.jar") + string(os.PathListSeparator) + classpath
+	cmd := exec.Command(java, "-classpath", cp, "org.apache.flink.runtime.util.bash.BashJavaUtils",
 		command, "--configDir", confDir)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -183,18 +209,20 @@ func (c *Cluster) resourceParams(command, confDir string) (jvm, dynamic []string
 	return strings.Fields(results[len(results)-2]), strings.Fields(results[len(results)-1]), nil
 }
 
-func (c *Cluster) writeConf(dir string) error {
+func writeConf(dir string, d Dist, conf map[string]string, log4j []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	log4j, err := os.ReadFile(filepath.Join(c.Dist.Home, "conf", "log4j.properties"))
-	if err != nil {
-		return err
+	if log4j == nil {
+		var err error
+		if log4j, err = os.ReadFile(filepath.Join(d.Home, "conf", "log4j.properties")); err != nil {
+			return err
+		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "log4j.properties"), log4j, 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(renderConfig(c.conf)), 0o644)
+	return os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(renderConfig(conf)), 0o644)
 }
 
 func (c *Cluster) awaitTaskManagers(n int, timeout time.Duration) error {

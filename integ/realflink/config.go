@@ -13,7 +13,7 @@ import (
 // state.savepoints.dir, which 2.x dropped).
 func (c *Cluster) baseConfig(restPort, rpcPort int) map[string]string {
 	dir := c.Dir
-	return map[string]string{
+	conf := map[string]string{
 		"jobmanager.rpc.address":        "127.0.0.1",
 		"jobmanager.rpc.port":           strconv.Itoa(rpcPort),
 		"jobmanager.bind-host":          "127.0.0.1",
@@ -24,6 +24,23 @@ func (c *Cluster) baseConfig(restPort, rpcPort int) map[string]string {
 		"taskmanager.bind-host":         "127.0.0.1",
 		"taskmanager.numberOfTaskSlots": strconv.Itoa(c.opts.Slots),
 
+		"io.tmp.dirs":                           filepath.Join(dir, "tmp"),
+		"web.tmpdir":                            filepath.Join(dir, "tmp", "web"),
+		"web.upload.dir":                        filepath.Join(dir, "jars"),
+		"blob.storage.directory":                filepath.Join(dir, "tmp", "blob"),
+		"execution.checkpointing.dir":           "file://" + filepath.Join(dir, "checkpoints"),
+		"execution.checkpointing.savepoint-dir": "file://" + filepath.Join(dir, "savepoints"),
+	}
+	for k, v := range boundedMemory() {
+		conf[k] = v
+	}
+	return conf
+}
+
+// boundedMemory sizes every memory pool of a JobManager (640 MiB at most) and of a TaskManager
+// (896 MiB at most), so that several clusters fit on a small machine.
+func boundedMemory() map[string]string {
+	return map[string]string{
 		"jobmanager.memory.process.size":       "640m",
 		"jobmanager.memory.jvm-metaspace.size": "128m",
 		"jobmanager.memory.jvm-overhead.min":   "64m",
@@ -39,13 +56,6 @@ func (c *Cluster) baseConfig(restPort, rpcPort int) map[string]string {
 		"taskmanager.memory.network.min":             "32m",
 		"taskmanager.memory.network.max":             "32m",
 		"taskmanager.memory.managed.size":            "64m",
-
-		"io.tmp.dirs":                           filepath.Join(dir, "tmp"),
-		"web.tmpdir":                            filepath.Join(dir, "tmp", "web"),
-		"web.upload.dir":                        filepath.Join(dir, "jars"),
-		"blob.storage.directory":                filepath.Join(dir, "tmp", "blob"),
-		"execution.checkpointing.dir":           "file://" + filepath.Join(dir, "checkpoints"),
-		"execution.checkpointing.savepoint-dir": "file://" + filepath.Join(dir, "savepoints"),
 	}
 }
 

@@ -1,0 +1,303 @@
+package realflink
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flinkfsm/flinkfsm/integ/localcluster"
+	"github.com/flinkfsm/flinkfsm/integ/localenv"
+	"github.com/flinkfsm/flinkfsm/integ/testkit"
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+)
+
+// Lyft's test image bundles its jar in Flink's jar directory (web.upload.dir/flink-web-upload); the
+// fleet's images of the same name put the test job there, one image per release.
+const (
+	lyftJar      = "operator-test-app-1.0.0-SNAPSHOT.jar"
+	lyftJarDir   = "/opt/flink/flink-web-upload"
+	testJobClass = "flinkfsm.testjob.TestJob"
+)
+
+// realRelease is one release the operator scenarios run on.
+type realRelease struct {
+	name  string
+	dist  Dist
+	image string
+}
+
+// operatorOnRealFlink starts the local cluster and the operator with a real-Flink fleet that runs
+// every release RealFlinkEnv names, and returns them in that order.
+func operatorOnRealFlink(t *testing.T) (*localenv.Env, *Fleet, []realRelease) {
+	names := strings.FieldsFunc(os.Getenv(RealFlinkEnv), func(r rune) bool { return r == ',' || r == ' ' })
+	if len(names) == 0 {
+		t.Skipf("real Flink is opt-in: %s=\"2.3 1.20\" (make test-flink)", RealFlinkEnv)
+	}
+	if _, err := localcluster.LocateBinaries(); err != nil {
+		t.Skipf("the local cluster's binaries are not built: %v", err)
+	}
+	images := map[string]Image{}
+	var releases []realRelease
+	for _, name := range names {
+		d, err := FindDist(name)
+		if err != nil {
+			t.Logf("skipping Flink %s: %v", name, err)
+			continue
+		}
+		jar, err := d.TestJobJar()
+		if err != nil {
+			t.Logf("skipping Flink %s: %v", name, err)
+			continue
+		}
+		image := "operator-test-app:flink-" + d.Version
+		images[image] = Image{Dist: d,
+			Config: map[string]string{"web.upload.dir": "/opt/flink"},
+			Files:  map[string]string{lyftJarDir + "/" + lyftJar: jar}}
+		releases = append(releases, realRelease{name: name, dist: d, image: image})
+	}
+	if len(releases) == 0 {
+		t.Skip("no release of " + RealFlinkEnv + " is cached")
+	}
+	dir := t.TempDir()
+	logFile, err := os.Create(filepath.Join(dir, "localenv.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logFile.Close() })
+	var fleet *Fleet
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	began := time.Now()
+	env, err := localenv.Start(ctx, localenv.Options{Dir: filepath.Join(dir, "env"), Log: logFile,
+		OperatorConfig: map[string]string{"jobStabilizationPeriod": "2s", "savepointTimeout": "120s", "clusterStartTimeout": "180s"},
+		Flink: func(kube kubernetes.Interface, kubeconfig string) localenv.FlinkFleet {
+			fleet = NewFleet(kube, FleetOptions{Images: images, Kubeconfig: kubeconfig, Dir: filepath.Join(dir, "flink"),
+				Logf: func(f string, a ...any) { fmt.Fprintf(logFile, f+"\n", a...) }})
+			return fleet
+		}})
+	if fleet != nil {
+		t.Cleanup(fleet.Stop) // after the environment's: cleanups run last first
+	}
+	if err != nil {
+		t.Fatalf("starting the local environment: %v (log %s)", err, logFile.Name())
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			kept, _ := os.MkdirTemp("", "flinkfsm-realfleet-failed-")
+			_ = os.CopyFS(kept, os.DirFS(dir))
+			t.Logf("the environment's and Flink's logs are kept in %s", kept)
+		}
+		env.Stop()
+	})
+	t.Logf("local cluster, operator and real-Flink fleet up in %s", time.Since(began).Round(time.Millisecond))
+	return env, fleet, releases
+}
+
+// The operator deploys Lyft's manifest on real Flink, upgrades it with a savepoint, and deletes it:
+// the new job goes on with exactly the state the savepoint held, as the test job's output shows.
+func TestALyftApplicationIsDeployedUpgradedAndDeletedOnRealFlink(t *testing.T) {
+	env, fleet, releases := operatorOnRealFlink(t)
+	for _, r := range releases {
+		t.Run(r.name, func(t *testing.T) { lyftSavepointUpgrade(t, env, fleet, r) })
+	}
+}
+
+func lyftSavepointUpgrade(t *testing.T, env *localenv.Env, fleet *Fleet, r realRelease) {
+	ctx := context.Background()
+	began := time.Now()
+	ns, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		GenerateName: testkit.NamespacePrefix("real-", t.Name()),
+		Annotations:  map[string]string{"flinkfsm.io/allow-host-path": "true"},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	app := lyftManifest(t, ns.Name, r, out)
+	apps := env.Apps.FlinkV1beta1().FlinkApplications(ns.Name)
+	eventually(t, 30*time.Second, "creating "+app.Name, func() (bool, error) {
+		_, err := apps.Create(ctx, app, metav1.CreateOptions{})
+		return err == nil, err // the namespace's hostPath allowance applies a moment after it exists
+	})
+
+	running := awaitApp(t, env, ns.Name, app.Name, "Running", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.State == v1beta1.JobRunning && a.Status.JobStatus.JobID != ""
+	})
+	deployed := time.Since(began)
+	first, hash := running.Status.JobStatus.JobID, running.Status.DeployHash
+	url := fleet.JobManagerURL(ns.Name, app.Name+"-"+hash)
+	api := client.New(client.DefaultConfig(), nil)
+	job, err := api.GetJob(ctx, url, first)
+	if err != nil || job.State != client.JobRunning {
+		t.Fatalf("Flink's job %s: %+v, %v; want it RUNNING", first, job, err)
+	}
+	for _, v := range job.Vertices {
+		if v.Name != "" && strings.Contains(v.Name, "counter") && v.Parallelism != 2 {
+			t.Errorf("vertex %s runs with parallelism %d, want 2", v.Name, v.Parallelism)
+		}
+	}
+	eventually(t, 2*time.Minute, "two checkpoints of job "+first, func() (bool, error) {
+		st, err := api.GetCheckpoints(ctx, url, first)
+		return err == nil && st.Counts.Completed >= 2, err
+	})
+
+	// The savepoint upgrade: a new parallelism.
+	upgradeBegan := time.Now()
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		a, err := apps.Get(ctx, app.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		a.Spec.Parallelism = 3
+		_, err = apps.Update(ctx, a, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	upgraded := awaitApp(t, env, ns.Name, app.Name, "Running on a new cluster", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.DeployHash != hash && a.Status.JobStatus.State == v1beta1.JobRunning &&
+			a.Status.JobStatus.JobID != "" && a.Status.JobStatus.JobID != first
+	})
+	upgradeTook := time.Since(upgradeBegan)
+	second, newHash := upgraded.Status.JobStatus.JobID, upgraded.Status.DeployHash
+	url = fleet.JobManagerURL(ns.Name, app.Name+"-"+newHash)
+	var restored *client.RestoredCheckpoint
+	var later *client.Checkpoint
+	eventually(t, 2*time.Minute, "a checkpoint of job "+second+" after its restore", func() (bool, error) {
+		st, err := api.GetCheckpoints(ctx, url, second)
+		if err != nil {
+			return false, err
+		}
+		restored, later = st.Latest.Restored, st.Latest.Completed
+		return restored != nil && later != nil && later.ID > restored.ID, nil
+	})
+	if !restored.IsSavepoint {
+		t.Errorf("job %s restored %+v, want a savepoint", second, restored)
+	}
+	if p := upgraded.Status.JobStatus.RestorePath; p != "" && p != restored.ExternalPath {
+		t.Errorf("the status says job %s restored %s; Flink says %s", second, p, restored.ExternalPath)
+	}
+	before, err := ReadJobOutput(out, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resume, ok := before.ResumePosition(restored.ID)
+	if !ok {
+		t.Fatalf("job %s wrote no position for savepoint %d (it wrote %v)", first, restored.ID, before.Highest)
+	}
+	after, err := ReadJobOutput(out, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upTo, _ := after.ResumePosition(later.ID)
+	check(t, before.CheckCounts(testKeys), before.CheckExactlyFrom(0, resume), after.CheckCounts(testKeys), after.CheckExactlyFrom(resume, upTo))
+	t.Logf("Flink %s: job %s counted 0..%d; savepoint %d (%s) held 0..%d; job %s went on at %d with parallelism 3 (checkpoint %d held 0..%d)",
+		r.dist.Version, first, before.HighestCounted(), restored.ID, restored.ExternalPath, resume-1, second, resume, later.ID, upTo-1)
+
+	// Delete: a final savepoint, then every process gone.
+	deleteBegan := time.Now()
+	if err := apps.Delete(ctx, app.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var final string
+	eventually(t, 3*time.Minute, app.Name+" deleted", func() (bool, error) {
+		a, err := apps.Get(ctx, app.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		if err == nil && a.Status.FinalSavepointPath != "" {
+			final = a.Status.FinalSavepointPath
+		}
+		if err == nil {
+			err = fmt.Errorf("%s", testkit.Describe(a))
+		}
+		return false, err
+	})
+	// The status holds the final savepoint only for the moment before the object goes, so Flink's
+	// side is what is checked: a second savepoint, the final one, beside the upgrade's.
+	dir := filepath.Dir(strings.TrimPrefix(restored.ExternalPath, "file:"))
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var savepoints []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "savepoint-") {
+			savepoints = append(savepoints, e.Name())
+		}
+	}
+	if len(savepoints) != 2 {
+		t.Errorf("the savepoint directory holds %v, want the upgrade's and the final savepoint", savepoints)
+	}
+	if final != "" && !slices.Contains(savepoints, filepath.Base(strings.TrimPrefix(final, "file:"))) {
+		t.Errorf("the status's final savepoint %s is not among %v", final, savepoints)
+	}
+	eventually(t, time.Minute, "every process of "+app.Name+" ended", func() (bool, error) {
+		return fleet.processesOf(ns.Name, app.Name) == 0, nil
+	})
+	t.Logf("Flink %s scenario: %s (deploy %s, upgrade %s, delete %s); %s", r.dist.Version, time.Since(began).Round(time.Second),
+		deployed.Round(time.Second), upgradeTook.Round(time.Second), time.Since(deleteBegan).Round(time.Second), fleet.Memory())
+}
+
+// lyftManifest is Lyft's test manifest as it is, but for what names the test job and this run: the
+// release's image, its flinkVersion (2.3, refused at apply today, is declared 2.2, the newest the
+// CRD accepts), the test job's entry class and arguments, and a checkpoint interval (Lyft's test jar
+// sets one in its code).
+func lyftManifest(t *testing.T, namespace string, r realRelease, out string) *v1beta1.FlinkApplication {
+	raw, err := os.ReadFile("../lyftcompat/testdata/test_app.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := &v1beta1.FlinkApplication{}
+	if err := yaml.UnmarshalStrict(raw, app); err != nil {
+		t.Fatal(err)
+	}
+	app.Namespace = namespace
+	app.Spec.Image = r.image
+	major, minor := majorMinor(r.dist.Version)
+	version := fmt.Sprintf("%d.%d", major, minor)
+	if !slices.Contains(v1beta1.SupportedFlinkVersions, version) {
+		version = v1beta1.SupportedFlinkVersions[len(v1beta1.SupportedFlinkVersions)-1]
+	}
+	app.Spec.FlinkVersion = version
+	app.Spec.EntryClass = testJobClass
+	app.Spec.ProgramArgs = fmt.Sprintf("--out %s --keys %d --rate 200", out, testKeys)
+	app.Spec.FlinkConfig["execution.checkpointing.interval"] = "1s"
+	return app
+}
+
+func majorMinor(v string) (int, int) {
+	var ma, mi int
+	fmt.Sscanf(v, "%d.%d", &ma, &mi)
+	return ma, mi
+}
+
+func awaitApp(t *testing.T, env *localenv.Env, ns, name, what string, done func(*v1beta1.FlinkApplication) bool) *v1beta1.FlinkApplication {
+	t.Helper()
+	var got *v1beta1.FlinkApplication
+	eventually(t, 4*time.Minute, name+" "+what, func() (bool, error) {
+		a, err := env.Apps.FlinkV1beta1().FlinkApplications(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		got = a
+		if a.Status.Phase == v1beta1.PhaseDeployFailed {
+			t.Fatalf("%s failed to deploy: %s", name, testkit.Describe(a))
+		}
+		return done(a), fmt.Errorf("%s", testkit.Describe(a))
+	})
+	return got
+}
