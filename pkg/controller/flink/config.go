@@ -68,6 +68,12 @@ func (o ClusterOwner) RenderFlinkConfig(hash string) (jm, tm string, err error) 
 		clusterID := VersionedServiceNameOf(o.Name, hash)
 		for _, c := range []map[string]string{jmConfig, tmConfig} {
 			c["kubernetes.cluster-id"], c["high-availability.cluster-id"] = clusterID, clusterID
+			if o.Namespace != "" {
+				// Flink writes its HA ConfigMaps to kubernetes.namespace, "default" unless told:
+				// there they would sit beside other namespaces' clusters of the same name, out of
+				// reach of the owner's clean-up and of its guardian.
+				c["kubernetes.namespace"] = o.Namespace
+			}
 		}
 		jmConfig["jobmanager.rpc.address"] = hostIPRef
 	} else {

@@ -60,7 +60,7 @@ func keyProblem(key string) string {
 var ownedKeys = map[string]bool{
 	"jobmanager.rpc.address": true, "jobmanager.rpc.port": true, "blob.server.port": true, "query.server.port": true,
 	"rest.port": true, "metrics.internal.query-service.port": true, "taskmanager.numberOfTaskSlots": true,
-	"taskmanager.host": true, "kubernetes.cluster-id": true, "high-availability.cluster-id": true,
+	"taskmanager.host": true, "kubernetes.cluster-id": true, "high-availability.cluster-id": true, "kubernetes.namespace": true,
 }
 
 func ownedBy(key string) string {
@@ -77,6 +77,8 @@ func ownedBy(key string) string {
 		return "set spec.metricsQueryPort instead"
 	case "taskmanager.numberOfTaskSlots":
 		return "set spec.taskManagerConfig.taskSlots instead"
+	case "kubernetes.namespace":
+		return "under high availability Flink keeps its HA data in the owner's own namespace"
 	}
 	return "it names this cluster and cannot be chosen"
 }

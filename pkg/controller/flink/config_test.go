@@ -303,3 +303,28 @@ func TestCheckpointRetentionDefaultsToRetainOnCancellation(t *testing.T) {
 	assert.Contains(t, jm, CheckpointRetentionKey+": DELETE_ON_CANCELLATION", "the user's choice is kept")
 	assert.False(t, RetainsCheckpointsOnCancel(app))
 }
+
+// Flink's Kubernetes HA writes its ConfigMaps to kubernetes.namespace, which Flink defaults to
+// "default" (seen on real Flink, integ/realflink): left to that, every namespace's clusters would
+// keep their HA data side by side in one namespace, where the operator's clean-up never looks and
+// where two namespaces' clusters of one name share an identity. The operator renders the owner's own
+// namespace and refuses another.
+func TestUnderHighAvailabilityFlinkKeepsItsHADataInTheOwnersNamespace(t *testing.T) {
+	app := testApp()
+	app.Namespace = "team-a"
+	app.Spec.FlinkConfig["high-availability.type"] = "kubernetes"
+	jm, tm, err := RenderFlinkConfig(app, "0a1b2c3d")
+	require.NoError(t, err)
+	assert.Equal(t, "team-a", parseLines(t, jm)["kubernetes.namespace"])
+	assert.Equal(t, "team-a", parseLines(t, tm)["kubernetes.namespace"])
+
+	app.Spec.FlinkConfig["kubernetes.namespace"] = "team-a"
+	_, _, err = RenderFlinkConfig(app, "0a1b2c3d")
+	assert.NoError(t, err, "repeating the owner's namespace is harmless")
+
+	app.Spec.FlinkConfig["kubernetes.namespace"] = "team-b"
+	_, _, err = RenderFlinkConfig(app, "0a1b2c3d")
+	if assert.Error(t, err) {
+		assert.Contains(t, err.Error(), "kubernetes.namespace")
+	}
+}
