@@ -140,6 +140,45 @@ func Fail(e *v1beta1.StateEntry, reason string, now time.Time) {
 	e.Result, e.Reason, e.Time = v1beta1.StateFailed, reason, &t
 }
 
+// unknownEnd begins the reason of a savepoint whose end can no longer be learned (Unknowable).
+const unknownEnd = "whether it completed cannot be known: "
+
+// goneBefore is the reason operator versions before Unknowable gave a savepoint whose JobManager
+// went before its result was read: its end is as unknown.
+const goneBefore = "its JobManager is gone; whether the savepoint completed cannot be read"
+
+// Unknowable records that a savepoint's end can no longer be learned: Flink lost the job (its
+// JobManager went, or restarted without HA) before the operator read how the savepoint ended. Nothing
+// follows it any more, as a failed one, but it is no failure: it may have completed with state newer
+// than anything recorded of its job, and the restore rule counts it as in doubt (InDoubt).
+func Unknowable(e *v1beta1.StateEntry, why string, now time.Time) {
+	Fail(e, unknownEnd+why, now)
+}
+
+// IsInDoubt tells whether an entry is a savepoint asked of its job whose end the operator does not
+// know: in flight (Pending), or ended Unknowable. A checkpoint the operator triggered is not: Flink
+// takes newer checkpoints on its own all the time, which the restore rule does not wait for either.
+func IsInDoubt(e *v1beta1.StateEntry) bool {
+	if IsCheckpoint(e.Purpose) || e.Purpose == v1beta1.SavepointRedeploy || e.TriggerID == "" {
+		return false
+	}
+	return e.Result == v1beta1.StatePending ||
+		e.Result == v1beta1.StateFailed && (strings.HasPrefix(e.Reason, unknownEnd) || e.Reason == goneBefore)
+}
+
+// InDoubt are the triggers of the job's savepoints whose end the operator does not know (IsInDoubt).
+func (l Ledger) InDoubt(jobID string) []jobs.Trigger {
+	var out []jobs.Trigger
+	for i := range *l.Entries {
+		if e := &(*l.Entries)[i]; e.JobID == jobID && jobID != "" && IsInDoubt(e) {
+			if t := Trigger(e); t.Asked() {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
 // Record adds a completed state the operator learned of otherwise than by asking: a retained
 // checkpoint, or a savepoint found in Flink's history. A job keeps one checkpoint entry, its
 // newest. It reports whether the ledger changed.
