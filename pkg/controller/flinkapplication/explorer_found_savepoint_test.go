@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -112,4 +113,56 @@ func TestASessionJobLostBeforeItsSavepointsEndWasReadIsNotRestartedFromOlderStat
 	})
 	assert.Equal(t, savepoint.Path, w.sessionJob("a").Status.JobStatus.RestorePath)
 	w.assertOneJobEach("a", "b")
+}
+
+// completedSavepoint is the path of the newest Completed savepoint of the purpose in the ledger.
+func completedSavepoint(app *v1beta1.FlinkApplication, purpose v1beta1.SavepointPurpose) string {
+	for i := len(app.Status.Ledger) - 1; i >= 0; i-- {
+		if e := app.Status.Ledger[i]; e.Purpose == purpose && e.Result == v1beta1.StateCompleted {
+			return e.Path
+		}
+	}
+	return ""
+}
+
+// A savepoint and a checkpoint of one job taken within the same second (explorer seed 1003) are
+// ordered by Flink's times of them: status keeps the savepoint's time to the second, and against
+// Flink's millisecond time of the checkpoint triggered just before it, the savepoint counted as
+// older. A failed job suspended while Flink still lists both keeps the savepoint.
+func TestASavepointAndACheckpointOfOneSecondAreOrderedByFlinksTimes(t *testing.T) {
+	w := newWorld(t)
+	app := running(t, w, "wc")
+	jobID := app.Status.JobStatus.JobID
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = "one" })
+	_, _ = w.reconcile("wc") // asked for, and persisted
+	// The pass that sends the trigger runs 50 ms after Flink triggered a periodic checkpoint.
+	url := w.env.FlinkURL(ns, flink.VersionedServiceName(app, app.Status.DeployHash), 0)
+	cps, err := w.env.Flink.GetCheckpoints(context.Background(), url, jobID)
+	require.NoError(t, err)
+	require.NotNil(t, cps.Latest.Completed)
+	next := time.UnixMilli(cps.Latest.Completed.TriggerTimestamp).Add(10 * time.Second)
+	for next.Before(w.clock.Now()) {
+		next = next.Add(10 * time.Second)
+	}
+	require.Greater(t, next.Nanosecond(), 0, "the checkpoint is triggered past a whole second")
+	require.Less(t, next.Nanosecond(), int(950*time.Millisecond), "and the savepoint within the same second")
+	for target := next.Add(50 * time.Millisecond); w.clock.Now().Before(target); {
+		w.clock.Step(min(target.Sub(w.clock.Now()), maxStep))
+		w.settle()
+	}
+	_, _ = w.reconcile("wc")
+	jm := w.jm(app, app.Status.DeployHash)
+	require.Equal(t, 1, jm.SavepointTriggers(), "the trigger is sent")
+	w.runUntil("wc", "the savepoint completed", func(a *v1beta1.FlinkApplication) bool {
+		return completedSavepoint(a, v1beta1.SavepointManual) != ""
+	})
+	savepoint := w.savepointOf(jobID)
+	require.NotNil(t, savepoint)
+	require.True(t, jm.FailJobNow(jobID))
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.State = v1beta1.JobStateSuspended })
+	got := w.runUntilPhase("wc", v1beta1.PhaseSuspended)
+	restored, ok := w.storage.Get(got.Status.Deployments.NextRestorePath)
+	require.True(t, ok, "resumes from %q, which exists", got.Status.Deployments.NextRestorePath)
+	assert.False(t, restored.CheckpointID < savepoint.CheckpointID, "resumes from %s (checkpoint %d), older than savepoint %s (checkpoint %d)",
+		restored.Path, restored.CheckpointID, savepoint.Path, savepoint.CheckpointID)
 }

@@ -16,10 +16,11 @@ import (
 // lost or failed job, a rollback. It takes the newest completed state of the job that last ran
 // (jobID): what the ledger recorded of it (savepoints of every purpose, its checkpoints), the state
 // it started from, and what Flink reports for it when ref is set (its newest retained checkpoint, the
-// savepoints it lists completed since one whose end the operator does not know was asked for).
-// That state must be younger than maxCheckpointRestoreAgeSeconds. Without such state the job
-// starts without state only when the user set fallbackWithoutState: never silently, never from
-// older state than the newest known.
+// savepoints it lists completed since one whose end the operator does not know was asked for, and
+// when it took each state it lists, to the millisecond, which orders a savepoint and a checkpoint
+// taken within one second where status keeps seconds). That state must be younger than
+// maxCheckpointRestoreAgeSeconds. Without such state the job starts without state only when the
+// user set fallbackWithoutState: never silently, never from older state than the newest known.
 // upgradeMode Stateless starts without state, as the user said. ref is nil when Flink cannot be
 // asked (its JobManager is gone or no longer knows the job). When ref is set and Flink does not
 // tell the job's checkpoints, nothing is chosen (RestoreChoice.Unanswered, a retryable error): the
@@ -43,12 +44,22 @@ func chooseRestore(rc *Context, jobID string, ref *jobs.Ref) jobs.RestoreChoice 
 			return jobs.RestoreChoice{Unanswered: jobs.Retryable("ReadCheckpoints", err)}
 		}
 		answered = err == nil
-		points = append(points, flinks.Points...)
+		points = append(takenAsFlinkSays(points, flinks.TakenAt), flinks.Points...)
 	}
 	if doubt := job.Doubt(answered); doubt != "" && !redeployPending(rc) {
 		return jobs.RestoreChoice{Problem: doubt, InDoubt: true}
 	}
 	return jobs.ChooseRestore(points, rc.Now, jobs.RestorePolicy{MaxAge: maxCheckpointAge(rc), WithoutState: rc.Settings.FallbackWithoutState})
+}
+
+// takenAsFlinkSays gives the points Flink lists the time Flink took them, to the millisecond.
+func takenAsFlinkSays(points []jobs.StatePoint, takenAt map[string]time.Time) []jobs.StatePoint {
+	for i := range points {
+		if at, ok := takenAt[points[i].Path]; ok {
+			points[i].At = at
+		}
+	}
+	return points
 }
 
 // redeployPending tells whether a savepointRedeployNonce is still to be used: the next job starts

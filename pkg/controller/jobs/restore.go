@@ -83,12 +83,16 @@ type FlinkAnswer struct {
 	// Points are its newest externalized checkpoint, and the savepoints Flink lists completed
 	// since one of the triggers asked about was asked for.
 	Points []StatePoint
+	// TakenAt is when Flink took each completed state it lists, by path, to the millisecond:
+	// status keeps times to the second, and a savepoint and a checkpoint taken within one second
+	// are ordered by Flink's times, not by what status kept of them.
+	TakenAt map[string]time.Time
 }
 
 // AskFlinkState is FlinkState, with the error when Flink did not tell the job's checkpoints: a
 // restore chosen without them may be older than what Flink holds.
 func (p *Pass) AskFlinkState(ref Ref, asked ...Trigger) (FlinkAnswer, error) {
-	var out FlinkAnswer
+	out := FlinkAnswer{TakenAt: map[string]time.Time{}}
 	cps, err := p.Checkpoints(ref)
 	if err != nil {
 		return out, err
@@ -97,6 +101,11 @@ func (p *Pass) AskFlinkState(ref Ref, asked ...Trigger) (FlinkAnswer, error) {
 	for _, c := range []*client.Checkpoint{cps.Latest.Completed, cps.Latest.Savepoint} {
 		if c != nil {
 			listed = append(listed, *c)
+		}
+	}
+	for _, c := range listed {
+		if c.Status == "COMPLETED" && Restorable(c.ExternalPath) {
+			out.TakenAt[c.ExternalPath] = time.UnixMilli(c.TriggerTimestamp)
 		}
 	}
 	if c := cps.Latest.Completed; c != nil && Restorable(c.ExternalPath) {
