@@ -125,6 +125,39 @@ func completedSavepoint(app *v1beta1.FlinkApplication, purpose v1beta1.Savepoint
 	return ""
 }
 
+// A savepoint whose completion is read while Flink does not tell the job's checkpoint statistics
+// (explorer seed 1010: a fifth of the JobManager's requests failing) is no older than when it was
+// seen completed: dated back to when it was asked for, a pass or more before its trigger was sent,
+// it counted as older than the checkpoints completed in between. A job lost with its JobManager
+// without HA starts again from the savepoint.
+func TestASavepointReadWithoutFlinksTimeOfItIsNotOlderThanTheCheckpointsBeforeIt(t *testing.T) {
+	w := newWorld(t)
+	app := running(t, w, "wc")
+	jobID := app.Status.JobStatus.JobID
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = "one" })
+	_, _ = w.reconcile("wc") // asked for, and persisted
+	// The operator's next pass, which records the job's newest checkpoint and sends the trigger,
+	// comes after a checkpoint completed; the statistics fail from then on.
+	w.clock.Step(12 * time.Second)
+	_, _ = w.reconcile("wc")
+	jm := w.jm(app, app.Status.DeployHash)
+	require.Equal(t, 1, jm.SavepointTriggers(), "the trigger is sent")
+	jm.SetFaults(flinksim.Faults{ErrorRate: map[string]float64{flinksim.EndpointCheckpoints: 1}})
+	w.runUntil("wc", "the savepoint completed", func(a *v1beta1.FlinkApplication) bool {
+		return completedSavepoint(a, v1beta1.SavepointManual) != ""
+	})
+	savepoint := w.savepointOf(jobID)
+	require.NotNil(t, savepoint)
+	require.NoError(t, w.kube.AppsV1().Deployments(ns).Delete(context.Background(), flink.JobManagerName(app, app.Status.DeployHash), metav1.DeleteOptions{}))
+	again := w.runUntil("wc", "running again", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.JobID != jobID && a.Status.JobStatus.State == v1beta1.JobRunning
+	})
+	restored, ok := w.storage.Get(again.Status.JobStatus.RestorePath)
+	require.True(t, ok, "restored from %q, which exists", again.Status.JobStatus.RestorePath)
+	assert.False(t, restored.CheckpointID < savepoint.CheckpointID, "restored %s (checkpoint %d), older than savepoint %s (checkpoint %d)",
+		restored.Path, restored.CheckpointID, savepoint.Path, savepoint.CheckpointID)
+}
+
 // A savepoint and a checkpoint of one job taken within the same second (explorer seed 1003) are
 // ordered by Flink's times of them: status keeps the savepoint's time to the second, and against
 // Flink's millisecond time of the checkpoint triggered just before it, the savepoint counted as

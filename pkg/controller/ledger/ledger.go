@@ -117,13 +117,13 @@ func SetTrigger(e *v1beta1.StateEntry, t jobs.Trigger) {
 // Complete records a savepoint's result: where it is and when it was taken. That is when Flink
 // took it (taken, zero when Flink did not say), which comes after the trigger was asked for: a
 // checkpoint Flink completed in between is older than the savepoint, and the restore rule compares
-// the two by these times. A JobManager's word is not taken past now. Without it the trigger's time
-// stands, or now.
+// the two by these times. A JobManager's word is not taken past now. Without it the savepoint
+// counts as taken now, when its completion is read: the trigger's time, up to a pass or more
+// before the trigger was sent, would make it older than the checkpoints completed in between,
+// while any checkpoint of the job read since Flink took it was read with Flink's word on the
+// savepoint too.
 func Complete(e *v1beta1.StateEntry, path string, taken, now time.Time) {
 	at := now
-	if e.TriggerTime != nil {
-		at = e.TriggerTime.Time
-	}
 	if !taken.IsZero() {
 		at = taken
 		if at.After(now) {
