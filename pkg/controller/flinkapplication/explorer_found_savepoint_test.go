@@ -199,3 +199,55 @@ func TestASavepointAndACheckpointOfOneSecondAreOrderedByFlinksTimes(t *testing.T
 	assert.False(t, restored.CheckpointID < savepoint.CheckpointID, "resumes from %s (checkpoint %d), older than savepoint %s (checkpoint %d)",
 		restored.Path, restored.CheckpointID, savepoint.Path, savepoint.CheckpointID)
 }
+
+// A job restarted after its predecessor was lost that fails before its first checkpoint stays the
+// application's job in DeployFailed, and the record it stays in says what it started from
+// (explorer seed 1107, FlinkApplication beta): the record kept what the job before it started
+// from, and the LastState update that stopped the failed job restored that older state, not the
+// checkpoint the failed job started from.
+func TestAFailedRestartKeepsWhatItStartedFromForTheNextUpdate(t *testing.T) {
+	w := newWorld(t)
+	app := wordcount("wc")
+	app.Spec.UpgradeMode = v1beta1.UpgradeModeLastState
+	w.create(app)
+	w.runUntilPhase("wc", v1beta1.PhaseRunning)
+	w.clock.Step(25 * time.Second)
+	w.passes("wc", 3)
+	app = w.get("wc")
+	first := app.Status.JobStatus.JobID
+	jm := w.jm(app, app.Status.DeployHash)
+
+	// The first job is lost with its JobManager's process; the second starts from its checkpoint
+	// and checkpoints on.
+	jm.Crash()
+	second := w.runUntil("wc", "running again", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.JobID != first && a.Status.JobStatus.State == v1beta1.JobRunning
+	}).Status.JobStatus.JobID
+	w.clock.Step(25 * time.Second)
+	w.passes("wc", 3)
+	var newest *flinksim.Snapshot
+	for _, s := range w.storage.Snapshots() {
+		if s.JobID == second && (newest == nil || s.CheckpointID > newest.CheckpointID) {
+			s := s
+			newest = &s
+		}
+	}
+	require.NotNil(t, newest, "the second job checkpointed")
+
+	// The second is lost too; the third, from its checkpoint, fails before checkpointing.
+	jm.SetFaults(flinksim.Faults{FailJobsAfter: 3 * time.Second})
+	jm.Crash()
+	w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
+
+	jm.SetFaults(flinksim.Faults{})
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	got := w.runUntil("wc", "the update runs", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.DeployHash != app.Status.DeployHash ||
+			a.Status.Phase == v1beta1.PhaseDeployFailed && a.Generation == a.Status.ObservedGeneration && a.Status.FailedDeployHash != app.Status.DeployHash
+	})
+	require.Equal(t, v1beta1.PhaseRunning, got.Status.Phase, "reason %q", got.Status.Reason)
+	restored, ok := w.storage.Get(got.Status.JobStatus.RestorePath)
+	require.True(t, ok, "started from %q, which exists", got.Status.JobStatus.RestorePath)
+	assert.False(t, restored.JobID == first, "started from %s, of the first job, older than %s, which the failed job started from",
+		restored.Path, newest.Path)
+}

@@ -41,12 +41,24 @@ func deployFailed(rc *Context, reason, cause string) Outcome {
 			// The stable spec's job started again on its kept cluster (a restart, a recovery) may run,
 			// or come up: it stays the application's job, so that the next change stops it first and
 			// nothing is ever started beside it.
-			s.JobID, s.SubmittedAt = c.JobID, c.SubmittedAt
+			adoptCandidateJob(st, c, s)
 		}
 		// A savepoint asked for stays recorded: if it completes after all, its trigger time finds it.
 		clearTarget(st)
 	}
 	return warnTo(PhaseDeployFailed, reason, cause)
+}
+
+// adoptCandidateJob makes the candidate's job, which may still come up, the stable record's, with
+// the state it started from: the candidate's restore path, or before it ran stable the state it was
+// submitted from. A record of a job says what that job started from (startedFrom), which the job
+// replacing it restores nothing older than; what the job before it started from is older still.
+func adoptCandidateJob(st *v1beta1.JobOwnerStatus, c, s *v1beta1.DeploymentRecord) {
+	s.JobID, s.SubmittedAt = c.JobID, c.SubmittedAt
+	s.RestorePath = c.RestorePath
+	if s.RestorePath == "" {
+		s.RestorePath = st.Deployments.NextRestorePath
+	}
 }
 
 // rollbackFailed gives up on restoring the previous job. The state it would have restored stays in
@@ -56,7 +68,7 @@ func rollbackFailed(rc *Context, cause string) Outcome {
 	if c, s := candidate(st), stable(st); c != nil && s != nil && c.Kind == v1beta1.DeploymentRollback && c.JobID != "" && s.JobID == "" {
 		// The job the rollback submitted may still come up: it stays the application's job, so that
 		// nothing is ever started beside it.
-		s.JobID, s.SubmittedAt = c.JobID, c.SubmittedAt
+		adoptCandidateJob(st, c, s)
 	}
 	msg := fmt.Sprintf("rollback failed: %s", cause)
 	if st.Deployments.NextRestorePath != "" {
