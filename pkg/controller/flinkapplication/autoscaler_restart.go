@@ -188,7 +188,7 @@ func scalingRestartFailed(rc *Context, cause string) (out Outcome, ok bool) {
 	}
 	d := autoscaler.WayBack(rc.Now, cfg, autoscaler.JobState{Failed: true, LastRescale: rc.Now}, autoscalerHistory(st, nil))
 	choice := chooseRestore(rc, c.JobID, nil)
-	if choice.Problem != "" {
+	if choice.Problem != "" && !choice.InDoubt {
 		// It failed before it checkpointed: the state it started from, the stop's, is the newest.
 		choice = chooseRestore(rc, t.From, nil)
 	}

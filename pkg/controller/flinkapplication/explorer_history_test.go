@@ -33,6 +33,8 @@ type stateHistory struct {
 	finalSavepoints []string
 	// restoreChecked are the jobs whose start invariant 2 has checked.
 	restoreChecked map[string]bool
+	// tornDown are the jobs of BlueGreen versions torn down, as status.lastTeardown named them.
+	tornDown map[string]bool
 }
 
 // knownState is a state of a job as the operator recorded it.
@@ -47,7 +49,7 @@ type knownState struct {
 func newStateHistory() *stateHistory {
 	return &stateHistory{seen: map[string]flinksim.Snapshot{}, disposed: map[string]time.Time{},
 		known: map[string][]knownState{}, snapshotPaths: map[string]map[string]bool{},
-		vanished: map[string]time.Time{}, restoreChecked: map[string]bool{}}
+		vanished: map[string]time.Time{}, restoreChecked: map[string]bool{}, tornDown: map[string]bool{}}
 }
 
 var (
@@ -128,6 +130,9 @@ func (x *explorer) record() {
 	if apps, err := x.w.apps.FlinkV1beta1().FlinkApplications(ns).List(ctx, metav1.ListOptions{}); err == nil {
 		for i := range apps.Items {
 			rememberOwner(&apps.Items[i].Status.JobOwnerStatus)
+			if t := apps.Items[i].Status.LastTeardown; t != nil && t.JobID != "" {
+				h.tornDown[t.JobID] = true
+			}
 		}
 	}
 	if sjs, err := x.w.apps.FlinkV1beta1().FlinkSessionJobs(ns).List(ctx, metav1.ListOptions{}); err == nil {

@@ -117,8 +117,14 @@ func (x *explorer) checkRestores(id *identity, jobs []flinksim.JobRecord) {
 		start := k.AliveFrom()
 		before := jobs[:i]
 		if id.flavour.blueGreen {
-			// Two versions run on two clusters: a job started again on one cluster replaces that
-			// cluster's job, not the other version's.
+			// A version torn down leaves its state to the user (status.lastTeardown, its
+			// FlinkSnapshot), not to the application: the deployed version goes on, and what
+			// replaces it starts from its state (docs/blue-green.md: a suspend tears the new version
+			// down, then suspends the deployed one). A later job of the torn-down version's spec,
+			// on that version's cluster name, replaces the deployed version's job, not the torn-down
+			// one. Two versions run on two clusters: a job started again on one cluster replaces
+			// that cluster's job, not the other version's.
+			before = x.notTornDown(before)
 			before = onJobManager(before, k.JobManager)
 		}
 		j, alive := predecessor(before, start)
@@ -226,6 +232,17 @@ func (x *explorer) namedByUser(id *identity, path string) bool {
 		}
 	}
 	return false
+}
+
+// notTornDown are the jobs that were not a BlueGreen version's torn down.
+func (x *explorer) notTornDown(jobs []flinksim.JobRecord) []flinksim.JobRecord {
+	var out []flinksim.JobRecord
+	for _, j := range jobs {
+		if !x.history.tornDown[j.JobID] {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // onJobManager are the jobs that ran on the JobManager, or all of them when none did.

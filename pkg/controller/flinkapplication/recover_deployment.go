@@ -23,7 +23,12 @@ func recoverDeployment(rc *Context) Outcome {
 	lost := js.JobID
 	msg := fmt.Sprintf("the JobManager Deployment of %s is gone", flink.VersionedServiceName(rc.App, liveCluster(&st.JobOwnerStatus)))
 	if rc.Settings.Suspend {
-		if choice := chooseRestore(rc, lost, nil); choice.Path != "" {
+		choice := chooseRestore(rc, lost, nil)
+		if choice.InDoubt {
+			// Suspended, it would resume from older state than the savepoint in doubt.
+			return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s and job %s with it, and %s; %s", msg, lost, choice.Problem, restoreByHand(rc)))
+		}
+		if choice.Path != "" {
 			st.Deployments.NextRestorePath = choice.Path
 		}
 		return suspended(rc, "RecoverDeployment", msg+" and job "+lost+" with it")
@@ -44,6 +49,9 @@ func recoverDeployment(rc *Context) Outcome {
 		return restartInPlace(rc, "RecoverDeployment", fmt.Sprintf("%s; created it again, and Flink HA recovers job %s", msg, lost), true)
 	}
 	choice := chooseRestore(rc, lost, nil)
+	if choice.InDoubt {
+		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s and job %s with it, and %s; %s", msg, lost, choice.Problem, restoreByHand(rc)))
+	}
 	if choice.Problem != "" {
 		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s and job %s with it, and %s; restore it by hand (spec.savepointPath), "+
 			"or set fallbackWithoutState to start it without state", msg, lost, choice.Problem))
@@ -58,6 +66,9 @@ func recoverStoppedJob(rc *Context, v *jobs.View, reason, what string) Outcome {
 	choice := chooseRestore(rc, v.Ref.ID, v.Answered())
 	if choice.Unanswered != nil {
 		return failed(choice.Unanswered)
+	}
+	if choice.InDoubt {
+		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s, and %s; %s", what, choice.Problem, restoreByHand(rc)))
 	}
 	if choice.Problem != "" {
 		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s, and %s; restore it by hand (spec.savepointPath), "+

@@ -9,36 +9,74 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
 )
 
 // chooseRestore is the one restore policy, used by every path that starts a job again after its
 // predecessor stopped: recovery after a failed savepoint, a LastState stop, JobManager recovery, a
 // lost or failed job, a rollback. It takes the newest completed state of the job that last ran
 // (jobID): what the ledger recorded of it (savepoints of every purpose, its checkpoints), the state
-// it started from, and what Flink reports for it when ref is set (its newest retained checkpoint, and
-// a savepoint triggered since a stop's savepoint was asked for). That state must be younger than
+// it started from, and what Flink reports for it when ref is set (its newest retained checkpoint, the
+// savepoints it lists completed since one whose end the operator does not know was asked for, and
+// when it took each state it lists, to the millisecond, which orders a savepoint and a checkpoint
+// taken within one second where status keeps seconds). That state must be younger than
 // maxCheckpointRestoreAgeSeconds. Without such state the job starts without state only when the
 // user set fallbackWithoutState: never silently, never from older state than the newest known.
 // upgradeMode Stateless starts without state, as the user said. ref is nil when Flink cannot be
 // asked (its JobManager is gone or no longer knows the job). When ref is set and Flink does not
 // tell the job's checkpoints, nothing is chosen (RestoreChoice.Unanswered, a retryable error): the
 // recorded checkpoint may be one Flink has subsumed since, while the job ran on unrecorded.
+//
+// A savepoint asked of the job whose end the operator never learned (guardian.Job.InDoubt) may be
+// newer than all it recorded: unless Flink lists the job's savepoints, nothing is chosen
+// (RestoreChoice.InDoubt) and the user names the state to start from, which a savepointRedeployNonce
+// still to be used already does.
 func chooseRestore(rc *Context, jobID string, ref *jobs.Ref) jobs.RestoreChoice {
 	if rc.Settings.UpgradeMode == v1beta1.UpgradeModeStateless {
 		return jobs.RestoreChoice{}
 	}
-	points := recordedState(rc, jobID)
+	job := recordedJob(rc, jobID)
+	points := job.Points()
+	answered := false
 	if ref != nil {
-		stop := rc.ledger().Pending(jobID, v1beta1.SavepointUpgrade, v1beta1.SavepointSuspend)
-		flinks, err := rc.pass().AskFlinkState(*ref, ledger.Trigger(stop))
+		flinks, err := rc.pass().AskFlinkState(*ref, job.InDoubt...)
 		if err != nil && !client.IsNotFound(err) {
 			// Not found is Flink's word that it holds nothing more of the job.
 			return jobs.RestoreChoice{Unanswered: jobs.Retryable("ReadCheckpoints", err)}
 		}
-		points = append(points, flinks...)
+		answered = err == nil
+		points = append(takenAsFlinkSays(points, flinks.TakenAt), flinks.Points...)
+	}
+	if doubt := job.Doubt(answered); doubt != "" && !redeployPending(rc) {
+		return jobs.RestoreChoice{Problem: doubt, InDoubt: true}
 	}
 	return jobs.ChooseRestore(points, rc.Now, jobs.RestorePolicy{MaxAge: maxCheckpointAge(rc), WithoutState: rc.Settings.FallbackWithoutState})
+}
+
+// takenAsFlinkSays gives the points Flink lists the time Flink took them, to the millisecond.
+func takenAsFlinkSays(points []jobs.StatePoint, takenAt map[string]time.Time) []jobs.StatePoint {
+	for i := range points {
+		if at, ok := takenAt[points[i].Path]; ok {
+			points[i].At = at
+		}
+	}
+	return points
+}
+
+// redeployPending tells whether a savepointRedeployNonce is still to be used: the next job starts
+// from the state the user named, whatever the restore policy chooses.
+func redeployPending(rc *Context) bool {
+	s := rc.Settings
+	return s.RedeployNonce != "" && s.RedeployNonce != rc.Job.SavepointRedeployNonce && (s.RedeployFrom != "" || s.RestoreWaiting != "")
+}
+
+// restoreByHand says how the user names the state a job starts from when the restore policy
+// cannot choose it: with a new savepointRedeployNonce, from the state its path names.
+func restoreByHand(rc *Context) string {
+	path := "spec.savepointPath"
+	if rc.kind.name == sessionJobKindName {
+		path = "spec.job.initialSavepointPath"
+	}
+	return fmt.Sprintf("name the state to start from by hand (%s, with a new %s)", path, rc.Settings.field("savepointRedeployNonce"))
 }
 
 // useRestore records the policy's choice as the state the next job starts from.
@@ -64,7 +102,8 @@ func recordedState(rc *Context, jobID string) []jobs.StatePoint {
 
 // recordedJob is what the operator recorded of a job, for the restore rule.
 func recordedJob(rc *Context, jobID string) guardian.Job {
-	return guardian.Job{ID: jobID, Completed: append(rc.ledger().States(jobID), bookPoints(rc, jobID)...), StartedFrom: startedFrom(rc, jobID)}
+	return guardian.Job{ID: jobID, Completed: append(rc.ledger().States(jobID), bookPoints(rc, jobID)...), StartedFrom: startedFrom(rc, jobID),
+		InDoubt: rc.ledger().InDoubt(jobID)}
 }
 
 // startedFrom is the state a job started from, read only from a record of that very job: the

@@ -56,6 +56,8 @@ func savepointOnDemand(rc *Context) (out Outcome, busy bool) {
 	switch {
 	case sp.Wait != nil:
 		return *sp.Wait, true
+	case sp.Unknowable:
+		rc.event(true, "SavepointUnsettled", fmt.Sprintf("%s savepoint of job %s: %s", e.Purpose, s.JobID, sp.Failure))
 	case sp.Failure != "":
 		reason, what := "SavepointFailed", string(e.Purpose)+" savepoint"
 		if ledger.IsTriggeredCheckpoint(e.Purpose) {

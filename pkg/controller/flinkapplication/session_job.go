@@ -177,6 +177,11 @@ func sessionJobLost(rc *Context, v *jobs.View) Outcome {
 	st := rc.Job
 	rc.event(true, "JobLost", fmt.Sprintf("job %s is lost: %s", v.Ref.ID, v.Evidence))
 	choice := chooseRestore(rc, v.Ref.ID, nil)
+	if choice.InDoubt {
+		// The lost job stays the object's job: whatever replaces it asks the restore rule again,
+		// and starts from nothing older than the savepoint in doubt.
+		return deployFailed(rc, "JobLost", fmt.Sprintf("job %s is lost (%s) and %s; %s", v.Ref.ID, v.Evidence, choice.Problem, restoreByHand(rc)))
+	}
 	if choice.Problem != "" {
 		stopRecorded(st)
 		return deployFailed(rc, "JobLost", fmt.Sprintf("job %s is lost (%s) and %s; restore it by hand (spec.job.initialSavepointPath "+

@@ -21,6 +21,9 @@ type savepointStep struct {
 	Location string
 	// Failure is set when the savepoint failed or can no longer be had; its entry is Failed.
 	Failure string
+	// Unknowable is set with Failure when it is not Flink's word: Flink lost the job before saying
+	// how the savepoint ended, and its entry stays in doubt (ledger.Unknowable).
+	Unknowable bool
 	// Wait is non-nil while the caller must return it: the savepoint is in progress, or a call failed.
 	Wait *Outcome
 }
@@ -48,6 +51,9 @@ func followSavepoint(rc *Context, e *v1beta1.StateEntry, ref jobs.Ref, mayTrigge
 		ledger.SetTrigger(e, t)
 		ledger.Complete(e, step.Location, step.TakenAt, rc.Now)
 		return savepointStep{Location: step.Location}
+	case step.Unknowable:
+		ledger.Unknowable(e, step.Failure, rc.Now)
+		return savepointStep{Failure: step.Failure, Unknowable: true}
 	case step.Failure != "":
 		ledger.Fail(e, step.Failure, rc.Now)
 		return savepointStep{Failure: step.Failure}
@@ -113,6 +119,8 @@ func endJob(rc *Context, purpose v1beta1.SavepointPurpose, rec *v1beta1.Deployme
 		case end.SavepointPath != "":
 			ledger.SetTrigger(e, t)
 			ledger.Complete(e, end.SavepointPath, end.SavepointTakenAt, rc.Now)
+		case end.Unknowable:
+			ledger.Unknowable(e, end.Missing, rc.Now)
 		case end.Missing != "", !t.Asked():
 			// Flink failed it (a new one is asked for next time), or it can no longer be had.
 			reason := end.Missing
@@ -157,7 +165,7 @@ func settleSavepoints(rc *Context) {
 			continue
 		}
 		if rc.Clusters[e.ClusterHash].JobManagerGone() {
-			ledger.Fail(e, "its JobManager is gone; whether the savepoint completed cannot be read", rc.Now)
+			ledger.Unknowable(e, "its JobManager is gone before its result was read", rc.Now)
 			rc.event(true, "SavepointUnsettled", fmt.Sprintf("%s savepoint of job %s (trigger %s): its JobManager is gone before its result was read",
 				e.Purpose, e.JobID, e.TriggerID))
 			continue
@@ -170,6 +178,8 @@ func settleSavepoints(rc *Context) {
 		switch {
 		case sp.Location != "":
 			rc.event(false, "SavepointRecorded", fmt.Sprintf("%s savepoint of job %s completed at %s", e.Purpose, e.JobID, sp.Location))
+		case sp.Unknowable:
+			rc.event(true, "SavepointUnsettled", fmt.Sprintf("%s savepoint of job %s: %s", e.Purpose, e.JobID, sp.Failure))
 		case sp.Failure != "":
 			rc.event(true, "SavepointFailed", fmt.Sprintf("%s savepoint of job %s: %s", e.Purpose, e.JobID, sp.Failure))
 		}

@@ -1,6 +1,7 @@
 package guardian
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
@@ -8,7 +9,9 @@ import (
 
 // The way back never restores older state than the newest completed state of the job it replaces.
 // Every path that starts a job again after another (a restart, a rollback, the autoscaler's way
-// back, a recovery) builds the replaced job's Job and restores from the newest of its Points.
+// back, a recovery) builds the replaced job's Job and restores from the newest of its Points. A
+// savepoint asked of the job whose end is not known (InDoubt) may be newer than all of them: only
+// Flink's word on it, or the user's choice, lets a job replace that one.
 
 // Job is what the operator recorded of one job, for the restore rule.
 type Job struct {
@@ -21,6 +24,22 @@ type Job struct {
 	// it was taken (or, when that is not known, when the job restored it). nil when the job
 	// started without state or no record of it says.
 	StartedFrom *jobs.StatePoint
+	// InDoubt are the savepoints asked of the job whose end was never learned: in flight, or in
+	// flight when Flink lost the job. Each may have completed, newer than any of Points.
+	InDoubt []jobs.Trigger
+}
+
+// Doubt says why no state of j is known to be its newest: a savepoint asked of it whose end Flink
+// was not asked about, or could not say; "" when there is none. answered tells whether Flink has
+// just listed the job's completed savepoints, which settles every doubt: those that completed are
+// among what it listed.
+func (j Job) Doubt(answered bool) string {
+	if answered || len(j.InDoubt) == 0 {
+		return ""
+	}
+	t := j.InDoubt[len(j.InDoubt)-1]
+	return fmt.Sprintf("the savepoint asked of job %s at %s (trigger %s) may have completed, and Flink no longer knows the job to say",
+		j.ID, t.Time.UTC().Format(time.RFC3339), t.ID)
 }
 
 // StartState is the state a job started from, when the record it is read from is that job's:

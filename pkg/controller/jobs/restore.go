@@ -3,6 +3,8 @@ package jobs
 import (
 	"fmt"
 	"time"
+
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 )
 
 // StatePoint is a place a job's state can be restored from, and when that state was taken.
@@ -28,6 +30,9 @@ type RestoreChoice struct {
 	Problem string
 	// WithoutState is set when no usable state exists and the policy allows that.
 	WithoutState bool
+	// InDoubt is set with Problem when a savepoint asked of the job may have completed, newer than
+	// any state known, and Flink cannot say: no other state stands in for it.
+	InDoubt bool
 	// Unanswered is set when Flink was to be asked for the job's state and did not answer: no
 	// choice is made without Flink's word, which may be newer than anything recorded. The caller
 	// tries again.
@@ -67,26 +72,62 @@ func Newest(points []StatePoint) *StatePoint {
 }
 
 // FlinkState is the state Flink reports for a job: its newest externalized checkpoint, and the
-// savepoint of the trigger when Flink lists one completed since it was asked for.
-func (p *Pass) FlinkState(ref Ref, t Trigger) []StatePoint {
-	out, _ := p.AskFlinkState(ref, t)
-	return out
+// savepoints it lists completed since one of the triggers was asked for.
+func (p *Pass) FlinkState(ref Ref, asked ...Trigger) []StatePoint {
+	out, _ := p.AskFlinkState(ref, asked...)
+	return out.Points
+}
+
+// FlinkAnswer is what Flink's checkpoint statistics tell of a job's state.
+type FlinkAnswer struct {
+	// Points are its newest externalized checkpoint, and the savepoints Flink lists completed
+	// since one of the triggers asked about was asked for.
+	Points []StatePoint
+	// TakenAt is when Flink took each completed state it lists, by path, to the millisecond:
+	// status keeps times to the second, and a savepoint and a checkpoint taken within one second
+	// are ordered by Flink's times, not by what status kept of them.
+	TakenAt map[string]time.Time
 }
 
 // AskFlinkState is FlinkState, with the error when Flink did not tell the job's checkpoints: a
 // restore chosen without them may be older than what Flink holds.
-func (p *Pass) AskFlinkState(ref Ref, t Trigger) ([]StatePoint, error) {
-	var out []StatePoint
+func (p *Pass) AskFlinkState(ref Ref, asked ...Trigger) (FlinkAnswer, error) {
+	out := FlinkAnswer{TakenAt: map[string]time.Time{}}
 	cps, err := p.Checkpoints(ref)
-	if err == nil {
-		if c := cps.Latest.Completed; c != nil && Restorable(c.ExternalPath) {
-			out = append(out, StatePoint{c.ExternalPath, time.UnixMilli(c.TriggerTimestamp)})
+	if err != nil {
+		return out, err
+	}
+	listed := append([]client.Checkpoint(nil), cps.History...)
+	for _, c := range []*client.Checkpoint{cps.Latest.Completed, cps.Latest.Savepoint} {
+		if c != nil {
+			listed = append(listed, *c)
 		}
 	}
-	if sp := p.SavepointSince(ref, t); sp != nil && sp.Status == "COMPLETED" && Restorable(sp.ExternalPath) {
-		out = append(out, StatePoint{sp.ExternalPath, time.UnixMilli(sp.TriggerTimestamp)})
+	for _, c := range listed {
+		if c.Status == "COMPLETED" && Restorable(c.ExternalPath) {
+			out.TakenAt[c.ExternalPath] = time.UnixMilli(c.TriggerTimestamp)
+		}
 	}
-	return out, err
+	if c := cps.Latest.Completed; c != nil && Restorable(c.ExternalPath) {
+		out.Points = append(out.Points, StatePoint{c.ExternalPath, time.UnixMilli(c.TriggerTimestamp)})
+	}
+	for _, c := range listed {
+		if c.IsSavepoint && c.Status == "COMPLETED" && Restorable(c.ExternalPath) && askedBefore(asked, c.TriggerTimestamp) {
+			out.Points = append(out.Points, StatePoint{c.ExternalPath, time.UnixMilli(c.TriggerTimestamp)})
+		}
+	}
+	return out, nil
+}
+
+// askedBefore tells whether one of the triggers was asked for at or before ms: a savepoint Flink
+// took since may be that trigger's.
+func askedBefore(asked []Trigger, ms int64) bool {
+	for _, t := range asked {
+		if t.Asked() && t.Time.UnixMilli() <= ms {
+			return true
+		}
+	}
+	return false
 }
 
 // Restorable tells whether a checkpoint's path can be restored from: Flink names checkpoints

@@ -26,6 +26,9 @@ type SavepointStep struct {
 	TakenAt time.Time
 	// Failure is set when the savepoint failed or can no longer be had.
 	Failure string
+	// Unknowable is set with a Failure that is not Flink's word: Flink no longer knows the job, so
+	// whether the savepoint completed, with state newer than any recorded, cannot be learned.
+	Unknowable bool
 	// Wait is non-nil while the savepoint goes on: its trigger is being persisted, it is in
 	// progress, or a call failed.
 	Wait *Wait
@@ -53,13 +56,22 @@ func (p *Pass) Savepoint(ref Ref, t *Trigger, cancelJob, mayTrigger bool) Savepo
 	}
 	status, err := p.flink.GetSavepointStatus(p.ctx, ref.URL, ref.ID, t.ID)
 	if client.IsNotFound(err) {
-		if step, found := p.savepointInHistory(ref, t); found {
+		step, found, err := p.savepointInHistory(ref, t)
+		switch {
+		case found:
 			return step
+		case client.IsNotFound(err):
+			return SavepointStep{Unknowable: true, Failure: fmt.Sprintf(
+				"Flink no longer knows job %s, so whether its savepoint (trigger %s) completed cannot be learned", ref.ID, t.ID)}
+		case mayTrigger && !p.Overdue:
+			// A second savepoint, should the first have been sent after all, costs only itself.
+			return p.trigger(ref, t, cancelJob)
+		case err != nil:
+			// Only Flink's list of the job's savepoints tells whether one it no longer knows by its
+			// trigger completed: nothing is decided until it answers.
+			return SavepointStep{Wait: retry(err)}
 		}
-		if !mayTrigger || p.Overdue {
-			return SavepointStep{Failure: "Flink no longer knows the savepoint that was asked for, and lists none taken since"}
-		}
-		return p.trigger(ref, t, cancelJob)
+		return SavepointStep{Failure: "Flink no longer knows the savepoint that was asked for, and lists none taken since"}
 	}
 	if err != nil {
 		return SavepointStep{Wait: retry(err)}
@@ -104,25 +116,26 @@ func (p *Pass) trigger(ref Ref, t *Trigger, cancelJob bool) SavepointStep {
 }
 
 // savepointInHistory looks for the savepoint of the trigger in the job's checkpoint statistics:
-// the newest savepoint triggered since the trigger's time.
-func (p *Pass) savepointInHistory(ref Ref, t *Trigger) (SavepointStep, bool) {
-	cp := p.SavepointSince(ref, *t)
+// the newest savepoint triggered since the trigger's time. err is set when Flink did not list the
+// job's savepoints: "none found" is then no answer.
+func (p *Pass) savepointInHistory(ref Ref, t *Trigger) (SavepointStep, bool, error) {
+	cp, err := p.savepointSince(ref, *t)
 	if cp == nil {
-		return SavepointStep{}, false
+		return SavepointStep{}, false, err
 	}
 	switch {
 	case cp.Status == "COMPLETED" && !Restorable(cp.ExternalPath):
 		// Flink, or the client, says it has no path to restore from (client.Checkpoint).
 		*t = Trigger{}
-		return SavepointStep{Failure: fmt.Sprintf("savepoint %d of job %s has no path to restore from: %s", cp.ID, ref.ID, cp.ExternalPath)}, true
+		return SavepointStep{Failure: fmt.Sprintf("savepoint %d of job %s has no path to restore from: %s", cp.ID, ref.ID, cp.ExternalPath)}, true, nil
 	case cp.Status == "COMPLETED":
 		p.announce(false, "SavepointCompleted", fmt.Sprintf("savepoint of job %s completed at %s (found in its checkpoint history)", ref.ID, cp.ExternalPath))
-		return SavepointStep{Location: cp.ExternalPath, TakenAt: time.UnixMilli(cp.TriggerTimestamp)}, true
+		return SavepointStep{Location: cp.ExternalPath, TakenAt: time.UnixMilli(cp.TriggerTimestamp)}, true, nil
 	case cp.Status == "FAILED":
 		*t = Trigger{}
-		return SavepointStep{Failure: fmt.Sprintf("savepoint %d of job %s failed", cp.ID, ref.ID)}, true
+		return SavepointStep{Failure: fmt.Sprintf("savepoint %d of job %s failed", cp.ID, ref.ID)}, true, nil
 	}
-	return SavepointStep{Wait: later(0)}, true
+	return SavepointStep{Wait: later(0)}, true, nil
 }
 
 // SavepointSince is the newest savepoint Flink lists for the job as triggered at or after the
@@ -130,12 +143,18 @@ func (p *Pass) savepointInHistory(ref Ref, t *Trigger) (SavepointStep, bool) {
 // made for a JobManager clock behind the operator's: missing a savepoint only costs another, while
 // taking an older one for it would restore older state.
 func (p *Pass) SavepointSince(ref Ref, t Trigger) *client.Checkpoint {
+	cp, _ := p.savepointSince(ref, t)
+	return cp
+}
+
+// savepointSince is SavepointSince, with the error when Flink did not tell the job's checkpoints.
+func (p *Pass) savepointSince(ref Ref, t Trigger) (*client.Checkpoint, error) {
 	if !t.Asked() {
-		return nil
+		return nil, nil
 	}
 	cps, err := p.Checkpoints(ref)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	from := t.Time.UnixMilli()
 	var best *client.Checkpoint
@@ -148,7 +167,7 @@ func (p *Pass) SavepointSince(ref Ref, t Trigger) *client.Checkpoint {
 	for i := range cps.History {
 		consider(&cps.History[i])
 	}
-	return best
+	return best, nil
 }
 
 // savepointTakenAt is when Flink took the savepoint at location, as the job's checkpoint history

@@ -51,6 +51,9 @@ type EndStep struct {
 	SavepointTakenAt time.Time
 	// Missing says why the savepoint asked for was not had although the job ended.
 	Missing string
+	// Unknowable is set with Missing when Flink lost the job before saying whether the savepoint
+	// completed (SavepointStep.Unknowable).
+	Unknowable bool
 }
 
 // End ends a job that goes away for good (its owner is deleted, a BlueGreen version is torn down):
@@ -73,6 +76,8 @@ func (p *Pass) End(v *View, t *Trigger, retrigger bool, step string) EndStep {
 			return EndStep{Wait: sp.Wait}
 		case sp.Failure != "" && alive && retrigger:
 			return EndStep{Wait: retry(Retryable(step, errors.New(sp.Failure)))}
+		case sp.Unknowable:
+			out.Missing, out.Unknowable = sp.Failure, true
 		case sp.Failure != "":
 			out.Missing = fmt.Sprintf("job %s ended without its savepoint: %s", v.Ref.ID, sp.Failure)
 		}

@@ -117,13 +117,13 @@ func SetTrigger(e *v1beta1.StateEntry, t jobs.Trigger) {
 // Complete records a savepoint's result: where it is and when it was taken. That is when Flink
 // took it (taken, zero when Flink did not say), which comes after the trigger was asked for: a
 // checkpoint Flink completed in between is older than the savepoint, and the restore rule compares
-// the two by these times. A JobManager's word is not taken past now. Without it the trigger's time
-// stands, or now.
+// the two by these times. A JobManager's word is not taken past now. Without it the savepoint
+// counts as taken now, when its completion is read: the trigger's time, up to a pass or more
+// before the trigger was sent, would make it older than the checkpoints completed in between,
+// while any checkpoint of the job read since Flink took it was read with Flink's word on the
+// savepoint too.
 func Complete(e *v1beta1.StateEntry, path string, taken, now time.Time) {
 	at := now
-	if e.TriggerTime != nil {
-		at = e.TriggerTime.Time
-	}
 	if !taken.IsZero() {
 		at = taken
 		if at.After(now) {
@@ -138,6 +138,45 @@ func Complete(e *v1beta1.StateEntry, path string, taken, now time.Time) {
 func Fail(e *v1beta1.StateEntry, reason string, now time.Time) {
 	t := metav1.NewTime(now)
 	e.Result, e.Reason, e.Time = v1beta1.StateFailed, reason, &t
+}
+
+// unknownEnd begins the reason of a savepoint whose end can no longer be learned (Unknowable).
+const unknownEnd = "whether it completed cannot be known: "
+
+// goneBefore is the reason operator versions before Unknowable gave a savepoint whose JobManager
+// went before its result was read: its end is as unknown.
+const goneBefore = "its JobManager is gone; whether the savepoint completed cannot be read"
+
+// Unknowable records that a savepoint's end can no longer be learned: Flink lost the job (its
+// JobManager went, or restarted without HA) before the operator read how the savepoint ended. Nothing
+// follows it any more, as a failed one, but it is no failure: it may have completed with state newer
+// than anything recorded of its job, and the restore rule counts it as in doubt (InDoubt).
+func Unknowable(e *v1beta1.StateEntry, why string, now time.Time) {
+	Fail(e, unknownEnd+why, now)
+}
+
+// IsInDoubt tells whether an entry is a savepoint asked of its job whose end the operator does not
+// know: in flight (Pending), or ended Unknowable. A checkpoint the operator triggered is not: Flink
+// takes newer checkpoints on its own all the time, which the restore rule does not wait for either.
+func IsInDoubt(e *v1beta1.StateEntry) bool {
+	if IsCheckpoint(e.Purpose) || e.Purpose == v1beta1.SavepointRedeploy || e.TriggerID == "" {
+		return false
+	}
+	return e.Result == v1beta1.StatePending ||
+		e.Result == v1beta1.StateFailed && (strings.HasPrefix(e.Reason, unknownEnd) || e.Reason == goneBefore)
+}
+
+// InDoubt are the triggers of the job's savepoints whose end the operator does not know (IsInDoubt).
+func (l Ledger) InDoubt(jobID string) []jobs.Trigger {
+	var out []jobs.Trigger
+	for i := range *l.Entries {
+		if e := &(*l.Entries)[i]; e.JobID == jobID && jobID != "" && IsInDoubt(e) {
+			if t := Trigger(e); t.Asked() {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
 }
 
 // Record adds a completed state the operator learned of otherwise than by asking: a retained

@@ -21,7 +21,7 @@ func TestAnAskedSavepointIsPendingUntilItEnds(t *testing.T) {
 	assert.Nil(t, l.Pending("job", v1beta1.SavepointDelete), "a stop never takes a manual savepoint for its own")
 	Complete(e, "s3://sp/1", time.Time{}, t0.Add(time.Minute))
 	assert.Nil(t, l.Pending("job"))
-	assert.Equal(t, t0, entries[0].Time.Time, "a savepoint's state is as old as its trigger")
+	assert.Equal(t, t0.Add(time.Minute), entries[0].Time.Time, "a savepoint Flink did not date is as new as the read of its completion")
 	assert.Equal(t, []v1beta1.SavepointRecord{{Time: *entries[0].TriggerTime, Trigger: v1beta1.SavepointManual,
 		Result: "Completed", Path: "s3://sp/1"}}, l.Savepoints(10))
 }
