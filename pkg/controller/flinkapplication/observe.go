@@ -296,17 +296,28 @@ func observe(rc *Context) {
 	recordCheckpointsWhileReplaced(rc)
 }
 
-// observingTheLiveJob are the phases whose handlers read the live job (observeLiveJob), and with it
-// record its checkpoints.
-var observingTheLiveJob = map[Phase]bool{PhaseRunning: true, PhaseDualRunning: true, PhaseRescaling: true}
+// observingTheLiveJob are the phases whose handlers read the live job (observeLiveJob) at every
+// pass they stay in, and with it record its checkpoints. A pass that leaves Running for another
+// phase does not get that far, and records them before it leaves (recordDueCheckpoint). Rescaling
+// is not one: its handler reads the job only once it rescaled, while the job runs on for passes.
+var observingTheLiveJob = map[Phase]bool{PhaseRunning: true, PhaseDualRunning: true}
 
 // recordCheckpointsWhileReplaced records the newest checkpoint of the live job when due in every
 // other phase in which it still runs: an update that starts a cluster beside it, takes its
 // savepoint or waits on Flink may last minutes, and a job lost meanwhile without HA restarts from
-// the checkpoint recorded last, which Flink keeps only for num-retained checkpoint intervals. The
-// look is the one of Running (checkpointRecordWindow), at no more calls.
+// the checkpoint recorded last, which Flink keeps only for num-retained checkpoint intervals.
 func recordCheckpointsWhileReplaced(rc *Context) {
-	if observingTheLiveJob[rc.subject.phase().Normalized()] || checkpointInterval(rc) <= 0 {
+	if observingTheLiveJob[rc.subject.phase().Normalized()] {
+		return
+	}
+	recordDueCheckpoint(rc)
+}
+
+// recordDueCheckpoint records the newest checkpoint of the live job when its record is due and the
+// job is not known stopped. The look is the one of Running (checkpointRecordWindow), at no more
+// calls.
+func recordDueCheckpoint(rc *Context) {
+	if checkpointInterval(rc) <= 0 {
 		return
 	}
 	hash, jobID := liveJob(rc.Job)

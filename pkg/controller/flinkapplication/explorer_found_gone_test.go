@@ -1,0 +1,135 @@
+package flinkapplication
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+)
+
+// Jobs the explorer (explorer_test.go) saw started from a checkpoint that was already gone, each
+// reduced to a world test of its own; the comment names the seeds that found it.
+
+// firstRestoreAfter is the first job of the application after jobID that started from state, and
+// what Storage holds at its path (ok false when it holds nothing there).
+func firstRestoreAfter(w *world, name, jobID string) (flinksim.JobRecord, flinksim.Snapshot, bool) {
+	after := false
+	for _, j := range w.timeline.Jobs(ns + "/" + name) {
+		if j.JobID == jobID {
+			after = true
+			continue
+		}
+		if after && j.RestoredFrom != "" {
+			s, ok := w.storage.Get(j.RestoredFrom)
+			return j, s, ok
+		}
+	}
+	return flinksim.JobRecord{}, flinksim.Snapshot{}, false
+}
+
+// lastStateInPlace is a Single-mode LastState application that rescales in place (a new job on
+// its own cluster, the cluster running the default scheduler), keeping Flink's three newest
+// checkpoints: the explorer's beta.
+func lastStateInPlace(name string) *v1beta1.FlinkApplication {
+	app := wordcount(name)
+	app.Spec.DeploymentMode = v1beta1.DeploymentModeSingle
+	app.Spec.UpgradeMode = v1beta1.UpgradeModeLastState
+	app.Spec.ScaleMode = v1beta1.ScaleModeInPlace
+	app.Spec.FlinkConfig["state.checkpoints.num-retained"] = "3"
+	return app
+}
+
+// The pass that sees a changed parallelism after the operator looked away for longer than Flink
+// keeps the recorded checkpoint (explorer seed 1006, object beta: its passes a minute and a half
+// apart behind slow JobManagers) records the job's newest checkpoint before it leaves Running.
+// The JobManager is lost right after it: without HA the job starts again from what was recorded
+// last, which must be a checkpoint Flink still has, not the one it subsumed while nobody looked.
+func TestAJobLeavingRunningAfterAQuietSpellHasItsNewestCheckpointRecorded(t *testing.T) {
+	w := newWorld(t)
+	w.create(lastStateInPlace("wc"))
+	w.runUntilPhase("wc", v1beta1.PhaseRunning)
+	w.passes("wc", 10)
+	app := w.get("wc")
+	jobID := app.Status.JobStatus.JobID
+	before := w.recordedCheckpoint("wc")
+	require.NotEmpty(t, before)
+	w.downFor(time.Minute)
+	require.False(t, w.storage.Exists(before), "Flink subsumed %s meanwhile", before)
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Parallelism = 1 })
+	_, _ = w.reconcile("wc")
+	require.Equal(t, v1beta1.PhaseRescaling, w.get("wc").Status.Phase)
+	require.NoError(t, w.kube.AppsV1().Deployments(ns).Delete(context.Background(), flink.JobManagerName(app, app.Status.DeployHash), metav1.DeleteOptions{}))
+	w.runUntil("wc", "a job started again from state", func(*v1beta1.FlinkApplication) bool {
+		j, _, _ := firstRestoreAfter(w, "wc", jobID)
+		return j.JobID != ""
+	})
+	j, restored, ok := firstRestoreAfter(w, "wc", jobID)
+	require.True(t, ok, "job %s started from %s, which exists", j.JobID, j.RestoredFrom)
+	assert.Equal(t, jobID, restored.JobID)
+}
+
+// The same for a session job: the pass that sees its changed spec records its newest checkpoint
+// before it leaves Running, and a JobManager that crashes before the next pass loses nothing Flink
+// still keeps.
+func TestASessionJobLeavingRunningAfterAQuietSpellHasItsNewestCheckpointRecorded(t *testing.T) {
+	w, _ := runningJobs(t)
+	for i := 0; i < 10; i++ {
+		w.reconcileSessions()
+	}
+	jobID := w.sessionJob("b").Status.JobStatus.JobID
+	before := w.sessionJob("b").Status.JobStatus.LastCheckpointPath
+	require.NotEmpty(t, before)
+	w.downFor(time.Minute)
+	require.False(t, w.storage.Exists(before), "Flink subsumed %s meanwhile", before)
+	w.updateSessionJob("b", func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.Args = []string{"--input", "c d"} })
+	_, _ = w.env.ReconcileSessionJob(context.Background(), ns, "b")
+	require.Equal(t, v1beta1.SessionJobUpdating, w.sessionJob("b").Status.Phase)
+	w.jms["session-"+w.sessionCluster("session").Status.DeployHash].Crash()
+	var restored flinksim.JobRecord
+	w.runSessionsUntil("job b started again from state", func() bool {
+		for _, j := range w.jobsOf("session", "b") {
+			if j.JobID != jobID && j.RestoredFrom != "" {
+				restored = j
+				return true
+			}
+		}
+		return false
+	})
+	s, ok := w.storage.Get(restored.RestoredFrom)
+	require.True(t, ok, "job %s started from %s, which exists", restored.JobID, restored.RestoredFrom)
+	assert.Equal(t, jobID, s.JobID)
+}
+
+// A rescale in place under the adaptive scheduler waits in Rescaling for the slots it asked for,
+// while the job runs on: the pass records its checkpoints as Running does. Lost meanwhile without
+// HA, the job starts again from one Flink still has.
+func TestAJobWaitingInRescalingHasItsCheckpointsRecorded(t *testing.T) {
+	w := newWorld(t)
+	app := lastStateInPlace("wc")
+	app.Spec.FlinkConfig[flink.SchedulerKey] = "adaptive"
+	w.taskManagerCap["wc"] = 2 // no room for the TaskManagers the new parallelism needs
+	w.create(app)
+	app = w.runUntilPhase("wc", v1beta1.PhaseRunning)
+	w.passes("wc", 10)
+	jobID := app.Status.JobStatus.JobID
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Parallelism = 6 })
+	for end := w.clock.Now().Add(2 * time.Minute); w.clock.Now().Before(end); {
+		_, _ = w.reconcile("wc")
+	}
+	require.Equal(t, v1beta1.PhaseRescaling, w.get("wc").Status.Phase)
+	w.jm(app, app.Status.DeployHash).Crash()
+	w.runUntil("wc", "a job started again from state", func(*v1beta1.FlinkApplication) bool {
+		j, _, _ := firstRestoreAfter(w, "wc", jobID)
+		return j.JobID != ""
+	})
+	j, restored, ok := firstRestoreAfter(w, "wc", jobID)
+	require.True(t, ok, "job %s started from %s, which exists", j.JobID, j.RestoredFrom)
+	assert.Equal(t, jobID, restored.JobID)
+}
