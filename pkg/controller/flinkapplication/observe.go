@@ -87,24 +87,30 @@ func observeLiveJob(rc *Context) {
 // how often the checkpoints are looked at.
 func observeCheckpoints(rc *Context, ref jobs.Ref, window time.Duration) {
 	js := &rc.Job.JobStatus
-	if cp, err := rc.pass().Checkpoints(ref); err == nil {
-		// Every restore after the initial one is a failover restart.
-		restarts := cp.Counts.Restored
-		if js.RestorePath != "" && restarts > 0 {
-			restarts--
-		}
-		js.JobRestartCount = int32(restarts)
-		path, at := recordedCheckpoint(rc)
-		if c := cp.Latest.Completed; c != nil && c.ExternalPath != "" && checkpointRecordDue(path, at, c.ExternalPath, c.TriggerTimestamp) &&
-			!recordInBook(rc, window, ref.ID, c) {
-			// Recorded in the ledger as the job's checkpoint, which jobStatus.lastCheckpoint shows.
-			rc.ledger().Record(v1beta1.StateCheckpoint, ref.ID, liveCluster(rc.Job), c.ExternalPath, time.UnixMilli(c.TriggerTimestamp))
-			js.LastCheckpointPath, js.LastCheckpointTime = c.ExternalPath, msTime(c.TriggerTimestamp)
-			js.CompletedCheckpointCount, js.FailedCheckpointCount = int32(cp.Counts.Completed), int32(cp.Counts.Failed)
-		}
-		if r := cp.Latest.Restored; r != nil && js.RestorePath == "" {
-			js.RestorePath, js.RestoreTime = r.ExternalPath, msTime(r.RestoreTimestamp)
-		}
+	cp, err := rc.pass().Checkpoints(ref)
+	if err != nil {
+		// Nothing is recorded, and the recorded checkpoint ages on toward Flink subsuming it: the
+		// record window is what it outlives when every look records a newer one. The next pass
+		// looks again, from the recorded checkpoint's time, not a window after this look.
+		rc.env.lookFailed(rc, "checkpoints")
+		return
+	}
+	// Every restore after the initial one is a failover restart.
+	restarts := cp.Counts.Restored
+	if js.RestorePath != "" && restarts > 0 {
+		restarts--
+	}
+	js.JobRestartCount = int32(restarts)
+	path, at := recordedCheckpoint(rc)
+	if c := cp.Latest.Completed; c != nil && c.ExternalPath != "" && checkpointRecordDue(path, at, c.ExternalPath, c.TriggerTimestamp) &&
+		!recordInBook(rc, window, ref.ID, c) {
+		// Recorded in the ledger as the job's checkpoint, which jobStatus.lastCheckpoint shows.
+		rc.ledger().Record(v1beta1.StateCheckpoint, ref.ID, liveCluster(rc.Job), c.ExternalPath, time.UnixMilli(c.TriggerTimestamp))
+		js.LastCheckpointPath, js.LastCheckpointTime = c.ExternalPath, msTime(c.TriggerTimestamp)
+		js.CompletedCheckpointCount, js.FailedCheckpointCount = int32(cp.Counts.Completed), int32(cp.Counts.Failed)
+	}
+	if r := cp.Latest.Restored; r != nil && js.RestorePath == "" {
+		js.RestorePath, js.RestoreTime = r.ExternalPath, msTime(r.RestoreTimestamp)
 	}
 }
 
