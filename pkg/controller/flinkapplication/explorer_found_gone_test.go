@@ -178,3 +178,36 @@ func TestAFailedLookAtTheCheckpointsIsMadeAgainAtTheNextPass(t *testing.T) {
 	require.True(t, ok, "job %s started from %s, which exists", j.JobID, j.RestoredFrom)
 	assert.Equal(t, jobID, restored.JobID)
 }
+
+// Open (explorer seed 1075, object gamma): a new process's first look at a job, after an outage
+// longer than Flink keeps the recorded checkpoint, records the newest checkpoint in the checkpoint
+// book only, by design (TestATakeoversFirstPassOfASteadyApplicationMakesOneRESTCallAndNoWrite:
+// a takeover writes no status). A process that dies before the book's next write leaves as the
+// only record of the job's state a checkpoint Flink no longer has; the job lost with its
+// JobManager then starts again from it. Skipped until the book's trade-off is decided.
+func TestATakeoversLateRecordOutlivesTheProcessThatMadeIt(t *testing.T) {
+	t.Skip("open: seed 1075; a takeover's late record waits in memory for the book's next write")
+	w := newWorld(t)
+	// A name whose slots for status's own records (statusRecordDue) would not take this record.
+	name := "late"
+	app := running(t, w, name)
+	jobID := app.Status.JobStatus.JobID
+	for end := w.clock.Now().Add(2 * time.Minute); w.clock.Now().Before(end); {
+		_, _ = w.reconcile(name)
+	}
+	before := w.recordedCheckpoint(name)
+	w.downFor(150 * time.Second)
+	require.False(t, w.storage.Exists(before), "Flink subsumed %s meanwhile", before)
+	w.restartOperator()
+	_, _ = w.reconcile(name)
+	require.NotEqual(t, before, w.recordedCheckpoint(name), "the new process's first look records the newest checkpoint")
+	w.restartOperator()
+	w.jm(app, app.Status.DeployHash).Crash()
+	w.runUntil(name, "a job started again from state", func(*v1beta1.FlinkApplication) bool {
+		j, _, _ := firstRestoreAfter(w, name, jobID)
+		return j.JobID != ""
+	})
+	j, restored, ok := firstRestoreAfter(w, name, jobID)
+	require.True(t, ok, "job %s started from %s, which exists", j.JobID, j.RestoredFrom)
+	assert.Equal(t, jobID, restored.JobID)
+}
