@@ -211,3 +211,38 @@ func TestATakeoversLateRecordOutlivesTheProcessThatMadeIt(t *testing.T) {
 	require.True(t, ok, "job %s started from %s, which exists", j.JobID, j.RestoredFrom)
 	assert.Equal(t, jobID, restored.JobID)
 }
+
+// A new BlueGreen version that starts from the newest checkpoint of the deployed version's job
+// starts from a checkpoint that job goes on to subsume while it keeps running beside the new one
+// (explorer seed 1087, object gamma, whose teardown of the deployed version took minutes). The new
+// version's own checkpoints are recorded while the two run, and a new version lost before it
+// became the deployed one starts again from one of them.
+func TestANewBlueGreenVersionHasItsCheckpointsRecordedWhileTheOldOneRuns(t *testing.T) {
+	w := newWorld(t)
+	app := wordcount("wc")
+	blueGreenSpec(&app.Spec)
+	app.Spec.UpgradeMode = v1beta1.UpgradeModeLastState
+	app.Spec.FlinkConfig["state.checkpoints.num-retained"] = "3"
+	w.create(app)
+	old := w.runUntilPhase("wc", v1beta1.PhaseRunning)
+	w.passes("wc", 10)
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
+	dual := w.runUntilPhase("wc", v1beta1.PhaseDualRunning)
+	c := dual.Status.Deployments.Candidate
+	require.NotEmpty(t, c.RestorePath, "the new version starts from the deployed job's checkpoint")
+	for end := w.clock.Now().Add(time.Minute); w.clock.Now().Before(end); {
+		_, _ = w.reconcile("wc")
+	}
+	require.False(t, w.storage.Exists(c.RestorePath), "the deployed job subsumed %s meanwhile", c.RestorePath)
+	w.jm(old, c.ClusterHash).Crash()
+	w.update("wc", func(a *v1beta1.FlinkApplication) {
+		a.Spec.TearDownVersionHash = dual.Status.Deployments.Stable.SpecHash
+	})
+	w.runUntil("wc", "the new version's job started again from state", func(*v1beta1.FlinkApplication) bool {
+		j, _, _ := firstRestoreAfter(w, "wc", c.JobID)
+		return j.JobID != ""
+	})
+	j, restored, ok := firstRestoreAfter(w, "wc", c.JobID)
+	require.True(t, ok, "job %s started from %s, which exists", j.JobID, j.RestoredFrom)
+	assert.Equal(t, c.JobID, restored.JobID)
+}

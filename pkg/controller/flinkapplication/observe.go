@@ -258,9 +258,14 @@ func checkpointRecordDue(recordedPath string, recordedAt time.Time, path string,
 // When the spec sets no retention the operator's clusters keep enough (flink.CheckpointsToRetain)
 // for the full interval, and the JobManager Deployment says how many.
 func checkpointRecordWindow(rc *Context) time.Duration {
+	return checkpointRecordWindowOn(rc, liveCluster(rc.Job))
+}
+
+// checkpointRecordWindowOn is checkpointRecordWindow for a job on the cluster of that hash.
+func checkpointRecordWindowOn(rc *Context, hash string) time.Duration {
 	window := rc.Config.CheckpointRecordInterval.Duration
 	var annotations map[string]string
-	if c := rc.Clusters[liveCluster(rc.Job)]; c != nil && c.JobManager != nil {
+	if c := rc.Clusters[hash]; c != nil && c.JobManager != nil {
 		annotations = c.JobManager.Annotations
 	}
 	survives, ok := flink.ClusterCheckpointSurvival(rc.Settings.FlinkConfig, annotations)
@@ -300,6 +305,7 @@ func observe(rc *Context) {
 		}
 	}
 	recordCheckpointsWhileReplaced(rc)
+	recordCandidateCheckpoint(rc)
 }
 
 // observingTheLiveJob are the phases whose handlers read the live job (observeLiveJob) at every
