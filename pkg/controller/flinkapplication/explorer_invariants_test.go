@@ -171,8 +171,11 @@ func (x *explorer) checkRestores(id *identity, jobs []flinksim.JobRecord) {
 // meanwhile). The explorer runs one pass at a time, so an operator killed or down, or JobManagers
 // slow to answer every pass of seven objects, leave a job unlooked at for longer than Flink keeps
 // its checkpoints. A pass that ran in between could have recorded a newer checkpoint, and then the
-// restore is the operator's fault. The jobs started since (before) must all have started from the
-// same checkpoint, and so failed at their restore: one that ran completed newer state.
+// restore is the operator's fault, unless Flink failed to tell the job's checkpoints in it
+// (explorer_refusals_test.go): a JobManager that fails the first requests of each endpoint, or
+// every request for a while, leaves the operator nothing newer to record. The jobs started since
+// (before) must all have started from the same checkpoint, and so failed at their restore: one
+// that ran completed newer state.
 func (x *explorer) unseenSubsumption(id *identity, p string, gone time.Time, before []flinksim.JobRecord) bool {
 	s := x.history.seen[p]
 	if s.Savepoint {
@@ -182,7 +185,7 @@ func (x *explorer) unseenSubsumption(id *identity, p string, gone time.Time, bef
 		j := before[i]
 		if j.JobID == s.JobID {
 			end, ended := j.AliveUntil()
-			return ended && !id.passedBetween(gone, end)
+			return ended && !id.couldRecordBetween(s.JobID, gone, end)
 		}
 		if normalPath(j.RestoredFrom) != p {
 			return false
