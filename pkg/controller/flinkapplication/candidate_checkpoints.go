@@ -10,19 +10,18 @@ import (
 // candidateCheckpoints names the look at the candidate job's checkpoints (Environment.lookDue).
 const candidateCheckpoints = "candidate checkpoints"
 
-// recordCandidateCheckpoint records in the ledger the newest checkpoint of a job started for the
-// deployment in progress, while it runs and is not the live job: a BlueGreen version beside the
-// deployed one until its promotion and the deployed version's teardown, or a new job until it runs
-// stable. Such a job may have started from a checkpoint of the live job, which that job subsumes
-// as it checkpoints on (Flink restores it without claiming it): lost without HA, the new job
-// starts again from its own newest checkpoint, never from its start. It is looked at once a record
-// window, as the live job is, and at every pass until a first checkpoint of it is recorded.
+// recordCandidateCheckpoint records in the ledger the newest checkpoint of a new BlueGreen
+// version's job while it runs beside the deployed version, until its promotion and the deployed
+// version's teardown end. It may have started from a checkpoint of the deployed version's job,
+// which that job subsumes as it checkpoints on, or discards when it is cancelled (Flink restores
+// it without claiming it): lost without HA, the new version's job starts again from its own newest
+// checkpoint, never from the one it started from. It is looked at once a record window, as the
+// live job is, and at every pass until a first checkpoint of it is recorded. A new job of the
+// other modes starts once the job before it stopped, from state nothing subsumes.
 func recordCandidateCheckpoint(rc *Context) {
-	c := candidate(rc.Job)
-	if c == nil || c.JobID == "" || checkpointInterval(rc) <= 0 {
-		return
-	}
-	if _, live := liveJob(rc.Job); live == c.JobID {
+	c, s := candidate(rc.Job), stable(rc.Job)
+	if rc.App == nil || !blueGreen(rc.App) || c == nil || c.JobID == "" || s == nil || s.ClusterHash == c.ClusterHash ||
+		checkpointInterval(rc) <= 0 {
 		return
 	}
 	v := rc.pass().View(c.ClusterHash, c.JobID)
