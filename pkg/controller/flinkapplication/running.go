@@ -22,8 +22,8 @@ func handleRunning(rc *Context) Outcome {
 	if rc.Settings.Suspend || change != noChange {
 		// The pass that leaves Running reads nothing more of the job, which runs on until the next
 		// phase stops it: a JobManager lost before then restarts it from the checkpoint recorded
-		// last, which Flink subsumes num-retained intervals after, however long the operator looked
-		// away. So the newest is recorded first, when due.
+		// last, which Flink subsumes once num-retained newer ones complete, however long the
+		// operator looked away. So the newest is recorded first, when due.
 		recordDueCheckpoint(rc)
 	}
 	if rc.Settings.Suspend {
