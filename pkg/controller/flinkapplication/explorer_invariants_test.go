@@ -148,6 +148,15 @@ func (x *explorer) checkRestores(id *identity, jobs []flinksim.JobRecord) {
 				}
 			}
 		}
+		if floor == nil && x.goneUnseen(id, normalPath(j.RestoredFrom), start) {
+			// The job replaced failed at its restore from a checkpoint Flink had subsumed unseen
+			// (goneUnseen): the state to keep is the one the job before it left.
+			if k, ok := indexOf(before, j.JobID); ok {
+				if pj, palive := predecessor(before[:k], j.AliveFrom()); pj != nil {
+					floor = x.floor(id, *pj, start, palive)
+				}
+			}
+		}
 		if floor == nil {
 			continue
 		}
@@ -284,11 +293,12 @@ func predecessor(before []flinksim.JobRecord, start time.Time) (j *flinksim.JobR
 // A savepoint no status recorded counts only when a pass of the object began between its
 // completion and the end of j: one completed moments before its JobManager was lost, with no
 // pass in between, is one the operator never had the chance to learn of (as a checkpoint
-// subsumed unseen, unseenSubsumption).
+// subsumed unseen, unseenSubsumption). A checkpoint Flink subsumed unseen before start is none
+// (goneUnseen): no job can start from it.
 func (x *explorer) floor(id *identity, j flinksim.JobRecord, start time.Time, alive bool) *knownState {
 	var best *knownState
 	consider := func(k knownState) {
-		if k.at.Before(start) && (best == nil || k.at.After(best.at)) {
+		if k.at.Before(start) && (best == nil || k.at.After(best.at)) && !x.goneUnseen(id, k.path, start) {
 			kk := k
 			best = &kk
 		}

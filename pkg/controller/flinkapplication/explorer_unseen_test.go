@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Which passes Flink failed to tell a job's checkpoints: a pass in which GET /jobs/:id/checkpoints
+// What the operator could not see of a job's checkpoints. A pass in which GET /jobs/:id/checkpoints
 // was answered with an error, or not at all, could not record a newer checkpoint of that job, and
 // a checkpoint Flink subsumed meanwhile is no fault of the operator's (invariant 2,
 // unseenSubsumption). A pass that did not ask could have, and counts as one that could record.
@@ -72,6 +72,27 @@ func (id *identity) couldRecordBetween(jobID string, from, to time.Time) bool {
 		}
 		if !refused {
 			return true
+		}
+	}
+	return false
+}
+
+// goneUnseen tells whether the state at p is a checkpoint Flink subsumed before at, while its job
+// ran on and no pass of the object could record a newer one of it (couldRecordBetween): a state
+// no job can start from after at, of which the operator could know nothing newer. It is no floor
+// of a later job's restore (floor); what the operator knew before it is.
+func (x *explorer) goneUnseen(id *identity, p string, at time.Time) bool {
+	gone, vanished := x.history.vanished[p]
+	s, seen := x.history.seen[p]
+	if p == "" || !vanished || !seen || s.Savepoint || !gone.Before(at) {
+		return false
+	}
+	for _, j := range x.jobsOf(id) {
+		if j.JobID == s.JobID {
+			end, ended := j.AliveUntil()
+			// Gone by its end, not discarded as it ended (the retention on cancel, which a stop
+			// that keeps the state must heed): the explorer sees it gone at the step after.
+			return ended && !gone.After(end) && !id.couldRecordBetween(j.JobID, gone, end)
 		}
 	}
 	return false
