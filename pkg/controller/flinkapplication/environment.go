@@ -201,6 +201,12 @@ func (e *Environment) lookWouldBeDue(rc *Context, what string, every time.Durati
 	return last.IsZero() || rc.Now.Sub(last) >= every
 }
 
+// lookFailed forgets the read of what is named that Flink did not answer: the next comes due as for
+// a process that has not read it yet (lookDue's since), not an interval after the failed one.
+func (e *Environment) lookFailed(rc *Context, what string) {
+	e.looked.Delete(lookKey(rc, what))
+}
+
 // lookedAt notes that what is named was last read at, which may be earlier than it was: the next
 // read comes due an interval after at.
 func (e *Environment) lookedAt(rc *Context, what string, at time.Time) {

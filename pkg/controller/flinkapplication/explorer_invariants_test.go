@@ -154,6 +154,15 @@ func (x *explorer) checkRestores(id *identity, jobs []flinksim.JobRecord) {
 				}
 			}
 		}
+		if floor == nil && x.goneUnseen(id, normalPath(j.RestoredFrom), start) {
+			// The job replaced failed at its restore from a checkpoint Flink had subsumed unseen
+			// (goneUnseen): the state to keep is the one the job before it left.
+			if k, ok := indexOf(before, j.JobID); ok {
+				if pj, palive := predecessor(before[:k], j.AliveFrom()); pj != nil {
+					floor = x.floor(id, *pj, start, palive)
+				}
+			}
+		}
 		if floor == nil {
 			continue
 		}
@@ -177,8 +186,11 @@ func (x *explorer) checkRestores(id *identity, jobs []flinksim.JobRecord) {
 // meanwhile). The explorer runs one pass at a time, so an operator killed or down, or JobManagers
 // slow to answer every pass of seven objects, leave a job unlooked at for longer than Flink keeps
 // its checkpoints. A pass that ran in between could have recorded a newer checkpoint, and then the
-// restore is the operator's fault. The jobs started since (before) must all have started from the
-// same checkpoint, and so failed at their restore: one that ran completed newer state.
+// restore is the operator's fault, unless Flink failed to tell the job's checkpoints in it
+// (explorer_refusals_test.go): a JobManager that fails the first requests of each endpoint, or
+// every request for a while, leaves the operator nothing newer to record. The jobs started since
+// (before) must all have started from the same checkpoint, and so failed at their restore: one
+// that ran completed newer state.
 func (x *explorer) unseenSubsumption(id *identity, p string, gone time.Time, before []flinksim.JobRecord) bool {
 	s := x.history.seen[p]
 	if s.Savepoint {
@@ -188,7 +200,7 @@ func (x *explorer) unseenSubsumption(id *identity, p string, gone time.Time, bef
 		j := before[i]
 		if j.JobID == s.JobID {
 			end, ended := j.AliveUntil()
-			return ended && !id.passedBetween(gone, end)
+			return ended && !id.couldRecordBetween(s.JobID, gone, end)
 		}
 		if normalPath(j.RestoredFrom) != p {
 			return false
@@ -298,11 +310,12 @@ func predecessor(before []flinksim.JobRecord, start time.Time) (j *flinksim.JobR
 // A savepoint no status recorded counts only when a pass of the object began between its
 // completion and the end of j: one completed moments before its JobManager was lost, with no
 // pass in between, is one the operator never had the chance to learn of (as a checkpoint
-// subsumed unseen, unseenSubsumption).
+// subsumed unseen, unseenSubsumption). A checkpoint Flink subsumed unseen before start is none
+// (goneUnseen): no job can start from it.
 func (x *explorer) floor(id *identity, j flinksim.JobRecord, start time.Time, alive bool) *knownState {
 	var best *knownState
 	consider := func(k knownState) {
-		if k.at.Before(start) && (best == nil || k.at.After(best.at)) {
+		if k.at.Before(start) && (best == nil || k.at.After(best.at)) && !x.goneUnseen(id, k.path, start) {
 			kk := k
 			best = &kk
 		}

@@ -57,6 +57,8 @@ type explorer struct {
 	// violations found by the checks, in the order found; the run stops at the first step that has any.
 	violations []string
 
+	// refusals are the jobs whose checkpoints Flink failed to tell in the pass that runs.
+	refusals checkpointRefusals
 	// operatorActive is set while a pass runs: only then do writes count as the operator's.
 	operatorActive bool
 	// crashIn, when positive, kills the operator at the crashIn-th write of the operator from now.
@@ -94,6 +96,8 @@ type identity struct {
 	lastWarning time.Time
 	// passes are when each pass of the object began, oldest first.
 	passes []time.Time
+	// refused are the passes in which Flink failed to tell a job's checkpoints.
+	refused []refusedCheckpointsPass
 }
 
 // passedBetween tells whether a pass of the object began in [from, to): one that could look at its
@@ -190,7 +194,13 @@ func (x *explorer) proxyJobManagers() {
 				}
 			}
 		}
-		x.w.route(rw, r)
+		if !x.operatorActive {
+			x.w.route(rw, r)
+			return
+		}
+		a := &answerRecorder{ResponseWriter: rw}
+		x.w.route(a, r)
+		x.refusals.note(r, a.status)
 	}))
 	x.t.Cleanup(srv.Close)
 	x.w.env.FlinkURL = func(namespace, service string, _ int32) string {
@@ -343,6 +353,12 @@ func (x *explorer) pass() {
 		id := targets[i]
 		what = id.name
 		id.passes = append(id.passes, start)
+		x.refusals.start()
+		defer func() {
+			if jobs := x.refusals.taken(); jobs != nil {
+				id.refused = append(id.refused, refusedCheckpointsPass{at: start, jobs: jobs})
+			}
+		}()
 		switch id.kind {
 		case applicationKindName:
 			_, err = w.env.Reconcile(ctx, ns, id.name)

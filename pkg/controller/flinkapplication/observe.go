@@ -87,24 +87,30 @@ func observeLiveJob(rc *Context) {
 // how often the checkpoints are looked at.
 func observeCheckpoints(rc *Context, ref jobs.Ref, window time.Duration) {
 	js := &rc.Job.JobStatus
-	if cp, err := rc.pass().Checkpoints(ref); err == nil {
-		// Every restore after the initial one is a failover restart.
-		restarts := cp.Counts.Restored
-		if js.RestorePath != "" && restarts > 0 {
-			restarts--
-		}
-		js.JobRestartCount = int32(restarts)
-		path, at := recordedCheckpoint(rc)
-		if c := cp.Latest.Completed; c != nil && c.ExternalPath != "" && checkpointRecordDue(path, at, c.ExternalPath, c.TriggerTimestamp) &&
-			!recordInBook(rc, window, ref.ID, c) {
-			// Recorded in the ledger as the job's checkpoint, which jobStatus.lastCheckpoint shows.
-			rc.ledger().Record(v1beta1.StateCheckpoint, ref.ID, liveCluster(rc.Job), c.ExternalPath, time.UnixMilli(c.TriggerTimestamp))
-			js.LastCheckpointPath, js.LastCheckpointTime = c.ExternalPath, msTime(c.TriggerTimestamp)
-			js.CompletedCheckpointCount, js.FailedCheckpointCount = int32(cp.Counts.Completed), int32(cp.Counts.Failed)
-		}
-		if r := cp.Latest.Restored; r != nil && js.RestorePath == "" {
-			js.RestorePath, js.RestoreTime = r.ExternalPath, msTime(r.RestoreTimestamp)
-		}
+	cp, err := rc.pass().Checkpoints(ref)
+	if err != nil {
+		// Nothing is recorded, and the recorded checkpoint ages on toward Flink subsuming it: the
+		// record window is what it outlives when every look records a newer one. The next pass
+		// looks again, from the recorded checkpoint's time, not a window after this look.
+		rc.env.lookFailed(rc, "checkpoints")
+		return
+	}
+	// Every restore after the initial one is a failover restart.
+	restarts := cp.Counts.Restored
+	if js.RestorePath != "" && restarts > 0 {
+		restarts--
+	}
+	js.JobRestartCount = int32(restarts)
+	path, at := recordedCheckpoint(rc)
+	if c := cp.Latest.Completed; c != nil && c.ExternalPath != "" && checkpointRecordDue(path, at, c.ExternalPath, c.TriggerTimestamp) &&
+		!recordInBook(rc, window, ref.ID, c) {
+		// Recorded in the ledger as the job's checkpoint, which jobStatus.lastCheckpoint shows.
+		rc.ledger().Record(v1beta1.StateCheckpoint, ref.ID, liveCluster(rc.Job), c.ExternalPath, time.UnixMilli(c.TriggerTimestamp))
+		js.LastCheckpointPath, js.LastCheckpointTime = c.ExternalPath, msTime(c.TriggerTimestamp)
+		js.CompletedCheckpointCount, js.FailedCheckpointCount = int32(cp.Counts.Completed), int32(cp.Counts.Failed)
+	}
+	if r := cp.Latest.Restored; r != nil && js.RestorePath == "" {
+		js.RestorePath, js.RestoreTime = r.ExternalPath, msTime(r.RestoreTimestamp)
 	}
 }
 
@@ -252,9 +258,14 @@ func checkpointRecordDue(recordedPath string, recordedAt time.Time, path string,
 // When the spec sets no retention the operator's clusters keep enough (flink.CheckpointsToRetain)
 // for the full interval, and the JobManager Deployment says how many.
 func checkpointRecordWindow(rc *Context) time.Duration {
+	return checkpointRecordWindowOn(rc, liveCluster(rc.Job))
+}
+
+// checkpointRecordWindowOn is checkpointRecordWindow for a job on the cluster of that hash.
+func checkpointRecordWindowOn(rc *Context, hash string) time.Duration {
 	window := rc.Config.CheckpointRecordInterval.Duration
 	var annotations map[string]string
-	if c := rc.Clusters[liveCluster(rc.Job)]; c != nil && c.JobManager != nil {
+	if c := rc.Clusters[hash]; c != nil && c.JobManager != nil {
 		annotations = c.JobManager.Annotations
 	}
 	survives, ok := flink.ClusterCheckpointSurvival(rc.Settings.FlinkConfig, annotations)
@@ -294,19 +305,31 @@ func observe(rc *Context) {
 		}
 	}
 	recordCheckpointsWhileReplaced(rc)
+	recordCandidateCheckpoint(rc)
 }
 
-// observingTheLiveJob are the phases whose handlers read the live job (observeLiveJob), and with it
-// record its checkpoints.
-var observingTheLiveJob = map[Phase]bool{PhaseRunning: true, PhaseDualRunning: true, PhaseRescaling: true}
+// observingTheLiveJob are the phases whose handlers read the live job (observeLiveJob) at every
+// pass they stay in, and with it record its checkpoints. A pass that leaves Running for another
+// phase does not get that far, and records them before it leaves (recordDueCheckpoint). Rescaling
+// is not one: its handler reads the job only once it rescaled, while the job runs on for passes.
+var observingTheLiveJob = map[Phase]bool{PhaseRunning: true, PhaseDualRunning: true}
 
 // recordCheckpointsWhileReplaced records the newest checkpoint of the live job when due in every
 // other phase in which it still runs: an update that starts a cluster beside it, takes its
 // savepoint or waits on Flink may last minutes, and a job lost meanwhile without HA restarts from
-// the checkpoint recorded last, which Flink keeps only for num-retained checkpoint intervals. The
-// look is the one of Running (checkpointRecordWindow), at no more calls.
+// the checkpoint recorded last, which Flink keeps only for num-retained checkpoint intervals.
 func recordCheckpointsWhileReplaced(rc *Context) {
-	if observingTheLiveJob[rc.subject.phase().Normalized()] || checkpointInterval(rc) <= 0 {
+	if observingTheLiveJob[rc.subject.phase().Normalized()] {
+		return
+	}
+	recordDueCheckpoint(rc)
+}
+
+// recordDueCheckpoint records the newest checkpoint of the live job when its record is due and the
+// job is not known stopped. The look is the one of Running (checkpointRecordWindow), at no more
+// calls.
+func recordDueCheckpoint(rc *Context) {
+	if checkpointInterval(rc) <= 0 {
 		return
 	}
 	hash, jobID := liveJob(rc.Job)

@@ -18,10 +18,18 @@ func handleRunning(rc *Context) Outcome {
 		// First, because nothing else can be asked of a JobManager that is gone.
 		return recoverDeployment(rc)
 	}
+	change := classifyChange(rc)
+	if rc.Settings.Suspend || change != noChange {
+		// The pass that leaves Running reads nothing more of the job, which runs on until the next
+		// phase stops it: a JobManager lost before then restarts it from the checkpoint recorded
+		// last, which Flink subsumes once num-retained newer ones complete, however long the
+		// operator looked away. So the newest is recorded first, when due.
+		recordDueCheckpoint(rc)
+	}
 	if rc.Settings.Suspend {
 		return suspendJob(rc)
 	}
-	switch classifyChange(rc) {
+	switch change {
 	case upgradeChange:
 		return moveTo(PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s -> %s)", runningSpecHash(&st.JobOwnerStatus), rc.Hash))
 	case scaleChange:

@@ -141,6 +141,8 @@ func handleSessionSubmitting(rc *Context) Outcome {
 func handleSessionJobRunning(rc *Context) Outcome {
 	st := rc.Job
 	if rc.Settings.Suspend {
+		// As in handleRunning: the pass that leaves Running records the newest checkpoint first.
+		recordDueCheckpoint(rc)
 		return suspendJob(rc)
 	}
 	hash, jobID := liveJob(st)
@@ -152,14 +154,19 @@ func handleSessionJobRunning(rc *Context) Outcome {
 		return followRerun(rc, v)
 	}
 	live, _ := sessionClusterReady(rc)
+	specChanged := rc.Hash != runningSpecHash(st) && rc.Hash != rc.Machine.FailedDeployHash
+	moved := live != "" && live != hash && v.Liveness == jobs.Alive
+	if specChanged || moved {
+		recordDueCheckpoint(rc)
+	}
 	switch {
 	case v.Liveness == jobs.Stopped && v.Details == nil:
 		return sessionJobLost(rc, v)
 	case v.State() == client.JobFailed:
 		return sessionJobFailed(rc, v)
-	case rc.Hash != runningSpecHash(st) && rc.Hash != rc.Machine.FailedDeployHash:
+	case specChanged:
 		return moveTo(PhaseUpdating, "SpecChanged", fmt.Sprintf("job spec changed (%s -> %s)", runningSpecHash(st), rc.Hash))
-	case live != "" && live != hash && v.Liveness == jobs.Alive:
+	case moved:
 		return moveTo(PhaseUpdating, "ClusterChanged", fmt.Sprintf("FlinkSessionCluster %s now runs Flink cluster %s; moving job %s there (upgradeMode %s)",
 			rc.session.ClusterName, live, jobID, rc.Settings.UpgradeMode))
 	}
