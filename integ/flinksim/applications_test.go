@@ -65,7 +65,7 @@ func TestASecondSubmissionUnderOneIdIsRefusedAsAnApplicationOn23(t *testing.T) {
 // A failed job's cause is in its application's exception history.
 func TestAFailedJobsCauseIsItsApplicationsException(t *testing.T) {
 	h := newHarness(t, Options{FlinkVersion: "2.3"})
-	id := h.run(map[string]any{"savepointPath": "s3://missing/savepoint-1"})
+	id := h.runRefused(map[string]any{"savepointPath": "s3://missing/savepoint-1"})
 	h.step(time.Second)
 	app := h.mustGet("/applications/" + id)
 	entry := at(h.mustGet("/applications/"+id+"/exceptions"), "exceptionHistory", "entries", 0)

@@ -1,6 +1,7 @@
 package flinksim
 
 import (
+	"strings"
 	"time"
 )
 
@@ -202,13 +203,22 @@ func (jm *JobManager) checkpointEvent(j *job) (time.Time, func(time.Time)) {
 			}
 		}
 	}
-	if jm.cfg.checkpointInterval <= 0 || !j.hasSlots || j.ckpt.paused || j.ckpt.nextPeriodic.IsZero() {
+	if jm.checkpointInterval(j) <= 0 || !j.hasSlots || j.ckpt.paused || j.ckpt.nextPeriodic.IsZero() {
 		return time.Time{}, nil
 	}
 	return j.ckpt.nextPeriodic, func(at time.Time) {
 		e := jm.startCheckpoint(j, at, typeCheckpoint, "", at.Add(jm.timings.Checkpoint))
 		e.periodic = true
 		j.ckpt.pendingPeriodic = e
-		j.ckpt.nextPeriodic = at.Add(jm.cfg.checkpointInterval)
+		j.ckpt.nextPeriodic = at.Add(jm.checkpointInterval(j))
 	}
+}
+
+// checkpointInterval is the job's: the flinkConfiguration it was run with overrides the cluster's,
+// as real Flink's run handler applies it to the program's configuration.
+func (jm *JobManager) checkpointInterval(j *job) time.Duration {
+	if d, err := parseFlinkDuration(strings.TrimSpace(j.userConfig["execution.checkpointing.interval"])); err == nil {
+		return d
+	}
+	return jm.cfg.checkpointInterval
 }

@@ -1,6 +1,8 @@
 package flinksim
 
 import (
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -164,7 +166,7 @@ func TestRestoreFromAnotherJobManager(t *testing.T) {
 	}
 }
 
-func TestRestoreFromMissingSavepointFailsInitialization(t *testing.T) {
+func TestARunFromAMissingSavepointIsRefusedAndTheJobListedFailed(t *testing.T) {
 	tests := []struct {
 		name string
 		path func(h *harness) string
@@ -183,10 +185,20 @@ func TestRestoreFromMissingSavepointFailsInitialization(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, Options{})
 			path := tc.path(h)
-			id := h.run(map[string]any{"savepointPath": path})
-			h.expectState(id, "INITIALIZING")
-			h.step(100 * time.Millisecond)
+			// Real Flink's run handler waits for the job's initialisation: the restore is refused in the
+			// answer, and the job is listed FAILED under the id asked for, which stays taken.
+			id := "0123456789abcdef0123456789abcdef"
+			status, m := h.post("/jars/"+jar+"/run", map[string]any{"savepointPath": path, "jobId": id})
+			refusal := fmt.Sprint(m["errors"])
+			if status != http.StatusBadRequest || !strings.Contains(refusal, "Could not execute application.") ||
+				!strings.Contains(refusal, "java.io.FileNotFoundException: Cannot find checkpoint or savepoint file/directory '"+path+"'") {
+				t.Fatalf("run from a missing savepoint: %d %v; want 400 Could not execute application, caused by FileNotFoundException", status, m)
+			}
 			h.expectState(id, "FAILED")
+			if status, m := h.post("/jars/"+jar+"/run", map[string]any{"jobId": id}); status != http.StatusBadRequest ||
+				!strings.Contains(fmt.Sprint(m["errors"]), "has already been submitted") {
+				t.Fatalf("the refused job's id again: %d %v; want a duplicate", status, m)
+			}
 			details := h.mustGet("/jobs/" + id)
 			if len(details["vertices"].([]any)) != 0 {
 				t.Fatalf("init-failed job has vertices: %v", details["vertices"])

@@ -107,6 +107,10 @@ type Faults struct {
 	// FAILING → FAILED once it does not (at once without checkpointing or a
 	// restart strategy). Zero disables it.
 	RestartJobsEvery time.Duration
+	// UnmappableRestores makes restores from a savepoint from now on find state that maps to no
+	// operator of the new program (a changed uid): the run is refused with "Failed to rollback to
+	// checkpoint/savepoint", unless allowNonRestoredState, and the job listed FAILED.
+	UnmappableRestores bool
 	// RerunUnderNewJobID makes a JobManager that takes over with HA (2.3 and later) run each job it
 	// recovers under a new job id, in the application it belonged to. Flink 2.3 does not, as its
 	// source reads: its Dispatcher recovers a job under its own id, and a PackagedProgramApplication

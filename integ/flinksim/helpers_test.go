@@ -147,6 +147,18 @@ func (h *harness) run(body map[string]any) string {
 	return m["jobid"].(string)
 }
 
+// runRefused submits a job whose restore cannot start, which Flink refuses in the answer while it
+// lists the job FAILED; it returns the job's id.
+func (h *harness) runRefused(body map[string]any) string {
+	h.t.Helper()
+	id := randomHex(32)
+	body["jobId"] = id
+	if status, m := h.post("/jars/"+jar+"/run", body); status != http.StatusBadRequest {
+		h.t.Fatalf("run: status %d body %v; want it refused", status, m)
+	}
+	return id
+}
+
 // runToRunning submits a job and steps until its tasks run.
 func (h *harness) runToRunning(body map[string]any) string {
 	h.t.Helper()

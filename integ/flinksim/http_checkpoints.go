@@ -145,8 +145,8 @@ func (jm *JobManager) handleCheckpointConfig(rc *reqCtx) response {
 				"Checkpointing is not enabled for this job ("+j.id+").", nil)
 		}
 		interval := int64(math.MaxInt64)
-		if jm.cfg.checkpointInterval > 0 {
-			interval = jm.cfg.checkpointInterval.Milliseconds()
+		if jm.checkpointInterval(j) > 0 {
+			interval = jm.checkpointInterval(j).Milliseconds()
 		}
 		mode := "exactly_once"
 		if !jm.cfg.exactlyOnce {

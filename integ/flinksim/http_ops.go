@@ -274,6 +274,9 @@ func (jm *JobManager) handleJarRun(rc *reqCtx) response {
 		jm.pending = append(jm.pending, &pendingSubmit{req: req, at: rc.now.Add(d)})
 		return response{drop: true}
 	}
+	if cause := jm.restoreRefusal(req, body.AllowNonRestoredState != nil && *body.AllowNonRestoredState); cause != nil {
+		return jm.refuseRestore(rc.now, req, cause)
+	}
 	jm.submit(rc.now, req, nil)
 	return respondOK(answer)
 }

@@ -260,8 +260,8 @@ func (jm *JobManager) deploy(j *job, at time.Time) {
 	j.hasSlots = true
 	j.deployedAt = at
 	j.ckpt.nextPeriodic = time.Time{}
-	if jm.cfg.checkpointInterval > 0 {
-		j.ckpt.nextPeriodic = at.Add(jm.cfg.checkpointInterval)
+	if jm.checkpointInterval(j) > 0 {
+		j.ckpt.nextPeriodic = at.Add(jm.checkpointInterval(j))
 	}
 }
 

@@ -32,7 +32,7 @@ func TestApplicationResponsesMatchOpenAPI(t *testing.T) {
 			spec := loadRelease(t, version)
 			h := newHarness(t, Options{FlinkVersion: version, FlinkConfig: checkpointConfig()})
 			running := h.runToRunning(nil)
-			failed := h.run(map[string]any{"savepointPath": "s3://missing/savepoint-1"})
+			failed := h.runRefused(map[string]any{"savepointPath": "s3://missing/savepoint-1"})
 			cancelled := h.runToRunning(nil)
 			h.call("PATCH", "/jobs/"+cancelled, nil)
 			_, m := h.post("/jars/"+jar+"/run-application", map[string]any{"entryClass": "org.example.Job"})

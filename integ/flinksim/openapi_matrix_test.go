@@ -3,6 +3,7 @@ package flinksim
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -163,10 +164,12 @@ func driveOperatorCalls(t *testing.T, h *harness, c *client.Client, url, version
 	must("GetJob", err)
 	must("DisposeSavepoint", c.DisposeSavepoint(ctx, url, sp.Location))
 
-	// A job whose savepoint is gone fails while it starts.
+	// A job whose savepoint is gone is refused in the run's answer, and listed FAILED.
 	submit.JobID, submit.SavepointPath = strings.Repeat("d4", 16), spDir+"/savepoint-gone"
-	failed, err := c.SubmitJob(ctx, url, jarID, submit)
-	must("SubmitJob", err)
+	failed := submit.JobID
+	if _, err := c.SubmitJob(ctx, url, jarID, submit); err == nil {
+		t.Errorf("SubmitJob from a missing savepoint on Flink %s: accepted, want refused", version)
+	}
 	h.step(time.Second)
 	_, err = c.GetJob(ctx, url, failed)
 	must("GetJob", err)
@@ -237,6 +240,11 @@ func checkExchanges(t *testing.T, spec *openAPI, version string, exchanges []exc
 			t.Errorf("%s: request %s: %s", name, ex.request, problem)
 		}
 		schema, declared := spec.responseSchema(template, ex.method, ex.status)
+		if !declared && ex.status >= 400 && isErrorBody(ex.response) {
+			// Flink's documents declare no error answers; every handler's refusal is an ErrorResponseBody
+			// (a 400 of /jars/:jarid/run refusing a restore, for one, as real Flink answers).
+			continue
+		}
 		if !declared {
 			t.Errorf("%s: status %d is not declared: %s", name, ex.status, ex.response)
 			continue
@@ -378,4 +386,11 @@ func TestReleaseDocumentsDiffer(t *testing.T) {
 			}
 		})
 	}
+}
+
+func isErrorBody(body []byte) bool {
+	var e struct {
+		Errors []string `json:"errors"`
+	}
+	return json.Unmarshal(body, &e) == nil && len(e.Errors) > 0
 }

@@ -70,7 +70,7 @@ func responsesMatchOpenAPI(t *testing.T, version string) {
 	cp := h.mustGet("/jobs/" + a + "/checkpoints")
 	failedID := num(at(cp, "latest", "failed", "id"))
 
-	b := h.run(map[string]any{"savepointPath": "s3://missing/savepoint-1"})
+	b := h.runRefused(map[string]any{"savepointPath": "s3://missing/savepoint-1"})
 	c := h.runToRunning(nil)
 	h.call("PATCH", "/jobs/"+c, nil)
 	h.step(time.Second)

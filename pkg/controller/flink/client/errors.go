@@ -239,8 +239,10 @@ func IsNoAnswer(err error) bool {
 
 // IsJobNotFound reports whether the JobManager itself answered that it does not know the job:
 // a 404 whose message names the job. A 404 from anything in between (a proxy, a Service that
-// points nowhere) does not name it and is not evidence about the job.
+// points nowhere) does not name it and is not evidence about the job; nor does Flink's own answer
+// that it has no such route (IsRouteNotFound), which names the path and so the job in it.
 func IsJobNotFound(err error, jobID string) bool {
 	var e *Error
-	return jobID != "" && errors.As(err, &e) && e.StatusCode == http.StatusNotFound && strings.Contains(e.Message, jobID)
+	return jobID != "" && errors.As(err, &e) && e.StatusCode == http.StatusNotFound && strings.Contains(e.Message, jobID) &&
+		!IsRouteNotFound(err)
 }

@@ -33,6 +33,13 @@ func TestEvidenceAboutAJobComesOnlyFromFlinkItself(t *testing.T) {
 		{"a duplicate job id on Flink 2.3, refused as its application", 400,
 			strings.Replace(submitDuplicateBody, "DuplicateJobSubmissionException: Job has already been submitted.",
 				"DuplicateApplicationSubmissionException: Application has already been submitted.", 1), false, false, true},
+		// A JobManager with the web UI answers a GET it has no route for through its static file
+		// handler, naming the path, and so the job: a base URL off by a prefix, or a route the release
+		// lacks, says nothing of the job.
+		{"the web UI's static file handler naming the job's path", 404,
+			`{"errors":["Unable to load requested file /jobs/` + jobID + `."]}`, false, false, false},
+		{"the REST router's unknown route naming the job's path", 404,
+			`{"errors":["Not found: /v1/jobs/` + jobID + `"]}`, false, false, false},
 		{"a leader election", 503, `{"errors":["Service temporarily unavailable due to an ongoing leader election. Please refresh."]}`, false, false, false},
 	}
 	for _, c := range cases {
