@@ -33,7 +33,9 @@ func abandonStop(rc *Context, cause string) Outcome {
 func deployFailed(rc *Context, reason, cause string) Outcome {
 	rc.Machine.FailedDeployHash = rc.Hash
 	if st := rc.Job; st != nil {
-		if h := targetSpecHash(st); h != "" {
+		// A rollback deploys the stable spec, not the one that failed: the spec the user asked for
+		// failed first, and marking the stable one instead would deploy the failed spec again unasked.
+		if h := targetSpecHash(st); h != "" && !rollingBack(st) {
 			rc.Machine.FailedDeployHash = h
 		}
 		keepJobGivenUpOn(rc)
@@ -67,4 +69,10 @@ func deleteBlocked(rc *Context, cause string) Outcome {
 	return Outcome{Reason: "DeleteBlocked", Warning: true, After: untilChanged,
 		Message: fmt.Sprintf("final savepoint failed: %s; the job is left as it is. Set spec.deleteMode to ForceCancel "+
 			"(cancel without a new savepoint; one that completed meanwhile is still recorded) or None (leave Flink alone) to finish deleting", cause)}
+}
+
+// rollingBack tells whether the deployment in progress is a rollback to the stable spec.
+func rollingBack(st *v1beta1.JobOwnerStatus) bool {
+	c := candidate(st)
+	return c != nil && c.Kind == v1beta1.DeploymentRollback
 }
