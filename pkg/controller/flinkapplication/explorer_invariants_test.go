@@ -189,8 +189,9 @@ func (x *explorer) checkRestores(id *identity, jobs []flinksim.JobRecord) {
 // restore is the operator's fault, unless Flink failed to tell the job's checkpoints in it
 // (explorer_refusals_test.go): a JobManager that fails the first requests of each endpoint, or
 // every request for a while, leaves the operator nothing newer to record. The jobs started since
-// (before) must all have started from the same checkpoint, and so failed at their restore: one
-// that ran completed newer state.
+// (before) must all have started from the same checkpoint, and so failed at their restore (one
+// that ran completed newer state), or from a state the user named for a redeploy, which a failed
+// redeploy goes back from.
 func (x *explorer) unseenSubsumption(id *identity, p string, gone time.Time, before []flinksim.JobRecord) bool {
 	s := x.history.seen[p]
 	if s.Savepoint {
@@ -201,6 +202,12 @@ func (x *explorer) unseenSubsumption(id *identity, p string, gone time.Time, bef
 		if j.JobID == s.JobID {
 			end, ended := j.AliveUntil()
 			return ended && !id.couldRecordBetween(s.JobID, gone, end)
+		}
+		if x.namedByUser(id, normalPath(j.RestoredFrom)) {
+			// A redeploy from a state the user named is a branch of its own: going back from it
+			// returns to the state the job before it left (docs/job-lifecycle.md), here the same
+			// checkpoint, so it does not end the line of restores from it.
+			continue
 		}
 		if normalPath(j.RestoredFrom) != p {
 			return false
