@@ -146,7 +146,12 @@ func (c *ClusterObjects) JobManagerGone() bool {
 	return c == nil || c.JobManager == nil && c.JobManagerPods == 0
 }
 
+// replicas is how many pods a Deployment asks for: none when the Deployment is missing (deleted
+// under a running job, which the autoscaler's apply path must survive), one when unset.
 func replicas(d *appsv1.Deployment) int32 {
+	if d == nil {
+		return 0
+	}
 	if d.Spec.Replicas == nil {
 		return 1
 	}
