@@ -109,7 +109,7 @@ func (f *Fleet) Run(ctx context.Context) error {
 			o.LabelSelector = LabelApp + "," + LabelAppHash + "," + LabelDeploymentType
 		}))
 	informer := factory.Core().V1().Pods().Informer()
-	if err := informer.AddIndexers(cache.Indexers{clusterIndex: podCluster}); err != nil {
+	if err := informer.AddIndexers(cache.Indexers{clusterIndex: PodCluster}); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -148,14 +148,17 @@ func (f *Fleet) Run(ctx context.Context) error {
 // clusterIndex indexes pods by their Flink cluster: namespace, app and hash.
 const clusterIndex = "flinksim-cluster"
 
-func clusterIndexKey(namespace, app, hash string) string { return namespace + "/" + app + "/" + hash }
+// ClusterIndexKey is the key of one Flink cluster's pods in an index by PodCluster.
+func ClusterIndexKey(namespace, app, hash string) string { return namespace + "/" + app + "/" + hash }
 
-func podCluster(obj any) ([]string, error) {
+// PodCluster indexes a pod by the Flink cluster its operator labels name (namespace, app, hash):
+// the simulator's fleet and the real-Flink fleet follow the operator's pods alike.
+func PodCluster(obj any) ([]string, error) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok || p.Labels[LabelApp] == "" || p.Labels[LabelAppHash] == "" {
 		return nil, nil
 	}
-	return []string{clusterIndexKey(p.Namespace, p.Labels[LabelApp], p.Labels[LabelAppHash])}, nil
+	return []string{ClusterIndexKey(p.Namespace, p.Labels[LabelApp], p.Labels[LabelAppHash])}, nil
 }
 
 func podReady(p *corev1.Pod) bool {
@@ -183,7 +186,7 @@ func (f *Fleet) syncCluster(namespace, app, hash, gone string) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	objs, err := f.pods.ByIndex(clusterIndex, clusterIndexKey(namespace, app, hash))
+	objs, err := f.pods.ByIndex(clusterIndex, ClusterIndexKey(namespace, app, hash))
 	if err != nil {
 		return
 	}

@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 )
 
 // Pod labels that identify a Flink cluster and a pod's role in it (those of flinksim.Fleet).
@@ -114,7 +116,7 @@ func (f *Fleet) Run(ctx context.Context) error {
 			o.LabelSelector = labelApp + "," + labelAppHash + "," + labelDeploymentType
 		}))
 	informer := factory.Core().V1().Pods().Informer()
-	if err := informer.AddIndexers(cache.Indexers{clusterIndex: podCluster}); err != nil {
+	if err := informer.AddIndexers(cache.Indexers{clusterIndex: flinksim.PodCluster}); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -195,16 +197,6 @@ func (f *Fleet) liveProcesses() []*process {
 
 const clusterIndex = "realflink-cluster"
 
-func clusterIndexKey(namespace, app, hash string) string { return namespace + "/" + app + "/" + hash }
-
-func podCluster(obj any) ([]string, error) {
-	p, ok := obj.(*corev1.Pod)
-	if !ok || p.Labels[labelApp] == "" || p.Labels[labelAppHash] == "" {
-		return nil, nil
-	}
-	return []string{clusterIndexKey(p.Namespace, p.Labels[labelApp], p.Labels[labelAppHash])}, nil
-}
-
 // podIdentity tells pod incarnations apart, even a pod recreated under the same name.
 func podIdentity(p *corev1.Pod) string { return p.Name + "/" + string(p.UID) }
 
@@ -235,7 +227,7 @@ func (f *Fleet) syncCluster(namespace, app, hash string) {
 	if f.closed {
 		return
 	}
-	objs, err := f.pods.ByIndex(clusterIndex, clusterIndexKey(namespace, app, hash))
+	objs, err := f.pods.ByIndex(clusterIndex, flinksim.ClusterIndexKey(namespace, app, hash))
 	if err != nil {
 		return
 	}
