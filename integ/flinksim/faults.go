@@ -1,6 +1,8 @@
 package flinksim
 
 import (
+	"hash/fnv"
+	mrand2 "math/rand/v2"
 	"net/http"
 	"time"
 )
@@ -175,10 +177,11 @@ type faultDecision struct {
 	hostile HostileAnswer
 }
 
-func (jm *JobManager) decideFault(endpoint, method string) faultDecision {
+func (jm *JobManager) decideFault(endpoint, method, path string) faultDecision {
 	jm.faultMu.Lock()
 	defer jm.faultMu.Unlock()
 	f := jm.faults
+	draws := jm.faultDraws(method + " " + path)
 	if lookup(f.Hang, endpoint) {
 		return faultDecision{hang: true}
 	}
@@ -191,15 +194,34 @@ func (jm *JobManager) decideFault(endpoint, method string) faultDecision {
 		d.status = http.StatusInternalServerError
 		return d
 	}
-	if rate := lookup(f.ErrorRate, endpoint); rate > 0 && jm.faultRand.Float64() < rate {
+	if rate := lookup(f.ErrorRate, endpoint); rate > 0 && draws.Float64() < rate {
 		d.status = http.StatusInternalServerError
-		if method == http.MethodGet && jm.faultRand.Intn(2) == 0 {
+		if method == http.MethodGet && draws.IntN(2) == 0 {
 			d.status = http.StatusServiceUnavailable
 		}
 		return d
 	}
-	if rate := lookup(f.DropRate, endpoint); rate > 0 && jm.faultRand.Float64() < rate {
+	if rate := lookup(f.DropRate, endpoint); rate > 0 && draws.Float64() < rate {
 		d.drop = true
 	}
 	return d
+}
+
+// faultDraws is the randomness of one request's fault decision: drawn from the seed, the request's
+// method and path and how many requests to that path came before, not from one stream shared by
+// every request. A client that sends reads side by side sends them in an order the scheduler
+// picks; with one shared stream, which of them failed changed from run to run, and a seed did not
+// replay.
+const maxCountedPaths = 4096
+
+func (jm *JobManager) faultDraws(request string) *mrand2.Rand {
+	if jm.requestsByPath == nil || len(jm.requestsByPath) >= maxCountedPaths {
+		// Paths carry job and trigger ids: a long-lived JobManager would count without end.
+		jm.requestsByPath = map[string]uint64{}
+	}
+	n := jm.requestsByPath[request]
+	jm.requestsByPath[request] = n + 1
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(request))
+	return mrand2.New(mrand2.NewPCG(uint64(jm.faultSeed)^h.Sum64(), n))
 }

@@ -178,7 +178,7 @@ func (jm *JobManager) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	} else {
 		body, _ = io.ReadAll(io.LimitReader(req.Body, 64<<20))
 	}
-	fault := jm.decideFault(rt.endpoint, req.Method)
+	fault := jm.decideFault(rt.endpoint, req.Method, req.URL.Path)
 	if fault.hang {
 		<-req.Context().Done()
 		dropConnection(w)

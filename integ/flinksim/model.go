@@ -3,7 +3,7 @@ package flinksim
 import (
 	"crypto/rand"
 	"encoding/hex"
-	mrand "math/rand"
+	"io"
 	"slices"
 	"sort"
 	"sync"
@@ -43,8 +43,10 @@ type JobManager struct {
 	cache        map[string]cachedResponse
 
 	faults    Faults
-	faultRand *mrand.Rand
+	faultSeed int64
 	faultMu   sync.Mutex
+	// requestsByPath counts the requests to each method and path, for faultDraws.
+	requestsByPath map[string]uint64
 	// failedFirst counts the requests per endpoint that Faults.FailFirst failed.
 	failedFirst map[string]int
 
@@ -121,7 +123,7 @@ func NewJobManager(opts Options) *JobManager {
 		timings:      opts.Timings.withDefaults(),
 		storage:      storage,
 		timeline:     opts.Timeline,
-		faultRand:    mrand.New(mrand.NewSource(opts.Seed)),
+		faultSeed:    opts.Seed,
 		haKey:        haKey(opts, name),
 		flinkVersion: opts.FlinkVersion,
 	}
@@ -381,8 +383,30 @@ func sortedKeys(m map[string]string) []string {
 // independently seeded JobManagers never mint the same job id or savepoint path.
 func randomHex(n int) string {
 	b := make([]byte, (n+1)/2)
-	_, _ = rand.Read(b)
+	idSource.Lock()
+	_, _ = io.ReadFull(idSource.r, b)
+	idSource.Unlock()
 	return hex.EncodeToString(b)[:n]
+}
+
+// idSource is where randomHex reads: crypto/rand, but for tests that replay a seeded run.
+var idSource = struct {
+	sync.Mutex
+	r io.Reader
+}{r: rand.Reader}
+
+// UseIDSource makes the simulator's ids (job, trigger and jar ids, savepoint paths) come from r
+// until the returned function restores the source before: a seeded run then replays exactly.
+func UseIDSource(r io.Reader) (restore func()) {
+	idSource.Lock()
+	defer idSource.Unlock()
+	before := idSource.r
+	idSource.r = r
+	return func() {
+		idSource.Lock()
+		defer idSource.Unlock()
+		idSource.r = before
+	}
 }
 
 func newUUID() string {

@@ -119,20 +119,26 @@ func explore(t *testing.T, seed uint64, steps int) *explorer {
 	x := newExplorer(t, seed)
 	x.note("seed %d, %d steps", seed, steps)
 	for x.steps < steps && len(x.violations) == 0 {
-		switch n := x.rng.IntN(100); {
-		case n < 4:
-			x.userAct()
-		case n < 7:
-			x.injectFault()
-		default:
-			x.pass()
-		}
-		x.check()
+		x.step()
+		x.dumpFingerprint()
 	}
 	t.Logf("seed %d: %d steps (%d user actions, %d faults, %d passes) to %s simulated; worst pass: %d REST calls, %s",
 		seed, x.steps, x.actions, x.faults, x.passes, x.w.clock.Now().Sub(x.startTime()).Round(time.Second),
 		x.passRESTCalls, x.passTime)
 	return x
+}
+
+// step is one user action, fault or pass, drawn from the seed, and the checks after it.
+func (x *explorer) step() {
+	switch n := x.rng.IntN(100); {
+	case n < 4:
+		x.userAct()
+	case n < 7:
+		x.injectFault()
+	default:
+		x.pass()
+	}
+	x.check()
 }
 
 func (x *explorer) startTime() time.Time {

@@ -3,6 +3,7 @@ package flinkapplication
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"net/http/httptest"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -73,6 +75,12 @@ type explorer struct {
 	// passRESTCalls and passTime are the worst seen in one pass, for the report.
 	passRESTCalls int64
 	passTime      time.Duration
+	// lastPass says which object the last pass was of, what it asked of Flink and how long it
+	// took, for the fingerprint.
+	lastPass string
+	// passCalls are the requests (method and path) of the pass that runs, for the fingerprint.
+	passCalls   map[string]bool
+	passCallsMu sync.Mutex
 }
 
 // identity is one object: a kind, a name and a uid. An object deleted and created again under the
@@ -153,9 +161,15 @@ var flavours = []flavour{
 }
 
 func newExplorer(t *testing.T, seed uint64) *explorer {
+	// Ids from the seed: paths, orders and which request a fault hits depend on them.
+	var idSeed [32]byte
+	binary.LittleEndian.PutUint64(idSeed[:], seed)
+	t.Cleanup(jobs.UseIDSource(rand.NewChaCha8(idSeed)))
+	idSeed[8] = 1
+	t.Cleanup(flinksim.UseIDSource(rand.NewChaCha8(idSeed)))
 	w := newWorld(t)
 	x := &explorer{t: t, w: w, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		current: map[string]*identity{}, history: newStateHistory()}
+		current: map[string]*identity{}, passCalls: map[string]bool{}, history: newStateHistory()}
 	x.jarURL = w.withSessions()
 	w.loads["delta"] = bottleneck()
 	// One image whose jobs fail soon after they run: an update to it rolls back.
@@ -177,7 +191,7 @@ func (x *explorer) note(format string, args ...any) {
 // proxyJobManagers puts the explorer between the operator and the JobManagers: a disposal is checked
 // against what the namespace references before it reaches Flink, and a killed operator calls nobody.
 func (x *explorer) proxyJobManagers() {
-	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if x.killed {
 			http.Error(rw, "the operator process is dead", http.StatusBadGateway)
 			return
@@ -194,6 +208,11 @@ func (x *explorer) proxyJobManagers() {
 				}
 			}
 		}
+		if x.operatorActive {
+			x.passCallsMu.Lock()
+			x.passCalls[r.Method+" "+r.URL.Path] = true
+			x.passCallsMu.Unlock()
+		}
 		if !x.operatorActive {
 			x.w.route(rw, r)
 			return
@@ -202,6 +221,11 @@ func (x *explorer) proxyJobManagers() {
 		x.w.route(a, r)
 		x.refusals.note(r, a.status)
 	}))
+	// A connection per request: a request to an unreachable JobManager (the connection closed
+	// unanswered) is then never retried by net/http on a fresh connection, which it does only for a
+	// reused one, and how many connections were idle is the scheduler's choice, not the seed's.
+	srv.Config.SetKeepAlivesEnabled(false)
+	srv.Start()
 	x.t.Cleanup(srv.Close)
 	x.w.env.FlinkURL = func(namespace, service string, _ int32) string {
 		return srv.URL + "/" + namespace + "/" + service
@@ -367,6 +391,8 @@ func (x *explorer) pass() {
 		case sessionJobKindName:
 			_, err = w.env.ReconcileSessionJob(ctx, ns, id.name)
 		}
+		// A jar transfer the pass started ends within it, not at a moment the scheduler picks.
+		w.env.jarFetches.settle()
 		x.attributeEvents(id)
 	} else {
 		what = "snapshot " + orphans[i-len(targets)]
@@ -374,6 +400,10 @@ func (x *explorer) pass() {
 		w.events()
 	}
 	x.operatorActive = false
+	x.passCallsMu.Lock()
+	x.lastPass = fmt.Sprintf("%s took=%s %v", what, w.clock.Now().Sub(start), x.passCalls)
+	x.passCalls = map[string]bool{}
+	x.passCallsMu.Unlock()
 	if x.killed {
 		x.killed = false
 		w.restartOperator()

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
@@ -19,6 +21,8 @@ import (
 type jarFetches struct {
 	mu    sync.Mutex
 	byKey map[string]*jarFetch
+	// inFlight counts the transfers running, for settle.
+	inFlight sync.WaitGroup
 }
 
 // jarFetch is one transfer: in flight until done, then its jar (uploaded, or local) or its error.
@@ -42,24 +46,27 @@ type uploadedJar struct {
 const unclaimedFetch = 10 * time.Minute
 
 // fetch is the fetch of key: its state when one was started (a copy), or nil after it started one
-// now. wake is called when a fetch started now ends.
-func (f *jarFetches) fetch(key string, now time.Time, start func() (*uploadedJar, error), wake func()) *jarFetch {
+// now. wake is called when a fetch started now ends. Times are the clock's, the operator's
+// injected one.
+func (f *jarFetches) fetch(key string, clk clock.PassiveClock, start func() (*uploadedJar, error), wake func()) *jarFetch {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.byKey == nil {
 		f.byKey = map[string]*jarFetch{}
 	}
-	f.sweep(now)
+	f.sweep(clk.Now())
 	if s, ok := f.byKey[key]; ok {
 		c := *s
 		return &c
 	}
 	s := &jarFetch{}
 	f.byKey[key] = s
+	f.inFlight.Add(1)
 	go func() {
+		defer f.inFlight.Done()
 		jar, err := start()
 		f.mu.Lock()
-		s.done, s.jar, s.err, s.endedAt = true, jar, err, time.Now()
+		s.done, s.jar, s.err, s.endedAt = true, jar, err, clk.Now()
 		f.mu.Unlock()
 		if wake != nil {
 			wake()
@@ -67,6 +74,10 @@ func (f *jarFetches) fetch(key string, now time.Time, start func() (*uploadedJar
 	}()
 	return nil
 }
+
+// settle waits until no transfer runs. Tests that replay a run step by step call it where a
+// transfer must have ended, so that its end does not fall at a point the scheduler picks.
+func (f *jarFetches) settle() { f.inFlight.Wait() }
 
 // take removes a done fetch, handing its jar (whose file the caller removes) to the caller.
 func (f *jarFetches) take(key string) {

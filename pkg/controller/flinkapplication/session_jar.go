@@ -36,7 +36,7 @@ func uploadJar(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 	// The target cluster is part of the key: a transfer uploads to one JobManager.
 	key := rc.writeKey() + "|" + string(rc.Meta.UID) + "|" + uri.JarURI + "|" + uri.JarSHA256 + "|" + c.ClusterHash
 	transfer := rc.env.jarTransfer(uri.JarURI, uri.JarSHA256, rc.FlinkURL(c.ClusterHash), rc.env.routeCheck(rc.ClusterOwner, c.ClusterHash))
-	f := rc.env.jarFetches.fetch(key, time.Now(), transfer, rc.env.wakeLater(rc))
+	f := rc.env.jarFetches.fetch(key, rc.env.Clock, transfer, rc.env.wakeLater(rc))
 	if f == nil || !f.done {
 		// Off the worker: the job waits in its phase, and the transfer wakes it when it ends.
 		rc.Machine.Reason, rc.Waiting = fmt.Sprintf("fetching jar %q", uri.JarURI), "FetchingJar"

@@ -4,14 +4,40 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"strings"
+	"sync"
 )
 
 // NewID returns 32 lowercase hex characters, the form Flink uses for job and trigger ids.
 func NewID() string {
 	b := make([]byte, 16)
-	_, _ = rand.Read(b)
+	idSource.Lock()
+	_, _ = io.ReadFull(idSource.r, b)
+	idSource.Unlock()
 	return hex.EncodeToString(b)
+}
+
+// idSource is where NewID reads its randomness: crypto/rand, but for tests that replay a seeded
+// run exactly.
+var idSource = struct {
+	sync.Mutex
+	r io.Reader
+}{r: rand.Reader}
+
+// UseIDSource makes NewID read from r until the returned function restores the source before. It
+// is for tests that replay a seeded run: with ids drawn from the seed, everything that depends on
+// an id (a path, an order, which request a fault hits) is the same in every replay.
+func UseIDSource(r io.Reader) (restore func()) {
+	idSource.Lock()
+	defer idSource.Unlock()
+	before := idSource.r
+	idSource.r = r
+	return func() {
+		idSource.Lock()
+		defer idSource.Unlock()
+		idSource.r = before
+	}
 }
 
 // Owner describes who owns the jobs an operation works on, without saying what kind of object
