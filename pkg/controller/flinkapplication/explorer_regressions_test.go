@@ -51,3 +51,23 @@ func TestDeletingAFlinkSnapshotKeepsTheSavepointAnotherFlinkSnapshotShows(t *tes
 	require.NotNil(t, w.snapshot(taken))
 	assert.True(t, w.storage.Exists(path), "FlinkSnapshots kept (spec.keep) and %s still show %s", taken, path)
 }
+
+// replaySeed runs an explorer seed that once broke an invariant for the steps it took to break it
+// (seeds replay exactly: TestExplorerReplaysASeedExactly) and fails on any violation.
+func replaySeed(t *testing.T, seed uint64, steps int) {
+	t.Helper()
+	x := newExplorer(t, seed)
+	for x.steps < steps && len(x.violations) == 0 {
+		x.step()
+	}
+	if len(x.violations) > 0 {
+		t.Fatalf("%s", x.report())
+	}
+}
+
+// Seed 3024: a session job's pass that made its running job the stable one disposed of the
+// savepoint the previous stable job started from (its FlinkSnapshot deleted with disposeOnDelete)
+// before the status write that stopped naming it: the stored status still named it.
+func TestExplorerSeed3024NothingGoesThatTheStoredStatusNames(t *testing.T) {
+	replaySeed(t, 3024, 1890)
+}

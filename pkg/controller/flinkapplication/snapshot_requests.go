@@ -222,13 +222,23 @@ func (d *disposals) guardian(rc *Context) (*guardian.Namespace, error) {
 // protectedPaths are the states the owner's restore may need: what the running and the next job
 // start from, the final savepoint, and the newest completed state of each job it records.
 func protectedPaths(rc *Context) map[string]bool {
-	st := rc.Job
-	out := map[string]bool{st.Deployments.NextRestorePath: true, st.JobStatus.RestorePath: true, st.FinalSavepointPath: true,
-		st.SavepointPath: true}
-	for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
-		if r != nil {
-			out[r.RestorePath] = true
-			out[newestStatePath(rc, r.JobID)] = true
+	out := map[string]bool{}
+	// The status as stored counts as much as the pass's own: a pass that moves its records on (a
+	// job that now runs becomes the stable one) writes them at its end, and until then the stored
+	// status is what a new process reads after a crash. Nothing it names goes before the write
+	// that stops naming it.
+	statuses := []*v1beta1.JobOwnerStatus{rc.Job}
+	if rc.stored != nil && rc.stored.job() != nil {
+		statuses = append(statuses, rc.stored.job())
+	}
+	for _, st := range statuses {
+		out[st.Deployments.NextRestorePath], out[st.JobStatus.RestorePath] = true, true
+		out[st.FinalSavepointPath], out[st.SavepointPath] = true, true
+		for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
+			if r != nil {
+				out[r.RestorePath] = true
+				out[newestStatePath(rc, r.JobID)] = true
+			}
 		}
 	}
 	delete(out, "")
