@@ -71,3 +71,10 @@ func replaySeed(t *testing.T, seed uint64, steps int) {
 func TestExplorerSeed3024NothingGoesThatTheStoredStatusNames(t *testing.T) {
 	replaySeed(t, 3024, 1890)
 }
+
+// Seed 4002: a LastState session job whose JobManager lost it restarted from its checkpoint, not
+// from the savepoint completed 1.3 s later: status kept both times to the second, and the tie went
+// to the entry listed first.
+func TestExplorerSeed4002StatesOfOneSecondAreOrderedToTheMillisecond(t *testing.T) {
+	replaySeed(t, 4002, 1280)
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
 )
 
 // handleRollingBack returns a failed update to the stable deployment. It first ends the failed
@@ -167,7 +168,7 @@ func stableJobsState(rc *Context) string {
 	j := guardian.Job{}
 	for _, e := range rc.Job.Ledger {
 		if e.ClusterHash == s.ClusterHash && e.JobID != "" && e.Result == v1beta1.StateCompleted && e.Time != nil && jobs.Restorable(e.Path) {
-			j.Completed = append(j.Completed, jobs.StatePoint{Path: e.Path, At: e.Time.Time})
+			j.Completed = append(j.Completed, jobs.StatePoint{Path: e.Path, At: ledger.TakenAt(&e)})
 			j.Completed = append(j.Completed, bookPoints(rc, e.JobID)...)
 		}
 	}

@@ -130,8 +130,22 @@ func Complete(e *v1beta1.StateEntry, path string, taken, now time.Time) {
 			at = now
 		}
 	}
-	t := metav1.NewTime(at)
-	e.Result, e.Path, e.Time, e.Reason = v1beta1.StateCompleted, path, &t, ""
+	e.Result, e.Path, e.Reason = v1beta1.StateCompleted, path, ""
+	setTaken(e, at)
+}
+
+// setTaken sets when the entry's state was taken, to the millisecond.
+func setTaken(e *v1beta1.StateEntry, at time.Time) {
+	t := metav1.NewTime(at.Truncate(time.Second))
+	e.Time, e.TimeMillis = &t, int32(at.Sub(t.Time)/time.Millisecond)
+}
+
+// TakenAt is when the entry's state was taken, to the millisecond; zero when not known.
+func TakenAt(e *v1beta1.StateEntry) time.Time {
+	if e.Time == nil {
+		return time.Time{}
+	}
+	return e.Time.Time.Truncate(time.Second).Add(time.Duration(e.TimeMillis) * time.Millisecond)
 }
 
 // Fail records that a savepoint failed, and why.
@@ -183,7 +197,6 @@ func (l Ledger) InDoubt(jobID string) []jobs.Trigger {
 // checkpoint, or a savepoint found in Flink's history. A job keeps one checkpoint entry, its
 // newest. It reports whether the ledger changed.
 func (l Ledger) Record(purpose v1beta1.SavepointPurpose, jobID, cluster, path string, at time.Time) bool {
-	t := metav1.NewTime(at)
 	es := *l.Entries
 	for i := range es {
 		e := &es[i]
@@ -191,14 +204,17 @@ func (l Ledger) Record(purpose v1beta1.SavepointPurpose, jobID, cluster, path st
 			return false
 		}
 		if purpose == v1beta1.StateCheckpoint && e.Purpose == v1beta1.StateCheckpoint && e.JobID == jobID {
-			if e.Time != nil && !at.After(e.Time.Time) {
+			if e.Time != nil && !at.After(TakenAt(e)) {
 				return false
 			}
-			e.Path, e.Time, e.ClusterHash = path, &t, cluster
+			e.Path, e.ClusterHash = path, cluster
+			setTaken(e, at)
 			return true
 		}
 	}
-	*l.Entries = append(es, v1beta1.StateEntry{Purpose: purpose, JobID: jobID, ClusterHash: cluster, Result: v1beta1.StateCompleted, Path: path, Time: &t})
+	e := v1beta1.StateEntry{Purpose: purpose, JobID: jobID, ClusterHash: cluster, Result: v1beta1.StateCompleted, Path: path}
+	setTaken(&e, at)
+	*l.Entries = append(es, e)
 	return true
 }
 
@@ -218,7 +234,7 @@ func (l Ledger) States(jobID string) []jobs.StatePoint {
 	var out []jobs.StatePoint
 	for _, e := range *l.Entries {
 		if e.JobID == jobID && jobID != "" && e.Result == v1beta1.StateCompleted && jobs.Restorable(e.Path) && e.Time != nil {
-			out = append(out, jobs.StatePoint{Path: e.Path, At: e.Time.Time})
+			out = append(out, jobs.StatePoint{Path: e.Path, At: TakenAt(&e)})
 		}
 	}
 	return out
@@ -329,7 +345,7 @@ func (l Ledger) NewestPath(jobID string) string {
 func (l Ledger) TimeOf(path string) time.Time {
 	for _, e := range *l.Entries {
 		if e.Path == path && path != "" && e.Result == v1beta1.StateCompleted && e.Time != nil {
-			return e.Time.Time
+			return TakenAt(&e)
 		}
 	}
 	return time.Time{}
@@ -351,7 +367,7 @@ func newestCompleted(es []v1beta1.StateEntry, job string) int {
 	best := -1
 	for i, e := range es {
 		if e.JobID == job && job != "" && e.Result == v1beta1.StateCompleted && e.Time != nil &&
-			(best < 0 || e.Time.After(es[best].Time.Time)) {
+			(best < 0 || TakenAt(&e).After(TakenAt(&es[best]))) {
 			best = i
 		}
 	}

@@ -193,6 +193,11 @@ type StateEntry struct {
 	Path string `json:"path,omitempty"`
 	// Time is when the state was taken: Flink's trigger time of the checkpoint or savepoint.
 	Time *metav1.Time `json:"time,omitempty"`
+	// TimeMillis is the millisecond of Time within its second, which Kubernetes' time format
+	// drops: two states taken within one second are ordered by it.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=999
+	TimeMillis int32 `json:"timeMillis,omitempty"`
 	// Reason says why a savepoint failed.
 	Reason string `json:"reason,omitempty"`
 	// Snapshot is the FlinkSnapshot that shows this entry: the one a user created to ask for it, or
