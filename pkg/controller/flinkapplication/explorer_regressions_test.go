@@ -78,3 +78,11 @@ func TestExplorerSeed3024NothingGoesThatTheStoredStatusNames(t *testing.T) {
 func TestExplorerSeed4002StatesOfOneSecondAreOrderedToTheMillisecond(t *testing.T) {
 	replaySeed(t, 4002, 1280)
 }
+
+// Seed 4045: a LastState update restored from the checkpoint Flink listed at the stop, newer than
+// the one recorded; the update failed, the user redeployed from a savepoint of their choice, that
+// failed too, and the rollback restored the stable job's recorded checkpoint: older than the one
+// the first update had started from.
+func TestExplorerSeed4045ARollbackRestoresNothingOlderThanAnEarlierRestoreAfterTheSameJob(t *testing.T) {
+	replaySeed(t, 4045, 505)
+}

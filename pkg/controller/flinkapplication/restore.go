@@ -45,11 +45,44 @@ func chooseRestore(rc *Context, jobID string, ref *jobs.Ref) jobs.RestoreChoice 
 		}
 		answered = err == nil
 		points = append(takenAsFlinkSays(points, flinks.TakenAt), flinks.Points...)
+		recordFlinksCheckpoint(rc, jobID, flinks.Points)
 	}
 	if doubt := job.Doubt(answered); doubt != "" && !redeployPending(rc) {
 		return jobs.RestoreChoice{Problem: doubt, InDoubt: true}
 	}
 	return jobs.ChooseRestore(points, rc.Now, jobs.RestorePolicy{MaxAge: maxCheckpointAge(rc), WithoutState: rc.Settings.FallbackWithoutState})
+}
+
+// recordFlinksCheckpoint writes the job's newest checkpoint, as Flink just listed it, to the
+// ledger. The restore chosen now may be overtaken (the new job fails, the user changes the spec
+// again) and a later restore after the same job, a rollback's, then reads only what was recorded:
+// without it, that one went back to an older checkpoint than this one had started from.
+func recordFlinksCheckpoint(rc *Context, jobID string, points []jobs.StatePoint) {
+	cluster := clusterOfJob(rc.Job, jobID)
+	if cluster == "" {
+		return
+	}
+	l := rc.ledger()
+	for _, p := range points {
+		if !l.IsSavepoint(p.Path) {
+			l.Record(v1beta1.StateCheckpoint, jobID, cluster, p.Path, p.At)
+		}
+	}
+}
+
+// clusterOfJob is the cluster a job of the owner's records ran on; "" when no record names it.
+func clusterOfJob(st *v1beta1.JobOwnerStatus, jobID string) string {
+	for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
+		if r != nil && r.JobID == jobID && jobID != "" {
+			return r.ClusterHash
+		}
+	}
+	for _, e := range st.Ledger {
+		if e.JobID == jobID && jobID != "" && e.ClusterHash != "" {
+			return e.ClusterHash
+		}
+	}
+	return ""
 }
 
 // takenAsFlinkSays gives the points Flink lists the time Flink took them, to the millisecond.
