@@ -28,6 +28,8 @@ type Storage struct {
 	items   map[string]Snapshot
 	ha      map[string]*haStore // by HA scope and cluster id
 	syncers []func()
+	// changes counts the snapshots put and removed.
+	changes uint64
 }
 
 // NewStorage returns an empty Storage.
@@ -91,6 +93,16 @@ func (s *Storage) remove(path string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.items, storageKey(path))
+	s.changes++
+}
+
+// Changes counts the snapshots written and deleted so far, the JobManagers caught up with the
+// clock first: a caller that watches Storage reads Snapshots again only when it moved.
+func (s *Storage) Changes() uint64 {
+	s.catchUp()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changes
 }
 
 // Snapshots lists every existing snapshot, oldest first.
@@ -115,4 +127,5 @@ func (s *Storage) put(snap Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.items[storageKey(snap.Path)] = snap
+	s.changes++
 }

@@ -35,6 +35,12 @@ type stateHistory struct {
 	restoreChecked map[string]bool
 	// tornDown are the jobs of BlueGreen versions torn down, as status.lastTeardown named them.
 	tornDown map[string]bool
+	// storageChanges is Storage's count of changes when seen and vanished were last brought up to
+	// date, and storageRead whether they were: Storage is read again only when it moved.
+	storageChanges uint64
+	storageRead    bool
+	// normal are normalized paths, by path, for the ones Storage holds.
+	normal map[string]string
 }
 
 // knownState is a state of a job as the operator recorded it.
@@ -49,7 +55,8 @@ type knownState struct {
 func newStateHistory() *stateHistory {
 	return &stateHistory{seen: map[string]flinksim.Snapshot{}, disposed: map[string]time.Time{},
 		known: map[string][]knownState{}, snapshotPaths: map[string]map[string]bool{},
-		vanished: map[string]time.Time{}, restoreChecked: map[string]bool{}, tornDown: map[string]bool{}}
+		vanished: map[string]time.Time{}, restoreChecked: map[string]bool{}, tornDown: map[string]bool{},
+		normal: map[string]string{}}
 }
 
 var (
@@ -77,18 +84,25 @@ func normalPath(p string) string {
 func (x *explorer) record() {
 	h := x.history
 	now := x.w.clock.Now()
-	exists := map[string]bool{}
-	for _, s := range x.w.storage.Snapshots() {
-		p := normalPath(s.Path)
-		exists[p] = true
-		if _, ok := h.seen[p]; !ok {
-			h.seen[p] = s
+	if changes := x.w.storage.Changes(); !h.storageRead || changes != h.storageChanges {
+		h.storageChanges, h.storageRead = changes, true
+		exists := map[string]bool{}
+		for _, s := range x.w.storage.Snapshots() {
+			p, ok := h.normal[s.Path]
+			if !ok {
+				p = normalPath(s.Path)
+				h.normal[s.Path] = p
+			}
+			exists[p] = true
+			if _, ok := h.seen[p]; !ok {
+				h.seen[p] = s
+			}
+			delete(h.vanished, p)
 		}
-		delete(h.vanished, p)
-	}
-	for p := range h.seen {
-		if _, ok := h.vanished[p]; !ok && !exists[p] {
-			h.vanished[p] = now
+		for p := range h.seen {
+			if _, ok := h.vanished[p]; !ok && !exists[p] {
+				h.vanished[p] = now
+			}
 		}
 	}
 	remember := func(jobID, path string, at *metav1.Time) {
