@@ -151,6 +151,7 @@ func refsOf(kind string, meta metav1.ObjectMeta, specPath, named string, st *v1b
 			r.paths = append(r.paths, d.RestorePath, l.NewestPath(d.JobID))
 		}
 	}
+	r.paths = append(r.paths, stableFloor(st, nil))
 	for _, e := range st.Ledger {
 		if e.Purpose == v1beta1.SavepointRedeploy && e.Time != nil {
 			r.redeploys = append(r.redeploys, v1beta1.StateEntry{Path: e.Path, Time: e.Time})

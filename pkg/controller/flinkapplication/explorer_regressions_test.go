@@ -86,3 +86,12 @@ func TestExplorerSeed4002StatesOfOneSecondAreOrderedToTheMillisecond(t *testing.
 func TestExplorerSeed4045ARollbackRestoresNothingOlderThanAnEarlierRestoreAfterTheSameJob(t *testing.T) {
 	replaySeed(t, 4045, 505)
 }
+
+// Seed 4308: an update with a savepointRedeployNonce stopped the stable job with a savepoint and
+// started from the savepoint the user named. The stable record no longer named its job, so when the
+// user deleted the stop's FlinkSnapshot with disposeOnDelete, nothing kept its savepoint: the
+// rollback after the redeploy failed then restored an older checkpoint. What a rollback restores is
+// kept.
+func TestExplorerSeed4308WhatARollbackRestoresIsKept(t *testing.T) {
+	replaySeed(t, 4308, 345)
+}

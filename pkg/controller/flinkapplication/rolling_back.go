@@ -161,19 +161,28 @@ func startedFromRedeploy(rc *Context) bool {
 // stableJobsState is the newest state the stable deployment's jobs left, by the guardian's rule:
 // what they completed on its cluster, or what the stable job started from.
 func stableJobsState(rc *Context) string {
-	s := stable(rc.Job)
+	return stableFloor(rc.Job, func(jobID string) []jobs.StatePoint { return bookPoints(rc, jobID) })
+}
+
+// stableFloor is stableJobsState of a status, with the checkpoints book gives of each job (nil: none
+// but the ledger's). It is what a rollback restores, so the guardian keeps it.
+func stableFloor(st *v1beta1.JobOwnerStatus, book func(jobID string) []jobs.StatePoint) string {
+	s := stable(st)
 	if s == nil {
 		return ""
 	}
 	j := guardian.Job{}
-	for _, e := range rc.Job.Ledger {
+	l := ledger.Of(&st.Ledger)
+	for _, e := range st.Ledger {
 		if e.ClusterHash == s.ClusterHash && e.JobID != "" && e.Result == v1beta1.StateCompleted && e.Time != nil && jobs.Restorable(e.Path) {
 			j.Completed = append(j.Completed, jobs.StatePoint{Path: e.Path, At: ledger.TakenAt(&e)})
-			j.Completed = append(j.Completed, bookPoints(rc, e.JobID)...)
+			if book != nil {
+				j.Completed = append(j.Completed, book(e.JobID)...)
+			}
 		}
 	}
 	if s.RestorePath != "" {
-		j.StartedFrom = &jobs.StatePoint{Path: s.RestorePath, At: rc.ledger().TimeOf(s.RestorePath)}
+		j.StartedFrom = &jobs.StatePoint{Path: s.RestorePath, At: l.TimeOf(s.RestorePath)}
 	}
 	if f := j.Floor(); f != nil {
 		return f.Path

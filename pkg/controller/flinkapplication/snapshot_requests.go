@@ -12,6 +12,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
 // What users ask of FlinkSnapshots, answered by the owner's pass:
@@ -240,6 +241,9 @@ func protectedPaths(rc *Context) map[string]bool {
 				out[newestStatePath(rc, r.JobID)] = true
 			}
 		}
+		// What a rollback restores: the stable record may no longer name its job once that job
+		// was stopped for an update, and a redeploy does not start from its stop's savepoint.
+		out[stableFloor(st, func(jobID string) []jobs.StatePoint { return bookPoints(rc, jobID) })] = true
 	}
 	delete(out, "")
 	return out
