@@ -123,10 +123,20 @@ func recordInBook(rc *Context, window time.Duration, jobID string, c *client.Che
 		return false
 	}
 	k := bookKey(rc)
-	if b.Unwritten(k) {
+	if b.Unwritten(k) || !b.Noted(k) && persistedRecordSpent(rc, window) {
 		return false
 	}
 	return b.Note(k, checkpointbook.Entry{JobID: jobID, Path: c.ExternalPath, At: time.UnixMilli(c.TriggerTimestamp).UTC()}, rc.Now)
+}
+
+// persistedRecordSpent tells, for a process's first record of the job (a takeover, a restart),
+// whether the job's newest persisted record (status's, or its book page's) has used up the time
+// Flink keeps it for, as the record window counts it: after an outage that long, Flink may drop it
+// before the book's next write, and a process that died meanwhile would leave it as the only
+// record of the job's state. The record then goes to status.
+func persistedRecordSpent(rc *Context, window time.Duration) bool {
+	_, at := recordedCheckpoint(rc)
+	return !at.IsZero() && rc.Now.Sub(at) >= window+checkpointInterval(rc)
 }
 
 // recordOverdueInStatus records in status a checkpoint noted in the book that its page has not
