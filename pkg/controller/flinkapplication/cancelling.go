@@ -41,7 +41,10 @@ func handleCancelling(rc *Context) Outcome {
 		st.Deployments.NextRestorePath = ""
 		return afterJobStopped(rc, "JobCancelled", fmt.Sprintf("job %s cancelled; upgradeMode Stateless starts the next job without state", jobID))
 	}
-	choice := chooseRestore(rc, v.Ref.ID, &v.Ref)
+	// A JobManager that did not answer about the job (its Deployment deleted under the cancel)
+	// is not asked for its checkpoints: the job went with it, and the records are all there is, as
+	// for a recovery.
+	choice := chooseRestore(rc, v.Ref.ID, v.Answered())
 	if choice.Unanswered != nil {
 		return failed(choice.Unanswered)
 	}
