@@ -133,7 +133,7 @@ func (x *explorer) checkRestores(id *identity, jobs []flinksim.JobRecord) {
 				x.violate("%s: job %s started from %s, a state that never existed", id, k.JobID, k.RestoredFrom)
 				continue
 			}
-			if gone, ok := x.history.vanished[p]; ok && !gone.After(start) && !x.unseenSubsumption(id, p, gone, before) {
+			if gone, ok := x.history.vanished[p]; ok && !gone.After(start) && !x.unseenSubsumption(id, p, gone, before, jobs[:i]) {
 				x.violate("%s: job %s started at %s from %s, which was gone since %s", id, k.JobID,
 					start.Format("15:04:05.0"), k.RestoredFrom, gone.Format("15:04:05.0"))
 				continue
@@ -191,10 +191,21 @@ func (x *explorer) checkRestores(id *identity, jobs []flinksim.JobRecord) {
 // every request for a while, leaves the operator nothing newer to record. The jobs started since
 // (before) must all have started from the same checkpoint, and so failed at their restore (one
 // that ran completed newer state), or from a state the user named for a redeploy, which a failed
-// redeploy goes back from.
-func (x *explorer) unseenSubsumption(id *identity, p string, gone time.Time, before []flinksim.JobRecord) bool {
+// redeploy goes back from. The job that took the checkpoint is looked for among all the object's
+// jobs (all): a BlueGreen version starts from the checkpoint of the other version's job, which ran
+// on the other cluster and is not among before.
+func (x *explorer) unseenSubsumption(id *identity, p string, gone time.Time, before, all []flinksim.JobRecord) bool {
 	s := x.history.seen[p]
 	if s.Savepoint {
+		return false
+	}
+	endOfTaker := func() bool {
+		for _, j := range all {
+			if j.JobID == s.JobID {
+				end, ended := j.AliveUntil()
+				return ended && !id.couldRecordBetween(s.JobID, gone, end)
+			}
+		}
 		return false
 	}
 	for i := len(before) - 1; i >= 0; i-- {
@@ -213,7 +224,7 @@ func (x *explorer) unseenSubsumption(id *identity, p string, gone time.Time, bef
 			return false
 		}
 	}
-	return false
+	return endOfTaker()
 }
 
 // recorded tells whether some status recorded the state p of the job.
