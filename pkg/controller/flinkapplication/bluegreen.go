@@ -2,6 +2,8 @@ package flinkapplication
 
 import (
 	"fmt"
+	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -154,4 +156,41 @@ func versionJobStatus(rc *Context, r *v1beta1.DeploymentRecord) v1beta1.FlinkJob
 	js.StartTime = msTime(v.Details.StartTime)
 	js.Health = jobHealth(&js, rc.Now)
 	return js
+}
+
+// freshenBesideRestore moves a new BlueGreen version that is to start from a checkpoint of the
+// deployed version's job, which keeps running, to that job's newest checkpoint before it is
+// submitted: the running job subsumes older checkpoints as it goes, and a wait in Submitting (a
+// FlinkSnapshot the spec names, a jar, the leftover clusters) can outlast the one chosen. The new
+// path is persisted before the submission that uses it. Only a job not yet sent is moved: the
+// record's job has no id yet, or its JobManager says it has no such job and nothing was sent
+// without an answer.
+func freshenBesideRestore(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
+	next := rc.Job.Deployments.NextRestorePath
+	hash, jobID := liveJob(rc.Job)
+	if !besideLive(rc) || next == "" || jobID == "" || c.SubmittedAt != nil || rc.ledger().IsSavepoint(next) ||
+		!strings.Contains(next, jobID) {
+		return nil
+	}
+	if c.JobID != "" {
+		if v := rc.pass().View(c.ClusterHash, c.JobID); v.Liveness != jobs.Stopped || v.Details != nil {
+			return nil
+		}
+	}
+	v := rc.pass().View(hash, jobID)
+	if v.Liveness != jobs.Alive {
+		return nil
+	}
+	cps, err := rc.pass().Checkpoints(v.Ref)
+	if err != nil || cps.Latest.Completed == nil {
+		return nil
+	}
+	latest := cps.Latest.Completed
+	if !jobs.Restorable(latest.ExternalPath) || latest.ExternalPath == next {
+		return nil
+	}
+	rc.ledger().Record(v1beta1.StateCheckpoint, jobID, hash, latest.ExternalPath, time.UnixMilli(latest.TriggerTimestamp))
+	rc.Job.Deployments.NextRestorePath = latest.ExternalPath
+	o := persistThenContinue()
+	return &o
 }

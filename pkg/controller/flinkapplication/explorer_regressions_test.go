@@ -95,3 +95,10 @@ func TestExplorerSeed4045ARollbackRestoresNothingOlderThanAnEarlierRestoreAfterT
 func TestExplorerSeed4308WhatARollbackRestoresIsKept(t *testing.T) {
 	replaySeed(t, 4308, 345)
 }
+
+// Seed 4633: a new BlueGreen version to start from a checkpoint of the deployed version's job
+// waited two minutes in Submitting (the FlinkSnapshot its spec named had been deleted), and was
+// then submitted from that checkpoint, which the deployed job, running on, had subsumed meanwhile.
+func TestExplorerSeed4633ANewVersionStartsFromTheRunningJobsNewestCheckpoint(t *testing.T) {
+	replaySeed(t, 4633, 1425)
+}

@@ -39,6 +39,9 @@ func handleSubmitting(rc *Context) Outcome {
 	if wait := redeployFromNamedSavepoint(rc, c); wait != nil {
 		return *wait
 	}
+	if wait := freshenBesideRestore(rc, c); wait != nil {
+		return *wait
+	}
 	params := specJobParams(app)
 	job := runJob(rc, c, withScaling(rc, params), st.Deployments.NextRestorePath)
 	switch {
