@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fails when generated code is stale, gofmt would change a file, or go vet complains (the autoscaler
-# benchmark's build tag too), when a relative link in README.md or docs/ resolves to no file or
+# benchmark's build tag too), when a package depends on one its layer may not use (hack/importrule), when a relative link in README.md or docs/ resolves to no file or
 # heading, and when the Helm chart fails helm lint or does not render the operator deploy/ does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +10,8 @@ if [ -n "$unformatted" ]; then echo "gofmt would change:"; echo "$unformatted"; 
 go vet ./... || status=1
 # The autoscaler benchmark is behind a build tag; vetting it keeps it compiling as the world changes.
 go vet -tags autoscalerbench ./pkg/controller/flinkapplication/ || status=1
+# The layering: which of the module's packages each package may depend on (hack/importrule).
+go run ./hack/importrule || status=1
 # Relative links in the documentation: a moved document or a renamed heading fails here, and so
 # does a document docs/README.md does not list.
 go run ./hack/doclinks -index docs/README.md README.md docs || status=1

@@ -1,0 +1,134 @@
+// Command importrule fails when a package of the module depends on one of the module's packages
+// its layer may not use. The rules are the layering of docs/architecture.md as it holds today; each
+// step that moves code out of pkg/controller/flinkapplication adds the rule its new package keeps.
+// Dependencies are transitive (go list -deps): a package may not reach a forbidden one through
+// another.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+
+	"sort"
+	"strings"
+)
+
+const module = "github.com/flinkfsm/flinkfsm/"
+
+// rule says which of the module's packages the packages matching pattern may depend on. A pattern
+// or an allowed entry ending in "/..." matches the folder and everything under it. The generated
+// API client (pkg/client/...) and the API types are allowed wherever they are listed.
+type rule struct {
+	pattern string
+	allowed []string
+	why     string
+}
+
+var rules = []rule{
+	{"pkg/apis/...", []string{"pkg/apis/..."}, "the API types depend on nothing of the operator"},
+	{"pkg/printable", nil, "a leaf every layer may use"},
+	{"pkg/controller/autoscaler", nil, "the autoscaler decides from values: no Kubernetes, no Flink client, no machine"},
+	{"pkg/controller/checkpointbook", nil, "the checkpoint book knows entries and pages, not the kinds that note them"},
+	{"pkg/controller/config", nil, "configuration is read by every layer and reads none"},
+	{"pkg/controller/flink/client", []string{"pkg/printable"}, "the Flink REST client knows Flink, not the operator"},
+	{"pkg/controller/jars", []string{"pkg/printable"}, "jar fetching knows URLs and files, not the kinds"},
+	{"pkg/controller/jobs", []string{"pkg/controller/flink/client", "pkg/printable"},
+		"the job core works on one job through the Flink client, below every kind and the phase machine"},
+	{"pkg/controller/ledger", []string{"pkg/apis/...", "pkg/controller/jobs", "pkg/controller/flink/client", "pkg/printable"},
+		"the state ledger is status's record of states, below every kind"},
+	{"pkg/controller/guardian", []string{"pkg/controller/jobs", "pkg/controller/flink/client", "pkg/printable"},
+		"the guardian of durable state decides from values it is told"},
+	{"pkg/controller/k8", []string{"pkg/apis/..."}, "Kubernetes helpers know the API types, not the kinds"},
+	{"pkg/controller/flink", []string{"pkg/apis/...", "pkg/controller/k8", "pkg/controller/flink/client", "pkg/printable"},
+		"a Flink cluster's objects and configuration, below every kind"},
+	{"pkg/cli", []string{"pkg/apis/...", "pkg/client/...", "pkg/printable"},
+		"kubectl flink talks to the API server, never to the operator's packages"},
+	{"pkg/controller/flinkapplication", []string{"pkg/apis/...", "pkg/client/...", "pkg/printable", "pkg/controller/autoscaler",
+		"pkg/controller/checkpointbook", "pkg/controller/config", "pkg/controller/flink/...", "pkg/controller/guardian",
+		"pkg/controller/jars", "pkg/controller/jobs", "pkg/controller/k8", "pkg/controller/ledger"},
+		"the kinds never import the operator's wiring (pkg/operator), the CLI or the test harnesses"},
+	{"pkg/...", []string{"pkg/..."}, "the operator's packages never import the test harnesses (integ/) or commands"},
+}
+
+// matches tells whether the package p (relative to the module) matches the pattern.
+func matches(pattern, p string) bool {
+	if prefix, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return p == prefix || strings.HasPrefix(p, prefix+"/")
+	}
+	return p == pattern
+}
+
+// ruleOf is the first rule whose pattern matches the package; nil when none does.
+func ruleOf(p string) *rule {
+	for i := range rules {
+		if matches(rules[i].pattern, p) {
+			return &rules[i]
+		}
+	}
+	return nil
+}
+
+func main() {
+	out, err := exec.Command("go", "list", "-deps=false", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "./pkg/...", "./cmd/...").Output()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "go list:", err)
+		os.Exit(2)
+	}
+	var broken []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 {
+			continue
+		}
+		p, ok := strings.CutPrefix(fields[0], module)
+		if !ok || strings.HasPrefix(p, "pkg/client/") {
+			continue
+		}
+		r := ruleOf(p)
+		if r == nil {
+			continue
+		}
+		for _, d := range fields[1:] {
+			dep, ok := strings.CutPrefix(d, module)
+			if !ok || dep == p || matches("pkg/client/...", dep) && allowsClient(r) {
+				continue
+			}
+			if !allowed(r, dep) {
+				broken = append(broken, fmt.Sprintf("%s depends on %s: %s (rule %q)", p, dep, r.why, r.pattern))
+			}
+		}
+	}
+	if len(broken) > 0 {
+		sort.Strings(broken)
+		fmt.Println("import rule broken:")
+		for _, b := range broken {
+			fmt.Println("  " + b)
+		}
+		os.Exit(1)
+	}
+	fmt.Println("import rule: ok")
+}
+
+func allowed(r *rule, dep string) bool {
+	for _, a := range r.allowed {
+		if matches(a, dep) {
+			return true
+		}
+	}
+	return false
+}
+
+// allowsClient tells whether the rule lets its packages use the generated API client.
+func allowsClient(r *rule) bool {
+	for _, a := range r.allowed {
+		if matches(a, "pkg/client/x") || a == "pkg/..." {
+			return true
+		}
+	}
+	return false
+}
