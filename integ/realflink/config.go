@@ -8,9 +8,9 @@ import (
 // baseConfig is every process's configuration before Options.Config: loopback addresses and the
 // chosen ports, files under the cluster's directory, and memory bounded so that several clusters fit
 // on a small machine (a JobManager of 640 MiB and TaskManagers of 896 MiB at most, of which the heap
-// is committed only as it is used). The keys are those of 1.20, which 2.x kept
-// (execution.checkpointing.dir and .savepoint-dir replace state.checkpoints.dir and
-// state.savepoints.dir, which 2.x dropped).
+// is committed only as it is used). The keys are those 1.20 introduced and 2.x kept
+// (execution.checkpointing.dir and .savepoint-dir); the older state.checkpoints.dir and
+// state.savepoints.dir still work on 2.3 as deprecated names.
 func (c *Cluster) baseConfig(restPort, rpcPort int) map[string]string {
 	dir := c.Dir
 	conf := map[string]string{
