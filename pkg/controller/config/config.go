@@ -110,6 +110,12 @@ type IngressPolicy struct {
 	// shared controller configuration text, an authentication or a backend (nginx's snippets, auth-*,
 	// backend-protocol and the like).
 	AllowedAnnotations []string `json:"allowedAnnotations" pflag:",Ingress annotations a spec may set (keys, or prefixes ending in *)"`
+	// AllowedClasses are the IngressClasses an application's spec may choose, by
+	// spec.ingress.className or the kubernetes.io/ingress.class annotation: a class is a controller
+	// and where it listens (an internal network, the internet), which is the platform's to decide.
+	// Empty, any class (Lyft's manifests name theirs by the annotation); a spec that names no class
+	// gets the cluster's default either way.
+	AllowedClasses []string `json:"allowedClasses" pflag:",IngressClasses a spec may choose (spec.ingress.className or the kubernetes.io/ingress.class annotation); empty for any"`
 }
 
 // DefaultIngressAnnotations are the annotations a spec may set on its Ingress by default: the

@@ -26,5 +26,10 @@ func (p IngressPolicy) Validate() error {
 			return fmt.Errorf("operator.ingress.allowedAnnotations: %q is neither an annotation key nor a prefix of keys ending in *", a)
 		}
 	}
+	for _, c := range p.AllowedClasses {
+		if errs := validation.IsDNS1123Subdomain(c); len(errs) > 0 {
+			return fmt.Errorf("operator.ingress.allowedClasses: %q is not an IngressClass name: %s", c, strings.Join(errs, "; "))
+		}
+	}
 	return nil
 }

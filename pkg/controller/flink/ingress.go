@@ -35,6 +35,8 @@ type UIIngressPolicy struct {
 	HostDomains []string
 	// AllowedAnnotations are the annotation keys a spec may set, or prefixes of them ending in "*".
 	AllowedAnnotations []string
+	// AllowedClasses are the IngressClasses a spec may choose; empty, any.
+	AllowedClasses []string
 }
 
 // uiAddressOf is the UI's address an application asks for: spec.ingress.template, else the

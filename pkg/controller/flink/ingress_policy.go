@@ -25,6 +25,8 @@ import (
 //     maxUIPathBytes, which routes the same under every controller and every pathType reading;
 //   - annotations the operator's ingress.allowedAnnotations names, each value one line of at most
 //     maxAnnotationValueBytes without the characters controller configuration is written with;
+//   - an IngressClass (spec.ingress.className, or the legacy kubernetes.io/ingress.class
+//     annotation) among the operator's ingress.allowedClasses, when it names any;
 //   - labels the API server takes.
 //
 // Anything else makes no Ingress: UIIngress returns an error naming the field, which the controller
@@ -64,6 +66,11 @@ func (p UIIngressPolicy) judge(app *v1beta1.FlinkApplication, addr uiAddress) er
 			}
 		}
 	}
+	if in.ClassName != nil {
+		if msg := p.classRefusal(*in.ClassName); msg != "" {
+			return fmt.Errorf("spec.ingress.className: %s", msg)
+		}
+	}
 	for _, set := range []struct {
 		field       string
 		annotations map[string]string
@@ -71,6 +78,11 @@ func (p UIIngressPolicy) judge(app *v1beta1.FlinkApplication, addr uiAddress) er
 		for _, k := range slices.Sorted(maps.Keys(set.annotations)) {
 			if msg := p.annotationRefusal(k, set.annotations[k]); msg != "" {
 				return fmt.Errorf("%s[%s]: %s", set.field, k, msg)
+			}
+			if k == legacyClassAnnotation {
+				if msg := p.classRefusal(set.annotations[k]); msg != "" {
+					return fmt.Errorf("%s[%s]: %s", set.field, k, msg)
+				}
 			}
 		}
 	}
@@ -113,6 +125,19 @@ func (p UIIngressPolicy) hostRefusal(namespace, host string) string {
 		granted = strings.Join(domains, ", ")
 	}
 	return fmt.Sprintf("host %s is not in a domain the operator grants namespace %s (%s)", host, namespace, granted)
+}
+
+// legacyClassAnnotation chooses an Ingress's class as spec.ingressClassName does, for controllers
+// that predate IngressClass.
+const legacyClassAnnotation = "kubernetes.io/ingress.class"
+
+// classRefusal says why an Ingress may not be served by the IngressClass, or "".
+func (p UIIngressPolicy) classRefusal(class string) string {
+	if len(p.AllowedClasses) == 0 || slices.Contains(p.AllowedClasses, class) {
+		return ""
+	}
+	return fmt.Sprintf("the operator does not let a spec choose IngressClass %q (allowed: %s; its ingress.allowedClasses)",
+		class, strings.Join(p.AllowedClasses, ", "))
 }
 
 // annotationRefusal says why an annotation may not be set on the Ingress, or "".

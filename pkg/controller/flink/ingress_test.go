@@ -200,3 +200,27 @@ func TestIngressLabelsAreLabels(t *testing.T) {
 	app = withIngress("ui.flink.flink.example.com", func(in *v1beta1.IngressSpec) { in.Labels = map[string]string{"team": "data science"} })
 	assert.Contains(t, refusal(t, app, teamDomains), "spec.ingress.labels[team]: not a label value")
 }
+
+// An IngressClass is a controller and where it listens (an internal network, the internet): the
+// platform names those a spec may choose, and the legacy class annotation is judged as the field.
+func TestAnIngressChoosesOnlyAnAllowedClass(t *testing.T) {
+	internal, public := "internal", "public"
+	policy := teamDomains
+	policy.AllowedClasses = []string{internal}
+	app := withIngress("ui.flink.flink.example.com", nil)
+	app.Spec.Ingress.ClassName = &internal
+	ing, err := UIIngress(app, policy)
+	require.NoError(t, err)
+	assert.Equal(t, internal, *ing.Spec.IngressClassName)
+
+	app.Spec.Ingress.ClassName = &public
+	assert.Contains(t, refusal(t, app, policy), `spec.ingress.className: the operator does not let a spec choose IngressClass "public" (allowed: internal; its ingress.allowedClasses)`)
+
+	app.Spec.Ingress.ClassName = nil
+	app.Spec.IngressAnnotations = map[string]string{"kubernetes.io/ingress.class": public}
+	assert.Contains(t, refusal(t, app, policy), `spec.ingressAnnotations[kubernetes.io/ingress.class]: the operator does not let a spec choose IngressClass "public"`)
+
+	// Without a list, any class: Lyft's manifests name theirs by the annotation.
+	_, err = UIIngress(app, teamDomains)
+	assert.NoError(t, err)
+}

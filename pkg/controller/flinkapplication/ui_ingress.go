@@ -94,7 +94,8 @@ func refusedByAPIServer(err error) bool {
 
 // uiIngressPolicy is what the operator's configuration lets a UI Ingress claim.
 func uiIngressPolicy(c *config.Config) flink.UIIngressPolicy {
-	return flink.UIIngressPolicy{URLFormat: c.IngressURLFormat, HostDomains: c.Ingress.HostDomains, AllowedAnnotations: c.Ingress.AllowedAnnotations}
+	return flink.UIIngressPolicy{URLFormat: c.IngressURLFormat, HostDomains: c.Ingress.HostDomains, AllowedAnnotations: c.Ingress.AllowedAnnotations,
+		AllowedClasses: c.Ingress.AllowedClasses}
 }
 
 // sameIngress tells whether the Ingress as it is already is what is wanted: its spec, and the labels
