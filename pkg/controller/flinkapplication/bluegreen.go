@@ -164,12 +164,21 @@ func versionJobStatus(rc *Context, r *v1beta1.DeploymentRecord) v1beta1.FlinkJob
 // FlinkSnapshot the spec names, a jar, the leftover clusters) can outlast the one chosen. The new
 // path is persisted before the submission that uses it. Only a job not yet sent is moved: the
 // record's job has no id yet, or its JobManager says it has no such job and nothing was sent
-// without an answer.
+// without an answer. And only a checkpoint older than the record window (the time Flink is counted
+// on to keep one) is moved: a fresh one is left as it is, so that a pass slower than the job's
+// checkpoint interval cannot move the restore on and on without ever submitting.
 func freshenBesideRestore(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 	next := rc.Job.Deployments.NextRestorePath
 	hash, jobID := liveJob(rc.Job)
 	if !besideLive(rc) || next == "" || jobID == "" || c.SubmittedAt != nil || rc.ledger().IsSavepoint(next) ||
 		!strings.Contains(next, jobID) {
+		return nil
+	}
+	fresh := checkpointRecordWindowOn(rc, hash)
+	if fresh <= 0 {
+		fresh = checkpointInterval(rc)
+	}
+	if at := rc.ledger().TimeOf(next); !at.IsZero() && rc.Now.Sub(at) < fresh {
 		return nil
 	}
 	if c.JobID != "" {
