@@ -1,0 +1,64 @@
+package flinkapplication
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// manualCheckpointOf takes a checkpoint of the running job by checkpointTriggerNonce and returns
+// its path.
+func manualCheckpointOf(t *testing.T, w *world, name, nonce string) string {
+	t.Helper()
+	w.update(name, func(a *v1beta1.FlinkApplication) { a.Spec.CheckpointTriggerNonce = nonce })
+	for i := 0; i < 60; i++ {
+		_, _ = w.reconcile(name)
+		for _, e := range w.get(name).Status.Ledger {
+			if e.Purpose == v1beta1.ManualCheckpoint && e.Result == v1beta1.StateCompleted {
+				return e.Path
+			}
+		}
+	}
+	t.Fatalf("no manual checkpoint completed: %+v", w.get(name).Status.Ledger)
+	return ""
+}
+
+// A user who redeploys a BlueGreen application from a state they name (spec.savepointPath with a
+// new savepointRedeployNonce) gets a new version that starts from that state. Here the named state
+// is a checkpoint the user took of the running job with checkpointTriggerNonce a few minutes
+// earlier (Flink retains it: num-retained is high): it is exactly what they asked to go back to.
+// freshenBesideRestore reads any checkpoint of the deployed job older than the record window as one
+// the deployed job will subsume, and moves the new version's restore on to the job's newest
+// checkpoint, silently dropping the state the user named.
+func TestABlueGreenRedeployFromANamedCheckpointStartsFromThatCheckpoint(t *testing.T) {
+	w := newWorld(t)
+	runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
+		blueGreenSpec(s)
+		s.UpgradeMode = v1beta1.UpgradeModeLastState
+		s.FlinkConfig["state.checkpoints.num-retained"] = "100"
+	})
+	named := manualCheckpointOf(t, w, "wc", "c1")
+	require.Contains(t, named, "chk-")
+	// The user decides a few minutes later to go back to it.
+	for end := w.clock.Now().Add(3 * time.Minute); w.clock.Now().Before(end); {
+		_, _ = w.reconcile("wc")
+	}
+	require.True(t, w.storage.Exists(named), "Flink still has %s", named)
+	w.update("wc", func(a *v1beta1.FlinkApplication) {
+		a.Spec.Image = "flink-wordcount:2"
+		a.Spec.SavepointPath, a.Spec.SavepointRedeployNonce = named, "r1"
+	})
+	dual := w.runUntilPhase("wc", v1beta1.PhaseDualRunning)
+	c := dual.Status.Deployments.Candidate
+	require.NotNil(t, c)
+	assert.Equal(t, named, c.RestorePath, "the new version starts from the checkpoint the user named")
+	for _, j := range w.timeline.Jobs(ns + "/wc") {
+		if j.JobID == c.JobID {
+			assert.Equal(t, named, j.RestoredFrom, "Flink restored job %s from the named checkpoint", j.JobID)
+		}
+	}
+}
