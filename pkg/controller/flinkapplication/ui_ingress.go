@@ -3,6 +3,7 @@ package flinkapplication
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,7 +35,8 @@ func ensureUIIngress(rc *Context) (refusal string, err error) {
 		recordSpecAnnotations(want)
 	}
 	have := rc.Ingress
-	if want == nil && have == nil || want != nil && have != nil && sameIngress(have, want) {
+	allowedClasses := rc.Config.Ingress.AllowedClasses
+	if want == nil && have == nil || want != nil && have != nil && sameIngress(have, want, allowedClasses) {
 		return refusal, nil
 	}
 	if err := rc.mayAct(); err != nil {
@@ -68,10 +70,17 @@ func ensureUIIngress(rc *Context) (refusal string, err error) {
 		for _, k := range staleAnnotations(have, want) {
 			annotations[k] = nil
 		}
+		spec := map[string]interface{}{}
+		raw, _ := json.Marshal(want.Spec)
+		_ = json.Unmarshal(raw, &spec)
+		if !classAsWanted(have, want, allowedClasses) && want.Spec.IngressClassName == nil {
+			// A merge patch leaves a field it omits as it is: the class is taken off by name.
+			spec["ingressClassName"] = nil
+		}
 		patch, _ := json.Marshal(map[string]interface{}{
 			"metadata": map[string]interface{}{"labels": want.Labels, "annotations": annotations,
 				"resourceVersion": have.ResourceVersion},
-			"spec": want.Spec,
+			"spec": spec,
 		})
 		updated, err := api.Patch(rc, have.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
 		switch {
@@ -100,12 +109,22 @@ func uiIngressPolicy(c *config.Config) flink.UIIngressPolicy {
 
 // sameIngress tells whether the Ingress as it is already is what is wanted: its spec, and the labels
 // and annotations the operator sets, without one it set and no longer wants. Others, which an
-// ingress controller may set, are left alone. A class the spec does not name is whatever the cluster
-// defaulted it to.
-func sameIngress(have, want *networkingv1.Ingress) bool {
+// ingress controller may set, are left alone.
+func sameIngress(have, want *networkingv1.Ingress, allowedClasses []string) bool {
 	return hasAll(have.Labels, want.Labels) && hasAll(have.Annotations, want.Annotations) && len(staleAnnotations(have, want)) == 0 &&
 		reflect.DeepEqual(have.Spec.Rules, want.Spec.Rules) && reflect.DeepEqual(have.Spec.TLS, want.Spec.TLS) &&
-		(want.Spec.IngressClassName == nil || reflect.DeepEqual(have.Spec.IngressClassName, want.Spec.IngressClassName))
+		classAsWanted(have, want, allowedClasses)
+}
+
+// classAsWanted tells whether the Ingress's class is the one wanted. A class the spec does not
+// name is whatever the cluster defaulted it to (the API server fills in the default class at
+// create), unless the operator's ingress.allowedClasses leaves it out: one an earlier spec chose,
+// before the platform narrowed the list, is taken off rather than kept by a spec that names none.
+func classAsWanted(have, want *networkingv1.Ingress, allowedClasses []string) bool {
+	if want.Spec.IngressClassName != nil {
+		return reflect.DeepEqual(have.Spec.IngressClassName, want.Spec.IngressClassName)
+	}
+	return have.Spec.IngressClassName == nil || len(allowedClasses) == 0 || slices.Contains(allowedClasses, *have.Spec.IngressClassName)
 }
 
 // hasAll tells whether have holds every key of want with its value.
