@@ -158,20 +158,41 @@ func versionJobStatus(rc *Context, r *v1beta1.DeploymentRecord) v1beta1.FlinkJob
 	return js
 }
 
-// freshenBesideRestore moves a new BlueGreen version that is to start from a checkpoint of the
-// deployed version's job, which keeps running, to that job's newest checkpoint before it is
-// submitted: the running job subsumes older checkpoints as it goes, and a wait in Submitting (a
-// FlinkSnapshot the spec names, a jar, the leftover clusters) can outlast the one chosen. The new
-// path is persisted before the submission that uses it. Only a job not yet sent is moved: the
-// record's job has no id yet, or its JobManager says it has no such job and nothing was sent
-// without an answer. And only a checkpoint older than the record window (the time Flink is counted
-// on to keep one) is moved: a fresh one is left as it is, so that a pass slower than the job's
-// checkpoint interval cannot move the restore on and on without ever submitting.
+// freshenBesideRestore chooses again, before a new BlueGreen version's job is sent (again), the
+// state it starts from, when the choice made earlier may no longer hold:
+//
+//   - a job of the version that ran and was lost (its JobManager says it has no such job) after it
+//     completed state of its own starts again from its own newest state, never from the one it
+//     started from (candidate_checkpoints.go);
+//   - a version that is to start from a checkpoint of the deployed version's job, which keeps
+//     running, and waited in Submitting (a FlinkSnapshot the spec names, a jar, the leftover
+//     clusters) past the record window (the time Flink is counted on to keep a checkpoint) moves to
+//     that job's newest: the running job subsumes older checkpoints as it goes. A fresh one is left
+//     as it is, so that a pass slower than the job's checkpoint interval cannot move it on and on.
+//
+// A state the user named (a savepointRedeployNonce, by savepointPath or restoreSnapshot) is never
+// moved. The new choice is persisted before the submission that uses it. A job sent without an
+// answer (SubmittedAt) may be starting, and is waited for as it is.
 func freshenBesideRestore(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 	next := rc.Job.Deployments.NextRestorePath
+	if !besideLive(rc) || c.SubmittedAt != nil || namedRedeploy(rc, next) {
+		return nil
+	}
+	if c.JobID != "" {
+		if v := rc.pass().View(c.ClusterHash, c.JobID); v.Liveness != jobs.Stopped || v.Details != nil {
+			return nil
+		}
+		if own := newestStatePath(rc, c.JobID); own != "" {
+			if own == next {
+				return nil
+			}
+			rc.Job.Deployments.NextRestorePath = own
+			o := persistThenContinue()
+			return &o
+		}
+	}
 	hash, jobID := liveJob(rc.Job)
-	if !besideLive(rc) || next == "" || jobID == "" || c.SubmittedAt != nil || rc.ledger().IsSavepoint(next) ||
-		!strings.Contains(next, jobID) {
+	if next == "" || jobID == "" || rc.ledger().IsSavepoint(next) || !strings.Contains(next, jobID) {
 		return nil
 	}
 	fresh := checkpointRecordWindowOn(rc, hash)
@@ -180,11 +201,6 @@ func freshenBesideRestore(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 	}
 	if at := rc.ledger().TimeOf(next); !at.IsZero() && rc.Now.Sub(at) < fresh {
 		return nil
-	}
-	if c.JobID != "" {
-		if v := rc.pass().View(c.ClusterHash, c.JobID); v.Liveness != jobs.Stopped || v.Details != nil {
-			return nil
-		}
 	}
 	v := rc.pass().View(hash, jobID)
 	if v.Liveness != jobs.Alive {
@@ -202,4 +218,11 @@ func freshenBesideRestore(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 	rc.Job.Deployments.NextRestorePath = latest.ExternalPath
 	o := persistThenContinue()
 	return &o
+}
+
+// namedRedeploy tells whether path is the state a savepointRedeployNonce had the next job start
+// from: the user's choice, which no policy moves.
+func namedRedeploy(rc *Context, path string) bool {
+	s := rc.Settings
+	return s != nil && path != "" && s.RedeployNonce != "" && s.RedeployNonce == rc.Job.SavepointRedeployNonce && path == s.RedeployFrom
 }
