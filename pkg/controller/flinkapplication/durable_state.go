@@ -2,6 +2,8 @@ package flinkapplication
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -82,8 +84,13 @@ func stateGuardian(rc *Context, disposing bool) (*guardian.Namespace, error) {
 // newest state of each job it records (protectedPaths), and what its spec names.
 func ownReferences(rc *Context) guardian.References {
 	out := guardian.References{Holder: holderOf(rc.kind.name, rc.Meta)}
-	for p := range protectedPaths(rc) {
-		out.Paths = append(out.Paths, guardian.Use{Name: p, Why: "its restore may need it"})
+	paths := protectedPaths(rc)
+	for _, p := range slices.Sorted(maps.Keys(paths)) {
+		why := "its restore may need it"
+		if !paths[p] {
+			why = storedUntilWrite
+		}
+		out.Paths = append(out.Paths, guardian.Use{Name: p, Why: why})
 	}
 	if s := rc.Settings; s != nil {
 		if p := pendingSpecPath(s.InitialSavepoint, s.RedeployNonce, rc.Job); p != "" {
@@ -94,6 +101,21 @@ func ownReferences(rc *Context) guardian.References {
 		}
 	}
 	return out
+}
+
+// storedUntilWrite is why the owner needs a state its stored status names and the pass's own no
+// longer does: until the pass's status write.
+const storedUntilWrite = "its status as stored names it until this pass writes status"
+
+// onlyUntilThisWrite tells whether nothing needs the state but the owner's stored status, which
+// this pass's write stops naming it in.
+func onlyUntilThisWrite(v guardian.Verdict) bool {
+	for _, n := range v.Needs {
+		if n.Why != storedUntilWrite {
+			return false
+		}
+	}
+	return len(v.Needs) > 0
 }
 
 // pendingSpecPath is the savepoint a spec names (spec.savepointPath, a session job's

@@ -102,3 +102,23 @@ func TestExplorerSeed4308WhatARollbackRestoresIsKept(t *testing.T) {
 func TestExplorerSeed4633ANewVersionStartsFromTheRunningJobsNewestCheckpoint(t *testing.T) {
 	replaySeed(t, 4633, 1425)
 }
+
+// Seed 3024 again: the FlinkSnapshot deleted with disposeOnDelete in the pass that stopped naming
+// its savepoint kept the savepoint for good (its finalizer went, the storage stayed). Needed only
+// by the status as stored, it keeps its finalizer, and a later pass disposes of the savepoint.
+func TestExplorerSeed3024ASnapshotDeletedAsItsSavepointIsReleasedIsDisposedOfAfterTheWrite(t *testing.T) {
+	x := newExplorer(t, 3024)
+	for x.steps < 1890 && len(x.violations) == 0 {
+		x.step()
+	}
+	require.Empty(t, x.violations)
+	const snapshot, path = "sj1-upgrade-e2e6b4c9", "file:/checkpoints/savepoints/savepoint-abf320-45ff19692506"
+	for i := 0; i < 10; i++ {
+		x.pass()
+	}
+	for _, s := range x.w.snapshots() {
+		assert.NotEqual(t, snapshot, s.Name, "FlinkSnapshot %s is gone", snapshot)
+	}
+	assert.False(t, x.w.storage.Exists(path), "its savepoint was disposed of")
+	assert.Empty(t, x.violations)
+}

@@ -169,6 +169,11 @@ func disposeOnDelete(rc *Context, s *v1beta1.FlinkSnapshot, d *disposals) error 
 		return err
 	}
 	if v := g.MayDelete(guardian.State{Path: path, Snapshot: s.Name}); !v.MayGo() {
+		if onlyUntilThisWrite(v) {
+			// Only the stored status names it, and this pass's write stops naming it: the
+			// finalizer stays, and the next pass disposes of it.
+			return nil
+		}
 		rc.event(true, "SnapshotKept", fmt.Sprintf("FlinkSnapshot %s is deleted but its savepoint is kept: %s", s.Name, v))
 		return patchSnapshotFinalizers(rc, s, rest)
 	}
@@ -221,30 +226,38 @@ func (d *disposals) guardian(rc *Context) (*guardian.Namespace, error) {
 }
 
 // protectedPaths are the states the owner's restore may need: what the running and the next job
-// start from, the final savepoint, and the newest completed state of each job it records.
+// start from, the final savepoint, the newest completed state of each job it records, and what a
+// rollback restores. The status as stored counts as much as the pass's own: a pass that moves its
+// records on (a job that now runs becomes the stable one) writes them at its end, and until then the
+// stored status is what a new process reads after a crash. Nothing it names goes before the write
+// that stops naming it. The value says whether the pass's own status names the path too (false:
+// only the stored one, until this pass's write).
 func protectedPaths(rc *Context) map[string]bool {
 	out := map[string]bool{}
-	// The status as stored counts as much as the pass's own: a pass that moves its records on (a
-	// job that now runs becomes the stable one) writes them at its end, and until then the stored
-	// status is what a new process reads after a crash. Nothing it names goes before the write
-	// that stops naming it.
-	statuses := []*v1beta1.JobOwnerStatus{rc.Job}
 	if rc.stored != nil && rc.stored.job() != nil {
-		statuses = append(statuses, rc.stored.job())
-	}
-	for _, st := range statuses {
-		out[st.Deployments.NextRestorePath], out[st.JobStatus.RestorePath] = true, true
-		out[st.FinalSavepointPath], out[st.SavepointPath] = true, true
-		for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
-			if r != nil {
-				out[r.RestorePath] = true
-				out[newestStatePath(rc, r.JobID)] = true
-			}
+		for p := range pathsNamedBy(rc, rc.stored.job()) {
+			out[p] = false
 		}
-		// What a rollback restores: the stable record may no longer name its job once that job
-		// was stopped for an update, and a redeploy does not start from its stop's savepoint.
-		out[stableFloor(st, func(jobID string) []jobs.StatePoint { return bookPoints(rc, jobID) })] = true
 	}
+	for p := range pathsNamedBy(rc, rc.Job) {
+		out[p] = true
+	}
+	return out
+}
+
+// pathsNamedBy are the states one status of the owner names for its restores.
+func pathsNamedBy(rc *Context, st *v1beta1.JobOwnerStatus) map[string]bool {
+	out := map[string]bool{st.Deployments.NextRestorePath: true, st.JobStatus.RestorePath: true,
+		st.FinalSavepointPath: true, st.SavepointPath: true}
+	for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
+		if r != nil {
+			out[r.RestorePath] = true
+			out[newestStatePath(rc, r.JobID)] = true
+		}
+	}
+	// What a rollback restores: the stable record may no longer name its job once that job was
+	// stopped for an update, and a redeploy does not start from its stop's savepoint.
+	out[stableFloor(st, func(jobID string) []jobs.StatePoint { return bookPoints(rc, jobID) })] = true
 	delete(out, "")
 	return out
 }
