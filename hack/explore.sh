@@ -12,6 +12,11 @@ procs=${EXPLORER_PROCS:-$(nproc)}
 seed=${EXPLORER_SEED:-1000}
 total=${EXPLORER_TOTAL_STEPS:-10000000}
 dir=$(mktemp -d)
+# Interrupted, it still says how far each process got (TestExplorerLong prints a line a seed).
+progress() {
+	for f in "$dir"/out.*; do grep -e '^explorer progress: ' "$f" | tail -1; grep -e '^explorer violation: ' "$f"; done 2>/dev/null || true
+}
+trap 'progress; rm -rf "$dir"' INT TERM
 trap 'rm -rf "$dir"' EXIT
 go test -c -o "$dir/explorer.test" ./pkg/controller/flinkapplication/
 pids=()
@@ -26,7 +31,7 @@ for i in "${!pids[@]}"; do
 done
 steps=0
 for i in $(seq 0 $((procs - 1))); do
-	grep -v -e '^[IWE][0-9]\{4\} ' "$dir/out.$i" | grep -e '^explorer: ' -e '^  seed ' -e '^--- FAIL' -e '^panic' || true
+	grep -v -e '^[IWE][0-9]\{4\} ' "$dir/out.$i" | grep -e '^explorer: ' -e '^explorer violation: ' -e '^  seed ' -e '^--- FAIL' -e '^panic' || true
 	n=$(sed -n 's/^explorer: \([0-9]*\) steps.*/\1/p' "$dir/out.$i")
 	steps=$((steps + ${n:-0}))
 done

@@ -104,7 +104,11 @@ func TestExplorerLong(t *testing.T) {
 		if len(x.violations) > 0 {
 			found += len(x.violations)
 			failing = append(failing, fmt.Sprintf("seed %d: %s", seed, x.violations[0]))
+			fmt.Printf("explorer violation: seed %d: %s\n", seed, x.violations[0])
 		}
+		// A line a seed, so that a run stopped before its end still tells how far it got.
+		fmt.Printf("explorer progress: %d steps in %d runs (seeds to %d), %d violations, %s\n", total, runs, seed, found,
+			time.Since(start).Round(time.Second))
 	}
 	elapsed := time.Since(start)
 	fmt.Printf("explorer: %d steps in %d runs (seeds %d..%d) in %s, %.0f steps/s; %d violations\n", total, runs,
