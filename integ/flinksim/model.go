@@ -1,8 +1,6 @@
 package flinksim
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"slices"
 	"sort"
@@ -10,6 +8,8 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
+
+	"github.com/flinkfsm/flinkfsm/pkg/idsource"
 )
 
 // JobManager is one simulated Flink session-cluster JobManager (Dispatcher,
@@ -379,35 +379,15 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// randomHex returns n random lowercase hex characters. IDs use crypto/rand so
-// independently seeded JobManagers never mint the same job id or savepoint path.
-func randomHex(n int) string {
-	b := make([]byte, (n+1)/2)
-	idSource.Lock()
-	_, _ = io.ReadFull(idSource.r, b)
-	idSource.Unlock()
-	return hex.EncodeToString(b)[:n]
-}
+// randomHex returns n random lowercase hex characters, from crypto/rand unless a test swapped the
+// source (UseIDSource): independently seeded JobManagers never mint the same job id or savepoint path.
+func randomHex(n int) string { return ids.Hex(n) }
 
-// idSource is where randomHex reads: crypto/rand, but for tests that replay a seeded run.
-var idSource = struct {
-	sync.Mutex
-	r io.Reader
-}{r: rand.Reader}
+var ids idsource.Source
 
 // UseIDSource makes the simulator's ids (job, trigger and jar ids, savepoint paths) come from r
 // until the returned function restores the source before: a seeded run then replays exactly.
-func UseIDSource(r io.Reader) (restore func()) {
-	idSource.Lock()
-	defer idSource.Unlock()
-	before := idSource.r
-	idSource.r = r
-	return func() {
-		idSource.Lock()
-		defer idSource.Unlock()
-		idSource.r = before
-	}
-}
+func UseIDSource(r io.Reader) (restore func()) { return ids.Use(r) }
 
 func newUUID() string {
 	h := randomHex(32)

@@ -1,44 +1,23 @@
 package jobs
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
 	"strings"
-	"sync"
+
+	"github.com/flinkfsm/flinkfsm/pkg/idsource"
 )
 
 // NewID returns 32 lowercase hex characters, the form Flink uses for job and trigger ids.
-func NewID() string {
-	b := make([]byte, 16)
-	idSource.Lock()
-	_, _ = io.ReadFull(idSource.r, b)
-	idSource.Unlock()
-	return hex.EncodeToString(b)
-}
+func NewID() string { return ids.Hex(32) }
 
-// idSource is where NewID reads its randomness: crypto/rand, but for tests that replay a seeded
-// run exactly.
-var idSource = struct {
-	sync.Mutex
-	r io.Reader
-}{r: rand.Reader}
+// ids is where NewID draws its randomness.
+var ids idsource.Source
 
-// UseIDSource makes NewID read from r until the returned function restores the source before. It
-// is for tests that replay a seeded run: with ids drawn from the seed, everything that depends on
-// an id (a path, an order, which request a fault hits) is the same in every replay.
-func UseIDSource(r io.Reader) (restore func()) {
-	idSource.Lock()
-	defer idSource.Unlock()
-	before := idSource.r
-	idSource.r = r
-	return func() {
-		idSource.Lock()
-		defer idSource.Unlock()
-		idSource.r = before
-	}
-}
+// UseIDSource makes NewID read from r until the returned function restores the source before: a
+// seeded run then replays exactly (see pkg/idsource).
+func UseIDSource(r io.Reader) (restore func()) { return ids.Use(r) }
 
 // Owner describes who owns the jobs an operation works on, without saying what kind of object
 // that is.
