@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -118,27 +117,21 @@ func TestALyftApplicationIsDeployedUpgradedAndDeletedOnRealFlink(t *testing.T) {
 func lyftSavepointUpgrade(t *testing.T, env *localenv.Env, fleet *Fleet, r realRelease) {
 	ctx := context.Background()
 	began := time.Now()
-	ns, err := env.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		GenerateName: testkit.NamespacePrefix("real-", t.Name()),
-		Annotations:  map[string]string{"flinkfsm.io/allow-host-path": "true"},
-	}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ns := realNamespace(t, env)
 	out := t.TempDir()
-	app := lyftManifest(t, ns.Name, r, out)
-	apps := env.Apps.FlinkV1beta1().FlinkApplications(ns.Name)
+	app := lyftManifest(t, ns, r, out)
+	apps := env.Apps.FlinkV1beta1().FlinkApplications(ns)
 	eventually(t, 30*time.Second, "creating "+app.Name, func() (bool, error) {
 		_, err := apps.Create(ctx, app, metav1.CreateOptions{})
 		return err == nil, err // the namespace's hostPath allowance applies a moment after it exists
 	})
 
-	running := awaitApp(t, env, ns.Name, app.Name, "Running", func(a *v1beta1.FlinkApplication) bool {
+	running := awaitApp(t, env, ns, app.Name, "Running", func(a *v1beta1.FlinkApplication) bool {
 		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.State == v1beta1.JobRunning && a.Status.JobStatus.JobID != ""
 	})
 	deployed := time.Since(began)
 	first, hash := running.Status.JobStatus.JobID, running.Status.DeployHash
-	url := fleet.JobManagerURL(ns.Name, app.Name+"-"+hash)
+	url := fleet.JobManagerURL(ns, app.Name+"-"+hash)
 	api := client.New(client.DefaultConfig(), nil)
 	job, err := api.GetJob(ctx, url, first)
 	if err != nil || job.State != client.JobRunning {
@@ -167,13 +160,13 @@ func lyftSavepointUpgrade(t *testing.T, env *localenv.Env, fleet *Fleet, r realR
 	}); err != nil {
 		t.Fatal(err)
 	}
-	upgraded := awaitApp(t, env, ns.Name, app.Name, "Running on a new cluster", func(a *v1beta1.FlinkApplication) bool {
+	upgraded := awaitApp(t, env, ns, app.Name, "Running on a new cluster", func(a *v1beta1.FlinkApplication) bool {
 		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.DeployHash != hash && a.Status.JobStatus.State == v1beta1.JobRunning &&
 			a.Status.JobStatus.JobID != "" && a.Status.JobStatus.JobID != first
 	})
 	upgradeTook := time.Since(upgradeBegan)
 	second, newHash := upgraded.Status.JobStatus.JobID, upgraded.Status.DeployHash
-	url = fleet.JobManagerURL(ns.Name, app.Name+"-"+newHash)
+	url = fleet.JobManagerURL(ns, app.Name+"-"+newHash)
 	var restored *client.RestoredCheckpoint
 	var later *client.Checkpoint
 	eventually(t, 2*time.Minute, "a checkpoint of job "+second+" after its restore", func() (bool, error) {
@@ -246,16 +239,16 @@ func lyftSavepointUpgrade(t *testing.T, env *localenv.Env, fleet *Fleet, r realR
 		t.Errorf("the status's final savepoint %s is not among %v", final, savepoints)
 	}
 	eventually(t, time.Minute, "every process of "+app.Name+" ended", func() (bool, error) {
-		return fleet.processesOf(ns.Name, app.Name) == 0, nil
+		return fleet.processesOf(ns, app.Name) == 0, nil
 	})
 	t.Logf("Flink %s scenario: %s (deploy %s, upgrade %s, delete %s); %s", r.dist.Version, time.Since(began).Round(time.Second),
 		deployed.Round(time.Second), upgradeTook.Round(time.Second), time.Since(deleteBegan).Round(time.Second), fleet.Memory())
 }
 
 // lyftManifest is Lyft's test manifest as it is, but for what names the test job and this run: the
-// release's image, its flinkVersion (2.3, refused at apply today, is declared 2.2, the newest the
-// CRD accepts), the test job's entry class and arguments, and a checkpoint interval (Lyft's test jar
-// sets one in its code).
+// release's image, its flinkVersion (a release newer than the CRD accepts is declared as the newest
+// it does), the test job's entry class and arguments, and a checkpoint interval (Lyft's test jar sets
+// one in its code).
 func lyftManifest(t *testing.T, namespace string, r realRelease, out string) *v1beta1.FlinkApplication {
 	raw, err := os.ReadFile("../lyftcompat/testdata/test_app.yaml")
 	if err != nil {
@@ -285,6 +278,7 @@ func majorMinor(v string) (int, int) {
 	return ma, mi
 }
 
+// awaitApp waits until done holds for the application; DeployFailed, unless done, ends the test.
 func awaitApp(t *testing.T, env *localenv.Env, ns, name, what string, done func(*v1beta1.FlinkApplication) bool) *v1beta1.FlinkApplication {
 	t.Helper()
 	var got *v1beta1.FlinkApplication
@@ -294,10 +288,13 @@ func awaitApp(t *testing.T, env *localenv.Env, ns, name, what string, done func(
 			return false, err
 		}
 		got = a
+		if done(a) {
+			return true, nil
+		}
 		if a.Status.Phase == v1beta1.PhaseDeployFailed {
 			t.Fatalf("%s failed to deploy: %s", name, testkit.Describe(a))
 		}
-		return done(a), fmt.Errorf("%s", testkit.Describe(a))
+		return false, fmt.Errorf("%s", testkit.Describe(a))
 	})
 	return got
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
@@ -28,13 +29,11 @@ func startBeside(rc *Context, ready string) Outcome {
 	case v1beta1.UpgradeModeStateless:
 		return moveTo(PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s without state beside job %s", ready, candidate(&st.JobOwnerStatus).Version, jobID))
 	case v1beta1.UpgradeModeLastState:
-		v := rc.pass().View(hash, jobID)
-		if v.Liveness == jobs.Alive && lastStateProblem(rc, v.Ref) == "" {
-			if cps, err := rc.pass().Checkpoints(v.Ref); err == nil {
-				st.Deployments.NextRestorePath = cps.Latest.Completed.ExternalPath
-				return moveTo(PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s from checkpoint %s of job %s, which keeps running",
-					ready, candidate(&st.JobOwnerStatus).Version, st.Deployments.NextRestorePath, jobID))
-			}
+		usable := func(ref jobs.Ref) bool { return lastStateProblem(rc, ref) == "" }
+		if latest := newestCheckpointOfLiveJob(rc, hash, jobID, usable); latest != nil {
+			st.Deployments.NextRestorePath = latest.ExternalPath
+			return moveTo(PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s from checkpoint %s of job %s, which keeps running",
+				ready, candidate(&st.JobOwnerStatus).Version, st.Deployments.NextRestorePath, jobID))
 		}
 	}
 	return moveTo(PhaseSavepointing, "ClusterReady", fmt.Sprintf("%s; taking a savepoint of job %s without cancelling it, for version %s",
@@ -202,22 +201,29 @@ func freshenBesideRestore(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 	if at := rc.ledger().TimeOf(next); !at.IsZero() && rc.Now.Sub(at) < fresh {
 		return nil
 	}
-	v := rc.pass().View(hash, jobID)
-	if v.Liveness != jobs.Alive {
-		return nil
-	}
-	cps, err := rc.pass().Checkpoints(v.Ref)
-	if err != nil || cps.Latest.Completed == nil {
-		return nil
-	}
-	latest := cps.Latest.Completed
-	if !jobs.Restorable(latest.ExternalPath) || latest.ExternalPath == next {
+	latest := newestCheckpointOfLiveJob(rc, hash, jobID, nil)
+	if latest == nil || !jobs.Restorable(latest.ExternalPath) || latest.ExternalPath == next {
 		return nil
 	}
 	rc.ledger().Record(v1beta1.StateCheckpoint, jobID, hash, latest.ExternalPath, time.UnixMilli(latest.TriggerTimestamp))
 	rc.Job.Deployments.NextRestorePath = latest.ExternalPath
 	o := persistThenContinue()
 	return &o
+}
+
+// newestCheckpointOfLiveJob is the newest checkpoint Flink lists for the deployed job, which keeps
+// running beside a new version; nil unless Flink answered that the job is alive, usable (when
+// given) accepts it, and Flink lists a completed checkpoint.
+func newestCheckpointOfLiveJob(rc *Context, hash, jobID string, usable func(jobs.Ref) bool) *client.Checkpoint {
+	v := rc.pass().View(hash, jobID)
+	if v.Liveness != jobs.Alive || (usable != nil && !usable(v.Ref)) {
+		return nil
+	}
+	cps, err := rc.pass().Checkpoints(v.Ref)
+	if err != nil {
+		return nil
+	}
+	return cps.Latest.Completed
 }
 
 // namedRedeploy tells whether path is the state a savepointRedeployNonce had the next job start
