@@ -122,3 +122,12 @@ func TestExplorerSeed3024ASnapshotDeletedAsItsSavepointIsReleasedIsDisposedOfAft
 	assert.False(t, x.w.storage.Exists(path), "its savepoint was disposed of")
 	assert.Empty(t, x.violations)
 }
+
+// Seed 1030027 (a checker fix): a session job's JobManager restarted, losing the job, and the job
+// started again from the checkpoint its status recorded, which Flink had subsumed ten seconds
+// before. The one pass of the job in those ten seconds was killed at its status write, so the
+// newer checkpoint it saw died with the process: a pass killed before its status write counts as
+// none that could record.
+func TestExplorerSeed1030027APassKilledAtItsStatusWriteRecordsNothing(t *testing.T) {
+	replaySeed(t, 1030027, 344)
+}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"slices"
 	"sync"
 	"time"
 )
@@ -60,10 +61,11 @@ func (r *checkpointRefusals) note(req *http.Request, status int) {
 }
 
 // couldRecordBetween tells whether a pass of the object began in [from, to) in which Flink did not
-// fail to tell the checkpoints of the job: one that could have recorded a newer one.
+// fail to tell the checkpoints of the job and the operator lived to write status: one that could
+// have recorded a newer one.
 func (id *identity) couldRecordBetween(jobID string, from, to time.Time) bool {
 	for _, p := range id.passes {
-		if p.Before(from) || !p.Before(to) {
+		if p.Before(from) || !p.Before(to) || slices.ContainsFunc(id.unwritten, p.Equal) {
 			continue
 		}
 		refused := false

@@ -68,6 +68,9 @@ type explorer struct {
 	// killed is set from the write the operator was killed at until its pass returns: a dead
 	// process writes nothing more and calls no JobManager.
 	killed bool
+	// statusWritten is set once the pass that runs wrote an object's status: a pass killed before
+	// it persisted nothing it learnt, its checkpoint records included.
+	statusWritten bool
 	// slowAnswers makes JobManagers answer this slowly (simulated), while set.
 	slowAnswers time.Duration
 	// restarts are when the operator process was restarted or came back from being down.
@@ -106,6 +109,9 @@ type identity struct {
 	passes []time.Time
 	// refused are the passes in which Flink failed to tell a job's checkpoints.
 	refused []refusedCheckpointsPass
+	// unwritten are the passes, by when they began, in which the operator was killed before it
+	// wrote the object's status: whatever they recorded died with the process.
+	unwritten []time.Time
 }
 
 // passedBetween tells whether a pass of the object began in [from, to): one that could look at its
@@ -256,6 +262,9 @@ func (x *explorer) killableOperator() {
 				return true, nil, errors.New("operator killed before the write")
 			}
 		}
+		if a.GetSubresource() == "status" {
+			x.statusWritten = true
+		}
 		return false, nil, nil
 	}
 	x.w.apps.PrependReactor("*", "*", react)
@@ -370,7 +379,7 @@ func (x *explorer) pass() {
 	i := x.rng.IntN(n)
 	ctx := context.Background()
 	calls, start := w.restCalls.Load(), w.clock.Now()
-	x.operatorActive = true
+	x.operatorActive, x.statusWritten = true, false
 	var err error
 	what := ""
 	if i < len(targets) {
@@ -404,6 +413,9 @@ func (x *explorer) pass() {
 	x.lastPass = fmt.Sprintf("%s took=%s %v", what, w.clock.Now().Sub(start), x.passCalls)
 	x.passCalls = map[string]bool{}
 	x.passCallsMu.Unlock()
+	if x.killed && !x.statusWritten && i < len(targets) {
+		targets[i].unwritten = append(targets[i].unwritten, start)
+	}
 	if x.killed {
 		x.killed = false
 		w.restartOperator()
