@@ -34,6 +34,7 @@ var rules = []rule{
 	{"pkg/controller/autoscaler", nil, "the autoscaler decides from values: no Kubernetes, no Flink client, no machine"},
 	{"pkg/controller/checkpointbook", nil, "the checkpoint book knows entries and pages, not the kinds that note them"},
 	{"pkg/controller/config", nil, "configuration is read by every layer and reads none"},
+	{"pkg/controller/loop", nil, "the generic loop knows no kind, no machine and no Flink"},
 	{"pkg/controller/flink/client", []string{"pkg/printable"}, "the Flink REST client knows Flink, not the operator"},
 	{"pkg/controller/jars", []string{"pkg/printable"}, "jar fetching knows URLs and files, not the kinds"},
 	{"pkg/controller/jobs", []string{"pkg/controller/flink/client", "pkg/printable", "pkg/idsource"},
@@ -49,7 +50,7 @@ var rules = []rule{
 		"kubectl flink talks to the API server, never to the operator's packages"},
 	{"pkg/controller/flinkapplication", []string{"pkg/apis/...", "pkg/client/...", "pkg/printable", "pkg/idsource", "pkg/controller/autoscaler",
 		"pkg/controller/checkpointbook", "pkg/controller/config", "pkg/controller/flink/...", "pkg/controller/guardian",
-		"pkg/controller/jars", "pkg/controller/jobs", "pkg/controller/k8", "pkg/controller/ledger"},
+		"pkg/controller/jars", "pkg/controller/jobs", "pkg/controller/k8", "pkg/controller/ledger", "pkg/controller/loop"},
 		"the kinds never import the operator's wiring (pkg/operator), the CLI or the test harnesses"},
 	{"pkg/...", []string{"pkg/..."}, "the operator's packages never import the test harnesses (integ/) or commands"},
 }

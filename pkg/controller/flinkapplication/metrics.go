@@ -4,83 +4,48 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flinkfsm/flinkfsm/pkg/controller/loop"
 )
 
-// Metrics are the state machine's Prometheus series about its passes. Names carry no prefix: the
-// operator registers them through a registerer that adds its own (flinkfsm_ by default).
+// Metrics are the state machine's Prometheus series: the loop's about passes and the queue, and the
+// machine's about phases. Names carry no prefix: the operator registers them through a registerer
+// that adds its own (flinkfsm_ by default).
 type Metrics struct {
-	reconcileDuration *prometheus.HistogramVec
-	reconcileErrors   *prometheus.CounterVec
-	conflicts         *prometheus.CounterVec
-	transitions       *prometheus.CounterVec
-	phaseDuration     *prometheus.HistogramVec
-	queueWait         *prometheus.HistogramVec
+	Loop          *loop.Metrics
+	transitions   *prometheus.CounterVec
+	phaseDuration *prometheus.HistogramVec
 }
-
-// reconcileBuckets reach from a pass that only reads caches to one that waits out the REST client's
-// timeouts on an unreachable JobManager.
-var reconcileBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 
 // phaseBuckets span what phases last: seconds for a submission, minutes for a savepoint of large
 // state, hours to days for Running.
 var phaseBuckets = []float64{1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 3 * 3600, 12 * 3600, 24 * 3600, 7 * 24 * 3600}
 
-// NewMetrics registers the state machine's series with reg; a nil reg keeps them unregistered.
+// NewMetrics registers the loop's and the state machine's series with reg; a nil reg keeps them
+// unregistered.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		reconcileDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "reconcile_duration_seconds", Help: "Time one pass of the state machine took, by kind of object.",
-			Buckets: reconcileBuckets}, []string{"kind"}),
-		reconcileErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "reconcile_errors_total",
-			Help: "Passes that failed and were queued again with backoff, by kind; write conflicts are counted apart."},
-			[]string{"kind"}),
-		conflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "status_write_conflicts_total",
-			Help: "Status writes refused because the object changed since it was read (optimistic locking), by kind. " +
-				"They are retried at once and are no error."},
-			[]string{"kind"}),
+		Loop: loop.NewMetrics(reg),
 		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "phase_transitions_total", Help: "Phase transitions, by kind and source and target phase."},
 			[]string{"kind", "from", "to"}),
 		phaseDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "phase_duration_seconds", Help: "Time an object spent in a phase before leaving it, by kind and phase.",
 			Buckets: phaseBuckets}, []string{"kind", "phase"}),
-		queueWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "queue_wait_seconds",
-			Help: "Time an object waited for a worker past when it was due, by lane: needed (an event asked, or a phase " +
-				"under way) or resting (the poll of an object at rest).",
-			Buckets: prometheus.ExponentialBuckets(.001, 4, 10)}, []string{"lane"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.reconcileDuration, m.reconcileErrors, m.conflicts, m.transitions, m.phaseDuration, m.queueWait)
+		reg.MustRegister(m.transitions, m.phaseDuration)
 	}
 	return m
 }
 
-// passEnded records one pass of the controller over an object of the kind.
-func (m *Metrics) passEnded(kind string, took time.Duration, err error) {
+// loopMetrics are the loop's series, nil when there are none.
+func (m *Metrics) loopMetrics() *loop.Metrics {
 	if m == nil {
-		return
+		return nil
 	}
-	m.reconcileDuration.WithLabelValues(kind).Observe(took.Seconds())
-	switch {
-	case err == nil:
-	case apierrors.IsConflict(err):
-		m.conflicts.WithLabelValues(kind).Inc()
-	default:
-		m.reconcileErrors.WithLabelValues(kind).Inc()
-	}
-}
-
-// waited records how long a key waited for a worker in its lane.
-func (m *Metrics) waited(from lane, wait time.Duration) {
-	if m == nil || from == 0 {
-		return
-	}
-	m.queueWait.WithLabelValues(from.String()).Observe(wait.Seconds())
+	return m.Loop
 }
 
 // transition records a phase change written by a pass.

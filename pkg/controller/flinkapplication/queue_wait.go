@@ -4,57 +4,14 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/flinkfsm/flinkfsm/pkg/controller/loop"
 )
 
 // A phase deadline measures the application, not the operator: time an application was due but
-// waited for a worker, because the queue was backed up, does not count against it. Otherwise a busy
-// operator would roll back healthy updates whose passes merely came late.
-
-// queueWaitSlack is the wait for a worker that is taken as normal and not remembered.
-const queueWaitSlack = 100 * time.Millisecond
-
-// dueTimes remembers when each queued key was due: the earliest of the times it was queued for.
-type dueTimes struct {
-	mu  sync.Mutex
-	due map[queueKey]time.Time
-}
-
-func (d *dueTimes) at(key queueKey, t time.Time) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.due == nil {
-		d.due = map[queueKey]time.Time{}
-	}
-	if have, ok := d.due[key]; !ok || t.Before(have) {
-		d.due[key] = t
-	}
-}
-
-// taken forgets when a key was due as a worker takes it, and says how long it waited past that;
-// false when it was not known (a key queued again after a failed pass).
-func (d *dueTimes) taken(key queueKey, now time.Time) (span, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	due, ok := d.due[key]
-	delete(d.due, key)
-	if !ok {
-		return span{}, false
-	}
-	if now.Before(due) {
-		// Queued sooner than it was due by a timer of an earlier pass: it did not wait.
-		due = now
-	}
-	return span{due, now}, true
-}
-
-// remembered tells whether a wait for a worker is past the slack, one a deadline leaves out.
-func (s span) remembered() bool { return s.to.Sub(s.from) >= queueWaitSlack }
-
-type queueWaitKey struct{}
-
-func withQueueWait(ctx context.Context, waited span) context.Context {
-	return context.WithValue(ctx, queueWaitKey{}, waited)
-}
+// waited for a worker, because the queue was backed up, does not count against it (the loop tells
+// each pass's wait: loop.QueueWait). Otherwise a busy operator would roll back healthy updates whose
+// passes merely came late.
 
 // queueWaits remembers, per object, the recent waits for a worker.
 type queueWaits struct {
@@ -67,10 +24,11 @@ const maxQueueWaits = 64
 
 // note remembers the wait the pass's context carries, if any.
 func (q *queueWaits) note(ctx context.Context, key string) {
-	waited, ok := ctx.Value(queueWaitKey{}).(span)
+	from, to, ok := loop.QueueWait(ctx)
 	if !ok {
 		return
 	}
+	waited := span{from, to}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.spans == nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/loop"
 )
 
 const shardKey = "flinkfsm.io/shard"
@@ -234,8 +235,7 @@ func shardQueue(t *testing.T, cached ...metav1.Object) *Controller {
 	require.NoError(t, err)
 	c := &Controller{env: &Environment{Shard: sel},
 		jobIndexes: map[string]cache.Indexer{}, ownIndexes: map[string]map[string]cache.Indexer{}}
-	c.lanes = newLaneQueue(c.keyAtRest)
-	c.queue = newControllerQueue(nil, c.lanes)
+	c.newLoop(loop.Options{QueueAtOnce: true})
 	byKind := map[string]cache.Indexer{}
 	for _, kind := range []string{applicationKindName, sessionClusterKindName, sessionJobKindName} {
 		byKind[kind] = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{clusterIndex: sessionJobCluster})
@@ -294,6 +294,6 @@ func TestOnlyOwnersInTheShardAreWoken(t *testing.T) {
 	assert.Equal(t, []string{"FlinkApplication jobs/mine", "FlinkSnapshot jobs/s4"}, c.drain())
 
 	// A session job of this shard naming a cluster of another wakes itself, not the cluster.
-	c.addOwn(queueKey{sessionClusterKindName, cache.ObjectName{Namespace: ns, Name: "their-session"}})
+	c.addOwn(queueKey{Kind: sessionClusterKindName, ObjectName: cache.ObjectName{Namespace: ns, Name: "their-session"}})
 	assert.Empty(t, c.drain())
 }

@@ -1,4 +1,4 @@
-package flinkapplication
+package loop
 
 import (
 	"sync"
@@ -7,7 +7,7 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// Two lanes in the workqueue (issue 29). At 10,000 applications the polls of jobs at rest keep the
+// Two lanes in the workqueue. At 10,000 applications the polls of jobs at rest keep the
 // workers busy, and on a machine with no core to spare they fall behind: keys waited up to 50 s
 // for a worker. In one FIFO a user's create or edit, or a savepoint an upgrade waits on, queued
 // behind all of them, which is what the Apache operator's users report at that size
@@ -41,7 +41,7 @@ const neededRun = 3
 // laneEntry is a key in a lane's FIFO; seq tells whether it is still where the key waits (a key
 // moved to the needed lane leaves a stale entry behind in the other).
 type laneEntry struct {
-	key queueKey
+	key Key
 	seq uint64
 }
 
@@ -55,39 +55,39 @@ type laneSpot struct {
 // laneQueue has a lock of its own.
 type laneQueue struct {
 	mu sync.Mutex
-	// resting tells whether the object of a key rests (keyAtRest): looked up when the key is
-	// queued, from the informer caches.
-	resting func(queueKey) bool
+	// resting tells whether the object of a key rests (its kind's Resting): looked up when the
+	// key is queued, from the informer caches.
+	resting func(Key) bool
 	fifo    map[lane][]laneEntry
 	// at is where each queued key waits; count, how many keys wait in each lane.
-	at    map[queueKey]laneSpot
+	at    map[Key]laneSpot
 	count map[lane]int
 	seq   uint64
 	// asked are the keys an event asked for since a worker last took them.
-	asked map[queueKey]struct{}
+	asked map[Key]struct{}
 	// took is the lane each key was last taken from, until its worker asks.
-	took map[queueKey]lane
+	took map[Key]lane
 	// run is how many needed keys were taken since the last poll.
 	run int
 }
 
-var _ workqueue.Queue[queueKey] = (*laneQueue)(nil)
+var _ workqueue.Queue[Key] = (*laneQueue)(nil)
 
-func newLaneQueue(resting func(queueKey) bool) *laneQueue {
-	return &laneQueue{resting: resting, fifo: map[lane][]laneEntry{}, at: map[queueKey]laneSpot{},
-		count: map[lane]int{}, asked: map[queueKey]struct{}{}, took: map[queueKey]lane{}}
+func newLaneQueue(resting func(Key) bool) *laneQueue {
+	return &laneQueue{resting: resting, fifo: map[lane][]laneEntry{}, at: map[Key]laneSpot{},
+		count: map[lane]int{}, asked: map[Key]struct{}{}, took: map[Key]lane{}}
 }
 
 // ask marks a key as asked for by an event, before it is added to the workqueue: it goes to the
 // needed lane, or moves there if it already waits among the polls.
-func (q *laneQueue) ask(key queueKey) {
+func (q *laneQueue) ask(key Key) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.asked[key] = struct{}{}
 }
 
 // Push queues a key in the lane it belongs to now.
-func (q *laneQueue) Push(key queueKey) {
+func (q *laneQueue) Push(key Key) {
 	q.mu.Lock()
 	_, asked := q.asked[key]
 	q.mu.Unlock()
@@ -101,7 +101,7 @@ func (q *laneQueue) Push(key queueKey) {
 	q.put(key, l)
 }
 
-func (q *laneQueue) put(key queueKey, l lane) {
+func (q *laneQueue) put(key Key, l lane) {
 	q.seq++
 	q.fifo[l] = append(q.fifo[l], laneEntry{key, q.seq})
 	q.at[key] = laneSpot{l, q.seq}
@@ -109,7 +109,7 @@ func (q *laneQueue) put(key queueKey, l lane) {
 }
 
 // Touch is the workqueue's word that a queued key was added again: asked for, it moves ahead.
-func (q *laneQueue) Touch(key queueKey) {
+func (q *laneQueue) Touch(key Key) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	spot, queued := q.at[key]
@@ -129,7 +129,7 @@ func (q *laneQueue) Len() int {
 
 // Pop takes the next key: from the needed lane, but a poll after every neededRun of them while
 // polls wait. The workqueue calls it only when Len is above 0.
-func (q *laneQueue) Pop() queueKey {
+func (q *laneQueue) Pop() Key {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	l := laneNeeded
@@ -156,7 +156,7 @@ func (q *laneQueue) Pop() queueKey {
 }
 
 // takenFrom is the lane a worker's key was taken from, once.
-func (q *laneQueue) takenFrom(key queueKey) lane {
+func (q *laneQueue) takenFrom(key Key) lane {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	l := q.took[key]
@@ -164,15 +164,15 @@ func (q *laneQueue) takenFrom(key queueKey) lane {
 	return l
 }
 
-// queueName names the controller's workqueue in the workqueue_* series.
+// queueName names the loop's workqueue in the workqueue_* series.
 const queueName = "flinkapplications"
 
-// newControllerQueue is the controller's rate-limited workqueue over its two lanes, its delays on
-// clk (the real clock when nil).
-func newControllerQueue(clk clock.WithTicker, lanes *laneQueue) workqueue.TypedRateLimitingInterface[queueKey] {
-	base := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[queueKey]{Name: queueName, Clock: clk, Queue: lanes})
-	delaying := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[queueKey]{
+// newQueue is the loop's rate-limited workqueue over its two lanes, its delays on clk (the real
+// clock when nil).
+func newQueue(clk clock.WithTicker, lanes *laneQueue) workqueue.TypedRateLimitingInterface[Key] {
+	base := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[Key]{Name: queueName, Clock: clk, Queue: lanes})
+	delaying := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[Key]{
 		Name: queueName, Clock: clk, Queue: base})
-	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[queueKey](),
-		workqueue.TypedRateLimitingQueueConfig[queueKey]{Name: queueName, Clock: clk, DelayingQueue: delaying})
+	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[Key](),
+		workqueue.TypedRateLimitingQueueConfig[Key]{Name: queueName, Clock: clk, DelayingQueue: delaying})
 }

@@ -1,4 +1,4 @@
-package flinkapplication
+package loop
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// health tells /healthz whether the controller does its job: every informer has synced, and the
+// health tells /healthz whether the loop does its job: every informer has synced, and the
 // workers keep taking work while work waits. A cache that never syncs (a list that keeps failing)
 // or workers all stuck in a pass otherwise leave an operator that looks alive and does nothing.
 type health struct {
@@ -35,7 +35,7 @@ type namedInformer struct {
 // moved records that a worker moved: it took or finished an item, or found nothing to do.
 func (h *health) moved() { h.lastMoved.Store(h.clock.Now().UnixNano()) }
 
-// check is nil while the controller works, and otherwise says why it does not.
+// check is nil while the loop works, and otherwise says why it does not.
 func (h *health) check() error {
 	var unsynced []string
 	for _, inf := range h.informers {
