@@ -93,8 +93,13 @@ func ownReferences(rc *Context) guardian.References {
 		out.Paths = append(out.Paths, guardian.Use{Name: p, Why: why})
 	}
 	if s := rc.Settings; s != nil {
+		// Pending by the status as stored counts as much as by the pass's own, until the write.
 		if p := pendingSpecPath(s.InitialSavepoint, s.RedeployNonce, rc.Job); p != "" {
 			out.Paths = append(out.Paths, guardian.Use{Name: p, Why: "its spec names it"})
+		} else if rc.stored != nil && rc.stored.job() != nil {
+			if p := pendingSpecPath(s.InitialSavepoint, s.RedeployNonce, rc.stored.job()); p != "" {
+				out.Paths = append(out.Paths, guardian.Use{Name: p, Why: storedUntilWrite})
+			}
 		}
 		if s.RestoreSnapshot != "" {
 			out.Snapshots = append(out.Snapshots, guardian.Use{Name: s.RestoreSnapshot, Why: s.field("restoreSnapshot")})

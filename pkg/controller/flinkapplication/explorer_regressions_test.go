@@ -131,3 +131,11 @@ func TestExplorerSeed3024ASnapshotDeletedAsItsSavepointIsReleasedIsDisposedOfAft
 func TestExplorerSeed1030027APassKilledAtItsStatusWriteRecordsNothing(t *testing.T) {
 	replaySeed(t, 1030027, 344)
 }
+
+// Seed 1040059: a FlinkSnapshot deleted with disposeOnDelete named the savepoint an application's
+// spec still named for a redeploy, pending by its status as stored (the stable job stopped for an
+// update); the pass that made the new job stable disposed of it before its status write. What the
+// stored status has pending keeps the savepoint until the write, and a later pass disposes of it.
+func TestExplorerSeed1040059ASpecPathPendingByTheStoredStatusIsKeptUntilTheWrite(t *testing.T) {
+	replaySeed(t, 1040059, 2994)
+}
