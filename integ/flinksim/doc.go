@@ -127,7 +127,8 @@
 //     JobManager runs it and then continues as the same record. A job id with
 //     a result in the HA job result store stays a duplicate for good. In a
 //     Fleet, a JobManager with HA writes "<cluster id>-cluster-config-map"
-//     (labels app=<cluster id>, configmap-type=high-availability) to the
+//     (labels app=<cluster id> and type=flink-native-kubernetes, and on 1.x
+//     configmap-type=high-availability, as real Flink labels them) to the
 //     Kubernetes API, and one that starts while it is missing finds no HA
 //     data: deleting a cluster's HA ConfigMaps loses what HA would recover.
 //     Flink's per-job "<cluster id>-<job id>-config-map" is not modelled.

@@ -260,7 +260,7 @@ func (f *Fleet) startJobManager(c *cluster, pod *corev1.Pod, taskManagers int) {
 	}
 	c.host = podIdentity(pod)
 	if id := haClusterID(config, c.app+"-"+c.hash); id != "" {
-		f.writeHAConfigMap(c.namespace, id)
+		f.writeHAConfigMap(c.namespace, id, version)
 	}
 	c.jm = NewJobManager(Options{
 		Clock: f.opts.Clock, Name: pod.Name, FlinkConfig: config, Jars: jars,
@@ -283,11 +283,12 @@ const (
 )
 
 // writeHAConfigMap plays a JobManager with Kubernetes HA starting: it writes its leader address to
-// "<cluster id>-cluster-config-map", creating it with Flink's labels. The ConfigMap holds the
+// "<cluster id>-cluster-config-map", creating it with Flink's labels: app and type, and on Flink 1.x
+// configmap-type=high-availability too (real 2.3.0 writes no configmap-type). The ConfigMap holds the
 // pointers to the cluster's HA data, so a JobManager that starts without it finds none: the HA
 // store of the cluster id is dropped, and nothing is recovered. (Flink also keeps a
 // "<cluster id>-<job id>-config-map" per job until the job is terminal; that is not modelled.)
-func (f *Fleet) writeHAConfigMap(namespace, clusterID string) {
+func (f *Fleet) writeHAConfigMap(namespace, clusterID, version string) {
 	ctx := context.Background()
 	cms := f.kube.CoreV1().ConfigMaps(namespace)
 	name := clusterID + "-cluster-config-map"
@@ -300,8 +301,11 @@ func (f *Fleet) writeHAConfigMap(namespace, clusterID string) {
 		return
 	}
 	f.storage.haForget(namespace + "/" + clusterID)
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{
-		haConfigMapTypeLabel: haConfigMapType, haClusterIDLabel: clusterID, "type": "flink-native-kubernetes"}}}
+	labels := map[string]string{haClusterIDLabel: clusterID, "type": "flink-native-kubernetes"}
+	if !flinkAtLeast(version, 2, 0) {
+		labels[haConfigMapTypeLabel] = haConfigMapType
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels}}
 	if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		f.logf("flinksim: %s/%s: creating HA ConfigMap: %v", namespace, name, err)
 	}

@@ -81,7 +81,7 @@ func TestACachedConfigMapCostsABoundedAmountWhateverTheTenantWrites(t *testing.T
 	})
 	t.Run("HA ConfigMap", func(t *testing.T) {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "wc-0123abcd-cluster-config-map", Namespace: ns,
-			Labels: map[string]string{flink.HAConfigMapTypeLabel: flink.HAConfigMapType, flink.HAClusterIDLabel: "wc-0123abcd"}},
+			Labels: map[string]string{flink.FlinkObjectLabel: flink.FlinkObject, flink.HAClusterIDLabel: "wc-0123abcd"}},
 			Data: megabyteOfData()}
 		tenantBloat(&cm.ObjectMeta)
 		out, err := haConfigMapMetadata(cm)

@@ -135,15 +135,15 @@ func onlyKeys(m map[string]string, keys ...string) map[string]string {
 }
 
 // haConfigMapMetadata keeps of an HA ConfigMap what tells whose it is: its name, to delete it
-// (ha_configmaps.go), and the two labels flink.HAConfigMapCluster reads. Its data changes at each
+// (ha_configmaps.go), and the three labels flink.HAConfigMapCluster reads. Its data changes at each
 // checkpoint and its leader annotation every few seconds, none of which the operator reads; and
 // whoever may write ConfigMaps in the namespace may write one with these labels as large as the
-// API server takes. Each costs the cache its name and two label values (63 bytes each at most).
+// API server takes. Each costs the cache its name and three label values (63 bytes each at most).
 func haConfigMapMetadata(obj interface{}) (interface{}, error) {
 	if cm, ok := obj.(*corev1.ConfigMap); ok {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cm.Name, Namespace: cm.Namespace, UID: cm.UID,
 			ResourceVersion: cm.ResourceVersion,
-			Labels:          onlyKeys(cm.Labels, flink.HAConfigMapTypeLabel, flink.HAClusterIDLabel)}}, nil
+			Labels:          onlyKeys(cm.Labels, flink.FlinkObjectLabel, flink.HAConfigMapTypeLabel, flink.HAClusterIDLabel)}}, nil
 	}
 	return obj, nil
 }

@@ -138,7 +138,7 @@ func removeHAConfigMapsBeforeFinalizer(rc *Context) (Outcome, bool) {
 	}
 	if job := haJobLeft(rc); job != "" {
 		rc.event(true, "HAConfigMapsKept", fmt.Sprintf("Flink's HA ConfigMaps are kept: %s. Remove them with "+
-			"kubectl delete configmap -l %s once the job's state is no longer needed", job, flink.HAConfigMapSelector))
+			"kubectl delete configmap -l %s once the job's state is no longer needed", job, haSelectorsOf(rc)))
 		return Outcome{}, false
 	}
 	running := false
@@ -151,7 +151,7 @@ func removeHAConfigMapsBeforeFinalizer(rc *Context) (Outcome, bool) {
 		}
 		if rc.Meta.DeletionTimestamp != nil && rc.Now.After(rc.Meta.DeletionTimestamp.Add(haCleanupWait)) {
 			rc.event(true, "HAConfigMapsKept", fmt.Sprintf("JobManager pods still run %s after the deletion, so Flink's HA "+
-				"ConfigMaps are left; remove them with kubectl delete configmap -l %s once the pods are gone", haCleanupWait, flink.HAConfigMapSelector))
+				"ConfigMaps are left; remove them with kubectl delete configmap -l %s once the pods are gone", haCleanupWait, haSelectorsOf(rc)))
 			return Outcome{}, false
 		}
 		const msg = "waiting for the JobManager pods to go before removing Flink's HA ConfigMaps, which a running JobManager writes again"
@@ -209,6 +209,16 @@ func namesakesHAData(rc *Context) string {
 	id := flink.HAClusterIDOf(rc.Meta.Name, rc.Hash)
 	return fmt.Sprintf("Flink HA ConfigMaps of cluster id %s exist that this object did not write (%s): an earlier object of "+
 		"this name left them, and a JobManager of that id would recover its job as this one's. Delete them once that job's "+
-		"state is no longer needed (kubectl delete configmap -l %s,%s=%s), or change spec.restartNonce to deploy under another "+
-		"cluster id", id, namesWithin(names, 300), flink.HAConfigMapSelector, flink.HAClusterIDLabel, id)
+		"state is no longer needed (kubectl delete configmap -l %s), or change spec.restartNonce to deploy under another "+
+		"cluster id", id, namesWithin(names, 300), flink.HAConfigMapsOf(id))
+}
+
+// haSelectorsOf are the label selectors of the HA ConfigMaps of the object's clusters that are left,
+// one per cluster id, for the commands its messages suggest.
+func haSelectorsOf(rc *Context) string {
+	var out []string
+	for _, hash := range slices.Sorted(maps.Keys(rc.HAConfigMaps)) {
+		out = append(out, flink.HAConfigMapsOf(flink.HAClusterIDOf(rc.Meta.Name, hash)))
+	}
+	return strings.Join(out, " and -l ")
 }

@@ -170,18 +170,21 @@ func TestASessionClusterKeepsHAConfigMapsOfAJobFlinkHasNotFinishedWith(t *testin
 }
 
 func TestHAConfigMapClusterReadsOnlyClusterIDsTheOperatorRenders(t *testing.T) {
-	cm := func(labels map[string]string) metav1.Object { return &metav1.ObjectMeta{Labels: labels} }
-	ha := func(id string) map[string]string {
-		return map[string]string{flink.HAConfigMapTypeLabel: flink.HAConfigMapType, flink.HAClusterIDLabel: id}
+	// Named and labelled as real Flink 2.3 names and labels them.
+	cm := func(id string, labels map[string]string) metav1.Object {
+		return &metav1.ObjectMeta{Name: id + "-cluster-config-map", Labels: labels}
 	}
-	owner, hash, ok := flink.HAConfigMapCluster(cm(ha("my-app-0badcafe")))
+	ha := func(id string) map[string]string {
+		return map[string]string{flink.FlinkObjectLabel: flink.FlinkObject, flink.HAClusterIDLabel: id}
+	}
+	owner, hash, ok := flink.HAConfigMapCluster(cm("my-app-0badcafe", ha("my-app-0badcafe")))
 	assert.True(t, ok)
 	assert.Equal(t, "my-app", owner)
 	assert.Equal(t, "0badcafe", hash)
 	for _, id := range []string{"my-app", "my-app-0BADCAFE", "my-app-badcafe", "-0badcafe", "my-app-0badcafe1"} {
-		_, _, ok := flink.HAConfigMapCluster(cm(ha(id)))
+		_, _, ok := flink.HAConfigMapCluster(cm(id, ha(id)))
 		assert.False(t, ok, id)
 	}
-	_, _, ok = flink.HAConfigMapCluster(cm(map[string]string{flink.HAClusterIDLabel: "my-app-0badcafe"}))
+	_, _, ok = flink.HAConfigMapCluster(cm("my-app-0badcafe", map[string]string{flink.HAClusterIDLabel: "my-app-0badcafe"}))
 	assert.False(t, ok, "not an HA ConfigMap")
 }

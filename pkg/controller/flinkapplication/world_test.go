@@ -286,10 +286,11 @@ func (w *world) settle() {
 }
 
 // writeHAConfigMap creates an HA ConfigMap as a JobManager with Flink's Kubernetes HA does, named
-// "<cluster id>-cluster-config-map" or "<cluster id>-<job id>-config-map".
+// "<cluster id>-cluster-config-map" or "<cluster id>-<job id>-config-map", labelled as Flink 2.3
+// labels them (app and type; Flink 1.x adds configmap-type=high-availability).
 func (w *world) writeHAConfigMap(id, name string) {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{
-		flink.HAConfigMapTypeLabel: flink.HAConfigMapType, flink.HAClusterIDLabel: id, "type": "flink-native-kubernetes"}}}
+		flink.HAClusterIDLabel: id, flink.FlinkObjectLabel: flink.FlinkObject}}}
 	if _, err := w.kube.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		w.t.Fatalf("creating HA ConfigMap %s: %v", name, err)
 	}
