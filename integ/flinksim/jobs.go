@@ -240,7 +240,9 @@ func (jm *JobManager) finishInitialization(j *job, at time.Time) {
 			jm.failRestore(j, at, j.restorePath)
 			return
 		}
-		jm.restoreFrom(j, at, snap.CheckpointID, snap.Savepoint, snap.Path)
+		// Flink loads whatever a submission's savepoint path names as a savepoint, a retained
+		// checkpoint included: its restore statistics say is_savepoint (real 2.3.0 does).
+		jm.restoreFrom(j, at, snap.CheckpointID, true, snap.Path)
 	}
 	jm.setState(j, stateCreated, at)
 	if j.cancelRequested {
