@@ -139,3 +139,12 @@ func TestExplorerSeed1030027APassKilledAtItsStatusWriteRecordsNothing(t *testing
 func TestExplorerSeed1040059ASpecPathPendingByTheStoredStatusIsKeptUntilTheWrite(t *testing.T) {
 	replaySeed(t, 1040059, 2994)
 }
+
+// Seed 1050076: a savepoint for an update completed as its JobManager was lost, so the operator
+// never learned its end (in doubt) and refused to restore anything older. The user then redeployed
+// from another savepoint, which failed; going back from it restored an older checkpoint of the job
+// before, under the savepoint that may have completed. The rollback now ends in DeployFailed
+// saying which savepoint is in doubt.
+func TestExplorerSeed1050076ARollbackFromAFailedRedeployRestoresNothingUnderASavepointInDoubt(t *testing.T) {
+	replaySeed(t, 1050076, 1576)
+}

@@ -63,6 +63,9 @@ func handleRollingBack(rc *Context) Outcome {
 	}
 	c := candidate(&st.JobOwnerStatus)
 	if c == nil {
+		if doubt := stableJobsDoubt(rc, st.Deployments.NextRestorePath); doubt != "" {
+			return rollbackFailed(rc, doubt+"; set spec.savepointRedeployNonce with the state to start from")
+		}
 		c = recordRestart(&st.JobOwnerStatus, v1beta1.DeploymentRollback)
 	}
 	objs := rc.Clusters[live]
@@ -162,6 +165,32 @@ func startedFromRedeploy(rc *Context) bool {
 // what they completed on its cluster, or what the stable job started from.
 func stableJobsState(rc *Context) string {
 	return stableFloor(rc.Job, func(jobID string) []jobs.StatePoint { return bookPoints(rc, jobID) })
+}
+
+// stableJobsDoubt says why next, the state a rollback is to restore, may not be the stable
+// deployment's newest: a savepoint asked of one of its jobs after next was taken, whose end Flink
+// could not tell (its JobManager lost the job). Going back from a failed redeploy reads the stable
+// jobs' state from the ledger alone, and a redeploy settles no doubt but its own start. "" when
+// there is none.
+func stableJobsDoubt(rc *Context, next string) string {
+	s := stable(rc.Job)
+	if s == nil {
+		return ""
+	}
+	at := rc.ledger().TimeOf(next)
+	seen := map[string]bool{}
+	for _, e := range rc.Job.Ledger {
+		if e.ClusterHash != s.ClusterHash || e.JobID == "" || seen[e.JobID] {
+			continue
+		}
+		seen[e.JobID] = true
+		for _, t := range rc.ledger().InDoubt(e.JobID) {
+			if at.IsZero() || t.Time.After(at) {
+				return guardian.Job{ID: e.JobID, InDoubt: []jobs.Trigger{t}}.Doubt(false)
+			}
+		}
+	}
+	return ""
 }
 
 // stableFloor is stableJobsState of a status, with the checkpoints book gives of each job (nil: none
