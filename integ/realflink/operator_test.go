@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,71 +39,111 @@ type realRelease struct {
 	image string
 }
 
-// operatorOnRealFlink starts the local cluster and the operator with a real-Flink fleet that runs
-// every release RealFlinkEnv names, and returns them in that order.
+// shared is the one local cluster, operator and real-Flink fleet the operator scenarios share (each
+// in namespaces of its own): started by the first scenario that runs, stopped by TestMain.
+var shared struct {
+	once     sync.Once
+	env      *localenv.Env
+	fleet    *Fleet
+	releases []realRelease
+	// dir holds the environment's and Flink's logs; kept when a test failed.
+	dir string
+	// skip or fail say why no scenario can run.
+	skip, fail string
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.env != nil {
+		shared.env.Stop()
+	}
+	if shared.fleet != nil {
+		shared.fleet.Stop()
+	}
+	if shared.dir != "" {
+		if code != 0 {
+			fmt.Fprintf(os.Stderr, "the environment's and Flink's logs are kept in %s\n", shared.dir)
+		} else {
+			_ = os.RemoveAll(shared.dir)
+		}
+	}
+	os.Exit(code)
+}
+
+// operatorOnRealFlink is the local cluster and the operator with a real-Flink fleet that runs every
+// release RealFlinkEnv names, started once for all the scenarios; it returns them in that order.
 func operatorOnRealFlink(t *testing.T) (*localenv.Env, *Fleet, []realRelease) {
+	shared.once.Do(startOperatorOnRealFlink)
+	switch {
+	case shared.skip != "":
+		t.Skip(shared.skip)
+	case shared.fail != "":
+		t.Fatal(shared.fail)
+	}
+	return shared.env, shared.fleet, shared.releases
+}
+
+func startOperatorOnRealFlink() {
 	names := strings.FieldsFunc(os.Getenv(RealFlinkEnv), func(r rune) bool { return r == ',' || r == ' ' })
 	if len(names) == 0 {
-		t.Skipf("real Flink is opt-in: %s=\"2.3 1.20\" (make test-flink)", RealFlinkEnv)
+		shared.skip = fmt.Sprintf("real Flink is opt-in: %s=\"2.3 1.20\" (make test-flink)", RealFlinkEnv)
+		return
 	}
 	if _, err := localcluster.LocateBinaries(); err != nil {
-		t.Skipf("the local cluster's binaries are not built: %v", err)
+		shared.skip = fmt.Sprintf("the local cluster's binaries are not built: %v", err)
+		return
 	}
 	images := map[string]Image{}
-	var releases []realRelease
 	for _, name := range names {
 		d, err := FindDist(name)
 		if err != nil {
-			t.Logf("skipping Flink %s: %v", name, err)
+			fmt.Fprintf(os.Stderr, "skipping Flink %s: %v\n", name, err)
 			continue
 		}
 		jar, err := d.TestJobJar()
 		if err != nil {
-			t.Logf("skipping Flink %s: %v", name, err)
+			fmt.Fprintf(os.Stderr, "skipping Flink %s: %v\n", name, err)
 			continue
 		}
 		image := "operator-test-app:flink-" + d.Version
 		images[image] = Image{Dist: d,
 			Config: map[string]string{"web.upload.dir": "/opt/flink"},
 			Files:  map[string]string{lyftJarDir + "/" + lyftJar: jar}}
-		releases = append(releases, realRelease{name: name, dist: d, image: image})
+		shared.releases = append(shared.releases, realRelease{name: name, dist: d, image: image})
 	}
-	if len(releases) == 0 {
-		t.Skip("no release of " + RealFlinkEnv + " is cached")
+	if len(shared.releases) == 0 {
+		shared.skip = "no release of " + RealFlinkEnv + " is cached"
+		return
 	}
-	dir := t.TempDir()
+	dir, err := os.MkdirTemp("", "flinkfsm-realfleet-")
+	if err != nil {
+		shared.fail = err.Error()
+		return
+	}
+	shared.dir = dir
 	logFile, err := os.Create(filepath.Join(dir, "localenv.log"))
 	if err != nil {
-		t.Fatal(err)
+		shared.fail = err.Error()
+		return
 	}
-	t.Cleanup(func() { logFile.Close() })
-	var fleet *Fleet
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	began := time.Now()
 	env, err := localenv.Start(ctx, localenv.Options{Dir: filepath.Join(dir, "env"), Log: logFile,
-		OperatorConfig: map[string]string{"jobStabilizationPeriod": "2s", "savepointTimeout": "120s", "clusterStartTimeout": "180s"},
+		// Real JVMs start and rescale in tens of seconds: the deadlines are a production operator's.
+		OperatorConfig: map[string]string{"jobStabilizationPeriod": "2s", "savepointTimeout": "120s", "clusterStartTimeout": "180s",
+			"readinessTimeout": "180s", "cancelTimeout": "120s"},
 		Flink: func(kube kubernetes.Interface, kubeconfig string) localenv.FlinkFleet {
-			fleet = NewFleet(kube, FleetOptions{Images: images, Kubeconfig: kubeconfig, Dir: filepath.Join(dir, "flink"),
+			shared.fleet = NewFleet(kube, FleetOptions{Images: images, Kubeconfig: kubeconfig, Dir: filepath.Join(dir, "flink"),
 				Logf: func(f string, a ...any) { fmt.Fprintf(logFile, f+"\n", a...) }})
-			return fleet
+			return shared.fleet
 		}})
-	if fleet != nil {
-		t.Cleanup(fleet.Stop) // after the environment's: cleanups run last first
-	}
 	if err != nil {
-		t.Fatalf("starting the local environment: %v (log %s)", err, logFile.Name())
+		shared.fail = fmt.Sprintf("starting the local environment: %v (log %s)", err, logFile.Name())
+		return
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			kept, _ := os.MkdirTemp("", "flinkfsm-realfleet-failed-")
-			_ = os.CopyFS(kept, os.DirFS(dir))
-			t.Logf("the environment's and Flink's logs are kept in %s", kept)
-		}
-		env.Stop()
-	})
-	t.Logf("local cluster, operator and real-Flink fleet up in %s", time.Since(began).Round(time.Millisecond))
-	return env, fleet, releases
+	shared.env = env
+	fmt.Fprintf(os.Stderr, "local cluster, operator and real-Flink fleet up in %s\n", time.Since(began).Round(time.Millisecond))
 }
 
 // The operator deploys Lyft's manifest on real Flink, upgrades it with a savepoint, and deletes it:
@@ -226,9 +267,11 @@ func lyftSavepointUpgrade(t *testing.T, env *localenv.Env, fleet *Fleet, r realR
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The directory is the node's, shared by every scenario: Flink names a savepoint after the first
+	// six characters of its job's id, which the operator's job ids of one application share.
 	var savepoints []string
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "savepoint-") {
+		if strings.HasPrefix(e.Name(), "savepoint-"+first[:6]+"-") {
 			savepoints = append(savepoints, e.Name())
 		}
 	}
