@@ -8,7 +8,7 @@ GENERATED := pkg/apis/app/v1beta1/zz_generated.deepcopy.go pkg/client deploy/crd
 UNIT_PKGS = $(shell go list ./... | grep -v -e /integ/e2e -e /integ/lyftcompat -e /integ/portable)
 export FLINKFSM_REQUIRE_CLUSTER ?= 1
 
-.PHONY: release all build generate verify test unit integ integ-external bench bench-soak bench-autoscaler performance-doc demo cluster-up cluster-down k8s-binaries helm helm-template clean install-plugin fuzz flink-dist flinkjob test-flink
+.PHONY: release all build generate verify test unit integ integ-external bench bench-soak bench-autoscaler performance-doc demo cluster-up cluster-down k8s-binaries helm helm-template clean install-plugin fuzz flink-dist flinkjob test-flink flink-smoke
 
 all: build
 
@@ -74,7 +74,7 @@ EXTERNAL_PARALLEL ?= 2
 integ-external: helm
 	FLINKFSM_EXTERNAL=1 go test -count=1 -timeout 60m -parallel $(EXTERNAL_PARALLEL) -v ./integ/portable/...
 
-test: unit integ
+test: unit integ flink-smoke
 
 # The benchmark on the local cluster (docs/performance.md; not part of `make test`; the autoscaler's, which
 # needs no cluster, is `make bench-autoscaler` below): `make bench N=1000`,
@@ -128,14 +128,17 @@ performance-doc:
 	@test -n "$(BENCH_JSON)" || { echo "make performance-doc BENCH_JSON=FILE [BENCH_BLOCK=NAME]"; exit 2; }
 	go run ./hack/benchdoc -json $(BENCH_JSON) -doc docs/performance.md $(if $(BENCH_BLOCK),-block $(BENCH_BLOCK))
 
+# FLINK=real: real Flink of FLINK_RELEASE (2.3) instead of the simulator, for cluster-up and demo.
+FLINK ?= sim
+FLINK_RELEASE ?= 2.3
 cluster-up:
-	./hack/cluster-up.sh
+	FLINK=$(FLINK) FLINK_RELEASE=$(FLINK_RELEASE) ./hack/cluster-up.sh
 
 cluster-down:
 	./hack/cluster-down.sh
 
 demo:
-	./hack/demo.sh
+	FLINK=$(FLINK) FLINK_RELEASE=$(FLINK_RELEASE) ./hack/demo.sh
 
 k8s-binaries:
 	./hack/build-k8s-binaries.sh
@@ -154,6 +157,16 @@ flinkjob: flink-dist
 
 test-flink: flinkjob k8s-binaries
 	FLINKFSM_REAL_FLINK="$(FLINK_VERSIONS)" go test -count=1 -timeout 30m -v ./integ/realflink/...
+
+# flink-smoke is real Flink's part of `make test`: on the current release (SMOKE_FLINK), the operator
+# deploys Lyft's manifest on real JobManagers and TaskManagers, upgrades it with a savepoint whose new
+# job goes on with exactly the state it held, and deletes it (about two minutes once the release and
+# the test job are cached; the first run downloads and builds them).
+SMOKE_FLINK ?= 2.3
+flink-smoke: k8s-binaries
+	./hack/flink-dist.sh $(SMOKE_FLINK) >/dev/null
+	./hack/flinkjob.sh $(SMOKE_FLINK) >/dev/null
+	FLINKFSM_REAL_FLINK="$(SMOKE_FLINK)" go test -count=1 -timeout 15m -run '^TestALyftApplicationIsDeployedUpgradedAndDeletedOnRealFlink$$' ./integ/realflink/
 
 # helm, built once from the Go module proxy into $(FLINKFSM_CACHE) (hack/helm.sh runs it).
 helm:
