@@ -409,7 +409,9 @@ func TestControllerWakesSessionJobsWithTheirCluster(t *testing.T) {
 		}
 		return got
 	}
-	key := func(kind, name string) queueKey { return queueKey{Kind: kind, ObjectName: cache.ObjectName{Namespace: ns, Name: name}} }
+	key := func(kind, name string) queueKey {
+		return queueKey{Kind: kind, ObjectName: cache.ObjectName{Namespace: ns, Name: name}}
+	}
 	// Each job and the cluster it names.
 	got := drain(5)
 	for _, k := range []queueKey{key(sessionJobKindName, f.n("a")), key(sessionJobKindName, f.n("b")), key(sessionJobKindName, f.n("c")),
@@ -439,7 +441,9 @@ func TestControllerWakesSessionJobsWithTheirCluster(t *testing.T) {
 // passes at a takeover of 10,000 applications that only found no such object.
 func TestAPodWakesTheObjectItsLabelNamesAndNoOther(t *testing.T) {
 	f := newControllerFixture(t)
-	key := func(kind, name string) queueKey { return queueKey{Kind: kind, ObjectName: cache.ObjectName{Namespace: ns, Name: name}} }
+	key := func(kind, name string) queueKey {
+		return queueKey{Kind: kind, ObjectName: cache.ObjectName{Namespace: ns, Name: name}}
+	}
 	// drain waits up to 5 s each for at least want keys (the informers deliver events when they
 	// will), then takes whatever else comes until the queue stays empty for 200 ms.
 	drain := func(want int) map[queueKey]bool {
