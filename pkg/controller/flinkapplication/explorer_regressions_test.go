@@ -148,3 +148,12 @@ func TestExplorerSeed1040059ASpecPathPendingByTheStoredStatusIsKeptUntilTheWrite
 func TestExplorerSeed1050076ARollbackFromAFailedRedeployRestoresNothingUnderASavepointInDoubt(t *testing.T) {
 	replaySeed(t, 1050076, 1576)
 }
+
+// Seed 1060111: a manual savepoint of a session job completed while Flink failed to tell the job's
+// checkpoints, so it was recorded as taken when its completion was read, after a checkpoint Flink
+// completed later than the savepoint. The job was then lost with its JobManager, and its restart
+// took the savepoint for the newer state. A savepoint's completion now waits for Flink's word on
+// when it was taken (its entry in the job's checkpoint history), until the deadline is near.
+func TestExplorerSeed1060111ASavepointIsOrderedByWhenFlinkTookIt(t *testing.T) {
+	replaySeed(t, 1060111, 1466)
+}

@@ -78,8 +78,15 @@ func (p *Pass) Savepoint(ref Ref, t *Trigger, cancelJob, mayTrigger bool) Savepo
 	}
 	switch {
 	case status.Succeeded():
+		taken, err := p.savepointTakenAt(ref, status.Location)
+		if err != nil && !p.Overdue && p.Now.Sub(t.Time) < savepointTakenWait {
+			// When Flink took the savepoint orders it against the checkpoints completed around it:
+			// the savepoint is read again next pass, with the job's checkpoints, for a while, as one
+			// in progress is (the failed read is no failure of the savepoint's).
+			return SavepointStep{Wait: later(0)}
+		}
 		p.announce(false, "SavepointCompleted", fmt.Sprintf("savepoint of job %s completed at %s", ref.ID, status.Location))
-		return SavepointStep{Location: status.Location, TakenAt: p.savepointTakenAt(ref, status.Location)}
+		return SavepointStep{Location: status.Location, TakenAt: taken}
 	case status.Failed():
 		*t = Trigger{}
 		return SavepointStep{Failure: fmt.Sprintf("savepoint of job %s failed: %s", ref.ID, failureCause(status.FailureCause))}
@@ -170,24 +177,30 @@ func (p *Pass) savepointSince(ref Ref, t Trigger) (*client.Checkpoint, error) {
 	return best, nil
 }
 
+// savepointTakenAt is how long after its trigger a completed savepoint waits for Flink to tell when
+// it was taken, while the job's checkpoint statistics fail. Past it the savepoint counts as taken
+// when its completion is read: a JobManager whose statistics keep failing does not keep its
+// savepoints from completing.
+const savepointTakenWait = time.Minute
+
 // savepointTakenAt is when Flink took the savepoint at location, as the job's checkpoint history
-// lists it; zero when it does not, or Flink cannot say. A savepoint is taken when Flink gets its
+// lists it; zero when it does not, and the error when Flink did not tell the job's checkpoints. A savepoint is taken when Flink gets its
 // trigger, which comes after the trigger was asked for and persisted, up to a pass or more later:
 // the job's checkpoints between the two are older than the savepoint, not newer.
-func (p *Pass) savepointTakenAt(ref Ref, location string) time.Time {
+func (p *Pass) savepointTakenAt(ref Ref, location string) (time.Time, error) {
 	cps, err := p.Checkpoints(ref)
 	if err != nil {
-		return time.Time{}
+		return time.Time{}, err
 	}
 	if c := cps.Latest.Savepoint; c != nil && c.IsSavepoint && c.ExternalPath == location {
-		return time.UnixMilli(c.TriggerTimestamp)
+		return time.UnixMilli(c.TriggerTimestamp), nil
 	}
 	for _, c := range cps.History {
 		if c.IsSavepoint && c.ExternalPath == location {
-			return time.UnixMilli(c.TriggerTimestamp)
+			return time.UnixMilli(c.TriggerTimestamp), nil
 		}
 	}
-	return time.Time{}
+	return time.Time{}, nil
 }
 
 // refusedTrigger tells whether Flink answered a trigger (a savepoint's, a checkpoint's) that it will
