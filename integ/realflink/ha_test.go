@@ -103,6 +103,24 @@ func haLifecycle(t *testing.T, env *localenv.Env, fleet *Fleet, r realRelease) {
 		return !slices.Contains(got, clusterID) && slices.Contains(got, newID), nil
 	})
 
+	// Nine more updates, each a cluster of its own: only the running cluster's HA ConfigMaps stay,
+	// and they never go while it runs.
+	for i := 1; i <= 9; i++ {
+		s.update(func(a *v1beta1.FlinkApplication) { a.Spec.RestartNonce = fmt.Sprintf("update-%d", i) })
+		next := s.awaitNewJob(upgraded.id, upgraded.hash)
+		running := flink.HAClusterIDOf(app.Name, next.hash)
+		eventually(t, 3*time.Minute, "only the HA ConfigMaps of "+running+" left", func() (bool, error) {
+			got := s.haClusters()
+			return len(got) == 1 && got[0] == running, nil
+		})
+		upgraded = next
+	}
+	o, err = ReadJobOutput(out, upgraded.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, o.CheckCounts(testKeys))
+
 	if err := apps.Delete(ctx, app.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -15,10 +15,11 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 )
 
-// FlinkSnapshots on real Flink: two savepoints asked for by object; the application redeployed
-// from the first (restoreSnapshot with a savepointRedeployNonce) goes on with exactly the state it
-// held; deleting the second, which nothing needs, disposes of its storage through Flink; deleting
-// the first, which the running job's restore still names, leaves its storage where it is.
+// FlinkSnapshots on real Flink: two savepoints asked for by object; another application created
+// from the first (restoreSnapshot) and the application redeployed from it (with a
+// savepointRedeployNonce) each go on with exactly the state it held; deleting the second, which
+// nothing needs, disposes of its storage through Flink; deleting the first, which the running jobs'
+// restores still name, leaves its storage where it is.
 func TestFlinkSnapshotsAreTakenRestoredAndDisposedOfOnRealFlink(t *testing.T) {
 	env, fleet, releases := operatorOnRealFlink(t)
 	for _, r := range releases {
@@ -50,6 +51,34 @@ func snapshotLifecycle(t *testing.T, env *localenv.Env, fleet *Fleet, r realRele
 			t.Fatalf("savepoint %s is not on the node: %v", p, err)
 		}
 	}
+
+	// Another application starts from the first: exactly the state it held.
+	copyOut := t.TempDir()
+	other := lyftManifest(t, ns, r, copyOut)
+	other.Name = "snapshots-copy"
+	other.Spec.RestoreSnapshot = "first"
+	if _, err := apps.Create(ctx, other, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c := &lifecycle{t: t, env: env, fleet: fleet, ns: ns, name: other.Name, out: copyOut, api: s.api}
+	copied := c.awaitNewJob("", "")
+	if copied.restored == nil || copied.restored.ExternalPath != first {
+		t.Fatalf("application %s's job %s restored %+v; want savepoint %s of FlinkSnapshot first", other.Name, copied.id, copied.restored, first)
+	}
+	held, err := ReadJobOutput(out, job.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, ok := held.ResumePosition(copied.restored.ID)
+	if !ok {
+		t.Fatalf("job %s wrote no position for savepoint %d", job.id, copied.restored.ID)
+	}
+	copyOutput, err := ReadJobOutput(copyOut, copied.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyUpTo, _ := copyOutput.ResumePosition(copied.later.ID)
+	check(t, copyOutput.CheckCounts(testKeys), copyOutput.CheckExactlyFrom(from, copyUpTo))
 
 	// The redeploy from the first: the job goes back to exactly what it held.
 	s.update(func(a *v1beta1.FlinkApplication) {
@@ -100,12 +129,14 @@ func snapshotLifecycle(t *testing.T, env *localenv.Env, fleet *Fleet, r realRele
 	}
 	t.Logf("Flink %s: two FlinkSnapshots, a redeploy and two deletes in %s", r.dist.Version, time.Since(began).Round(time.Second))
 
-	if err := apps.Delete(ctx, app.Name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{app.Name, other.Name} {
+		if err := apps.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 3*time.Minute, "every process of "+name+" ended", func() (bool, error) {
+			return fleet.processesOf(ns, name) == 0, nil
+		})
 	}
-	eventually(t, 3*time.Minute, "every process of "+app.Name+" ended", func() (bool, error) {
-		return fleet.processesOf(ns, app.Name) == 0, nil
-	})
 }
 
 // takeSnapshot asks for a savepoint of the application by a FlinkSnapshot that disposes of it when
