@@ -63,7 +63,7 @@ func handleRollingBack(rc *Context) Outcome {
 	}
 	c := candidate(&st.JobOwnerStatus)
 	if c == nil {
-		if doubt := stableJobsDoubt(rc, st.Deployments.NextRestorePath); doubt != "" {
+		if doubt := stableJobsDoubt(rc); doubt != "" {
 			return rollbackFailed(rc, doubt+"; set spec.savepointRedeployNonce with the state to start from")
 		}
 		c = recordRestart(&st.JobOwnerStatus, v1beta1.DeploymentRollback)
@@ -167,30 +167,41 @@ func stableJobsState(rc *Context) string {
 	return stableFloor(rc.Job, func(jobID string) []jobs.StatePoint { return bookPoints(rc, jobID) })
 }
 
-// stableJobsDoubt says why next, the state a rollback is to restore, may not be the stable
-// deployment's newest: a savepoint asked of one of its jobs after next was taken, whose end Flink
-// could not tell (its JobManager lost the job). Going back from a failed redeploy reads the stable
-// jobs' state from the ledger alone, and a redeploy settles no doubt but its own start. "" when
-// there is none.
-func stableJobsDoubt(rc *Context, next string) string {
+// stableJobsDoubt says, when the rollback returns from a failed redeploy, why the stable
+// deployment's recorded state may not be its newest: a savepoint asked of one of its jobs whose end
+// Flink could not tell (its JobManager lost the job). Going back from a redeploy reads the stable
+// jobs' state from the ledger alone, and a redeploy settles no doubt but its own start. Whether the
+// savepoint was taken before or after a recorded checkpoint is not known (it was sent after it was
+// asked for, when is not recorded), so any such doubt stops the choice. An ordinary update's
+// rollback restores what its own restore chose (with Flink's answer) or its attempt's newer
+// checkpoint, and is not asked; nor is a Stateless application. "" when there is no doubt.
+func stableJobsDoubt(rc *Context) string {
 	s := stable(rc.Job)
-	if s == nil {
+	if s == nil || rc.Settings.UpgradeMode == v1beta1.UpgradeModeStateless || !redeployedSinceStable(rc.Job, s) {
 		return ""
 	}
-	at := rc.ledger().TimeOf(next)
 	seen := map[string]bool{}
 	for _, e := range rc.Job.Ledger {
 		if e.ClusterHash != s.ClusterHash || e.JobID == "" || seen[e.JobID] {
 			continue
 		}
 		seen[e.JobID] = true
-		for _, t := range rc.ledger().InDoubt(e.JobID) {
-			if at.IsZero() || t.Time.After(at) {
-				return guardian.Job{ID: e.JobID, InDoubt: []jobs.Trigger{t}}.Doubt(false)
-			}
+		if doubt := (guardian.Job{ID: e.JobID, InDoubt: rc.ledger().InDoubt(e.JobID)}).Doubt(false); doubt != "" {
+			return doubt
 		}
 	}
 	return ""
+}
+
+// redeployedSinceStable tells whether a savepointRedeployNonce started a job after the stable
+// deployment last ran stable: the ledger's Redeploy entry is newer than the stable record.
+func redeployedSinceStable(st *v1beta1.JobOwnerStatus, s *v1beta1.DeploymentRecord) bool {
+	for _, e := range st.Ledger {
+		if e.Purpose == v1beta1.SavepointRedeploy && e.Time != nil && (s.StableTime == nil || e.Time.After(s.StableTime.Time)) {
+			return true
+		}
+	}
+	return false
 }
 
 // stableFloor is stableJobsState of a status, with the checkpoints book gives of each job (nil: none
