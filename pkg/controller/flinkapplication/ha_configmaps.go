@@ -213,12 +213,15 @@ func namesakesHAData(rc *Context) string {
 		"cluster id", id, namesWithin(names, 300), flink.HAConfigMapsOf(id))
 }
 
-// haSelectorsOf are the label selectors of the HA ConfigMaps of the object's clusters that are left,
-// one per cluster id, for the commands its messages suggest.
+// haSelectorsOf is the label selector of the HA ConfigMaps of the object's clusters that are left,
+// for the commands its messages suggest: one cluster id, or a set of them.
 func haSelectorsOf(rc *Context) string {
-	var out []string
+	var ids []string
 	for _, hash := range slices.Sorted(maps.Keys(rc.HAConfigMaps)) {
-		out = append(out, flink.HAConfigMapsOf(flink.HAClusterIDOf(rc.Meta.Name, hash)))
+		ids = append(ids, flink.HAClusterIDOf(rc.Meta.Name, hash))
 	}
-	return strings.Join(out, " and -l ")
+	if len(ids) == 1 {
+		return flink.HAConfigMapsOf(ids[0])
+	}
+	return fmt.Sprintf("'%s,%s in (%s)'", flink.HAConfigMapSelector, flink.HAClusterIDLabel, strings.Join(ids, ","))
 }
