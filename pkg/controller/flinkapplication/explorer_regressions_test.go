@@ -158,18 +158,23 @@ func TestExplorerSeed1060111ASavepointIsOrderedByWhenFlinkTookIt(t *testing.T) {
 	replaySeed(t, 1060111, 1466)
 }
 
-// Seed 70042 (found, not fixed): an application resumed while its job's status was unreadable
-// stayed in Submitting for nine minutes while the job ran and checkpointed (chk-57); suspended
-// then, its rollback failed and it rested Suspended, and the next resume restored the savepoint of
-// the suspend before, seventeen minutes older than chk-57, which the operator had recorded.
-func TestExplorerSeed70042AResumeAfterAFailedRollbackRestoresTheNewestRecordedState(t *testing.T) {
-	t.Skip("TODO(issue 55): the suspend from DeployFailed keeps the older nextRestorePath; replay fails at step 2341")
+// Seed 70042: a BlueGreen application resumed while its new job's status was unreadable stayed in
+// Submitting for nine minutes while the job ran and checkpointed (chk-57, in the ledger); past the
+// deadline the attempt was ended, the rollback failed (the stable job was suspended) and it rested
+// Suspended, and the next resume restored the savepoint of the suspend before, seventeen minutes
+// older than chk-57. Ending an attempt whose checkpoints Flink cannot tell now takes the newest state
+// the operator recorded of it.
+func TestExplorerSeed70042AFailedAttemptLeavesTheNewestStateRecordedOfIt(t *testing.T) {
 	replaySeed(t, 70042, 2341)
 }
 
-// Seed 70046 (found, not fixed): a job of alpha started from chk-39 of one job, older than chk-40
-// (three minutes newer) of the job it replaced. Not yet looked at.
-func TestExplorerSeed70046(t *testing.T) {
-	t.Skip("TODO(issue 55): replay fails at step 2907; not yet analysed")
+// Seed 70046 (found, not fixed): an update's attempt failed after checkpointing chk-40 on its own
+// cluster; the rollback restarted the stable spec from chk-40, and the spec changed during that
+// rollback, so the restarted job became the stable one again and was then lost. A redeploy from
+// another application's savepoint failed, and going back from it restored chk-39, the stable
+// cluster's older state: the stable jobs' floor counts what they completed and the stable record's
+// restore path, which did not name chk-40.
+func TestExplorerSeed70046AFailedRedeployGoesBackToTheNewestStateOfTheRestartedStableJob(t *testing.T) {
+	t.Skip("TODO(issue 55): replay fails at step 2907")
 	replaySeed(t, 70046, 2907)
 }

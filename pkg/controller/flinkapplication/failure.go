@@ -54,6 +54,13 @@ func rollbackFailed(rc *Context, cause string) Outcome {
 		// nothing is ever started beside it.
 		keepCandidateJob(st)
 	}
+	if c := candidate(st); c != nil && c.JobID != "" && c.Kind != v1beta1.DeploymentRollback {
+		// Giving up never discards state Flink completed: what the failed attempt's job completed
+		// (as recorded) is newer than the state it started from.
+		if p := newestStatePath(rc, c.JobID); p != "" {
+			st.Deployments.NextRestorePath = p
+		}
+	}
 	msg := fmt.Sprintf("rollback failed: %s", cause)
 	if st.Deployments.NextRestorePath != "" {
 		msg += fmt.Sprintf("; the previous job's state is at %s", st.Deployments.NextRestorePath)

@@ -128,8 +128,17 @@ func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 		case live == jobs.Alive:
 			return stay(0)
 		}
-		if path := attemptCheckpoint(rc, v); path != "" && !redeploy {
-			st.Deployments.NextRestorePath = path
+		if !redeploy {
+			path := attemptCheckpoint(rc, v)
+			if path == "" {
+				// Flink cannot tell the attempt's checkpoints (its job status unreadable, its
+				// JobManager gone): the newest the operator recorded of it is still newer than the
+				// state it started from.
+				path = newestStatePath(rc, c.JobID)
+			}
+			if path != "" {
+				st.Deployments.NextRestorePath = path
+			}
 		}
 		c.JobID, c.SubmittedAt = "", nil
 		return persistThenContinue()
