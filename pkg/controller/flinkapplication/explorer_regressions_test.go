@@ -178,3 +178,17 @@ func TestExplorerSeed70046AFailedRedeployGoesBackToTheNewestStateOfTheRestartedS
 	t.Skip("TODO(issue 55): replay fails at step 2907")
 	replaySeed(t, 70046, 2907)
 }
+
+// Seed 90042 (found, not fixed): gamma's job started from chk-378 (taken 13:14:32.7), older than a
+// savepoint (taken 13:14:40.3), the newest completed state of the job it replaced.
+func TestExplorerSeed90042(t *testing.T) {
+	t.Skip("TODO(issue 55): replay fails at step 1774; not yet analysed")
+	replaySeed(t, 90042, 1774)
+}
+
+// Seed 1090039 (found, not fixed): gamma's job started at 14:19:43.7 from chk-517, which Flink had
+// subsumed at 14:18:00.9.
+func TestExplorerSeed1090039(t *testing.T) {
+	t.Skip("TODO(issue 55): replay fails at step 3358; not yet analysed")
+	replaySeed(t, 1090039, 3358)
+}
