@@ -1,7 +1,6 @@
 package realflink
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -28,7 +27,6 @@ func TestTheAutoscalerRecommendsMoreSubtasksForABusyVertexFromRealMetrics(t *tes
 }
 
 func autoscalerRecommends(t *testing.T, env *localenv.Env, fleet *Fleet, r realRelease) {
-	ctx := context.Background()
 	began := time.Now()
 	ns := realNamespace(t, env)
 	out := t.TempDir()
@@ -39,11 +37,7 @@ func autoscalerRecommends(t *testing.T, env *localenv.Env, fleet *Fleet, r realR
 	app.Spec.Autoscaler = &v1beta1.AutoscalerSpec{Mode: v1beta1.AutoscalerRecommend, MetricsWindow: &minute, StabilizationInterval: &half,
 		MaxParallelism: 8}
 	s := &lifecycle{t: t, env: env, fleet: fleet, ns: ns, name: app.Name, out: out, api: client.New(client.DefaultConfig(), nil)}
-	apps := env.Apps.FlinkV1beta1().FlinkApplications(ns)
-	eventually(t, 30*time.Second, "creating "+app.Name, func() (bool, error) {
-		_, err := apps.Create(ctx, app, metav1.CreateOptions{})
-		return err == nil, err
-	})
+	s.create(app)
 	job := s.awaitNewJob("", "")
 	var counter v1beta1.VertexScaling
 	eventually(t, 4*time.Minute, "a recommendation for the counter", func() (bool, error) {
@@ -66,10 +60,5 @@ func autoscalerRecommends(t *testing.T, env *localenv.Env, fleet *Fleet, r realR
 	t.Logf("Flink %s: the counter (%s) runs %d subtasks, %d recommended, after %s: %s", r.dist.Version, counter.Name, counter.Current,
 		counter.Recommended, time.Since(began).Round(time.Second), counter.Reason)
 
-	if err := apps.Delete(ctx, app.Name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 3*time.Minute, "every process of "+app.Name+" ended", func() (bool, error) {
-		return fleet.processesOf(ns, app.Name) == 0, nil
-	})
+	s.deleteAndWait()
 }

@@ -37,10 +37,7 @@ func incompatibleUpdates(t *testing.T, env *localenv.Env, fleet *Fleet, r realRe
 	app.Spec.ReadinessTimeoutSeconds = &minute
 	s := &lifecycle{t: t, env: env, fleet: fleet, ns: ns, name: app.Name, out: out, api: client.New(client.DefaultConfig(), nil)}
 	apps := env.Apps.FlinkV1beta1().FlinkApplications(ns)
-	eventually(t, 30*time.Second, "creating "+app.Name, func() (bool, error) {
-		_, err := apps.Create(ctx, app, metav1.CreateOptions{})
-		return err == nil, err
-	})
+	s.create(app)
 	job := s.awaitNewJob("", "")
 
 	for _, variant := range []string{"incompatible-uid", "incompatible-state"} {
@@ -65,11 +62,6 @@ func incompatibleUpdates(t *testing.T, env *localenv.Env, fleet *Fleet, r realRe
 		s.checkWentOnExactly(job, rolledBack, true)
 		job = rolledBack
 	}
-	if err := apps.Delete(ctx, app.Name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 3*time.Minute, "every process of "+app.Name+" ended", func() (bool, error) {
-		return fleet.processesOf(ns, app.Name) == 0, nil
-	})
+	s.deleteAndWait()
 	t.Logf("Flink %s: two failed restores rolled back in %s; %s", r.dist.Version, time.Since(began).Round(time.Second), fleet.Memory())
 }

@@ -39,11 +39,7 @@ func lastStateLifecycle(t *testing.T, env *localenv.Env, fleet *Fleet, r realRel
 	app.Name = "laststate"
 	app.Spec.UpgradeMode = v1beta1.UpgradeModeLastState
 	s := &lifecycle{t: t, env: env, fleet: fleet, ns: ns, name: app.Name, out: out, api: client.New(client.DefaultConfig(), nil)}
-	apps := env.Apps.FlinkV1beta1().FlinkApplications(ns)
-	eventually(t, 30*time.Second, "creating "+app.Name, func() (bool, error) {
-		_, err := apps.Create(ctx, app, metav1.CreateOptions{})
-		return err == nil, err
-	})
+	s.create(app)
 	job := s.awaitNewJob("", "")
 	s.awaitCheckpoints(job, 2)
 
@@ -132,12 +128,7 @@ func lastStateLifecycle(t *testing.T, env *localenv.Env, fleet *Fleet, r realRel
 	t.Logf("Flink %s: LastState upgrade, suspend and resume, TaskManager and JobManager loss in %s; %s",
 		r.dist.Version, time.Since(began).Round(time.Second), fleet.Memory())
 
-	if err := apps.Delete(ctx, app.Name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 3*time.Minute, "every process of "+app.Name+" ended", func() (bool, error) {
-		return fleet.processesOf(ns, app.Name) == 0, nil
-	})
+	s.deleteAndWait()
 }
 
 // lifecycle follows one application's jobs on real Flink.
@@ -228,6 +219,27 @@ func (s *lifecycle) checkWentOnExactly(previous, next realJob, savepoint bool) {
 	check(s.t, before.CheckCounts(testKeys), after.CheckCounts(testKeys), after.CheckExactlyFrom(resume, upTo))
 	s.t.Logf("job %s went on from snapshot %d of job %s at %d (checkpoint %d holds 0..%d)",
 		next.id, next.restored.ID, previous.id, resume, next.later.ID, upTo-1)
+}
+
+// create creates the application s follows, again while the namespace's hostPath allowance is not
+// applied yet (a moment after the namespace exists).
+func (s *lifecycle) create(app *v1beta1.FlinkApplication) {
+	s.t.Helper()
+	eventually(s.t, 30*time.Second, "creating "+app.Name, func() (bool, error) {
+		_, err := s.env.Apps.FlinkV1beta1().FlinkApplications(s.ns).Create(context.Background(), app, metav1.CreateOptions{})
+		return err == nil, err
+	})
+}
+
+// deleteAndWait deletes the application s follows and waits until every process of it ended.
+func (s *lifecycle) deleteAndWait() {
+	s.t.Helper()
+	if err := s.env.Apps.FlinkV1beta1().FlinkApplications(s.ns).Delete(context.Background(), s.name, metav1.DeleteOptions{}); err != nil {
+		s.t.Fatal(err)
+	}
+	eventually(s.t, 3*time.Minute, "every process of "+s.name+" ended", func() (bool, error) {
+		return s.fleet.processesOf(s.ns, s.name) == 0, nil
+	})
 }
 
 func (s *lifecycle) update(edit func(*v1beta1.FlinkApplication)) {

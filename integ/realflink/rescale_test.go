@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/flinkfsm/flinkfsm/integ/localenv"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
@@ -40,11 +38,7 @@ func rescales(t *testing.T, env *localenv.Env, fleet *Fleet, r realRelease, adap
 		app.Spec.FlinkConfig["jobmanager.scheduler"] = "adaptive"
 	}
 	s := &lifecycle{t: t, env: env, fleet: fleet, ns: ns, name: app.Name, out: out, api: client.New(client.DefaultConfig(), nil)}
-	apps := env.Apps.FlinkV1beta1().FlinkApplications(ns)
-	eventually(t, 30*time.Second, "creating "+app.Name, func() (bool, error) {
-		_, err := apps.Create(ctx, app, metav1.CreateOptions{})
-		return err == nil, err
-	})
+	s.create(app)
 	job := s.awaitNewJob("", "")
 	s.awaitCheckpoints(job, 2)
 
@@ -104,10 +98,5 @@ func rescales(t *testing.T, env *localenv.Env, fleet *Fleet, r realRelease, adap
 	check(t, o.CheckCounts(testKeys), o.CheckExactlyFrom(0, upTo))
 	t.Logf("Flink %s (adaptive %v): a rescale and a Stateless upgrade in %s", r.dist.Version, adaptive, time.Since(began).Round(time.Second))
 
-	if err := apps.Delete(ctx, app.Name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 3*time.Minute, "every process of "+app.Name+" ended", func() (bool, error) {
-		return fleet.processesOf(ns, app.Name) == 0, nil
-	})
+	s.deleteAndWait()
 }

@@ -36,10 +36,7 @@ func snapshotLifecycle(t *testing.T, env *localenv.Env, fleet *Fleet, r realRele
 	app.Name = "snapshots"
 	s := &lifecycle{t: t, env: env, fleet: fleet, ns: ns, name: app.Name, out: out, api: client.New(client.DefaultConfig(), nil)}
 	apps := env.Apps.FlinkV1beta1().FlinkApplications(ns)
-	eventually(t, 30*time.Second, "creating "+app.Name, func() (bool, error) {
-		_, err := apps.Create(ctx, app, metav1.CreateOptions{})
-		return err == nil, err
-	})
+	s.create(app)
 	job := s.awaitNewJob("", "")
 	s.awaitCheckpoints(job, 2)
 
