@@ -120,3 +120,20 @@ func awaitSavepoint(t *testing.T, api client.API, c *Cluster, jobID, triggerID s
 	})
 	return st
 }
+
+// awaitCheckpointAfterRestore waits until the job completed a checkpoint after the state it was
+// restored from, and returns both.
+func awaitCheckpointAfterRestore(t *testing.T, api client.API, url, jobID string) (*client.RestoredCheckpoint, *client.Checkpoint) {
+	t.Helper()
+	var restored *client.RestoredCheckpoint
+	var later *client.Checkpoint
+	eventually(t, 2*time.Minute, "a checkpoint of job "+jobID+" after its restore", func() (bool, error) {
+		st, err := api.GetCheckpoints(context.Background(), url, jobID)
+		if err != nil {
+			return false, err
+		}
+		restored, later = st.Latest.Restored, st.Latest.Completed
+		return restored != nil && later != nil && later.ID > restored.ID, nil
+	})
+	return restored, later
+}

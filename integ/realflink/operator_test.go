@@ -208,17 +208,9 @@ func lyftSavepointUpgrade(t *testing.T, env *localenv.Env, fleet *Fleet, r realR
 	upgradeTook := time.Since(upgradeBegan)
 	second, newHash := upgraded.Status.JobStatus.JobID, upgraded.Status.DeployHash
 	url = fleet.JobManagerURL(ns, app.Name+"-"+newHash)
-	var restored *client.RestoredCheckpoint
-	var later *client.Checkpoint
-	eventually(t, 2*time.Minute, "a checkpoint of job "+second+" after its restore", func() (bool, error) {
-		st, err := api.GetCheckpoints(ctx, url, second)
-		if err != nil {
-			return false, err
-		}
-		restored, later = st.Latest.Restored, st.Latest.Completed
-		return restored != nil && later != nil && later.ID > restored.ID, nil
-	})
-	if !restored.IsSavepoint {
+	restored, later := awaitCheckpointAfterRestore(t, api, url, second)
+	// Flink says is_savepoint for any path a job was submitted with: the path tells which it was.
+	if !isSavepointPath(restored.ExternalPath) {
 		t.Errorf("job %s restored %+v, want a savepoint", second, restored)
 	}
 	if p := upgraded.Status.JobStatus.RestorePath; p != "" && p != restored.ExternalPath {

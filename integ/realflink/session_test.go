@@ -96,17 +96,9 @@ func twoSessionJobs(t *testing.T, env *localenv.Env, fleet *Fleet, r realRelease
 			j.Status.JobStatus.JobID != "" && j.Status.JobStatus.JobID != firstID
 	})
 	second := upgraded.Status.JobStatus.JobID
-	var restored *client.RestoredCheckpoint
-	var later *client.Checkpoint
-	eventually(t, 2*time.Minute, "a checkpoint of job "+second+" after its restore", func() (bool, error) {
-		st, err := api.GetCheckpoints(ctx, url, second)
-		if err != nil {
-			return false, err
-		}
-		restored, later = st.Latest.Restored, st.Latest.Completed
-		return restored != nil && later != nil && later.ID > restored.ID, nil
-	})
-	if !restored.IsSavepoint {
+	restored, later := awaitCheckpointAfterRestore(t, api, url, second)
+	// Flink says is_savepoint for any path a job was submitted with: the path tells which it was.
+	if !isSavepointPath(restored.ExternalPath) {
 		t.Errorf("job %s restored %+v, want a savepoint", second, restored)
 	}
 	before, err := ReadJobOutput(outUploaded, firstID)
