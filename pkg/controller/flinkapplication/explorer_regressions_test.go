@@ -168,14 +168,13 @@ func TestExplorerSeed70042AFailedAttemptLeavesTheNewestStateRecordedOfIt(t *test
 	replaySeed(t, 70042, 2341)
 }
 
-// Seed 70046 (found, not fixed): an update's attempt failed after checkpointing chk-40 on its own
-// cluster; the rollback restarted the stable spec from chk-40, and the spec changed during that
-// rollback, so the restarted job became the stable one again and was then lost. A redeploy from
-// another application's savepoint failed, and going back from it restored chk-39, the stable
-// cluster's older state: the stable jobs' floor counts what they completed and the stable record's
-// restore path, which did not name chk-40.
+// Seed 70046: an update's attempt failed after checkpointing chk-40 on its own cluster; the
+// rollback restarted the stable spec from chk-40, which Flink named but the ledger did not hold.
+// A redeploy from another application's savepoint then failed, and going back from it restored
+// chk-39, the stable cluster's older state: the stable record said it started from chk-40, but
+// with no time for it the older, timed chk-39 looked newest. The attempt's checkpoint a rollback
+// takes is now recorded with Flink's time.
 func TestExplorerSeed70046AFailedRedeployGoesBackToTheNewestStateOfTheRestartedStableJob(t *testing.T) {
-	t.Skip("TODO(issue 55): replay fails at step 2907")
 	replaySeed(t, 70046, 2907)
 }
 

@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
@@ -129,7 +130,7 @@ func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 			return stay(0)
 		}
 		if !redeploy {
-			path := attemptCheckpoint(rc, v)
+			path := attemptCheckpoint(rc, v, c.ClusterHash)
 			if path == "" {
 				// Flink cannot tell the attempt's checkpoints (its job status unreadable, its
 				// JobManager gone): the newest the operator recorded of it is still newer than the
@@ -138,6 +139,12 @@ func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 			}
 			if path != "" {
 				st.Deployments.NextRestorePath = path
+				if s := stable(&st.JobOwnerStatus); s != nil && s.JobID == "" {
+					// The stable spec goes on from the attempt's state: a redeploy that replaces
+					// this rollback and fails goes back to it, not to the older state the
+					// attempt started from.
+					s.RestorePath = path
+				}
 			}
 		}
 		c.JobID, c.SubmittedAt = "", nil
@@ -239,8 +246,10 @@ func stableFloor(st *v1beta1.JobOwnerStatus, book func(jobID string) []jobs.Stat
 	return ""
 }
 
-// attemptCheckpoint is the newest completed checkpoint Flink reports for exactly this job.
-func attemptCheckpoint(rc *Context, v *jobs.View) string {
+// attemptCheckpoint is the newest completed checkpoint Flink reports for exactly this job, on
+// cluster. It is recorded in the ledger with when Flink took it: the job restarted from it may be
+// replaced in turn, and what replaces it is ordered against it by that time.
+func attemptCheckpoint(rc *Context, v *jobs.View, cluster string) string {
 	if v.Details == nil {
 		return ""
 	}
@@ -249,7 +258,9 @@ func attemptCheckpoint(rc *Context, v *jobs.View) string {
 	if err != nil || cp.Latest.Completed == nil || !jobs.Restorable(cp.Latest.Completed.ExternalPath) {
 		return ""
 	}
-	return cp.Latest.Completed.ExternalPath
+	l := cp.Latest.Completed
+	rc.ledger().Record(v1beta1.StateCheckpoint, v.Ref.ID, cluster, l.ExternalPath, time.UnixMilli(l.TriggerTimestamp))
+	return l.ExternalPath
 }
 
 // rolledBack rests in DeployFailed with the stable spec's job running.
