@@ -521,13 +521,17 @@ func (x *explorer) checkDeadlines() {
 			continue
 		}
 		deadline, ok := x.phaseDeadline(phase)
+		pods := 0
+		if Phase(phase) == PhaseClusterStarting {
+			pods = x.mostPods(id, started.Time)
+		}
 		if x.restartedSince(started.Time) {
 			// A new process counts the deadline from its own first pass; the phase's wall-clock
 			// bound is its deadline and the allowance for outages and restarts (machine.go), and a
 			// starting cluster's is a deadline for each step its pods can take and one more
 			// (boundOfStart).
 			if Phase(phase) == PhaseClusterStarting {
-				deadline *= time.Duration(stepsPerPod*x.mostPods(id) + 1)
+				deadline *= time.Duration(stepsPerPod*pods + 1)
 			} else {
 				deadline += phaseOutageAllowance
 			}
@@ -540,15 +544,19 @@ func (x *explorer) checkDeadlines() {
 	}
 }
 
-// mostPods is the most pods one cluster of the object asks for (its JobManager's and TaskManagers'
-// replicas).
-func (x *explorer) mostPods(id *identity) int {
+// mostPods is the most pods one cluster of the object asked for (its JobManager's and TaskManagers'
+// replicas) in the visit of the phase that began at since. It is remembered, as the start's bound
+// was set by the cluster it started: a pass that deleted that cluster as the spec changed, killed
+// before it wrote the move out of the phase, leaves the phase in status with no Deployments.
+func (x *explorer) mostPods(id *identity, since time.Time) int {
+	if !id.podsSince.Equal(since) {
+		id.podsSince, id.mostPods = since, 0
+	}
 	deps, err := x.w.kube.AppsV1().Deployments(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		x.t.Fatalf("listing Deployments: %v", err)
 	}
 	pods := map[string]int{}
-	most := 0
 	for i := range deps.Items {
 		d := &deps.Items[i]
 		if d.Labels[k8.AppLabel] != id.name {
@@ -556,9 +564,9 @@ func (x *explorer) mostPods(id *identity) int {
 		}
 		h := d.Labels[k8.HashLabel]
 		pods[h] += int(replicas(d))
-		most = max(most, pods[h])
+		id.mostPods = max(id.mostPods, pods[h])
 	}
-	return most
+	return id.mostPods
 }
 
 // restartedSince tells whether the operator restarted, or came back from being down, since t.

@@ -168,6 +168,16 @@ func TestExplorerSeed70042AFailedAttemptLeavesTheNewestStateRecordedOfIt(t *test
 	replaySeed(t, 70042, 2341)
 }
 
+// Seed 90062: alpha's cluster never got its TaskManagers ready, and operator restarts kept its start
+// within its bound (a deadline for each step its pods can take and one more). A restartNonce came; the
+// pass deleted the starting cluster and was killed writing the move to Updating, so status still
+// said ClusterStarting, and the checker, which read the bound's pods off the Deployments left, gave
+// the phase 5 minutes. The operator did nothing wrong: its next pass moves on. The checker now
+// remembers the most pods the phase's clusters asked for.
+func TestExplorerSeed90062AStartKeepsItsBoundWhenAKilledPassDeletedItsCluster(t *testing.T) {
+	replaySeed(t, 90062, 4317)
+}
+
 // Seed 70046: an update's attempt failed after checkpointing chk-40 on its own cluster; the
 // rollback restarted the stable spec from chk-40, which Flink named but the ledger did not hold.
 // A redeploy from another application's savepoint then failed, and going back from it restored

@@ -112,6 +112,10 @@ type identity struct {
 	// unwritten are the passes, by when they began, in which the operator was killed before it
 	// wrote the object's status: whatever they recorded died with the process.
 	unwritten []time.Time
+	// mostPods is the most pods one of its clusters asked for in the visit of ClusterStarting that
+	// began at podsSince (explorer.mostPods).
+	mostPods  int
+	podsSince time.Time
 }
 
 // passedBetween tells whether a pass of the object began in [from, to): one that could look at its
