@@ -191,9 +191,10 @@ func (x *explorer) checkRestores(id *identity, jobs []flinksim.JobRecord) {
 // every request for a while, leaves the operator nothing newer to record. The jobs started since
 // (before) must all have started from the same checkpoint, and so failed at their restore (one
 // that ran completed newer state), or from a state the user named for a redeploy, which a failed
-// redeploy goes back from. The job that took the checkpoint is looked for among all the object's
-// jobs (all): a BlueGreen version starts from the checkpoint of the other version's job, which ran
-// on the other cluster and is not among before.
+// redeploy goes back from; a job over before the checkpoint was taken is not one of them. The job
+// that took the checkpoint is looked for among all the object's jobs (all): a BlueGreen version
+// starts from the checkpoint of the other version's job, which ran on the other cluster and is not
+// among before.
 func (x *explorer) unseenSubsumption(id *identity, p string, gone time.Time, before, all []flinksim.JobRecord) bool {
 	s := x.history.seen[p]
 	if s.Savepoint {
@@ -213,6 +214,12 @@ func (x *explorer) unseenSubsumption(id *identity, p string, gone time.Time, bef
 		if j.JobID == s.JobID {
 			end, ended := j.AliveUntil()
 			return ended && !id.couldRecordBetween(s.JobID, gone, end)
+		}
+		if end, ended := j.AliveUntil(); ended && end.Before(s.CreatedAt) {
+			// A job that was over before the checkpoint was taken neither started from it nor
+			// completed anything newer: a BlueGreen version that failed beside the taker, on a
+			// cluster of its own, and was rolled back from before the taker checkpointed on.
+			continue
 		}
 		if x.namedByUser(id, normalPath(j.RestoredFrom)) {
 			// A redeploy from a state the user named is a branch of its own: going back from it
