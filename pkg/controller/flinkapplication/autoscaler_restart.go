@@ -187,10 +187,10 @@ func scalingRestartFailed(rc *Context, cause string) (out Outcome, ok bool) {
 		return Outcome{}, false
 	}
 	d := autoscaler.WayBack(rc.Now, cfg, autoscaler.JobState{Failed: true, LastRescale: rc.Now}, autoscalerHistory(st, nil))
-	choice := chooseRestore(rc, c.JobID, nil)
+	choice := chooseRestoreInPlace(rc, c.JobID, nil)
 	if choice.Problem != "" && !choice.InDoubt {
 		// It failed before it checkpointed: the state it started from, the stop's, is the newest.
-		choice = chooseRestore(rc, t.From, nil)
+		choice = chooseRestoreInPlace(rc, t.From, nil)
 	}
 	if !d.Apply || choice.Problem != "" {
 		holdScaling(rc, cfg, fmt.Sprintf("the job restarted at %s failed (%s)", describeTarget(t), cause))

@@ -188,11 +188,21 @@ func TestExplorerSeed70046AFailedRedeployGoesBackToTheNewestStateOfTheRestartedS
 	replaySeed(t, 70046, 2907)
 }
 
-// Seed 90042 (found, not fixed): gamma's job started from chk-378 (taken 13:14:32.7), older than a
-// savepoint (taken 13:14:40.3), the newest completed state of the job it replaced.
-func TestExplorerSeed90042(t *testing.T) {
-	t.Skip("TODO(issue 55): replay fails at step 1774; not yet analysed")
+// Seed 90042: gamma's manual savepoint completed (taken 13:14:40.3) while the pass that read it was
+// killed before its status write, and the JobManager Deployment was deleted as the user set a
+// savepointRedeployNonce. The restart in place ran the stable spec again from chk-378 (taken
+// 13:14:32.7), older than the savepoint in doubt: the pending redeploy had been let stand in for the
+// doubt, but it names the state of the update after the restart, not the restarted job's.
+func TestExplorerSeed90042ARestartInPlaceIsNotExcusedFromASavepointInDoubtByAPendingRedeploy(t *testing.T) {
 	replaySeed(t, 90042, 1774)
+}
+
+// Seed 1090055: delta's job, started without state, took a savepoint (12:09:02.1) after chk-53
+// (12:08:57.9), which the checkpoint book recorded; its TaskManagers were lost, Flink restored chk-53
+// on its own, and jobStatus dated that restore by Flink's restore time (12:09:08). When its
+// JobManager was lost, the restart took chk-53 at the restore's time for newer than the savepoint.
+func TestExplorerSeed1090055AStateAJobRestoredOnItsOwnIsDatedByWhenItWasTaken(t *testing.T) {
+	replaySeed(t, 1090055, 393)
 }
 
 // Seed 1090039: gamma (BlueGreen) was taking the deployed job's savepoint for a new version when

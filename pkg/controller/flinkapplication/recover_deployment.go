@@ -48,7 +48,7 @@ func recoverDeployment(rc *Context) Outcome {
 		st.Deployments.NextRestorePath = chooseRestore(rc, lost, nil).Path
 		return restartInPlace(rc, "RecoverDeployment", fmt.Sprintf("%s; created it again, and Flink HA recovers job %s", msg, lost), true)
 	}
-	choice := chooseRestore(rc, lost, nil)
+	choice := chooseRestoreInPlace(rc, lost, nil)
 	if choice.InDoubt {
 		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s and job %s with it, and %s; %s", msg, lost, choice.Problem, restoreByHand(rc)))
 	}
@@ -63,7 +63,7 @@ func recoverDeployment(rc *Context) Outcome {
 // recoverStoppedJob starts a job again on its own cluster after it stopped without being asked to
 // (lost with its JobManager process, or FAILED with restartFailedJob), from the newest state known.
 func recoverStoppedJob(rc *Context, v *jobs.View, reason, what string) Outcome {
-	choice := chooseRestore(rc, v.Ref.ID, v.Answered())
+	choice := chooseRestoreInPlace(rc, v.Ref.ID, v.Answered())
 	if choice.Unanswered != nil {
 		return failed(choice.Unanswered)
 	}

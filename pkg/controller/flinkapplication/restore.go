@@ -29,8 +29,25 @@ import (
 // A savepoint asked of the job whose end the operator never learned (guardian.Job.InDoubt) may be
 // newer than all it recorded: unless Flink lists the job's savepoints, nothing is chosen
 // (RestoreChoice.InDoubt) and the user names the state to start from, which a savepointRedeployNonce
-// still to be used already does.
+// still to be used already does, when the job about to start is the one it names the state of: the
+// new spec's (an update's, a resume's). A restart in place runs the stable spec again, from the state
+// chosen here, and asks chooseRestoreInPlace.
 func chooseRestore(rc *Context, jobID string, ref *jobs.Ref) jobs.RestoreChoice {
+	return choose(rc, jobID, ref, redeployPending(rc))
+}
+
+// chooseRestoreInPlace is chooseRestore for a job started again under the stable spec
+// (restartInPlace). A savepointRedeployNonce still to be used names the state the update after it
+// starts from, not this job's (explorer seed 90042: the JobManager Deployment was deleted as the
+// user asked for a redeploy, and the restart in place went back to a checkpoint older than a
+// savepoint in doubt): it stands in for no savepoint in doubt.
+func chooseRestoreInPlace(rc *Context, jobID string, ref *jobs.Ref) jobs.RestoreChoice {
+	return choose(rc, jobID, ref, false)
+}
+
+// choose is the restore policy; named tells whether the job about to start starts from a state the
+// user named, which settles any doubt.
+func choose(rc *Context, jobID string, ref *jobs.Ref, named bool) jobs.RestoreChoice {
 	if rc.Settings.UpgradeMode == v1beta1.UpgradeModeStateless {
 		return jobs.RestoreChoice{}
 	}
@@ -47,7 +64,7 @@ func chooseRestore(rc *Context, jobID string, ref *jobs.Ref) jobs.RestoreChoice 
 		points = append(takenAsFlinkSays(points, flinks.TakenAt), flinks.Points...)
 		recordFlinksCheckpoint(rc, jobID, flinks.Points)
 	}
-	if doubt := job.Doubt(answered); doubt != "" && !redeployPending(rc) {
+	if doubt := job.Doubt(answered); doubt != "" && !named {
 		return jobs.RestoreChoice{Problem: doubt, InDoubt: true}
 	}
 	return jobs.ChooseRestore(points, rc.Now, jobs.RestorePolicy{MaxAge: maxCheckpointAge(rc), WithoutState: rc.Settings.FallbackWithoutState})
@@ -159,7 +176,7 @@ func startedFrom(rc *Context, jobID string) *jobs.StatePoint {
 			// Flink's word for a job that restored on its own (a JobManager's recovery).
 			path = js.RestorePath
 		}
-		at := rc.ledger().TimeOf(path)
+		at := recordedTimeOf(rc, r.JobID, path)
 		if at.IsZero() && js.RestoreTime != nil && js.RestorePath == path && r == stable(st) {
 			at = js.RestoreTime.Time
 		}
@@ -169,6 +186,22 @@ func startedFrom(rc *Context, jobID string) *jobs.StatePoint {
 		return guardian.StartState(r.JobID, jobID, path, at)
 	}
 	return nil
+}
+
+// recordedTimeOf is when the state at path was taken, as the operator recorded it: the ledger's time
+// of it, or the checkpoint book's for the job's checkpoint noted there; zero when neither records it.
+// Only then is a job's start, or Flink's time of its restore, the time of what it started from: both
+// come later than the state was taken (explorer seed 1090055: a job that restored its newest
+// checkpoint on its own, after a savepoint, had that checkpoint dated by the restore, newer than the
+// savepoint, and a restart after its JobManager was lost went back behind the savepoint).
+func recordedTimeOf(rc *Context, jobID, path string) time.Time {
+	if at := rc.ledger().TimeOf(path); !at.IsZero() {
+		return at
+	}
+	if e, ok := bookEntry(rc, jobID); ok && e.Path == path {
+		return e.At
+	}
+	return time.Time{}
 }
 
 // lastStateProblem says why the job's newest retained checkpoint cannot carry its state across a
