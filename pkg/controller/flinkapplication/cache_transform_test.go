@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 )
 
@@ -111,9 +112,9 @@ func TestTheCacheKeepsOfAPodWhatAPassReads(t *testing.T) {
 			out, err := trimForCache(whole.DeepCopy())
 			assert.NoError(t, err)
 			kept := out.(*cachedPod)
-			assert.Equal(t, podReady(whole), kept.ready)
-			assert.Equal(t, podProblem(whole), kept.problem)
-			assert.Equal(t, podProgress(whole), kept.progress)
+			assert.Equal(t, clusters.PodReady(whole), kept.Ready)
+			assert.Equal(t, clusters.PodProblem(whole), kept.Problem)
+			assert.Equal(t, clusters.PodProgress(whole), kept.Progress)
 			assert.Equal(t, "ns/"+name, cache.MetaObjectToName(kept).String(), "the informer's key")
 			assert.Equal(t, "7", kept.ResourceVersion)
 			assert.Equal(t, map[string]string{k8.AppLabel: "wc", k8.HashLabel: "0123abcd", k8.ComponentLabel: "jobmanager"}, kept.Labels,

@@ -16,8 +16,8 @@ import (
 // trimForCache keeps what the operator never reads out of the caches, which are most of its
 // memory: server-side apply's record of field ownership (about as large as the rest of an object's
 // metadata and spec); of Deployments, Services and ConfigMaps, what a pass never reads (below).
-// Pods, which it only reads to explain a cluster that does not start (podProblem), count Ready
-// (podReady) and follow a starting cluster (podProgress), are kept as those answers (cachedPod). A
+// Pods, which it only reads to explain a cluster that does not start (clusters.PodProblem), count Ready
+// (clusters.PodReady) and follow a starting cluster (clusters.PodProgress), are kept as those answers (cachedPod). A
 // write of an object read from the cache leaves the stored managedFields alone (an update without
 // them keeps them); pods are never written, Deployments and Services only patched.
 //

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -92,70 +91,6 @@ type Context struct {
 func (rc *Context) bind(working, stored subject) {
 	rc.subject, rc.stored = working, stored
 	rc.Meta, rc.Machine, rc.Job, rc.Owned = working.meta(), working.machine(), working.job(), working.clusters()
-}
-
-// ClusterObjects are the Kubernetes objects of one Flink cluster.
-type ClusterObjects struct {
-	Hash        string
-	JobManager  *appsv1.Deployment
-	TaskManager *appsv1.Deployment
-	Service     *corev1.Service
-	// VersionService is the Service named after the cluster's BlueGreen colour, if it has one.
-	VersionService *corev1.Service
-	// LogConfig is the ConfigMap of the cluster's logging configuration, if it has one.
-	LogConfig *corev1.ConfigMap
-	// JobManagerPods counts the cluster's JobManager pods, terminating ones included: a JobManager
-	// whose Deployment is gone may still run its job until its pod is.
-	JobManagerPods int
-	// ReadyJobManagerPods and ReadyTaskManagerPods count the cluster's Ready pods that are not
-	// terminating.
-	ReadyJobManagerPods, ReadyTaskManagerPods int
-	// Problem says why a pod of the cluster does not run, as Kubernetes reports it (unschedulable,
-	// an image that cannot be pulled, a crash loop); "" when none is known.
-	Problem string
-	// Progress counts the steps Kubernetes has taken in starting the cluster's pods: one for each
-	// pod that exists, is scheduled, runs, and is Ready, terminating and ended pods not counted, and
-	// no more for a component than its Deployment's pods can take. A starting cluster's deadline
-	// bounds the time it goes without a new step (cluster_progress.go).
-	Progress int
-	// MostProgress is the most steps its Deployments' pods can take: four each.
-	MostProgress int
-	// jobManagerSteps and taskManagerSteps are the steps of the cluster's pods of each component,
-	// before countSteps caps them.
-	jobManagerSteps, taskManagerSteps int
-}
-
-// Ready tells whether the cluster's JobManager and all its TaskManagers run: Kubernetes reports its
-// Deployments so, or, sooner, its pods are Ready. A Deployment's status follows its pods through the
-// ReplicaSet and Deployment controllers, a second or more later on a busy control plane; the pods
-// are what the job runs in, and Flink's own slot count is checked before a job is submitted.
-func (c *ClusterObjects) Ready() bool {
-	if c == nil || c.JobManager == nil || c.TaskManager == nil || c.Service == nil {
-		return false
-	}
-	jm, tm := c.JobManager, c.TaskManager
-	deployments := jm.Status.ObservedGeneration >= jm.Generation && jm.Status.AvailableReplicas >= 1 &&
-		tm.Status.ObservedGeneration >= tm.Generation && tm.Status.ReadyReplicas >= replicas(tm)
-	pods := c.ReadyJobManagerPods >= 1 && c.ReadyTaskManagerPods >= int(replicas(tm))
-	return deployments || pods
-}
-
-// JobManagerGone tells whether the cluster's JobManager can no longer run anything: its Deployment
-// is gone and no JobManager pod is left, terminating ones included. A cluster not found is gone.
-func (c *ClusterObjects) JobManagerGone() bool {
-	return c == nil || c.JobManager == nil && c.JobManagerPods == 0
-}
-
-// replicas is how many pods a Deployment asks for: none when the Deployment is missing (deleted
-// under a running job, which the autoscaler's apply path must survive), one when unset.
-func replicas(d *appsv1.Deployment) int32 {
-	if d == nil {
-		return 0
-	}
-	if d.Spec.Replicas == nil {
-		return 1
-	}
-	return *d.Spec.Replicas
 }
 
 type pendingEvent struct {

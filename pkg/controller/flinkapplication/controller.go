@@ -15,6 +15,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	applisters "github.com/flinkfsm/flinkfsm/pkg/client/listers/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/loop"
@@ -283,7 +284,7 @@ func (c *Controller) watch(ns string, kubeInf, haInf kubeinformers.SharedInforme
 	_, _ = pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueueOwner,
 		UpdateFunc: func(old, new interface{}) {
-			if podChangeMatters(old, new) {
+			if clusters.PodChangeMatters(old, new) {
 				c.enqueueOwner(new)
 			}
 		},

@@ -62,7 +62,7 @@ type Environment struct {
 	// for a worker; phase deadlines count neither.
 	activity activity
 	waits    queueWaits
-	// progress remembers when each starting cluster last took a step (cluster_progress.go).
+	// progress remembers when each starting cluster last took a step (clusters.ProgressMemory).
 	progress progressMemory
 	// hashes remembers each application's cluster hash by the resourceVersion it was computed from,
 	// and versions the flinkVersion of each record's spec (object_memory.go).
@@ -153,7 +153,7 @@ func (e *Environment) rememberWrite(key, resourceVersion string) {
 func (e *Environment) forgetApp(key string) {
 	e.written.Delete(key)
 	e.deadlines.Delete(key)
-	e.progress.forget(key)
+	e.progress.Forget(key)
 	e.quiet.Delete(key)
 	e.autoscaling.forget(key)
 	e.waits.forget(key)

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
@@ -149,7 +150,7 @@ func giveUp(rc *Context, spec phaseSpec, cause string) Outcome {
 // reason to give up on what Flink was doing meanwhile; but a process cannot tell an outage from
 // a predecessor that acted all along, and an operator restarted more often than the deadline
 // would otherwise keep a phase past it for as long as the restarts came. A starting cluster has a
-// bound of its own, from the steps its start took (boundOfStart).
+// bound of its own, from the steps its start took (clusters.BoundOfStart).
 const phaseOutageAllowance = 10 * time.Minute
 
 func pastDeadline(rc *Context, spec phaseSpec) (string, bool) {
@@ -165,14 +166,14 @@ func pastDeadline(rc *Context, spec phaseSpec) (string, bool) {
 	var bound startBound
 	if spec.progress != nil {
 		steps := spec.progress(rc)
-		start = rc.env.progress.since(rc.writeKey(), start, rc.Now, steps.taken)
+		start = rc.env.progress.Since(rc.writeKey(), start, rc.Now, steps.Taken)
 		within = " without progress"
-		bound = boundOfStart(st.PhaseStartedAt.Time, d, steps)
+		bound = clusters.BoundOfStart(st.PhaseStartedAt.Time, d, steps)
 	}
 	if d > 0 {
-		rc.deadline = bound.earlier(start.Add(d))
+		rc.deadline = bound.Earlier(start.Add(d))
 	}
-	if d > 0 && bound.passed(rc.Now) {
+	if d > 0 && bound.Passed(rc.Now) {
 		return fmt.Sprintf("%s did not complete within %s", rc.subject.phase().Normalized(), bound), true
 	}
 	if most := d + phaseOutageAllowance; d > 0 && spec.progress == nil && rc.Now.Sub(st.PhaseStartedAt.Time) > most {

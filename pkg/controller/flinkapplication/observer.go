@@ -15,8 +15,8 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	applisters "github.com/flinkfsm/flinkfsm/pkg/client/listers/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 )
 
 type namespaceListers struct {
@@ -152,8 +152,8 @@ func (o *listerObserver) Owned(owner flink.ClusterOwner) (map[string]*ClusterObj
 	if err != nil {
 		return nil, nil, err
 	}
-	clusters, generic := groupOwned(owner, deploys, services, pods, configMaps)
-	return clusters, generic, nil
+	owned, generic := groupOwned(owner, deploys, services, pods, configMaps)
+	return owned, generic, nil
 }
 
 // HAConfigMaps names the HA ConfigMaps of the owner's clusters, by cluster hash.
@@ -278,86 +278,8 @@ func indexed[T any](index cache.Indexer, key string) ([]T, error) {
 }
 
 // groupOwned sorts the application's Deployments and Services into clusters by hash, counts each
-// cluster's pods, and finds its generic Service. Objects the application does not control
-// are left out.
+// cluster's pods, and finds its generic Service (clusters.Group).
 func groupOwned(owner flink.ClusterOwner, deploys []*appsv1.Deployment, services []*corev1.Service, pods []*cachedPod,
 	configMaps []*corev1.ConfigMap) (map[string]*ClusterObjects, *corev1.Service) {
-	clusters := map[string]*ClusterObjects{}
-	get := func(hash string) *ClusterObjects {
-		if clusters[hash] == nil {
-			clusters[hash] = &ClusterObjects{Hash: hash}
-		}
-		return clusters[hash]
-	}
-	for _, d := range deploys {
-		hash := k8.HashOf(d)
-		if hash == "" || !owner.IsOwnerOf(d) {
-			continue
-		}
-		switch d.Name {
-		case flink.JobManagerNameOf(owner.Name, hash):
-			get(hash).JobManager = d
-		case flink.TaskManagerNameOf(owner.Name, hash):
-			get(hash).TaskManager = d
-		}
-	}
-	var generic *corev1.Service
-	for _, s := range services {
-		if !owner.IsOwnerOf(s) {
-			continue
-		}
-		if s.Name == flink.GenericServiceNameOf(owner.Name) {
-			generic = s
-		} else if hash := k8.HashOf(s); hash != "" && s.Name == flink.VersionedServiceNameOf(owner.Name, hash) {
-			get(hash).Service = s
-		} else if v := s.Labels[flink.VersionLabel]; hash != "" && v != "" && s.Name == flink.VersionServiceNameOf(owner.Name, v1beta1.FlinkApplicationVersion(v)) {
-			get(hash).VersionService = s
-		}
-	}
-	for _, cm := range configMaps {
-		if hash := k8.HashOf(cm); hash != "" && cm.Name == flink.LogConfigName(owner.Name, hash) && owner.IsOwnerOf(cm) {
-			get(hash).LogConfig = cm
-		}
-	}
-	for _, p := range pods {
-		// Pods are owned by ReplicaSets; the labels tie them to a cluster of this application.
-		hash := k8.HashOf(p)
-		if p.Labels[k8.AppLabel] != owner.Name || hash == "" {
-			continue
-		}
-		c := get(hash)
-		switch p.Labels[k8.ComponentLabel] {
-		case flink.JobManagerComponent:
-			c.jobManagerSteps += p.progress
-			c.JobManagerPods++
-			if p.ready {
-				c.ReadyJobManagerPods++
-			}
-		case flink.TaskManagerComponent:
-			c.taskManagerSteps += p.progress
-			if p.ready {
-				c.ReadyTaskManagerPods++
-			}
-		}
-		if p.problem != "" && c.Problem == "" {
-			c.Problem = p.problem
-		}
-	}
-	for _, c := range clusters {
-		c.countSteps()
-	}
-	return clusters, generic
-}
-
-// podReady tells whether the pod is Ready and not on its way out.
-func podReady(p *corev1.Pod) bool {
-	if p.DeletionTimestamp != nil {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	return clusters.Group(owner, deploys, services, pods, configMaps)
 }

@@ -20,7 +20,7 @@ type phaseSpec struct {
 	deadline func(*Context) time.Duration
 	// progress, when set, counts the steps the phase has made, and how many it can make; the
 	// deadline then bounds the time since the last step, and the steps it can make bound the time
-	// since the phase began (cluster_progress.go).
+	// since the phase began (clusters.Steps).
 	progress func(*Context) clusterSteps
 	// giveUp is called with the cause when retries or the deadline run out; nil keeps the phase
 	// and stops retrying until the spec changes.

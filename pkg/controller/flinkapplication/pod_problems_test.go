@@ -50,37 +50,3 @@ func TestAClusterThatNeverStartsSaysWhy(t *testing.T) {
 		})
 	}
 }
-
-func TestOnlyPodChangesAPassReadsWakeTheApplication(t *testing.T) {
-	pending := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "wc-tm-0", Labels: map[string]string{
-		k8.AppLabel: "wc", k8.HashLabel: "0123abcd", k8.ComponentLabel: "taskmanager"}}}
-	change := func(edit func(p *corev1.Pod)) *cachedPod {
-		p := pending.DeepCopy()
-		edit(p)
-		return podForCache(p)
-	}
-	scheduled := change(func(p *corev1.Pod) { p.Spec.NodeName = "node-1" })
-	running := change(func(p *corev1.Pod) {
-		p.Status.Phase = corev1.PodRunning
-		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
-	})
-	ready := change(func(p *corev1.Pod) {
-		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
-	})
-	pulling := change(func(p *corev1.Pod) {
-		p.Status.ContainerStatuses = []corev1.ContainerStatus{{State: corev1.ContainerState{
-			Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "not found"}}}}
-	})
-	leaving := change(func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{} })
-	relabelled := change(func(p *corev1.Pod) { p.Labels[k8.HashLabel] = "89abcdef" })
-
-	unchanged := change(func(*corev1.Pod) {})
-	assert.False(t, podChangeMatters(unchanged, scheduled), "bound to a node")
-	assert.False(t, podChangeMatters(scheduled, running), "started, not ready yet")
-	assert.True(t, podChangeMatters(running, ready), "ready")
-	assert.True(t, podChangeMatters(ready, running), "no longer ready")
-	assert.True(t, podChangeMatters(unchanged, pulling), "a problem appeared")
-	assert.True(t, podChangeMatters(unchanged, leaving), "terminating")
-	assert.True(t, podChangeMatters(unchanged, relabelled), "moved to another cluster")
-	assert.True(t, podChangeMatters("not a pod", unchanged))
-}

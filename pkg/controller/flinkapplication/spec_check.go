@@ -64,7 +64,7 @@ func podPolicyError(rc *Context) error { return podPolicyErrorOf(rc, rc.ClusterO
 // podPolicyErrorOf is podPolicyError for the cluster owner given: the object as its spec is, or as
 // a deployment record has it.
 func podPolicyErrorOf(rc *Context, owner flink.ClusterOwner) error {
-	ns, err := rc.env.namespaces.get(rc, rc.env.Kube, rc.env.Clock, rc.Meta.Namespace)
+	ns, err := rc.env.namespaces.Get(rc, rc.env.Kube, rc.env.Clock, rc.Meta.Namespace)
 	switch {
 	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
 		// A namespace-scoped install may not read Namespaces: the restricted policy applies.

@@ -1,4 +1,4 @@
-package flinkapplication
+package clusters
 
 import (
 	"context"
@@ -13,17 +13,17 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// namespaceFreshFor is how long a Namespace read for its pod policy serves later deploys. The
+// NamespaceFreshFor is how long a Namespace read for its pod policy serves later deploys. The
 // admission policy in deploy/ applies a changed policy at once; the operator's own check, the
 // fallback where that policy is not installed, follows it within this time.
-const namespaceFreshFor = 10 * time.Second
+const NamespaceFreshFor = 10 * time.Second
 
-// namespaceCache keeps the Namespaces the pod policy was read from for namespaceFreshFor, and
+// NamespaceCache keeps the Namespaces the pod policy was read from for NamespaceFreshFor, and
 // sends one read at a time per Namespace. A fleet applied at once deploys many applications of
 // one Namespace together, and each deploy read it first: one more request per application, on the
 // way to its cluster (50 to 300 ms each on a busy API server). A Namespace that is missing or may
 // not be read is kept too: both are answers (the restricted policy applies).
-type namespaceCache struct {
+type NamespaceCache struct {
 	reads   singleflight.Group
 	entries sync.Map // name → namespaceRead
 }
@@ -34,8 +34,8 @@ type namespaceRead struct {
 	at  time.Time
 }
 
-// get reads a Namespace as the API server's GET answers it, at most namespaceFreshFor old.
-func (c *namespaceCache) get(ctx context.Context, kube kubernetes.Interface, clk clock.PassiveClock, name string) (*corev1.Namespace, error) {
+// Get reads a Namespace as the API server's GET answers it, at most NamespaceFreshFor old.
+func (c *NamespaceCache) Get(ctx context.Context, kube kubernetes.Interface, clk clock.PassiveClock, name string) (*corev1.Namespace, error) {
 	if r, ok := c.fresh(clk, name); ok {
 		return r.ns, r.err
 	}
@@ -55,10 +55,10 @@ func (c *namespaceCache) get(ctx context.Context, kube kubernetes.Interface, clk
 	return r.ns, r.err
 }
 
-// fresh is the kept read of a Namespace while it is namespaceFreshFor old at most.
-func (c *namespaceCache) fresh(clk clock.PassiveClock, name string) (namespaceRead, bool) {
+// fresh is the kept read of a Namespace while it is NamespaceFreshFor old at most.
+func (c *NamespaceCache) fresh(clk clock.PassiveClock, name string) (namespaceRead, bool) {
 	if v, ok := c.entries.Load(name); ok {
-		if r := v.(namespaceRead); clk.Since(r.at) < namespaceFreshFor {
+		if r := v.(namespaceRead); clk.Since(r.at) < NamespaceFreshFor {
 			return r, true
 		}
 	}

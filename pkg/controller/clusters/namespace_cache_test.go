@@ -1,4 +1,4 @@
-package flinkapplication
+package clusters
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 )
 
 // A fleet of one namespace deploying together reads its Namespace once, and a changed pod policy
-// reaches the next deploy within namespaceFreshFor.
+// reaches the next deploy within NamespaceFreshFor.
 func TestDeploysOfOneNamespaceReadItOnceAndFollowAChangeWithinSeconds(t *testing.T) {
 	kube := fake.NewSimpleClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team", Annotations: map[string]string{"policy": "a"}}})
 	var reads atomic.Int32
@@ -27,13 +27,13 @@ func TestDeploysOfOneNamespaceReadItOnceAndFollowAChangeWithinSeconds(t *testing
 		return false, nil, nil
 	})
 	clk := testclock.NewFakeClock(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
-	var c namespaceCache
+	var c NamespaceCache
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ns, err := c.get(context.Background(), kube, clk, "team")
+			ns, err := c.Get(context.Background(), kube, clk, "team")
 			assert.NoError(t, err)
 			assert.Equal(t, "a", ns.Annotations["policy"])
 		}()
@@ -46,15 +46,15 @@ func TestDeploysOfOneNamespaceReadItOnceAndFollowAChangeWithinSeconds(t *testing
 	ns.Annotations["policy"] = "b"
 	_, err = kube.CoreV1().Namespaces().Update(context.Background(), ns, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	clk.Step(namespaceFreshFor)
-	got, err := c.get(context.Background(), kube, clk, "team")
+	clk.Step(NamespaceFreshFor)
+	got, err := c.Get(context.Background(), kube, clk, "team")
 	require.NoError(t, err)
-	assert.Equal(t, "b", got.Annotations["policy"], "the change is read once the kept read is namespaceFreshFor old")
+	assert.Equal(t, "b", got.Annotations["policy"], "the change is read once the kept read is NamespaceFreshFor old")
 
-	// A missing Namespace is an answer too; it is not asked again within namespaceFreshFor.
+	// A missing Namespace is an answer too; it is not asked again within NamespaceFreshFor.
 	before := reads.Load()
 	for range 3 {
-		_, err := c.get(context.Background(), kube, clk, "gone")
+		_, err := c.Get(context.Background(), kube, clk, "gone")
 		assert.True(t, err != nil)
 	}
 	assert.Equal(t, before+1, reads.Load())

@@ -1,4 +1,4 @@
-package flinkapplication
+package clusters
 
 import (
 	"fmt"
@@ -10,10 +10,10 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 )
 
-// podProblem says why a pod of a cluster does not run, in the words of Kubernetes: the scheduler's
+// PodProblem says why a pod of a cluster does not run, in the words of Kubernetes: the scheduler's
 // reason for an unschedulable pod, the reason an image cannot be pulled, a crash loop's last exit.
 // A cluster that never starts then fails with its cause instead of only "did not complete in time".
-func podProblem(p *corev1.Pod) string {
+func PodProblem(p *corev1.Pod) string {
 	role := "pod"
 	if c := p.Labels[k8.ComponentLabel]; c != "" {
 		role = c + " pod"
@@ -46,27 +46,17 @@ func podProblem(p *corev1.Pod) string {
 	return ""
 }
 
-// waitingOn notes what a waiting phase waits on: status.reason says it (written only when it
-// changes, with no Event per pass), and it is the cause given if the phase's deadline passes.
-func waitingOn(rc *Context, problem string) {
-	if problem == "" {
-		return
-	}
-	rc.waitingOn = problem
-	rc.Machine.Reason = "waiting: " + problem
-}
-
-// podChangeMatters tells whether a pod's update changes what a pass reads of it: whether it is
+// PodChangeMatters tells whether a pod's update changes what a pass reads of it: whether it is
 // Ready, what keeps it from running, whether it is on its way out, and the labels that tie it to a
 // cluster. A pod changes three or four times on its way to Ready (bound to a node, started,
 // containers ready); passes for the others only took workers from applications that had work.
-func podChangeMatters(old, new interface{}) bool {
-	o, ok1 := old.(*cachedPod)
-	n, ok2 := new.(*cachedPod)
+func PodChangeMatters(old, new interface{}) bool {
+	o, ok1 := old.(*CachedPod)
+	n, ok2 := new.(*CachedPod)
 	if !ok1 || !ok2 {
 		return true
 	}
-	return o.ready != n.ready || o.problem != n.problem || o.terminating() != n.terminating() ||
+	return o.Ready != n.Ready || o.Problem != n.Problem || o.Terminating() != n.Terminating() ||
 		o.Labels[k8.AppLabel] != n.Labels[k8.AppLabel] || o.Labels[k8.HashLabel] != n.Labels[k8.HashLabel] ||
 		o.Labels[k8.ComponentLabel] != n.Labels[k8.ComponentLabel]
 }

@@ -1,4 +1,4 @@
-package flinkapplication
+package clusters
 
 import (
 	"fmt"
@@ -24,15 +24,15 @@ import (
 // predecessor took, which are no progress: a JobManager evicted every two minutes keeps its cluster
 // from no deadline. So a cluster of P pods makes at most 4·P steps, and its start is bounded from
 // when it began (status.phaseStartedAt, which an operator that restarts reads back) by
-// clusterStartTimeout for each of them and once more (boundOfStart), whatever the memory of the
+// clusterStartTimeout for each of them and once more (BoundOfStart), whatever the memory of the
 // last step, which a restart loses, says.
 
-// stepsPerPod are the steps a pod takes: created, scheduled, running, Ready.
-const stepsPerPod = 4
+// StepsPerPod are the steps a pod takes: created, scheduled, running, Ready.
+const StepsPerPod = 4
 
-// podProgress is how many of those steps the pod has taken; a pod on its way out, or one that
+// PodProgress is how many of those steps the pod has taken; a pod on its way out, or one that
 // ended, counts none.
-func podProgress(p *corev1.Pod) int {
+func PodProgress(p *corev1.Pod) int {
 	if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
 		return 0
 	}
@@ -45,81 +45,75 @@ func podProgress(p *corev1.Pod) int {
 	if p.Status.Phase == corev1.PodRunning {
 		steps++
 	}
-	if podReady(p) {
+	if PodReady(p) {
 		steps++
 	}
 	return steps
 }
 
-// clusterSteps are the steps a starting cluster took and the most it can take.
-type clusterSteps struct{ taken, most int }
+// Steps are the steps a starting cluster took and the most it can take.
+type Steps struct{ Taken, Most int }
 
-// startingClusterProgress is the progress of the cluster an application's deployment starts.
-func startingClusterProgress(rc *Context) clusterSteps {
-	return rc.Clusters[targetCluster(&rc.App.Status.JobOwnerStatus)].progress()
-}
-
-// sessionClusterProgress is the progress of the cluster a session cluster's new spec starts.
-func sessionClusterProgress(rc *Context) clusterSteps {
-	return rc.Clusters[rc.Hash].progress()
-}
-
-func (c *ClusterObjects) progress() clusterSteps {
+// Steps are the steps the cluster took in starting and the most it can take; none for a cluster
+// not found.
+func (c *Objects) Steps() Steps {
 	if c == nil {
-		return clusterSteps{}
+		return Steps{}
 	}
-	return clusterSteps{taken: c.Progress, most: c.MostProgress}
+	return Steps{Taken: c.Progress, Most: c.MostProgress}
 }
 
 // countSteps sets the cluster's Progress from its pods' steps by component, each component's
 // capped at what its Deployment's pods can take, and MostProgress to the cluster's total of those.
-func (c *ClusterObjects) countSteps() {
+func (c *Objects) countSteps() {
 	jm, tm := 0, 0
 	if c.JobManager != nil {
-		jm = stepsPerPod * int(max(replicas(c.JobManager), 0))
+		jm = StepsPerPod * int(max(Replicas(c.JobManager), 0))
 	}
 	if c.TaskManager != nil {
-		tm = stepsPerPod * int(max(replicas(c.TaskManager), 0))
+		tm = StepsPerPod * int(max(Replicas(c.TaskManager), 0))
 	}
 	c.Progress, c.MostProgress = min(c.jobManagerSteps, jm)+min(c.taskManagerSteps, tm), jm+tm
 }
 
-// startBound is the most a start may take from when it began, whatever its progress: a deadline
+// StartBound is the most a start may take from when it began, whatever its progress: a deadline
 // for each step it can take and one more. Zero for a phase that follows no progress.
-type startBound struct {
+type StartBound struct {
 	began    time.Time
 	deadline time.Duration
 	steps    int
 }
 
-func boundOfStart(began time.Time, deadline time.Duration, steps clusterSteps) startBound {
-	return startBound{began: began, deadline: deadline, steps: steps.most}
+// BoundOfStart is the bound of a start that began then, with this deadline for each step.
+func BoundOfStart(began time.Time, deadline time.Duration, steps Steps) StartBound {
+	return StartBound{began: began, deadline: deadline, steps: steps.Most}
 }
 
-func (b startBound) length() time.Duration { return time.Duration(b.steps+1) * b.deadline }
+// Length is how long the start may take in all.
+func (b StartBound) Length() time.Duration { return time.Duration(b.steps+1) * b.deadline }
 
-// passed tells whether the start has lasted its bound by now.
-func (b startBound) passed(now time.Time) bool {
-	return !b.began.IsZero() && b.deadline > 0 && now.Sub(b.began) >= b.length()
+// Passed tells whether the start has lasted its bound by now.
+func (b StartBound) Passed(now time.Time) bool {
+	return !b.began.IsZero() && b.deadline > 0 && now.Sub(b.began) >= b.Length()
 }
 
-// earlier is the earlier of the deadline and the bound's end.
-func (b startBound) earlier(deadline time.Time) time.Time {
-	if end := b.began.Add(b.length()); !b.began.IsZero() && end.Before(deadline) {
+// Earlier is the earlier of the deadline and the bound's end.
+func (b StartBound) Earlier(deadline time.Time) time.Time {
+	if end := b.began.Add(b.Length()); !b.began.IsZero() && end.Before(deadline) {
 		return end
 	}
 	return deadline
 }
 
-func (b startBound) String() string {
-	return fmt.Sprintf("%s of its start, the most a start of %d steps is given (%s for each and once more)", b.length(), b.steps, b.deadline)
+func (b StartBound) String() string {
+	return fmt.Sprintf("%s of its start, the most a start of %d steps is given (%s for each and once more)", b.Length(), b.steps, b.deadline)
 }
 
-// progressMemory remembers, for each object in a phase whose deadline follows progress, the most
+// ProgressMemory remembers, for each object in a phase whose deadline follows progress, the most
 // steps seen in this visit of the phase and when they were first seen. It is only memory: an
 // operator that restarts starts again from the phase's start, and the time before its first pass
 // does not count against a deadline anyway (activity).
-type progressMemory struct {
+type ProgressMemory struct {
 	mu   sync.Mutex
 	seen map[string]progressSeen
 }
@@ -131,9 +125,9 @@ type progressSeen struct {
 	at           time.Time
 }
 
-// since is when the object's phase last made progress: the first pass that saw more steps than any
+// Since is when the object's phase last made progress: the first pass that saw more steps than any
 // before it in this visit, or the phase's start.
-func (m *progressMemory) since(key string, phaseStarted, now time.Time, steps int) time.Time {
+func (m *ProgressMemory) Since(key string, phaseStarted, now time.Time, steps int) time.Time {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.seen == nil {
@@ -150,7 +144,8 @@ func (m *progressMemory) since(key string, phaseStarted, now time.Time, steps in
 	return s.at
 }
 
-func (m *progressMemory) forget(key string) {
+// Forget drops what is remembered of the object.
+func (m *ProgressMemory) Forget(key string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.seen, key)

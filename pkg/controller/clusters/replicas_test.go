@@ -1,4 +1,4 @@
-package flinkapplication
+package clusters
 
 import (
 	"testing"
@@ -9,5 +9,5 @@ import (
 // The explorer (seed 2062) found the autoscaler's apply path asking how many TaskManagers a
 // cluster runs after its TaskManager Deployment was deleted: the nil Deployment panicked the pass.
 func TestAMissingDeploymentRunsNoPods(t *testing.T) {
-	assert.Equal(t, int32(0), replicas(nil))
+	assert.Equal(t, int32(0), Replicas(nil))
 }

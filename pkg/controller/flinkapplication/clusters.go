@@ -1,0 +1,72 @@
+package flinkapplication
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+)
+
+// The Kubernetes objects of one Flink cluster are package clusters'. The names below keep the
+// handlers' words for them; what takes the pass (*Context) turns its values into the working copy,
+// Events and step errors.
+
+// ClusterObjects are the Kubernetes objects of one Flink cluster.
+type ClusterObjects = clusters.Objects
+
+// cachedPod is all the pod cache keeps of a pod.
+type cachedPod = clusters.CachedPod
+
+// clusterSteps are the steps a starting cluster took and the most it can take.
+type clusterSteps = clusters.Steps
+
+type (
+	startBound     = clusters.StartBound
+	progressMemory = clusters.ProgressMemory
+	namespaceCache = clusters.NamespaceCache
+)
+
+// stepsPerPod are the steps a pod takes in starting.
+const stepsPerPod = clusters.StepsPerPod
+
+func podForCache(p *corev1.Pod) *cachedPod { return clusters.PodForCache(p) }
+
+func replicas(d *appsv1.Deployment) int32 { return clusters.Replicas(d) }
+
+// kubeError classifies a failed write of a Deployment or Service (clusters.KubeError).
+func kubeError(step string, err error) error { return stepError(clusters.KubeError(step, err)) }
+
+// stepError carries a failed write of package clusters on as the job core's step error, which the
+// machine classifies: the same step, cause and marking, and the same text. Any other error (the
+// fence's, already marked) passes as it is.
+func stepError(err error) error {
+	ce, ok := err.(*clusters.Error)
+	if !ok {
+		return err
+	}
+	if ce.Permanent {
+		return jobs.Permanent(ce.Step, ce.Err)
+	}
+	return jobs.Retryable(ce.Step, ce.Err)
+}
+
+// startingClusterProgress is the progress of the cluster an application's deployment starts.
+func startingClusterProgress(rc *Context) clusterSteps {
+	return rc.Clusters[targetCluster(&rc.App.Status.JobOwnerStatus)].Steps()
+}
+
+// sessionClusterProgress is the progress of the cluster a session cluster's new spec starts.
+func sessionClusterProgress(rc *Context) clusterSteps {
+	return rc.Clusters[rc.Hash].Steps()
+}
+
+// waitingOn notes what a waiting phase waits on: status.reason says it (written only when it
+// changes, with no Event per pass), and it is the cause given if the phase's deadline passes.
+func waitingOn(rc *Context, problem string) {
+	if problem == "" {
+		return
+	}
+	rc.waitingOn = problem
+	rc.Machine.Reason = "waiting: " + problem
+}
