@@ -4,14 +4,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 )
@@ -65,66 +63,32 @@ func removeLeftHAConfigMaps(rc *Context) {
 }
 
 // haClusterInUse tells whether the cluster with this hash may still run, or run again, from its HA
-// ConfigMaps.
+// ConfigMaps: the object's spec, deployment and records name it, or its JobManager is still there.
 func haClusterInUse(rc *Context, hash string) bool {
-	if hash == rc.Hash || hash == rc.Owned.DeployHash || hash == rc.Owned.UpdatingHash {
-		return true
-	}
-	if c := rc.Clusters[hash]; c != nil && (c.JobManager != nil || c.JobManagerPods > 0) {
-		return true
-	}
+	inUse := []string{rc.Hash, rc.Owned.DeployHash, rc.Owned.UpdatingHash}
 	if j := rc.Job; j != nil {
 		for _, r := range []*v1beta1.DeploymentRecord{stable(j), candidate(j)} {
-			if r != nil && r.ClusterHash == hash {
-				return true
+			if r != nil {
+				inUse = append(inUse, r.ClusterHash)
 			}
 		}
 	}
-	return false
+	return clusters.HAClusterInUse(hash, rc.Clusters[hash], inUse...)
 }
 
-// deleteHAConfigMaps deletes the HA ConfigMaps of the cluster with this hash and says so.
+// deleteHAConfigMaps deletes the HA ConfigMaps of the cluster with this hash, as many as a pass
+// deletes, and says so (clusters.DeleteHAConfigMaps).
 func deleteHAConfigMaps(rc *Context, hash string) error {
-	if err := rc.mayAct(); err != nil {
-		return err
+	left, events, err := clusters.DeleteHAConfigMaps(rc, rc.writer(), rc.Meta.Name, hash, rc.HAConfigMaps[hash])
+	if err != nil {
+		return stepError(err)
 	}
-	names := rc.HAConfigMaps[hash]
-	if len(names) > haDeletesPerPass {
-		// A JobManager writes as many as the namespace lets it: the rest go at the next passes.
-		names = names[:haDeletesPerPass]
-	}
-	for _, name := range names {
-		err := rc.env.Kube.CoreV1().ConfigMaps(rc.Meta.Namespace).Delete(rc, name, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return kubeError("DeleteHAConfigMaps", err)
-		}
-	}
-	rc.HAConfigMaps[hash] = rc.HAConfigMaps[hash][len(names):]
-	if len(rc.HAConfigMaps[hash]) == 0 {
+	rc.HAConfigMaps[hash] = left
+	if len(left) == 0 {
 		delete(rc.HAConfigMaps, hash)
 	}
-	rc.event(false, "HAConfigMapsRemoved", fmt.Sprintf("removed %d Flink HA ConfigMaps of cluster %s, which is gone: %s",
-		len(names), flink.HAClusterIDOf(rc.Meta.Name, hash), namesWithin(names, 400)))
+	rc.announce(events)
 	return nil
-}
-
-// haDeletesPerPass bounds the HA ConfigMaps one pass deletes.
-const haDeletesPerPass = 50
-
-// namesWithin lists names, as many as fit in max bytes, and how many more there are.
-func namesWithin(names []string, max int) string {
-	var b strings.Builder
-	for i, n := range names {
-		if b.Len()+len(n)+2 > max {
-			fmt.Fprintf(&b, " and %d more", len(names)-i)
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(n)
-	}
-	return b.String()
 }
 
 // removeHAConfigMapsBeforeFinalizer runs when the object is about to let its finalizer go, its job
@@ -141,11 +105,7 @@ func removeHAConfigMapsBeforeFinalizer(rc *Context) (Outcome, bool) {
 			"kubectl delete configmap -l %s once the job's state is no longer needed", job, haSelectorsOf(rc)))
 		return Outcome{}, false
 	}
-	running := false
-	for _, c := range rc.Clusters {
-		running = running || c.JobManager != nil || c.JobManagerPods > 0
-	}
-	if running {
+	if clusters.JobManagersLeft(rc.Clusters) {
 		if _, err := deleteClustersExcept(rc); err != nil {
 			return failed(err), true
 		}
@@ -178,23 +138,13 @@ func removeHAConfigMapsBeforeFinalizer(rc *Context) (Outcome, bool) {
 	return Outcome{}, false
 }
 
-// haJobLeft names, for a FlinkSessionCluster, a job whose own HA ConfigMap is still there: Flink
-// removes it once the job reached a terminal state, so the job is running, or was left by a
-// FlinkSessionJob deleted with deleteMode None, and its HA ConfigMaps point to its newest
-// checkpoint. A FlinkApplication stops its job, or records its state, before it lets go.
+// haJobLeft names, for a FlinkSessionCluster, a job whose own HA ConfigMap is still there
+// (clusters.HAJobLeft). A FlinkApplication stops its job, or records its state, before it lets go.
 func haJobLeft(rc *Context) string {
 	if rc.Job != nil {
 		return ""
 	}
-	for _, hash := range slices.Sorted(maps.Keys(rc.HAConfigMaps)) {
-		id := flink.HAClusterIDOf(rc.Meta.Name, hash)
-		for _, name := range rc.HAConfigMaps[hash] {
-			if job, ok := strings.CutSuffix(strings.TrimPrefix(name, id+"-"), "-config-map"); ok && job != "cluster" {
-				return fmt.Sprintf("Flink has not finished with job %s of cluster %s (ConfigMap %s)", job, id, name)
-			}
-		}
-	}
-	return ""
+	return clusters.HAJobLeft(rc.Meta.Name, rc.HAConfigMaps)
 }
 
 // namesakesHAData says, when the cluster the spec asks for would start over HA ConfigMaps that are
@@ -210,18 +160,9 @@ func namesakesHAData(rc *Context) string {
 	return fmt.Sprintf("Flink HA ConfigMaps of cluster id %s exist that this object did not write (%s): an earlier object of "+
 		"this name left them, and a JobManager of that id would recover its job as this one's. Delete them once that job's "+
 		"state is no longer needed (kubectl delete configmap -l %s), or change spec.restartNonce to deploy under another "+
-		"cluster id", id, namesWithin(names, 300), flink.HAConfigMapsOf(id))
+		"cluster id", id, clusters.NamesWithin(names, 300), flink.HAConfigMapsOf(id))
 }
 
 // haSelectorsOf is the label selector of the HA ConfigMaps of the object's clusters that are left,
-// for the commands its messages suggest: one cluster id, or a set of them.
-func haSelectorsOf(rc *Context) string {
-	var ids []string
-	for _, hash := range slices.Sorted(maps.Keys(rc.HAConfigMaps)) {
-		ids = append(ids, flink.HAClusterIDOf(rc.Meta.Name, hash))
-	}
-	if len(ids) == 1 {
-		return flink.HAConfigMapsOf(ids[0])
-	}
-	return fmt.Sprintf("'%s,%s in (%s)'", flink.HAConfigMapSelector, flink.HAClusterIDLabel, strings.Join(ids, ","))
-}
+// for the commands its messages suggest (clusters.HASelectors).
+func haSelectorsOf(rc *Context) string { return clusters.HASelectors(rc.Meta.Name, rc.HAConfigMaps) }
