@@ -293,3 +293,18 @@ func (jm *JobManager) isDuplicate(jobID string) bool {
 	}
 	return jm.haKey != "" && jm.storage.haHasResult(jm.haKey, jobID)
 }
+
+// ForgetHA drops what HA kept for a cluster id, as a JobManager finds nothing to recover when it
+// starts while the cluster's HA ConfigMaps are gone (Fleet.writeHAConfigMap does so in a Fleet).
+// scope is the Fleet's namespace, "" for JobManagers made with NewJobManager.
+func (s *Storage) ForgetHA(scope, clusterID string) { s.haForget(scope + "/" + clusterID) }
+
+// HAJobIDs are the jobs the HA store of a cluster id would recover: submitted, and without a result
+// in the job result store, in submission order. scope is as for ForgetHA.
+func (s *Storage) HAJobIDs(scope, clusterID string) []string {
+	var out []string
+	for _, hj := range s.haJobs(scope + "/" + clusterID) {
+		out = append(out, hj.req.jobID)
+	}
+	return out
+}

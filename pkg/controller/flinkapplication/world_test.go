@@ -244,6 +244,12 @@ func (w *world) settle() {
 			if j, ok := w.imageJars[c.Image]; ok {
 				jars = j
 			}
+			ha := flink.ConfigHasHighAvailability(v1beta1.FlinkConfig(anyMap(flinksim.ParseFlinkProperties(props))))
+			if ha && !w.hasConfigMap(svc+"-cluster-config-map") {
+				// A JobManager that starts while its cluster's HA ConfigMaps are gone finds nothing to
+				// recover, as in a Fleet: deleting them loses what HA kept.
+				w.storage.ForgetHA("", svc)
+			}
 			version := ""
 			if app, err := w.apps.FlinkV1beta1().FlinkApplications(ns).Get(ctx, d.Labels[k8.AppLabel], metav1.GetOptions{}); err == nil {
 				version = app.Spec.FlinkVersion
@@ -264,7 +270,7 @@ func (w *world) settle() {
 				jm.SetFaults(w.faults)
 			}
 			w.jms[svc] = jm
-			if flink.ConfigHasHighAvailability(v1beta1.FlinkConfig(anyMap(flinksim.ParseFlinkProperties(props)))) {
+			if ha {
 				w.writeHAConfigMap(svc, svc+"-cluster-config-map")
 			}
 		}
@@ -294,6 +300,15 @@ func (w *world) writeHAConfigMap(id, name string) {
 	if _, err := w.kube.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		w.t.Fatalf("creating HA ConfigMap %s: %v", name, err)
 	}
+}
+
+// hasConfigMap tells whether the namespace holds the ConfigMap.
+func (w *world) hasConfigMap(name string) bool {
+	_, err := w.kube.CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		w.t.Fatalf("reading ConfigMap %s: %v", name, err)
+	}
+	return err == nil
 }
 
 func anyMap(m map[string]string) map[string]interface{} {
