@@ -43,13 +43,14 @@ var userActions = []userAction{
 func (x *explorer) userAct() {
 	x.steps++
 	x.actions++
+	actions := x.userActions()
 	total := 0
-	for _, a := range userActions {
+	for _, a := range actions {
 		total += a.weight
 	}
 	for try := 0; try < 20; try++ {
 		n := x.rng.IntN(total)
-		for _, a := range userActions {
+		for _, a := range actions {
 			if n -= a.weight; n < 0 {
 				if did := a.do(x); did != "" {
 					x.note("user: %s", did)
@@ -325,10 +326,14 @@ func (x *explorer) tearDownVersion() string {
 	return fmt.Sprintf("gamma tearDownVersionHash %s (%s)", v.VersionHash, v.Version)
 }
 
-// changeSessionCluster restarts the session cluster or changes its image: its jobs move across.
+// changeSessionCluster restarts the session cluster or changes its image, or in a run with HA turns
+// Flink HA on or off: its jobs move across.
 func (x *explorer) changeSessionCluster() string {
 	if x.current[sessionClusterName] == nil {
 		return ""
+	}
+	if x.ha && x.rng.IntN(3) == 0 {
+		return x.toggleSessionClusterHA()
 	}
 	if x.rng.IntN(2) == 0 {
 		n := x.nonce()

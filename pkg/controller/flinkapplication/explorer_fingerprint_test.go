@@ -29,7 +29,7 @@ func TestExplorerReplaysASeedExactly(t *testing.T) {
 func fingerprints(t *testing.T, seed uint64, steps int) []string {
 	var out []string
 	t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-		x := newExplorer(t, seed)
+		x := newExplorerHA(t, seed, false)
 		for x.steps < steps && len(x.violations) == 0 {
 			x.step()
 			out = append(out, x.fingerprint())

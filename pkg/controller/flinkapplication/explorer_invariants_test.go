@@ -3,7 +3,6 @@ package flinkapplication
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -22,7 +21,8 @@ import (
 //  3. no durable state is disposed of while anything references it;
 //  4. no object stays in a phase past its deadline without a Warning;
 //  5. one pass makes at most maxRESTCallsPerPass calls and spends at most maxPassTime of simulated
-//     time.
+//     time;
+//  6. and 7. what Flink HA keeps (explorer_ha_test.go).
 
 const (
 	// maxRESTCallsPerPass bounds one pass's calls: the autoscaler's sample may spend 64
@@ -47,6 +47,7 @@ func (x *explorer) check() {
 		x.checkRestores(id, jobs)
 	}
 	x.checkDeadlines()
+	x.checkHA()
 }
 
 // checkOneJobAtATime is invariant 1.
@@ -69,38 +70,6 @@ func (x *explorer) checkOneJobAtATime(id *identity, jobs []flinksim.JobRecord) {
 			}
 		}
 	}
-}
-
-// mostAlive is the largest number of the jobs alive at one instant, from submission to the end of
-// their life (the explorer's objects run without Flink HA, so no job is suspended and resumed).
-func mostAlive(jobs []flinksim.JobRecord) int {
-	type edge struct {
-		at    time.Time
-		delta int
-	}
-	var edges []edge
-	for _, j := range jobs {
-		if len(j.States) == 0 {
-			continue
-		}
-		edges = append(edges, edge{j.AliveFrom(), +1})
-		if end, ended := j.AliveUntil(); ended {
-			edges = append(edges, edge{end, -1})
-		}
-	}
-	// At one instant ends count before starts, as in Timeline.MostAlive.
-	sort.Slice(edges, func(i, k int) bool {
-		if edges[i].at.Equal(edges[k].at) {
-			return edges[i].delta < edges[k].delta
-		}
-		return edges[i].at.Before(edges[k].at)
-	})
-	most, alive := 0, 0
-	for _, e := range edges {
-		alive += e.delta
-		most = max(most, alive)
-	}
-	return most
 }
 
 // checkRestores is invariant 2, for each job the first time it is seen.

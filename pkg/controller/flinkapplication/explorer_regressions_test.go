@@ -53,10 +53,22 @@ func TestDeletingAFlinkSnapshotKeepsTheSavepointAnotherFlinkSnapshotShows(t *tes
 }
 
 // replaySeed runs an explorer seed that once broke an invariant for the steps it took to break it
-// (seeds replay exactly: TestExplorerReplaysASeedExactly) and fails on any violation.
+// (seeds replay exactly: TestExplorerReplaysASeedExactly) and fails on any violation. The seeds
+// replayed so were found before the explorer ran Flink HA, and run without it, as they were found;
+// replayHASeed runs one found with it.
 func replaySeed(t *testing.T, seed uint64, steps int) {
 	t.Helper()
-	x := newExplorer(t, seed)
+	replaySeedHA(t, seed, steps, false)
+}
+
+func replayHASeed(t *testing.T, seed uint64, steps int) {
+	t.Helper()
+	replaySeedHA(t, seed, steps, true)
+}
+
+func replaySeedHA(t *testing.T, seed uint64, steps int, ha bool) {
+	t.Helper()
+	x := newExplorerHA(t, seed, ha)
 	for x.steps < steps && len(x.violations) == 0 {
 		x.step()
 	}
@@ -107,7 +119,7 @@ func TestExplorerSeed4633ANewVersionStartsFromTheRunningJobsNewestCheckpoint(t *
 // its savepoint kept the savepoint for good (its finalizer went, the storage stayed). Needed only
 // by the status as stored, it keeps its finalizer, and a later pass disposes of the savepoint.
 func TestExplorerSeed3024ASnapshotDeletedAsItsSavepointIsReleasedIsDisposedOfAfterTheWrite(t *testing.T) {
-	x := newExplorer(t, 3024)
+	x := newExplorerHA(t, 3024, false)
 	for x.steps < 1890 && len(x.violations) == 0 {
 		x.step()
 	}

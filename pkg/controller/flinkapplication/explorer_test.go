@@ -32,8 +32,11 @@ var (
 // shortSeeds are the seeds `go test` runs, and shortSteps the steps of each: 15,000 steps, about
 // 25 s on two cores. They are seeds whose runs keep every invariant on the code they were chosen on;
 // the seeds that found the open defects are named in explorer_regressions_test.go, and `make fuzz`
-// runs every seed.
+// runs every seed. shortSeeds were chosen before the explorer ran Flink HA and run without it, as
+// they were chosen; shortHASeeds run with it.
 var shortSeeds = []uint64{4, 5, 6, 10, 12, 16, 20, 23, 24, 25}
+
+var shortHASeeds = []uint64{}
 
 const shortSteps = 1500
 
@@ -56,17 +59,27 @@ func explorerRunSteps() int {
 }
 
 func TestExplorer(t *testing.T) {
-	seeds := shortSeeds
+	type run struct {
+		seed uint64
+		ha   bool
+	}
+	var runs []run
+	for _, s := range shortSeeds {
+		runs = append(runs, run{s, false})
+	}
+	for _, s := range shortHASeeds {
+		runs = append(runs, run{s, true})
+	}
 	if s := *explorerSeed; s != 0 {
-		seeds = []uint64{s}
+		runs = []run{{s, haWorld(s)}}
 	} else if s := envOr("EXPLORER_SEED", 0); s != 0 {
-		seeds = []uint64{s}
+		runs = []run{{s, haWorld(s)}}
 	}
 	steps := explorerRunSteps()
 	start, total := time.Now(), 0
-	for _, seed := range seeds {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			x := explore(t, seed, steps)
+	for _, r := range runs {
+		t.Run(fmt.Sprintf("seed=%d,ha=%v", r.seed, r.ha), func(t *testing.T) {
+			x := explore(t, r.seed, steps, r.ha)
 			total += x.steps
 			if len(x.violations) > 0 {
 				t.Errorf("%s", x.report())
@@ -91,7 +104,7 @@ func TestExplorerLong(t *testing.T) {
 	for ; total < budget && (limit == 0 || time.Since(start) < limit); seed++ {
 		var x *explorer
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			x = explore(t, seed, steps)
+			x = explore(t, seed, steps, haWorld(seed))
 			if len(x.violations) > 0 {
 				t.Errorf("%s", x.report())
 			}
@@ -118,10 +131,11 @@ func TestExplorerLong(t *testing.T) {
 	}
 }
 
-// explore runs one seed for the given number of steps, or until a step breaks an invariant.
-func explore(t *testing.T, seed uint64, steps int) *explorer {
-	x := newExplorer(t, seed)
-	x.note("seed %d, %d steps", seed, steps)
+// explore runs one seed for the given number of steps, or until a step breaks an invariant, with
+// Flink HA or without.
+func explore(t *testing.T, seed uint64, steps int, ha bool) *explorer {
+	x := newExplorerHA(t, seed, ha)
+	x.note("seed %d, %d steps, Flink HA %s", seed, steps, x.haFlag())
 	for x.steps < steps && len(x.violations) == 0 {
 		x.step()
 		x.dumpFingerprint()
@@ -159,7 +173,8 @@ func (x *explorer) report() string {
 	for _, v := range x.violations {
 		fmt.Fprintf(&b, "  - %s\n", v)
 	}
-	fmt.Fprintf(&b, "replay: go test ./pkg/controller/flinkapplication -run 'TestExplorer$' -explorer.seed=%d -explorer.steps=%d\n", x.seed, x.steps)
+	fmt.Fprintf(&b, "replay: go test ./pkg/controller/flinkapplication -run 'TestExplorer$' -explorer.seed=%d -explorer.steps=%d -explorer.ha=%s\n",
+		x.seed, x.steps, x.haFlag())
 	b.WriteString("trace (user actions, faults, crashes; passes are not listed):\n")
 	for _, line := range x.trace {
 		b.WriteString(line)

@@ -84,6 +84,10 @@ type explorer struct {
 	// passCalls are the requests (method and path) of the pass that runs, for the fingerprint.
 	passCalls   map[string]bool
 	passCallsMu sync.Mutex
+	// ha is set when the run's applications and session cluster may run with Flink's Kubernetes HA
+	// (explorer_ha_test.go); passing is the object whose pass runs, nil for an orphaned snapshot's.
+	ha      bool
+	passing *identity
 }
 
 // identity is one object: a kind, a name and a uid. An object deleted and created again under the
@@ -170,7 +174,12 @@ var flavours = []flavour{
 	{name: "sj2", kind: sessionJobKindName},
 }
 
+// newExplorer starts the run of a seed, with Flink HA as the seed (or -explorer.ha) says (haWorld).
 func newExplorer(t *testing.T, seed uint64) *explorer {
+	return newExplorerHA(t, seed, haWorld(seed))
+}
+
+func newExplorerHA(t *testing.T, seed uint64, ha bool) *explorer {
 	// Ids from the seed: paths, orders and which request a fault hits depend on them.
 	var idSeed [32]byte
 	binary.LittleEndian.PutUint64(idSeed[:], seed)
@@ -179,13 +188,15 @@ func newExplorer(t *testing.T, seed uint64) *explorer {
 	t.Cleanup(flinksim.UseIDSource(rand.NewChaCha8(idSeed)))
 	w := newWorld(t)
 	x := &explorer{t: t, w: w, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		current: map[string]*identity{}, passCalls: map[string]bool{}, history: newStateHistory()}
+		current: map[string]*identity{}, passCalls: map[string]bool{}, history: newStateHistory(), ha: ha}
 	x.jarURL = w.withSessions()
 	w.loads["delta"] = bottleneck()
 	// One image whose jobs fail soon after they run: an update to it rolls back.
 	w.imageFaults["flink-wordcount:3"] = flinksim.Faults{FailJobsAfter: 20 * time.Second}
 	w.answerTime = func(*http.Request) time.Duration { return x.slowAnswers }
 	x.proxyJobManagers()
+	// Before the operator is made killable: a write it is killed at never reaches this check.
+	x.watchHAConfigMapDeletes()
 	x.killableOperator()
 	for _, f := range flavours {
 		x.createObject(f, "")
@@ -289,10 +300,16 @@ func (x *explorer) createObject(f flavour, restoreFrom string) *identity {
 		app := x.application(f.name)
 		app.UID = id.uid
 		app.Spec.SavepointPath = restoreFrom
+		if x.ha && x.rng.IntN(2) == 0 {
+			withKubernetesHA(&app.Spec)
+		}
 		x.w.create(app)
 	case sessionClusterKindName:
 		c := sessionCluster(f.name)
 		c.UID = id.uid
+		if x.ha && x.rng.IntN(2) == 0 {
+			setKubernetesHA(c.Spec.FlinkConfig, true)
+		}
 		x.w.createSessionCluster(c)
 	case sessionJobKindName:
 		mode := v1beta1.UpgradeModeSavepoint
@@ -389,6 +406,8 @@ func (x *explorer) pass() {
 	if i < len(targets) {
 		id := targets[i]
 		what = id.name
+		x.passing = id
+		defer func() { x.passing = nil }()
 		id.passes = append(id.passes, start)
 		x.refusals.start()
 		defer func() {

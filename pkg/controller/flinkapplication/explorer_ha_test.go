@@ -1,0 +1,221 @@
+package flinkapplication
+
+import (
+	"flag"
+	"fmt"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/flinkfsm/flinkfsm/integ/flinksim"
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+)
+
+// Flink's Kubernetes HA in the explorer. In a run with HA (haWorld) each application and the
+// session cluster start with high-availability.type kubernetes or without, drawn as they are
+// created, and users turn it on and off (an update: the spec's hash, and so the cluster id, change).
+// A JobManager that restarts, or whose Deployment is deleted and created again, then recovers its
+// jobs from the HA store under their own ids (integ/flinksim/ha.go), unless the cluster's HA
+// ConfigMaps were deleted before it started (world.settle, as a Fleet does).
+//
+// The invariants HA adds, checked with the others:
+//  6. no HA ConfigMap the operator deletes is that of a cluster whose HA store would recover a job
+//     of an object deleted with deleteMode None (which leaves Flink's state alone), or of a live
+//     object other than the one whose pass deletes it (HA data is its owner's, by uid: an object
+//     created again under the same name is another);
+//  7. no job of an object comes back to life after the object is gone: its clusters went with it,
+//     so a JobManager that recovers it runs a namesake's cluster under the same cluster id.
+//
+// Invariant 1 counts a job alive only while it runs (its spans): under HA a job is suspended while
+// no JobManager runs it, and the same job, under the same id, goes on once one recovers it. That is
+// no replacement of it either, so invariant 2 checks a job's restore once, at its submission: a
+// recovery restores what HA kept, the job's newest completed checkpoint.
+
+var explorerHA = flag.String("explorer.ha", "", "Flink HA in the explorer's runs: on, off, or empty: by seed (odd seeds run with it)")
+
+// haWorld tells whether the run of a seed has Flink HA.
+func haWorld(seed uint64) bool {
+	switch *explorerHA {
+	case "on":
+		return true
+	case "off":
+		return false
+	}
+	return seed%2 == 1
+}
+
+// haFlag is the -explorer.ha that replays the run.
+func (x *explorer) haFlag() string {
+	if x.ha {
+		return "on"
+	}
+	return "off"
+}
+
+// userActions are the actions users take in this run: a run with HA turns it on and off too.
+func (x *explorer) userActions() []userAction {
+	if !x.ha {
+		return userActions
+	}
+	return append(append([]userAction(nil), userActions...), userAction{"HA on or off", 3, (*explorer).toggleHA})
+}
+
+// setKubernetesHA turns Flink's Kubernetes HA on or off in a flinkConfig.
+func setKubernetesHA(cfg v1beta1.FlinkConfig, on bool) {
+	if on {
+		cfg["high-availability.type"] = "kubernetes"
+		cfg["high-availability.storageDir"] = "file:///checkpoints/ha"
+		return
+	}
+	delete(cfg, "high-availability.type")
+	delete(cfg, "high-availability.storageDir")
+}
+
+// toggleHA turns Flink HA on or off for an application.
+func (x *explorer) toggleHA() string {
+	id := x.jobOwner()
+	if id == nil || id.kind != applicationKindName {
+		return ""
+	}
+	on := !flink.HighAvailability(x.w.get(id.name))
+	x.edit(id, func(s *v1beta1.FlinkApplicationSpec) { setKubernetesHA(s.FlinkConfig, on) }, nil)
+	return fmt.Sprintf("%s Flink HA %v", id.name, onOff(on))
+}
+
+// toggleSessionClusterHA turns Flink HA on or off for the session cluster.
+func (x *explorer) toggleSessionClusterHA() string {
+	on := !flink.ConfigHasHighAvailability(x.w.sessionCluster(sessionClusterName).Spec.FlinkConfig)
+	x.w.updateSessionCluster(sessionClusterName, func(c *v1beta1.FlinkSessionCluster) { setKubernetesHA(c.Spec.FlinkConfig, on) })
+	return "session cluster Flink HA " + onOff(on)
+}
+
+func onOff(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
+}
+
+// watchHAConfigMapDeletes checks invariant 6 at each deletion of an HA ConfigMap by the operator,
+// before it happens.
+func (x *explorer) watchHAConfigMapDeletes() {
+	gvr := corev1.SchemeGroupVersion.WithResource("configmaps")
+	x.w.kube.PrependReactor("delete", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if !x.operatorActive || x.killed {
+			return false, nil, nil
+		}
+		d := a.(k8stesting.DeleteAction)
+		// The clientset holds its lock while reactors run: read its tracker.
+		obj, err := x.w.kube.Tracker().Get(gvr, d.GetNamespace(), d.GetName())
+		if err != nil {
+			return false, nil, nil
+		}
+		cm := obj.(*corev1.ConfigMap)
+		if cm.Labels[flink.FlinkObjectLabel] == flink.FlinkObject && cm.Labels[flink.HAClusterIDLabel] != "" {
+			x.checkHAConfigMapDelete(cm.Name, cm.Labels[flink.HAClusterIDLabel])
+		}
+		return false, nil, nil
+	})
+}
+
+// checkHAConfigMapDelete is invariant 6 for the deletion of the HA ConfigMap name of cluster id.
+func (x *explorer) checkHAConfigMapDelete(name, clusterID string) {
+	by := "a pass of an orphaned FlinkSnapshot"
+	if x.passing != nil {
+		by = "a pass of " + x.passing.String()
+	}
+	for _, jobID := range x.w.storage.HAJobIDs("", clusterID) {
+		p := x.identityOfJob(jobID)
+		switch {
+		case p == nil:
+		case p.deleting && p.deleteMode == v1beta1.DeleteModeNone:
+			x.violate("%s deleted HA ConfigMap %s of cluster %s, from which Flink HA would recover job %s of %s, deleted with "+
+				"deleteMode None, which leaves Flink's state alone", by, name, clusterID, jobID, p)
+		case !p.deleting && !p.gone && p != x.passing:
+			x.violate("%s deleted HA ConfigMap %s of cluster %s, from which Flink HA would recover job %s of %s, another object",
+				by, name, clusterID, jobID, p)
+		}
+	}
+}
+
+// checkHA runs invariant 7 after each step.
+func (x *explorer) checkHA() {
+	for _, id := range x.identities {
+		if !id.gone || id.kind == sessionClusterKindName {
+			continue
+		}
+		for _, j := range x.jobsOf(id) {
+			for _, s := range aliveSpans(j) {
+				if s.from.After(id.goneAt) {
+					x.violate("job %s of %s, gone since %s, came back to life at %s on JobManager %s: a cluster of a namesake recovered it",
+						j.JobID, id, id.goneAt.Format("15:04:05.0"), s.from.Format("15:04:05.0"), j.JobManager)
+				}
+			}
+		}
+	}
+}
+
+// aliveSpan is a period in which a job was alive; to is zero while it still is.
+type aliveSpan struct{ from, to time.Time }
+
+// aliveSpans splits the job's life at its suspensions under HA, as the Timeline does: a job is alive
+// from its submission, or its recovery, to a globally terminal state, its suspension, or its loss
+// with its JobManager.
+func aliveSpans(r flinksim.JobRecord) []aliveSpan {
+	var out []aliveSpan
+	var cur *aliveSpan
+	for _, s := range r.States {
+		terminal := s.State == "FINISHED" || s.State == "CANCELED" || s.State == "FAILED"
+		ends := terminal || s.State == "SUSPENDED"
+		if ends && cur != nil {
+			cur.to = s.Time
+			out = append(out, *cur)
+			cur = nil
+		}
+		if terminal {
+			return out
+		}
+		if !ends && cur == nil {
+			cur = &aliveSpan{from: s.Time}
+		}
+	}
+	if cur != nil {
+		cur.to = r.LostAt
+		out = append(out, *cur)
+	}
+	return out
+}
+
+// mostAlive is the largest number of the jobs alive at one instant, each over its spans.
+func mostAlive(jobs []flinksim.JobRecord) int {
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	var edges []edge
+	for _, j := range jobs {
+		for _, s := range aliveSpans(j) {
+			edges = append(edges, edge{s.from, +1})
+			if !s.to.IsZero() {
+				edges = append(edges, edge{s.to, -1})
+			}
+		}
+	}
+	// At one instant ends count before starts, as in Timeline.MostAlive.
+	sort.Slice(edges, func(i, k int) bool {
+		if edges[i].at.Equal(edges[k].at) {
+			return edges[i].delta < edges[k].delta
+		}
+		return edges[i].at.Before(edges[k].at)
+	})
+	most, alive := 0, 0
+	for _, e := range edges {
+		alive += e.delta
+		most = max(most, alive)
+	}
+	return most
+}
