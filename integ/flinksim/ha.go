@@ -258,6 +258,7 @@ func (jm *JobManager) recoverJobs(at time.Time) {
 		}
 		rec := &recovery{checkpoint: hj.checkpoint}
 		if apps && faults.RerunUnderNewJobID {
+			rec.rerunOf = req.jobID
 			req.jobID = randomHex(32)
 			jm.storage.haRerun(jm.haKey, hj.req.jobID, req.jobID)
 			rerun[req.applicationID] = true
@@ -276,6 +277,7 @@ func (jm *JobManager) recoverJobs(at time.Time) {
 // recovery marks a submission as an HA recovery of a known job.
 type recovery struct {
 	checkpoint *haCheckpoint // nil: restore the submitted savepointPath, if any
+	rerunOf    string        // the job id it ran under before, when it runs again under a new one
 }
 
 // isDuplicate tells whether the Dispatcher already knows a job id: running,

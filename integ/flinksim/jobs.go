@@ -149,10 +149,12 @@ func (jm *JobManager) submit(now time.Time, req submitRequest, rec *recovery) *j
 			j.timelineHandle, resumed = jm.timeline.resume(jm.appKey, j.id, jm.name)
 		}
 		if !resumed {
-			j.timelineHandle = jm.timeline.register(JobRecord{
-				AppKey: jm.appKey, JobManager: jm.name, JobID: j.id,
-				RestoredFrom: req.savepointPath, Parallelism: j.parallelism,
-			})
+			r := JobRecord{AppKey: jm.appKey, JobManager: jm.name, JobID: j.id,
+				RestoredFrom: req.savepointPath, Parallelism: j.parallelism}
+			if rec != nil {
+				r.RerunOf = rec.rerunOf
+			}
+			j.timelineHandle = jm.timeline.register(r)
 		}
 	}
 	jm.jobs = append(jm.jobs, j)

@@ -30,6 +30,11 @@ type JobRecord struct {
 	// LostAt is when the JobManager running the job crashed without HA while the
 	// job was still alive; zero otherwise.
 	LostAt time.Time
+	// RerunOf is the id of the job this one is, when a JobManager that took over
+	// with HA ran it again under a new id (Faults.RerunUnderNewJobID): the same
+	// job, recovered from HA's latest checkpoint of it (RestoredFrom stays what
+	// the job was first submitted with); the record of the old id stays SUSPENDED.
+	RerunOf string
 }
 
 // AliveFrom is when the job was submitted.

@@ -78,10 +78,12 @@ func (x *explorer) jobManager(name string) *flinksim.JobManager {
 }
 
 // jobManagerFaults are the faults a JobManager may be given; the first clears them.
-var jobManagerFaults = []struct {
+type jobManagerFault struct {
 	name   string
 	faults flinksim.Faults
-}{
+}
+
+var jobManagerFaults = []jobManagerFault{
 	{"none", flinksim.Faults{}},
 	{"none", flinksim.Faults{}},
 	{"failing savepoints", flinksim.Faults{FailSavepoints: true}},
@@ -101,7 +103,8 @@ func (x *explorer) setJobManagerFaults() string {
 	if !ok {
 		return ""
 	}
-	f := jobManagerFaults[x.rng.IntN(len(jobManagerFaults))]
+	choices := x.jobManagerFaultChoices()
+	f := choices[x.rng.IntN(len(choices))]
 	if jm := x.jobManager(name); jm != nil {
 		jm.SetFaults(f.faults)
 	}

@@ -219,3 +219,64 @@ func mostAlive(jobs []flinksim.JobRecord) int {
 	}
 	return most
 }
+
+// haJobManagerFaults are the faults only a run with HA gives JobManagers: a JobManager of Flink 2.3
+// that takes over with HA runs each job again under a new id (the other way Flink could go,
+// flinksim.Faults.RerunUnderNewJobID), at once or after its application's main() took a while.
+var haJobManagerFaults = []jobManagerFault{
+	{"jobs HA recovers run again under new ids", flinksim.Faults{RerunUnderNewJobID: true}},
+	{"jobs HA recovers run again under new ids, 20 s later", flinksim.Faults{RerunUnderNewJobID: true, RerunTakes: 20 * time.Second}},
+}
+
+// jobManagerFaultChoices are the faults a JobManager may be given in this run.
+func (x *explorer) jobManagerFaultChoices() []jobManagerFault {
+	if !x.ha {
+		return jobManagerFaults
+	}
+	return append(append([]jobManagerFault(nil), jobManagerFaults...), haJobManagerFaults...)
+}
+
+// firstJobID is the id a job was first submitted under: a job HA ran again under a new id
+// (JobRecord.RerunOf) is the job it was, and its object's.
+func firstJobID(records []flinksim.JobRecord, r flinksim.JobRecord) string {
+	id := r.JobID
+	for hops := 0; hops < len(records); hops++ {
+		next := ""
+		if hops == 0 {
+			next = r.RerunOf
+		} else {
+			for _, o := range records {
+				if o.JobID == id && o.RerunOf != "" {
+					next = o.RerunOf
+				}
+			}
+		}
+		if next == "" {
+			break
+		}
+		id = next
+	}
+	return id
+}
+
+// firstIDOf is the id the job of this id was first submitted under, in any of the run's clusters.
+func (x *explorer) firstIDOf(jobID string) string {
+	if !x.ha {
+		return jobID
+	}
+	seen := map[string]bool{}
+	for _, id := range x.identities {
+		key := id.timelineKey()
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		records := x.w.timeline.Jobs(key)
+		for _, r := range records {
+			if r.JobID == jobID {
+				return firstJobID(records, r)
+			}
+		}
+	}
+	return jobID
+}

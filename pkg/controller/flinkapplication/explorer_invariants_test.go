@@ -79,6 +79,11 @@ func (x *explorer) checkRestores(id *identity, jobs []flinksim.JobRecord) {
 			continue
 		}
 		x.history.restoreChecked[k.JobID] = true
+		if k.RerunOf != "" {
+			// The job it was, recovered by HA under a new id from its newest checkpoint: no
+			// replacement of it (explorer_ha_test.go).
+			continue
+		}
 		p := normalPath(k.RestoredFrom)
 		if x.namedByUser(id, p) {
 			continue

@@ -303,12 +303,18 @@ func (x *explorer) createObject(f flavour, restoreFrom string) *identity {
 		if x.ha && x.rng.IntN(2) == 0 {
 			withKubernetesHA(&app.Spec)
 		}
+		if x.ha && f.name == "alpha" && x.rng.IntN(2) == 0 {
+			app.Spec.FlinkVersion = "2.3"
+		}
 		x.w.create(app)
 	case sessionClusterKindName:
 		c := sessionCluster(f.name)
 		c.UID = id.uid
 		if x.ha && x.rng.IntN(2) == 0 {
 			setKubernetesHA(c.Spec.FlinkConfig, true)
+		}
+		if x.ha && x.rng.IntN(2) == 0 {
+			c.Spec.FlinkVersion = "2.3"
 		}
 		x.w.createSessionCluster(c)
 	case sessionJobKindName:
@@ -543,8 +549,9 @@ func (x *explorer) violate(format string, args ...any) {
 func (x *explorer) jobsOf(id *identity) []flinksim.JobRecord {
 	owner := id.owner()
 	var out []flinksim.JobRecord
-	for _, r := range x.w.timeline.Jobs(id.timelineKey()) {
-		if owner.Started(r.JobID) {
+	records := x.w.timeline.Jobs(id.timelineKey())
+	for _, r := range records {
+		if owner.Started(firstJobID(records, r)) {
 			out = append(out, r)
 		}
 	}
@@ -554,6 +561,7 @@ func (x *explorer) jobsOf(id *identity) []flinksim.JobRecord {
 
 // identityOfJob is the object that started the job, nil when none of the explorer's did.
 func (x *explorer) identityOfJob(jobID string) *identity {
+	jobID = x.firstIDOf(jobID)
 	for _, id := range x.identities {
 		if id.kind != sessionClusterKindName && id.owner().Started(jobID) {
 			return id
