@@ -27,8 +27,10 @@ import (
 //     of an object deleted with deleteMode None (which leaves Flink's state alone), or of a live
 //     object other than the one whose pass deletes it (HA data is its owner's, by uid: an object
 //     created again under the same name is another);
-//  7. no job of an object comes back to life after the object is gone: its clusters went with it,
-//     so a JobManager that recovers it runs a namesake's cluster under the same cluster id.
+//  7. no job of an application comes back to life after the application is gone: its clusters went
+//     with it, so a JobManager that recovers it runs a namesake's cluster under the same cluster id.
+//     (A session job deleted with deleteMode None leaves its job on the session cluster, whose
+//     JobManager recovers it as any other of its jobs.)
 //
 // Invariant 1 counts a job alive only while it runs (its spans): under HA a job is suspended while
 // no JobManager runs it, and the same job, under the same id, goes on once one recovers it. That is
@@ -145,7 +147,7 @@ func (x *explorer) checkHAConfigMapDelete(name, clusterID string) {
 // checkHA runs invariant 7 after each step.
 func (x *explorer) checkHA() {
 	for _, id := range x.identities {
-		if !id.gone || id.kind == sessionClusterKindName {
+		if !id.gone || id.kind != applicationKindName {
 			continue
 		}
 		for _, j := range x.jobsOf(id) {
