@@ -25,8 +25,9 @@ import (
 // The invariants HA adds, checked with the others:
 //  6. no HA ConfigMap the operator deletes is that of a cluster whose HA store would recover a job
 //     of an object deleted with deleteMode None (which leaves Flink's state alone), or of a live
-//     object other than the one whose pass deletes it (HA data is its owner's, by uid: an object
-//     created again under the same name is another);
+//     object other than the one whose pass deletes it (HA data is its cluster's owner's, by uid: an
+//     object created again under the same name is another; the session cluster is the owner of its
+//     session jobs' HA data, and moves them across before it lets its old cluster go);
 //  7. no job of an application comes back to life after the application is gone: its clusters went
 //     with it, so a JobManager that recovers it runs a namesake's cluster under the same cluster id.
 //     (A session job deleted with deleteMode None leaves its job on the session cluster, whose
@@ -137,11 +138,17 @@ func (x *explorer) checkHAConfigMapDelete(name, clusterID string) {
 		case p.deleting && p.deleteMode == v1beta1.DeleteModeNone:
 			x.violate("%s deleted HA ConfigMap %s of cluster %s, from which Flink HA would recover job %s of %s, deleted with "+
 				"deleteMode None, which leaves Flink's state alone", by, name, clusterID, jobID, p)
-		case !p.deleting && !p.gone && p != x.passing:
+		case !p.deleting && !p.gone && p != x.passing && !x.sessionClusterOf(p):
 			x.violate("%s deleted HA ConfigMap %s of cluster %s, from which Flink HA would recover job %s of %s, another object",
 				by, name, clusterID, jobID, p)
 		}
 	}
+}
+
+// sessionClusterOf tells whether the object whose pass runs is the session cluster the session job
+// p runs on.
+func (x *explorer) sessionClusterOf(p *identity) bool {
+	return p.kind == sessionJobKindName && x.passing != nil && x.passing.kind == sessionClusterKindName
 }
 
 // checkHA runs invariant 7 after each step.
