@@ -240,3 +240,17 @@ func TestExplorerSeed140309(t *testing.T) {
 	t.Skip("TODO(issue 55): replay fails at step 1193")
 	replaySeed(t, 140309, 1193)
 }
+
+// Seed 200040 (with Flink HA): session job sj1 submitted its job to the session cluster, which runs
+// with HA, and was suspended by its user before the job ran; the session cluster's JobManager
+// Deployment was deleted that moment. handleSessionSubmitting took the JobManager gone for the job
+// gone ("the session cluster went away before the job ran") and moved to WaitingForCluster, where
+// the suspend cleared the target and rested in Suspended, "no job runs". But the session cluster
+// created its JobManager again under the same hash, and HA recovered the job: it ran on unseen for
+// ten minutes, and when the user resumed sj1 (by then on another cluster, HA turned off) a second
+// job ran beside it. With HA, a JobManager gone is no job gone while the cluster comes back under
+// the same hash: the submitted job must be waited for and followed, or stopped, before Suspended.
+func TestExplorerSeed200040ASessionJobSubmittedToAnHAClusterIsNotGoneWithItsJobManager(t *testing.T) {
+	t.Skip("TODO(issue 55): a session job takes its job for gone when the HA session cluster's JobManager Deployment goes")
+	replayHASeed(t, 200040, 991)
+}
