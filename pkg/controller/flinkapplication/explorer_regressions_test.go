@@ -249,8 +249,7 @@ func TestExplorerSeed140309(t *testing.T) {
 // created its JobManager again under the same hash, and HA recovered the job: it ran on unseen for
 // ten minutes, and when the user resumed sj1 (by then on another cluster, HA turned off) a second
 // job ran beside it. With HA, a JobManager gone is no job gone while the cluster comes back under
-// the same hash: the submitted job must be waited for and followed, or stopped, before Suspended.
+// the same hash: the submitted job is waited for and followed, or stopped, before Suspended.
 func TestExplorerSeed200040ASessionJobSubmittedToAnHAClusterIsNotGoneWithItsJobManager(t *testing.T) {
-	t.Skip("TODO(issue 55): a session job takes its job for gone when the HA session cluster's JobManager Deployment goes")
 	replayHASeed(t, 200040, 991)
 }

@@ -98,7 +98,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 	if c == nil {
 		return moveTo(PhaseUpdating, "NothingToSubmit", "no submission is in progress; deploying the spec")
 	}
-	if live, why := sessionClusterReady(rc); c.ClusterHash != live && (c.JobID == "" || rc.Clusters[c.ClusterHash].JobManagerGone()) {
+	if live, why := sessionClusterReady(rc); c.ClusterHash != live && (c.JobID == "" || rc.Clusters[c.ClusterHash].JobManagerGone() && !haKeepsJobs(rc, c.ClusterHash)) {
 		// The cluster recorded for the job is gone or replaced before the job ran there.
 		if live == "" {
 			return moveTo(PhaseWaitingForCluster, "WaitingForCluster", "the session cluster went away before the job ran: "+why)
@@ -291,6 +291,15 @@ func sessionClusterReady(rc *Context) (hash, why string) {
 		return "", fmt.Sprintf("Flink cluster %s of FlinkSessionCluster %s is not ready", c.Status.DeployHash, name)
 	}
 	return c.Status.DeployHash, ""
+}
+
+// haKeepsJobs tells whether the session cluster's JobManager that is gone comes back with the jobs
+// it ran: the cluster runs with Flink HA and is still the session cluster's, under the same hash.
+// A job submitted there is then not gone with its JobManager (explorer seed 200040: a session job
+// took it for gone, rested Suspended, and HA ran it on unseen, and beside the next one).
+func haKeepsJobs(rc *Context, hash string) bool {
+	c := rc.session.Cluster
+	return c != nil && c.DeletionTimestamp == nil && c.Status.DeployHash == hash && flink.ConfigHasHighAvailability(c.Spec.FlinkConfig)
 }
 
 // recordSessionTarget records the job spec about to run as the candidate, on the given cluster,
