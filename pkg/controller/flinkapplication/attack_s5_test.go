@@ -182,3 +182,136 @@ func chkID(path string) int {
 }
 
 var s5Skew = time.Hour
+
+// haSessionJobSubmitting is an HA session cluster "session" and a session job "a" whose job runs on
+// it but has not run stable yet (Submitting), having completed checkpoints.
+func haSessionJobSubmitting(t *testing.T) (*world, string, string) {
+	return sessionJobSubmitting(t, true)
+}
+
+func sessionJobSubmitting(t *testing.T, ha bool) (*world, string, string) {
+	w := newWorld(t)
+	jar := w.withSessions()
+	c := sessionCluster("session")
+	if ha {
+		c.Spec.FlinkConfig["high-availability.type"] = "kubernetes"
+		c.Spec.FlinkConfig["high-availability.storageDir"] = "file:///checkpoints/ha"
+	}
+	w.createSessionCluster(c)
+	w.env.Config.JobStabilizationPeriod.Duration = 20 * time.Minute
+	w.createSessionJob(sessionJob("a", "session", jar, v1beta1.UpgradeModeLastState))
+	w.runSessionsUntil("a submitted and checkpointing", func() bool {
+		j := w.sessionJob("a")
+		cand := candidate(&j.Status.JobOwnerStatus)
+		if j.Status.Phase != v1beta1.SessionJobSubmitting || cand == nil || cand.JobID == "" {
+			return false
+		}
+		for _, r := range w.jobsOf("session", "a") {
+			if r.JobID == cand.JobID && r.AliveFrom().Before(w.clock.Now().Add(-time.Minute)) {
+				return true
+			}
+		}
+		return false
+	})
+	j := w.sessionJob("a")
+	return w, candidate(&j.Status.JobOwnerStatus).JobID, w.sessionCluster("session").Status.DeployHash
+}
+
+// 228d9f5: a session job in Submitting follows its job while the HA session cluster's JobManager
+// is gone under the same hash, but only while the session cluster's spec says HA (haKeepsJobs
+// reads c.Spec.FlinkConfig, the spec as it is now, not what the cluster of that hash was deployed
+// with). The user changes the session cluster's spec as its JobManager is gone: until the new
+// Flink cluster runs, status.deployHash is still the old one, which HA brings back with the job;
+// the session job takes its job for gone all the same, waits for the cluster and, in
+// handleWaitingForCluster, records a new target without the job id (recordSessionTarget) and
+// submits a second job. Checked: never two live jobs of "a", and no job of "a" is started from
+// older state than its predecessor completed.
+func TestS5ASessionJobDoesNotTakeItsJobForGoneWhenTheHASessionClustersSpecChanges(t *testing.T) {
+	t.Skip("defect (228d9f5 left open): haKeepsJobs reads the current spec and deployHash; a session cluster spec change as its HA JobManager is gone drops the job and its checkpoints")
+	for name, change := range map[string]func(*v1beta1.FlinkSessionCluster){
+		"HA taken off": func(c *v1beta1.FlinkSessionCluster) {
+			delete(c.Spec.FlinkConfig, "high-availability.type")
+			delete(c.Spec.FlinkConfig, "high-availability.storageDir")
+		},
+		"HA kept": func(c *v1beta1.FlinkSessionCluster) { c.Spec.FlinkConfig["execution.checkpointing.interval"] = "11s" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			w, first, hash := haSessionJobSubmitting(t)
+			require.NoError(t, w.kube.AppsV1().Deployments(ns).Delete(context.Background(), flink.JobManagerNameOf("session", hash), metav1.DeleteOptions{}))
+			// The same moment, the user changes the session cluster's spec.
+			w.updateSessionCluster("session", change)
+			for i := 0; i < 200; i++ {
+				w.reconcileSessions()
+			}
+			t.Logf("%s", w.describeSessions())
+			for _, r := range w.jobsOf("session", "a") {
+				t.Logf("job %s on %s from %q alive from %s", r.JobID, r.JobManager, r.RestoredFrom, r.AliveFrom())
+			}
+			j := w.sessionJob("a")
+			t.Logf("first job %s; a's job now %s (phase %s); HA ConfigMaps %v", first, j.Status.JobStatus.JobID, j.Status.Phase, w.haConfigMaps())
+			w.assertOneJobEach("a")
+			w.assertNoJobOfAStartsBehind(first)
+		})
+	}
+}
+
+// assertNoJobOfAStartsBehind checks that no job of session job "a" after first (a later run, under
+// another id or first's own submitted again) started from older state than the newest checkpoint
+// first completed (or without state when first completed one).
+func (w *world) assertNoJobOfAStartsBehind(first string) {
+	w.t.Helper()
+	newest := int64(-1)
+	for _, s := range w.storage.Snapshots() {
+		if s.JobID == first && s.CheckpointID > newest {
+			newest = s.CheckpointID
+		}
+	}
+	if newest < 0 {
+		return
+	}
+	for i, r := range w.jobsOf("session", "a") {
+		if i == 0 {
+			require.Equal(w.t, first, r.JobID)
+			continue
+		}
+		s, ok := w.storage.Get(r.RestoredFrom)
+		assert.True(w.t, ok && s.CheckpointID >= newest, "job %s of a started from %q, older than checkpoint %d its predecessor %s completed",
+			r.JobID, r.RestoredFrom, newest, first)
+	}
+}
+
+// The control: the same loss of the JobManager without a spec change, which 228d9f5 fixed.
+func TestS5ControlASessionJobFollowsItsJobThroughTheHASessionClustersJobManagerLoss(t *testing.T) {
+	w, first, hash := haSessionJobSubmitting(t)
+	require.NoError(t, w.kube.AppsV1().Deployments(ns).Delete(context.Background(), flink.JobManagerNameOf("session", hash), metav1.DeleteOptions{}))
+	for i := 0; i < 200; i++ {
+		w.reconcileSessions()
+	}
+	t.Logf("%s", w.describeSessions())
+	for _, r := range w.jobsOf("session", "a") {
+		t.Logf("job %s on %s from %q alive from %s", r.JobID, r.JobManager, r.RestoredFrom, r.AliveFrom())
+	}
+	j := w.sessionJob("a")
+	t.Logf("first job %s; a's job now %s (phase %s)", first, j.Status.JobStatus.JobID, j.Status.Phase)
+	w.assertOneJobEach("a")
+	w.assertNoJobOfAStartsBehind(first)
+}
+
+// Without HA: the JobManager of the session cluster goes while the session job's job, submitted
+// and checkpointing, has not run stable yet. The job is gone with its JobManager (positive
+// evidence); the next job must start from the newest checkpoint it completed, which Flink retained
+// on storage, not from the state the lost job itself started from.
+func TestS5ASessionJobLostInSubmittingWithItsJobManagerGoesOnFromItsCheckpoints(t *testing.T) {
+	t.Skip("defect (pre-existing, same branch as 228d9f5): a session job's job lost in Submitting is submitted again from the state it started from, not its newer checkpoints")
+	w, first, hash := sessionJobSubmitting(t, false)
+	require.NoError(t, w.kube.AppsV1().Deployments(ns).Delete(context.Background(), flink.JobManagerNameOf("session", hash), metav1.DeleteOptions{}))
+	for i := 0; i < 200; i++ {
+		w.reconcileSessions()
+	}
+	t.Logf("%s", w.describeSessions())
+	for _, r := range w.jobsOf("session", "a") {
+		t.Logf("job %s on %s from %q alive from %s", r.JobID, r.JobManager, r.RestoredFrom, r.AliveFrom())
+	}
+	w.assertOneJobEach("a")
+	w.assertNoJobOfAStartsBehind(first)
+}
