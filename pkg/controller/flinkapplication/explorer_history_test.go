@@ -35,6 +35,8 @@ type stateHistory struct {
 	restoreChecked map[string]bool
 	// tornDown are the jobs of BlueGreen versions torn down, as status.lastTeardown named them.
 	tornDown map[string]bool
+	// promoted are the jobs some application status recorded as its stable deployment's.
+	promoted map[string]bool
 	// storageChanges is Storage's count of changes when seen and vanished were last brought up to
 	// date, and storageRead whether they were: Storage is read again only when it moved.
 	storageChanges uint64
@@ -55,7 +57,7 @@ type knownState struct {
 func newStateHistory() *stateHistory {
 	return &stateHistory{seen: map[string]flinksim.Snapshot{}, disposed: map[string]time.Time{},
 		known: map[string][]knownState{}, snapshotPaths: map[string]map[string]bool{},
-		vanished: map[string]time.Time{}, restoreChecked: map[string]bool{}, tornDown: map[string]bool{},
+		vanished: map[string]time.Time{}, restoreChecked: map[string]bool{}, tornDown: map[string]bool{}, promoted: map[string]bool{},
 		normal: map[string]string{}}
 }
 
@@ -146,6 +148,9 @@ func (x *explorer) record() {
 			rememberOwner(&apps.Items[i].Status.JobOwnerStatus)
 			if t := apps.Items[i].Status.LastTeardown; t != nil && t.JobID != "" {
 				h.tornDown[t.JobID] = true
+			}
+			if s := apps.Items[i].Status.Deployments.Stable; s != nil && s.JobID != "" {
+				h.promoted[s.JobID] = true
 			}
 		}
 	}

@@ -97,8 +97,10 @@ func (x *explorer) checkRestores(id *identity, jobs []flinksim.JobRecord) {
 			// down, then suspends the deployed one). A later job of the torn-down version's spec,
 			// on that version's cluster name, replaces the deployed version's job, not the torn-down
 			// one. Two versions run on two clusters: a job started again on one cluster replaces
-			// that cluster's job, not the other version's.
+			// that cluster's job, not the other version's. A new version given up before it was
+			// promoted is as one torn down (notGivenUp).
 			before = x.notTornDown(before)
+			before = x.notGivenUp(before, jobs, start)
 			before = onJobManager(before, k.JobManager)
 		}
 		j, alive := predecessor(before, start)

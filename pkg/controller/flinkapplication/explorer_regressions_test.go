@@ -228,16 +228,14 @@ func TestExplorerSeed1090039AVersionOverBeforeTheCheckpointWasTakenDoesNotEndIts
 	replaySeed(t, 1090039, 3358)
 }
 
-// Seed 140309 (found, not fixed): gamma (BlueGreen) started a new version from the deployed job's
-// savepoint; it did not become ready in time, and its rollback gave up with the new version's job
-// unreadable and the deployed job lost, naming the new version's chk-133 as "the previous job's
-// state" (rollbackFailed keeps the newest state the attempt completed). A suspend then stopped the
-// deployed job: stopLiveJob cleared that restore, Recovering chose the lost deployed job's older
-// chk-127, and the resume started the new version's spec on its cluster from chk-127. Either the
-// suspend keeps the newer state a failed rollback named, or a BlueGreen version given up is no
-// predecessor (as a torn-down one is not): decide which, and make operator and checker agree.
-func TestExplorerSeed140309(t *testing.T) {
-	t.Skip("TODO(issue 55): replay fails at step 1193")
+// Seed 140309: gamma (BlueGreen) started a new version from the deployed job's savepoint; it did
+// not become ready in time, and its rollback gave up with the new version's job unreadable and the
+// deployed job lost, naming the new version's chk-133 as "the previous job's state". A suspend then
+// stopped the deployed job, chose its own newest chk-127, and the resume started the new version's
+// spec on its cluster from it. The deployed job goes on from its own state (docs/blue-green.md):
+// a rollback whose stable job was never stopped names no attempt's state, and a BlueGreen version
+// given up before its promotion is no predecessor, as a torn-down one is not.
+func TestExplorerSeed140309AGivenUpBlueGreenVersionLeavesTheDeployedJobsStateAsTheNewest(t *testing.T) {
 	replaySeed(t, 140309, 1193)
 }
 
