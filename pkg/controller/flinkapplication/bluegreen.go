@@ -3,7 +3,6 @@ package flinkapplication
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -205,7 +204,7 @@ func freshenBesideRestore(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 	if latest == nil || !jobs.Restorable(latest.ExternalPath) || latest.ExternalPath == next {
 		return nil
 	}
-	rc.ledger().Record(v1beta1.StateCheckpoint, jobID, hash, latest.ExternalPath, time.UnixMilli(latest.TriggerTimestamp))
+	rc.ledger().Record(v1beta1.StateCheckpoint, jobID, hash, latest.ExternalPath, takenByFlink(rc, latest.TriggerTimestamp))
 	rc.Job.Deployments.NextRestorePath = latest.ExternalPath
 	o := persistThenContinue()
 	return &o

@@ -43,6 +43,6 @@ func recordCandidateCheckpoint(rc *Context) {
 		return
 	}
 	if l := cp.Latest.Completed; l != nil && jobs.Restorable(l.ExternalPath) {
-		rc.ledger().Record(v1beta1.StateCheckpoint, c.JobID, c.ClusterHash, l.ExternalPath, time.UnixMilli(l.TriggerTimestamp))
+		rc.ledger().Record(v1beta1.StateCheckpoint, c.JobID, c.ClusterHash, l.ExternalPath, takenByFlink(rc, l.TriggerTimestamp))
 	}
 }

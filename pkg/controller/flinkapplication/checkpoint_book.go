@@ -126,7 +126,7 @@ func recordInBook(rc *Context, window time.Duration, jobID string, c *client.Che
 	if b.Unwritten(k) || !b.Noted(k) && persistedRecordSpent(rc, window) {
 		return false
 	}
-	return b.Note(k, checkpointbook.Entry{JobID: jobID, Path: c.ExternalPath, At: time.UnixMilli(c.TriggerTimestamp).UTC()}, rc.Now)
+	return b.Note(k, checkpointbook.Entry{JobID: jobID, Path: c.ExternalPath, At: takenByFlink(rc, c.TriggerTimestamp).UTC()}, rc.Now)
 }
 
 // persistedRecordSpent tells, for a process's first record of the job (a takeover, a restart),

@@ -105,7 +105,7 @@ func observeCheckpoints(rc *Context, ref jobs.Ref, window time.Duration) {
 	if c := cp.Latest.Completed; c != nil && c.ExternalPath != "" && checkpointRecordDue(path, at, c.ExternalPath, c.TriggerTimestamp) &&
 		!recordInBook(rc, window, ref.ID, c) {
 		// Recorded in the ledger as the job's checkpoint, which jobStatus.lastCheckpoint shows.
-		rc.ledger().Record(v1beta1.StateCheckpoint, ref.ID, liveCluster(rc.Job), c.ExternalPath, time.UnixMilli(c.TriggerTimestamp))
+		rc.ledger().Record(v1beta1.StateCheckpoint, ref.ID, liveCluster(rc.Job), c.ExternalPath, takenByFlink(rc, c.TriggerTimestamp))
 		js.LastCheckpointPath, js.LastCheckpointTime = c.ExternalPath, msTime(c.TriggerTimestamp)
 		js.CompletedCheckpointCount, js.FailedCheckpointCount = int32(cp.Counts.Completed), int32(cp.Counts.Failed)
 	}
@@ -344,4 +344,15 @@ func recordDueCheckpoint(rc *Context) {
 	if rc.env.lookDue(rc, "checkpoints", window, checkpointsLooked(rc, window)) {
 		observeCheckpoints(rc, v.Ref, window)
 	}
+}
+
+// takenByFlink is when a JobManager says it took a state (milliseconds since the epoch), never
+// later than now: a JobManager's clock ahead of the operator's, or a hostile answer, would
+// otherwise make its state outrank every state completed after it, another JobManager's included
+// (a rollback's restarted job, lost, went back to the failed attempt's checkpoint).
+func takenByFlink(rc *Context, millis int64) time.Time {
+	if t := time.UnixMilli(millis); t.Before(rc.Now) {
+		return t
+	}
+	return rc.Now
 }

@@ -2,7 +2,6 @@ package flinkapplication
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
@@ -269,7 +268,7 @@ func attemptCheckpoint(rc *Context, v *jobs.View, cluster string) string {
 		return ""
 	}
 	l := cp.Latest.Completed
-	rc.ledger().Record(v1beta1.StateCheckpoint, v.Ref.ID, cluster, l.ExternalPath, time.UnixMilli(l.TriggerTimestamp))
+	rc.ledger().Record(v1beta1.StateCheckpoint, v.Ref.ID, cluster, l.ExternalPath, takenByFlink(rc, l.TriggerTimestamp))
 	return l.ExternalPath
 }
 
