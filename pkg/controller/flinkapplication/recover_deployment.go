@@ -44,8 +44,12 @@ func recoverDeployment(rc *Context) Outcome {
 		return failed(err)
 	}
 	if flink.HighAvailability(app) && lost != "" {
-		// Should HA not have the job, it is submitted again from the newest state known.
-		st.Deployments.NextRestorePath = chooseRestore(rc, lost, nil).Path
+		// Should HA not have the job, it is submitted again from the newest state known, and not at
+		// all while that state is in doubt or missing (haRecoveryMissed).
+		st.Deployments.NextRestorePath = ""
+		if choice := chooseRestoreInPlace(rc, lost, nil); choice.Problem == "" {
+			st.Deployments.NextRestorePath = choice.Path
+		}
 		return restartInPlace(rc, "RecoverDeployment", fmt.Sprintf("%s; created it again, and Flink HA recovers job %s", msg, lost), true)
 	}
 	choice := chooseRestoreInPlace(rc, lost, nil)
@@ -94,4 +98,22 @@ func restartInPlace(rc *Context, reason, msg string, keepJob bool) Outcome {
 	}
 	st.JobStatus.State = ""
 	return warnTo(PhaseSubmitting, reason, msg)
+}
+
+// haRecoveryMissed fails a restart in place that counted on Flink HA when the new JobManager does not
+// know the job (its HA data went with the Deployment, say) and the newest state known of it is in
+// doubt or missing: the job is not submitted again from older state, nor without state.
+func haRecoveryMissed(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
+	if c.Kind != v1beta1.DeploymentRestart || c.JobID == "" || c.SubmittedAt != nil || rc.App == nil || !flink.HighAvailability(rc.App) {
+		return nil
+	}
+	if rc.pass().View(c.ClusterHash, c.JobID).Liveness != jobs.Stopped {
+		return nil
+	}
+	choice := chooseRestoreInPlace(rc, c.JobID, nil)
+	if choice.Problem == "" {
+		return nil
+	}
+	out := deployFailed(rc, "RecoveryFailed", fmt.Sprintf("Flink HA did not recover job %s, and %s; %s", c.JobID, choice.Problem, restoreByHand(rc)))
+	return &out
 }

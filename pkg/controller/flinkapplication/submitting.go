@@ -42,6 +42,9 @@ func handleSubmitting(rc *Context) Outcome {
 	if wait := freshenBesideRestore(rc, c); wait != nil {
 		return *wait
 	}
+	if out := haRecoveryMissed(rc, c); out != nil {
+		return *out
+	}
 	params := specJobParams(app)
 	job := runJob(rc, c, withScaling(rc, params), st.Deployments.NextRestorePath)
 	switch {
