@@ -99,7 +99,13 @@ func handleSessionSubmitting(rc *Context) Outcome {
 		return moveTo(PhaseUpdating, "NothingToSubmit", "no submission is in progress; deploying the spec")
 	}
 	if live, why := sessionClusterReady(rc); c.ClusterHash != live && (c.JobID == "" || rc.Clusters[c.ClusterHash].JobManagerGone() && !haKeepsJobs(rc, c.ClusterHash)) {
-		// The cluster recorded for the job is gone or replaced before the job ran there.
+		// The cluster recorded for the job is gone or replaced before the job ran there. What the
+		// job completed there (as recorded) is newer than the state it started from.
+		if c.JobID != "" {
+			if p := newestStatePath(rc, c.JobID); p != "" {
+				st.Deployments.NextRestorePath = p
+			}
+		}
 		if live == "" {
 			return moveTo(PhaseWaitingForCluster, "WaitingForCluster", "the session cluster went away before the job ran: "+why)
 		}
