@@ -18,12 +18,12 @@ import (
 // kind is registered here, in kinds.
 
 const (
-	applicationKindName    = "FlinkApplication"
-	sessionJobKindName     = "FlinkSessionJob"
-	sessionClusterKindName = "FlinkSessionCluster"
+	applicationKindName    = v1beta1.FlinkApplicationKind
+	sessionJobKindName     = v1beta1.FlinkSessionJobKind
+	sessionClusterKindName = v1beta1.FlinkSessionClusterKind
 	// snapshotKindName is not a kind the machine runs: a FlinkSnapshot is acted on by its owner's
 	// pass (snapshot_objects.go).
-	snapshotKindName = "FlinkSnapshot"
+	snapshotKindName = v1beta1.FlinkSnapshotKind
 )
 
 // objectKind is what differs between the kinds the machine runs.

@@ -9,6 +9,15 @@ import (
 // GroupName is the API group of every flinkfsm kind.
 const GroupName = "flink.k8s.io"
 
+// The names of the four kinds, as objects' owner references, FlinkSnapshots' spec.owner.kind and
+// the operator's queue keys spell them.
+const (
+	FlinkApplicationKind    = "FlinkApplication"
+	FlinkSessionClusterKind = "FlinkSessionCluster"
+	FlinkSessionJobKind     = "FlinkSessionJob"
+	FlinkSnapshotKind       = "FlinkSnapshot"
+)
+
 // SchemeGroupVersion is the group and version the generated clients speak.
 var SchemeGroupVersion = schema.GroupVersion{Group: GroupName, Version: "v1beta1"}
 
