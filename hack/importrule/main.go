@@ -49,11 +49,18 @@ var rules = []rule{
 	{"pkg/controller/clusters", []string{"pkg/apis/...", "pkg/controller/flink/...", "pkg/controller/k8", "pkg/controller/config",
 		"pkg/printable", "pkg/idsource"},
 		"the Kubernetes objects of one Flink cluster: no kind, no phase machine, no job core"},
+	{"pkg/controller/watch", []string{"pkg/apis/...", "pkg/client/...", "pkg/controller/clusters", "pkg/controller/loop",
+		"pkg/printable", "pkg/idsource",
+		// What clusters depends on, which watch reaches through it. watch itself reads of k8 and
+		// flink the labels and names of the objects a cluster is made of (which HA ConfigMap is whose,
+		// the owner of a UI Ingress) and, for the per-object series, a job's checkpoint interval.
+		"pkg/controller/flink/...", "pkg/controller/k8", "pkg/controller/config"},
+		"the informers and their caches: no kind's handlers, no phase machine, no job core"},
 	{"pkg/cli", []string{"pkg/apis/...", "pkg/client/...", "pkg/printable"},
 		"kubectl flink talks to the API server, never to the operator's packages"},
 	{"pkg/controller/flinkapplication", []string{"pkg/apis/...", "pkg/client/...", "pkg/printable", "pkg/idsource", "pkg/controller/autoscaler",
 		"pkg/controller/checkpointbook", "pkg/controller/clusters", "pkg/controller/config", "pkg/controller/flink/...", "pkg/controller/guardian",
-		"pkg/controller/jars", "pkg/controller/jobs", "pkg/controller/k8", "pkg/controller/ledger", "pkg/controller/loop"},
+		"pkg/controller/jars", "pkg/controller/jobs", "pkg/controller/k8", "pkg/controller/ledger", "pkg/controller/loop", "pkg/controller/watch"},
 		"the kinds never import the operator's wiring (pkg/operator), the CLI or the test harnesses"},
 	{"pkg/...", []string{"pkg/..."}, "the operator's packages never import the test harnesses (integ/) or commands"},
 }

@@ -291,32 +291,6 @@ func TestControllerEnqueuesTheApplicationOfItsObjects(t *testing.T) {
 	f.expectEmpty()
 }
 
-// A delete the informer missed reaches the handlers as a DeletedFinalStateUnknown tombstone that
-// carries the last state it knew; the application behind it is woken up all the same.
-func TestControllerEnqueuesTheApplicationOfATombstone(t *testing.T) {
-	f := newControllerFixture(t)
-	app := appNamed(f.n("tomb"))
-	want := cache.ObjectName{Namespace: ns, Name: f.n("tomb")}
-	// A pod wakes an application in the cache.
-	f.createApp(app.DeepCopy())
-	assert.Equal(t, want, f.next(), "the application itself")
-	tombstone := func(obj metav1.Object) cache.DeletedFinalStateUnknown {
-		return cache.DeletedFinalStateUnknown{Key: obj.GetNamespace() + "/" + obj.GetName(), Obj: obj}
-	}
-
-	f.c.enqueueOwner(tombstone(&appsv1.Deployment{ObjectMeta: ownedMeta(f.n("tomb-abc-jm"), app)}))
-	assert.Equal(t, want, f.next(), "tombstone of a Deployment")
-	f.c.enqueueOwner(tombstone(&corev1.Service{ObjectMeta: ownedMeta(f.n("tomb-abc"), app)}))
-	assert.Equal(t, want, f.next(), "tombstone of a Service")
-	f.c.enqueueOwner(tombstone(podForCache(jobManagerPod(f.n("tomb-abc-jm-0"), f.n("tomb")))))
-	assert.Equal(t, want, f.next(), "tombstone of a JobManager pod, as the pod cache keeps it")
-	f.c.enqueueOwner(tombstone(jobManagerPod(f.n("tomb-abc-jm-1"), f.n("tomb"))))
-	assert.Equal(t, want, f.next(), "tombstone of a whole JobManager pod")
-	f.c.enqueue(tombstone(app))
-	assert.Equal(t, want, f.next(), "tombstone of the application")
-	f.expectEmpty()
-}
-
 // An application event enqueues the application when its resourceVersion changed. An informer
 // resync delivers the cached object again as an update with the same resourceVersion; that wakes
 // nothing, or every application would be reconciled at each resync.

@@ -8,20 +8,18 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 
-	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jars"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/watch"
 )
 
 // Environment is what reconciles share: clients, clock, configuration and the way to observe owned
@@ -101,38 +99,12 @@ type Environment struct {
 	deadlines sync.Map
 }
 
-// Observer reads an application and the objects it owns, normally from informer caches.
-type Observer interface {
-	Application(namespace, name string) (*v1beta1.FlinkApplication, error)
-	// Owned returns the owner's clusters by hash and its generic Service (nil if absent).
-	Owned(owner flink.ClusterOwner) (map[string]*ClusterObjects, *corev1.Service, error)
-	// UIIngress returns the application's Flink UI Ingress (nil if absent).
-	UIIngress(app *v1beta1.FlinkApplication) (*networkingv1.Ingress, error)
-	// HAConfigMaps names the ConfigMaps of Flink's Kubernetes HA services that the owner's clusters
-	// left, by cluster hash (nil if none).
-	HAConfigMaps(namespace, owner string) (map[string][]string, error)
-	// CheckpointBookPage is the page of the checkpoint book of that name (package checkpointbook),
-	// nil if there is none.
-	CheckpointBookPage(namespace, name string) (*corev1.ConfigMap, error)
-	// Snapshots are the FlinkSnapshots whose spec.owner is the object of this kind.
-	Snapshots(namespace, kind, owner string) ([]*v1beta1.FlinkSnapshot, error)
-	// Snapshot is the FlinkSnapshot of that name.
-	Snapshot(namespace, name string) (*v1beta1.FlinkSnapshot, error)
-	// SnapshotsIn lists the FlinkSnapshots of a namespace.
-	SnapshotsIn(namespace string) ([]*v1beta1.FlinkSnapshot, error)
-	// ApplicationsIn lists the FlinkApplications of a namespace.
-	ApplicationsIn(namespace string) ([]*v1beta1.FlinkApplication, error)
-}
+// Observer reads an application and the objects it owns, normally from informer caches
+// (watch.Listers).
+type Observer = watch.Observer
 
 // SessionObserver reads session clusters and session jobs, normally from informer caches.
-type SessionObserver interface {
-	SessionCluster(namespace, name string) (*v1beta1.FlinkSessionCluster, error)
-	SessionJob(namespace, name string) (*v1beta1.FlinkSessionJob, error)
-	// SessionJobsOf lists the FlinkSessionJobs that name the cluster.
-	SessionJobsOf(namespace, cluster string) ([]*v1beta1.FlinkSessionJob, error)
-	// SessionJobsIn lists the FlinkSessionJobs of a namespace.
-	SessionJobsIn(namespace string) ([]*v1beta1.FlinkSessionJob, error)
-}
+type SessionObserver = watch.SessionObserver
 
 // staleCache tells whether the cached application predates our own last status write: acting on it
 // could repeat a step already taken, so the reconcile waits for the cache instead.

@@ -69,25 +69,24 @@ var (
 )
 
 // registeredKind is everything the controller knows of one kind it reconciles, registered in one
-// place (kinds): its phase table and the order the docs list its phases in, how one of its objects
-// is reconciled, and how its informer lists and watches it.
+// place (kinds): its phase table and the order the docs list its phases in, and how one of its
+// objects is reconciled. How its informer lists and watches it is package watch's.
 type registeredKind struct {
 	*objectKind
 	phases []string
 	// pass runs one pass of the state machine for one object of the kind.
-	pass     func(e *Environment, ctx context.Context, namespace, name string) (time.Duration, error)
-	resource ownResource
+	pass func(e *Environment, ctx context.Context, namespace, name string) (time.Duration, error)
 	// endOfLife says in the diagram how an object of the kind leaves Deleting.
 	endOfLife string
 }
 
 // kinds are the kinds the controller reconciles, in the order the docs draw their state machines.
 var kinds = []registeredKind{
-	{objectKind: applicationKind, phases: phaseNames(v1beta1.Phases), pass: (*Environment).Reconcile, resource: applicationResource,
+	{objectKind: applicationKind, phases: phaseNames(v1beta1.Phases), pass: (*Environment).Reconcile,
 		endOfLife: "job handled per deleteMode, finalizer removed"},
-	{objectKind: sessionJobKind, phases: phaseNames(v1beta1.SessionJobPhases), pass: (*Environment).ReconcileSessionJob, resource: sessionJobResource,
+	{objectKind: sessionJobKind, phases: phaseNames(v1beta1.SessionJobPhases), pass: (*Environment).ReconcileSessionJob,
 		endOfLife: "job handled per deleteMode, finalizer removed"},
-	{objectKind: sessionClusterKind, phases: phaseNames(v1beta1.SessionClusterPhases), pass: (*Environment).ReconcileSessionCluster, resource: sessionClusterResource,
+	{objectKind: sessionClusterKind, phases: phaseNames(v1beta1.SessionClusterPhases), pass: (*Environment).ReconcileSessionCluster,
 		endOfLife: "no FlinkSessionJob names the cluster any more, finalizer removed"},
 }
 

@@ -11,16 +11,16 @@ import (
 	"golang.org/x/sync/singleflight"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/watch"
 )
 
 // Shards (docs/operations.md, "Running several operator instances"). An operator with a shard
 // selector owns, in the namespaces it watches, the FlinkApplications, FlinkSessionClusters and
 // FlinkSessionJobs that the selector selects, and nothing else:
 //
-//   - Their informers list and watch only those (itemwise.go), so the operator never caches,
+//   - Their informers list and watch only those (pkg/controller/watch), so the operator never caches,
 //     reconciles or writes another. An object relabelled out of the shard reaches the informer as
 //     deleted; its pass finds it gone and forgets what it remembered of it, deleting nothing (only
 //     a deletionTimestamp starts the Deleting phase, and the finalizer stays for the new owner).
@@ -42,51 +42,14 @@ import (
 //     restores from.
 
 // shardSelector is the shard's label selector as list options carry it; "" for all.
-func (e *Environment) shardSelector() string {
-	if e.Shard == nil {
-		return ""
-	}
-	return e.Shard.String()
-}
+func (e *Environment) shardSelector() string { return watch.ShardSelector(e.Shard) }
 
 // inShard tells whether the shard selects an object by its labels; true when the operator owns all.
-func (e *Environment) inShard(m metav1.Object) bool {
-	return e.Shard == nil || e.Shard.Matches(labels.Set(m.GetLabels()))
-}
+func (e *Environment) inShard(m metav1.Object) bool { return watch.InShard(e.Shard, m) }
 
 // describeShard names the shard in messages.
 func (e *Environment) describeShard() string {
 	return fmt.Sprintf("this operator's shard (shardSelector %q)", e.shardSelector())
-}
-
-// addOwn queues an object of a kind the machine runs, woken by another object (its child, its
-// FlinkSnapshot, one of its session jobs), only while it is in the shard: the caches hold exactly
-// the shard's objects. An operator that owns everything queues it regardless, as it always did.
-func (c *Controller) addOwn(key queueKey) {
-	if c.env.Shard != nil && !c.cached(key) {
-		return
-	}
-	c.add(key)
-}
-
-// cached tells whether the object is in the informer cache of its kind.
-func (c *Controller) cached(key queueKey) bool {
-	_, ok := c.cachedObject(key)
-	return ok
-}
-
-// cachedObject is the object in the informer cache of its kind, if it is there.
-func (c *Controller) cachedObject(key queueKey) (interface{}, bool) {
-	byKind := c.ownIndexes[key.Namespace]
-	if byKind == nil {
-		byKind = c.ownIndexes[metav1.NamespaceAll]
-	}
-	index := byKind[key.Kind]
-	if index == nil {
-		return nil, false
-	}
-	obj, exists, err := index.GetByKey(key.ObjectName.String())
-	return obj, err == nil && exists
 }
 
 // shardLabels are the owner's values of the labels the shard selector reads, for a FlinkSnapshot
@@ -103,60 +66,6 @@ func shardLabels(shard labels.Selector, owner map[string]string) map[string]stri
 		}
 	}
 	return out
-}
-
-// outsideShard are the selectors that together list what the shard does not select: one per
-// requirement, negated (the shard is their conjunction). A requirement with no negation a
-// selector can say (key>3) makes it list everything; the caller filters either way.
-func outsideShard(shard labels.Selector) []string {
-	reqs, _ := shard.Requirements()
-	var out []string
-	for _, r := range reqs {
-		var op selection.Operator
-		switch r.Operator() {
-		case selection.Equals, selection.DoubleEquals:
-			op = selection.NotEquals
-		case selection.NotEquals:
-			op = selection.Equals
-		case selection.In:
-			op = selection.NotIn
-		case selection.NotIn:
-			op = selection.In
-		case selection.Exists:
-			op = selection.DoesNotExist
-		case selection.DoesNotExist:
-			op = selection.Exists
-		default:
-			return []string{""}
-		}
-		neg, err := labels.NewRequirement(r.Key(), op, r.Values().List())
-		if err != nil {
-			return []string{""}
-		}
-		out = append(out, labels.NewSelector().Add(*neg).String())
-	}
-	return out
-}
-
-// otherShards lists, live, the objects of a namespace outside the shard: list(selector) lists one
-// selector's objects. Used where the operator must not act as if they did not exist (retention, a
-// session cluster's removal), which happens seldom; served from the API server's watch cache.
-func otherShards[T metav1.Object](shard labels.Selector, list func(selector string) ([]T, error)) ([]T, error) {
-	seen := map[string]bool{}
-	var out []T
-	for _, sel := range outsideShard(shard) {
-		items, err := list(sel)
-		if err != nil {
-			return nil, err
-		}
-		for _, it := range items {
-			if !seen[it.GetName()] && !shard.Matches(labels.Set(it.GetLabels())) {
-				seen[it.GetName()] = true
-				out = append(out, it)
-			}
-		}
-	}
-	return out, nil
 }
 
 // fromWatchCache lists without a quorum read of etcd.
@@ -235,7 +144,7 @@ func (e *Environment) readOtherShards(ctx context.Context, namespace string) ([]
 
 // otherShardApplications are the namespace's FlinkApplications of other shards.
 func (e *Environment) otherShardApplications(ctx context.Context, namespace string) ([]*v1beta1.FlinkApplication, error) {
-	return otherShards(e.Shard, func(sel string) ([]*v1beta1.FlinkApplication, error) {
+	return watch.OtherShards(e.Shard, func(sel string) ([]*v1beta1.FlinkApplication, error) {
 		list, err := e.Apps.FlinkV1beta1().FlinkApplications(namespace).List(ctx, fromWatchCache(sel))
 		if err != nil {
 			return nil, err
@@ -246,7 +155,7 @@ func (e *Environment) otherShardApplications(ctx context.Context, namespace stri
 
 // otherShardSessionJobs are the namespace's FlinkSessionJobs of other shards.
 func (e *Environment) otherShardSessionJobs(ctx context.Context, namespace string) ([]*v1beta1.FlinkSessionJob, error) {
-	return otherShards(e.Shard, func(sel string) ([]*v1beta1.FlinkSessionJob, error) {
+	return watch.OtherShards(e.Shard, func(sel string) ([]*v1beta1.FlinkSessionJob, error) {
 		list, err := e.Apps.FlinkV1beta1().FlinkSessionJobs(namespace).List(ctx, fromWatchCache(sel))
 		if err != nil {
 			return nil, err

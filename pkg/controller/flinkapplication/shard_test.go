@@ -2,24 +2,17 @@ package flinkapplication
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/loop"
 )
 
 const shardKey = "flinkfsm.io/shard"
@@ -193,23 +186,6 @@ func TestAnOrphanedSnapshotIsExplainedByItsOwnShardOnly(t *testing.T) {
 	assert.Contains(t, orphan.Status.Error, "FlinkApplication gone does not exist")
 }
 
-// What a shard does not select is listed by negating each of its requirements; a requirement that
-// cannot be negated lists everything, and the caller filters.
-func TestOutsideShardNegatesEachRequirement(t *testing.T) {
-	for selector, want := range map[string][]string{
-		"flinkfsm.io/shard=a":          {"flinkfsm.io/shard!=a"},
-		"team in (x,y),!legacy":        {"legacy", "team notin (x,y)"},
-		"tier!=batch,region notin (e)": {"region in (e)", "tier=batch"},
-		"replicas>3":                   {""},
-	} {
-		sel, err := labels.Parse(selector)
-		require.NoError(t, err)
-		got := outsideShard(sel)
-		slices.Sort(got)
-		assert.Equal(t, want, got, selector)
-	}
-}
-
 func TestSnapshotsCarryTheirOwnersShardLabels(t *testing.T) {
 	sel, err := labels.Parse("flinkfsm.io/shard=a,team in (x),!legacy")
 	require.NoError(t, err)
@@ -226,74 +202,4 @@ func countOf(list []string, s string) int {
 		}
 	}
 	return n
-}
-
-// shardQueue is a Controller of shard a with its caches filled by hand and no informers: what the
-// event handlers of children, snapshots and session jobs queue can be read from its queue.
-func shardQueue(t *testing.T, cached ...metav1.Object) *Controller {
-	sel, err := labels.Parse(shardKey + "=a")
-	require.NoError(t, err)
-	c := &Controller{env: &Environment{Shard: sel},
-		jobIndexes: map[string]cache.Indexer{}, ownIndexes: map[string]map[string]cache.Indexer{}}
-	c.newLoop(loop.Options{QueueAtOnce: true})
-	byKind := map[string]cache.Indexer{}
-	for _, kind := range []string{applicationKindName, sessionClusterKindName, sessionJobKindName} {
-		byKind[kind] = cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{clusterIndex: sessionJobCluster})
-	}
-	c.ownIndexes[metav1.NamespaceAll], c.jobIndexes[metav1.NamespaceAll] = byKind, byKind[sessionJobKindName]
-	for _, o := range cached {
-		kind := map[string]string{"*v1beta1.FlinkApplication": applicationKindName, "*v1beta1.FlinkSessionCluster": sessionClusterKindName,
-			"*v1beta1.FlinkSessionJob": sessionJobKindName}[reflectName(o)]
-		require.NoError(t, byKind[kind].Add(o))
-	}
-	t.Cleanup(c.queue.ShutDown)
-	return c
-}
-
-func reflectName(o any) string { return fmt.Sprintf("%T", o) }
-
-func (c *Controller) drain() []string {
-	var out []string
-	for c.queue.Len() > 0 {
-		k, _ := c.queue.Get()
-		out = append(out, k.String())
-		c.queue.Done(k)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// Children, HA ConfigMaps, FlinkSnapshots and session jobs wake only owners in the shard: an
-// owner of another shard is never queued, so never looked at.
-func TestOnlyOwnersInTheShardAreWoken(t *testing.T) {
-	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
-	c := shardQueue(t, &v1beta1.FlinkApplication{ObjectMeta: meta("mine")}, &v1beta1.FlinkSessionCluster{ObjectMeta: meta("session")})
-	controlledBy := func(kind, name string) *appsv1.Deployment {
-		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-jm",
-			OwnerReferences: []metav1.OwnerReference{{Kind: kind, Name: name, Controller: ptr(true)}}}}
-	}
-	for _, d := range []*appsv1.Deployment{controlledBy(applicationKindName, "mine"), controlledBy(applicationKindName, "theirs"),
-		controlledBy(sessionClusterKindName, "session"), controlledBy(sessionClusterKindName, "their-session")} {
-		c.enqueueOwner(d)
-	}
-	c.enqueueOwner(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p", Labels: map[string]string{k8.AppLabel: "theirs"}}})
-	assert.Equal(t, []string{"FlinkApplication jobs/mine", "FlinkSessionCluster jobs/session"}, c.drain())
-
-	now := metav1.Now()
-	for _, s := range []*v1beta1.FlinkSnapshot{
-		{ObjectMeta: meta("s1"), Spec: v1beta1.FlinkSnapshotSpec{Owner: v1beta1.SnapshotOwner{Kind: applicationKindName, Name: "mine"}}},
-		{ObjectMeta: meta("s2"), Spec: v1beta1.FlinkSnapshotSpec{Owner: v1beta1.SnapshotOwner{Kind: applicationKindName, Name: "theirs"}}},
-		// Deleted: an orphan is looked at by the shard its labels are in.
-		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s3", DeletionTimestamp: &now, Labels: map[string]string{shardKey: "b"}},
-			Spec: v1beta1.FlinkSnapshotSpec{Owner: v1beta1.SnapshotOwner{Kind: applicationKindName, Name: "gone"}}},
-		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s4", DeletionTimestamp: &now, Labels: map[string]string{shardKey: "a"}},
-			Spec: v1beta1.FlinkSnapshotSpec{Owner: v1beta1.SnapshotOwner{Kind: applicationKindName, Name: "gone"}}},
-	} {
-		c.enqueueSnapshotOwner(s)
-	}
-	assert.Equal(t, []string{"FlinkApplication jobs/mine", "FlinkSnapshot jobs/s4"}, c.drain())
-
-	// A session job of this shard naming a cluster of another wakes itself, not the cluster.
-	c.addOwn(queueKey{Kind: sessionClusterKindName, ObjectName: cache.ObjectName{Namespace: ns, Name: "their-session"}})
-	assert.Empty(t, c.drain())
 }

@@ -1,8 +1,6 @@
 package flinkapplication
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
@@ -13,7 +11,7 @@ import (
 // keyAtRest tells whether the cached object of the key is at rest: nothing it asks of the
 // operator is lost by looking at it up to a statusPollInterval later.
 func (c *Controller) keyAtRest(key queueKey) bool {
-	obj, ok := c.cachedObject(key)
+	obj, ok := c.watch.Cached(key.Kind, key.Namespace, key.Name)
 	if !ok {
 		// Gone, or not a kind the machine runs (an orphaned FlinkSnapshot): its pass is short.
 		return false
@@ -29,7 +27,7 @@ func (c *Controller) keyAtRest(key queueKey) bool {
 	default:
 		return false
 	}
-	return atRest(s) && !c.snapshotsWait(key)
+	return atRest(s) && !c.watch.SnapshotsWait(key.Kind, key.Namespace, key.Name)
 }
 
 // atRest tells whether an object rests in a steady phase with its spec acted on and nothing to
@@ -46,31 +44,4 @@ func atRest(s subject) bool {
 		return false
 	}
 	return true
-}
-
-// snapshotsWait tells whether a FlinkSnapshot of the object waits for its pass: one not answered
-// yet, pending, changed since its answer or deleted.
-func (c *Controller) snapshotsWait(key queueKey) bool {
-	index := c.snapshotIndexes[key.Namespace]
-	if index == nil {
-		index = c.snapshotIndexes[metav1.NamespaceAll]
-	}
-	if index == nil {
-		return false
-	}
-	objs, err := index.ByIndex(snapshotOwnerIndex, snapshotOwnerKey(key.Namespace, key.Kind, key.Name))
-	if err != nil {
-		return true
-	}
-	for _, obj := range objs {
-		s, ok := obj.(*v1beta1.FlinkSnapshot)
-		if !ok {
-			continue
-		}
-		if s.DeletionTimestamp != nil || s.Status.ObservedGeneration != s.Generation ||
-			s.Status.State == "" || s.Status.State == v1beta1.StatePending {
-			return true
-		}
-	}
-	return false
 }

@@ -1,4 +1,4 @@
-package flinkapplication
+package watch
 
 import (
 	"time"
@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 )
 
@@ -17,8 +16,8 @@ import (
 // recorded checkpoint. Read from the caches, the series appear and go with the objects, and a
 // standby replica, whose caches are empty, reports none.
 type objectCollector struct {
-	env *Environment
-	obs *listerObserver
+	m   ObjectMetrics
+	obs *Listers
 
 	count, phase, phaseStarted, deadline  *prometheus.Desc
 	health, restarts, checkpoint, cpEvery *prometheus.Desc
@@ -27,12 +26,25 @@ type objectCollector struct {
 
 var objectLabels = []string{"kind", "namespace", "name"}
 
+// ObjectMetrics is what the per-object series read besides the caches, from the machine and the
+// checkpoint book.
+type ObjectMetrics struct {
+	// Deadline is when the object's current phase gives up, for a phase with a deadline.
+	Deadline func(kind, namespace, name string) (time.Time, bool)
+	// BookCheckpoint is the newest checkpoint the checkpoint book holds of the object: its job and
+	// when it was triggered. Nil when the book is off.
+	BookCheckpoint func(kind, namespace, name string) (jobID string, at time.Time, ok bool)
+	// VertexName is the name an autoscaled vertex is shown by.
+	VertexName func(v1beta1.VertexScaling) string
+	// MaxVertices bounds the vertices shown per object.
+	MaxVertices int
+}
+
 // Collector is the Prometheus collector of the per-object series, to register beside the
 // controller's metrics.
-func (c *Controller) Collector() prometheus.Collector {
-	obs, _ := c.env.Observer.(*listerObserver)
+func (w *Watch) Collector(m ObjectMetrics) prometheus.Collector {
 	return &objectCollector{
-		env: c.env, obs: obs,
+		m: m, obs: w.listers,
 		count: prometheus.NewDesc("applications", "Objects the operator runs, by kind and phase.",
 			[]string{"kind", "phase"}, nil),
 		phase: prometheus.NewDesc("application_phase", "1 for the phase each object is in.",
@@ -86,17 +98,17 @@ func (o *objectCollector) Collect(ch chan<- prometheus.Metric) {
 		var objects []objectSeries
 		apps, _ := l.apps.List(labels.Everything())
 		for _, a := range apps {
-			objects = append(objects, objectSeries{applicationKindName, a.Namespace, a.Name,
+			objects = append(objects, objectSeries{v1beta1.FlinkApplicationKind, a.Namespace, a.Name,
 				string(a.Status.Phase.Normalized()), a.Status.PhaseStartedAt, &a.Status.JobStatus, a.Spec.FlinkConfig, a.Status.Autoscaler})
 		}
 		jobs, _ := l.sessionJobs.List(labels.Everything())
 		for _, j := range jobs {
-			objects = append(objects, objectSeries{sessionJobKindName, j.Namespace, j.Name,
+			objects = append(objects, objectSeries{v1beta1.FlinkSessionJobKind, j.Namespace, j.Name,
 				string(j.Status.Phase), j.Status.PhaseStartedAt, &j.Status.JobStatus, sessionJobConfig(l, j), nil})
 		}
 		clusters, _ := l.sessionClusters.List(labels.Everything())
 		for _, c := range clusters {
-			objects = append(objects, objectSeries{sessionClusterKindName, c.Namespace, c.Name,
+			objects = append(objects, objectSeries{v1beta1.FlinkSessionClusterKind, c.Namespace, c.Name,
 				string(c.Status.Phase), c.Status.PhaseStartedAt, nil, nil, nil})
 		}
 		for _, s := range objects {
@@ -119,12 +131,14 @@ func (o *objectCollector) collectObject(ch chan<- prometheus.Metric, s objectSer
 	if s.phaseStarted != nil {
 		gauge(o.phaseStarted, unixSeconds(s.phaseStarted.Time))
 	}
-	if d, ok := o.env.deadlines.Load(s.kind + "/" + s.namespace + "/" + s.name); ok {
-		gauge(o.deadline, unixSeconds(d.(time.Time)))
+	if o.m.Deadline != nil {
+		if d, ok := o.m.Deadline(s.kind, s.namespace, s.name); ok {
+			gauge(o.deadline, unixSeconds(d))
+		}
 	}
 	if as := s.autoscaler; as != nil {
-		for _, v := range scrapedVertices(as.Vertices) {
-			name := shownVertexName(nameOr(v.Name, v.ID))
+		for _, v := range scrapedVertices(as.Vertices, o.m.MaxVertices) {
+			name := o.m.VertexName(v)
 			gauge(o.parallelism, float64(v.Current), name, v.ID)
 			gauge(o.recommended, float64(v.Recommended), name, v.ID)
 		}
@@ -148,13 +162,13 @@ func (o *objectCollector) collectObject(ch chan<- prometheus.Metric, s objectSer
 }
 
 // scrapedVertices are the vertices the autoscaler shows, each once by its id, at most
-// maxTrackedVertices: their names come from the JobManager and repeat (many a job has two vertices
+// most: their names come from the JobManager and repeat (many a job has two vertices
 // named "Map"), and two series of one label set would fail the whole scrape, for every object.
-func scrapedVertices(vertices []v1beta1.VertexScaling) []v1beta1.VertexScaling {
+func scrapedVertices(vertices []v1beta1.VertexScaling, most int) []v1beta1.VertexScaling {
 	seen := map[string]bool{}
 	var out []v1beta1.VertexScaling
 	for _, v := range vertices {
-		if !seen[v.ID] && len(out) < maxTrackedVertices {
+		if !seen[v.ID] && len(out) < most {
 			seen[v.ID] = true
 			out = append(out, v)
 		}
@@ -171,20 +185,18 @@ func send(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.ValueTyp
 }
 
 // recordedCheckpointTime is when the object's newest recorded checkpoint was triggered: status's,
-// or the checkpoint book's when newer (checkpoint_book.go), so that the alert on checkpoints not
+// or the checkpoint book's when newer (ObjectMetrics.BookCheckpoint), so that the alert on checkpoints not
 // completing does not read a status record left to lag by design.
 func (o *objectCollector) recordedCheckpointTime(s objectSeries) time.Time {
 	var at time.Time
 	if s.job.LastCheckpointTime != nil {
 		at = s.job.LastCheckpointTime.Time
 	}
-	if o.env.Book == nil {
+	if o.m.BookCheckpoint == nil {
 		return at
 	}
-	k := checkpointbook.Key{Namespace: s.namespace, Kind: s.kind, Name: s.name}
-	page, _ := o.obs.CheckpointBookPage(s.namespace, checkpointbook.PageName(k))
-	if e, ok := o.env.Book.Newest(k, page); ok && e.JobID == s.job.JobID && e.At.After(at) {
-		return e.At
+	if jobID, bookAt, ok := o.m.BookCheckpoint(s.kind, s.namespace, s.name); ok && jobID == s.job.JobID && bookAt.After(at) {
+		return bookAt
 	}
 	return at
 }

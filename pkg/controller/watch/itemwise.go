@@ -1,4 +1,4 @@
-package flinkapplication
+package watch
 
 import (
 	"context"
@@ -41,25 +41,25 @@ type ownResource struct {
 }
 
 var (
-	applicationResource = ownResource{applicationKindName, "flinkapplications",
+	applicationResource = ownResource{v1beta1.FlinkApplicationKind, "flinkapplications",
 		func() runtime.Object { return &v1beta1.FlinkApplication{} },
 		func() runtime.Object { return &v1beta1.FlinkApplicationList{} },
 		func(c versioned.Interface, ns string, ix cache.Indexers, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
 			return appinformers.NewFilteredFlinkApplicationInformer(c, ns, 0, ix, tweak)
 		}}
-	sessionClusterResource = ownResource{sessionClusterKindName, "flinksessionclusters",
+	sessionClusterResource = ownResource{v1beta1.FlinkSessionClusterKind, "flinksessionclusters",
 		func() runtime.Object { return &v1beta1.FlinkSessionCluster{} },
 		func() runtime.Object { return &v1beta1.FlinkSessionClusterList{} },
 		func(c versioned.Interface, ns string, ix cache.Indexers, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
 			return appinformers.NewFilteredFlinkSessionClusterInformer(c, ns, 0, ix, tweak)
 		}}
-	snapshotResource = ownResource{snapshotKindName, "flinksnapshots",
+	snapshotResource = ownResource{v1beta1.FlinkSnapshotKind, "flinksnapshots",
 		func() runtime.Object { return &v1beta1.FlinkSnapshot{} },
 		func() runtime.Object { return &v1beta1.FlinkSnapshotList{} },
 		func(c versioned.Interface, ns string, ix cache.Indexers, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
 			return appinformers.NewFilteredFlinkSnapshotInformer(c, ns, 0, ix, tweak)
 		}}
-	sessionJobResource = ownResource{sessionJobKindName, "flinksessionjobs",
+	sessionJobResource = ownResource{v1beta1.FlinkSessionJobKind, "flinksessionjobs",
 		func() runtime.Object { return &v1beta1.FlinkSessionJob{} },
 		func() runtime.Object { return &v1beta1.FlinkSessionJobList{} },
 		func(c versioned.Interface, ns string, ix cache.Indexers, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
@@ -284,6 +284,18 @@ func (r *undecodableReporter) report(kind string, m *metav1.PartialObjectMetadat
 	if len(msg) > maxMessage {
 		msg = msg[:maxMessage]
 	}
-	stub := kindNamed(kind).resource.stub(m)
+	stub := resourceNamed(kind).stub(m)
 	r.recorder.Event(stub, "Warning", "Undecodable", msg)
+}
+
+// resourceNamed is the resource of a kind the machine runs; the FlinkApplication's for any other
+// name (a FlinkSnapshot too), as the kinds' registry answered when the reporter asked it.
+func resourceNamed(kind string) ownResource {
+	switch kind {
+	case v1beta1.FlinkSessionJobKind:
+		return sessionJobResource
+	case v1beta1.FlinkSessionClusterKind:
+		return sessionClusterResource
+	}
+	return applicationResource
 }

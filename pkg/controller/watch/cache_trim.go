@@ -1,4 +1,4 @@
-package flinkapplication
+package watch
 
 import (
 	"strconv"
@@ -7,8 +7,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 
-	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 )
@@ -17,7 +18,7 @@ import (
 // memory: server-side apply's record of field ownership (about as large as the rest of an object's
 // metadata and spec); of Deployments, Services and ConfigMaps, what a pass never reads (below).
 // Pods, which it only reads to explain a cluster that does not start (clusters.PodProblem), count Ready
-// (clusters.PodReady) and follow a starting cluster (clusters.PodProgress), are kept as those answers (cachedPod). A
+// (clusters.PodReady) and follow a starting cluster (clusters.PodProgress), are kept as those answers (clusters.CachedPod). A
 // write of an object read from the cache leaves the stored managedFields alone (an update without
 // them keeps them); pods are never written, Deployments and Services only patched.
 //
@@ -32,7 +33,7 @@ func trimForCache(obj interface{}) (interface{}, error) {
 	}
 	switch o := obj.(type) {
 	case *corev1.Pod:
-		return podForCache(o), nil
+		return clusters.PodForCache(o), nil
 	case *appsv1.Deployment:
 		// The pod template is what the operator rendered, and most of the object; it reads a
 		// Deployment's replicas, labels, its own annotation (flink.RetainedCheckpointsAnnotation)
@@ -51,7 +52,7 @@ func trimForCache(obj interface{}) (interface{}, error) {
 		o.Spec = corev1.ServiceSpec{Type: o.Spec.Type, ExternalName: o.Spec.ExternalName, Selector: ownSelector(o.Spec.Selector)}
 	case *corev1.ConfigMap:
 		// The operator's ConfigMaps (a cluster's logging configuration) are read for their name,
-		// labels and owner (groupOwned); their data is what it rendered, and goes to the pods.
+		// labels and owner (clusters.Group); their data is what it rendered, and goes to the pods.
 		keepOwnMetadata(&o.ObjectMeta, "")
 		o.Data, o.BinaryData, o.Immutable = nil, nil, nil
 	}
@@ -135,7 +136,7 @@ func onlyKeys(m map[string]string, keys ...string) map[string]string {
 }
 
 // haConfigMapMetadata keeps of an HA ConfigMap what tells whose it is: its name, to delete it
-// (ha_configmaps.go), and the three labels flink.HAConfigMapCluster reads. Its data changes at each
+// (clusters.DeleteHAConfigMaps), and the three labels flink.HAConfigMapCluster reads. Its data changes at each
 // checkpoint and its leader annotation every few seconds, none of which the operator reads; and
 // whoever may write ConfigMaps in the namespace may write one with these labels as large as the
 // API server takes. Each costs the cache its name and three label values (63 bytes each at most).
@@ -148,11 +149,13 @@ func haConfigMapMetadata(obj interface{}) (interface{}, error) {
 	return obj, nil
 }
 
-// checkpointBookPageForCache keeps of a ConfigMap labelled as a page of the checkpoint book what
-// the book reads of it (checkpointbook.ForCache).
-func checkpointBookPageForCache(obj interface{}) (interface{}, error) {
-	if cm, ok := obj.(*corev1.ConfigMap); ok {
-		return checkpointbook.ForCache(cm), nil
+// bookPageForCache keeps of a ConfigMap labelled as a page of the checkpoint book what the book
+// reads of it (BookPages.ForCache: checkpointbook.ForCache).
+func bookPageForCache(forCache func(*corev1.ConfigMap) *corev1.ConfigMap) cache.TransformFunc {
+	return func(obj interface{}) (interface{}, error) {
+		if cm, ok := obj.(*corev1.ConfigMap); ok {
+			return forCache(cm), nil
+		}
+		return obj, nil
 	}
-	return obj, nil
 }

@@ -1,15 +1,14 @@
-package flinkapplication
+package watch
 
 import (
 	"fmt"
-
 	"sort"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
@@ -17,8 +16,43 @@ import (
 	applisters "github.com/flinkfsm/flinkfsm/pkg/client/listers/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 )
 
+// Observer reads an application and the objects it owns, normally from informer caches.
+type Observer interface {
+	Application(namespace, name string) (*v1beta1.FlinkApplication, error)
+	// Owned returns the owner's clusters by hash and its generic Service (nil if absent).
+	Owned(owner flink.ClusterOwner) (map[string]*clusters.Objects, *corev1.Service, error)
+	// UIIngress returns the application's Flink UI Ingress (nil if absent).
+	UIIngress(app *v1beta1.FlinkApplication) (*networkingv1.Ingress, error)
+	// HAConfigMaps names the ConfigMaps of Flink's Kubernetes HA services that the owner's clusters
+	// left, by cluster hash (nil if none).
+	HAConfigMaps(namespace, owner string) (map[string][]string, error)
+	// CheckpointBookPage is the page of the checkpoint book of that name (package checkpointbook),
+	// nil if there is none.
+	CheckpointBookPage(namespace, name string) (*corev1.ConfigMap, error)
+	// Snapshots are the FlinkSnapshots whose spec.owner is the object of this kind.
+	Snapshots(namespace, kind, owner string) ([]*v1beta1.FlinkSnapshot, error)
+	// Snapshot is the FlinkSnapshot of that name.
+	Snapshot(namespace, name string) (*v1beta1.FlinkSnapshot, error)
+	// SnapshotsIn lists the FlinkSnapshots of a namespace.
+	SnapshotsIn(namespace string) ([]*v1beta1.FlinkSnapshot, error)
+	// ApplicationsIn lists the FlinkApplications of a namespace.
+	ApplicationsIn(namespace string) ([]*v1beta1.FlinkApplication, error)
+}
+
+// SessionObserver reads session clusters and session jobs, normally from informer caches.
+type SessionObserver interface {
+	SessionCluster(namespace, name string) (*v1beta1.FlinkSessionCluster, error)
+	SessionJob(namespace, name string) (*v1beta1.FlinkSessionJob, error)
+	// SessionJobsOf lists the FlinkSessionJobs that name the cluster.
+	SessionJobsOf(namespace, cluster string) ([]*v1beta1.FlinkSessionJob, error)
+	// SessionJobsIn lists the FlinkSessionJobs of a namespace.
+	SessionJobsIn(namespace string) ([]*v1beta1.FlinkSessionJob, error)
+}
+
+// The informers' caches of one watched namespace ("" for all).
 type namespaceListers struct {
 	apps applisters.FlinkApplicationLister
 	// The operator's Deployments, Services, pods, UI Ingresses and logging ConfigMaps, indexed by
@@ -37,12 +71,13 @@ type namespaceListers struct {
 	sessionJobIndex cache.Indexer
 }
 
-// listerObserver reads applications and their objects from the informer caches.
-type listerObserver struct {
+// Listers read the kinds the machine runs and the objects they own from the informers' caches:
+// they are the Observer and the SessionObserver of a running operator.
+type Listers struct {
 	byNamespace map[string]*namespaceListers
 }
 
-func (o *listerObserver) listers(namespace string) (*namespaceListers, error) {
+func (o *Listers) listers(namespace string) (*namespaceListers, error) {
 	if l, ok := o.byNamespace[namespace]; ok {
 		return l, nil
 	}
@@ -52,7 +87,7 @@ func (o *listerObserver) listers(namespace string) (*namespaceListers, error) {
 	return nil, fmt.Errorf("namespace %s is not watched", namespace)
 }
 
-func (o *listerObserver) Application(namespace, name string) (*v1beta1.FlinkApplication, error) {
+func (o *Listers) Application(namespace, name string) (*v1beta1.FlinkApplication, error) {
 	l, err := o.listers(namespace)
 	if err != nil {
 		return nil, err
@@ -60,7 +95,7 @@ func (o *listerObserver) Application(namespace, name string) (*v1beta1.FlinkAppl
 	return l.apps.FlinkApplications(namespace).Get(name)
 }
 
-func (o *listerObserver) ApplicationsIn(namespace string) ([]*v1beta1.FlinkApplication, error) {
+func (o *Listers) ApplicationsIn(namespace string) ([]*v1beta1.FlinkApplication, error) {
 	l, err := o.listers(namespace)
 	if err != nil {
 		return nil, err
@@ -68,7 +103,7 @@ func (o *listerObserver) ApplicationsIn(namespace string) ([]*v1beta1.FlinkAppli
 	return l.apps.FlinkApplications(namespace).List(labels.Everything())
 }
 
-func (o *listerObserver) SessionJobsIn(namespace string) ([]*v1beta1.FlinkSessionJob, error) {
+func (o *Listers) SessionJobsIn(namespace string) ([]*v1beta1.FlinkSessionJob, error) {
 	l, err := o.listers(namespace)
 	if err != nil {
 		return nil, err
@@ -78,7 +113,7 @@ func (o *listerObserver) SessionJobsIn(namespace string) ([]*v1beta1.FlinkSessio
 
 // UIIngress is the Flink UI's Ingress of the application, nil when it has none: the Ingress named
 // after it that it controls.
-func (o *listerObserver) UIIngress(app *v1beta1.FlinkApplication) (*networkingv1.Ingress, error) {
+func (o *Listers) UIIngress(app *v1beta1.FlinkApplication) (*networkingv1.Ingress, error) {
 	l, err := o.listers(app.Namespace)
 	if err != nil {
 		return nil, err
@@ -96,7 +131,7 @@ func (o *listerObserver) UIIngress(app *v1beta1.FlinkApplication) (*networkingv1
 	return nil, nil
 }
 
-func (o *listerObserver) SessionCluster(namespace, name string) (*v1beta1.FlinkSessionCluster, error) {
+func (o *Listers) SessionCluster(namespace, name string) (*v1beta1.FlinkSessionCluster, error) {
 	l, err := o.listers(namespace)
 	if err != nil {
 		return nil, err
@@ -104,7 +139,7 @@ func (o *listerObserver) SessionCluster(namespace, name string) (*v1beta1.FlinkS
 	return l.sessionClusters.FlinkSessionClusters(namespace).Get(name)
 }
 
-func (o *listerObserver) SessionJob(namespace, name string) (*v1beta1.FlinkSessionJob, error) {
+func (o *Listers) SessionJob(namespace, name string) (*v1beta1.FlinkSessionJob, error) {
 	l, err := o.listers(namespace)
 	if err != nil {
 		return nil, err
@@ -112,7 +147,7 @@ func (o *listerObserver) SessionJob(namespace, name string) (*v1beta1.FlinkSessi
 	return l.sessionJobs.FlinkSessionJobs(namespace).Get(name)
 }
 
-func (o *listerObserver) SessionJobsOf(namespace, cluster string) ([]*v1beta1.FlinkSessionJob, error) {
+func (o *Listers) SessionJobsOf(namespace, cluster string) ([]*v1beta1.FlinkSessionJob, error) {
 	l, err := o.listers(namespace)
 	if err != nil {
 		return nil, err
@@ -130,7 +165,7 @@ func (o *listerObserver) SessionJobsOf(namespace, cluster string) ([]*v1beta1.Fl
 	return out, nil
 }
 
-func (o *listerObserver) Owned(owner flink.ClusterOwner) (map[string]*ClusterObjects, *corev1.Service, error) {
+func (o *Listers) Owned(owner flink.ClusterOwner) (map[string]*clusters.Objects, *corev1.Service, error) {
 	l, err := o.listers(owner.Namespace)
 	if err != nil {
 		return nil, nil, err
@@ -144,7 +179,7 @@ func (o *listerObserver) Owned(owner flink.ClusterOwner) (map[string]*ClusterObj
 	if err != nil {
 		return nil, nil, err
 	}
-	pods, err := indexed[*cachedPod](l.pods, key)
+	pods, err := indexed[*clusters.CachedPod](l.pods, key)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -152,12 +187,12 @@ func (o *listerObserver) Owned(owner flink.ClusterOwner) (map[string]*ClusterObj
 	if err != nil {
 		return nil, nil, err
 	}
-	owned, generic := groupOwned(owner, deploys, services, pods, configMaps)
+	owned, generic := clusters.Group(owner, deploys, services, pods, configMaps)
 	return owned, generic, nil
 }
 
 // HAConfigMaps names the HA ConfigMaps of the owner's clusters, by cluster hash.
-func (o *listerObserver) HAConfigMaps(namespace, owner string) (map[string][]string, error) {
+func (o *Listers) HAConfigMaps(namespace, owner string) (map[string][]string, error) {
 	l, err := o.listers(namespace)
 	if err != nil || l.haConfigMaps == nil {
 		return nil, err
@@ -166,11 +201,11 @@ func (o *listerObserver) HAConfigMaps(namespace, owner string) (map[string][]str
 	if err != nil {
 		return nil, err
 	}
-	return haConfigMapsByHash(objs), nil
+	return HAConfigMapsByHash(objs), nil
 }
 
 // CheckpointBookPage is the checkpoint book's page of that name, nil if there is none.
-func (o *listerObserver) CheckpointBookPage(namespace, name string) (*corev1.ConfigMap, error) {
+func (o *Listers) CheckpointBookPage(namespace, name string) (*corev1.ConfigMap, error) {
 	l, err := o.listers(namespace)
 	if err != nil || l.bookPages == nil {
 		return nil, err
@@ -184,7 +219,7 @@ func (o *listerObserver) CheckpointBookPage(namespace, name string) (*corev1.Con
 }
 
 // Snapshots are the FlinkSnapshots of the owner of this kind.
-func (o *listerObserver) Snapshots(namespace, kind, owner string) ([]*v1beta1.FlinkSnapshot, error) {
+func (o *Listers) Snapshots(namespace, kind, owner string) ([]*v1beta1.FlinkSnapshot, error) {
 	l, err := o.listers(namespace)
 	if err != nil || l.snapshots == nil {
 		return nil, err
@@ -203,7 +238,7 @@ func (o *listerObserver) Snapshots(namespace, kind, owner string) ([]*v1beta1.Fl
 }
 
 // SnapshotsIn lists the FlinkSnapshots of a namespace.
-func (o *listerObserver) SnapshotsIn(namespace string) ([]*v1beta1.FlinkSnapshot, error) {
+func (o *Listers) SnapshotsIn(namespace string) ([]*v1beta1.FlinkSnapshot, error) {
 	l, err := o.listers(namespace)
 	if err != nil || l.snapshots == nil {
 		return nil, err
@@ -222,7 +257,7 @@ func (o *listerObserver) SnapshotsIn(namespace string) ([]*v1beta1.FlinkSnapshot
 }
 
 // Snapshot is the FlinkSnapshot of that name.
-func (o *listerObserver) Snapshot(namespace, name string) (*v1beta1.FlinkSnapshot, error) {
+func (o *Listers) Snapshot(namespace, name string) (*v1beta1.FlinkSnapshot, error) {
 	l, err := o.listers(namespace)
 	if err != nil {
 		return nil, err
@@ -241,8 +276,8 @@ func (o *listerObserver) Snapshot(namespace, name string) (*v1beta1.FlinkSnapsho
 	return s, nil
 }
 
-// haConfigMapsByHash groups HA ConfigMaps by the hash of the cluster they belong to.
-func haConfigMapsByHash(objs []interface{}) map[string][]string {
+// HAConfigMapsByHash groups HA ConfigMaps by the hash of the cluster they belong to.
+func HAConfigMapsByHash(objs []interface{}) map[string][]string {
 	var out map[string][]string
 	for _, obj := range objs {
 		cm, ok := obj.(*corev1.ConfigMap)
@@ -277,9 +312,55 @@ func indexed[T any](index cache.Indexer, key string) ([]T, error) {
 	return out, nil
 }
 
-// groupOwned sorts the application's Deployments and Services into clusters by hash, counts each
-// cluster's pods, and finds its generic Service (clusters.Group).
-func groupOwned(owner flink.ClusterOwner, deploys []*appsv1.Deployment, services []*corev1.Service, pods []*cachedPod,
-	configMaps []*corev1.ConfigMap) (map[string]*ClusterObjects, *corev1.Service) {
-	return clusters.Group(owner, deploys, services, pods, configMaps)
+// haOwnerIndex indexes HA ConfigMaps by the application or session cluster whose cluster made them.
+const haOwnerIndex = "haOwner"
+
+func haOwnerOf(obj interface{}) ([]string, error) {
+	if m, ok := obj.(metav1.Object); ok {
+		if owner, _, ok := flink.HAConfigMapCluster(m); ok {
+			return []string{m.GetNamespace() + "/" + owner}, nil
+		}
+	}
+	return nil, nil
+}
+
+// clusterIndex indexes FlinkSessionJobs by the FlinkSessionCluster they name, so that a change of a
+// session cluster wakes its jobs at once.
+const clusterIndex = "sessionCluster"
+
+func sessionJobCluster(obj interface{}) ([]string, error) {
+	if j, ok := obj.(*v1beta1.FlinkSessionJob); ok {
+		return []string{j.Namespace + "/" + j.Spec.ClusterName}, nil
+	}
+	return nil, nil
+}
+
+// appIndex indexes the Deployments, Services and pods the operator created by the application (or
+// session cluster) their app label names. Each pass reads its own objects from it; a label
+// selector over the namespace's list would cost every pass the size of the whole fleet.
+const appIndex = "appLabel"
+
+func appLabelIndex(obj interface{}) ([]string, error) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return nil, nil
+	}
+	if app := m.GetLabels()[k8.AppLabel]; app != "" {
+		return []string{m.GetNamespace() + "/" + app}, nil
+	}
+	return nil, nil
+}
+
+// snapshotOwnerIndex indexes FlinkSnapshots by "<namespace>/<owner kind>/<owner name>".
+const snapshotOwnerIndex = "snapshotOwner"
+
+func snapshotOwnerOf(obj interface{}) ([]string, error) {
+	if s, ok := obj.(*v1beta1.FlinkSnapshot); ok {
+		return []string{snapshotOwnerKey(s.Namespace, s.Spec.Owner.Kind, s.Spec.Owner.Name)}, nil
+	}
+	return nil, nil
+}
+
+func snapshotOwnerKey(namespace, kind, name string) string {
+	return namespace + "/" + kind + "/" + name
 }

@@ -1,4 +1,4 @@
-package flinkapplication
+package watch
 
 import (
 	"context"

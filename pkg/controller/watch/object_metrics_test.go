@@ -1,4 +1,4 @@
-package flinkapplication
+package watch
 
 import (
 	"net/http"
@@ -37,14 +37,13 @@ func TestASessionJobsCheckpointIntervalComesFromItsClusterUnlessItSetsOne(t *tes
 	require.NoError(t, jobs.Add(job("inherits", nil)))
 	require.NoError(t, jobs.Add(job("own", v1beta1.FlinkConfig{flink.CheckpointIntervalKey: "5s"})))
 	apps := index()
-	obs := &listerObserver{byNamespace: map[string]*namespaceListers{"team": {
+	obs := &Listers{byNamespace: map[string]*namespaceListers{"team": {
 		apps:            applisters.NewFlinkApplicationLister(apps),
 		sessionClusters: applisters.NewFlinkSessionClusterLister(clusters),
 		sessionJobs:     applisters.NewFlinkSessionJobLister(jobs), sessionJobIndex: jobs,
 	}}}
-	c := &Controller{env: &Environment{Observer: obs}}
 	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, reg.Register(c.Collector()))
+	require.NoError(t, reg.Register((&Watch{listers: obs}).Collector(shownAsNamed)))
 	families, err := reg.Gather()
 	require.NoError(t, err)
 	got := map[string]float64{}
@@ -58,6 +57,15 @@ func TestASessionJobsCheckpointIntervalComesFromItsClusterUnlessItSetsOne(t *tes
 	}
 	assert.Equal(t, map[string]float64{"inherits": 30, "own": 5}, got)
 }
+
+// shownAsNamed shows each vertex by its name, or its id when it has none, and up to 200 of them, as
+// the operator does.
+var shownAsNamed = ObjectMetrics{MaxVertices: 200, VertexName: func(v v1beta1.VertexScaling) string {
+	if v.Name != "" {
+		return v.Name
+	}
+	return v.ID
+}}
 
 func label(m *dto.Metric, name string) string {
 	for _, l := range m.GetLabel() {
@@ -76,12 +84,12 @@ func TestAnAutoscaledApplicationReportsItsVerticesParallelism(t *testing.T) {
 		{ID: "a", Name: "Source: orders", Current: 3, Recommended: 3}, {ID: "b", Name: "Map", Current: 3, Recommended: 8}}}
 	require.NoError(t, apps.Add(app))
 	empty := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	obs := &listerObserver{byNamespace: map[string]*namespaceListers{"team": {
+	obs := &Listers{byNamespace: map[string]*namespaceListers{"team": {
 		apps: applisters.NewFlinkApplicationLister(apps), sessionClusters: applisters.NewFlinkSessionClusterLister(empty),
 		sessionJobs: applisters.NewFlinkSessionJobLister(empty), sessionJobIndex: empty,
 	}}}
 	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, reg.Register((&Controller{env: &Environment{Observer: obs}}).Collector()))
+	require.NoError(t, reg.Register((&Watch{listers: obs}).Collector(shownAsNamed)))
 	families, err := reg.Gather()
 	require.NoError(t, err)
 	got := map[string]float64{}
@@ -112,12 +120,12 @@ func TestVerticesOfOneNameNeverFailAScrape(t *testing.T) {
 	other.Status.Phase = v1beta1.PhaseRunning
 	require.NoError(t, apps.Add(other))
 	empty := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	obs := &listerObserver{byNamespace: map[string]*namespaceListers{"team": {
+	obs := &Listers{byNamespace: map[string]*namespaceListers{"team": {
 		apps: applisters.NewFlinkApplicationLister(apps), sessionClusters: applisters.NewFlinkSessionClusterLister(empty),
 		sessionJobs: applisters.NewFlinkSessionJobLister(empty), sessionJobIndex: empty,
 	}}}
 	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, reg.Register((&Controller{env: &Environment{Observer: obs}}).Collector()))
+	require.NoError(t, reg.Register((&Watch{listers: obs}).Collector(shownAsNamed)))
 
 	scrape := httptest.NewRecorder()
 	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(scrape, httptest.NewRequest(http.MethodGet, "/metrics", nil))

@@ -1,4 +1,4 @@
-package flinkapplication
+package watch
 
 import (
 	"encoding/json"
@@ -14,9 +14,16 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 )
+
+// ns is the namespace of the tests' objects.
+const ns = "jobs"
+
+// checkpointBookPageForCache is the transform of the checkpoint book's informer.
+var checkpointBookPageForCache = bookPageForCache(checkpointbook.ForCache)
 
 // maxCachedObject is what a cached Deployment, Service or ConfigMap of a tenant's namespace may cost
 // the operator, in its JSON form, whatever the tenant wrote into it: the labels, annotations,
@@ -73,11 +80,11 @@ func TestACachedConfigMapCostsABoundedAmountWhateverTheTenantWrites(t *testing.T
 		require.NoError(t, err)
 		kept := out.(*corev1.ConfigMap)
 		assert.Less(t, jsonSize(t, kept), maxCachedObject)
-		// What groupOwned reads of it is still there.
-		clusters, _ := groupOwned(flink.ClusterOwner{ObjectMeta: metav1.ObjectMeta{Name: "wc", Namespace: ns, UID: "wc-uid"},
+		// What clusters.Group reads of it is still there.
+		owned, _ := clusters.Group(flink.ClusterOwner{ObjectMeta: metav1.ObjectMeta{Name: "wc", Namespace: ns, UID: "wc-uid"},
 			Kind: v1beta1.SchemeGroupVersion.WithKind("FlinkApplication")}, nil, nil, nil, []*corev1.ConfigMap{kept})
-		require.NotNil(t, clusters["0123abcd"])
-		assert.Same(t, kept, clusters["0123abcd"].LogConfig)
+		require.NotNil(t, owned["0123abcd"])
+		assert.Same(t, kept, owned["0123abcd"].LogConfig)
 	})
 	t.Run("HA ConfigMap", func(t *testing.T) {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "wc-0123abcd-cluster-config-map", Namespace: ns,
@@ -106,12 +113,12 @@ func TestACachedConfigMapCostsABoundedAmountWhateverTheTenantWrites(t *testing.T
 // A page of the checkpoint book keeps the entries the book reads (Read) and nothing else: no value
 // past an entry's size, no key that is not a job's, no metadata beyond the page's name.
 func TestACachedCheckpointBookPageKeepsOnlyEntries(t *testing.T) {
-	k := checkpointbook.Key{Namespace: ns, Kind: applicationKindName, Name: "wc"}
+	k := checkpointbook.Key{Namespace: ns, Kind: v1beta1.FlinkApplicationKind, Name: "wc"}
 	entry, err := json.Marshal(checkpointbook.Entry{JobID: "0123", Path: "s3://bucket/chk-7"})
 	require.NoError(t, err)
 	data := megabyteOfData()
-	data[applicationKindName+".wc"] = string(entry)
-	data[applicationKindName+".huge"] = strings.Repeat("x", 100<<10)
+	data[v1beta1.FlinkApplicationKind+".wc"] = string(entry)
+	data[v1beta1.FlinkApplicationKind+".huge"] = strings.Repeat("x", 100<<10)
 	page := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: checkpointbook.PageName(k), Namespace: ns,
 		Labels: map[string]string{checkpointbook.Label: "true"}}, Data: data}
 	tenantBloat(&page.ObjectMeta)
@@ -121,7 +128,7 @@ func TestACachedCheckpointBookPageKeepsOnlyEntries(t *testing.T) {
 	got, ok := checkpointbook.Read(kept, k)
 	require.True(t, ok)
 	assert.Equal(t, "s3://bucket/chk-7", got.Path)
-	assert.Equal(t, map[string]string{applicationKindName + ".wc": string(entry)}, kept.Data)
+	assert.Equal(t, map[string]string{v1beta1.FlinkApplicationKind + ".wc": string(entry)}, kept.Data)
 	assert.Less(t, jsonSize(t, kept), maxCachedObject)
 }
 
@@ -158,5 +165,5 @@ func TestACachedDeploymentOrServiceCostsABoundedAmountWhateverTheTenantWrites(t 
 	ks := out.(*corev1.Service)
 	assert.Less(t, jsonSize(t, ks), maxCachedObject)
 	assert.Equal(t, map[string]string{k8.AppLabel: "wc", k8.HashLabel: "0123abcd"}, ks.Labels)
-	assert.False(t, selects(ks, map[string]string{k8.AppLabel: "wc"}), "a selector of other keys is not the operator's")
+	assert.False(t, clusters.Selects(ks, map[string]string{k8.AppLabel: "wc"}), "a selector of other keys is not the operator's")
 }

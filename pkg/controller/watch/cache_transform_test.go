@@ -1,4 +1,4 @@
-package flinkapplication
+package watch
 
 import (
 	"strings"
@@ -41,7 +41,7 @@ func TestTheCacheKeepsOfADeploymentWhatAPassReads(t *testing.T) {
 	assert.Nil(t, got.Spec.Selector)
 	assert.Empty(t, got.Status.Conditions)
 	assert.Equal(t, map[string]string{"flink.k8s.io/checkpoints-retained": "10"}, got.Annotations)
-	assert.Equal(t, int32(2), replicas(got))
+	assert.Equal(t, int32(2), clusters.Replicas(got))
 	assert.Equal(t, "wc", got.Labels["flink-app"])
 	assert.Equal(t, appsv1.DeploymentStatus{ObservedGeneration: 3, ReadyReplicas: 2, AvailableReplicas: 2}, got.Status)
 	assert.Equal(t, int64(3), got.Generation)
@@ -67,7 +67,7 @@ func TestTheCacheKeepsOfAServiceWhatAPassReads(t *testing.T) {
 	got := out.(*corev1.Service)
 	assert.Equal(t, corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: selector}, got.Spec)
 	assert.Equal(t, "abc", k8.HashOf(got))
-	assert.True(t, selects(got, selector))
+	assert.True(t, clusters.Selects(got, selector))
 
 	// A Service a tenant pointed elsewhere is still seen to be so once cached.
 	elsewhere := &corev1.Service{ObjectMeta: s.ObjectMeta, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName,
@@ -78,7 +78,7 @@ func TestTheCacheKeepsOfAServiceWhatAPassReads(t *testing.T) {
 }
 
 // The pod cache keeps of a pod what podReady, podProblem and podProgress say of it, worked out from
-// the whole pod, and the metadata the informer and groupOwned read.
+// the whole pod, and the metadata the informer and clusters.Group read.
 func TestTheCacheKeepsOfAPodWhatAPassReads(t *testing.T) {
 	now := metav1.Now()
 	running := corev1.ContainerStatus{Name: "jobmanager", Image: "flink:1.20", ImageID: "sha256:abc", ContainerID: "containerd://1",
@@ -111,7 +111,7 @@ func TestTheCacheKeepsOfAPodWhatAPassReads(t *testing.T) {
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "jobmanager"}}}, Status: status}
 			out, err := trimForCache(whole.DeepCopy())
 			assert.NoError(t, err)
-			kept := out.(*cachedPod)
+			kept := out.(*clusters.CachedPod)
 			assert.Equal(t, clusters.PodReady(whole), kept.Ready)
 			assert.Equal(t, clusters.PodProblem(whole), kept.Problem)
 			assert.Equal(t, clusters.PodProgress(whole), kept.Progress)
