@@ -251,3 +251,12 @@ func TestExplorerSeed140309AGivenUpBlueGreenVersionLeavesTheDeployedJobsStateAsT
 func TestExplorerSeed200040ASessionJobSubmittedToAnHAClusterIsNotGoneWithItsJobManager(t *testing.T) {
 	replayHASeed(t, 200040, 991)
 }
+
+// Seed 170083 (with Flink HA): the JobManager Deployment of the HA session cluster was deleted while
+// sj1's job ran; the session job took the job for lost and waited for the cluster with no job
+// recorded, HA recovered the job when the cluster came back under the same hash, and deleting sj1
+// with deleteMode Savepoint then found no job to stop: it was gone with its job still running. A
+// running session job waits for what HA brings back while its cluster's JobManager is gone.
+func TestExplorerSeed170083ARunningSessionJobWaitsForHAToBringItsJobBack(t *testing.T) {
+	replayHASeed(t, 170083, 1058)
+}
