@@ -10,18 +10,18 @@ import (
 // candidateCheckpoints names the look at the candidate job's checkpoints (Environment.lookDue).
 const candidateCheckpoints = "candidate checkpoints"
 
-// recordCandidateCheckpoint records in the ledger the newest checkpoint of the job being started
-// (an update's, a rollback's, a restart's, a session job's) while it runs and is not yet the
-// stable one: lost with its JobManager before it ran stable, the job starts again from its own
-// newest checkpoint, not from the older state it started from (attack review s5: a session job's
-// job lost in Submitting went back past its checkpoints). A new BlueGreen version's job may also
-// have started from a checkpoint of the deployed version's job, which that job subsumes as it
-// checkpoints on, or discards when it is cancelled (Flink restores it without claiming it). It is
-// looked at once a record window, as the live job is, and at every pass until a first checkpoint
-// of it is recorded: what a pass costs stays one call while the job starts.
+// recordCandidateCheckpoint records in the ledger the newest checkpoint of a new BlueGreen
+// version's job while it runs beside the deployed version, until its promotion and the deployed
+// version's teardown end. It may have started from a checkpoint of the deployed version's job,
+// which that job subsumes as it checkpoints on, or discards when it is cancelled (Flink restores
+// it without claiming it): lost without HA, the new version's job starts again from its own newest
+// checkpoint, never from the one it started from. It is looked at once a record window, as the
+// live job is, and at every pass until a first checkpoint of it is recorded. A new job of the
+// other modes starts once the job before it stopped, from state nothing subsumes.
 func recordCandidateCheckpoint(rc *Context) {
-	c := candidate(rc.Job)
-	if c == nil || c.JobID == "" || checkpointInterval(rc) <= 0 {
+	c, s := candidate(rc.Job), stable(rc.Job)
+	if rc.App == nil || !blueGreen(rc.App) || c == nil || c.JobID == "" || s == nil || s.ClusterHash == c.ClusterHash ||
+		checkpointInterval(rc) <= 0 {
 		return
 	}
 	v := rc.pass().View(c.ClusterHash, c.JobID)
