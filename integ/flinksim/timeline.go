@@ -59,6 +59,19 @@ func (r JobRecord) AliveUntil() (t time.Time, ok bool) {
 // span is a period in which a job was alive; to is zero while it still is.
 type span struct{ from, to time.Time }
 
+// Span is a period in which a job was alive; To is zero while it still is.
+type Span struct{ From, To time.Time }
+
+// AliveSpans splits the job's life at its suspensions under HA: a job is alive from its submission,
+// or its recovery, to a globally terminal state, its suspension, or its loss with its JobManager.
+func (r JobRecord) AliveSpans() []Span {
+	var out []Span
+	for _, s := range r.aliveSpans() {
+		out = append(out, Span{From: s.from, To: s.to})
+	}
+	return out
+}
+
 // aliveSpans splits the job's life at suspensions under HA.
 func (r JobRecord) aliveSpans() []span {
 	var out []span
@@ -236,13 +249,17 @@ func earlier(a, b time.Time) time.Time {
 
 // MostAlive is the largest number of the application's jobs alive at one instant. A BlueGreen
 // application runs two while both its versions do, and never three.
-func (t *Timeline) MostAlive(appKey string) int {
+func (t *Timeline) MostAlive(appKey string) int { return MostAliveOf(t.Jobs(appKey)) }
+
+// MostAliveOf is the largest number of the jobs alive at one instant, each over its alive spans
+// (a job suspended between JobManagers under HA is not alive).
+func MostAliveOf(jobs []JobRecord) int {
 	type edge struct {
 		at    time.Time
 		delta int
 	}
 	var edges []edge
-	for _, j := range t.Jobs(appKey) {
+	for _, j := range jobs {
 		for _, s := range j.aliveSpans() {
 			edges = append(edges, edge{s.from, +1})
 			if !s.to.IsZero() {

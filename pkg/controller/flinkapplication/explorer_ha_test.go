@@ -3,7 +3,6 @@ package flinkapplication
 import (
 	"flag"
 	"fmt"
-	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -158,75 +157,14 @@ func (x *explorer) checkHA() {
 			continue
 		}
 		for _, j := range x.jobsOf(id) {
-			for _, s := range aliveSpans(j) {
-				if s.from.After(id.goneAt) {
+			for _, s := range j.AliveSpans() {
+				if s.From.After(id.goneAt) {
 					x.violate("job %s of %s, gone since %s, came back to life at %s on JobManager %s: a cluster of a namesake recovered it",
-						j.JobID, id, id.goneAt.Format("15:04:05.0"), s.from.Format("15:04:05.0"), j.JobManager)
+						j.JobID, id, id.goneAt.Format("15:04:05.0"), s.From.Format("15:04:05.0"), j.JobManager)
 				}
 			}
 		}
 	}
-}
-
-// aliveSpan is a period in which a job was alive; to is zero while it still is.
-type aliveSpan struct{ from, to time.Time }
-
-// aliveSpans splits the job's life at its suspensions under HA, as the Timeline does: a job is alive
-// from its submission, or its recovery, to a globally terminal state, its suspension, or its loss
-// with its JobManager.
-func aliveSpans(r flinksim.JobRecord) []aliveSpan {
-	var out []aliveSpan
-	var cur *aliveSpan
-	for _, s := range r.States {
-		terminal := s.State == "FINISHED" || s.State == "CANCELED" || s.State == "FAILED"
-		ends := terminal || s.State == "SUSPENDED"
-		if ends && cur != nil {
-			cur.to = s.Time
-			out = append(out, *cur)
-			cur = nil
-		}
-		if terminal {
-			return out
-		}
-		if !ends && cur == nil {
-			cur = &aliveSpan{from: s.Time}
-		}
-	}
-	if cur != nil {
-		cur.to = r.LostAt
-		out = append(out, *cur)
-	}
-	return out
-}
-
-// mostAlive is the largest number of the jobs alive at one instant, each over its spans.
-func mostAlive(jobs []flinksim.JobRecord) int {
-	type edge struct {
-		at    time.Time
-		delta int
-	}
-	var edges []edge
-	for _, j := range jobs {
-		for _, s := range aliveSpans(j) {
-			edges = append(edges, edge{s.from, +1})
-			if !s.to.IsZero() {
-				edges = append(edges, edge{s.to, -1})
-			}
-		}
-	}
-	// At one instant ends count before starts, as in Timeline.MostAlive.
-	sort.Slice(edges, func(i, k int) bool {
-		if edges[i].at.Equal(edges[k].at) {
-			return edges[i].delta < edges[k].delta
-		}
-		return edges[i].at.Before(edges[k].at)
-	})
-	most, alive := 0, 0
-	for _, e := range edges {
-		alive += e.delta
-		most = max(most, alive)
-	}
-	return most
 }
 
 // haJobManagerFaults are the faults only a run with HA gives JobManagers: a JobManager of Flink 2.3

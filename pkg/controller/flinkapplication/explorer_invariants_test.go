@@ -53,7 +53,7 @@ func (x *explorer) check() {
 // checkOneJobAtATime is invariant 1.
 func (x *explorer) checkOneJobAtATime(id *identity, jobs []flinksim.JobRecord) {
 	if id.flavour.blueGreen {
-		if n := mostAlive(jobs); n > 2 {
+		if n := flinksim.MostAliveOf(jobs); n > 2 {
 			x.violate("%s: %d jobs alive at once, a BlueGreen object runs two at most", id, n)
 		}
 	} else {
