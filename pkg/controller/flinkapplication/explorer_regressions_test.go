@@ -261,15 +261,14 @@ func TestExplorerSeed170083ARunningSessionJobWaitsForHAToBringItsJobBack(t *test
 	replayHASeed(t, 170083, 1058)
 }
 
-// Seed 1210598 (found on the final code, not fixed): gamma redeployed from another object's
-// savepoint; the new job ran for four minutes with its status unreadable, completing chk-56, and
-// was given up (RollingBack). Ending the attempt of a redeploy set the next restore to the previous
-// job's chk-2 (going back from a failed redeploy); the user changed the image during the rollback,
-// and the update that took over started from chk-2, not from chk-56 of the job it replaced. The
-// same question as the reverted d5f5677: what a failed attempt's completed state is worth when no
-// rollback runs after it. Decide it in the restore policy, then make operator and checker agree.
-func TestExplorerSeed1210598(t *testing.T) {
-	t.Skip("TODO(issue 55): replay fails at step 1104")
+// Seed 1210598: gamma redeployed from another object's savepoint; the new job ran for four minutes
+// with its status unreadable, completing chk-56, and was given up (RollingBack). Ending the attempt
+// of a redeploy set the next restore to the previous job's chk-2 and never asked Flink for the
+// attempt's checkpoints; the user changed the image during the rollback, and the update that took
+// over started from chk-2, four minutes behind what the job it replaced had completed. Giving up
+// on a redeploy that ran goes on from what it completed, as giving up on any update does; only a
+// redeploy that completed nothing goes back to the previous job's state.
+func TestExplorerSeed1210598AFailedRedeployThatCompletedStateIsNotRewound(t *testing.T) {
 	replaySeed(t, 1210598, 1104)
 }
 

@@ -113,10 +113,12 @@ func handleRollingBack(rc *Context) Outcome {
 // started from; it is persisted before the cluster that knows it goes.
 func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 	st := &rc.App.Status
-	redeploy := startedFromRedeploy(rc)
-	if redeploy {
+	named := ""
+	if startedFromRedeploy(rc) {
 		// The attempt started from the savepoint the user named, not from the previous job's state:
-		// going back to the previous spec goes back to the newest state its job left.
+		// going back to the previous spec goes back to the newest state its job left, unless the
+		// attempt completed newer state of its own (below).
+		named = st.Deployments.NextRestorePath
 		st.Deployments.NextRestorePath = stableJobsState(rc)
 	}
 	if c.JobID != "" {
@@ -128,13 +130,20 @@ func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 		case live == jobs.Alive:
 			return stay(0)
 		}
-		if !redeploy && !stableJobKept(&st.JobOwnerStatus) {
+		if !stableJobKept(&st.JobOwnerStatus) {
+			// Giving up on the attempt never discards state Flink completed: its newest checkpoint
+			// is newer than anything the previous job left, a redeploy's included (what its
+			// sinks committed is not rewound; explorer seed 1210598).
 			path := attemptCheckpoint(rc, v, c.ClusterHash)
 			if path == "" {
 				// Flink cannot tell the attempt's checkpoints (its job status unreadable, its
 				// JobManager gone): the newest the operator recorded of it is still newer than the
 				// state it started from.
 				path = newestStatePath(rc, c.JobID)
+			}
+			if path == named {
+				// Nothing completed since the named savepoint: the redeploy is what failed.
+				path = ""
 			}
 			if path != "" {
 				st.Deployments.NextRestorePath = path
