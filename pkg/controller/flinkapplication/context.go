@@ -102,13 +102,26 @@ func (rc *Context) event(warning bool, reason, message string) {
 	rc.events = append(rc.events, pendingEvent{warning, reason, message})
 }
 
+// jobManagerGoneForGood tells whether the JobManager of the cluster with this hash is gone and
+// takes its jobs with it: positive evidence that they stopped. A session cluster's JobManager that
+// Flink HA brings back under the same hash with its jobs is no such evidence (haKeepsJobs): every
+// handler waits for it, not only Running's (explorer seed 1210633: a session job's cancel took the
+// job for cancelled as its JobManager Deployment was deleted, HA recovered it on the recreated
+// JobManager, and the update ran a second job beside it).
+func (rc *Context) jobManagerGoneForGood(hash string) bool {
+	if !rc.Clusters[hash].JobManagerGone() {
+		return false
+	}
+	return rc.session == nil || rc.session.Job == nil || !haKeepsJobs(rc, hash)
+}
+
 // pass is the pass's view of Flink and its job operations (the job core), made on first use: it
 // asks each question of a JobManager at most once per pass, and its events are the pass's.
 func (rc *Context) pass() *jobs.Pass {
 	if rc.jobs == nil {
 		rc.jobs = jobs.NewPass(rc, rc.env.Flink, rc.Now, jobs.Clusters{
 			URL:            rc.jobManagerAddress,
-			JobManagerGone: func(hash string) bool { return rc.Clusters[hash].JobManagerGone() },
+			JobManagerGone: rc.jobManagerGoneForGood,
 			FlinkVersion:   rc.FlinkVersion,
 			Refusal: func(hash string) error {
 				return rc.env.jobManagerRoute(rc.ClusterOwner, hash, rc.Clusters[hash], rc.Now)

@@ -272,14 +272,11 @@ func TestExplorerSeed1210598AFailedRedeployThatCompletedStateIsNotRewound(t *tes
 	replaySeed(t, 1210598, 1104)
 }
 
-// Seed 1210633 (with Flink HA; found on the final code, not fixed): the HA session cluster's
-// JobManager restarted as the user changed the cluster's image. sj2's job was not known to the
-// JobManager for a moment, and haKeepsJobs no longer held, because the session cluster's deploy
-// hash had moved to the new cluster. sj2 took the job for lost and started it again on the new
-// cluster from chk-48, while HA recovered the old job on the old cluster, which still existed: two
-// jobs. An HA cluster that still exists keeps its jobs, whatever cluster the session cluster
-// deploys next; only its deletion (positive evidence) ends them.
-func TestExplorerSeed1210633(t *testing.T) {
-	t.Skip("TODO(issue 55): replay fails at step 1010")
+// Seed 1210633 (with Flink HA): the JobManager Deployment of the HA session cluster was deleted as
+// sj2's update cancelled its job. The pass judged the job stopped (its JobManager and all its pods
+// gone) and Cancelling went on from chk-48; the session cluster created the JobManager again under
+// the same hash and HA recovered the job, and the update ran a second job beside it. Only Running
+// knew that HA brings a session cluster's jobs back; the pass now knows it for every handler.
+func TestExplorerSeed1210633ASessionJobsCancelWaitsForTheJobHABringsBack(t *testing.T) {
 	replayHASeed(t, 1210633, 1010)
 }

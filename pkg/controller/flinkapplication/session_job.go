@@ -166,7 +166,7 @@ func handleSessionJobRunning(rc *Context) Outcome {
 		recordDueCheckpoint(rc)
 	}
 	switch {
-	case v.Liveness == jobs.Stopped && v.Details == nil && rc.Clusters[hash].JobManagerGone() && haKeepsJobs(rc, hash):
+	case v.Liveness == jobs.Unknown && rc.Clusters[hash].JobManagerGone() && haKeepsJobs(rc, hash):
 		// HA brings the job back with the JobManager the session cluster creates again (explorer
 		// seed 170083: taken for lost, the job was forgotten and ran on after its object was gone).
 		waitingOn(rc, fmt.Sprintf("the JobManager of %s is gone; Flink HA recovers job %s when it is back",
