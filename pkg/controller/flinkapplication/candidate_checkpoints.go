@@ -18,10 +18,17 @@ const candidateCheckpoints = "candidate checkpoints"
 // checkpoint, never from the one it started from. It is looked at once a record window, as the
 // live job is, and at every pass until a first checkpoint of it is recorded. A new job of the
 // other modes starts once the job before it stopped, from state nothing subsumes.
+//
+// A session job's job in Submitting is recorded too: no job of it runs beside, the one before was
+// stopped first, and lost with its JobManager before it ran stable, it starts again from its own
+// newest checkpoint, not from the older state it started from (attack review s5).
 func recordCandidateCheckpoint(rc *Context) {
 	c, s := candidate(rc.Job), stable(rc.Job)
-	if rc.App == nil || !blueGreen(rc.App) || c == nil || c.JobID == "" || s == nil || s.ClusterHash == c.ClusterHash ||
-		checkpointInterval(rc) <= 0 {
+	if c == nil || c.JobID == "" || checkpointInterval(rc) <= 0 {
+		return
+	}
+	besideDeployed := rc.App != nil && blueGreen(rc.App) && s != nil && s.ClusterHash != c.ClusterHash
+	if !besideDeployed && !isSessionJob(rc) {
 		return
 	}
 	v := rc.pass().View(c.ClusterHash, c.JobID)
@@ -46,3 +53,6 @@ func recordCandidateCheckpoint(rc *Context) {
 		rc.ledger().Record(v1beta1.StateCheckpoint, c.JobID, c.ClusterHash, l.ExternalPath, takenByFlink(rc, l.TriggerTimestamp))
 	}
 }
+
+// isSessionJob tells whether the pass is a FlinkSessionJob's.
+func isSessionJob(rc *Context) bool { return rc.session != nil && rc.session.Job != nil }

@@ -112,7 +112,7 @@ func (rc *Context) jobManagerGoneForGood(hash string) bool {
 	if !rc.Clusters[hash].JobManagerGone() {
 		return false
 	}
-	return rc.session == nil || rc.session.Job == nil || !haKeepsJobs(rc, hash)
+	return !isSessionJob(rc) || !haKeepsJobs(rc, hash)
 }
 
 // pass is the pass's view of Flink and its job operations (the job core), made on first use: it

@@ -64,6 +64,16 @@ func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath
 			return jobStep{Wait: &wait}
 		}
 	}
+	if isSessionJob(rc) && rec.JobID != "" && rc.pass().View(rec.ClusterHash, rec.JobID).Liveness == jobs.Stopped {
+		// The job ran (its checkpoints recorded) and its JobManager no longer knows it (lost with a
+		// JobManager process without HA): submitted again under its id, it goes on from what it
+		// completed, newer than what it started from. The restore is persisted before the submission.
+		if newest := newestStatePath(rc, rec.JobID); newest != "" && newest != restorePath {
+			rc.Job.Deployments.NextRestorePath = newest
+			o := persistThenContinue()
+			return jobStep{Wait: &o}
+		}
+	}
 	job := recordJob(rec)
 	args := p.Args
 	if args == nil && p.ProgramArgs != "" {
