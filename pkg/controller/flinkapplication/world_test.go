@@ -92,7 +92,12 @@ func newWorld(t *testing.T) *world {
 	w.rv = enforceResourceVersions(w.apps)
 	w.honourSnapshotFinalizers()
 	w.server = httptest.NewServer(http.HandlerFunc(w.route))
-	t.Cleanup(w.server.Close)
+	t.Cleanup(func() {
+		// Close waits for every request still being answered: one a test left hanging at a
+		// JobManager (Faults.Hang) would hold it, and the whole test binary, for ever.
+		w.server.CloseClientConnections()
+		w.server.Close()
+	})
 	cfg := config.Default()
 	cfg.MaxRetries = 3
 	w.env = &Environment{
