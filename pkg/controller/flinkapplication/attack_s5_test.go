@@ -335,29 +335,7 @@ func TestS5AnHAJobLostWithASavepointInDoubtIsNotRestartedInPlaceBehindIt(t *test
 		t.Run(name, func(t *testing.T) {
 			w := newWorld(t)
 			app := runningWith(t, w, "wc", withKubernetesHA)
-			jobID := app.Status.JobStatus.JobID
-			w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = "first" })
-			named := w.runUntil("wc", "a first savepoint completed", func(a *v1beta1.FlinkApplication) bool {
-				return completedSavepoint(a, v1beta1.SavepointManual) != ""
-			})
-			first := completedSavepoint(named, v1beta1.SavepointManual)
-			w.passes("wc", 240)
-
-			// A second savepoint completes in Flink, and the operator never reads its end.
-			jm := w.jm(app, app.Status.DeployHash)
-			triggers := jm.SavepointTriggers()
-			w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = "second" })
-			for i := 0; i < 10 && jm.SavepointTriggers() == triggers; i++ {
-				_, _ = w.reconcile("wc")
-			}
-			require.Equal(t, triggers+1, jm.SavepointTriggers(), "the trigger is sent")
-			jm.SetFaults(flinksim.Faults{ErrorRate: map[string]float64{flinksim.EndpointSavepointStatus: 1}})
-			var inDoubt *flinksim.Snapshot
-			for i := 0; i < 20 && (inDoubt == nil || inDoubt.Path == first); i++ {
-				_, _ = w.reconcile("wc")
-				inDoubt = w.savepointOf(jobID)
-			}
-			require.NotEqual(t, first, inDoubt.Path, "Flink completed the second savepoint")
+			first, inDoubt := w.savepointInDoubt(app)
 
 			// The JobManager Deployment goes, and its HA ConfigMaps with it.
 			require.NoError(t, w.kube.AppsV1().Deployments(ns).Delete(context.Background(), flink.JobManagerName(app, app.Status.DeployHash), metav1.DeleteOptions{}))

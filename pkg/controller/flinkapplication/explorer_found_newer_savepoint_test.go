@@ -68,29 +68,7 @@ func TestAJobLostWithASavepointInDoubtIsNotRestartedInPlaceForAPendingRedeploy(t
 	w := newWorld(t)
 	app := running(t, w, "wc")
 	jobID := app.Status.JobStatus.JobID
-	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = "first" })
-	named := w.runUntil("wc", "a first savepoint completed", func(a *v1beta1.FlinkApplication) bool {
-		return completedSavepoint(a, v1beta1.SavepointManual) != ""
-	})
-	first := completedSavepoint(named, v1beta1.SavepointManual)
-	// The job checkpoints on, and the operator records a checkpoint newer than the first savepoint.
-	w.passes("wc", 240)
-
-	// A second savepoint completes in Flink, and the operator never reads its end.
-	jm := w.jm(app, app.Status.DeployHash)
-	triggers := jm.SavepointTriggers()
-	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = "second" })
-	for i := 0; i < 10 && jm.SavepointTriggers() == triggers; i++ {
-		_, _ = w.reconcile("wc")
-	}
-	require.Equal(t, triggers+1, jm.SavepointTriggers(), "the trigger is sent")
-	jm.SetFaults(flinksim.Faults{ErrorRate: map[string]float64{flinksim.EndpointSavepointStatus: 1}})
-	var inDoubt *flinksim.Snapshot
-	for i := 0; i < 20 && (inDoubt == nil || inDoubt.Path == first); i++ {
-		_, _ = w.reconcile("wc")
-		inDoubt = w.savepointOf(jobID)
-	}
-	require.NotEqual(t, first, inDoubt.Path, "Flink completed the second savepoint")
+	first, inDoubt := w.savepointInDoubt(app)
 
 	// The JobManager Deployment goes as the user asks for a redeploy from the first savepoint.
 	require.NoError(t, w.kube.AppsV1().Deployments(ns).Delete(context.Background(), flink.JobManagerName(app, app.Status.DeployHash), metav1.DeleteOptions{}))
@@ -118,4 +96,36 @@ func TestAJobLostWithASavepointInDoubtIsNotRestartedInPlaceForAPendingRedeploy(t
 		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.JobID != jobID && a.Status.JobStatus.State == v1beta1.JobRunning
 	})
 	assert.Equal(t, first, again.Status.JobStatus.RestorePath)
+}
+
+// savepointInDoubt has the running application "wc" take a first manual savepoint, checkpoint on
+// for a while, and take a second savepoint that Flink completes while every answer about its end
+// fails: the operator holds the first savepoint as completed and the second in doubt.
+func (w *world) savepointInDoubt(app *v1beta1.FlinkApplication) (first string, inDoubt *flinksim.Snapshot) {
+	t := w.t
+	t.Helper()
+	jobID := app.Status.JobStatus.JobID
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = "first" })
+	named := w.runUntil("wc", "a first savepoint completed", func(a *v1beta1.FlinkApplication) bool {
+		return completedSavepoint(a, v1beta1.SavepointManual) != ""
+	})
+	first = completedSavepoint(named, v1beta1.SavepointManual)
+	// The job checkpoints on, and the operator records a checkpoint newer than the first savepoint.
+	w.passes("wc", 240)
+
+	// A second savepoint completes in Flink, and the operator never reads its end.
+	jm := w.jm(app, app.Status.DeployHash)
+	triggers := jm.SavepointTriggers()
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = "second" })
+	for i := 0; i < 10 && jm.SavepointTriggers() == triggers; i++ {
+		_, _ = w.reconcile("wc")
+	}
+	require.Equal(t, triggers+1, jm.SavepointTriggers(), "the trigger is sent")
+	jm.SetFaults(flinksim.Faults{ErrorRate: map[string]float64{flinksim.EndpointSavepointStatus: 1}})
+	for i := 0; i < 20 && (inDoubt == nil || inDoubt.Path == first); i++ {
+		_, _ = w.reconcile("wc")
+		inDoubt = w.savepointOf(jobID)
+	}
+	require.NotEqual(t, first, inDoubt.Path, "Flink completed the second savepoint")
+	return first, inDoubt
 }
