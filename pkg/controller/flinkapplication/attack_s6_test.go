@@ -1,12 +1,14 @@
 package flinkapplication
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -23,6 +25,8 @@ import (
 //     the redeploy flag was recomputed each pass, and lost once the first pass had replaced the
 //     next restore path, so a redeploy whose cancel took two passes went on from the attempt's
 //     checkpoint as well.
+//   - TestS6ADeletionBlockedWhileAnHAJobManagerWasGone...: passes with context.go and session_job.go
+//     at 2f136bc^ (the deletion ends at once there; the job HA recovers later runs ownerless).
 
 // stopSavepointOf is the savepoint the update took of the job as it stopped it.
 func stopSavepointOf(app *v1beta1.FlinkApplication, jobID string) string {
@@ -233,4 +237,55 @@ func TestS6AForcedRollbackOfAnAttemptCancelledWithDeleteOnCancellationRestoresSt
 			}
 		})
 	}
+}
+
+// 2f136bc: every handler of a session job now takes the HA session cluster's JobManager that is
+// gone for Unknown, not for evidence that the job stopped. Deleting (deleteMode Savepoint) asks
+// for the job's state, fails, spends its retries and gives up (deleteBlocked: After untilChanged).
+// Here the JobManager is gone while the session cluster starts a new Flink cluster that does not
+// come up (ClusterStartTimeout, 5 min): the cluster then recreates the running cluster's
+// JobManager and HA brings the job back, running. The session job never looks again: it rests in
+// Deleting, DeleteBlocked, with its job running, until the user gives up the final savepoint
+// (ForceCancel) or leaves the job to run ownerless (None). No deadline ends the wait for the
+// JobManager with anything but a blocked deletion, and nothing retries once it is back. Before
+// 2f136bc the deletion ended at once (and the job HA recovered later ran on ownerless); the fix
+// traded that for a deletion that never finishes by itself.
+func TestS6ADeletionBlockedWhileAnHAJobManagerWasGoneFinishesOnceItIsBack(t *testing.T) {
+	w := newWorld(t)
+	jar := w.withSessions()
+	c := sessionCluster("session")
+	c.Spec.FlinkConfig["high-availability.type"] = "kubernetes"
+	c.Spec.FlinkConfig["high-availability.storageDir"] = "file:///checkpoints/ha"
+	w.createSessionCluster(c)
+	w.createSessionJob(sessionJob("a", "session", jar, v1beta1.UpgradeModeLastState))
+	w.runSessionsUntil("a running", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobRunning) })
+	for i := 0; i < 120; i++ {
+		w.reconcileSessions()
+	}
+	w.env.Config.MaxRetries = 10 // the operator's default
+	hash := w.sessionCluster("session").Status.DeployHash
+
+	w.updateSessionCluster("session", func(c *v1beta1.FlinkSessionCluster) { c.Spec.Image = "flink:1.20-broken" })
+	w.runSessionsUntil("new cluster starting", func() bool { return w.sessionCluster("session").Status.UpdatingHash != "" })
+	w.broken[flink.JobManagerNameOf("session", w.sessionCluster("session").Status.UpdatingHash)] = true
+	require.NoError(t, w.kube.AppsV1().Deployments(ns).Delete(context.Background(), flink.JobManagerNameOf("session", hash), metav1.DeleteOptions{}))
+	w.deleteSessionJob("a")
+	deadline := w.clock.Now().Add(2 * time.Hour)
+	for w.clock.Now().Before(deadline) && !w.sessionGone("a") {
+		w.reconcileSessions()
+	}
+	t.Logf("%s", w.describeSessions())
+	alive := 0
+	for _, r := range w.jobsOf("session", "a") {
+		_, ended := r.AliveUntil()
+		t.Logf("job %s on %s from %q: %v", r.JobID, r.JobManager, r.RestoredFrom, r.States)
+		if !ended {
+			alive++
+		}
+	}
+	w.mu.Lock()
+	_, back := w.jms["session-"+hash]
+	w.mu.Unlock()
+	t.Logf("JobManager session-%s back: %v; jobs of a alive: %d", hash, back, alive)
+	assert.True(t, w.sessionGone("a"), "the deletion finishes once the JobManager is back (two simulated hours)")
 }
