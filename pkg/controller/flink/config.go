@@ -113,6 +113,23 @@ func ConfigRetainsCheckpointsOnCancel(config v1beta1.FlinkConfig) bool {
 	return !ok || strings.EqualFold(strings.TrimSpace(v), RetainOnCancellation)
 }
 
+// CheckpointsSurviveEnd tells whether the checkpoints of a job run with this Flink configuration
+// are still on storage once it ended in the terminal state (CANCELED, FAILED, FINISHED), as
+// externalized-checkpoint-retention says: RETAIN_ON_CANCELLATION (the operator's default) keeps them
+// through a cancel or a failure, DELETE_ON_CANCELLATION through a failure only, and
+// NO_EXTERNALIZED_CHECKPOINTS, Flink's own default, never. A finished job's are discarded.
+func CheckpointsSurviveEnd(config v1beta1.FlinkConfig, terminal string) bool {
+	v, _ := config[CheckpointRetentionKey].(string)
+	retention := strings.ToUpper(strings.TrimSpace(v))
+	switch terminal {
+	case "CANCELED":
+		return retention == "" || retention == RetainOnCancellation
+	case "FAILED":
+		return retention == "" || retention == RetainOnCancellation || retention == "DELETE_ON_CANCELLATION"
+	}
+	return false
+}
+
 // highAvailability reports whether the configuration turns on JobManager high availability, under
 // the key of Flink before 1.17 or the one after.
 func highAvailability(config map[string]string) bool {

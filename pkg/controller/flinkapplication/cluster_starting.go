@@ -96,7 +96,7 @@ func endStartedCandidate(rc *Context) (Outcome, bool) {
 	case live == jobs.Alive:
 		return stay(0), false
 	}
-	if path := attemptCheckpoint(rc, v, c.ClusterHash); path != "" {
+	if path, _ := attemptCheckpoint(rc, v, c.ClusterHash); path != "" {
 		st.Deployments.NextRestorePath = path
 	}
 	c.JobID, c.SubmittedAt = "", nil

@@ -64,10 +64,12 @@ func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath
 			return jobStep{Wait: &wait}
 		}
 	}
-	if isSessionJob(rc) && rec.JobID != "" && rc.pass().View(rec.ClusterHash, rec.JobID).Liveness == jobs.Stopped {
+	if isSessionJob(rc) && rec.JobID != "" && jobUnknownToFlink(rc.pass().View(rec.ClusterHash, rec.JobID)) {
 		// The job ran (its checkpoints recorded) and its JobManager no longer knows it (lost with a
 		// JobManager process without HA): submitted again under its id, it goes on from what it
 		// completed, newer than what it started from. The restore is persisted before the submission.
+		// A job Flink still reports (FAILED, say) ended through Flink, which may have discarded its
+		// checkpoints: the phase that saw it end chose what to restore (attack review s6).
 		if newest := newestStatePath(rc, rec.JobID); newest != "" && newest != restorePath {
 			rc.Job.Deployments.NextRestorePath = newest
 			o := persistThenContinue()
@@ -189,3 +191,7 @@ func jobIDStored(rc *Context) bool {
 	c, s := candidate(rc.Job), candidate(rc.stored.job())
 	return c != nil && s != nil && c.JobID != "" && c.JobID == s.JobID && c.ClusterHash == s.ClusterHash
 }
+
+// jobUnknownToFlink tells whether the job is gone without Flink having ended it: its JobManager no
+// longer knows it, or is gone with it.
+func jobUnknownToFlink(v *jobs.View) bool { return v.Liveness == jobs.Stopped && v.Details == nil }

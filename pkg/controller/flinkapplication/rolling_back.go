@@ -134,8 +134,8 @@ func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 			// Giving up on the attempt never discards state Flink completed: its newest checkpoint
 			// is newer than anything the previous job left, a redeploy's included (what its
 			// sinks committed is not rewound; explorer seed 1210598).
-			path := attemptCheckpoint(rc, v, c.ClusterHash)
-			if path == "" {
+			path, gone := attemptCheckpoint(rc, v, c.ClusterHash)
+			if path == "" && !gone {
 				// Flink cannot tell the attempt's checkpoints (its job status unreadable, its
 				// JobManager gone): the newest the operator recorded of it is still newer than the
 				// state it started from.
@@ -265,20 +265,29 @@ func stableFloor(st *v1beta1.JobOwnerStatus, book func(jobID string) []jobs.Stat
 }
 
 // attemptCheckpoint is the newest completed checkpoint Flink reports for exactly this job, on
-// cluster. It is recorded in the ledger with when Flink took it: the job restarted from it may be
-// replaced in turn, and what replaces it is ordered against it by that time.
-func attemptCheckpoint(rc *Context, v *jobs.View, cluster string) string {
+// cluster, now that it ended. It is recorded in the ledger with when Flink took it: the job
+// restarted from it may be replaced in turn, and what replaces it is ordered against it by that
+// time. gone says that Flink discarded the job's checkpoints as it ended (its retention policy, or
+// its word that the newest is discarded): none the operator recorded of it is left either
+// (attack review s6: a rollback restored a discarded checkpoint and ended with no job).
+func attemptCheckpoint(rc *Context, v *jobs.View, cluster string) (path string, gone bool) {
 	if v.Details == nil {
-		return ""
+		return "", false
+	}
+	if client.IsGloballyTerminal(v.Details.State) && !flink.CheckpointsSurviveEnd(rc.Settings.FlinkConfig, v.Details.State) {
+		return "", true
 	}
 	rc.pass().Forget()
 	cp, err := rc.pass().Checkpoints(v.Ref)
+	if err == nil && cp.Latest.Completed != nil && cp.Latest.Completed.Discarded {
+		return "", true
+	}
 	if err != nil || cp.Latest.Completed == nil || !jobs.Restorable(cp.Latest.Completed.ExternalPath) {
-		return ""
+		return "", false
 	}
 	l := cp.Latest.Completed
 	rc.ledger().Record(v1beta1.StateCheckpoint, v.Ref.ID, cluster, l.ExternalPath, takenByFlink(rc, l.TriggerTimestamp))
-	return l.ExternalPath
+	return l.ExternalPath, false
 }
 
 // rolledBack rests in DeployFailed with the stable spec's job running.
