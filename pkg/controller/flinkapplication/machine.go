@@ -73,6 +73,12 @@ func step(rc *Context) Outcome {
 			cause = fmt.Sprintf("%s: %s", cause, rc.waitingOn)
 		}
 		out = giveUp(rc, spec, cause)
+	case out.Err != nil && jobManagerHABringsBack(rc) != "":
+		// Not a failed attempt: the job's JobManager is gone and Flink HA brings it back with the
+		// job, so the handler waits for it without spending the phase's retries (attack review
+		// s6: a deletion gave up after its retries and never looked again once the job was back).
+		waitingOn(rc, jobManagerHABringsBack(rc))
+		out = stay(0)
 	case out.Err != nil:
 		out = afterFailure(rc, spec, out.Err)
 	case from.IsSteady() && st.LastSeenError != nil:

@@ -33,7 +33,7 @@ func redeployFromNamedSavepoint(rc *Context, c *v1beta1.DeploymentRecord) (wait 
 	}
 	rc.Job.Deployments.NextRestorePath = s.RedeployFrom
 	rc.Job.SavepointRedeployNonce = s.RedeployNonce
-	rc.ledger().Record(v1beta1.SavepointRedeploy, "", "", s.RedeployFrom, rc.Now)
+	rc.ledger().RecordRedeploy(s.RedeployFrom, rc.Now)
 	rc.event(false, "RedeployFromSavepoint", fmt.Sprintf("%s changed: the new job starts from %s, as %s names",
 		s.field("savepointRedeployNonce"), s.RedeployFrom, namedBy(s)))
 	return nil

@@ -314,6 +314,21 @@ func haKeepsJobs(rc *Context, hash string) bool {
 	return c != nil && c.DeletionTimestamp == nil && c.Status.DeployHash == hash && flink.ConfigHasHighAvailability(c.Spec.FlinkConfig)
 }
 
+// jobManagerHABringsBack says, for a session job whose job's JobManager is gone while Flink HA brings
+// it back with the job (haKeepsJobs), what it waits for; "" otherwise.
+func jobManagerHABringsBack(rc *Context) string {
+	if !isSessionJob(rc) {
+		return ""
+	}
+	for _, r := range []*v1beta1.DeploymentRecord{stable(rc.Job), candidate(rc.Job)} {
+		if r != nil && r.JobID != "" && rc.Clusters[r.ClusterHash].JobManagerGone() && haKeepsJobs(rc, r.ClusterHash) {
+			return fmt.Sprintf("the JobManager of %s is gone; Flink HA recovers job %s when it is back",
+				flink.VersionedServiceNameOf(rc.ClusterOwner.Name, r.ClusterHash), r.JobID)
+		}
+	}
+	return ""
+}
+
 // recordSessionTarget records the job spec about to run as the candidate, on the given cluster,
 // before anything is done for it.
 func recordSessionTarget(rc *Context, kind v1beta1.DeploymentKind, hash string) {

@@ -193,6 +193,23 @@ func (l Ledger) InDoubt(jobID string) []jobs.Trigger {
 	return out
 }
 
+// RecordRedeploy notes that a savepointRedeployNonce started the next job from path, at: the newest
+// Redeploy entry names it from then on, even when the ledger knows the path already (a savepoint
+// the operator took itself), since what follows a failed redeploy asks which state it started from
+// (attack review s6: a redeploy from the operator's own savepoint was taken for none, and its
+// rollback restored the named savepoint).
+func (l Ledger) RecordRedeploy(path string, at time.Time) {
+	for i := range *l.Entries {
+		if e := &(*l.Entries)[i]; e.Purpose == v1beta1.SavepointRedeploy && e.Path == path {
+			setTaken(e, at)
+			return
+		}
+	}
+	e := v1beta1.StateEntry{Purpose: v1beta1.SavepointRedeploy, Result: v1beta1.StateCompleted, Path: path}
+	setTaken(&e, at)
+	*l.Entries = append(*l.Entries, e)
+}
+
 // Record adds a completed state the operator learned of otherwise than by asking: a retained
 // checkpoint, or a savepoint found in Flink's history. A job keeps one checkpoint entry, its
 // newest. It reports whether the ledger changed.
