@@ -34,7 +34,7 @@ install-plugin:
 # It prints the steps run and every violation with the seed that replays it. At about 1,600 steps a
 # second on two cores, 10 million steps take under two hours: EXPLORER_DURATION_SECONDS=3600 for one.
 FUZZTIME ?= 1m
-EXPLORER_SEED ?= 1000
+EXPLORER_SEED ?= 10000000
 EXPLORER_STEPS ?= 5000
 EXPLORER_TOTAL_STEPS ?= 10000000
 EXPLORER_DURATION_SECONDS ?= 0

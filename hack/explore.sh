@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 procs=${EXPLORER_PROCS:-$(nproc)}
-seed=${EXPLORER_SEED:-1000}
+seed=${EXPLORER_SEED:-10000000}
 total=${EXPLORER_TOTAL_STEPS:-10000000}
 dir=$(mktemp -d)
 # Interrupted, it still says how far each process got (TestExplorerLong prints a line a seed).

@@ -122,6 +122,9 @@ func (x *explorer) changeFlinkConfig() string {
 	if id == nil || id.kind != applicationKindName {
 		return ""
 	}
+	if x.variesRetention() && x.rng.IntN(2) == 0 {
+		return x.changeCheckpointRetention(id)
+	}
 	interval := fmt.Sprintf("%ds", 5+5*x.rng.IntN(3))
 	x.edit(id, func(s *v1beta1.FlinkApplicationSpec) { s.FlinkConfig["execution.checkpointing.interval"] = interval }, nil)
 	return fmt.Sprintf("%s flinkConfig execution.checkpointing.interval %s", id.name, interval)

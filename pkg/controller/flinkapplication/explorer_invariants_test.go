@@ -316,7 +316,7 @@ func predecessor(before []flinksim.JobRecord, start time.Time) (j *flinksim.JobR
 func (x *explorer) floor(id *identity, j flinksim.JobRecord, start time.Time, alive bool) *knownState {
 	var best *knownState
 	consider := func(k knownState) {
-		if k.at.Before(start) && (best == nil || k.at.After(best.at)) && !x.goneUnseen(id, k.path, start) {
+		if k.at.Before(start) && (best == nil || k.at.After(best.at)) && !x.goneUnseen(id, k.path, start) && !x.discardedAsItFailed(j, k.path) {
 			kk := k
 			best = &kk
 		}

@@ -280,3 +280,11 @@ func TestExplorerSeed1210598AFailedRedeployThatCompletedStateIsNotRewound(t *tes
 func TestExplorerSeed1210633ASessionJobsCancelWaitsForTheJobHABringsBack(t *testing.T) {
 	replayHASeed(t, 1210633, 1010)
 }
+
+// Seed 9000160: sj1's job ran in Submitting, completed chk-1 (recorded, as a session job's job in
+// Submitting now is) and FAILED before it ran stable; the session job rested in DeployFailed, and
+// the next spec's job started without state, from what the failed job had started from. A job that
+// ran and failed goes on from the newest checkpoint Flink kept of it (goOnFromFailedJob).
+func TestExplorerSeed9000160TheNextJobGoesOnFromWhatAFailedSessionJobCompleted(t *testing.T) {
+	replaySeed(t, 9000160, 285)
+}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
@@ -305,6 +306,12 @@ func (x *explorer) createObject(f flavour, restoreFrom string) *identity {
 		}
 		if x.ha && f.name == "alpha" && x.rng.IntN(2) == 0 {
 			app.Spec.FlinkVersion = "2.3"
+		}
+		if x.variesRetention() {
+			// Half the applications start with a policy of their own (explorer_retention_test.go).
+			if i := x.rng.IntN(2 * len(retentionPolicies)); i < len(retentionPolicies) {
+				app.Spec.FlinkConfig[flink.CheckpointRetentionKey] = retentionPolicies[i]
+			}
 		}
 		x.w.create(app)
 	case sessionClusterKindName:

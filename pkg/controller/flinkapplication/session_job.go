@@ -130,6 +130,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 		return *job.Wait
 	case job.Failure != "":
 		deleteUploadedJar(rc, c)
+		goOnFromFailedJob(rc, c)
 		return deployFailed(rc, "DeployFailed", job.Failure)
 	}
 	deleteUploadedJar(rc, c)
@@ -139,6 +140,27 @@ func handleSessionSubmitting(rc *Context) Outcome {
 	startedJob(rc, params, restored)
 	return moveTo(PhaseRunning, "JobRunning", fmt.Sprintf("job %s running on %s, %s",
 		c.JobID, flink.VersionedServiceNameOf(rc.ClusterOwner.Name, c.ClusterHash), jobs.RestoredFrom(restored)))
+}
+
+// goOnFromFailedJob makes what is submitted next go on from the newest checkpoint that a job which
+// ran and FAILED before it ran stable completed and Flink kept, not from the older state it started
+// from: giving up never discards state Flink completed (explorer seed 9000160: its checkpoint,
+// recorded in Submitting, was passed over by the next spec's job, which started without state).
+func goOnFromFailedJob(rc *Context, c *v1beta1.DeploymentRecord) {
+	if c.JobID == "" {
+		return
+	}
+	v := rc.pass().View(c.ClusterHash, c.JobID)
+	if v.Details == nil {
+		return
+	}
+	path, gone := attemptCheckpoint(rc, v, c.ClusterHash)
+	if path == "" && !gone {
+		path = newestStatePath(rc, c.JobID)
+	}
+	if path != "" {
+		rc.Job.Deployments.NextRestorePath = path
+	}
 }
 
 // handleSessionJobRunning watches the job and starts what the spec or the cluster asks for: an
