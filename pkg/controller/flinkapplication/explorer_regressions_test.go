@@ -288,3 +288,9 @@ func TestExplorerSeed1210633ASessionJobsCancelWaitsForTheJobHABringsBack(t *test
 func TestExplorerSeed9000160TheNextJobGoesOnFromWhatAFailedSessionJobCompleted(t *testing.T) {
 	replaySeed(t, 9000160, 285)
 }
+
+// Seed 424218: as seed 9000160, after an update: sj2's job restored chk-11, completed chk-12 in
+// Submitting and FAILED; the next spec's job started from chk-11 again.
+func TestExplorerSeed424218AnUpdateAfterAFailedSubmissionGoesOnFromItsCheckpoint(t *testing.T) {
+	replaySeed(t, 424218, 1028)
+}
