@@ -118,13 +118,15 @@ func ConfigRetainsCheckpointsOnCancel(config v1beta1.FlinkConfig) bool {
 // externalized-checkpoint-retention says: RETAIN_ON_CANCELLATION (the operator's default) keeps them
 // through a cancel or a failure, DELETE_ON_CANCELLATION through a failure only, and
 // NO_EXTERNALIZED_CHECKPOINTS, Flink's own default, never. A finished job's are discarded.
+//
+// A job failing or cancelling is judged by the end it is on its way to.
 func CheckpointsSurviveEnd(config v1beta1.FlinkConfig, terminal string) bool {
 	v, _ := config[CheckpointRetentionKey].(string)
 	retention := strings.ToUpper(strings.TrimSpace(v))
 	switch terminal {
-	case "CANCELED":
+	case "CANCELED", "CANCELLING":
 		return retention == "" || retention == RetainOnCancellation
-	case "FAILED":
+	case "FAILED", "FAILING":
 		return retention == "" || retention == RetainOnCancellation || retention == "DELETE_ON_CANCELLATION"
 	}
 	return false

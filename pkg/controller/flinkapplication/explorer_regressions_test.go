@@ -1,6 +1,7 @@
 package flinkapplication
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -293,4 +294,24 @@ func TestExplorerSeed9000160TheNextJobGoesOnFromWhatAFailedSessionJobCompleted(t
 // Submitting and FAILED; the next spec's job started from chk-11 again.
 func TestExplorerSeed424218AnUpdateAfterAFailedSubmissionGoesOnFromItsCheckpoint(t *testing.T) {
 	replaySeed(t, 424218, 1028)
+}
+
+// Seeds from 10,000,000 on vary checkpoint retention; each of these failed on 3c647a7, the first
+// code they ran on, with a restore of a checkpoint Flink had discarded, or an older one than the
+// cancel of a job under a retention policy that does not keep checkpoints through a cancel
+// destroyed:
+//   - 10000102: a LastState update that also set RETAIN_ON_CANCELLATION cancelled a job running
+//     with NO_EXTERNALIZED_CHECKPOINTS as if its checkpoints survived (runConfigOfJob);
+//   - 10000110, 11000088, 11000127: a failed savepoint's recovery cancelled the job, whose policy
+//     discards checkpoints on cancel, and went back to an older savepoint (cancelDiscards);
+//   - 11000014, 11000110, 11000131: a job that ended under NO_EXTERNALIZED_CHECKPOINTS was
+//     started again from its discarded newest checkpoint (withoutDiscardedCheckpoints, and Flink's
+//     discarded flag in jobs.AskFlinkState).
+func TestExplorerRetentionSeedsRestoreOnlyCheckpointsThatSurvivedTheirJobsEnd(t *testing.T) {
+	for _, r := range []struct {
+		seed  uint64
+		steps int
+	}{{10000102, 1253}, {10000110, 769}, {11000088, 683}, {11000127, 1034}, {11000014, 1495}, {11000110, 1212}, {11000131, 1252}} {
+		t.Run(fmt.Sprint(r.seed), func(t *testing.T) { replaySeedHA(t, r.seed, r.steps, haWorld(r.seed)) })
+	}
 }

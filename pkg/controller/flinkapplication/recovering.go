@@ -3,6 +3,8 @@ package flinkapplication
 import (
 	"fmt"
 
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
@@ -24,6 +26,13 @@ func handleRecovering(rc *Context) Outcome {
 		choice := chooseRestore(rc, v.Ref.ID, &v.Ref)
 		if choice.Unanswered != nil {
 			return failed(choice.Unanswered)
+		}
+		if choice.Problem == "" && cancelDiscards(rc, jobID, choice.Path) {
+			// The cancel would take the chosen checkpoint with it (explorer seed 10000110: a job
+			// under NO_EXTERNALIZED_CHECKPOINTS was cancelled after its savepoint failed and
+			// started again from an older savepoint).
+			choice.Problem = fmt.Sprintf("its newest checkpoint %s would be deleted by cancelling it (%s is not %s)",
+				choice.Path, flink.CheckpointRetentionKey, flink.RetainOnCancellation)
 		}
 		if choice.Problem != "" {
 			msg := fmt.Sprintf("savepoint failed and %s; job %s is left as it was. Fix the cause and change the spec to retry, "+
@@ -68,4 +77,11 @@ func recoverBeside(rc *Context, v *jobs.View) Outcome {
 	useRestore(rc, choice)
 	return moveTo(PhaseSubmitting, "RestoringFromCheckpoint", fmt.Sprintf("starting version %s from %s; job %s keeps running",
 		candidate(st).Version, describeState(choice.Path), v.Ref.ID))
+}
+
+// cancelDiscards tells whether cancelling the job deletes the checkpoint of it at path: the
+// retention policy the job runs with does not keep checkpoints through a cancel (savepoints are
+// never deleted).
+func cancelDiscards(rc *Context, jobID, path string) bool {
+	return isCheckpointOf(jobID, path) && !flink.CheckpointsSurviveEnd(runConfigOfJob(rc, jobID), client.JobCanceled)
 }

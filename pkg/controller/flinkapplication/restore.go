@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -67,6 +68,7 @@ func choose(rc *Context, jobID string, ref *jobs.Ref, named bool) jobs.RestoreCh
 	if doubt := job.Doubt(answered); doubt != "" && !named {
 		return jobs.RestoreChoice{Problem: doubt, InDoubt: true}
 	}
+	points = withoutDiscardedCheckpoints(rc, jobID, points)
 	return jobs.ChooseRestore(points, rc.Now, jobs.RestorePolicy{MaxAge: maxCheckpointAge(rc), WithoutState: rc.Settings.FallbackWithoutState})
 }
 
@@ -208,7 +210,7 @@ func recordedTimeOf(rc *Context, jobID, path string) time.Time {
 // cancel, or "" when it can. It is asked before the cancel, while the job runs: a savepoint can
 // still be taken instead. Once the job is cancelling, its newest checkpoint is used.
 func lastStateProblem(rc *Context, ref jobs.Ref) string {
-	return rc.pass().CheckpointProblem(ref, maxCheckpointAge(rc), flink.ConfigRetainsCheckpointsOnCancel(rc.Settings.FlinkConfig),
+	return rc.pass().CheckpointProblem(ref, maxCheckpointAge(rc), flink.ConfigRetainsCheckpointsOnCancel(runConfigOfJob(rc, ref.ID)),
 		fmt.Sprintf("%s is not %s", flink.CheckpointRetentionKey, flink.RetainOnCancellation))
 }
 
@@ -217,4 +219,35 @@ func maxCheckpointAge(rc *Context) time.Duration {
 		return time.Duration(*s) * time.Second
 	}
 	return rc.Config.DefaultMaxCheckpointRestoreAge.Duration
+}
+
+// withoutDiscardedCheckpoints leaves out the job's checkpoints when Flink ended the job in a state
+// its retention policy discards them at (a cancel under DELETE_ON_CANCELLATION, any end under
+// NO_EXTERNALIZED_CHECKPOINTS): what the operator recorded of them is gone with them, and only
+// savepoints are left (explorer seed 11000014: a job cancelled under NO_EXTERNALIZED_CHECKPOINTS
+// was resumed from its recorded checkpoint, which Flink had discarded). Flink names a job's
+// checkpoints <checkpoint dir>/<job id>/chk-<n>.
+func withoutDiscardedCheckpoints(rc *Context, jobID string, points []jobs.StatePoint) []jobs.StatePoint {
+	cluster := clusterOfJob(rc.Job, jobID)
+	if cluster == "" {
+		return points
+	}
+	v := rc.pass().Seen(cluster, jobID)
+	if v == nil || v.Details == nil || !ending(v.Details.State) ||
+		flink.CheckpointsSurviveEnd(runConfigOfJob(rc, jobID), v.Details.State) {
+		return points
+	}
+	var kept []jobs.StatePoint
+	for _, p := range points {
+		if !isCheckpointOf(jobID, p.Path) {
+			kept = append(kept, p)
+		}
+	}
+	return kept
+}
+
+// isCheckpointOf tells whether path is one of the job's checkpoints: Flink names them
+// <checkpoint dir>/<job id>/chk-<n>.
+func isCheckpointOf(jobID, path string) bool {
+	return jobID != "" && strings.Contains(path, "/"+jobID+"/chk-")
 }

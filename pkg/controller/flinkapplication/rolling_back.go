@@ -123,6 +123,12 @@ func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 	}
 	if c.JobID != "" {
 		v := rc.pass().View(c.ClusterHash, c.JobID)
+		if conf := runConfigOfJob(rc, c.JobID); v.State() == client.JobFailing &&
+			flink.CheckpointsSurviveEnd(conf, client.JobFailed) && !flink.CheckpointsSurviveEnd(conf, client.JobCanceled) {
+			// Failing, the attempt keeps its checkpoints (DELETE_ON_CANCELLATION); cancelled,
+			// it would lose them: it is let fail (attack review s6).
+			return stay(0)
+		}
 		live, err := rc.pass().Cancel(v)
 		switch {
 		case live == jobs.Unknown:
@@ -274,7 +280,7 @@ func attemptCheckpoint(rc *Context, v *jobs.View, cluster string) (path string, 
 	if v.Details == nil {
 		return "", false
 	}
-	if client.IsGloballyTerminal(v.Details.State) && !flink.CheckpointsSurviveEnd(rc.Settings.FlinkConfig, v.Details.State) {
+	if ending(v.Details.State) && !flink.CheckpointsSurviveEnd(runConfigOfJob(rc, v.Ref.ID), v.Details.State) {
 		return "", true
 	}
 	rc.pass().Forget()
@@ -315,4 +321,9 @@ func restoredJobRuns(rc *Context, c *v1beta1.DeploymentRecord) bool {
 	// Running means its tasks run (or ran, and it restarts): a job still waiting for slots is not
 	// known to run at all.
 	return v.State() == client.JobRestarting || v.State() == client.JobRunning && jobs.AllTasksRunning(v.Details)
+}
+
+// ending tells whether a job is over or on its way to its end (failing, cancelling).
+func ending(state string) bool {
+	return client.IsGloballyTerminal(state) || state == client.JobFailing || state == client.JobCancelling
 }

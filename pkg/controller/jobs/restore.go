@@ -108,7 +108,9 @@ func (p *Pass) AskFlinkState(ref Ref, asked ...Trigger) (FlinkAnswer, error) {
 			out.TakenAt[c.ExternalPath] = time.UnixMilli(c.TriggerTimestamp)
 		}
 	}
-	if c := cps.Latest.Completed; c != nil && Restorable(c.ExternalPath) {
+	if c := cps.Latest.Completed; c != nil && Restorable(c.ExternalPath) && !c.Discarded {
+		// A checkpoint Flink discarded (its retention policy, as the job ended) is no state to
+		// restore, however newest (explorer seed 10000110).
 		out.Points = append(out.Points, StatePoint{c.ExternalPath, time.UnixMilli(c.TriggerTimestamp)})
 	}
 	for _, c := range listed {
@@ -146,6 +148,9 @@ func (p *Pass) CheckpointProblem(ref Ref, maxAge time.Duration, retainedOnCancel
 	c := cps.Latest.Completed
 	if c == nil || !Restorable(c.ExternalPath) {
 		return "no externalized checkpoint was found"
+	}
+	if c.Discarded {
+		return fmt.Sprintf("Flink discarded its newest checkpoint %s", c.ExternalPath)
 	}
 	if age := p.Now.Sub(time.UnixMilli(c.TriggerTimestamp)); age > maxAge {
 		return fmt.Sprintf("the newest checkpoint %s is %s old, more than maxCheckpointRestoreAgeSeconds (%s)",

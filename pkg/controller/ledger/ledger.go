@@ -198,13 +198,12 @@ func (l Ledger) InDoubt(jobID string) []jobs.Trigger {
 // the operator took itself), since what follows a failed redeploy asks which state it started from
 // (attack review s6: a redeploy from the operator's own savepoint was taken for none, and its
 // rollback restored the named savepoint).
+//
+// It appends, and never moves the time of an entry already there: the time of the path's first
+// entry is what the restore order reads as the state's (TimeOf), and a redeploy is no newer state
+// (attack review s6: a second redeploy from one savepoint made it newer than the savepoint an
+// update stopped the job with, and a rollback went back to it).
 func (l Ledger) RecordRedeploy(path string, at time.Time) {
-	for i := range *l.Entries {
-		if e := &(*l.Entries)[i]; e.Purpose == v1beta1.SavepointRedeploy && e.Path == path {
-			setTaken(e, at)
-			return
-		}
-	}
 	e := v1beta1.StateEntry{Purpose: v1beta1.SavepointRedeploy, Result: v1beta1.StateCompleted, Path: path}
 	setTaken(&e, at)
 	*l.Entries = append(*l.Entries, e)
