@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -29,16 +30,20 @@ func (x *explorer) changeCheckpointRetention(id *identity) string {
 }
 
 // discardedAsItFailed tells whether the checkpoint at path, of job j, was discarded by Flink as the
-// job FAILED (its retention policy keeps none then): nobody can restore it, and what replaces the
-// job starts from the newest state that is left. A job that was cancelled is not excused: the
-// operator cancels jobs, and must keep their state through it (a savepoint when the policy does not
-// retain checkpoints on cancel).
+// job FAILED (its retention policy keeps none then): the job FAILED and none of its checkpoints is
+// left on storage, which only that discard does (subsumption keeps the newest). Nobody can restore
+// it, and what replaces the job starts from the newest state that is left. The explorer may never
+// have seen the checkpoint: one taken and discarded within a step is known from status only. A job
+// that was cancelled is not excused: the operator cancels jobs, and must keep their state through
+// it (a savepoint when the policy does not retain checkpoints on cancel).
 func (x *explorer) discardedAsItFailed(j flinksim.JobRecord, path string) bool {
-	s, ok := x.history.seen[path]
-	if !ok || s.Savepoint || s.JobID != j.JobID || len(j.States) == 0 || j.States[len(j.States)-1].State != "FAILED" {
+	if len(j.States) == 0 || j.States[len(j.States)-1].State != "FAILED" || !strings.Contains(path, "/"+j.JobID+"/chk-") {
 		return false
 	}
-	end, ended := j.AliveUntil()
-	gone, vanished := x.history.vanished[path]
-	return ended && vanished && !gone.Before(end)
+	for _, s := range x.w.storage.Snapshots() {
+		if s.JobID == j.JobID && !s.Savepoint {
+			return false
+		}
+	}
+	return true
 }
