@@ -56,11 +56,13 @@ var rules = []rule{
 		// the owner of a UI Ingress) and, for the per-object series, a job's checkpoint interval.
 		"pkg/controller/flink/...", "pkg/controller/k8", "pkg/controller/config"},
 		"the informers and their caches: no kind's handlers, no phase machine, no job core"},
+	{"pkg/controller/fsm", []string{"pkg/apis/...", "pkg/controller/config"},
+		"the phase machine's vocabulary knows no kind, no job and no cluster"},
 	{"pkg/cli", []string{"pkg/apis/...", "pkg/client/...", "pkg/printable"},
 		"kubectl flink talks to the API server, never to the operator's packages"},
 	{"pkg/controller/flinkapplication", []string{"pkg/apis/...", "pkg/client/...", "pkg/printable", "pkg/idsource", "pkg/controller/autoscaler",
-		"pkg/controller/checkpointbook", "pkg/controller/clusters", "pkg/controller/config", "pkg/controller/flink/...", "pkg/controller/guardian",
-		"pkg/controller/jars", "pkg/controller/jobs", "pkg/controller/k8", "pkg/controller/ledger", "pkg/controller/loop", "pkg/controller/watch"},
+		"pkg/controller/checkpointbook", "pkg/controller/clusters", "pkg/controller/config", "pkg/controller/flink/...", "pkg/controller/fsm",
+		"pkg/controller/guardian", "pkg/controller/jars", "pkg/controller/jobs", "pkg/controller/k8", "pkg/controller/ledger", "pkg/controller/loop", "pkg/controller/watch"},
 		"the kinds never import the operator's wiring (pkg/operator), the CLI or the test harnesses"},
 	{"pkg/...", []string{"pkg/..."}, "the operator's packages never import the test harnesses (integ/) or commands"},
 }

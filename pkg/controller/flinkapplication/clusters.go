@@ -5,6 +5,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
@@ -52,13 +53,13 @@ func stepError(err error) error {
 }
 
 // startingClusterProgress is the progress of the cluster an application's deployment starts.
-func startingClusterProgress(rc *Context) clusterSteps {
-	return rc.Clusters[targetCluster(&rc.App.Status.JobOwnerStatus)].Steps()
+func startingClusterProgress(rc *Context) fsm.Steps {
+	return fsm.Steps(rc.Clusters[targetCluster(&rc.App.Status.JobOwnerStatus)].Steps())
 }
 
 // sessionClusterProgress is the progress of the cluster a session cluster's new spec starts.
-func sessionClusterProgress(rc *Context) clusterSteps {
-	return rc.Clusters[rc.Hash].Steps()
+func sessionClusterProgress(rc *Context) fsm.Steps {
+	return fsm.Steps(rc.Clusters[rc.Hash].Steps())
 }
 
 // waitingOn notes what a waiting phase waits on: status.reason says it (written only when it

@@ -328,7 +328,7 @@ func TestRefusedTransitionWritesOnlyTheRefusal(t *testing.T) {
 	saved := phaseTable[PhaseRunning]
 	t.Cleanup(func() { phaseTable[PhaseRunning] = saved })
 	broken := saved
-	broken.handle = func(rc *Context) Outcome {
+	broken.Handle = func(rc *Context) Outcome {
 		rc.App.Status.SavepointPath = "file:///somewhere-else"
 		stable(rc.Job).JobID = ""
 		rc.event(false, "Decided", "a decision that must not be kept")

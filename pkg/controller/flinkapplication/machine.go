@@ -2,7 +2,6 @@ package flinkapplication
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,11 +9,9 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
-
-// untilChanged asks not to be requeued: only a change to the application or its objects wakes it.
-const untilChanged time.Duration = -1
 
 // step runs one pass of the state machine: the global rules, the retry and deadline gates kept in
 // status, then the phase's handler. It records the transition in the working status and returns the
@@ -54,8 +51,8 @@ func step(rc *Context) Outcome {
 	cause, overdue := pastDeadline(rc, spec)
 	rc.Overdue = overdue
 	restore, events := rc.subject.saveStatus(), len(rc.events)
-	out := spec.handle(rc)
-	if out.Next != "" && out.Next != from && !spec.allows(out.Next) {
+	out := spec.Handle(rc)
+	if out.Next != "" && out.Next != from && !spec.Allows(out.Next) {
 		// A handler asking for an undeclared transition is a bug. Refusing keeps the table honest,
 		// and nothing the handler decided along with it is kept: only the refusal is written.
 		restore()
@@ -87,14 +84,14 @@ func step(rc *Context) Outcome {
 		st.LastSeenError, st.RetryCount = nil, 0
 	}
 	if out.After == 0 {
-		out.After = spec.poll(cfg)
+		out.After = spec.Poll(cfg)
 	}
 	recordOutcome(rc, from, out)
 	if next, ok := rc.phases()[out.Next]; ok && out.Next != from && rc.transitioned {
-		if next.enter != nil {
-			next.enter(rc)
+		if next.Enter != nil {
+			next.Enter(rc)
 		}
-		if next.runsAtOnce != nil && !rc.ranOn && next.runsAtOnce(rc) {
+		if next.RunsAtOnce != nil && !rc.ranOn && next.RunsAtOnce(rc) {
 			// Once per pass: what the second phase decides is written with the transition.
 			rc.ranOn = true
 			return step(rc)
@@ -118,11 +115,11 @@ func afterFailure(rc *Context, spec phaseSpec, err error) Outcome {
 		if int(st.RetryCount) < rc.Config.MaxRetries {
 			st.RetryCount++
 		}
-		return Outcome{After: backoff(rc.Config, st.RetryCount)}
+		return Outcome{After: fsm.Backoff(rc.Config, st.RetryCount)}
 	}
 	if retry && int(st.RetryCount) < rc.Config.MaxRetries {
 		st.RetryCount++
-		return Outcome{After: backoff(rc.Config, st.RetryCount)}
+		return Outcome{After: fsm.Backoff(rc.Config, st.RetryCount)}
 	}
 	cause := err.Error()
 	if retry {
@@ -133,8 +130,8 @@ func afterFailure(rc *Context, spec phaseSpec, err error) Outcome {
 
 func giveUp(rc *Context, spec phaseSpec, cause string) Outcome {
 	out := Outcome{Reason: "RetriesExhausted", Message: cause, Warning: true, After: untilChanged}
-	if spec.giveUp != nil {
-		out = spec.giveUp(rc, cause)
+	if spec.GiveUp != nil {
+		out = spec.GiveUp(rc, cause)
 	}
 	if st := rc.Machine; out.Next == "" {
 		// Staying after giving up is resting until the spec changes; the mark keeps it so.
@@ -164,14 +161,14 @@ func pastDeadline(rc *Context, spec phaseSpec) (string, bool) {
 	if st.PhaseStartedAt != nil {
 		rc.env.waits.dropBefore(rc.writeKey(), st.PhaseStartedAt.Time)
 	}
-	if spec.deadline == nil || st.PhaseStartedAt == nil {
+	if spec.Deadline == nil || st.PhaseStartedAt == nil {
 		return "", false
 	}
-	d := spec.deadline(rc)
+	d := spec.Deadline(rc)
 	start, within := st.PhaseStartedAt.Time, ""
 	var bound startBound
-	if spec.progress != nil {
-		steps := spec.progress(rc)
+	if spec.Progress != nil {
+		steps := clusterSteps(spec.Progress(rc))
 		start = rc.env.progress.Since(rc.writeKey(), start, rc.Now, steps.Taken)
 		within = " without progress"
 		bound = clusters.BoundOfStart(st.PhaseStartedAt.Time, d, steps)
@@ -182,7 +179,7 @@ func pastDeadline(rc *Context, spec phaseSpec) (string, bool) {
 	if d > 0 && bound.Passed(rc.Now) {
 		return fmt.Sprintf("%s did not complete within %s", rc.subject.phase().Normalized(), bound), true
 	}
-	if most := d + phaseOutageAllowance; d > 0 && spec.progress == nil && rc.Now.Sub(st.PhaseStartedAt.Time) > most {
+	if most := d + phaseOutageAllowance; d > 0 && spec.Progress == nil && rc.Now.Sub(st.PhaseStartedAt.Time) > most {
 		return fmt.Sprintf("%s did not complete within %s of its start (a deadline of %s, and %s for the operator's outages and restarts)",
 			rc.subject.phase().Normalized(), most, d, phaseOutageAllowance), true
 	}
@@ -192,22 +189,13 @@ func pastDeadline(rc *Context, spec phaseSpec) (string, bool) {
 	return fmt.Sprintf("%s did not complete within %s%s", rc.subject.phase().Normalized(), d, within), true
 }
 
-// backoff is the delay before retry n: base·2^(n-1), capped.
-func backoff(cfg *config.Config, n int32) time.Duration {
-	d := float64(cfg.BaseBackoffDuration.Duration) * math.Pow(2, float64(n-1))
-	if max := float64(cfg.MaxBackoffDuration.Duration); d > max {
-		d = max
-	}
-	return time.Duration(d)
-}
-
 func backoffRemaining(rc *Context, cfg *config.Config) time.Duration {
 	st := rc.Machine
 	e := st.LastSeenError
 	if e == nil || !e.IsRetryable || st.RetryCount == 0 || e.LastErrorUpdateTime == nil {
 		return 0
 	}
-	return e.LastErrorUpdateTime.Add(backoff(cfg, st.RetryCount)).Sub(rc.Now)
+	return e.LastErrorUpdateTime.Add(fsm.Backoff(cfg, st.RetryCount)).Sub(rc.Now)
 }
 
 // recordOutcome writes a transition into the working status: the phase, when it started, the history entry

@@ -2,40 +2,26 @@ package flinkapplication
 
 import (
 	"time"
+
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 )
 
-// Outcome is what a handler decided in one pass: stay in the phase and come back later, move to
-// another phase, or report a failed attempt that the state machine retries or gives up on.
-type Outcome struct {
-	// Next is the phase to move to; empty stays in the current phase.
-	Next Phase
-	// Reason is a stable UpperCamelCase word: the Event reason and status.reason.
-	Reason string
-	// Message says what happened in words a user can act on.
-	Message string
-	// Warning marks the transition's Event as a Warning.
-	Warning bool
-	// After is when to look again; zero means the phase's usual interval.
-	After time.Duration
-	// Err is a failed attempt. Retryable errors are retried with backoff kept in status until the
-	// phase's budget runs out; then, or at once for other errors, the phase gives up.
-	Err error
-}
+// Outcome is what a handler decided in one pass (fsm.Outcome).
+type Outcome = fsm.Outcome
 
 // now asks to be handled again at once: the handler has written intent to status that must be
 // persisted before the action that depends on it.
-const now = time.Millisecond
+const now = fsm.AtOnce
 
-func stay(after time.Duration) Outcome { return Outcome{After: after} }
+// untilChanged asks not to be requeued: only a change to the object or its objects wakes it.
+const untilChanged = fsm.UntilChanged
 
-func persistThenContinue() Outcome { return Outcome{After: now} }
+func stay(after time.Duration) Outcome { return fsm.Stay(after) }
 
-func moveTo(next Phase, reason, message string) Outcome {
-	return Outcome{Next: next, Reason: reason, Message: message, After: now}
-}
+func persistThenContinue() Outcome { return fsm.PersistThenContinue() }
 
-func warnTo(next Phase, reason, message string) Outcome {
-	return Outcome{Next: next, Reason: reason, Message: message, Warning: true, After: now}
-}
+func moveTo(next Phase, reason, message string) Outcome { return fsm.MoveTo(next, reason, message) }
 
-func failed(err error) Outcome { return Outcome{Err: err} }
+func warnTo(next Phase, reason, message string) Outcome { return fsm.WarnTo(next, reason, message) }
+
+func failed(err error) Outcome { return fsm.Failed(err) }

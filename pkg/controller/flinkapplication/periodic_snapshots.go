@@ -57,10 +57,10 @@ func periodicDue(rc *Context) v1beta1.SavepointPurpose {
 // time out again from status.
 func wakeForPeriodicSnapshots(rc *Context, out Outcome) Outcome {
 	spec, ok := rc.phases()[rc.subject.phase().Normalized()]
-	if out.After != 0 || out.Next != "" || out.Err != nil || !ok || spec.poll == nil {
+	if out.After != 0 || out.Next != "" || out.Err != nil || !ok || spec.Poll == nil {
 		return out
 	}
-	wait := spec.poll(rc.Config)
+	wait := spec.Poll(rc.Config)
 	for _, k := range periodicKinds {
 		// One already due that this pass did not take (its job is not alive, another snapshot is in
 		// flight) waits for the usual poll rather than spinning.

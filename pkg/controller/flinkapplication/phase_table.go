@@ -6,209 +6,177 @@ import (
 	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 )
 
-// phaseSpec is one row of the phase table: the handler of a phase, the phases it may move to, how
-// long it may last, and where it goes when its retries or its deadline run out.
-type phaseSpec struct {
-	handle func(*Context) Outcome
-	// exits are the phases handle may move to; the state machine refuses any other, so the generated
-	// diagram in docs/ is the truth.
-	exits []exit
-	// deadline bounds the time in the phase; nil for phases that may last indefinitely.
-	deadline func(*Context) time.Duration
-	// progress, when set, counts the steps the phase has made, and how many it can make; the
-	// deadline then bounds the time since the last step, and the steps it can make bound the time
-	// since the phase began (clusters.Steps).
-	progress func(*Context) clusterSteps
-	// giveUp is called with the cause when retries or the deadline run out; nil keeps the phase
-	// and stops retrying until the spec changes.
-	giveUp func(rc *Context, cause string) Outcome
-	// poll is how soon the phase looks again when its handler does not say.
-	poll func(*config.Config) time.Duration
-	// enter runs in the pass that moves into the phase, whichever phase it comes from. What the
-	// phase must have recorded before its first side effect is set here, so that the transition's
-	// own status write carries it instead of a write of its own.
-	enter func(*Context)
-	// runsAtOnce tells whether the phase's handler may run in the pass that moved into it: when
-	// all its first side effect needs is already stored, the pass goes on instead of writing the
-	// transition and coming back for it.
-	runsAtOnce func(*Context) bool
-	// follows are the savepoint purposes whose ledger entries the phase's handler follows itself,
-	// when asked in the current visit of the phase; settleSavepoints follows every other Pending one.
-	follows []v1beta1.SavepointPurpose
-}
+// phaseSpec is one row of a kind's phase table over the pass's Context (fsm.Spec).
+type phaseSpec = fsm.Spec[*Context]
 
-type exit struct {
-	to   Phase
-	when string
-}
+type exit = fsm.Exit
 
-func waitPoll(c *config.Config) time.Duration   { return c.WaitPollInterval.Duration }
-func statusPoll(c *config.Config) time.Duration { return c.StatusPollInterval.Duration }
+var waitPoll, statusPoll = fsm.WaitPoll, fsm.StatusPoll
 
 // phaseTable is the single place where phases meet their handlers.
 var phaseTable map[Phase]phaseSpec
 
 func init() {
 	stopExits := []exit{
-		{PhaseSubmitting, "job stopped; the update's cluster is ready"},
-		{PhaseUpdating, "job stopped; the cluster is replaced (Single, spec changed meanwhile)"},
-		{PhaseSuspended, "job stopped for a suspend"},
-		{PhaseRollingBack, "forceRollback before the job was touched, or it cannot be stopped"},
-		{PhaseRunning, "the autoscaler's restart cannot stop the job, which runs on as it was"},
+		{To: PhaseSubmitting, When: "job stopped; the update's cluster is ready"},
+		{To: PhaseUpdating, When: "job stopped; the cluster is replaced (Single, spec changed meanwhile)"},
+		{To: PhaseSuspended, When: "job stopped for a suspend"},
+		{To: PhaseRollingBack, When: "forceRollback before the job was touched, or it cannot be stopped"},
+		{To: PhaseRunning, When: "the autoscaler's restart cannot stop the job, which runs on as it was"},
 	}
 	phaseTable = map[Phase]phaseSpec{
 		PhaseNew: {
-			handle: handleDeploy,
-			exits: []exit{
-				{PhaseClusterStarting, "cluster objects created"},
-				{PhaseDeployFailed, "spec cannot be deployed"},
-				{PhaseSuspended, "created with state Suspended"},
+			Handle: handleDeploy,
+			Exits: []exit{
+				{To: PhaseClusterStarting, When: "cluster objects created"},
+				{To: PhaseDeployFailed, When: "spec cannot be deployed"},
+				{To: PhaseSuspended, When: "created with state Suspended"},
 			},
-			giveUp: func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
-			poll:   waitPoll,
+			GiveUp: func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
+			Poll:   waitPoll,
 		},
 		PhaseUpdating: {
-			handle: handleDeploy,
-			exits: []exit{
-				{PhaseClusterStarting, "cluster created (Dual: beside the live one)"},
-				{PhaseSavepointing, "Single or suspend: stop the job first (Savepoint)"},
-				{PhaseCancelling, "Single or suspend: stop the job first (LastState, Stateless)"},
-				{PhaseSuspended, "suspend with no job running"},
-				{PhaseDeployFailed, "spec cannot be deployed"},
+			Handle: handleDeploy,
+			Exits: []exit{
+				{To: PhaseClusterStarting, When: "cluster created (Dual: beside the live one)"},
+				{To: PhaseSavepointing, When: "Single or suspend: stop the job first (Savepoint)"},
+				{To: PhaseCancelling, When: "Single or suspend: stop the job first (LastState, Stateless)"},
+				{To: PhaseSuspended, When: "suspend with no job running"},
+				{To: PhaseDeployFailed, When: "spec cannot be deployed"},
 			},
-			giveUp: func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
-			poll:   waitPoll,
+			GiveUp: func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
+			Poll:   waitPoll,
 		},
 		PhaseClusterStarting: {
-			handle: handleClusterStarting,
-			exits: []exit{
-				{PhaseSubmitting, "cluster ready, no job running; or a BlueGreen version starts beside the deployed job"},
-				{PhaseSavepointing, "Dual update: cluster ready (Savepoint)"},
-				{PhaseCancelling, "Dual update: cluster ready (LastState, Stateless)"},
-				{PhaseUpdating, "spec changed again"},
-				{PhaseSuspended, "suspended before the job started"},
-				{PhaseRollingBack, "forceRollback, or an update that cannot start its cluster"},
-				{PhaseDeployFailed, "a first deploy that cannot start its cluster"},
+			Handle: handleClusterStarting,
+			Exits: []exit{
+				{To: PhaseSubmitting, When: "cluster ready, no job running; or a BlueGreen version starts beside the deployed job"},
+				{To: PhaseSavepointing, When: "Dual update: cluster ready (Savepoint)"},
+				{To: PhaseCancelling, When: "Dual update: cluster ready (LastState, Stateless)"},
+				{To: PhaseUpdating, When: "spec changed again"},
+				{To: PhaseSuspended, When: "suspended before the job started"},
+				{To: PhaseRollingBack, When: "forceRollback, or an update that cannot start its cluster"},
+				{To: PhaseDeployFailed, When: "a first deploy that cannot start its cluster"},
 			},
-			enter:    chooseJobIDWhenNothingRuns,
-			deadline: func(rc *Context) time.Duration { return rc.Config.ClusterStartTimeout.Duration },
-			progress: startingClusterProgress,
-			giveUp:   abandonUpdate,
-			poll:     waitPoll,
+			Enter:    chooseJobIDWhenNothingRuns,
+			Deadline: func(rc *Context) time.Duration { return rc.Config.ClusterStartTimeout.Duration },
+			Progress: startingClusterProgress,
+			GiveUp:   abandonUpdate,
+			Poll:     waitPoll,
 		},
 		PhaseSubmitting: {
-			handle: handleSubmitting,
-			enter: func(rc *Context) {
+			Handle: handleSubmitting,
+			Enter: func(rc *Context) {
 				chooseCandidateJobID(rc)
 				resumeQuietSubmitting(rc)
 			},
-			runsAtOnce: jobIDStored,
-			exits: []exit{
-				{PhaseRunning, "job ran stable"},
-				{PhaseDualRunning, "BlueGreen: the new version ran stable beside the deployed one"},
-				{PhaseRollingBack, "job failed or not stable in time on an update"},
-				{PhaseDeployFailed, "job failed on the first deploy or on a restart"},
+			RunsAtOnce: jobIDStored,
+			Exits: []exit{
+				{To: PhaseRunning, When: "job ran stable"},
+				{To: PhaseDualRunning, When: "BlueGreen: the new version ran stable beside the deployed one"},
+				{To: PhaseRollingBack, When: "job failed or not stable in time on an update"},
+				{To: PhaseDeployFailed, When: "job failed on the first deploy or on a restart"},
 			},
-			deadline: readinessTimeout,
-			giveUp:   abandonUpdate,
-			poll:     waitPoll,
+			Deadline: readinessTimeout,
+			GiveUp:   abandonUpdate,
+			Poll:     waitPoll,
 		},
 		PhaseRunning: {
-			follows: onDemand,
-			handle:  handleRunning,
-			exits: []exit{
-				{PhaseUpdating, "spec changed"},
-				{PhaseRescaling, "only parallelism changed, scaleMode InPlace"},
-				{PhaseSavepointing, "suspend, or the autoscaler restarts the job at a new parallelism (Savepoint)"},
-				{PhaseCancelling, "suspend, or the autoscaler restarts the job at a new parallelism (LastState, Stateless)"},
-				{PhaseSuspended, "suspend with no job running"},
-				{PhaseSubmitting, "job lost, FAILED with restartFailedJob or after the autoscaler rescaled it, or its JobManager Deployment gone: again on the same cluster"},
-				{PhaseDeployFailed, "a job that stopped left no state to restore"},
+			Follows: onDemand,
+			Handle:  handleRunning,
+			Exits: []exit{
+				{To: PhaseUpdating, When: "spec changed"},
+				{To: PhaseRescaling, When: "only parallelism changed, scaleMode InPlace"},
+				{To: PhaseSavepointing, When: "suspend, or the autoscaler restarts the job at a new parallelism (Savepoint)"},
+				{To: PhaseCancelling, When: "suspend, or the autoscaler restarts the job at a new parallelism (LastState, Stateless)"},
+				{To: PhaseSuspended, When: "suspend with no job running"},
+				{To: PhaseSubmitting, When: "job lost, FAILED with restartFailedJob or after the autoscaler rescaled it, or its JobManager Deployment gone: again on the same cluster"},
+				{To: PhaseDeployFailed, When: "a job that stopped left no state to restore"},
 			},
-			poll: statusPoll,
+			Poll: statusPoll,
 		},
 		PhaseRescaling: {
-			handle: handleRescaling,
-			exits: []exit{
-				{PhaseRunning, "job rescaled in place (adaptive scheduler), or spec changed before it started"},
-				{PhaseUpdating, "no job runs to rescale"},
-				{PhaseSavepointing, "restart on the same cluster (Savepoint)"},
-				{PhaseCancelling, "restart on the same cluster (LastState, Stateless)"},
-				{PhaseDeployFailed, "not rescaled in time; the job keeps running"},
+			Handle: handleRescaling,
+			Exits: []exit{
+				{To: PhaseRunning, When: "job rescaled in place (adaptive scheduler), or spec changed before it started"},
+				{To: PhaseUpdating, When: "no job runs to rescale"},
+				{To: PhaseSavepointing, When: "restart on the same cluster (Savepoint)"},
+				{To: PhaseCancelling, When: "restart on the same cluster (LastState, Stateless)"},
+				{To: PhaseDeployFailed, When: "not rescaled in time; the job keeps running"},
 			},
-			deadline: readinessTimeout,
-			giveUp:   func(rc *Context, cause string) Outcome { return deployFailed(rc, "RescaleFailed", cause) },
-			poll:     waitPoll,
+			Deadline: readinessTimeout,
+			GiveUp:   func(rc *Context, cause string) Outcome { return deployFailed(rc, "RescaleFailed", cause) },
+			Poll:     waitPoll,
 		},
 		PhaseRollingBack: {
-			handle: handleRollingBack,
-			exits: []exit{
-				{PhaseDeployFailed, "stable job kept or restored, or rollback failed"},
-				{PhaseUpdating, "spec changed during the rollback"},
+			Handle: handleRollingBack,
+			Exits: []exit{
+				{To: PhaseDeployFailed, When: "stable job kept or restored, or rollback failed"},
+				{To: PhaseUpdating, When: "spec changed during the rollback"},
 			},
-			deadline: func(rc *Context) time.Duration {
+			Deadline: func(rc *Context) time.Duration {
 				return rc.Config.ClusterStartTimeout.Duration + readinessTimeout(rc) + rc.Config.CancelTimeout.Duration
 			},
-			giveUp: func(rc *Context, cause string) Outcome {
+			GiveUp: func(rc *Context, cause string) Outcome {
 				return rollbackFailed(rc, cause)
 			},
-			poll: waitPoll,
+			Poll: waitPoll,
 		},
 		PhaseDeployFailed: {
-			handle: handleDeployFailed,
-			exits: []exit{
-				{PhaseUpdating, "spec changed"},
-				{PhaseRescaling, "only parallelism changed, scaleMode InPlace"},
-				{PhaseRunning, "spec back to the running one"},
-				{PhaseSavepointing, "suspend (Savepoint)"},
-				{PhaseCancelling, "suspend (LastState, Stateless)"},
-				{PhaseSuspended, "suspend with no job running"},
+			Handle: handleDeployFailed,
+			Exits: []exit{
+				{To: PhaseUpdating, When: "spec changed"},
+				{To: PhaseRescaling, When: "only parallelism changed, scaleMode InPlace"},
+				{To: PhaseRunning, When: "spec back to the running one"},
+				{To: PhaseSavepointing, When: "suspend (Savepoint)"},
+				{To: PhaseCancelling, When: "suspend (LastState, Stateless)"},
+				{To: PhaseSuspended, When: "suspend with no job running"},
 			},
-			poll: statusPoll,
+			Poll: statusPoll,
 		},
 		PhaseSuspended: {
-			handle: handleSuspended,
-			exits: []exit{
-				{PhaseUpdating, "state Running: resume from the recorded state"},
+			Handle: handleSuspended,
+			Exits: []exit{
+				{To: PhaseUpdating, When: "state Running: resume from the recorded state"},
 			},
-			poll: statusPoll,
+			Poll: statusPoll,
 		},
 		PhaseDualRunning: {
-			handle: handleDualRunning,
-			exits: []exit{
-				{PhaseTeardown, "tearDownVersionHash names a version, Auto promotion, or the new one goes: a new spec, a suspend, forceRollback, an abort"},
-				{PhaseRunning, "only one version is recorded"},
+			Handle: handleDualRunning,
+			Exits: []exit{
+				{To: PhaseTeardown, When: "tearDownVersionHash names a version, Auto promotion, or the new one goes: a new spec, a suspend, forceRollback, an abort"},
+				{To: PhaseRunning, When: "only one version is recorded"},
 			},
-			poll: statusPoll,
+			Poll: statusPoll,
 		},
 		PhaseTeardown: {
-			follows: []v1beta1.SavepointPurpose{v1beta1.SavepointTeardown},
-			handle:  handleTeardown,
-			exits: []exit{
-				{PhaseRunning, "the version is gone; the other is deployed"},
-				{PhaseDeployFailed, "an aborted or rolled-back new version is gone; the deployed one stays"},
-				{PhaseDualRunning, "forceRollback before the deployed version's job was touched: the new one goes instead"},
+			Follows: []v1beta1.SavepointPurpose{v1beta1.SavepointTeardown},
+			Handle:  handleTeardown,
+			Exits: []exit{
+				{To: PhaseRunning, When: "the version is gone; the other is deployed"},
+				{To: PhaseDeployFailed, When: "an aborted or rolled-back new version is gone; the deployed one stays"},
+				{To: PhaseDualRunning, When: "forceRollback before the deployed version's job was touched: the new one goes instead"},
 			},
-			deadline: func(rc *Context) time.Duration {
+			Deadline: func(rc *Context) time.Duration {
 				return rc.Config.SavepointTimeout.Duration + rc.Config.CancelTimeout.Duration
 			},
 			// Both versions keep running; the user changes the spec (teardownMode ForceCancel, say).
-			giveUp: func(rc *Context, cause string) Outcome {
+			GiveUp: func(rc *Context, cause string) Outcome {
 				return blocked(rc, "TeardownFailed", fmt.Sprintf("teardown failed: %s; both versions keep running. "+
 					"Set spec.blueGreen.teardownMode to ForceCancel to tear down without a savepoint", cause))
 			},
-			poll: waitPoll,
+			Poll: waitPoll,
 		},
 		PhaseDeleting: {
-			follows: []v1beta1.SavepointPurpose{v1beta1.SavepointDelete},
-			handle:  handleDeleting,
+			Follows: []v1beta1.SavepointPurpose{v1beta1.SavepointDelete},
+			Handle:  handleDeleting,
 			// Deleting never leaves: the finalizer goes and the object with it. When the final
 			// savepoint keeps failing it stops retrying and says what to change.
-			giveUp: deleteBlocked,
-			poll:   waitPoll,
+			GiveUp: deleteBlocked,
+			Poll:   waitPoll,
 		},
 	}
 	maps.Copy(phaseTable, jobStopPhases(stopExits, abandonStop))
@@ -219,40 +187,40 @@ func init() {
 func jobStopPhases(stopExits []exit, abandon func(rc *Context, cause string) Outcome) map[Phase]phaseSpec {
 	return map[Phase]phaseSpec{
 		PhaseSavepointing: {
-			follows: []v1beta1.SavepointPurpose{v1beta1.SavepointUpgrade, v1beta1.SavepointSuspend},
-			handle:  handleSavepointing,
-			exits: append([]exit{
-				{PhaseRecovering, "savepoint failed"},
-				{PhaseRunning, "suspend taken back before the savepoint"},
-				{PhaseDeployFailed, "suspend taken back; the spec is one that failed"},
+			Follows: []v1beta1.SavepointPurpose{v1beta1.SavepointUpgrade, v1beta1.SavepointSuspend},
+			Handle:  handleSavepointing,
+			Exits: append([]exit{
+				{To: PhaseRecovering, When: "savepoint failed"},
+				{To: PhaseRunning, When: "suspend taken back before the savepoint"},
+				{To: PhaseDeployFailed, When: "suspend taken back; the spec is one that failed"},
 			}, stopExits...),
-			deadline: func(rc *Context) time.Duration { return rc.Config.SavepointTimeout.Duration },
+			Deadline: func(rc *Context) time.Duration { return rc.Config.SavepointTimeout.Duration },
 			// Giving up keeps the trigger: a savepoint that completes after all is found by its
 			// trigger time and restored, exactly as if it had been seen in time.
-			giveUp: func(rc *Context, cause string) Outcome {
+			GiveUp: func(rc *Context, cause string) Outcome {
 				return warnTo(PhaseRecovering, "SavepointFailed", cause)
 			},
-			poll: waitPoll,
+			Poll: waitPoll,
 		},
 		PhaseCancelling: {
-			handle: handleCancelling,
-			exits: append([]exit{
-				{PhaseSavepointing, "LastState without a usable checkpoint: a savepoint instead"},
-				{PhaseDeployFailed, "the cancelled job left no state to restore"},
-				{PhaseRunning, "suspend taken back before the cancel"},
+			Handle: handleCancelling,
+			Exits: append([]exit{
+				{To: PhaseSavepointing, When: "LastState without a usable checkpoint: a savepoint instead"},
+				{To: PhaseDeployFailed, When: "the cancelled job left no state to restore"},
+				{To: PhaseRunning, When: "suspend taken back before the cancel"},
 			}, stopExits...),
-			deadline: func(rc *Context) time.Duration { return rc.Config.CancelTimeout.Duration },
-			giveUp:   abandon,
-			poll:     waitPoll,
+			Deadline: func(rc *Context) time.Duration { return rc.Config.CancelTimeout.Duration },
+			GiveUp:   abandon,
+			Poll:     waitPoll,
 		},
 		PhaseRecovering: {
-			handle: handleRecovering,
-			exits: append([]exit{
-				{PhaseDeployFailed, "no state young enough; the job keeps running, or it stopped without state"},
+			Handle: handleRecovering,
+			Exits: append([]exit{
+				{To: PhaseDeployFailed, When: "no state young enough; the job keeps running, or it stopped without state"},
 			}, stopExits...),
-			deadline: func(rc *Context) time.Duration { return rc.Config.CancelTimeout.Duration },
-			giveUp:   abandon,
-			poll:     waitPoll,
+			Deadline: func(rc *Context) time.Duration { return rc.Config.CancelTimeout.Duration },
+			GiveUp:   abandon,
+			Poll:     waitPoll,
 		},
 	}
 }
@@ -268,14 +236,5 @@ func readinessTimeout(rc *Context) time.Duration {
 
 // globalExits are transitions the state machine makes before any handler runs.
 var globalExits = []exit{
-	{PhaseDeleting, "deletion requested"},
-}
-
-func (p phaseSpec) allows(next Phase) bool {
-	for _, e := range p.exits {
-		if e.to == next {
-			return true
-		}
-	}
-	return false
+	{To: PhaseDeleting, When: "deletion requested"},
 }

@@ -17,136 +17,136 @@ var sessionClusterTable map[Phase]phaseSpec
 
 func init() {
 	stopExits := []exit{
-		{PhaseSubmitting, "job stopped; the session cluster is ready"},
-		{PhaseUpdating, "job stopped; the spec or the cluster changed meanwhile"},
-		{PhaseSuspended, "job stopped for a suspend"},
+		{To: PhaseSubmitting, When: "job stopped; the session cluster is ready"},
+		{To: PhaseUpdating, When: "job stopped; the spec or the cluster changed meanwhile"},
+		{To: PhaseSuspended, When: "job stopped for a suspend"},
 	}
 	sessionJobTable = map[Phase]phaseSpec{
 		PhaseNew: {
-			handle: handleSessionJobNew,
-			exits: []exit{
-				{PhaseSubmitting, "the session cluster runs"},
-				{PhaseWaitingForCluster, "the session cluster does not run yet"},
-				{PhaseSuspended, "created with state Suspended"},
+			Handle: handleSessionJobNew,
+			Exits: []exit{
+				{To: PhaseSubmitting, When: "the session cluster runs"},
+				{To: PhaseWaitingForCluster, When: "the session cluster does not run yet"},
+				{To: PhaseSuspended, When: "created with state Suspended"},
 			},
-			poll: waitPoll,
+			Poll: waitPoll,
 		},
 		PhaseWaitingForCluster: {
-			handle: handleWaitingForCluster,
-			exits: []exit{
-				{PhaseSubmitting, "the session cluster runs and is ready"},
-				{PhaseSuspended, "suspended while waiting"},
+			Handle: handleWaitingForCluster,
+			Exits: []exit{
+				{To: PhaseSubmitting, When: "the session cluster runs and is ready"},
+				{To: PhaseSuspended, When: "suspended while waiting"},
 			},
 			// The cluster's changes wake its jobs (the cluster-to-jobs index); this is only a safety net.
-			poll: statusPoll,
+			Poll: statusPoll,
 		},
 		PhaseSubmitting: {
-			handle: handleSessionSubmitting,
-			exits: []exit{
-				{PhaseRunning, "job ran stable"},
-				{PhaseWaitingForCluster, "the session cluster went away before the job ran"},
-				{PhaseUpdating, "nothing recorded to submit"},
-				{PhaseDeployFailed, "jar refused, job refused or failed, or not stable in time"},
+			Handle: handleSessionSubmitting,
+			Exits: []exit{
+				{To: PhaseRunning, When: "job ran stable"},
+				{To: PhaseWaitingForCluster, When: "the session cluster went away before the job ran"},
+				{To: PhaseUpdating, When: "nothing recorded to submit"},
+				{To: PhaseDeployFailed, When: "jar refused, job refused or failed, or not stable in time"},
 			},
-			deadline: sessionSubmitDeadline,
-			giveUp:   giveUpSessionSubmission,
-			poll:     waitPoll,
+			Deadline: sessionSubmitDeadline,
+			GiveUp:   giveUpSessionSubmission,
+			Poll:     waitPoll,
 		},
 		PhaseRunning: {
-			follows: onDemand,
-			handle:  handleSessionJobRunning,
-			exits: []exit{
-				{PhaseUpdating, "job spec changed, or the session cluster runs a new Flink cluster"},
-				{PhaseSavepointing, "suspend (Savepoint)"},
-				{PhaseCancelling, "suspend (LastState, Stateless)"},
-				{PhaseSuspended, "suspend with no job running"},
-				{PhaseSubmitting, "job lost, or FAILED with restartFailedJob: again from its newest state"},
-				{PhaseWaitingForCluster, "job lost with its cluster: waits for it with its state recorded"},
-				{PhaseDeployFailed, "job lost without state to restore, or FAILED"},
+			Follows: onDemand,
+			Handle:  handleSessionJobRunning,
+			Exits: []exit{
+				{To: PhaseUpdating, When: "job spec changed, or the session cluster runs a new Flink cluster"},
+				{To: PhaseSavepointing, When: "suspend (Savepoint)"},
+				{To: PhaseCancelling, When: "suspend (LastState, Stateless)"},
+				{To: PhaseSuspended, When: "suspend with no job running"},
+				{To: PhaseSubmitting, When: "job lost, or FAILED with restartFailedJob: again from its newest state"},
+				{To: PhaseWaitingForCluster, When: "job lost with its cluster: waits for it with its state recorded"},
+				{To: PhaseDeployFailed, When: "job lost without state to restore, or FAILED"},
 			},
-			poll: statusPoll,
+			Poll: statusPoll,
 		},
 		PhaseUpdating: {
-			handle: handleSessionJobUpdating,
-			exits: []exit{
-				{PhaseSavepointing, "stop the job first (Savepoint), or suspend"},
-				{PhaseCancelling, "stop the job first (LastState, Stateless), or suspend"},
-				{PhaseSubmitting, "no job runs: submit"},
-				{PhaseWaitingForCluster, "no job runs and the session cluster does not run"},
-				{PhaseSuspended, "suspend with no job running"},
+			Handle: handleSessionJobUpdating,
+			Exits: []exit{
+				{To: PhaseSavepointing, When: "stop the job first (Savepoint), or suspend"},
+				{To: PhaseCancelling, When: "stop the job first (LastState, Stateless), or suspend"},
+				{To: PhaseSubmitting, When: "no job runs: submit"},
+				{To: PhaseWaitingForCluster, When: "no job runs and the session cluster does not run"},
+				{To: PhaseSuspended, When: "suspend with no job running"},
 			},
-			poll: waitPoll,
+			Poll: waitPoll,
 		},
 		PhaseDeployFailed: {
-			handle: handleSessionJobDeployFailed,
-			exits: []exit{
-				{PhaseUpdating, "job spec changed"},
-				{PhaseSubmitting, "job FAILED and restartFailedJob set: again from its newest state"},
-				{PhaseWaitingForCluster, "job FAILED and restartFailedJob set; the session cluster does not run"},
-				{PhaseRunning, "spec back to the running one"},
-				{PhaseSavepointing, "suspend (Savepoint)"},
-				{PhaseCancelling, "suspend (LastState, Stateless)"},
-				{PhaseSuspended, "suspend with no job running"},
+			Handle: handleSessionJobDeployFailed,
+			Exits: []exit{
+				{To: PhaseUpdating, When: "job spec changed"},
+				{To: PhaseSubmitting, When: "job FAILED and restartFailedJob set: again from its newest state"},
+				{To: PhaseWaitingForCluster, When: "job FAILED and restartFailedJob set; the session cluster does not run"},
+				{To: PhaseRunning, When: "spec back to the running one"},
+				{To: PhaseSavepointing, When: "suspend (Savepoint)"},
+				{To: PhaseCancelling, When: "suspend (LastState, Stateless)"},
+				{To: PhaseSuspended, When: "suspend with no job running"},
 			},
-			poll: statusPoll,
+			Poll: statusPoll,
 		},
 		PhaseSuspended: {
-			handle: handleSessionJobSuspended,
-			exits:  []exit{{PhaseUpdating, "state Running: resume from the recorded state"}},
-			poll:   statusPoll,
+			Handle: handleSessionJobSuspended,
+			Exits:  []exit{{To: PhaseUpdating, When: "state Running: resume from the recorded state"}},
+			Poll:   statusPoll,
 		},
 		PhaseDeleting: {
-			follows: []v1beta1.SavepointPurpose{v1beta1.SavepointDelete},
-			handle:  handleDeleting,
-			giveUp:  deleteBlocked,
-			poll:    waitPoll,
+			Follows: []v1beta1.SavepointPurpose{v1beta1.SavepointDelete},
+			Handle:  handleDeleting,
+			GiveUp:  deleteBlocked,
+			Poll:    waitPoll,
 		},
 	}
 	maps.Copy(sessionJobTable, jobStopPhases(stopExits, abandonSessionStop))
 
 	sessionClusterTable = map[Phase]phaseSpec{
 		PhaseNew: {
-			handle: handleSessionClusterDeploy,
-			exits:  []exit{{PhaseClusterStarting, "cluster objects created"}},
-			giveUp: func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
-			poll:   waitPoll,
+			Handle: handleSessionClusterDeploy,
+			Exits:  []exit{{To: PhaseClusterStarting, When: "cluster objects created"}},
+			GiveUp: func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
+			Poll:   waitPoll,
 		},
 		PhaseUpdating: {
-			handle: handleSessionClusterDeploy,
-			exits:  []exit{{PhaseClusterStarting, "the new spec's cluster created beside the running one"}},
-			giveUp: func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
-			poll:   waitPoll,
+			Handle: handleSessionClusterDeploy,
+			Exits:  []exit{{To: PhaseClusterStarting, When: "the new spec's cluster created beside the running one"}},
+			GiveUp: func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
+			Poll:   waitPoll,
 		},
 		PhaseClusterStarting: {
-			handle: handleSessionClusterStarting,
-			exits: []exit{
-				{PhaseRunning, "cluster ready: jobs are submitted to it and move to it"},
-				{PhaseUpdating, "spec changed again"},
+			Handle: handleSessionClusterStarting,
+			Exits: []exit{
+				{To: PhaseRunning, When: "cluster ready: jobs are submitted to it and move to it"},
+				{To: PhaseUpdating, When: "spec changed again"},
 			},
-			deadline: func(rc *Context) time.Duration { return rc.Config.ClusterStartTimeout.Duration },
-			progress: sessionClusterProgress,
-			giveUp: func(rc *Context, cause string) Outcome {
+			Deadline: func(rc *Context) time.Duration { return rc.Config.ClusterStartTimeout.Duration },
+			Progress: sessionClusterProgress,
+			GiveUp: func(rc *Context, cause string) Outcome {
 				return deployFailed(rc, "ClusterStartFailed", fmt.Sprintf("%s; the running cluster and its jobs are kept", cause))
 			},
-			poll: waitPoll,
+			Poll: waitPoll,
 		},
 		PhaseRunning: {
-			handle: handleSessionClusterRunning,
-			exits:  []exit{{PhaseUpdating, "spec changed"}},
-			poll:   statusPoll,
+			Handle: handleSessionClusterRunning,
+			Exits:  []exit{{To: PhaseUpdating, When: "spec changed"}},
+			Poll:   statusPoll,
 		},
 		PhaseDeployFailed: {
-			handle: handleSessionClusterDeployFailed,
-			exits: []exit{
-				{PhaseUpdating, "spec changed"},
-				{PhaseRunning, "spec back to the running cluster's"},
+			Handle: handleSessionClusterDeployFailed,
+			Exits: []exit{
+				{To: PhaseUpdating, When: "spec changed"},
+				{To: PhaseRunning, When: "spec back to the running cluster's"},
 			},
-			poll: statusPoll,
+			Poll: statusPoll,
 		},
 		PhaseDeleting: {
-			handle: handleSessionClusterDeleting,
+			Handle: handleSessionClusterDeleting,
 			// Its jobs' deletions wake it.
-			poll: statusPoll,
+			Poll: statusPoll,
 		},
 	}
 }

@@ -187,10 +187,10 @@ func settleSavepoints(rc *Context) {
 }
 
 // followedByHandler tells whether the phase's handler follows a Pending savepoint itself: the
-// phase table says which purposes each phase follows (phaseSpec.follows), and only an entry asked
+// phase table says which purposes each phase follows (phaseSpec.Follows), and only an entry asked
 // for in the current visit of the phase is the handler's; one left from an earlier visit is settled.
 func followedByHandler(rc *Context, phase Phase, e *v1beta1.StateEntry) bool {
-	return purposeIn(e.Purpose, rc.phases()[phase].follows) && askedThisVisit(rc, e)
+	return purposeIn(e.Purpose, rc.phases()[phase].Follows) && askedThisVisit(rc, e)
 }
 
 // trimLedger keeps the ledger within its bounds (savepointRetention, v1beta1.MaxLedger) and disposes
