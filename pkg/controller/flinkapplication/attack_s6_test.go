@@ -28,6 +28,15 @@ import (
 //   - TestS6ADeletionBlockedWhileAnHAJobManagerWasGone...: passes with context.go and session_job.go
 //     at 2f136bc^ (the deletion ends at once there; the job HA recovers later runs ownerless).
 
+// updateUntilRolledBack applies the change to the application and runs it until it rests in
+// DeployFailed, and ten passes more: the application as its rollback left it.
+func (w *world) updateUntilRolledBack(name string, change func(*v1beta1.FlinkApplication)) *v1beta1.FlinkApplication {
+	w.update(name, change)
+	w.runUntil(name, "rolled back", func(a *v1beta1.FlinkApplication) bool { return a.Status.Phase == v1beta1.PhaseDeployFailed })
+	w.passes(name, 10)
+	return w.get(name)
+}
+
 // stopSavepointOf is the savepoint the update took of the job as it stopped it.
 func stopSavepointOf(app *v1beta1.FlinkApplication, jobID string) string {
 	for _, e := range app.Status.Ledger {
@@ -56,15 +65,10 @@ func TestS6AFailedRedeployFromASavepointTheOperatorTookRollsBackToTheStopsSavepo
 	w.passes("wc", 120)
 
 	w.imageFaults["flink-wordcount:2"] = flinksim.Faults{UnmappableRestores: true}
-	w.update("wc", func(a *v1beta1.FlinkApplication) {
+	got := w.updateUntilRolledBack("wc", func(a *v1beta1.FlinkApplication) {
 		a.Spec.Image = "flink-wordcount:2"
 		a.Spec.SavepointPath, a.Spec.SavepointRedeployNonce = named, "r1"
 	})
-	got := w.runUntil("wc", "rolled back", func(a *v1beta1.FlinkApplication) bool {
-		return a.Status.Phase == v1beta1.PhaseDeployFailed
-	})
-	w.passes("wc", 10)
-	got = w.get("wc")
 	stop := stopSavepointOf(got, before.Status.JobStatus.JobID)
 	t.Logf("named %s, stop %s; phase %s reason %q; job %s from %s", named, stop, got.Status.Phase, got.Status.Reason,
 		got.Status.JobStatus.JobID, got.Status.JobStatus.RestorePath)
@@ -96,17 +100,12 @@ func TestS6AFailedAttemptsDiscardedCheckpointIsNotWhatTheRollbackRestores(t *tes
 
 			w.env.Config.JobStabilizationPeriod.Duration = 2 * time.Minute
 			w.imageFaults["flink-wordcount:2"] = flinksim.Faults{FailJobsAfter: 45 * time.Second}
-			w.update("wc", func(a *v1beta1.FlinkApplication) {
+			got := w.updateUntilRolledBack("wc", func(a *v1beta1.FlinkApplication) {
 				a.Spec.Image = "flink-wordcount:2"
 				if redeploy {
 					a.Spec.SavepointPath, a.Spec.SavepointRedeployNonce = named, "r1"
 				}
 			})
-			got := w.runUntil("wc", "rolled back", func(a *v1beta1.FlinkApplication) bool {
-				return a.Status.Phase == v1beta1.PhaseDeployFailed
-			})
-			w.passes("wc", 10)
-			got = w.get("wc")
 			stop := stopSavepointOf(got, before.Status.JobStatus.JobID)
 			for _, j := range w.timeline.Jobs(ns + "/wc") {
 				t.Logf("job %s on %s from %q", j.JobID, j.JobManager, j.RestoredFrom)

@@ -74,15 +74,10 @@ func TestS6BRedeployingTheSameSavepointTwiceRollsBackToTheStopsSavepoint(t *test
 	w.passes("wc", 240)
 
 	w.imageFaults["flink-wordcount:2"] = flinksim.Faults{UnmappableRestores: true}
-	w.update("wc", func(a *v1beta1.FlinkApplication) {
+	got := w.updateUntilRolledBack("wc", func(a *v1beta1.FlinkApplication) {
 		a.Spec.Image = "flink-wordcount:2"
 		a.Spec.SavepointPath, a.Spec.SavepointRedeployNonce = named, "r2"
 	})
-	got := w.runUntil("wc", "rolled back", func(a *v1beta1.FlinkApplication) bool {
-		return a.Status.Phase == v1beta1.PhaseDeployFailed
-	})
-	w.passes("wc", 10)
-	got = w.get("wc")
 	stop := stopSavepointOf(got, first.Status.JobStatus.JobID)
 	logJobs(t, w, "wc")
 	for _, e := range got.Status.Ledger {
