@@ -328,3 +328,27 @@ func TestExplorerSeed11000118(t *testing.T) {
 	t.Skip("TODO(issue 55): replay fails at step 528")
 	replaySeed(t, 11000118, 528)
 }
+
+// Seed 11000401 (with Flink HA): BlueGreen gamma's deployed job FAILED; the restore choice judged its
+// checkpoints by the retention policy the operator had recorded for it and left out chk-89, which
+// Flink had kept, going back to an older savepoint. Flink's word on a checkpoint it answers for
+// (discarded or not) now comes before the recorded policy, which only judges what Flink cannot
+// tell. Seed 11000339 (HA, BlueGreen gamma, found on the same code) still goes back behind its
+// failed job's chk-95 after its savepoint could not be taken: open.
+func TestExplorerSeed11000401FlinksWordOnACheckpointComesBeforeTheRecordedPolicy(t *testing.T) {
+	replayHASeed(t, 11000401, 1139)
+}
+
+func TestExplorerSeed11000339(t *testing.T) {
+	t.Skip("TODO(issue 55): replay fails at step 1066")
+	replayHASeed(t, 11000339, 1066)
+}
+
+// Seed 11000453 (with Flink HA, found on c9d7804, not fixed): sj1's job on the HA session cluster was
+// rerun under a new id by Flink 2.3's HA as the session cluster's restartNonce replaced its Flink
+// cluster; the rerun ran on the old cluster while sj1 submitted its job on the new one: two jobs.
+// An HA cluster that still exists keeps its jobs, whatever the session cluster deploys next.
+func TestExplorerSeed11000453(t *testing.T) {
+	t.Skip("TODO(issue 55): replay fails at step 799")
+	replayHASeed(t, 11000453, 799)
+}

@@ -54,21 +54,28 @@ func choose(rc *Context, jobID string, ref *jobs.Ref, named bool) jobs.RestoreCh
 	}
 	job := recordedJob(rc, jobID)
 	points := job.Points()
-	answered := false
+	answered, discarded := false, false
 	if ref != nil {
 		flinks, err := rc.pass().AskFlinkState(*ref, job.InDoubt...)
 		if err != nil && !client.IsNotFound(err) {
 			// Not found is Flink's word that it holds nothing more of the job.
 			return jobs.RestoreChoice{Unanswered: jobs.Retryable("ReadCheckpoints", err)}
 		}
-		answered = err == nil
+		answered, discarded = err == nil, flinks.CheckpointsDiscarded
 		points = append(takenAsFlinkSays(points, flinks.TakenAt), flinks.Points...)
 		recordFlinksCheckpoint(rc, jobID, flinks.Points)
 	}
 	if doubt := job.Doubt(answered); doubt != "" && !named {
 		return jobs.RestoreChoice{Problem: doubt, InDoubt: true}
 	}
-	points = withoutDiscardedCheckpoints(rc, jobID, points)
+	switch {
+	case discarded:
+		// Flink discarded the job's newest checkpoint: the older ones it recorded went before.
+		points = withoutCheckpointsOf(jobID, points)
+	case !answered:
+		// Flink's statistics, when they answer, say whether the checkpoints are discarded.
+		points = withoutDiscardedCheckpoints(rc, jobID, points)
+	}
 	return jobs.ChooseRestore(points, rc.Now, jobs.RestorePolicy{MaxAge: maxCheckpointAge(rc), WithoutState: rc.Settings.FallbackWithoutState})
 }
 
@@ -232,11 +239,14 @@ func withoutDiscardedCheckpoints(rc *Context, jobID string, points []jobs.StateP
 	if cluster == "" {
 		return points
 	}
-	v := rc.pass().Seen(cluster, jobID)
-	if v == nil || v.Details == nil || !ending(v.Details.State) ||
-		flink.CheckpointsSurviveEnd(runConfigOfJob(rc, jobID), v.Details.State) {
+	if v := rc.pass().Seen(cluster, jobID); v == nil || !discardedAtItsEnd(rc, v) {
 		return points
 	}
+	return withoutCheckpointsOf(jobID, points)
+}
+
+// withoutCheckpointsOf leaves the job's checkpoints out of the points.
+func withoutCheckpointsOf(jobID string, points []jobs.StatePoint) []jobs.StatePoint {
 	var kept []jobs.StatePoint
 	for _, p := range points {
 		if !isCheckpointOf(jobID, p.Path) {

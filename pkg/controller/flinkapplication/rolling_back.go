@@ -280,12 +280,14 @@ func attemptCheckpoint(rc *Context, v *jobs.View, cluster string) (path string, 
 	if v.Details == nil {
 		return "", false
 	}
-	if ending(v.Details.State) && !flink.CheckpointsSurviveEnd(runConfigOfJob(rc, v.Ref.ID), v.Details.State) {
-		return "", true
-	}
 	rc.pass().Forget()
 	cp, err := rc.pass().Checkpoints(v.Ref)
 	if err == nil && cp.Latest.Completed != nil && cp.Latest.Completed.Discarded {
+		return "", true
+	}
+	if (err != nil || !client.IsGloballyTerminal(v.Details.State)) && discardedAtItsEnd(rc, v) {
+		// Flink has not told (yet): the job is still failing or cancelling, or its statistics
+		// did not answer. The policy the job runs with says what its end will leave.
 		return "", true
 	}
 	if err != nil || cp.Latest.Completed == nil || !jobs.Restorable(cp.Latest.Completed.ExternalPath) {
@@ -326,4 +328,12 @@ func restoredJobRuns(rc *Context, c *v1beta1.DeploymentRecord) bool {
 // ending tells whether a job is over or on its way to its end (failing, cancelling).
 func ending(state string) bool {
 	return client.IsGloballyTerminal(state) || state == client.JobFailing || state == client.JobCancelling
+}
+
+// discardedAtItsEnd tells whether the retention policy the job was started with discards its
+// checkpoints at the end it reached or is on its way to. Flink's own word, once the job ended and
+// its statistics answer, comes first: the operator's record of the policy may be older than what
+// the job runs with (explorer seeds 11000339, 11000401).
+func discardedAtItsEnd(rc *Context, v *jobs.View) bool {
+	return v.Details != nil && ending(v.Details.State) && !flink.CheckpointsSurviveEnd(runConfigOfJob(rc, v.Ref.ID), v.Details.State)
 }

@@ -87,6 +87,9 @@ type FlinkAnswer struct {
 	// status keeps times to the second, and a savepoint and a checkpoint taken within one second
 	// are ordered by Flink's times, not by what status kept of them.
 	TakenAt map[string]time.Time
+	// CheckpointsDiscarded says that Flink reports the job's newest checkpoint discarded (its
+	// retention policy, as the job ended): none older is left either.
+	CheckpointsDiscarded bool
 }
 
 // AskFlinkState is FlinkState, with the error when Flink did not tell the job's checkpoints: a
@@ -108,6 +111,7 @@ func (p *Pass) AskFlinkState(ref Ref, asked ...Trigger) (FlinkAnswer, error) {
 			out.TakenAt[c.ExternalPath] = time.UnixMilli(c.TriggerTimestamp)
 		}
 	}
+	out.CheckpointsDiscarded = cps.Latest.Completed != nil && cps.Latest.Completed.Discarded
 	if c := cps.Latest.Completed; c != nil && Restorable(c.ExternalPath) && !c.Discarded {
 		// A checkpoint Flink discarded (its retention policy, as the job ended) is no state to
 		// restore, however newest (explorer seed 10000110).
