@@ -37,6 +37,23 @@ func (w *world) updateUntilRolledBack(name string, change func(*v1beta1.FlinkApp
 	return w.get(name)
 }
 
+// runSessionJobThenFailItsJobs creates session job "a" (upgradeMode Savepoint) on session cluster
+// "session", runs it for a while, and makes the cluster's jobs fail 45 s after they run from then on:
+// the cluster's JobManager.
+func (w *world) runSessionJobThenFailItsJobs(jar string) *flinksim.JobManager {
+	w.createSessionJob(sessionJob("a", "session", jar, v1beta1.UpgradeModeSavepoint))
+	w.runSessionsUntil("a running", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobRunning) })
+	for i := 0; i < 60; i++ {
+		w.reconcileSessions()
+	}
+	w.mu.Lock()
+	jm := w.jms["session-"+w.sessionCluster("session").Status.DeployHash]
+	w.mu.Unlock()
+	require.NotNil(w.t, jm)
+	jm.SetFaults(flinksim.Faults{FailJobsAfter: 45 * time.Second})
+	return jm
+}
+
 // stopSavepointOf is the savepoint the update took of the job as it stopped it.
 func stopSavepointOf(app *v1beta1.FlinkApplication, jobID string) string {
 	for _, e := range app.Status.Ledger {
@@ -138,18 +155,8 @@ func TestS6ASessionJobThatFailsInSubmittingKeepsARestorableNextRestorePath(t *te
 	c.Spec.FlinkConfig[flink.CheckpointRetentionKey] = "NO_EXTERNALIZED_CHECKPOINTS"
 	w.createSessionCluster(c)
 	w.env.Config.JobStabilizationPeriod.Duration = 2 * time.Minute
-	w.createSessionJob(sessionJob("a", "session", jar, v1beta1.UpgradeModeSavepoint))
-	w.runSessionsUntil("a running", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobRunning) })
+	jm := w.runSessionJobThenFailItsJobs(jar)
 	first := w.sessionJob("a").Status.JobStatus.JobID
-	for i := 0; i < 60; i++ {
-		w.reconcileSessions()
-	}
-	hash := w.sessionCluster("session").Status.DeployHash
-	w.mu.Lock()
-	jm := w.jms["session-"+hash]
-	w.mu.Unlock()
-	require.NotNil(t, jm)
-	jm.SetFaults(flinksim.Faults{FailJobsAfter: 45 * time.Second})
 
 	w.updateSessionJob("a", func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.Args = []string{"--input", "a b c"} })
 	w.runSessionsUntil("a failed", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobDeployFailed) })

@@ -154,17 +154,7 @@ func TestS6BSessionJobGivenUpOnWhileFailingKeepsARestorableNextRestorePath(t *te
 	c.Spec.FlinkConfig[flink.CheckpointRetentionKey] = "NO_EXTERNALIZED_CHECKPOINTS"
 	w.createSessionCluster(c)
 	w.env.Config.JobStabilizationPeriod.Duration = 2 * time.Minute
-	w.createSessionJob(sessionJob("a", "session", jar, v1beta1.UpgradeModeSavepoint))
-	w.runSessionsUntil("a running", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobRunning) })
-	for i := 0; i < 60; i++ {
-		w.reconcileSessions()
-	}
-	hash := w.sessionCluster("session").Status.DeployHash
-	w.mu.Lock()
-	jm := w.jms["session-"+hash]
-	w.mu.Unlock()
-	require.NotNil(t, jm)
-	jm.SetFaults(flinksim.Faults{FailJobsAfter: 45 * time.Second})
+	jm := w.runSessionJobThenFailItsJobs(jar)
 
 	w.updateSessionJob("a", func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.Args = []string{"--input", "a b c"} })
 	w.runSessionsUntil("a failed", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobDeployFailed) })
@@ -261,17 +251,7 @@ func TestS6BSessionClusterRetentionEditedWhileTheJobRunsDoesNotDropItsKeptCheckp
 	jar := w.withSessions()
 	w.createSessionCluster(sessionCluster("session"))
 	w.env.Config.JobStabilizationPeriod.Duration = 2 * time.Minute
-	w.createSessionJob(sessionJob("a", "session", jar, v1beta1.UpgradeModeSavepoint))
-	w.runSessionsUntil("a running", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobRunning) })
-	for i := 0; i < 60; i++ {
-		w.reconcileSessions()
-	}
-	hash := w.sessionCluster("session").Status.DeployHash
-	w.mu.Lock()
-	jm := w.jms["session-"+hash]
-	w.mu.Unlock()
-	require.NotNil(t, jm)
-	jm.SetFaults(flinksim.Faults{FailJobsAfter: 45 * time.Second})
+	w.runSessionJobThenFailItsJobs(jar)
 
 	w.updateSessionJob("a", func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.Args = []string{"--input", "a b c"} })
 	attempt := ""
