@@ -353,12 +353,11 @@ func TestExplorerSeed11000453(t *testing.T) {
 	replayHASeed(t, 11000453, 799)
 }
 
-// Seed 10000772 (found on c9d7804, not fixed): beta's job, under NO_EXTERNALIZED_CHECKPOINTS, had a
-// savepoint taken for FlinkSnapshot user-3, which the user deleted with disposeOnDelete false (the
-// savepoint stays). The job FAILED, its checkpoints went with it, and the next update started from
-// an older savepoint: the operator no longer counted the one whose FlinkSnapshot was deleted, though
-// it was the newest state the job left.
+// Seed 10000772: beta's job, under NO_EXTERNALIZED_CHECKPOINTS and savepointRetention keep 1, had a
+// savepoint taken for FlinkSnapshot user-3; a manual savepoint failed after it, and retention let
+// the completed one go from the ledger for the failed one. The job FAILED, its checkpoints went
+// with it, and the next update started from an older savepoint. Retention keeps each recorded job's
+// newest savepoint, and failed savepoints count apart (ledger.Trim).
 func TestExplorerSeed10000772(t *testing.T) {
-	t.Skip("TODO(issue 55): replay fails at step 1175")
 	replaySeed(t, 10000772, 1175)
 }

@@ -295,18 +295,26 @@ func (l Ledger) Savepoints(max int) []v1beta1.SavepointRecord {
 
 // Trim keeps the ledger within its bounds and returns the completed savepoints it let go, for a
 // caller that disposes of them. It keeps every Pending entry, every entry whose path protect names
-// (what a record points to, what the next job starts from), the newest completed state of each job
-// in keepJobs, the checkpoints of those jobs, the newest triggered checkpoint of each purpose and
-// job, and the last keep ended savepoints; past v1beta1.MaxLedger the oldest of the rest go too.
+// (what a record points to, what the next job starts from), for each job in keepJobs its newest
+// completed state, its newest completed savepoint, its checkpoints and its savepoints whose end is
+// unknown, the newest triggered checkpoint of each purpose and job, the last keep completed
+// savepoints and the last keep failed ones; past v1beta1.MaxLedger the oldest of the rest go too.
+//
+// A recorded job's newest savepoint stays beside its newest checkpoint: a checkpoint may not outlive
+// the job (NO_EXTERNALIZED_CHECKPOINTS discards it as the job fails), and the savepoint is then the
+// newest state the job leaves. Failed savepoints count apart: attempts that failed never push out
+// the state one completed (explorer seed 10000772).
 func (l Ledger) Trim(keep int, keepJobs []string, protect func(path string) bool) []v1beta1.StateEntry {
 	es := *l.Entries
 	kept := make([]bool, len(es))
-	ended := 0
+	completed, failed := 0, 0
 	newestCheckpoint := map[string]bool{}
 	for i := len(es) - 1; i >= 0; i-- {
 		e := es[i]
 		switch {
 		case e.Result == v1beta1.StatePending, e.Path != "" && protect != nil && protect(e.Path):
+			kept[i] = true
+		case IsInDoubt(&e) && contains(keepJobs, e.JobID):
 			kept[i] = true
 		case e.Purpose == v1beta1.StateCheckpoint:
 			kept[i] = contains(keepJobs, e.JobID)
@@ -318,13 +326,19 @@ func (l Ledger) Trim(keep int, keepJobs []string, protect func(path string) bool
 			key := string(e.Purpose) + "/" + e.JobID
 			kept[i] = !newestCheckpoint[key]
 			newestCheckpoint[key] = true
+		case e.Result == v1beta1.StateCompleted:
+			completed++
+			kept[i] = completed <= keep
 		default:
-			ended++
-			kept[i] = ended <= keep
+			failed++
+			kept[i] = failed <= keep
 		}
 	}
 	for _, job := range keepJobs {
-		if i := newestCompleted(es, job); i >= 0 {
+		if i := newestCompleted(es, job, false); i >= 0 {
+			kept[i] = true
+		}
+		if i := newestCompleted(es, job, true); i >= 0 {
 			kept[i] = true
 		}
 	}
@@ -350,7 +364,7 @@ func (l Ledger) Trim(keep int, keepJobs []string, protect func(path string) bool
 
 // NewestPath is where the newest completed state of the job is; "" when the ledger has none.
 func (l Ledger) NewestPath(jobID string) string {
-	if i := newestCompleted(*l.Entries, jobID); i >= 0 {
+	if i := newestCompleted(*l.Entries, jobID, false); i >= 0 {
 		return (*l.Entries)[i].Path
 	}
 	return ""
@@ -379,9 +393,14 @@ func (l Ledger) Forget(path string) {
 	*l.Entries = out
 }
 
-func newestCompleted(es []v1beta1.StateEntry, job string) int {
+// newestCompleted is the index of the job's newest completed state (of its savepoints only, when
+// savepoints says so); -1 when there is none.
+func newestCompleted(es []v1beta1.StateEntry, job string, savepoints bool) int {
 	best := -1
 	for i, e := range es {
+		if savepoints && IsCheckpoint(e.Purpose) {
+			continue
+		}
 		if e.JobID == job && job != "" && e.Result == v1beta1.StateCompleted && e.Time != nil &&
 			(best < 0 || TakenAt(&e).After(TakenAt(&es[best]))) {
 			best = i

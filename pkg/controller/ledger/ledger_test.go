@@ -104,3 +104,30 @@ func TestTriggeredCheckpointsNeverPushSavepointsOut(t *testing.T) {
 	assert.True(t, IsCheckpoint(v1beta1.PeriodicCheckpoint))
 	assert.False(t, l.IsSavepoint("s3://ck/job/chk-5"))
 }
+
+// A job's newest savepoint stays while the job is recorded, whatever retention keeps: its
+// checkpoints may not outlive it (NO_EXTERNALIZED_CHECKPOINTS discards them as it fails), and the
+// savepoint is then the newest state it leaves. A failed savepoint never pushes a completed one out
+// (explorer seed 10000772: keep 1, a manual savepoint failed after one had completed, and the job's
+// replacement went back to an older one), and neither is a savepoint whose end is unknown let go
+// while its job is recorded: the restore rule counts it as in doubt.
+func TestRetentionNeverLetsGoTheNewestSavepointOfARecordedJob(t *testing.T) {
+	var entries []v1beta1.StateEntry
+	l := Of(&entries)
+	done := l.Ask(v1beta1.SavepointManual, "job", "c", false, t0)
+	Complete(done, "s3://sp/newest", time.Time{}, t0.Add(time.Second))
+	l.Record(v1beta1.StateCheckpoint, "job", "c", "s3://ck/job/chk-9", t0.Add(time.Minute))
+	unknown := l.Ask(v1beta1.SavepointManual, "job", "c", false, t0.Add(2*time.Minute))
+	Unknowable(unknown, "its JobManager went", t0.Add(3*time.Minute))
+	failed := l.Ask(v1beta1.SavepointManual, "job", "c", false, t0.Add(4*time.Minute))
+	Fail(failed, "not all tasks running", t0.Add(5*time.Minute))
+
+	gone := l.Trim(1, []string{"job"}, nil)
+	assert.Empty(t, gone)
+	var paths []string
+	for _, e := range entries {
+		paths = append(paths, e.Path)
+	}
+	assert.Contains(t, paths, "s3://sp/newest", "the job's newest savepoint stays")
+	assert.Len(t, l.InDoubt("job"), 1, "the savepoint whose end is unknown stays")
+}
