@@ -123,6 +123,7 @@ func (rc *Context) pass() *jobs.Pass {
 			URL:            rc.jobManagerAddress,
 			JobManagerGone: rc.jobManagerGoneForGood,
 			FlinkVersion:   rc.FlinkVersion,
+			ApplicationOf:  rc.applicationOf,
 			Refusal: func(hash string) error {
 				return rc.env.jobManagerRoute(rc.ClusterOwner, hash, rc.Clusters[hash], rc.Now)
 			},
@@ -157,6 +158,20 @@ func (rc *Context) FlinkURL(hash string) string { return rc.pass().URL(hash) }
 func (rc *Context) jobManagerAddress(hash string) string {
 	o := rc.ClusterOwner
 	return rc.env.FlinkURL(o.Namespace, flink.VersionedServiceNameOf(o.Name, hash), o.UIPort())
+}
+
+// applicationOf is the Flink application a job of the cluster runs in, as the record of that very
+// job names it: "" when it is the job's own id.
+func (rc *Context) applicationOf(hash, jobID string) string {
+	if rc.Job == nil {
+		return ""
+	}
+	for _, rec := range []*v1beta1.DeploymentRecord{stable(rc.Job), candidate(rc.Job)} {
+		if rec != nil && rec.ClusterHash == hash && rec.JobID == jobID {
+			return rec.ApplicationID
+		}
+	}
+	return ""
 }
 
 // FlinkVersion is the Flink release the cluster with this hash runs: the flinkVersion of the spec

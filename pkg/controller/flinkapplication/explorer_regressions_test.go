@@ -344,12 +344,13 @@ func TestExplorerSeed11000339(t *testing.T) {
 	replayHASeed(t, 11000339, 1066)
 }
 
-// Seed 11000453 (with Flink HA, found on c9d7804, not fixed): sj1's job on the HA session cluster was
-// rerun under a new id by Flink 2.3's HA as the session cluster's restartNonce replaced its Flink
-// cluster; the rerun ran on the old cluster while sj1 submitted its job on the new one: two jobs.
-// An HA cluster that still exists keeps its jobs, whatever the session cluster deploys next.
+// Seed 11000453 (with Flink HA): sj1 followed the job Flink 2.3 ran its application again under;
+// at the next failover the JobManager knew neither that job's id nor an application of that id
+// while the application, of the first job's id, ran again. The job was taken for gone and sj1
+// submitted another on the session cluster's new Flink cluster: two jobs. The record names the
+// application a followed job runs in (applicationID), and a JobManager that does not know the job is
+// asked about that application.
 func TestExplorerSeed11000453(t *testing.T) {
-	t.Skip("TODO(issue 55): replay fails at step 799")
 	replayHASeed(t, 11000453, 799)
 }
 

@@ -124,7 +124,7 @@ func ownerOf(kind string, meta *metav1.ObjectMeta) jobs.Owner {
 
 // recordJob and storeJob carry a deployment record's job to and from the job core's record.
 func recordJob(rec *v1beta1.DeploymentRecord) jobs.Job {
-	j := jobs.Job{Cluster: rec.ClusterHash, ID: rec.JobID}
+	j := jobs.Job{Cluster: rec.ClusterHash, ID: rec.JobID, Application: rec.ApplicationID}
 	if rec.SubmittedAt != nil {
 		j.SubmittedAt = rec.SubmittedAt.Time
 	}
@@ -136,7 +136,7 @@ func storeJob(rec *v1beta1.DeploymentRecord, j jobs.Job) {
 		// What was dated of the record's job was of another job.
 		rec.SlotsGrantedAt = nil
 	}
-	rec.ClusterHash, rec.JobID, rec.SubmittedAt = j.Cluster, j.ID, nil
+	rec.ClusterHash, rec.JobID, rec.ApplicationID, rec.SubmittedAt = j.Cluster, j.ID, j.Application, nil
 	if !j.SubmittedAt.IsZero() {
 		t := metav1.NewTime(j.SubmittedAt)
 		rec.SubmittedAt = &t
@@ -157,7 +157,7 @@ func waitOutcome(w jobs.Wait) Outcome {
 // chooseJobID gives a record the id its job will be submitted with. It must be persisted before
 // the submission: it is how the operator finds its job after a crash.
 func chooseJobID(rc *Context, rec *v1beta1.DeploymentRecord) {
-	rec.JobID, rec.SubmittedAt, rec.SlotsGrantedAt = rc.owner().NewJobID(), nil, nil
+	rec.JobID, rec.ApplicationID, rec.SubmittedAt, rec.SlotsGrantedAt = rc.owner().NewJobID(), "", nil, nil
 	if !besideLive(rc) {
 		rc.Job.JobStatus.State = ""
 	}

@@ -17,6 +17,6 @@ func followRerun(rc *Context, v *jobs.View) Outcome {
 		return stay(0)
 	}
 	rc.event(false, "JobRerun", fmt.Sprintf("Flink runs job %s's application again as job %s; following it", v.Ref.ID, v.Rerun))
-	s.JobID, s.SubmittedAt = v.Rerun, nil
+	s.JobID, s.ApplicationID, s.SubmittedAt = v.Rerun, jobs.ApplicationOf(v.Ref), nil
 	return persistThenContinue()
 }

@@ -14,6 +14,9 @@ import (
 type Ref struct {
 	URL string
 	ID  string
+	// Application is the Flink application (2.3+) the job runs in, when it is not the job's own
+	// id: Flink ran the application again under this job's id after a failover.
+	Application string
 	// FlinkVersion is the Flink release the job's cluster runs, as its owner's spec says: what is
 	// sent about the job is what that release takes. Empty means a current release.
 	FlinkVersion string
@@ -70,6 +73,9 @@ type Clusters struct {
 	JobManagerGone func(cluster string) bool
 	// FlinkVersion, when set, is the Flink release a cluster runs (its spec's flinkVersion).
 	FlinkVersion func(cluster string) string
+	// ApplicationOf, when set, is the application a job of a cluster runs in, as its record says
+	// ("" when it is the job's own id).
+	ApplicationOf func(cluster, jobID string) string
 	// Refusal, when set, says why no call may go to a cluster's JobManager now (its address is not
 	// the one the caller chose for it); nil when calls may go. A refused cluster gets no call, read
 	// or act: each fails at once with the refusal, which is no answer about its jobs.
@@ -144,6 +150,9 @@ func (p *Pass) Ref(cluster, jobID string) Ref {
 	ref := Ref{URL: p.URL(cluster), ID: jobID}
 	if p.clusters.FlinkVersion != nil {
 		ref.FlinkVersion = p.clusters.FlinkVersion(cluster)
+	}
+	if p.clusters.ApplicationOf != nil && jobID != "" {
+		ref.Application = p.clusters.ApplicationOf(cluster, jobID)
 	}
 	return ref
 }

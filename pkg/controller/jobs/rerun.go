@@ -17,11 +17,17 @@ import (
 // weighApplication judges a job its JobManager does not know by its application: Unknown while the
 // application runs (Rerun names the job it runs instead, if any), Stopped when it ended or the
 // JobManager does not know it either.
+//
+// The application is the one the job's record names (Ref.Application) when Flink ran it again under
+// this job's id: asked by the job's own id, the JobManager answers that it knows no such application
+// while the application runs on (explorer seed 11000453: the job a rerun ran under was taken for
+// gone, and the job submitted again beside the next rerun).
 func (p *Pass) weighApplication(view *View) {
 	id := view.Ref.ID
-	app, err := p.flink.GetApplication(p.ctx, view.Ref.URL, id)
+	appID := ApplicationOf(view.Ref)
+	app, err := p.flink.GetApplication(p.ctx, view.Ref.URL, appID)
 	switch {
-	case client.IsApplicationNotFound(err, id), client.IsRouteNotFound(err):
+	case client.IsApplicationNotFound(err, appID), client.IsRouteNotFound(err):
 		// Neither the job nor its application: the job stopped, as before applications.
 	case err != nil:
 		view.Liveness = Unknown
@@ -38,6 +44,14 @@ func (p *Pass) weighApplication(view *View) {
 		view.Rerun = rerun
 		view.Evidence = fmt.Sprintf("Flink runs job %s's application again as job %s (%s)", id, rerun, state)
 	}
+}
+
+// ApplicationOf is the application a job runs in: the one its record names, or the job's own id.
+func ApplicationOf(ref Ref) string {
+	if ref.Application != "" {
+		return ref.Application
+	}
+	return ref.ID
 }
 
 // Applications is GET /applications/overview of a cluster (2.3+).
@@ -84,7 +98,10 @@ func (p *Pass) fenceApplications(o Owner, job *Job) *Wait {
 		if id, state := app.LiveJob(); id != "" && !contains(o.Beside, id) {
 			p.announce(false, "JobAdopted", fmt.Sprintf("job %s of this object's application %s is %s on its cluster; following it instead of submitting another",
 				id, a.ID, state))
-			job.ID, job.SubmittedAt = id, time.Time{}
+			job.ID, job.SubmittedAt, job.Application = id, time.Time{}, a.ID
+			if a.ID == id {
+				job.Application = ""
+			}
 			return persist()
 		}
 		return retry(Retryable("SubmitJob", fmt.Errorf("application %s of this object is %s on its cluster without a running job "+

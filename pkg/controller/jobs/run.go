@@ -14,6 +14,9 @@ import (
 type Job struct {
 	Cluster string
 	ID      string
+	// Application is the Flink application (2.3+) the job runs in when it is not the job's own id
+	// (Ref.Application).
+	Application string
 	// SubmittedAt is when the job was last sent without a plain answer (none, or "already
 	// submitted"); zero once Flink answered, or before the first submission.
 	SubmittedAt time.Time
@@ -70,7 +73,7 @@ type RunStep struct {
 // nor once the pass is overdue.
 func (p *Pass) Run(o Owner, job *Job, s Submission, limits RunLimits) RunStep {
 	if job.ID == "" {
-		job.ID, job.SubmittedAt = o.NewJobID(), time.Time{}
+		job.ID, job.SubmittedAt, job.Application = o.NewJobID(), time.Time{}, ""
 		return RunStep{Wait: persist(), Chosen: true}
 	}
 	v := p.View(job.Cluster, job.ID)
@@ -78,7 +81,7 @@ func (p *Pass) Run(o Owner, job *Job, s Submission, limits RunLimits) RunStep {
 	case v.Rerun != "":
 		// Flink runs the job's application again under another id: that job is the one started.
 		p.announce(false, "JobRerun", fmt.Sprintf("Flink runs job %s's application again as job %s; following it", job.ID, v.Rerun))
-		job.ID, job.SubmittedAt = v.Rerun, time.Time{}
+		job.ID, job.SubmittedAt, job.Application = v.Rerun, time.Time{}, ApplicationOf(v.Ref)
 		return RunStep{Wait: persist()}
 	case v.Liveness == Alive:
 		return p.follow(v, limits)

@@ -92,6 +92,11 @@ type DeploymentRecord struct {
 	// JobID is the deployment's job. It is chosen and recorded before the job is submitted, and
 	// cleared once the job was stopped on purpose or found gone.
 	JobID string `json:"jobID,omitempty"`
+	// ApplicationID is the Flink application (Flink 2.3 and later) the job runs in, when it is not
+	// the job's own id: Flink ran the application again under another job id after a JobManager
+	// failover, and the operator followed that job. A JobManager that does not know the job is
+	// asked about this application before the job is taken for gone.
+	ApplicationID string `json:"applicationID,omitempty"`
 	// SubmittedAt is when the job was last sent to Flink without a plain answer (none, or "already
 	// submitted"). A job the JobManager does not list within the operator's submitGracePeriod of it
 	// is sent again, under the same id. An answered submission leaves it unset: Flink holds the job.
