@@ -1,6 +1,7 @@
 package flinksim
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -89,6 +90,24 @@ func (jm *JobManager) restoreFrom(j *job, at time.Time, id int64, savepoint bool
 	j.ckpt.restoredCount++
 	if id+1 > j.ckpt.nextID {
 		j.ckpt.nextID = id + 1
+	}
+}
+
+// recoverRetained gives a job HA recovers the checkpoints it had retained, as Flink's checkpoint
+// store recovered from HA holds them: newer ones subsume them, and the retention policy discards
+// them as the job ends. jobIDs are the ids the job took checkpoints under (its own, and the one it
+// ran under before when Flink runs it again under a new id).
+func (jm *JobManager) recoverRetained(j *job, jobIDs ...string) {
+	for _, s := range jm.storage.checkpointsOf(jobIDs...) {
+		if slices.ContainsFunc(j.ckpt.retained, func(e *checkpointEntry) bool { return e.externalPath == s.Path }) {
+			continue
+		}
+		j.ckpt.retained = append(j.ckpt.retained, &checkpointEntry{id: s.CheckpointID, status: "COMPLETED", ckType: typeCheckpoint,
+			ackAt: s.CreatedAt, externalPath: s.Path})
+	}
+	for len(j.ckpt.retained) > jm.cfg.numRetained {
+		jm.discard(j.ckpt.retained[0])
+		j.ckpt.retained = j.ckpt.retained[1:]
 	}
 }
 

@@ -263,3 +263,35 @@ func TestHAKey(t *testing.T) {
 		}
 	}
 }
+
+// A JobManager that recovers a job with HA holds the checkpoints the job had retained, as Flink's
+// recovered checkpoint store does: newer ones subsume them, and the retention policy discards them
+// as the job ends. Before, only the checkpoints a JobManager process took itself were discarded,
+// and a job that failed under NO_EXTERNALIZED_CHECKPOINTS left those of its earlier processes.
+func TestHARecoveryKeepsTheRetainedCheckpointsInTheStore(t *testing.T) {
+	h := newHarness(t, Options{FlinkConfig: haConfig("state.checkpoints.num-retained", "3",
+		"execution.checkpointing.externalized-checkpoint-retention", "NO_EXTERNALIZED_CHECKPOINTS"), Timings: Timings{Recovery: -1}})
+	id := h.runToRunning(nil)
+	h.step(30*time.Second + 200*time.Millisecond) // chk-1 to chk-3
+	h.jm.Crash()
+	h.step(300 * time.Millisecond)
+	h.expectState(id, "RUNNING")
+	h.step(20*time.Second + 200*time.Millisecond) // chk-4, chk-5
+	checkpoints := func() (out []string) {
+		for _, s := range h.jm.Storage().Snapshots() {
+			if !s.Savepoint {
+				out = append(out, s.Path)
+			}
+		}
+		return out
+	}
+	if got, want := checkpoints(), []string{ckpDir + "/" + id + "/chk-3", ckpDir + "/" + id + "/chk-4", ckpDir + "/" + id + "/chk-5"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("retained after recovery %v, want %v", got, want)
+	}
+	h.call("PATCH", "/jobs/"+id+"?mode=cancel", nil)
+	h.step(2 * time.Second)
+	h.expectState(id, "CANCELED")
+	if got := checkpoints(); len(got) != 0 {
+		t.Fatalf("checkpoints left after the job ended under NO_EXTERNALIZED_CHECKPOINTS: %v", got)
+	}
+}

@@ -235,6 +235,7 @@ func (jm *JobManager) finishInitialization(j *job, at time.Time) {
 			jm.failRestore(j, at, c.path)
 			return
 		}
+		jm.recoverRetained(j, j.id, j.recovered.rerunOf)
 		jm.restoreFrom(j, at, c.id, false, c.path)
 	case j.restorePath != "":
 		snap, ok := jm.storage.get(j.restorePath)

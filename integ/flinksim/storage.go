@@ -1,6 +1,7 @@
 package flinksim
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -81,6 +82,26 @@ func (s *Storage) get(path string) (Snapshot, bool) {
 	defer s.mu.Unlock()
 	snap, ok := s.items[storageKey(path)]
 	return snap, ok
+}
+
+// checkpointsOf are the checkpoints (not savepoints) the jobs took that are still in Storage,
+// oldest first.
+func (s *Storage) checkpointsOf(jobIDs ...string) []Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Snapshot
+	for _, snap := range s.items {
+		if !snap.Savepoint && snap.JobID != "" && slices.Contains(jobIDs, snap.JobID) {
+			out = append(out, snap)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].JobID != out[j].JobID {
+			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		}
+		return out[i].CheckpointID < out[j].CheckpointID
+	})
+	return out
 }
 
 // Delete removes the snapshot at path, as a lost or garbage-collected savepoint.

@@ -333,14 +333,16 @@ func TestExplorerSeed11000118(t *testing.T) {
 // checkpoints by the retention policy the operator had recorded for it and left out chk-89, which
 // Flink had kept, going back to an older savepoint. Flink's word on a checkpoint it answers for
 // (discarded or not) now comes before the recorded policy, which only judges what Flink cannot
-// tell. Seed 11000339 (HA, BlueGreen gamma, found on the same code) still goes back behind its
-// failed job's chk-95 after its savepoint could not be taken: open.
+// tell. Seed 11000339 (HA, BlueGreen gamma) was the simulator's: gamma's job FAILED under
+// NO_EXTERNALIZED_CHECKPOINTS after two HA recoveries, and Flink discards every checkpoint the job
+// retained then, but the simulator discarded only those its last JobManager process took, and the
+// checker, seeing older ones left, took the discard of chk-95 for the operator's loss. A JobManager
+// that recovers a job with HA now holds its retained checkpoints (flinksim recoverRetained).
 func TestExplorerSeed11000401FlinksWordOnACheckpointComesBeforeTheRecordedPolicy(t *testing.T) {
 	replayHASeed(t, 11000401, 1139)
 }
 
 func TestExplorerSeed11000339(t *testing.T) {
-	t.Skip("TODO(issue 55): replay fails at step 1066")
 	replayHASeed(t, 11000339, 1066)
 }
 
