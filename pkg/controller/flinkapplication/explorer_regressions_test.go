@@ -316,16 +316,12 @@ func TestExplorerRetentionSeedsRestoreOnlyCheckpointsThatSurvivedTheirJobsEnd(t 
 	}
 }
 
-// Seed 11000118 (HA off; found on c9d7804, not fixed): sj1's job, in Submitting, had chk-69
-// recorded; Flink subsumed it at 12:14:28 and the JobManager process was lost at 12:14:42 with
-// passes between that recorded nothing newer. The job was submitted again under its own id from
-// chk-69 (refused: the file is gone), and after the next spec change from chk-69 again. Two
-// questions: whether a job in Submitting has its checkpoints recorded as often as a running one's
-// (the record window keeps a recorded checkpoint restorable), and a restore path Flink refused as
-// missing being offered again. The explorer judges the resubmission under the same id as the job
-// that took the checkpoint (its end is the refused restore's), which the replay also needs settled.
+// Seed 11000118 (HA off): sj1's job, in Submitting, had chk-69 recorded; Flink subsumed it while
+// sj1 had no pass, and the JobManager process was lost. The job was submitted again under its own
+// id from chk-69, which Flink refused as missing, and after the next spec change from chk-69 again.
+// A state Flink could not find is marked gone in the ledger: nothing starts from it again, and
+// nothing older stands in for it (TestAStateFlinkCouldNotFindIsNeverOfferedAgain).
 func TestExplorerSeed11000118(t *testing.T) {
-	t.Skip("TODO(issue 55): replay fails at step 528")
 	replaySeed(t, 11000118, 528)
 }
 

@@ -76,6 +76,11 @@ func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath
 			return jobStep{Wait: &o}
 		}
 	}
+	if restorePath != "" && rc.ledger().IsGone(restorePath) && rc.pass().View(rec.ClusterHash, rec.JobID).Liveness != jobs.Alive {
+		// Flink found nothing there before: no job is started from it again (explorer seed 11000118:
+		// a session job's update after the refused restore offered the same checkpoint again).
+		return jobStep{Failure: goneStateProblem(rc, restorePath)}
+	}
 	job := recordJob(rec)
 	args := p.Args
 	if args == nil && p.ProgramArgs != "" {
@@ -87,6 +92,9 @@ func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath
 		AllowNonRestoredState: p.AllowNonRestoredState, FlinkConfig: p.FlinkConfig, RestorePath: restorePath, Uploaded: p.Uploaded,
 	}, jobs.RunLimits{SubmitGracePeriod: rc.Config.SubmitGracePeriod.Duration, Stabilization: rc.Config.JobStabilizationPeriod.Duration})
 	storeJob(rec, job)
+	if step.Failure != "" && restorePath != "" && samePath(jobs.MissingState(step.Failure), restorePath) {
+		rc.ledger().MarkGone(restorePath, rc.Now)
+	}
 	if !besideLive(rc) && (step.Chosen || step.State != "") {
 		// The top-level job status is the job being started, unless a BlueGreen version starts
 		// beside the deployed one, whose job it keeps showing.

@@ -76,7 +76,32 @@ func choose(rc *Context, jobID string, ref *jobs.Ref, named bool) jobs.RestoreCh
 		// Flink's statistics, when they answer, say whether the checkpoints are discarded.
 		points = withoutDiscardedCheckpoints(rc, jobID, points)
 	}
+	if newest := jobs.Newest(points); newest != nil && rc.ledger().IsGone(newest.Path) {
+		// Nothing older stands in for the newest state Flink could not find: the job may have
+		// completed newer state than it, which only Flink's storage holds.
+		if rc.Settings.FallbackWithoutState {
+			return jobs.RestoreChoice{WithoutState: true}
+		}
+		return jobs.RestoreChoice{Problem: goneStateProblem(rc, newest.Path)}
+	}
 	return jobs.ChooseRestore(points, rc.Now, jobs.RestorePolicy{MaxAge: maxCheckpointAge(rc), WithoutState: rc.Settings.FallbackWithoutState})
+}
+
+// goneStateProblem says that the state a job is to start from is gone from storage, and how the
+// user names another.
+func goneStateProblem(rc *Context, path string) string {
+	return fmt.Sprintf("the newest recorded state %s is gone from storage (Flink could not find it when a job was started from it), "+
+		"and the job may have completed newer state the operator cannot list; %s", path, restoreByHand(rc))
+}
+
+// samePath tells whether two state paths name one place, as Flink writes them back: with or
+// without the _metadata file, a trailing slash, or file:// and its authority-less form.
+func samePath(a, b string) bool {
+	norm := func(p string) string {
+		p = strings.TrimSuffix(strings.TrimSuffix(p, "/_metadata"), "/")
+		return strings.Replace(p, "file:///", "file:/", 1)
+	}
+	return a != "" && norm(a) == norm(b)
 }
 
 // recordFlinksCheckpoint writes the job's newest checkpoint, as Flink just listed it, to the

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
@@ -58,6 +59,19 @@ func ChooseRestore(points []StatePoint, now time.Time, policy RestorePolicy) Res
 		return RestoreChoice{WithoutState: true}
 	}
 	return RestoreChoice{Problem: problem}
+}
+
+// missingState finds, in Flink's words, the state a restore could not find: its
+// AbstractFsCheckpointStorageAccess says "Cannot find checkpoint or savepoint file/directory '<path>'".
+var missingState = regexp.MustCompile(`Cannot find checkpoint or savepoint file/directory '([^']{1,1000})'`)
+
+// MissingState is the restore path a failed start's text says Flink could not find; "" when it
+// says no such thing.
+func MissingState(failure string) string {
+	if m := missingState.FindStringSubmatch(failure); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // Newest is the newest of the points; nil when there are none.

@@ -381,6 +381,26 @@ func (l Ledger) TimeOf(path string) time.Time {
 	return time.Time{}
 }
 
+// MarkGone records that Flink found no state at path when a job was started from it (Gone).
+func (l Ledger) MarkGone(path string, now time.Time) {
+	t := metav1.NewTime(now)
+	for i := range *l.Entries {
+		if e := &(*l.Entries)[i]; e.Path == path && path != "" && e.Result == v1beta1.StateCompleted && e.Gone == nil {
+			e.Gone = &t
+		}
+	}
+}
+
+// IsGone tells whether Flink found no state at path when a job was started from it.
+func (l Ledger) IsGone(path string) bool {
+	for _, e := range *l.Entries {
+		if e.Path == path && path != "" && e.Gone != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Forget drops the ended entries of the state at path, whose storage is gone, so that no restore
 // picks it. A Pending entry stays: its savepoint may still complete elsewhere.
 func (l Ledger) Forget(path string) {

@@ -1478,6 +1478,10 @@ func (in *StateEntry) DeepCopyInto(out *StateEntry) {
 		in, out := &in.Time, &out.Time
 		*out = (*in).DeepCopy()
 	}
+	if in.Gone != nil {
+		in, out := &in.Gone, &out.Gone
+		*out = (*in).DeepCopy()
+	}
 	return
 }
 
