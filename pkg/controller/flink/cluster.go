@@ -59,8 +59,9 @@ func (o ClusterOwner) RenderCluster(hash string, version v1beta1.FlinkApplicatio
 		}
 		*d.out = dep
 	}
+	c.JobManager.Annotations = map[string]string{CheckpointRetentionAnnotation: RenderedCheckpointRetention(o.Spec.FlinkConfig)}
 	if n := CheckpointsToRetain(o.Spec.FlinkConfig, o.KeepCheckpointsFor); n > 0 {
-		c.JobManager.Annotations = map[string]string{RetainedCheckpointsAnnotation: strconv.Itoa(n)}
+		c.JobManager.Annotations[RetainedCheckpointsAnnotation] = strconv.Itoa(n)
 	}
 	if version != "" {
 		c.VersionService = versionService(&o, hash, version)

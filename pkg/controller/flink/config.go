@@ -102,6 +102,21 @@ func (o ClusterOwner) RenderFlinkConfig(hash string) (jm, tm string, err error) 
 // CheckpointRetentionKey is the Flink setting that decides whether a cancelled job's checkpoints survive.
 const CheckpointRetentionKey = "execution.checkpointing.externalized-checkpoint-retention"
 
+// CheckpointRetentionAnnotation on a cluster's JobManager Deployment is the externalized-checkpoint
+// retention the cluster was rendered with (the user's, or the operator's default). A session job's
+// job runs with its cluster's: what the FlinkSessionCluster's spec says now may be a later edit,
+// which only a new Flink cluster runs with.
+const CheckpointRetentionAnnotation = "flink.k8s.io/checkpoint-retention"
+
+// RenderedCheckpointRetention is the externalized-checkpoint retention a cluster of this
+// configuration is rendered with: the configuration's, or the operator's default.
+func RenderedCheckpointRetention(config v1beta1.FlinkConfig) string {
+	if v, ok := config[CheckpointRetentionKey].(string); ok {
+		return v
+	}
+	return RetainOnCancellation
+}
+
 // RetainOnCancellation keeps externalized checkpoints when the job is cancelled.
 const RetainOnCancellation = "RETAIN_ON_CANCELLATION"
 

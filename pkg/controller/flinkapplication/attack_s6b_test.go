@@ -23,8 +23,10 @@ import (
 //     (Recovering restores the checkpoint the operator recorded and Flink discarded).
 //   - TestS6BCancellingAFailingAttempt...: fails there too (older; there the rollback even
 //     restores the discarded checkpoint).
-//   - TestS6BSessionClusterRetentionEdited...: fails there too (goOnFromFailedJob's fix does not
-//     cover it: same stop savepoint as before 3c647a7).
+//   - TestS6BSessionClusterRetentionEdited...: failed there too (goOnFromFailedJob's fix does not
+//     cover it: same stop savepoint as before 3c647a7); Flink's word that a checkpoint is discarded
+//     (0909e9a) settles it, and the cluster's rendered retention when Flink cannot say
+//     (TestASessionJobsStopFollowsTheRetentionItsFlinkClusterRunsWith).
 //   - TestS6BRestartOfAFailedJob...: older (chooseRestore / jobs.AskFlinkState), same class.
 
 // newestCheckpointInStorage is the newest checkpoint (not savepoint) of the job still in storage;
@@ -244,9 +246,6 @@ func TestS6BCancellingAFailingAttemptDoesNotDiscardWhatFailedWouldKeep(t *testin
 // keeps the savepoint the update stopped the previous job with: the failed job's newer checkpoint,
 // still on storage, is passed over (the very loss goOnFromFailedJob was written for, seed 9000160).
 func TestS6BSessionClusterRetentionEditedWhileTheJobRunsDoesNotDropItsKeptCheckpoint(t *testing.T) {
-	t.Skip("TODO(issue 55): a session job judges its job's checkpoint retention by the session cluster's spec as it is " +
-		"now, not by the Flink cluster its job runs on; the fix is to know what that cluster was rendered with (an " +
-		"annotation of its JobManager Deployment, as for retained checkpoints) or to ask Flink (GET /jobs/:id/checkpoints/config)")
 	w := newWorld(t)
 	jar := w.withSessions()
 	w.createSessionCluster(sessionCluster("session"))
@@ -321,4 +320,46 @@ func TestS6BRestartOfAFailedJobDoesNotRestoreACheckpointFlinkDiscarded(t *testin
 	}
 	assert.Equal(t, v1beta1.JobRunning, got.Status.JobStatus.State, "the job runs again, from the newest state left (the savepoint)")
 	assert.Equal(t, saved, got.Status.JobStatus.RestorePath)
+}
+
+// A session job's Flink cluster keeps the checkpoint retention it was rendered with: the
+// FlinkSessionCluster's spec, edited from NO_EXTERNALIZED_CHECKPOINTS to RETAIN_ON_CANCELLATION,
+// says what only its next Flink cluster runs with. The session job moves its LastState job there;
+// judged by the edited spec, the old job was cancelled as if its checkpoints survived the cancel,
+// and Flink discarded them: the job on the new cluster started from older state. The JobManager
+// Deployment says what its cluster was rendered with (flink.CheckpointRetentionAnnotation).
+func TestASessionJobsStopFollowsTheRetentionItsFlinkClusterRunsWith(t *testing.T) {
+	w := newWorld(t)
+	jar := w.withSessions()
+	c := sessionCluster("session")
+	c.Spec.FlinkConfig[flink.CheckpointRetentionKey] = "NO_EXTERNALIZED_CHECKPOINTS"
+	w.createSessionCluster(c)
+	w.createSessionJob(sessionJob("a", "session", jar, v1beta1.UpgradeModeLastState))
+	w.runSessionsUntil("a running", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobRunning) })
+	for i := 0; i < 60; i++ {
+		w.reconcileSessions()
+	}
+	first := w.sessionJob("a").Status.JobStatus.JobID
+	require.NotEmpty(t, first)
+	w.updateSessionCluster("session", func(c *v1beta1.FlinkSessionCluster) {
+		c.Spec.FlinkConfig[flink.CheckpointRetentionKey] = flink.RetainOnCancellation
+	})
+	w.runSessionsUntil("a runs a new job", func() bool {
+		j := w.sessionJob("a")
+		return j.Status.Phase == v1beta1.SessionJobRunning && j.Status.JobStatus.JobID != first && j.Status.JobStatus.JobID != ""
+	})
+	var firstEnd time.Time
+	for _, r := range w.jobsOf("session", "a") {
+		t.Logf("job %s on %s from %q: %v", r.JobID, r.JobManager, r.RestoredFrom, r.States)
+		if r.JobID == first {
+			firstEnd, _ = r.AliveUntil()
+		}
+	}
+	next := w.sessionJob("a").Status.JobStatus
+	snap, ok := w.storage.Get(next.RestorePath)
+	require.True(t, ok, "the new job started from %q, which is on storage", next.RestorePath)
+	// Its state is the old job's as it stopped: a savepoint taken as it stopped, or a checkpoint of
+	// it, not an older state.
+	assert.True(t, snap.JobID == first && !snap.CreatedAt.Before(firstEnd.Add(-15*time.Second)),
+		"the new job started from %s (job %s, %s), older than job %s's stop at %s", snap.Path, snap.JobID, snap.CreatedAt, first, firstEnd)
 }

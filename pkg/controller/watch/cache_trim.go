@@ -36,11 +36,12 @@ func trimForCache(obj interface{}) (interface{}, error) {
 		return clusters.PodForCache(o), nil
 	case *appsv1.Deployment:
 		// The pod template is what the operator rendered, and most of the object; it reads a
-		// Deployment's replicas, labels, its own annotation (flink.RetainedCheckpointsAnnotation)
+		// Deployment's replicas, labels, its own annotations (flink.RetainedCheckpointsAnnotation,
+		// flink.CheckpointRetentionAnnotation)
 		// and the replica counts of its status, and changes it only by patches. The selector,
 		// strategy, the Deployment controller's conditions and revision annotation are a third of
 		// what was left, for each of 20,000 Deployments at 10,000 applications.
-		keepOwnMetadata(&o.ObjectMeta, flink.RetainedCheckpointsAnnotation)
+		keepOwnMetadata(&o.ObjectMeta, flink.RetainedCheckpointsAnnotation, flink.CheckpointRetentionAnnotation)
 		o.Spec.Template = corev1.PodTemplateSpec{}
 		o.Spec.Selector, o.Spec.Strategy = nil, appsv1.DeploymentStrategy{}
 		o.Status.Conditions = nil
@@ -48,12 +49,12 @@ func trimForCache(obj interface{}) (interface{}, error) {
 		// Of a Service a pass reads its name, labels, owner and what decides where a call through it
 		// lands (flink.JobManagerServiceProblem): its type, external name and selector. Its ports,
 		// cluster IPs and the API server's other defaults are half of the rest.
-		keepOwnMetadata(&o.ObjectMeta, "")
+		keepOwnMetadata(&o.ObjectMeta)
 		o.Spec = corev1.ServiceSpec{Type: o.Spec.Type, ExternalName: o.Spec.ExternalName, Selector: ownSelector(o.Spec.Selector)}
 	case *corev1.ConfigMap:
 		// The operator's ConfigMaps (a cluster's logging configuration) are read for their name,
 		// labels and owner (clusters.Group); their data is what it rendered, and goes to the pods.
-		keepOwnMetadata(&o.ObjectMeta, "")
+		keepOwnMetadata(&o.ObjectMeta)
 		o.Data, o.BinaryData, o.Immutable = nil, nil, nil
 	}
 	return obj, nil
@@ -69,12 +70,17 @@ const maxAnnotationKept = 16
 
 // keepOwnMetadata keeps of an object's metadata what a pass reads: its name, namespace, UID,
 // resourceVersion, generation and deletion timestamp, the operator's labels (ownLabels), its
-// controller (the owner a pass checks, k8.IsControlledByName), and the annotation named, if any.
+// controller (the owner a pass checks, k8.IsControlledByName), and the annotations named, if any.
 // The rest is for other readers: other labels and annotations, other owners, finalizers.
-func keepOwnMetadata(m *metav1.ObjectMeta, annotation string) {
+func keepOwnMetadata(m *metav1.ObjectMeta, annotations ...string) {
 	m.Labels = onlyKeys(m.Labels, ownLabels[:]...)
-	m.Annotations = onlyKeys(m.Annotations, annotation)
-	if v, ok := m.Annotations[annotation]; ok && len(v) > maxAnnotationKept {
+	m.Annotations = onlyKeys(m.Annotations, annotations...)
+	for k, v := range m.Annotations {
+		if len(v) > maxAnnotationKept {
+			delete(m.Annotations, k)
+		}
+	}
+	if len(m.Annotations) == 0 {
 		m.Annotations = nil
 	}
 	if ref := metav1.GetControllerOfNoCopy(m); ref != nil {
