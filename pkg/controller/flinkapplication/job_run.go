@@ -79,7 +79,7 @@ func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath
 	if restorePath != "" && rc.ledger().IsGone(restorePath) && rc.pass().View(rec.ClusterHash, rec.JobID).Liveness != jobs.Alive {
 		// Flink found nothing there before: no job is started from it again (explorer seed 11000118:
 		// a session job's update after the refused restore offered the same checkpoint again).
-		return jobStep{Failure: goneStateProblem(rc, restorePath)}
+		return jobStep{Failure: goneState(restorePath) + "; " + restoreByHand(rc)}
 	}
 	job := recordJob(rec)
 	args := p.Args

@@ -82,16 +82,16 @@ func choose(rc *Context, jobID string, ref *jobs.Ref, named bool) jobs.RestoreCh
 		if rc.Settings.FallbackWithoutState {
 			return jobs.RestoreChoice{WithoutState: true}
 		}
-		return jobs.RestoreChoice{Problem: goneStateProblem(rc, newest.Path)}
+		return jobs.RestoreChoice{Problem: goneState(newest.Path)}
 	}
 	return jobs.ChooseRestore(points, rc.Now, jobs.RestorePolicy{MaxAge: maxCheckpointAge(rc), WithoutState: rc.Settings.FallbackWithoutState})
 }
 
-// goneStateProblem says that the state a job is to start from is gone from storage, and how the
-// user names another.
-func goneStateProblem(rc *Context, path string) string {
+// goneState says that the newest state recorded of a job is gone from storage; the caller says how
+// the user names another.
+func goneState(path string) string {
 	return fmt.Sprintf("the newest recorded state %s is gone from storage (Flink could not find it when a job was started from it), "+
-		"and the job may have completed newer state the operator cannot list; %s", path, restoreByHand(rc))
+		"and the job may have completed newer state the operator cannot list", path)
 }
 
 // samePath tells whether two state paths name one place, as Flink writes them back: with or
