@@ -110,6 +110,12 @@ func (s *Storage) Delete(path string) {
 	s.remove(path)
 }
 
+// PutBack writes a snapshot again at its path, as a user who copies a lost directory back.
+func (s *Storage) PutBack(snap Snapshot) {
+	s.catchUp()
+	s.put(snap)
+}
+
 func (s *Storage) remove(path string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

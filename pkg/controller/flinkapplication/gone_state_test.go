@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,6 +20,8 @@ func TestAStateFlinkCouldNotFindIsNeverOfferedAgain(t *testing.T) {
 	w, first, hash := sessionJobSubmitting(t, false)
 	recorded := ledger.Of(&w.sessionJob("a").Status.Ledger).Checkpoint(first)
 	require.NotNil(t, recorded)
+	snap, ok := w.storage.Get(recorded.Path)
+	require.True(t, ok)
 	w.mu.Lock()
 	jm := w.jms["session-"+hash]
 	w.mu.Unlock()
@@ -43,4 +46,15 @@ func TestAStateFlinkCouldNotFindIsNeverOfferedAgain(t *testing.T) {
 	assert.Equal(t, v1beta1.SessionJobDeployFailed, j.Status.Phase)
 	assert.Contains(t, j.Status.Reason, "gone from storage")
 	assert.True(t, ledger.Of(&j.Status.Ledger).IsGone(recorded.Path))
+
+	// The user copies the checkpoint back and names it: the job starts from it.
+	w.storage.PutBack(snap)
+	w.env.Config.JobStabilizationPeriod.Duration = 10 * time.Second
+	w.updateSessionJob("a", func(j *v1beta1.FlinkSessionJob) {
+		j.Spec.Job.InitialSavepointPath, j.Spec.Job.SavepointRedeployNonce = recorded.Path, "back"
+	})
+	w.runSessionsUntil("a runs from the state named", func() bool {
+		j := w.sessionJob("a")
+		return j.Status.Phase == v1beta1.SessionJobRunning && j.Status.JobStatus.RestorePath == recorded.Path
+	})
 }

@@ -203,7 +203,15 @@ func (l Ledger) InDoubt(jobID string) []jobs.Trigger {
 // entry is what the restore order reads as the state's (TimeOf), and a redeploy is no newer state
 // (attack review s6: a second redeploy from one savepoint made it newer than the savepoint an
 // update stopped the job with, and a rollback went back to it).
+//
+// The user's word that the state is there settles Flink's earlier answer that it was not (Gone):
+// the state may have been copied back, and a redeploy is how the user names it.
 func (l Ledger) RecordRedeploy(path string, at time.Time) {
+	for i := range *l.Entries {
+		if e := &(*l.Entries)[i]; e.Path == path {
+			e.Gone = nil
+		}
+	}
 	e := v1beta1.StateEntry{Purpose: v1beta1.SavepointRedeploy, Result: v1beta1.StateCompleted, Path: path}
 	setTaken(&e, at)
 	*l.Entries = append(*l.Entries, e)

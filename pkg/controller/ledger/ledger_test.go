@@ -131,3 +131,15 @@ func TestRetentionNeverLetsGoTheNewestSavepointOfARecordedJob(t *testing.T) {
 	assert.Contains(t, paths, "s3://sp/newest", "the job's newest savepoint stays")
 	assert.Len(t, l.InDoubt("job"), 1, "the savepoint whose end is unknown stays")
 }
+
+// A state Flink could not find is gone until the user names it for a redeploy: the user's word
+// that it is there (copied back, say) settles Flink's earlier answer.
+func TestARedeployFromAGoneStateClearsItsMark(t *testing.T) {
+	var entries []v1beta1.StateEntry
+	l := Of(&entries)
+	l.Record(v1beta1.StateCheckpoint, "job", "c", "s3://ck/job/chk-9", t0)
+	l.MarkGone("s3://ck/job/chk-9", t0.Add(time.Minute))
+	assert.True(t, l.IsGone("s3://ck/job/chk-9"))
+	l.RecordRedeploy("s3://ck/job/chk-9", t0.Add(2*time.Minute))
+	assert.False(t, l.IsGone("s3://ck/job/chk-9"))
+}
