@@ -99,6 +99,6 @@ func endStartedCandidate(rc *Context) (Outcome, bool) {
 	if path, _ := attemptCheckpoint(rc, v, c.ClusterHash); path != "" {
 		st.Deployments.NextRestorePath = path
 	}
-	c.JobID, c.SubmittedAt = "", nil
+	forgetJob(c)
 	return persistThenContinue(), false
 }

@@ -121,6 +121,6 @@ func stopSecondVersion(rc *Context) (Outcome, bool) {
 	case jobs.Alive:
 		return stay(0), true
 	}
-	second.JobID = ""
+	second.JobID, second.ApplicationID = "", ""
 	return persistThenContinue(), true
 }

@@ -104,7 +104,21 @@ func recordRestart(st *v1beta1.JobOwnerStatus, kind v1beta1.DeploymentKind) *v1b
 // nothing older than this one's start, even when it failed before its first checkpoint.
 func keepCandidateJob(st *v1beta1.JobOwnerStatus) {
 	c, s := candidate(st), stable(st)
-	s.JobID, s.SubmittedAt, s.RestorePath = c.JobID, c.SubmittedAt, candidateStart(st)
+	takeJob(s, c)
+	s.SubmittedAt, s.RestorePath = c.SubmittedAt, candidateStart(st)
+}
+
+// takeJob makes rec's job the job of from: its id, and the application Flink runs it in
+// (applicationID). The two go together wherever a record's job changes hands: a record naming a
+// job without its application takes the job for gone at the next failover that runs the
+// application again (attack review s7).
+func takeJob(rec, from *v1beta1.DeploymentRecord) {
+	rec.JobID, rec.ApplicationID = from.JobID, from.ApplicationID
+}
+
+// forgetJob clears rec's job: it is no longer anyone's.
+func forgetJob(rec *v1beta1.DeploymentRecord) {
+	rec.JobID, rec.ApplicationID, rec.SubmittedAt = "", "", nil
 }
 
 // candidateStart is the state the candidate's job starts from: its record's once it ran stable,
@@ -125,7 +139,7 @@ func clearTarget(st *v1beta1.JobOwnerStatus) {
 // longer anyone's job. Savepoints asked of it stay in the ledger until they end.
 func stopRecorded(st *v1beta1.JobOwnerStatus) {
 	if s := stable(st); s != nil {
-		s.JobID, s.SubmittedAt = "", nil
+		forgetJob(s)
 	}
 }
 

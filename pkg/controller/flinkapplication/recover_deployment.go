@@ -90,11 +90,11 @@ func restartInPlace(rc *Context, reason, msg string, keepJob bool) Outcome {
 	if s == nil {
 		return stay(0)
 	}
-	lost := s.JobID
+	lost := *s
 	stopRecorded(&st.JobOwnerStatus)
 	c := recordRestart(&st.JobOwnerStatus, v1beta1.DeploymentRestart)
 	if keepJob {
-		c.JobID = lost
+		takeJob(c, &lost)
 	}
 	st.JobStatus.State = ""
 	return warnTo(PhaseSubmitting, reason, msg)

@@ -53,7 +53,7 @@ func handleRescaling(rc *Context) Outcome {
 			return failed(err)
 		}
 		p := specJobParams(rc.App)
-		candidate(&st.JobOwnerStatus).JobID = jobID
+		takeJob(candidate(&st.JobOwnerStatus), stable(&st.JobOwnerStatus))
 		promote(rc, stable(&st.JobOwnerStatus).RestorePath)
 		st.FailedDeployHash, st.RollbackHash = "", ""
 		p.recordIn(&st.JobOwnerStatus)

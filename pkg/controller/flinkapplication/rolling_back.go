@@ -161,7 +161,7 @@ func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 				}
 			}
 		}
-		c.JobID, c.SubmittedAt = "", nil
+		forgetJob(c)
 		return persistThenContinue()
 	}
 	if c.ClusterHash != liveCluster(&st.JobOwnerStatus) {

@@ -109,7 +109,8 @@ func handleSessionSubmitting(rc *Context) Outcome {
 		if live == "" {
 			return moveTo(PhaseWaitingForCluster, "WaitingForCluster", "the session cluster went away before the job ran: "+why)
 		}
-		c.ClusterHash, c.JobID, c.SubmittedAt, c.JarID = live, "", nil, ""
+		forgetJob(c)
+		c.ClusterHash, c.JarID = live, ""
 		return persistThenContinue()
 	}
 	if c.JarID == "" && (c.JobID == "" || rc.pass().View(c.ClusterHash, c.JobID).Liveness == jobs.Stopped) {

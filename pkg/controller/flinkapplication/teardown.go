@@ -113,7 +113,7 @@ func stopVersion(rc *Context, gone *v1beta1.DeploymentRecord) Outcome {
 		SavepointPath: path, Time: metav1.NewTime(rc.Now)}
 	rc.event(false, "VersionStopped", fmt.Sprintf("job %s of version %s (%s) stopped, %s", gone.JobID, gone.Version,
 		flink.VersionedServiceName(rc.App, gone.ClusterHash), describeStop(path, v)))
-	gone.JobID, gone.SubmittedAt = "", nil
+	forgetJob(gone)
 	trimLedger(rc)
 	// The record of how it stopped is persisted before its cluster, which knows the savepoint, goes.
 	return persistThenContinue()

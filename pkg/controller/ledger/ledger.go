@@ -306,7 +306,9 @@ func (l Ledger) Savepoints(max int) []v1beta1.SavepointRecord {
 // (what a record points to, what the next job starts from), for each job in keepJobs its newest
 // completed state, its newest completed savepoint, its checkpoints and its savepoints whose end is
 // unknown, the newest triggered checkpoint of each purpose and job, the last keep completed
-// savepoints and the last keep failed ones; past v1beta1.MaxLedger the oldest of the rest go too.
+// savepoints and the last keep failed ones; past v1beta1.MaxLedger the oldest go too, except
+// Pending entries and what a restore needs (what protect names, a gone mark, each recorded job's
+// newest completed state and savepoint).
 //
 // A recorded job's newest savepoint stays beside its newest checkpoint: a checkpoint may not outlive
 // the job (NO_EXTERNALIZED_CHECKPOINTS discards it as the job fails), and the savepoint is then the
@@ -342,29 +344,40 @@ func (l Ledger) Trim(keep int, keepJobs []string, protect func(path string) bool
 			kept[i] = failed <= keep
 		}
 	}
+	// What a restore needs is essential: the bound below never takes it.
+	essential := make([]bool, len(es))
+	for i, e := range es {
+		essential[i] = e.Gone != nil || e.Path != "" && protect != nil && protect(e.Path)
+	}
 	for _, job := range keepJobs {
-		if i := newestCompleted(es, job, false); i >= 0 {
-			kept[i] = true
-		}
-		if i := newestCompleted(es, job, true); i >= 0 {
-			kept[i] = true
+		for _, savepoints := range []bool{false, true} {
+			if i := newestCompleted(es, job, savepoints); i >= 0 {
+				kept[i], essential[i] = true, true
+			}
 		}
 	}
 	var out, gone []v1beta1.StateEntry
+	var outEssential []bool
 	for i, e := range es {
-		if kept[i] {
+		if kept[i] || essential[i] {
 			out = append(out, e)
+			outEssential = append(outEssential, essential[i])
 		} else if e.Result == v1beta1.StateCompleted && !IsCheckpoint(e.Purpose) && e.Purpose != v1beta1.SavepointRedeploy {
 			// A savepoint the user named for a redeploy is theirs: it leaves the ledger, never the store.
 			gone = append(gone, e)
 		}
 	}
+	// Past the bound the oldest of the rest go, savepoints in doubt included: a JobManager that
+	// loses every savepoint's result must not grow the ledger, and the newest doubts still hold
+	// the restore until Flink answers or the user names the state (attack review s7: the bound
+	// took the state the next job starts from, with its gone mark).
 	for len(out) > v1beta1.MaxLedger {
-		i := oldestUnpending(out)
+		i := oldestDroppable(out, outEssential)
 		if i < 0 {
 			break
 		}
 		out = append(out[:i], out[i+1:]...)
+		outEssential = append(outEssential[:i], outEssential[i+1:]...)
 	}
 	*l.Entries = out
 	return gone
@@ -437,9 +450,11 @@ func newestCompleted(es []v1beta1.StateEntry, job string, savepoints bool) int {
 	return best
 }
 
-func oldestUnpending(es []v1beta1.StateEntry) int {
+// oldestDroppable is the index of the oldest entry the ledger's bound may take: not Pending, not
+// essential to a restore; -1 when there is none.
+func oldestDroppable(es []v1beta1.StateEntry, essential []bool) int {
 	for i, e := range es {
-		if e.Result != v1beta1.StatePending {
+		if e.Result != v1beta1.StatePending && !essential[i] {
 			return i
 		}
 	}

@@ -64,9 +64,10 @@ func trimForCache(obj interface{}) (interface{}, error) {
 // cluster they belong to, which component, which BlueGreen colour.
 var ownLabels = [...]string{k8.AppLabel, k8.HashLabel, k8.ComponentLabel, flink.VersionLabel}
 
-// maxAnnotationKept bounds the value of the one annotation a pass reads of an object (a count):
-// a longer one cannot be what the operator wrote, and is not kept.
-const maxAnnotationKept = 16
+// maxAnnotationKept bounds the value of each annotation a pass reads of an object (a count, or a
+// checkpoint retention policy of at most 27 characters): a longer one cannot be what the operator
+// wrote, and is not kept.
+const maxAnnotationKept = 32
 
 // keepOwnMetadata keeps of an object's metadata what a pass reads: its name, namespace, UID,
 // resourceVersion, generation and deletion timestamp, the operator's labels (ownLabels), its
