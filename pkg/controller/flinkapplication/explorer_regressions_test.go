@@ -360,3 +360,11 @@ func TestExplorerSeed11000453(t *testing.T) {
 func TestExplorerSeed10000772(t *testing.T) {
 	replaySeed(t, 10000772, 1175)
 }
+
+// Seed 11000067 (with Flink HA): the session cluster's spec turned HA off while its Flink cluster's
+// JobManager was gone; sj1 took its job for gone once the new cluster ran and submitted another
+// there, and when the spec turned HA back on the old cluster came back and HA recovered the first
+// job beside it (TestASessionJobWaitsForItsJobWhileFlinkHADataOfItsClusterIsLeft).
+func TestExplorerSeed11000067(t *testing.T) {
+	replayHASeed(t, 11000067, 3168)
+}

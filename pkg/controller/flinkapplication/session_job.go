@@ -31,6 +31,9 @@ type sessionState struct {
 	// OtherShardJobs are the FlinkSessionJobs of other shards that name the cluster, read only
 	// when the cluster is about to remove a Flink cluster or its finalizer (shard.go).
 	OtherShardJobs []*v1beta1.FlinkSessionJob
+	// ClusterHAConfigMaps names, for a session job, the ConfigMaps Flink's Kubernetes HA services
+	// left of its FlinkSessionCluster's Flink clusters, by cluster hash (haKeepsJobs).
+	ClusterHAConfigMaps map[string][]string
 }
 
 // handleSessionJobNew starts a new session job: on its cluster when that runs, from
@@ -329,12 +332,22 @@ func sessionClusterReady(rc *Context) (hash, why string) {
 }
 
 // haKeepsJobs tells whether the session cluster's JobManager that is gone comes back with the jobs
-// it ran: the cluster runs with Flink HA and is still the session cluster's, under the same hash.
-// A job submitted there is then not gone with its JobManager (explorer seed 200040: a session job
-// took it for gone, rested Suspended, and HA ran it on unseen, and beside the next one).
+// it ran: the cluster runs with Flink HA and is still the session cluster's, under the same hash,
+// or Flink's HA data of that cluster is left, from which any JobManager created again for it (the
+// session cluster's spec going back to it) recovers them. A job submitted there is then not gone
+// with its JobManager (explorer seed 200040: a session job took it for gone, rested Suspended, and
+// HA ran it on unseen, and beside the next one; seed 11000067: the session cluster's spec turned HA
+// off and back on while the old cluster's JobManager was gone, and the job HA recovered there ran
+// beside the one submitted on the cluster in between).
 func haKeepsJobs(rc *Context, hash string) bool {
 	c := rc.session.Cluster
-	return c != nil && c.DeletionTimestamp == nil && c.Status.DeployHash == hash && flink.ConfigHasHighAvailability(c.Spec.FlinkConfig)
+	if c == nil || c.DeletionTimestamp != nil {
+		return false
+	}
+	if c.Status.DeployHash == hash && flink.ConfigHasHighAvailability(c.Spec.FlinkConfig) {
+		return true
+	}
+	return len(rc.session.ClusterHAConfigMaps[hash]) > 0
 }
 
 // jobManagerHABringsBack says, for a session job whose job's JobManager is gone while Flink HA brings

@@ -46,9 +46,13 @@ func (e *Environment) ReconcileSessionJob(ctx context.Context, namespace, name s
 	// where its clusters would be.
 	owner := flink.ClusterOwner{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: job.Spec.ClusterName}}
 	clusters := map[string]*ClusterObjects{}
+	var ha map[string][]string
 	if cluster != nil {
 		owner = flink.OwnerFromSessionCluster(cluster)
 		if clusters, _, err = e.Observer.Owned(owner); err != nil {
+			return 0, err
+		}
+		if ha, err = e.Observer.HAConfigMaps(namespace, cluster.Name); err != nil {
 			return 0, err
 		}
 	}
@@ -60,7 +64,7 @@ func (e *Environment) ReconcileSessionJob(ctx context.Context, namespace, name s
 	rc := &Context{
 		Context: ctx, Config: e.Config, Now: e.Clock.Now(), Hash: sessionJobHash(job),
 		Clusters: clusters, Snapshots: snapshots, ClusterOwner: owner, env: e, kind: sessionJobKind,
-		session:  &sessionState{ClusterName: job.Spec.ClusterName, Cluster: cluster, Job: job},
+		session:  &sessionState{ClusterName: job.Spec.ClusterName, Cluster: cluster, Job: job, ClusterHAConfigMaps: ha},
 		Settings: sessionJobSettings(job, cluster),
 	}
 	rc.bind(sessionJobSubject{working}, sessionJobSubject{job})

@@ -1,13 +1,16 @@
 package flinkapplication
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
 )
 
@@ -57,4 +60,38 @@ func TestAStateFlinkCouldNotFindIsNeverOfferedAgain(t *testing.T) {
 		j := w.sessionJob("a")
 		return j.Status.Phase == v1beta1.SessionJobRunning && j.Status.JobStatus.RestorePath == recorded.Path
 	})
+}
+
+// A session job's job on a Flink cluster whose JobManager is gone comes back with Flink HA while the
+// HA data of that cluster is left, whatever the FlinkSessionCluster deploys meanwhile: its spec
+// turned HA off (a new Flink cluster) as the old cluster's JobManager went, and back on, which
+// creates the old cluster again. Explorer seed 11000067: the session job took its job for gone once
+// the new cluster ran, submitted another there, and HA recovered the first beside it.
+func TestASessionJobWaitsForItsJobWhileFlinkHADataOfItsClusterIsLeft(t *testing.T) {
+	w, first, hash := haSessionJobSubmitting(t)
+	require.NoError(t, w.kube.AppsV1().Deployments(ns).Delete(context.Background(), flink.JobManagerNameOf("session", hash), metav1.DeleteOptions{}))
+	haOff := func(c *v1beta1.FlinkSessionCluster) {
+		delete(c.Spec.FlinkConfig, "high-availability.type")
+		delete(c.Spec.FlinkConfig, "high-availability.storageDir")
+	}
+	w.updateSessionCluster("session", haOff)
+	w.runSessionsUntil("the session cluster runs its new Flink cluster", func() bool {
+		d := w.sessionCluster("session").Status.DeployHash
+		return d != "" && d != hash
+	})
+	for i := 0; i < 200; i++ {
+		w.reconcileSessions()
+	}
+	w.updateSessionCluster("session", func(c *v1beta1.FlinkSessionCluster) {
+		c.Spec.FlinkConfig["high-availability.type"] = "kubernetes"
+		c.Spec.FlinkConfig["high-availability.storageDir"] = "file:///checkpoints/ha"
+	})
+	for i := 0; i < 300; i++ {
+		w.reconcileSessions()
+	}
+	for _, r := range w.jobsOf("session", "a") {
+		t.Logf("job %s on %s from %q alive from %s", r.JobID, r.JobManager, r.RestoredFrom, r.AliveFrom())
+	}
+	t.Logf("first job %s; %s", first, w.describeSessions())
+	w.assertOneJobEach("a")
 }
