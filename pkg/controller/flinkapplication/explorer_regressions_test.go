@@ -368,3 +368,12 @@ func TestExplorerSeed10000772(t *testing.T) {
 func TestExplorerSeed11000067(t *testing.T) {
 	replayHASeed(t, 11000067, 3168)
 }
+
+// Seed 10000122: alpha's job ran under NO_EXTERNALIZED_CHECKPOINTS with a manual savepoint newer
+// than the state it started from; retention by age retired that savepoint's FlinkSnapshot, and the
+// guardian, protecting only the job's newest state (a checkpoint), let it be disposed of. The job
+// FAILED, its checkpoints went with it, and the suspend's recovery went back to the older savepoint
+// (TestRetentionByAgeKeepsTheRunningJobsNewestSavepoint).
+func TestExplorerSeed10000122(t *testing.T) {
+	replaySeed(t, 10000122, 4978)
+}

@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,7 +36,12 @@ func TestAStateFlinkCouldNotFindIsNeverOfferedAgain(t *testing.T) {
 	w.runSessionsUntil("a failed to deploy", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobDeployFailed) })
 
 	w.updateSessionJob("a", func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.Args = append(j.Spec.Job.Args, "--changed") })
-	for i := 0; i < 100; i++ {
+	w.runSessionsUntil("a's changed spec handled", func() bool {
+		j := w.sessionJob("a")
+		return j.Status.ObservedGeneration == j.Generation && j.Status.Phase == v1beta1.SessionJobDeployFailed &&
+			strings.Contains(j.Status.Reason, "gone from storage") || len(w.jobsOf("session", "a")) > 2
+	})
+	for i := 0; i < 20; i++ {
 		w.reconcileSessions()
 	}
 	starts := 0

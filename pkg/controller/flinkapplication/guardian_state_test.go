@@ -164,3 +164,27 @@ func TestAnApplicationCreatedAgainUnderADeletedOnesNameDoesNotRetireItsFinalSave
 	w.passes("wc", 5)
 	assert.True(t, w.storage.Exists(final), "the deleted application's final savepoint is not the new one's to dispose of")
 }
+
+// Retention by age never disposes of the running job's newest savepoint, though a checkpoint the job
+// took since is newer: under NO_EXTERNALIZED_CHECKPOINTS the checkpoints go with the job when it
+// ends, and the savepoint is then the newest state it leaves. Explorer seed 10000122: the guardian
+// protected only the newest state (a checkpoint), retention disposed of the newest savepoint, and
+// the job that FAILED was replaced from an older one.
+func TestRetentionByAgeKeepsTheRunningJobsNewestSavepoint(t *testing.T) {
+	w := newWorld(t)
+	running(t, w, "wc")
+	w.update("wc", func(a *v1beta1.FlinkApplication) {
+		a.Spec.FlinkConfig["execution.checkpointing.externalized-checkpoint-retention"] = "NO_EXTERNALIZED_CHECKPOINTS"
+		a.Spec.SavepointRetention = &v1beta1.SavepointRetention{Keep: 5, MaxAge: &metav1.Duration{Duration: 2 * time.Minute}, DisposeOlder: true}
+	})
+	w.runUntilPhase("wc", v1beta1.PhaseRunning)
+	newest, _ := takeSavepoint(t, w, "wc", "s1")
+	for i := 0; i < 60; i++ { // five minutes: checkpoints recorded since, the savepoint past maxAge
+		w.clock.Step(5 * time.Second)
+		_, _ = w.reconcile("wc")
+		w.events()
+	}
+	app := w.get("wc")
+	require.Equal(t, v1beta1.PhaseRunning, app.Status.Phase)
+	assert.True(t, w.storage.Exists(newest), "the running job's newest savepoint was disposed of")
+}

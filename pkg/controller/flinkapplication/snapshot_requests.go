@@ -13,6 +13,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
 )
 
 // What users ask of FlinkSnapshots, answered by the owner's pass:
@@ -226,8 +227,9 @@ func (d *disposals) guardian(rc *Context) (*guardian.Namespace, error) {
 }
 
 // protectedPaths are the states the owner's restore may need: what the running and the next job
-// start from, the final savepoint, the newest completed state of each job it records, and what a
-// rollback restores. The status as stored counts as much as the pass's own: a pass that moves its
+// start from, the final savepoint, the newest completed state and the newest savepoint of each job
+// it records (its checkpoints may go with it as it ends: NO_EXTERNALIZED_CHECKPOINTS, explorer seed
+// 10000122), and what a rollback restores. The status as stored counts as much as the pass's own: a pass that moves its
 // records on (a job that now runs becomes the stable one) writes them at its end, and until then the
 // stored status is what a new process reads after a crash. Nothing it names goes before the write
 // that stops naming it. The value says whether the pass's own status names the path too (false:
@@ -253,6 +255,7 @@ func pathsNamedBy(rc *Context, st *v1beta1.JobOwnerStatus) map[string]bool {
 		if r != nil {
 			out[r.RestorePath] = true
 			out[newestStatePath(rc, r.JobID)] = true
+			out[ledger.Of(&st.Ledger).NewestSavepointPath(r.JobID)] = true
 		}
 	}
 	// What a rollback restores: the stable record may no longer name its job once that job was

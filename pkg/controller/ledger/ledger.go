@@ -383,6 +383,14 @@ func (l Ledger) Trim(keep int, keepJobs []string, protect func(path string) bool
 	return gone
 }
 
+// NewestSavepointPath is where the job's newest completed savepoint is; "" when the ledger has none.
+func (l Ledger) NewestSavepointPath(jobID string) string {
+	if i := newestCompleted(*l.Entries, jobID, true); i >= 0 {
+		return (*l.Entries)[i].Path
+	}
+	return ""
+}
+
 // NewestPath is where the newest completed state of the job is; "" when the ledger has none.
 func (l Ledger) NewestPath(jobID string) string {
 	if i := newestCompleted(*l.Entries, jobID, false); i >= 0 {
