@@ -11,6 +11,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
@@ -227,9 +229,10 @@ func (d *disposals) guardian(rc *Context) (*guardian.Namespace, error) {
 }
 
 // protectedPaths are the states the owner's restore may need: what the running and the next job
-// start from, the final savepoint, the newest completed state and the newest savepoint of each job
-// it records (its checkpoints may go with it as it ends: NO_EXTERNALIZED_CHECKPOINTS, explorer seed
-// 10000122), and what a rollback restores. The status as stored counts as much as the pass's own: a pass that moves its
+// start from, the final savepoint, the newest completed state of each job it records and, when
+// that job's checkpoints may go with it as it ends (NO_EXTERNALIZED_CHECKPOINTS, or
+// DELETE_ON_CANCELLATION: explorer seed 10000122), its newest savepoint, and what a rollback
+// restores. The status as stored counts as much as the pass's own: a pass that moves its
 // records on (a job that now runs becomes the stable one) writes them at its end, and until then the
 // stored status is what a new process reads after a crash. Nothing it names goes before the write
 // that stops naming it. The value says whether the pass's own status names the path too (false:
@@ -255,7 +258,9 @@ func pathsNamedBy(rc *Context, st *v1beta1.JobOwnerStatus) map[string]bool {
 		if r != nil {
 			out[r.RestorePath] = true
 			out[newestStatePath(rc, r.JobID)] = true
-			out[ledger.Of(&st.Ledger).NewestSavepointPath(r.JobID)] = true
+			if !checkpointsOutliveJob(rc, r.JobID) {
+				out[ledger.Of(&st.Ledger).NewestSavepointPath(r.JobID)] = true
+			}
 		}
 	}
 	// What a rollback restores: the stable record may no longer name its job once that job was
@@ -263,6 +268,14 @@ func pathsNamedBy(rc *Context, st *v1beta1.JobOwnerStatus) map[string]bool {
 	out[stableFloor(st, func(jobID string) []jobs.StatePoint { return bookPoints(rc, jobID) })] = true
 	delete(out, "")
 	return out
+}
+
+// checkpointsOutliveJob tells whether the job's checkpoints stay on storage however it ends (a
+// cancel or a failure), as the configuration it runs with says: its newest checkpoint then stands
+// for its newest state.
+func checkpointsOutliveJob(rc *Context, jobID string) bool {
+	conf := runConfigOfJob(rc, jobID)
+	return flink.CheckpointsSurviveEnd(conf, client.JobCanceled) && flink.CheckpointsSurviveEnd(conf, client.JobFailed)
 }
 
 // patchSnapshotFinalizers sets a FlinkSnapshot's finalizers, guarded by its resourceVersion.
