@@ -150,7 +150,7 @@ type restoreRefs struct {
 	// specPath is the savepoint its spec names for its first job or a redeploy.
 	specPath string
 	// paths are the states it runs from or will start from, its final savepoint, and the newest
-	// state of each job it records.
+	// state and the newest savepoint of each job it records.
 	paths []string
 	// redeploys are its ledger's Redeploy entries, with their path and time only.
 	redeploys []v1beta1.StateEntry
@@ -175,7 +175,10 @@ func refsOf(kind string, meta metav1.ObjectMeta, specPath, named string, st *v1b
 	l := ledger.Of(&st.Ledger)
 	for _, d := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
 		if d != nil {
-			r.paths = append(r.paths, d.RestorePath, l.NewestPath(d.JobID))
+			// The newest savepoint too, whatever the job's retention policy, which the other
+			// objects of the namespace do not read: a checkpoint may go with its job (attack
+			// review s8: another object's FlinkSnapshot disposed of it).
+			r.paths = append(r.paths, d.RestorePath, l.NewestPath(d.JobID), l.NewestSavepointPath(d.JobID))
 		}
 	}
 	r.paths = append(r.paths, stableFloor(st, nil))

@@ -195,9 +195,7 @@ func handleSessionJobRunning(rc *Context) Outcome {
 	case v.Liveness == jobs.Unknown && rc.Clusters[hash].JobManagerGone() && haKeepsJobs(rc, hash):
 		// HA brings the job back with the JobManager the session cluster creates again (explorer
 		// seed 170083: taken for lost, the job was forgotten and ran on after its object was gone).
-		waitingOn(rc, fmt.Sprintf("the JobManager of %s is gone; Flink HA recovers job %s when it is back",
-			flink.VersionedServiceNameOf(rc.ClusterOwner.Name, hash), jobID))
-		return stay(0)
+		return waitForHAJobManager(rc, hash, jobID)
 	case v.Liveness == jobs.Stopped && v.Details == nil:
 		return sessionJobLost(rc, v)
 	case v.State() == client.JobFailed:
@@ -348,6 +346,25 @@ func haKeepsJobs(rc *Context, hash string) bool {
 		return true
 	}
 	return len(rc.session.ClusterHAConfigMaps[hash]) > 0
+}
+
+// waitForHAJobManager waits for the JobManager of the job's cluster, which Flink HA brings back
+// with the job. A cluster the FlinkSessionCluster no longer runs gets no JobManager again unless
+// its spec goes back to it: a Warning says so once, with the ways out (attack review s8: the job
+// waited for hours, silently).
+func waitForHAJobManager(rc *Context, hash, jobID string) Outcome {
+	name := flink.VersionedServiceNameOf(rc.ClusterOwner.Name, hash)
+	msg := fmt.Sprintf("the JobManager of %s is gone; Flink HA recovers job %s when it is back", name, jobID)
+	if c := rc.session.Cluster; c != nil && c.Status.DeployHash != hash && c.Status.UpdatingHash != hash {
+		msg += fmt.Sprintf(", but FlinkSessionCluster %s no longer runs %s and does not create its JobManager again: "+
+			"change its spec back to bring the job back, or delete the Flink HA ConfigMaps of %s to start the job again "+
+			"from its recorded state", rc.session.ClusterName, name, name)
+		if rc.Machine.Reason != "waiting: "+msg {
+			rc.event(true, "JobManagerNotComingBack", msg)
+		}
+	}
+	waitingOn(rc, msg)
+	return stay(0)
 }
 
 // jobManagerHABringsBack says, for a session job whose job's JobManager is gone while Flink HA brings
