@@ -18,10 +18,13 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
 )
 
-// Attack review s8 (of 36232c2, ce10a11, 401ecfc). Each test below failed on 401ecfc: a session job
-// waiting for the JobManager of a superseded HA cluster now says so with a Warning
-// (waitForHAJobManager), and every object's newest savepoint is named to the other objects'
-// guardians (refsOf). The ZooKeeper case is open.
+// Attack review s8 (of 36232c2, ce10a11, 401ecfc). Each test below failed on 401ecfc. A session
+// cluster records the spec each Flink cluster it keeps was rendered from (status.clusters): it
+// creates the JobManager of a kept HA cluster again, so that its jobs come back and move, and a
+// session job reads from it whether its job's cluster runs with HA, whatever HA type
+// (session_cluster_specs.go); a session job waiting for a JobManager nothing creates says so with a
+// Warning (waitForHAJobManager); every object's newest savepoint is named to the other objects'
+// guardians (refsOf).
 
 // haSessionJobRunning is an HA session cluster "session" and a session job "a" whose job runs
 // stable on it (Running), with checkpoints completed.
@@ -168,9 +171,6 @@ func TestS8AnotherObjectsDeletedFlinkSnapshotNeverDisposesOfTheNewestSavepointAJ
 // the first from ZooKeeper beside it. The world hides Flink's ConfigMaps from the operator's
 // listing to stand for HA data kept outside Kubernetes; the simulated JobManager recovers as HA does.
 func TestS8ASessionJobWaitsForItsJobWhileZooKeeperHADataOfItsClusterIsLeft(t *testing.T) {
-	t.Skip("TODO(issue 55): a FlinkSessionCluster does not record the spec of the Flink clusters it keeps; with HA kept " +
-		"outside Kubernetes nothing tells, once the spec changed, that a superseded cluster can bring its jobs back. " +
-		"Recording each kept cluster's spec would also let the session cluster create its JobManager again")
 	w, first, hash := sessionJobRunningWith(t, "zookeeper")
 	w.kube.PrependReactor("list", "configmaps", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		if l, ok := action.(k8stesting.ListAction); ok && strings.Contains(l.GetListRestrictions().Labels.String(), flink.FlinkObject) {

@@ -29,8 +29,12 @@ func handleSessionClusterDeploy(rc *Context) Outcome {
 		return failed(err)
 	}
 	st := rc.Owned
-	if st.UpdatingHash != rc.Hash {
+	if _, recorded := recordedClusterSpec(sessionClusterStatus(rc), rc.Hash); st.UpdatingHash != rc.Hash || !recorded {
+		// The spec the cluster is rendered from is recorded with it, before it is created.
 		st.UpdatingHash = rc.Hash
+		if err := recordClusterSpec(rc, rc.Hash); err != nil {
+			return failed(err)
+		}
 		return persistThenContinue()
 	}
 	if err := createCluster(rc, rc.ClusterOwner, rc.Hash); err != nil {
@@ -110,7 +114,9 @@ func watchSessionCluster(rc *Context) Outcome {
 		return stay(0)
 	}
 	if c := rc.Clusters[st.DeployHash]; c == nil || c.JobManager == nil || c.TaskManager == nil || c.Service == nil {
-		if err := createCluster(rc, rc.ClusterOwner, st.DeployHash); err != nil {
+		// As the cluster was rendered, not from a spec that changed since (one that failed to
+		// deploy, say).
+		if err := createCluster(rc, ownerOfCluster(rc, st.DeployHash), st.DeployHash); err != nil {
 			return failed(fmt.Errorf("objects of Flink cluster %s are missing, and are not created again from the spec: %w",
 				flink.VersionedServiceNameOf(rc.Meta.Name, st.DeployHash), err))
 		}
@@ -118,6 +124,14 @@ func watchSessionCluster(rc *Context) Outcome {
 			flink.VersionedServiceNameOf(rc.Meta.Name, st.DeployHash)))
 	}
 	observeCluster(rc, st.DeployHash)
+	if err := bringBackJobManagers(rc); err != nil {
+		return failed(err)
+	}
+	defer func() {
+		if err := keepClusterSpecs(rc); err != nil {
+			rc.event(true, "ClusterSpecNotRecorded", err.Error())
+		}
+	}()
 	for hash, c := range rc.Clusters {
 		if hash == st.DeployHash || hash == st.UpdatingHash || c.JobManager == nil && c.TaskManager == nil && c.Service == nil {
 			continue

@@ -345,6 +345,11 @@ func haKeepsJobs(rc *Context, hash string) bool {
 	if c.Status.DeployHash == hash && flink.ConfigHasHighAvailability(c.Spec.FlinkConfig) {
 		return true
 	}
+	if spec, ok := recordedClusterSpec(&c.Status, hash); ok {
+		// The session cluster keeps that cluster while jobs are on it, and creates its JobManager
+		// again when it ran with HA (bringBackJobManagers), whatever HA type it ran with.
+		return flink.ConfigHasHighAvailability(spec.FlinkConfig)
+	}
 	return len(rc.session.ClusterHAConfigMaps[hash]) > 0
 }
 

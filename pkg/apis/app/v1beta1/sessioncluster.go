@@ -79,6 +79,23 @@ type FlinkSessionClusterStatus struct {
 	// History holds the most recent phase transitions, newest last.
 	// +kubebuilder:validation:MaxItems=20
 	History []SessionClusterPhaseTransition `json:"history,omitempty"`
+
+	// Clusters are the specs the Flink clusters the session cluster runs or keeps were rendered
+	// from, by cluster hash: objects of a kept cluster that go missing (its JobManager, which Flink
+	// HA needs to bring that cluster's jobs back) are created again as they were, whatever the
+	// spec says now, and a session job tells from it whether its job's cluster runs with HA.
+	// +listType=map
+	// +listMapKey=hash
+	// +kubebuilder:validation:MaxItems=8
+	Clusters []SessionClusterSpecRecord `json:"clusters,omitempty"`
+}
+
+// SessionClusterSpecRecord is the spec one Flink cluster of a session cluster was rendered from.
+type SessionClusterSpecRecord struct {
+	// Hash is the cluster's hash.
+	Hash string `json:"hash"`
+	// Spec is the FlinkSessionCluster's spec as JSON, as it was when the cluster was created.
+	Spec string `json:"spec"`
 }
 
 // SessionJobReference is one FlinkSessionJob on a session cluster.
