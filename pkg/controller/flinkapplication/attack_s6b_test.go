@@ -322,13 +322,9 @@ func TestS6BRestartOfAFailedJobDoesNotRestoreACheckpointFlinkDiscarded(t *testin
 	assert.Equal(t, saved, got.Status.JobStatus.RestorePath)
 }
 
-// A session job's Flink cluster keeps the checkpoint retention it was rendered with: the
-// FlinkSessionCluster's spec, edited from NO_EXTERNALIZED_CHECKPOINTS to RETAIN_ON_CANCELLATION,
-// says what only its next Flink cluster runs with. The session job moves its LastState job there;
-// judged by the edited spec, the old job was cancelled as if its checkpoints survived the cancel,
-// and Flink discarded them: the job on the new cluster started from older state. The JobManager
-// Deployment says what its cluster was rendered with (flink.CheckpointRetentionAnnotation).
-func TestASessionJobsStopFollowsTheRetentionItsFlinkClusterRunsWith(t *testing.T) {
+// sessionJobRunningWithoutExternalizedCheckpoints is session job "a" (LastState) running on session
+// cluster "session", whose Flink cluster runs with NO_EXTERNALIZED_CHECKPOINTS.
+func sessionJobRunningWithoutExternalizedCheckpoints(t *testing.T) *world {
 	w := newWorld(t)
 	jar := w.withSessions()
 	c := sessionCluster("session")
@@ -336,6 +332,17 @@ func TestASessionJobsStopFollowsTheRetentionItsFlinkClusterRunsWith(t *testing.T
 	w.createSessionCluster(c)
 	w.createSessionJob(sessionJob("a", "session", jar, v1beta1.UpgradeModeLastState))
 	w.runSessionsUntil("a running", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobRunning) })
+	return w
+}
+
+// A session job's Flink cluster keeps the checkpoint retention it was rendered with: the
+// FlinkSessionCluster's spec, edited from NO_EXTERNALIZED_CHECKPOINTS to RETAIN_ON_CANCELLATION,
+// says what only its next Flink cluster runs with. The session job moves its LastState job there;
+// judged by the edited spec, the old job was cancelled as if its checkpoints survived the cancel,
+// and Flink discarded them: the job on the new cluster started from older state. The JobManager
+// Deployment says what its cluster was rendered with (flink.CheckpointRetentionAnnotation).
+func TestASessionJobsStopFollowsTheRetentionItsFlinkClusterRunsWith(t *testing.T) {
+	w := sessionJobRunningWithoutExternalizedCheckpoints(t)
 	for i := 0; i < 60; i++ {
 		w.reconcileSessions()
 	}

@@ -20,6 +20,26 @@ import (
 // application Flink runs it in now change hands together (takeJob, forgetJob in records.go), and
 // the cache keeps annotation values up to 32 characters (watch/cache_trim.go).
 
+// followARerun restarts the JobManager of wc's running job (old) with Flink 2.3 running it again
+// under a new id, for every JobManager of the world too when everywhere says so, and waits until wc
+// follows the job; it returns the first job's id, the JobManager and wc then.
+func followARerun(t *testing.T, w *world, old *v1beta1.FlinkApplication, everywhere bool) (string, *flinksim.JobManager, *v1beta1.FlinkApplication) {
+	first := old.Status.JobStatus.JobID
+	faults := flinksim.Faults{RerunUnderNewJobID: true, RerunTakes: 20 * time.Second}
+	if everywhere {
+		w.faults = faults
+	}
+	jm := w.jm(old, old.Status.DeployHash)
+	jm.SetFaults(faults)
+	jm.Restart()
+	app := w.runUntil("wc", "following the re-run job", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.JobID != first &&
+			a.Status.JobStatus.State == v1beta1.JobRunning
+	})
+	require.Equal(t, first, stable(&app.Status.JobOwnerStatus).ApplicationID)
+	return first, jm, app
+}
+
 // A rescale in place under the adaptive scheduler keeps the job Flink 2.3 re-ran under a new id,
 // but handleRescaling (rescaling.go) writes the live job's id into the candidate record the rescale
 // recorded (recordTarget: no applicationID) and promotes it: the record keeps the job id and forgets
@@ -34,16 +54,8 @@ func TestARescaleInPlaceKeepsTheApplicationAReRunJobRunsIn(t *testing.T) {
 		s.ScaleMode = v1beta1.ScaleModeInPlace
 		s.FlinkConfig[flink.SchedulerKey] = "adaptive"
 	})
-	first := old.Status.JobStatus.JobID
-	jm := w.jm(old, old.Status.DeployHash)
-	jm.SetFaults(flinksim.Faults{RerunUnderNewJobID: true, RerunTakes: 20 * time.Second})
-	jm.Restart()
-	app := w.runUntil("wc", "following the re-run job", func(a *v1beta1.FlinkApplication) bool {
-		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.JobID != first &&
-			a.Status.JobStatus.State == v1beta1.JobRunning
-	})
+	first, jm, app := followARerun(t, w, old, false)
 	rerun := app.Status.JobStatus.JobID
-	require.Equal(t, first, stable(&app.Status.JobOwnerStatus).ApplicationID)
 
 	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Parallelism = 4 })
 	app = w.runUntil("wc", "rescaled in place", func(a *v1beta1.FlinkApplication) bool {
@@ -83,18 +95,8 @@ func TestAJobManagerDeploymentRecreatedUnderHAFollowsTheReRunJobsApplication(t *
 		s.FlinkVersion = "2.3"
 		withKubernetesHA(s)
 	})
-	first := old.Status.JobStatus.JobID
-	faults := flinksim.Faults{RerunUnderNewJobID: true, RerunTakes: 20 * time.Second}
-	w.faults = faults
-	jm := w.jm(old, old.Status.DeployHash)
-	jm.SetFaults(faults)
-	jm.Restart()
-	app := w.runUntil("wc", "following the re-run job", func(a *v1beta1.FlinkApplication) bool {
-		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.JobID != first &&
-			a.Status.JobStatus.State == v1beta1.JobRunning
-	})
+	_, _, app := followARerun(t, w, old, true)
 	rerun := app.Status.JobStatus.JobID
-	require.Equal(t, first, stable(&app.Status.JobOwnerStatus).ApplicationID)
 	w.passes("wc", 10)
 
 	require.NoError(t, w.kube.AppsV1().Deployments(ns).Delete(context.Background(), flink.JobManagerName(app, app.Status.DeployHash), metav1.DeleteOptions{}))
@@ -104,7 +106,7 @@ func TestAJobManagerDeploymentRecreatedUnderHAFollowsTheReRunJobsApplication(t *
 	})
 	w.passes("wc", 20)
 	app = w.get("wc")
-	jm = w.jm(app, app.Status.DeployHash)
+	jm := w.jm(app, app.Status.DeployHash)
 	t.Logf("after the Deployment was created again: %s (%s), job %s; live on the cluster %v; events %v", app.Status.Phase, app.Status.Reason,
 		app.Status.JobStatus.JobID, liveJobIDs(jm), eventReasons(w.events()))
 	assert.NotEqual(t, v1beta1.PhaseDeployFailed, app.Status.Phase)
@@ -124,13 +126,7 @@ func TestAJobManagerDeploymentRecreatedUnderHAFollowsTheReRunJobsApplication(t *
 // Flink discards them (TestASessionJobsStopFollowsTheRetentionItsFlinkClusterRunsWith passes only
 // because the unit world reads Deployments from the API, not through the trimmed cache).
 func TestTheOperatorsCacheKeepsTheRetentionASessionClusterWasRenderedWith(t *testing.T) {
-	w := newWorld(t)
-	jar := w.withSessions()
-	c := sessionCluster("session")
-	c.Spec.FlinkConfig[flink.CheckpointRetentionKey] = "NO_EXTERNALIZED_CHECKPOINTS"
-	w.createSessionCluster(c)
-	w.createSessionJob(sessionJob("a", "session", jar, v1beta1.UpgradeModeLastState))
-	w.runSessionsUntil("a running", func() bool { return w.sessionJobIn("a", v1beta1.SessionJobRunning) })
+	w := sessionJobRunningWithoutExternalizedCheckpoints(t)
 	cluster := w.sessionCluster("session")
 	hash := cluster.Status.DeployHash
 	require.NotEmpty(t, hash)
