@@ -107,6 +107,9 @@
 //   - Checkpoint retention: state.checkpoints.num-retained (default 1) and
 //     execution.checkpointing.externalized-checkpoint-retention (default
 //     NO_EXTERNALIZED_CHECKPOINTS) decide which chk-<n> directories stay in Storage.
+//     A job HA recovers holds the checkpoints it had retained, as Flink's
+//     recovered checkpoint store does: newer ones subsume them, and the policy
+//     discards them as the job ends.
 //   - A job id stays a duplicate for the life of the JobManager process
 //     (non-HA job result store), even after the job left the job store
 //     (jobstore.expiration-time, default 1h).
