@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -64,6 +65,13 @@ func choose(rc *Context, jobID string, ref *jobs.Ref, named bool) jobs.RestoreCh
 		answered, discarded = err == nil, flinks.CheckpointsDiscarded
 		points = append(takenAsFlinkSays(points, flinks.TakenAt), flinks.Points...)
 		recordFlinksCheckpoint(rc, jobID, flinks.Points)
+		restored, problem := restoredAtFailover(rc, jobID, flinks.Restored, points)
+		if problem != "" {
+			return jobs.RestoreChoice{Problem: problem}
+		}
+		if restored != nil {
+			points = append(points, *restored)
+		}
 	}
 	if doubt := job.Doubt(answered); doubt != "" && !named {
 		return jobs.RestoreChoice{Problem: doubt, InDoubt: true}
@@ -102,6 +110,38 @@ func samePath(a, b string) bool {
 		return strings.Replace(p, "file:///", "file:/", 1)
 	}
 	return a != "" && norm(a) == norm(b)
+}
+
+// restoredAtFailover is the checkpoint the job restored at its last failover when it completed none
+// since (jobs.FlinkAnswer.Restored), newer than any it completed before, which the operator may not
+// have recorded (explorer seed 11000153: the recorded checkpoint was subsumed, the job restored a
+// newer one after its JobManager failed over and FAILED before the next, and the suspend kept the
+// recorded one, which was gone). Flink does not say when it was taken: a savepoint of the job that
+// the ledger dates between the job's newest recorded checkpoint and that restore may be newer or
+// older, and then nothing is chosen (the problem says why).
+func restoredAtFailover(rc *Context, jobID string, restored *jobs.StatePoint, points []jobs.StatePoint) (*jobs.StatePoint, string) {
+	if restored == nil || !isCheckpointOf(jobID, restored.Path) || slices.ContainsFunc(points, func(p jobs.StatePoint) bool { return p.Path == restored.Path }) {
+		return nil, ""
+	}
+	var since time.Time
+	for _, p := range points {
+		if isCheckpointOf(jobID, p.Path) && p.At.After(since) {
+			since = p.At
+		}
+	}
+	for _, p := range points {
+		if !isCheckpointOf(jobID, p.Path) && p.At.After(since) && p.At.Before(restored.At) && !isStartOf(rc, jobID, p.Path) {
+			return nil, fmt.Sprintf("job %s restored checkpoint %s at a failover, and whether savepoint %s, taken before that, is newer "+
+				"Flink does not say", jobID, restored.Path, p.Path)
+		}
+	}
+	return restored, ""
+}
+
+// isStartOf tells whether path is the state the job started from: older than all it completed.
+func isStartOf(rc *Context, jobID, path string) bool {
+	s := startedFrom(rc, jobID)
+	return s != nil && s.Path == path
 }
 
 // recordFlinksCheckpoint writes the job's newest checkpoint, as Flink just listed it, to the

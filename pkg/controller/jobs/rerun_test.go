@@ -158,3 +158,19 @@ func TestAJobFlink23RanAgainIsWeighedByTheApplicationItRunsIn(t *testing.T) {
 	v = pass().View("c", job.ID)
 	require.NotEmpty(t, v.Rerun, v.Evidence)
 }
+
+// After a failover Flink's checkpoint statistics start again: until the job completes another
+// checkpoint they name its newest one only as restored, which AskFlinkState reports (Restored).
+func TestFlinksAnswerNamesTheCheckpointAJobRestoredAtAFailover(t *testing.T) {
+	b := haBenchOn23(t)
+	job := &Job{Cluster: "c"}
+	b.run23(app("u1"), job)
+	b.step(20*time.Second + 200*time.Millisecond)
+	b.jm.Crash()
+	b.step(time.Second)
+	answer, err := b.pass23().AskFlinkState(b.pass23().Ref("c", job.ID))
+	require.NoError(t, err)
+	require.NotNil(t, answer.Restored, "points %v", answer.Points)
+	assert.Contains(t, answer.Restored.Path, "/"+job.ID+"/chk-")
+	assert.Empty(t, answer.Points, "no checkpoint completed since the failover")
+}

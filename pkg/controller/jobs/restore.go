@@ -104,6 +104,10 @@ type FlinkAnswer struct {
 	// CheckpointsDiscarded says that Flink reports the job's newest checkpoint discarded (its
 	// retention policy, as the job ended): none older is left either.
 	CheckpointsDiscarded bool
+	// Restored is the checkpoint the job restored at its last failover, when it completed none
+	// since: Flink's statistics start again with each JobMaster and list no other. It is dated by
+	// the restore, for Flink does not say when it was taken.
+	Restored *StatePoint
 }
 
 // AskFlinkState is FlinkState, with the error when Flink did not tell the job's checkpoints: a
@@ -126,6 +130,9 @@ func (p *Pass) AskFlinkState(ref Ref, asked ...Trigger) (FlinkAnswer, error) {
 		}
 	}
 	out.CheckpointsDiscarded = cps.Latest.Completed != nil && cps.Latest.Completed.Discarded
+	if r := cps.Latest.Restored; cps.Latest.Completed == nil && r != nil && !r.IsSavepoint && Restorable(r.ExternalPath) {
+		out.Restored = &StatePoint{r.ExternalPath, time.UnixMilli(r.RestoreTimestamp)}
+	}
 	if c := cps.Latest.Completed; c != nil && Restorable(c.ExternalPath) && !c.Discarded {
 		// A checkpoint Flink discarded (its retention policy, as the job ended) is no state to
 		// restore, however newest (explorer seed 10000110).
