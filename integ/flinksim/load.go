@@ -59,6 +59,12 @@ type LoadVertex struct {
 	// PendingRecords, on the source, makes it report its backlog as <operator>.pendingRecords, as
 	// connectors that know it (Kafka) do, from the first record a deployment reads on.
 	PendingRecords bool
+	// UncountedReads, on the source, makes its operator report no records read
+	// (<operator>.numRecordsIn stays 0), as on real Flink a source whose reader does not extend the
+	// connector base (SourceReaderBase) does: Flink counts a source's records in nowhere else, so
+	// NumberSequenceSource, DataGeneratorSource and readers of a job's own show what they read only
+	// as what their operator emits.
+	UncountedReads bool
 	// UserMetrics makes each subtask of the vertex report this many metrics of the job's own beside
 	// Flink's, named <operator>.user.<n>, as a job that registers counters does. Names are padded
 	// with '-' to UserMetricNameBytes when that is longer: a tenant's image can make the list of a
@@ -83,6 +89,7 @@ type loadSpec struct {
 	partitions int
 	topic      string
 	pending    bool
+	uncounted  bool
 	input      Rate
 	noise      float64
 	seed       int64
@@ -157,7 +164,7 @@ func (l Load) compile() (*loadSpec, error) {
 	if err := errors.Join(problems...); err != nil {
 		return nil, err
 	}
-	s.partitions, s.pending, s.topic = src.Partitions, src.PendingRecords, src.Topic
+	s.partitions, s.pending, s.topic, s.uncounted = src.Partitions, src.PendingRecords, src.Topic, src.UncountedReads
 	if s.topic == "" {
 		s.topic = "input"
 	}

@@ -76,6 +76,9 @@ func (jm *JobManager) subtaskMetrics(j *job, v int, now time.Time) []map[string]
 		m[metricBackPressured] = clampMillis(noisy(metricBackPressured, backPressured))
 		m[metricIdle] = clampMillis(noisy(metricIdle, 1000-busy-backPressured))
 		m[op+metricIn], m[op+metricInRate] = inCount, noisy(op+metricInRate, in)
+		if v == 0 && spec != nil && spec.uncounted {
+			m[op+metricIn], m[op+metricInRate] = 0, 0
+		}
 		m[op+metricOut], m[op+metricOutRate] = outCount, noisy(op+metricOutRate, in*ratio)
 		// The task counts what it takes from and sends to the network: a source takes nothing in
 		// (its operator reads the records), and the last vertex sends nothing on.

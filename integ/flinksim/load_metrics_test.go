@@ -95,6 +95,21 @@ func TestASourceWithoutPendingRecordsReportsNone(t *testing.T) {
 	}
 }
 
+// A source whose reader does not count what it reads (real Flink counts a source's records in only
+// in SourceReaderBase) reports none read, and what it emitted as ever.
+func TestASourceThatDoesNotCountItsReadsReportsNoneRead(t *testing.T) {
+	h := newHarness(t, Options{})
+	l := pipeline(Constant(1600))
+	l.Vertices[0].UncountedReads = true
+	h.setLoad(l)
+	id := h.runToRunning(map[string]any{"parallelism": 2})
+	h.step(30 * time.Second)
+	h.expectAggregated(id, 0, "Source__Orders.numRecordsInPerSecond", "sum", 0)
+	h.expectAggregated(id, 0, "Source__Orders.numRecordsOutPerSecond", "sum", 1000)
+	h.expectAggregated(id, 0, "numRecordsOutPerSecond", "sum", 1000)
+	h.expectAggregated(id, 1, "numRecordsInPerSecond", "sum", 1000)
+}
+
 // A Kafka source lists each partition it reads the way Flink's Kafka source names it, and keeps up
 // only while its subtask with the most partitions does. It reports pendingRecords once it has read
 // a record.

@@ -23,9 +23,9 @@ import (
 //     a job with more, or others, is not autoscaled, and its status.autoscaler and a Warning Event
 //     (AutoscalerStopped) say why;
 //   - a vertex's name as shown, printable, at most maxVertexName bytes;
-//   - of a vertex's metric names, none but the two a source's samples ask for by name (what its
-//     operator read, and its backlog), each at most maxMetricName bytes, besides which of Flink's
-//     own task metrics it reports and how many Kafka partitions it reads;
+//   - of a vertex's metric names, none but the three a source's samples ask for by name (what its
+//     operator read and emitted, and its backlog), each at most maxMetricName bytes, besides which
+//     of Flink's own task metrics it reports and how many Kafka partitions it reads;
 //   - at most maxVertexSamples samples of vertices in all (and maxSamples of each): a job with
 //     many vertices is sampled less often, so that a window still fits.
 //
@@ -110,10 +110,10 @@ type vertexMetrics struct {
 	id string
 	// task are the task metrics of taskMetrics the vertex reports: the constants, not its answer.
 	task []string
-	// read and pending are its operator's records-read and pendingRecords metrics; "" when it has
-	// none (or only names longer than maxMetricName).
-	read, pending string
-	partitions    int
+	// read, emitted and pending are its source operator's records-read, records-emitted and
+	// pendingRecords metrics; "" when it has none (or only names longer than maxMetricName).
+	read, emitted, pending string
+	partitions             int
 }
 
 // taskMetrics are the metrics every sample reads of every vertex.
@@ -131,11 +131,17 @@ func readMetricNames(id string, names []string) vertexMetrics {
 		if len(n) > maxMetricName || strings.Contains(n, ",") {
 			continue // Flink would read a comma as two names
 		}
-		if m.read == "" && strings.HasSuffix(n, "."+client.MetricRecordsInPerSecond) {
+		if strings.HasSuffix(n, "."+client.MetricRecordsInPerSecond) && (m.read == "" || isSourceOperator(n) && !isSourceOperator(m.read)) {
 			m.read = strings.Clone(n)
 		}
 		if m.pending == "" && strings.HasSuffix(n, "."+client.MetricPendingRecords) {
 			m.pending = strings.Clone(n)
+		}
+	}
+	if m.read != "" {
+		out := strings.TrimSuffix(m.read, client.MetricRecordsInPerSecond) + client.MetricRecordsOutPerSecond
+		if slices.Contains(names, out) {
+			m.emitted = out
 		}
 	}
 	for i, t := range taskMetrics {
@@ -146,6 +152,11 @@ func readMetricNames(id string, names []string) vertexMetrics {
 	m.partitions = client.SourcePartitions(names)
 	return m
 }
+
+// isSourceOperator tells whether an operator metric's name is a source operator's: Flink names a
+// source "Source: …", which its metrics name "Source__…". A vertex that chains operators to its
+// source lists each one's records in; only the source's are what it read.
+func isSourceOperator(metric string) bool { return strings.HasPrefix(metric, "Source__") }
 
 // samplesKept is how many samples the autoscaler keeps of a job of n vertices.
 func samplesKept(n int) int {

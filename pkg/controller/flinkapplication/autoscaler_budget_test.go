@@ -218,3 +218,16 @@ func TestAJobWhoseVertexIdsAreNotFlinksIsNotAutoscaled(t *testing.T) {
 		assert.NotContains(t, over, "\x1b")
 	}
 }
+
+// A source vertex that chains operators after its source lists each one's records in and out: what
+// the source read is its own operator's, and what it emitted is that operator's too.
+func TestASourceVertexReadsItsSourceOperatorsRecords(t *testing.T) {
+	m := readMetricNames("v", []string{"Map.numRecordsInPerSecond", "Map.numRecordsOutPerSecond", client.MetricBusyTime,
+		"Source__sequence.numRecordsInPerSecond", "Source__sequence.numRecordsOutPerSecond"})
+	assert.Equal(t, "Source__sequence.numRecordsInPerSecond", m.read)
+	assert.Equal(t, "Source__sequence.numRecordsOutPerSecond", m.emitted)
+
+	m = readMetricNames("v", []string{"Source__sequence.numRecordsInPerSecond"})
+	assert.Equal(t, "Source__sequence.numRecordsInPerSecond", m.read)
+	assert.Empty(t, m.emitted, "an operator that lists no records emitted")
+}

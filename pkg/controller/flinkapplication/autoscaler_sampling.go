@@ -93,8 +93,8 @@ func (s *jobSamples) readSample(ctx context.Context, api client.API, ref jobs.Re
 	return sample, true, nil
 }
 
-// readVertex reads one vertex's metrics. A source's records in are what its operator read: its
-// task takes in none from the network.
+// readVertex reads one vertex's metrics. A source's records in are what its operator read, or
+// emitted where it counts none read: its task takes in none from the network.
 func (s *jobSamples) readVertex(ctx context.Context, api client.API, ref jobs.Ref, v *autoscaler.Vertex, b *callBudget) (string, autoscaler.VertexSample, error) {
 	known, err := s.metricsOf(ctx, api, ref, v, b)
 	if err != nil {
@@ -103,6 +103,9 @@ func (s *jobSamples) readVertex(ctx context.Context, api client.API, ref jobs.Re
 	want := slices.Clone(known.task)
 	if v.IsSource && known.read != "" {
 		want = append(want, known.read)
+	}
+	if v.IsSource && known.emitted != "" {
+		want = append(want, known.emitted)
 	}
 	if v.IsSource && known.pending != "" {
 		want = append(want, known.pending)
@@ -122,6 +125,11 @@ func (s *jobSamples) readVertex(ctx context.Context, api client.API, ref jobs.Re
 	if v.IsSource {
 		if known.read != "" {
 			vs.NumRecordsInPerSecond = finite(m[known.read].Sum)
+		}
+		if known.emitted != "" && vs.NumRecordsInPerSecond == 0 {
+			// Flink counts a source's records read only in its connector base (SourceReaderBase):
+			// a reader of other make reads as many as its operator emits, and reports none read.
+			vs.NumRecordsInPerSecond = finite(m[known.emitted].Sum)
 		}
 		if got, ok := m[known.pending]; known.pending != "" && ok && !math.IsNaN(got.Sum) {
 			vs.PendingRecords, vs.PendingKnown = got.Sum, true

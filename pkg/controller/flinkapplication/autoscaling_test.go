@@ -70,6 +70,40 @@ func TestTheAutoscalerRecommendsFromTheJobsMetrics(t *testing.T) {
 	assert.Equal(t, running.Status.JobStatus.JobID, jobs[0].ID, "recommending changes nothing")
 }
 
+// A source that does not count what it reads (on real Flink, any whose reader does not extend
+// SourceReaderBase: NumberSequenceSource, DataGeneratorSource, a job's own) reports 0 records read
+// per second; what it read is what its operator emitted. The autoscaler reads that, and recommends
+// more subtasks for the map it cannot keep up with, not fewer for every vertex.
+func TestTheAutoscalerReadsWhatASourceEmittedWhenItCountsNoReads(t *testing.T) {
+	w := newWorld(t)
+	w.loads["wc"] = flinksim.Load{
+		Vertices: []flinksim.LoadVertex{
+			{Name: "Source: sequence", Capacity: 5000, UncountedReads: true},
+			{Name: "Map", Capacity: 200},
+			{Name: "Sink: store", Capacity: 5000},
+		},
+		Input: flinksim.Constant(900),
+	}
+	app := wordcount("wc")
+	app.Spec.Autoscaler = &v1beta1.AutoscalerSpec{Mode: v1beta1.AutoscalerRecommend}
+	w.create(app)
+	w.runUntilPhase("wc", v1beta1.PhaseRunning)
+	for end := w.clock.Now().Add(20 * time.Minute); w.clock.Now().Before(end); {
+		_, _ = w.reconcile("wc")
+	}
+	st := w.get("wc").Status.Autoscaler
+	require.NotNil(t, st)
+	byName := map[string]v1beta1.VertexScaling{}
+	for _, v := range st.Vertices {
+		byName[v.Name] = v
+	}
+	require.Contains(t, byName, "Map", "vertices %+v, reason %q", st.Vertices, st.Reason)
+	// The map takes 3 × 200 of the 900 a second that arrive: backpressured, the source reads no
+	// more than that, and the map is busy all the time.
+	assert.Greater(t, byName["Map"].Recommended, byName["Map"].Current, "vertices %+v, reason %q", st.Vertices, st.Reason)
+	assert.Contains(t, st.Reason, "Map 3→", st.Reason)
+}
+
 // autoscaledWrites runs a job the cluster keeps up with for forty minutes and counts the status
 // writes of the last twenty, after the autoscaler's first decision.
 func autoscaledWrites(t *testing.T, mode v1beta1.AutoscalerMode) (int, *v1beta1.AutoscalerStatus) {
