@@ -112,9 +112,16 @@ func (jm *JobManager) attachJob(j *job, now time.Time) {
 // jobEnded moves a job's application on once the job is globally terminal: a SingleJobApplication,
 // and a PackagedProgramApplication that follows its jobs, end as the job did; a failed job's cause
 // goes into the application's exception history.
+//
+// Real 2.3 leaves a SingleJobApplication RUNNING for good when its job failed at its initialisation
+// (a run refused for a restore that cannot start): the application lists the FAILED job, and never
+// ends.
 func (jm *JobManager) jobEnded(j *job, at time.Time) {
 	a := jm.application(j.applicationID)
 	if a == nil || isTerminalApplication(a.state) || a.decoupled {
+		return
+	}
+	if j.state == stateFailed && !j.hasGraph() && !a.packaged {
 		return
 	}
 	switch j.state {

@@ -66,8 +66,9 @@
 // PUT /jobs/:id/resource-requirements; DELETE /jars/:jarid. From 2.3 also GET
 // /applications/overview, /applications/:aid{,/exceptions,/jobmanager/config},
 // /jobs/:id/rescales/{config,overview,history,summary,details/:uuid}; POST
-// /applications/:aid/cancel, /jars/:jarid/run-application. Anything else is
-// 404 "Not found: <uri>".
+// /applications/:aid/cancel, /jars/:jarid/run-application. Any other GET is the
+// web UI's 404 "Unable to load requested file <path>.", any other request the
+// router's 404 "Not found: <uri>".
 //
 // # Load
 //
@@ -114,7 +115,9 @@
 //     (non-HA job result store), even after the job left the job store
 //     (jobstore.expiration-time, default 1h).
 //   - Timings.JobCacheTTL reproduces the web.refresh-interval staleness of
-//     job-level GETs; it is off by default.
+//     job-level GETs; it is off by default. The checkpoint statistics, /checkpoints
+//     and each checkpoint's details alike, come from one copy of the job's taken
+//     at most that long ago, as Flink's do.
 //   - JobManager processes: Crash restarts one at once; Restart (an OOMKill)
 //     makes it answer every call with the leader-election 503 for
 //     Timings.Recovery first. Without HA both lose every job, operation and

@@ -251,7 +251,7 @@ func TestFleetRoutingJarsFaultsAndSharedStorage(t *testing.T) {
 			t.Fatalf("%s answered", path)
 		}
 	}
-	if status, m, _ := e.request("GET", "/"+testNS+"/app-v1/v1/nope", ""); status != 404 || errorText(m) != "Not found: /v1/nope" {
+	if status, m, _ := e.request("GET", "/"+testNS+"/app-v1/v1/nope", ""); status != 404 || errorText(m) != "Unable to load requested file /v1/nope." {
 		t.Fatalf("unknown route through the fleet: %d %v", status, m)
 	}
 

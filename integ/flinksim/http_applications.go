@@ -3,6 +3,7 @@ package flinksim
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -19,7 +20,7 @@ func (jm *JobManager) withApplication(rc *reqCtx, f func(a *application) respons
 	id := rc.params["applicationid"]
 	a := jm.application(id)
 	if a == nil {
-		return internalError(newThrowable(classCompletion, applicationNotFound(id).String(), applicationNotFound(id)))
+		return internalError(applicationNotFound(id))
 	}
 	return f(a)
 }
@@ -46,7 +47,7 @@ func (jm *JobManager) handleApplicationsOverview(rc *reqCtx) response {
 		return *missing
 	}
 	out := []any{}
-	for _, a := range jm.applications {
+	for _, a := range slices.Backward(jm.applications) { // newest first, as Flink lists them
 		jobs := map[string]int{}
 		for _, id := range a.jobIDs {
 			if j := jm.job(id); j != nil {

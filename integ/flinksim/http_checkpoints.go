@@ -27,6 +27,18 @@ func statsSummary(s summary) map[string]any {
 	}
 }
 
+// checkpointSummary is statsSummary as /checkpoints answers it: before a checkpoint completed its
+// percentiles have no data, and Flink writes the NaN they are as the string "NaN".
+func checkpointSummary(s summary) map[string]any {
+	out := statsSummary(s)
+	if s.count == 0 {
+		for _, p := range []string{"p50", "p90", "p95", "p99", "p999"} {
+			out[p] = "NaN"
+		}
+	}
+	return out
+}
+
 // checkpointJSON renders CheckpointStatistics with its className discriminator.
 func (jm *JobManager) checkpointJSON(j *job, e *checkpointEntry, now time.Time, withTasks bool) map[string]any {
 	if e == nil {
@@ -95,10 +107,10 @@ func (jm *JobManager) checkpointJSON(j *job, e *checkpointEntry, now time.Time, 
 
 func (jm *JobManager) handleCheckpoints(rc *reqCtx) response {
 	return jm.withCheckpointStats(rc, func(j *job) response {
-		c := &j.ckpt
+		c, now := jm.checkpointStatsOf(j, rc.now)
 		history := []any{}
 		for _, e := range c.history {
-			history = append(history, jm.checkpointJSON(j, e, rc.now, false))
+			history = append(history, jm.checkpointJSON(j, e, now, false))
 		}
 		var restored any
 		if r := c.restored; r != nil {
@@ -107,7 +119,9 @@ func (jm *JobManager) handleCheckpoints(rc *reqCtx) response {
 			}
 		}
 		inProgress := int64(c.inProgress())
-		sizes := statsSummary(c.sizes)
+		sizes := checkpointSummary(c.sizes)
+		// The simulator moves no data: what each completed checkpoint processed and persisted is 0.
+		moved := checkpointSummary(summary{count: c.sizes.count})
 		return respondOK(map[string]any{
 			"counts": map[string]any{
 				"restored": c.restoredCount, "total": c.completed + c.failed + inProgress,
@@ -115,14 +129,14 @@ func (jm *JobManager) handleCheckpoints(rc *reqCtx) response {
 			},
 			"summary": map[string]any{
 				"checkpointed_size": sizes, "state_size": sizes,
-				"end_to_end_duration": statsSummary(c.durations),
-				"alignment_buffered":  statsSummary(summary{}), "processed_data": statsSummary(summary{}),
-				"persisted_data": statsSummary(summary{}),
+				"end_to_end_duration": checkpointSummary(c.durations),
+				// Kept for compatibility, and always 0 (Flink's StatsSummaryDto of nothing).
+				"alignment_buffered": statsSummary(summary{}), "processed_data": moved, "persisted_data": moved,
 			},
 			"latest": map[string]any{
-				"completed": nilIfEmpty(jm.checkpointJSON(j, c.latestCompleted, rc.now, false)),
-				"savepoint": nilIfEmpty(jm.checkpointJSON(j, c.latestSavepoint, rc.now, false)),
-				"failed":    nilIfEmpty(jm.checkpointJSON(j, c.lastFail, rc.now, false)),
+				"completed": nilIfEmpty(jm.checkpointJSON(j, c.latestCompleted, now, false)),
+				"savepoint": nilIfEmpty(jm.checkpointJSON(j, c.latestSavepoint, now, false)),
+				"failed":    nilIfEmpty(jm.checkpointJSON(j, c.lastFail, now, false)),
 				"restored":  restored,
 			},
 			"history": history,
@@ -177,13 +191,13 @@ func (jm *JobManager) handleCheckpointDetails(rc *reqCtx) response {
 			return restError(http.StatusNotFound, classRestHandler, "Checkpointing was not enabled for job "+j.id+".", nil)
 		}
 		id, _ := strconv.ParseInt(rc.params["checkpointid"], 10, 64)
-		c := &j.ckpt
+		c, now := jm.checkpointStatsOf(j, rc.now)
 		for _, e := range append(append([]*checkpointEntry{}, c.history...), c.latestCompleted, c.latestSavepoint, c.lastFail) {
 			if e != nil && e.id == id {
-				return respondOK(jm.checkpointJSON(j, e, rc.now, true))
+				return respondOK(jm.checkpointJSON(j, e, now, true))
 			}
 		}
-		return restError(http.StatusNotFound, classNotFound,
+		return restError(http.StatusNotFound, classRestHandler,
 			"Could not find checkpointing statistics for checkpoint "+rc.params["checkpointid"]+".", nil)
 	})
 }
@@ -235,4 +249,63 @@ func inProgress() response {
 
 func completed(operation map[string]any) response {
 	return respondOK(map[string]any{"status": map[string]string{"id": "COMPLETED"}, "operation": operation})
+}
+
+// statsCopy is a job's checkpoint statistics as Flink's REST handlers answer them: a copy taken at
+// most Timings.JobCacheTTL ago (CheckpointStatsSnapshot, cached per job for
+// rest.cache.checkpoint-statistics.timeout, by default web.refresh-interval). /checkpoints and
+// /checkpoints/details/:id read the same copy, so a checkpoint completed since is in neither.
+type statsCopy struct {
+	job   *job
+	at    time.Time
+	stats checkpointStats
+}
+
+// checkpointStatsOf is the statistics the job's checkpoint handlers answer now, and the time they
+// are of: the job's own while there is no cache.
+func (jm *JobManager) checkpointStatsOf(j *job, now time.Time) (*checkpointStats, time.Time) {
+	ttl := jm.timings.JobCacheTTL
+	if ttl <= 0 {
+		return &j.ckpt, now
+	}
+	if c, ok := jm.statsCopies[j.id]; ok && c.job == j && now.Sub(c.at) < ttl {
+		return &c.stats, c.at
+	}
+	for id, c := range jm.statsCopies {
+		if now.Sub(c.at) >= ttl {
+			delete(jm.statsCopies, id)
+		}
+	}
+	c := &statsCopy{job: j, at: now, stats: j.ckpt.copy()}
+	jm.statsCopies[j.id] = c
+	return &c.stats, now
+}
+
+// copy is a deep copy of what the statistics show: the entries, which change as checkpoints
+// complete, are copied once each, so that the latest ones are still among the history's.
+func (c *checkpointStats) copy() checkpointStats {
+	out := *c
+	copies := map[*checkpointEntry]*checkpointEntry{}
+	of := func(e *checkpointEntry) *checkpointEntry {
+		if e == nil {
+			return nil
+		}
+		if d, ok := copies[e]; ok {
+			return d
+		}
+		d := *e
+		copies[e] = &d
+		return &d
+	}
+	out.history = make([]*checkpointEntry, len(c.history))
+	for i, e := range c.history {
+		out.history[i] = of(e)
+	}
+	out.latestCompleted, out.latestSavepoint, out.lastFail = of(c.latestCompleted), of(c.latestSavepoint), of(c.lastFail)
+	out.retained, out.pendingPeriodic = nil, nil // not shown
+	if c.restored != nil {
+		r := *c.restored
+		out.restored = &r
+	}
+	return out
 }

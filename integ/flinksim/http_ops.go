@@ -136,7 +136,7 @@ func (jm *JobManager) savepointDir(requested *string, property string) (string, 
 func (jm *JobManager) handleSavepointStatus(rc *reqCtx) response {
 	op := jm.findOperation(opSavepoint, rc.params["jobid"], rc.params["triggerid"])
 	if op == nil {
-		return restError(http.StatusNotFound, classNotFound, "There is no savepoint operation with triggerId="+
+		return restError(http.StatusNotFound, classRestHandler, "There is no savepoint operation with triggerId="+
 			rc.params["triggerid"]+" for job "+rc.params["jobid"]+".", nil)
 	}
 	if !op.done {

@@ -90,7 +90,8 @@ func buildRoutes() []route {
 	}
 	for i := range rs {
 		switch rs[i].endpoint {
-		case EndpointJob, EndpointJobConfig, EndpointExceptions, EndpointCheckpoints, EndpointCheckpointDetail, EndpointJobPlan:
+		case EndpointJob, EndpointJobConfig, EndpointExceptions, EndpointJobPlan:
+			// The checkpoint statistics have a copy of their own per job (checkpointStatsOf).
 			rs[i].cached = true
 		}
 	}
@@ -168,7 +169,7 @@ func (jm *JobManager) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	rt, params := match(req.Method, strings.Split(strings.TrimPrefix(path, "/"), "/"))
 	if rt == nil {
-		writeResponse(w, errorBody(http.StatusNotFound, "Not found: "+req.URL.RequestURI()))
+		writeResponse(w, routeNotFound(req))
 		return
 	}
 	var body []byte
@@ -273,6 +274,16 @@ func restError(status int, class, message string, cause *throwable) response {
 }
 
 // internalError is what Flink sends for any exception that is not a RestHandlerException.
+// routeNotFound is Flink's answer to a request no REST route takes: a GET goes on to the web UI's
+// static file handler (every Flink image has the web UI), which finds no such file; another method
+// is the router's 404.
+func routeNotFound(req *http.Request) response {
+	if req.Method == http.MethodGet {
+		return errorBody(http.StatusNotFound, "Unable to load requested file "+req.URL.Path+".")
+	}
+	return errorBody(http.StatusNotFound, "Not found: "+req.URL.RequestURI())
+}
+
 func internalError(t *throwable) response {
 	return errorBody(http.StatusInternalServerError, "Internal server error.",
 		"<Exception on server side:\n"+t.stackTrace()+"\nEnd of exception on server side>")

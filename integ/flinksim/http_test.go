@@ -3,6 +3,7 @@ package flinksim
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -27,8 +28,9 @@ func TestRESTConventions(t *testing.T) {
 		{"plain path", "GET", "/overview", nil, 200, `"flink-version":"1.20.0"`},
 		{"v1 prefix", "GET", "/v1/overview", nil, 200, `"flink-version":"1.20.0"`},
 		{"GET with a JSON body, as the Java client sends", "GET", "/v1/jobs/overview", map[string]any{}, 200, `"jid":"` + id},
-		{"unknown route", "GET", "/v1/foo?x=1", nil, 404, `{"errors":["Not found: /v1/foo?x=1"]}`},
-		{"unsupported version prefix", "GET", "/v2/overview", nil, 404, `Not found: /v2/overview`},
+		{"unknown route: the web UI finds no such file", "GET", "/v1/foo?x=1", nil, 404, `{"errors":["Unable to load requested file /v1/foo."]}`},
+		{"unsupported version prefix", "GET", "/v2/overview", nil, 404, `Unable to load requested file /v2/overview.`},
+		{"unknown route of another method", "POST", "/v1/foo?x=1", nil, 404, `{"errors":["Not found: /v1/foo?x=1"]}`},
 		{"wrong method on a known path", "DELETE", "/jobs/" + id, nil, 404, `Not found: /jobs/` + id},
 		{"malformed job id", "GET", "/jobs/x", nil, 400,
 			`Bad request, could not parse parameters: Cannot resolve path parameter (jobid) from value \"x\".`},
@@ -123,6 +125,37 @@ func TestJobCacheServesStaleJobDetails(t *testing.T) {
 	}
 	h.step(2 * time.Second)
 	h.expectState(id, "CANCELED")
+}
+
+// Flink answers a job's checkpoint statistics, /checkpoints and each checkpoint's details alike,
+// from one copy of them taken at most the cache's time ago: a savepoint completed since is in
+// neither, and the details of its id are a 404 until the copy is taken again.
+func TestJobCacheServesOneCopyOfTheCheckpointStatistics(t *testing.T) {
+	h := newHarness(t, Options{Timings: Timings{JobCacheTTL: 3 * time.Second}})
+	id := h.runToRunning(nil)
+	if got := at(h.mustGet("/jobs/"+id+"/checkpoints"), "latest", "savepoint"); got != nil {
+		t.Fatalf("a savepoint before any was taken: %v", got)
+	}
+	trigger := h.savepoint(id, nil)
+	h.step(1500 * time.Millisecond)
+	if got := at(h.savepointStatus(id, trigger), "status", "id"); got != "COMPLETED" {
+		t.Fatalf("savepoint %v", got)
+	}
+	stats := h.mustGet("/jobs/" + id + "/checkpoints")
+	if got := at(stats, "latest", "savepoint"); got != nil {
+		t.Fatalf("the statistics of 1.5 s ago show the savepoint: %v", got)
+	}
+	if status, m := h.get("/jobs/" + id + "/checkpoints/details/1"); status != http.StatusNotFound {
+		t.Fatalf("the details of a checkpoint the copy does not hold: %d %v", status, m)
+	}
+	h.step(2 * time.Second)
+	sp := at(h.mustGet("/jobs/"+id+"/checkpoints"), "latest", "savepoint")
+	if sp == nil {
+		t.Fatal("the statistics do not show the savepoint once the copy is taken again")
+	}
+	if got := at(h.mustGet(fmt.Sprintf("/jobs/%s/checkpoints/details/%v", id, at(sp, "id"))), "status"); got != "COMPLETED" {
+		t.Fatalf("the savepoint's details: %v", got)
+	}
 }
 
 func TestCrashLosesEverythingButStorage(t *testing.T) {

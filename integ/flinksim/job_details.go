@@ -1,6 +1,7 @@
 package flinksim
 
 import (
+	"encoding/json"
 	"strconv"
 	"time"
 )
@@ -28,8 +29,10 @@ type jobDetailsBody struct {
 	StatusCounts     orderedCounts `json:"status-counts"`
 	Plan             jobPlanBody   `json:"plan"`
 	PendingOperators *int          `json:"pending-operators,omitempty"` // 2.0+
-	ApplicationID    *string       `json:"application-id,omitempty"`    // 2.3+
-	SchedulerType    string        `json:"schedulerType,omitempty"`     // 2.3+
+	// ApplicationID and SchedulerType are 2.3's, and null for a job that never got past its
+	// initialisation: raw JSON, so that they can be absent, null or a string.
+	ApplicationID json.RawMessage `json:"application-id,omitempty"`
+	SchedulerType json.RawMessage `json:"schedulerType,omitempty"`
 }
 
 // vertexInfo is JobDetailsVertexInfo.
@@ -68,6 +71,17 @@ type jobPlanBody struct {
 	Name  string     `json:"name"`
 	Type  string     `json:"type"`
 	Nodes []planNode `json:"nodes"`
+	// empty makes it the plan of a job without an execution graph (one that never got past its
+	// initialisation) before 2.3, which Flink answers as {}.
+	empty bool
+}
+
+func (p jobPlanBody) MarshalJSON() ([]byte, error) {
+	if p.empty {
+		return []byte("{}"), nil
+	}
+	type plain jobPlanBody
+	return json.Marshal(plain(p))
 }
 
 type planNode struct {
@@ -149,11 +163,17 @@ func (jm *JobManager) jobDetails(j *job, now time.Time) jobDetailsBody {
 		body.PendingOperators = &none
 	}
 	if hasApplications(jm.flinkVersion) {
-		app := j.applicationID
-		body.ApplicationID, body.SchedulerType = &app, jm.schedulerType()
+		body.ApplicationID, body.SchedulerType = jsonNull, jsonNull
+		if j.hasGraph() {
+			body.ApplicationID, body.SchedulerType = jsonString(j.applicationID), jsonString(jm.schedulerType())
+		}
 	}
 	return body
 }
+
+var jsonNull = json.RawMessage("null")
+
+func jsonString(s string) json.RawMessage { return strconv.AppendQuote(nil, s) }
 
 // schedulerType is how 2.3 names the scheduler a job runs on (JobManagerOptions.SchedulerType).
 func (jm *JobManager) schedulerType() string {

@@ -41,6 +41,9 @@ type JobManager struct {
 	pending      []*pendingSubmit
 	ops          []*operation // async operations in trigger order
 	cache        map[string]cachedResponse
+	// statsCopies are the copies of each job's checkpoint statistics the REST handlers answer
+	// from, by job id, while Timings.JobCacheTTL is set (checkpointStatsOf).
+	statsCopies map[string]*statsCopy
 
 	faults    Faults
 	faultSeed int64
@@ -162,6 +165,7 @@ func (jm *JobManager) reset(now time.Time) {
 	jm.recoverAt = time.Time{}
 	jm.ops = nil
 	jm.cache = map[string]cachedResponse{}
+	jm.statsCopies = map[string]*statsCopy{}
 	jm.lastNow = now
 	jm.startedAt = now
 }

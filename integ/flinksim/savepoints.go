@@ -104,6 +104,10 @@ func (jm *JobManager) triggerSavepoint(now time.Time, jobID, triggerID, dir, for
 	jm.ops = append(jm.ops, op)
 	j := jm.job(jobID)
 	if cause := jm.checkpointable(j, jobID); cause != nil {
+		if cause.class == classJobNotFound {
+			// The Dispatcher's future fails with it, and the operation's result holds it wrapped.
+			cause = newThrowable(classCompletion, cause.String(), cause)
+		}
 		op.finish(now, cause)
 		return triggerID
 	}

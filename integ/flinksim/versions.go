@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net/http"
 	"reflect"
 	"regexp"
 	"slices"
@@ -124,7 +123,7 @@ func (jm *JobManager) notYet(rc *reqCtx, major, minor int) *response {
 	if flinkAtLeast(jm.flinkVersion, major, minor) {
 		return nil
 	}
-	missing := errorBody(http.StatusNotFound, "Not found: "+rc.r.URL.RequestURI())
+	missing := routeNotFound(rc.r)
 	return &missing
 }
 

@@ -228,5 +228,10 @@ func (jm *JobManager) plan(j *job) jobPlanBody {
 			nodes = append(nodes, node)
 		}
 	}
+	if !j.hasGraph() {
+		// A job that never got past its initialisation has no plan: {} until 2.1 typed the plan, and
+		// then one of empty strings and no nodes.
+		return jobPlanBody{Nodes: nodes, empty: flinkBefore(jm.flinkVersion, 2, 1)}
+	}
 	return jobPlanBody{JID: j.id, Name: j.name, Type: "STREAMING", Nodes: nodes}
 }

@@ -57,10 +57,13 @@ func TestSimulatorAnswersEveryClientCallAsRealFlink(t *testing.T) {
 	accepted := readAccepted(t)
 	for _, release := range diffReleases {
 		t.Run(release, func(t *testing.T) {
+			t.Parallel() // each waits on checkpoints every 2 s and a 3 s cache, as real Flink's
 			want := readGolden(t, release)
 			jm := flinksim.NewJobManager(flinksim.Options{
 				FlinkVersion: release, TaskManagers: 1, SlotsPerTaskManager: 4,
 				Storage: flinksim.NewStorage(),
+				// Flink's REST handlers answer from a copy of the job kept web.refresh-interval (3 s).
+				Timings: flinksim.Timings{JobCacheTTL: 3 * time.Second},
 				FlinkConfig: map[string]string{
 					"execution.checkpointing.dir":           "file:///flink/checkpoints",
 					"execution.checkpointing.savepoint-dir": "file:///flink/savepoints",
@@ -72,7 +75,7 @@ func TestSimulatorAnswersEveryClientCallAsRealFlink(t *testing.T) {
 			if err := os.WriteFile(jar, []byte("PK\x05\x06"+strings.Repeat("\x00", 18)), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			got := recordScenario(t, diffTarget{url: srv.URL, release: release, savepointDir: "/flink/savepoints", jar: jar, checkpointEvery: "200ms",
+			got := recordScenario(t, diffTarget{url: srv.URL, release: release, savepointDir: "/flink/savepoints", jar: jar, checkpointEvery: "2s",
 				incompatible: func(on bool) { jm.SetFaults(flinksim.Faults{UnmappableRestores: on}) }})
 			seen := map[string]bool{}
 			for _, diff := range compareRecordings(want, got) {
