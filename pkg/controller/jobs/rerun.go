@@ -32,8 +32,8 @@ func (p *Pass) weighApplication(view *View) {
 	case err != nil:
 		view.Liveness = Unknown
 		view.Evidence = fmt.Sprintf("the JobManager does not know job %s, and the state of its application is unknown: %v", id, err)
-	case client.IsTerminalApplication(app.Status):
-		view.Evidence += fmt.Sprintf(", and its application is %s", app.Status)
+	case app.Over():
+		view.Evidence += fmt.Sprintf(", and its application is %s and runs nothing more", app.Status)
 	default:
 		view.Liveness = Unknown
 		rerun, state := app.LiveJob()
@@ -92,8 +92,8 @@ func (p *Pass) fenceApplications(o Owner, job *Job) *Wait {
 			continue // it ended and left since the listing
 		case err != nil:
 			return retry(Retryable("GetApplication", err))
-		case client.IsTerminalApplication(app.Status):
-			continue
+		case app.Over():
+			continue // whatever its status: a run refused at its restore leaves one RUNNING for good
 		}
 		if id, state := app.LiveJob(); id != "" && !contains(o.Beside, id) {
 			p.announce(false, "JobAdopted", fmt.Sprintf("job %s of this object's application %s is %s on its cluster; following it instead of submitting another",

@@ -174,3 +174,23 @@ func TestFlinksAnswerNamesTheCheckpointAJobRestoredAtAFailover(t *testing.T) {
 	assert.Contains(t, answer.Restored.Path, "/"+job.ID+"/chk-")
 	assert.Empty(t, answer.Points, "no checkpoint completed since the failover")
 }
+
+// On Flink 2.3 a run refused because its restore cannot start lists its job FAILED in an
+// application that stays RUNNING for good (real 2.3.0 does). That application's work is over: it
+// does not hold back the owner's next submission on the cluster.
+func TestTheRunningApplicationOfARefusedRunDoesNotHoldBackTheNextSubmission(t *testing.T) {
+	b := haBenchOn23(t)
+	refused := &Job{Cluster: "c", ID: app("u1").NewJobID()}
+	var step RunStep
+	for i := 0; i < 20 && step.Failure == ""; i++ {
+		step = b.pass23().Run(app("u1"), refused, Submission{JarID: "wc.jar", Parallelism: 2, RestorePath: "s3://b/savepoints/savepoint-gone"}, limits)
+		b.step(500 * time.Millisecond)
+	}
+	require.NotEmpty(t, step.Failure, "the run from a savepoint that is not there is refused")
+
+	next := &Job{Cluster: "c", ID: app("u1").NewJobID()}
+	b.run23(app("u1"), next)
+	assert.Equal(t, Alive, b.pass23().View("c", next.ID).Liveness)
+	v := b.pass23().View("c", refused.ID)
+	assert.Equal(t, Stopped, v.Liveness, v.Evidence)
+}

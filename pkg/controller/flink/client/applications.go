@@ -60,6 +60,29 @@ type ApplicationJob struct {
 	State string `json:"state"`
 }
 
+// singleJobApplication begins the name Flink gives the application of a job run from a jar
+// (/jars/:jarid/run): it has no main() to run again, only that job, under the application's id.
+const singleJobApplication = "SingleJobApplication("
+
+// Over tells whether the application will run no job again, whatever its status says: it ended, or
+// it is a SingleJobApplication whose job is globally terminal. Flink never runs a job id that has a
+// result again, and 2.3.0 leaves the application of a run refused for a restore that cannot start
+// RUNNING for good, with its job FAILED.
+func (a *Application) Over() bool {
+	if IsTerminalApplication(a.Status) {
+		return true
+	}
+	if !strings.HasPrefix(a.Name, singleJobApplication) {
+		return false
+	}
+	for _, j := range a.Jobs {
+		if strings.EqualFold(j.ID, a.ID) && IsGloballyTerminal(j.State) {
+			return true
+		}
+	}
+	return false
+}
+
 // LiveJob is the application's job in a state that is not globally terminal; "" when it has none.
 func (a *Application) LiveJob() (id, state string) {
 	for _, j := range a.Jobs {

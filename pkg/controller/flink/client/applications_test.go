@@ -41,3 +41,28 @@ func TestTheClientTellsARouteFlinkLacksFromOtherAnswers(t *testing.T) {
 		})
 	}
 }
+
+// An application runs nothing more once it ended, or, whatever its status, once it is a
+// SingleJobApplication whose job is globally terminal; an application of a program's main() may
+// run it again, and is over only when it ended.
+func TestAnApplicationIsOverWhenItCanRunNoJobAgain(t *testing.T) {
+	id := "0123456789abcdef0123456789abcdef"
+	for _, tc := range []struct {
+		name string
+		app  Application
+		over bool
+	}{
+		{"ended", Application{ID: id, Name: "SingleJobApplication(wc)", Status: ApplicationCanceled}, true},
+		{"refused at its restore", Application{ID: id, Name: "SingleJobApplication(wc)", Status: ApplicationRunning,
+			Jobs: []ApplicationJob{{ID: id, State: JobFailed}}}, true},
+		{"its job runs", Application{ID: id, Name: "SingleJobApplication(wc)", Status: ApplicationRunning,
+			Jobs: []ApplicationJob{{ID: id, State: JobRunning}}}, false},
+		{"no job listed yet", Application{ID: id, Name: "SingleJobApplication(wc)", Status: ApplicationRunning}, false},
+		{"a program's, its first job failed", Application{ID: id, Name: "PackagedProgramApplication(wc)", Status: ApplicationRunning,
+			Jobs: []ApplicationJob{{ID: id, State: JobFailed}}}, false},
+	} {
+		if got := tc.app.Over(); got != tc.over {
+			t.Errorf("%s: Over() = %v", tc.name, got)
+		}
+	}
+}
