@@ -69,6 +69,13 @@ func TestSimulatorAnswersEveryClientCallAsRealFlink(t *testing.T) {
 					"execution.checkpointing.savepoint-dir": "file:///flink/savepoints",
 				},
 			})
+			// The test job's graph: its source, keyed (HASH) into the counter and its sink.
+			if err := jm.SetLoad(flinksim.Load{Vertices: []flinksim.LoadVertex{
+				{Name: "Source: sequence", Capacity: 10000, UncountedReads: true},
+				{Name: "keyed-counter -> discard: Writer", Capacity: 10000},
+			}, Input: flinksim.Constant(50)}); err != nil {
+				t.Fatal(err)
+			}
 			srv := httptest.NewServer(jm.Handler())
 			defer srv.Close()
 			jar := filepath.Join(t.TempDir(), "flinkfsm-test-job.jar")
