@@ -27,6 +27,15 @@ func handleDeleting(rc *Context) Outcome {
 		rec = stable(st)
 	}
 	mode := rc.Settings.DeleteMode
+	if mode != v1beta1.DeleteModeNone && rc.App != nil {
+		target := ""
+		if rec != nil {
+			target = rec.ClusterHash
+		}
+		if out, gone := leftoverClustersGoneBeforeDelete(rc, target); !gone {
+			return out
+		}
+	}
 	if mode == v1beta1.DeleteModeNone || rec == nil {
 		return finishDelete(rc, fmt.Sprintf("deleteMode %s: Flink left alone", mode))
 	}

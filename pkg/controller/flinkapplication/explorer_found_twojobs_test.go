@@ -110,3 +110,37 @@ func TestARescaleInPlaceGivenUpOnWhileItsJobCannotBeReadNeverRunsBesideTheNextUp
 	w.passes("wc", 10)
 	w.assertOneJobAtATime(w.events())
 }
+
+// A first deploy given up on while its job cannot be read leaves that job running on its cluster,
+// its id dropped (explorer seed 10000241, a BlueGreen first deploy whose tasks failed every ten
+// seconds). Deleting the application with deleteMode Savepoint deletes that cluster and keeps the
+// finalizer until its JobManager is gone: no job of the application runs on once it is gone, beside
+// one that an application created again under its name would start.
+func TestADeleteWaitsForTheJobManagerOfAClusterLeftByADeployGivenUpOn(t *testing.T) {
+	w := newWorld(t)
+	app := wordcount("wc")
+	app.Spec.DeleteMode = v1beta1.DeleteModeSavepoint
+	w.create(app)
+	var attempt *flinksim.JobManager
+	w.runUntil("wc", "the first job submitted", func(a *v1beta1.FlinkApplication) bool {
+		for _, j := range w.timeline.Jobs(ns + "/wc") {
+			w.mu.Lock()
+			attempt = w.jms[j.JobManager]
+			w.mu.Unlock()
+		}
+		return attempt != nil
+	})
+	attempt.SetFaults(flinksim.Faults{ErrorRate: map[string]float64{flinksim.EndpointJob: 1}})
+	w.runUntilPhase("wc", v1beta1.PhaseDeployFailed)
+	w.deleteApp("wc")
+	w.runUntil("wc", "finalizer removed", finalized)
+	jobs := w.timeline.Jobs(ns + "/wc")
+	if len(jobs) == 0 {
+		t.Fatal("no job was submitted")
+	}
+	for _, j := range jobs {
+		if _, ended := j.AliveUntil(); !ended {
+			t.Errorf("job %s runs on as the application goes", j.JobID)
+		}
+	}
+}

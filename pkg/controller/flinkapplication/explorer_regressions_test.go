@@ -385,3 +385,11 @@ func TestExplorerSeed10000122(t *testing.T) {
 func TestExplorerSeed11000153(t *testing.T) {
 	replayHASeed(t, 11000153, 1782)
 }
+
+// Seed 10000241 (with Flink HA): gamma's BlueGreen first deploy was given up on while its job
+// restarted every ten seconds; the job ran on, its id dropped, on the cluster left behind, and the
+// delete with deleteMode Savepoint let the application go while that job still ran
+// (TestADeleteWaitsForTheJobManagerOfAClusterLeftByADeployGivenUpOn).
+func TestExplorerSeed10000241(t *testing.T) {
+	replayHASeed(t, 10000241, 3961)
+}
