@@ -156,7 +156,7 @@ flinkjob: flink-dist
 	./hack/flinkjob.sh $(FLINK_VERSIONS)
 
 test-flink: flinkjob k8s-binaries
-	FLINKFSM_REAL_FLINK="$(FLINK_VERSIONS)" go test -count=1 -timeout 30m -v ./integ/realflink/...
+	FLINKFSM_REAL_FLINK="$(FLINK_VERSIONS)" go test -count=1 -timeout 45m -v ./integ/realflink/...
 
 # flink-smoke is real Flink's part of `make test`: on the current release (SMOKE_FLINK), the operator
 # deploys Lyft's manifest on real JobManagers and TaskManagers, upgrades it with a savepoint whose new
