@@ -28,6 +28,22 @@ func (w *world) statusWrites() int {
 	return n
 }
 
+// recommendedAfter20Minutes reconciles the application for twenty minutes and returns what
+// status.autoscaler shows, with its vertices by name.
+func recommendedAfter20Minutes(t *testing.T, w *world, name string) (*v1beta1.AutoscalerStatus, map[string]v1beta1.VertexScaling) {
+	t.Helper()
+	for end := w.clock.Now().Add(20 * time.Minute); w.clock.Now().Before(end); {
+		_, _ = w.reconcile(name)
+	}
+	st := w.get(name).Status.Autoscaler
+	require.NotNil(t, st)
+	byName := map[string]v1beta1.VertexScaling{}
+	for _, v := range st.Vertices {
+		byName[v.Name] = v
+	}
+	return st, byName
+}
+
 // A job whose map cannot keep up: in Recommend mode the autoscaler reads the vertices' metrics for a
 // window, then recommends more subtasks for the map, in status and a ScalingReport Event, and
 // changes nothing. Its backlog grows, and the recommendation with it.
@@ -47,15 +63,7 @@ func TestTheAutoscalerRecommendsFromTheJobsMetrics(t *testing.T) {
 	running := w.runUntilPhase("wc", v1beta1.PhaseRunning)
 	jm := w.jm(running, running.Status.DeployHash)
 
-	for end := w.clock.Now().Add(20 * time.Minute); w.clock.Now().Before(end); {
-		_, _ = w.reconcile("wc")
-	}
-	st := w.get("wc").Status.Autoscaler
-	require.NotNil(t, st)
-	byName := map[string]v1beta1.VertexScaling{}
-	for _, v := range st.Vertices {
-		byName[v.Name] = v
-	}
+	st, byName := recommendedAfter20Minutes(t, w, "wc")
 	require.Contains(t, byName, "Map", "vertices %+v, reason %q", st.Vertices, st.Reason)
 	assert.Equal(t, int32(3), byName["Map"].Current)
 	// 900 records a second at 200 a subtask and 70% utilisation is 7 subtasks, and more to work
@@ -88,15 +96,7 @@ func TestTheAutoscalerReadsWhatASourceEmittedWhenItCountsNoReads(t *testing.T) {
 	app.Spec.Autoscaler = &v1beta1.AutoscalerSpec{Mode: v1beta1.AutoscalerRecommend}
 	w.create(app)
 	w.runUntilPhase("wc", v1beta1.PhaseRunning)
-	for end := w.clock.Now().Add(20 * time.Minute); w.clock.Now().Before(end); {
-		_, _ = w.reconcile("wc")
-	}
-	st := w.get("wc").Status.Autoscaler
-	require.NotNil(t, st)
-	byName := map[string]v1beta1.VertexScaling{}
-	for _, v := range st.Vertices {
-		byName[v.Name] = v
-	}
+	st, byName := recommendedAfter20Minutes(t, w, "wc")
 	require.Contains(t, byName, "Map", "vertices %+v, reason %q", st.Vertices, st.Reason)
 	// The map takes 3 × 200 of the 900 a second that arrive: backpressured, the source reads no
 	// more than that, and the map is busy all the time.
