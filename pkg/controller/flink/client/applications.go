@@ -72,8 +72,8 @@ func (a *Application) Over() bool {
 	if IsTerminalApplication(a.Status) {
 		return true
 	}
-	if !strings.HasPrefix(a.Name, singleJobApplication) {
-		return false
+	if id, _ := a.LiveJob(); id != "" || !strings.HasPrefix(a.Name, singleJobApplication) {
+		return false // a live job listed beside it is never taken for over (one Flink never lists)
 	}
 	for _, j := range a.Jobs {
 		if strings.EqualFold(j.ID, a.ID) && IsGloballyTerminal(j.State) {

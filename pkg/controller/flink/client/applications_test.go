@@ -58,6 +58,8 @@ func TestAnApplicationIsOverWhenItCanRunNoJobAgain(t *testing.T) {
 		{"its job runs", Application{ID: id, Name: "SingleJobApplication(wc)", Status: ApplicationRunning,
 			Jobs: []ApplicationJob{{ID: id, State: JobRunning}}}, false},
 		{"no job listed yet", Application{ID: id, Name: "SingleJobApplication(wc)", Status: ApplicationRunning}, false},
+		{"its job failed, another of it runs", Application{ID: id, Name: "SingleJobApplication(wc)", Status: ApplicationRunning,
+			Jobs: []ApplicationJob{{ID: id, State: JobFailed}, {ID: "fedcba9876543210fedcba9876543210", State: JobRunning}}}, false},
 		{"a program's, its first job failed", Application{ID: id, Name: "PackagedProgramApplication(wc)", Status: ApplicationRunning,
 			Jobs: []ApplicationJob{{ID: id, State: JobFailed}}}, false},
 	} {
