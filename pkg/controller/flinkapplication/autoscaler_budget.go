@@ -140,7 +140,7 @@ func readMetricNames(id string, names []string) vertexMetrics {
 	}
 	if m.read != "" {
 		out := strings.TrimSuffix(m.read, client.MetricRecordsInPerSecond) + client.MetricRecordsOutPerSecond
-		if slices.Contains(names, out) {
+		if len(out) <= maxMetricName && slices.Contains(names, out) {
 			m.emitted = out
 		}
 	}

@@ -231,3 +231,13 @@ func TestASourceVertexReadsItsSourceOperatorsRecords(t *testing.T) {
 	assert.Equal(t, "Source__sequence.numRecordsInPerSecond", m.read)
 	assert.Empty(t, m.emitted, "an operator that lists no records emitted")
 }
+
+// What a source emitted is kept under a name no longer than maxMetricName, as every name kept is:
+// "Out" is a byte longer than "In".
+func TestTheNameOfWhatASourceEmittedStaysWithinTheBound(t *testing.T) {
+	read := "Source__" + strings.Repeat("x", maxMetricName-len("Source__.")-len(client.MetricRecordsInPerSecond)) + "." + client.MetricRecordsInPerSecond
+	out := strings.TrimSuffix(read, client.MetricRecordsInPerSecond) + client.MetricRecordsOutPerSecond
+	m := readMetricNames("v", []string{read, out})
+	assert.Equal(t, read, m.read)
+	assert.LessOrEqual(t, len(m.emitted), maxMetricName)
+}
