@@ -190,6 +190,9 @@ func freshenBesideRestore(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 		}
 	}
 	hash, jobID := liveJob(rc.Job)
+	if over := deployedJobOver(rc, hash, jobID, next); over != nil {
+		return over
+	}
 	if next == "" || jobID == "" || rc.ledger().IsSavepoint(next) || !strings.Contains(next, jobID) {
 		return nil
 	}
@@ -206,6 +209,40 @@ func freshenBesideRestore(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 	}
 	rc.ledger().Record(v1beta1.StateCheckpoint, jobID, hash, latest.ExternalPath, takenByFlink(rc, latest.TriggerTimestamp))
 	rc.Job.Deployments.NextRestorePath = latest.ExternalPath
+	o := persistThenContinue()
+	return &o
+}
+
+// deployedJobOver chooses the state a new BlueGreen version starts from again when the deployed
+// version's job is over (Flink's positive word) before the new version's job is sent: the new
+// version replaces it rather than starting beside it, and so starts from its newest state, as the
+// one restore policy finds it, when that is newer than the state chosen while it ran (explorer seed
+// 13000489: the deployed job completed a checkpoint after the savepoint taken for the new version,
+// then failed, and the new version went back behind that checkpoint). nil when there is nothing to
+// change; an Outcome that persists the new choice, or waits for Flink's answer, otherwise.
+func deployedJobOver(rc *Context, hash, jobID, next string) *Outcome {
+	if jobID == "" || next == "" {
+		return nil
+	}
+	v := rc.pass().View(hash, jobID)
+	if v.Liveness != jobs.Stopped {
+		return nil
+	}
+	choice := chooseRestore(rc, jobID, v.Answered())
+	if choice.Unanswered != nil {
+		o := failed(choice.Unanswered)
+		return &o
+	}
+	if choice.Path == "" || samePath(choice.Path, next) {
+		return nil
+	}
+	chosen, before := recordedTimeOf(rc, jobID, choice.Path), rc.ledger().TimeOf(next)
+	if chosen.IsZero() || before.IsZero() || !chosen.After(before) {
+		return nil
+	}
+	rc.event(false, "RestoreMoved", fmt.Sprintf("job %s of the deployed version is over; the new version starts from its newest state %s instead of %s",
+		jobID, choice.Path, next))
+	rc.Job.Deployments.NextRestorePath = choice.Path
 	o := persistThenContinue()
 	return &o
 }

@@ -393,3 +393,17 @@ func TestExplorerSeed11000153(t *testing.T) {
 func TestExplorerSeed10000241(t *testing.T) {
 	replayHASeed(t, 10000241, 3961)
 }
+
+// Seed 13000489 (with Flink HA): gamma's new BlueGreen version was to start from a savepoint taken
+// beside the deployed job, which completed a checkpoint after it and then FAILED before the new
+// version's job was sent (a fifth of the requests to its JobManager failed meanwhile). The new
+// version replaced a job that was over and went back behind that checkpoint; it starts from the
+// deployed job's newest state instead (deployedJobOver).
+func TestExplorerSeed13000489(t *testing.T) {
+	replayHASeed(t, 13000489, 98)
+}
+
+// Seed 12000336: as seed 13000489, without Flink HA.
+func TestExplorerSeed12000336(t *testing.T) {
+	replaySeed(t, 12000336, 834)
+}
