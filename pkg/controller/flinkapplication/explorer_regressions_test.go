@@ -407,3 +407,16 @@ func TestExplorerSeed13000489(t *testing.T) {
 func TestExplorerSeed12000336(t *testing.T) {
 	replaySeed(t, 12000336, 834)
 }
+
+// Seeds 13000260 and 11000294: gamma's new BlueGreen version started from a checkpoint of the
+// deployed job (its savepoint had failed); that job was torn down under NO_EXTERNALIZED_CHECKPOINTS,
+// and Flink discarded the checkpoint with it. The new version's job failed with its own checkpoints
+// discarded too, and its recovery sent a job to restore the deleted checkpoint. The teardown marks
+// it gone (discardedWithVersion), and the recovery says the state is lost instead.
+func TestExplorerSeed13000260(t *testing.T) {
+	replaySeed(t, 13000260, 1334)
+}
+
+func TestExplorerSeed11000294(t *testing.T) {
+	replaySeed(t, 11000294, 1721)
+}

@@ -98,7 +98,8 @@ func choose(rc *Context, jobID string, ref *jobs.Ref, named bool) jobs.RestoreCh
 // goneState says that the newest state recorded of a job is gone from storage; the caller says how
 // the user names another.
 func goneState(path string) string {
-	return fmt.Sprintf("the newest recorded state %s is gone from storage (Flink could not find it when a job was started from it), "+
+	return fmt.Sprintf("the newest recorded state %s is gone from storage (Flink could not find it when a job was started from it, "+
+		"or discarded it as the job that took it ended), "+
 		"and the job may have completed newer state the operator cannot list", path)
 }
 

@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -113,6 +114,7 @@ func stopVersion(rc *Context, gone *v1beta1.DeploymentRecord) Outcome {
 		SavepointPath: path, Time: metav1.NewTime(rc.Now)}
 	rc.event(false, "VersionStopped", fmt.Sprintf("job %s of version %s (%s) stopped, %s", gone.JobID, gone.Version,
 		flink.VersionedServiceName(rc.App, gone.ClusterHash), describeStop(path, v)))
+	discardedWithVersion(rc, gone, v)
 	forgetJob(gone)
 	trimLedger(rc)
 	// The record of how it stopped is persisted before its cluster, which knows the savepoint, goes.
@@ -127,4 +129,48 @@ func describeStop(path string, v *jobs.View) string {
 		return "having ended already: " + v.Evidence
 	}
 	return "cancelled without a savepoint"
+}
+
+// discardedWithVersion marks gone, in the ledger, the checkpoint of the torn-down version's job that
+// the other version's job started from, when Flink discarded it as that job ended: its retention
+// policy keeps no checkpoint through the end it had (a stop with a savepoint, a cancel under
+// DELETE_ON_CANCELLATION, any end under NO_EXTERNALIZED_CHECKPOINTS). The new version's job
+// restored it without claiming it; when that job later ends without state of its own (it failed
+// before completing a checkpoint, or its own were discarded too), no restore picks the checkpoint
+// Flink deleted, and none older stands in for it (explorer seeds 13000260, 11000294: a new version
+// started from a checkpoint of the deployed job, which was then torn down under
+// NO_EXTERNALIZED_CHECKPOINTS; the new version's job failed, and its recovery sent a job to restore
+// the deleted checkpoint). Only Flink's word on how the job ended counts: a job whose JobManager went
+// with it left its checkpoints where they were.
+func discardedWithVersion(rc *Context, gone *v1beta1.DeploymentRecord, v *jobs.View) {
+	if v.Liveness != jobs.Stopped || v.Details == nil || flink.CheckpointsSurviveEnd(runConfigOfJob(rc, gone.JobID), v.Details.State) {
+		return
+	}
+	st := &rc.App.Status.JobOwnerStatus
+	for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
+		if r == nil || r == gone {
+			continue
+		}
+		paths := []string{r.RestorePath}
+		if r == candidate(st) {
+			paths = append(paths, st.Deployments.NextRestorePath)
+		}
+		for _, p := range paths {
+			if !isCheckpointOf(gone.JobID, p) {
+				continue
+			}
+			// Taken before the job that started from it: that job's start stands in for a time the
+			// operator did not record, which only orders it before that job's own checkpoints.
+			at := recordedTimeOf(rc, gone.JobID, p)
+			if d := rc.pass().View(r.ClusterHash, r.JobID).Details; at.IsZero() && d != nil && d.StartTime > 0 {
+				at = time.UnixMilli(d.StartTime)
+			}
+			if at.IsZero() && r.SubmittedAt != nil {
+				at = r.SubmittedAt.Time
+			}
+			if !at.IsZero() {
+				rc.ledger().RecordGone(gone.JobID, gone.ClusterHash, p, at, rc.Now)
+			}
+		}
+	}
 }

@@ -347,7 +347,10 @@ func (l Ledger) Trim(keep int, keepJobs []string, protect func(path string) bool
 	// What a restore needs is essential: the bound below never takes it.
 	essential := make([]bool, len(es))
 	for i, e := range es {
-		essential[i] = e.Gone != nil || e.Path != "" && protect != nil && protect(e.Path)
+		// A gone mark matters while a restore could still pick its state: the state is protected,
+		// or its job is still recorded. Past that it would stay for good, one per update.
+		protected := e.Path != "" && protect != nil && protect(e.Path)
+		essential[i] = protected || e.Gone != nil && contains(keepJobs, e.JobID)
 	}
 	for _, job := range keepJobs {
 		for _, savepoints := range []bool{false, true} {
@@ -418,6 +421,22 @@ func (l Ledger) MarkGone(path string, now time.Time) {
 			e.Gone = &t
 		}
 	}
+}
+
+// RecordGone records that the completed state at path, taken at about `at` by the job jobID, is
+// gone since now: Flink discarded it. A state the ledger has is marked; one it has not (a job keeps
+// one checkpoint entry, and this one is older) is added already marked, so that no restore picks
+// it.
+func (l Ledger) RecordGone(jobID, cluster, path string, at, now time.Time) {
+	if !l.TimeOf(path).IsZero() {
+		l.MarkGone(path, now)
+		return
+	}
+	e := v1beta1.StateEntry{Purpose: v1beta1.StateCheckpoint, JobID: jobID, ClusterHash: cluster, Result: v1beta1.StateCompleted, Path: path}
+	setTaken(&e, at)
+	t := metav1.NewTime(now)
+	e.Gone = &t
+	*l.Entries = append(*l.Entries, e)
 }
 
 // IsGone tells whether Flink found no state at path when a job was started from it.

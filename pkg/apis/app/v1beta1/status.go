@@ -209,9 +209,10 @@ type StateEntry struct {
 	// the one the operator created once it ended. Set, it is never created again, so a FlinkSnapshot
 	// a user deleted stays deleted.
 	Snapshot string `json:"snapshot,omitempty"`
-	// Gone is when Flink reported the state's storage gone: a job started from it could not find
-	// its file or directory. No job is started from it again, and no older state is taken in its
-	// stead: the job may have completed newer state, which the operator cannot list.
+	// Gone is when the state's storage was found gone: a job started from it could not find its
+	// file or directory, or Flink discarded the checkpoint as the job that took it ended. No job is
+	// started from it again, and no older state is taken in its stead: the job may have completed
+	// newer state, which the operator cannot list.
 	Gone *metav1.Time `json:"gone,omitempty"`
 }
 
