@@ -420,3 +420,11 @@ func TestExplorerSeed13000260(t *testing.T) {
 func TestExplorerSeed11000294(t *testing.T) {
 	replaySeed(t, 11000294, 1721)
 }
+
+// Seed 12000329 (with Flink HA), a fault of the explorer's: beta's pass recorded a newer checkpoint
+// and was killed at its own status write, after it had written a FlinkSnapshot's status. The
+// explorer took the pass for one that had persisted what it learnt, and blamed the restore from
+// the checkpoint recorded before, which Flink had subsumed meanwhile (ownStatus).
+func TestExplorerSeed12000329(t *testing.T) {
+	replayHASeed(t, 12000329, 1335)
+}

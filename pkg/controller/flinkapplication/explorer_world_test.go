@@ -69,8 +69,9 @@ type explorer struct {
 	// killed is set from the write the operator was killed at until its pass returns: a dead
 	// process writes nothing more and calls no JobManager.
 	killed bool
-	// statusWritten is set once the pass that runs wrote an object's status: a pass killed before
-	// it persisted nothing it learnt, its checkpoint records included.
+	// statusWritten is set once the pass that runs wrote its object's own status: a pass killed
+	// before it persisted nothing it learnt, its checkpoint records included. A FlinkSnapshot's
+	// status written before (explorer seed 12000329) holds none of them.
 	statusWritten bool
 	// slowAnswers makes JobManagers answer this slowly (simulated), while set.
 	slowAnswers time.Duration
@@ -278,7 +279,7 @@ func (x *explorer) killableOperator() {
 				return true, nil, errors.New("operator killed before the write")
 			}
 		}
-		if a.GetSubresource() == "status" {
+		if a.GetSubresource() == "status" && x.ownStatus(a) {
 			x.statusWritten = true
 		}
 		return false, nil, nil
@@ -581,4 +582,27 @@ func (x *explorer) identityOfJob(jobID string) *identity {
 func (x *explorer) nonce() string {
 	x.nonces++
 	return fmt.Sprintf("n%d", x.nonces)
+}
+
+// ownStatus tells whether the status write is of the object whose pass runs, as against another
+// object's (a FlinkSnapshot's) that the pass writes first. A pass of no object counts any.
+func (x *explorer) ownStatus(a k8stesting.Action) bool {
+	id := x.passing
+	if id == nil {
+		return true
+	}
+	resource := map[string]string{applicationKindName: "flinkapplications", sessionJobKindName: "flinksessionjobs",
+		sessionClusterKindName: "flinksessionclusters"}[id.kind]
+	if a.GetResource().Resource != resource {
+		return false
+	}
+	switch w := a.(type) {
+	case k8stesting.PatchAction:
+		return w.GetName() == id.name
+	case k8stesting.UpdateAction:
+		if o, ok := w.GetObject().(metav1.Object); ok {
+			return o.GetName() == id.name
+		}
+	}
+	return true
 }
