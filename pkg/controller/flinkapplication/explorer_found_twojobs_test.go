@@ -1,11 +1,18 @@
 package flinkapplication
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 )
 
 // Two live jobs of one object that the randomized explorer (explorer_test.go) found, each reduced
@@ -143,4 +150,41 @@ func TestADeleteWaitsForTheJobManagerOfAClusterLeftByADeployGivenUpOn(t *testing
 			t.Errorf("job %s runs on as the application goes", j.JobID)
 		}
 	}
+}
+
+// A JobManager pod of a leftover cluster that does not go (its node is down) holds the deleted
+// application for good: a job there could run on beside the job of an application created again
+// under the name. The wait is not given up, but after haCleanupWait the user is told, by a Warning
+// naming the cluster and how to remove its pods, and the application goes once they are gone.
+func TestADeleteHeldByALeftoverJobManagerThatDoesNotGoSaysHowToRemoveIt(t *testing.T) {
+	w := newWorld(t)
+	app := wordcount("wc")
+	app.Spec.DeleteMode = v1beta1.DeleteModeSavepoint
+	w.create(app)
+	app = w.runUntilPhase("wc", v1beta1.PhaseRunning)
+	left := "0badcafe"
+	// A cluster of the application's own, which its status names (the failed stop of a job there).
+	app.Status.Ledger = append(app.Status.Ledger, v1beta1.StateEntry{Purpose: v1beta1.SavepointUpgrade, JobID: "0badcafe0badcafe0badcafe0badcafe",
+		ClusterHash: left, Result: v1beta1.StateFailed})
+	_, err := w.apps.FlinkV1beta1().FlinkApplications(ns).UpdateStatus(context.Background(), app, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	pod := jobManagerPod("wc-"+left+"-jm-0", "wc")
+	pod.Labels[k8.HashLabel] = left
+	_, err = w.kube.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	w.deleteApp("wc")
+	for end := w.clock.Now().Add(haCleanupWait + time.Minute); w.clock.Now().Before(end); {
+		_, _ = w.reconcile("wc")
+	}
+	require.True(t, hasFinalizer(w.get("wc")), "the application stays while the leftover JobManager runs")
+	warned := false
+	for _, e := range w.events() {
+		warned = warned || strings.Contains(e, "LeftoverJobManagerRunning") && strings.Contains(e, "wc-"+left) &&
+			strings.Contains(e, "kubectl delete pod --force")
+	}
+	assert.True(t, warned, "a Warning says which JobManager holds the deletion and how to remove it: %v", w.events())
+
+	require.NoError(t, w.kube.CoreV1().Pods(ns).Delete(context.Background(), pod.Name, metav1.DeleteOptions{}))
+	w.runUntil("wc", "finalizer removed", finalized)
 }
