@@ -2,7 +2,9 @@ package flinkapplication
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -228,16 +230,15 @@ func deployedJobOver(rc *Context, hash, jobID, next string) *Outcome {
 	if v.Liveness != jobs.Stopped {
 		return nil
 	}
+	// Dated before the policy runs: it records Flink's newest checkpoint of the job, which takes the
+	// place of the job's one checkpoint entry, the one that may date next (attack review s9).
+	before := recordedTimeOf(rc, jobID, next)
 	choice := chooseRestore(rc, jobID, v.Answered())
 	if choice.Unanswered != nil {
 		o := failed(choice.Unanswered)
 		return &o
 	}
-	if choice.Path == "" || samePath(choice.Path, next) {
-		return nil
-	}
-	chosen, before := recordedTimeOf(rc, jobID, choice.Path), rc.ledger().TimeOf(next)
-	if chosen.IsZero() || before.IsZero() || !chosen.After(before) {
+	if choice.Path == "" || samePath(choice.Path, next) || !newerOfOneJob(rc, jobID, choice.Path, next, before) {
 		return nil
 	}
 	rc.event(false, "RestoreMoved", fmt.Sprintf("job %s of the deployed version is over; the new version starts from its newest state %s instead of %s",
@@ -245,6 +246,29 @@ func deployedJobOver(rc *Context, hash, jobID, next string) *Outcome {
 	rc.Job.Deployments.NextRestorePath = choice.Path
 	o := persistThenContinue()
 	return &o
+}
+
+// newerOfOneJob tells whether the state at path is newer than the one at than (taken at thanAt, as
+// recorded; zero when unknown), both of the job: two of its checkpoints are in the order of their
+// ids, which Flink counts up; otherwise by the times recorded.
+func newerOfOneJob(rc *Context, jobID, path, than string, thanAt time.Time) bool {
+	if a, ok := checkpointNumber(jobID, path); ok {
+		if b, ok := checkpointNumber(jobID, than); ok {
+			return a > b
+		}
+	}
+	at := recordedTimeOf(rc, jobID, path)
+	return !at.IsZero() && !thanAt.IsZero() && at.After(thanAt)
+}
+
+// checkpointNumber is n of the job's checkpoint <dir>/<job id>/chk-<n>.
+func checkpointNumber(jobID, path string) (int, bool) {
+	if !isCheckpointOf(jobID, path) {
+		return 0, false
+	}
+	rest := strings.TrimSuffix(strings.TrimSuffix(path[strings.LastIndex(path, "/"+jobID+"/chk-")+len(jobID)+6:], "/_metadata"), "/")
+	n, err := strconv.Atoi(rest)
+	return n, err == nil
 }
 
 // newestCheckpointOfLiveJob is the newest checkpoint Flink lists for the deployed job, which keeps

@@ -258,9 +258,27 @@ func startedFrom(rc *Context, jobID string) *jobs.StatePoint {
 		if at.IsZero() && r.SubmittedAt != nil {
 			at = r.SubmittedAt.Time
 		}
-		return guardian.StartState(r.JobID, jobID, path, at)
+		return guardian.StartState(r.JobID, jobID, path, beforeOwnStates(rc, jobID, at))
 	}
 	return nil
+}
+
+// beforeOwnStates is at, or just before the oldest state the job completed itself when at is not
+// before it: what a job started from is older than anything it completed. A time the operator did
+// not record of the state is stood in for by the job's start or Flink's time of its restore, both
+// of which move when a JobManager fails over and recovers the job (attack review s9: after an HA
+// failover the state a new BlueGreen version started from was dated after the version's own
+// checkpoint, and its restart chose it over that checkpoint).
+func beforeOwnStates(rc *Context, jobID string, at time.Time) time.Time {
+	if at.IsZero() {
+		return at
+	}
+	for _, p := range append(rc.ledger().States(jobID), bookPoints(rc, jobID)...) {
+		if !at.Before(p.At) {
+			at = p.At.Add(-time.Millisecond)
+		}
+	}
+	return at
 }
 
 // recordedTimeOf is when the state at path was taken, as the operator recorded it: the ledger's time

@@ -160,7 +160,8 @@ func discardedWithVersion(rc *Context, gone *v1beta1.DeploymentRecord, v *jobs.V
 				continue
 			}
 			// Taken before the job that started from it: that job's start stands in for a time the
-			// operator did not record, which only orders it before that job's own checkpoints.
+			// operator did not record, kept before that job's own states (beforeOwnStates), which is
+			// all it orders.
 			at := recordedTimeOf(rc, gone.JobID, p)
 			if d := rc.pass().View(r.ClusterHash, r.JobID).Details; at.IsZero() && d != nil && d.StartTime > 0 {
 				at = time.UnixMilli(d.StartTime)
@@ -168,6 +169,7 @@ func discardedWithVersion(rc *Context, gone *v1beta1.DeploymentRecord, v *jobs.V
 			if at.IsZero() && r.SubmittedAt != nil {
 				at = r.SubmittedAt.Time
 			}
+			at = beforeOwnStates(rc, r.JobID, at)
 			if !at.IsZero() {
 				rc.ledger().RecordGone(gone.JobID, gone.ClusterHash, p, at, rc.Now)
 			}
