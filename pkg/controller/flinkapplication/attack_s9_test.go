@@ -12,15 +12,16 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 )
 
-// Attack review s9 (deployedJobOver, LastState); failed on f74b4bd. A BlueGreen LastState update starts the new version from
-// the deployed job's newest checkpoint (startBeside), chosen while that job runs. The job goes on
-// completing checkpoints (num-retained keeps them) and FAILS before the new version's job is sent:
-// the case deployedJobOver was written for. It asks chooseRestore, which records Flink's newest
-// checkpoint of the job into the ledger (recordFlinksCheckpoint, one checkpoint entry per job) —
-// overwriting the very entry that dated the path chosen before — and then reads
-// ledger.TimeOf(next), which is now zero, so it changes nothing. (When startBeside's checkpoint was
-// never recorded in the ledger at all, TimeOf is zero from the start.) Harm: the new version's job
-// starts from a checkpoint older than the newest one Flink completed for the job it replaces.
+// Attack review s9 (deployedJobOver, LastState); failed on f74b4bd. A BlueGreen LastState update
+// starts the new version from the deployed job's newest checkpoint (startBeside), chosen while that
+// job runs. The job goes on completing checkpoints (num-retained keeps them) and FAILS before the
+// new version's job is sent: the case deployedJobOver was written for. It asks chooseRestore, which
+// records Flink's newest checkpoint of the job into the ledger (recordFlinksCheckpoint, one
+// checkpoint entry per job) — overwriting the very entry that dated the path chosen before — and
+// then reads ledger.TimeOf(next), which is now zero, so it changes nothing. (When startBeside's
+// checkpoint was never recorded in the ledger at all, TimeOf is zero from the start.) Harm: the new
+// version's job starts from a checkpoint older than the newest one Flink completed for the job it
+// replaces.
 func TestABlueGreenLastStateVersionWhoseDeployedJobFailsBeforeItIsSentStartsFromItsNewestCheckpoint(t *testing.T) {
 	w := newWorld(t)
 	old := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
@@ -55,17 +56,18 @@ func TestABlueGreenLastStateVersionWhoseDeployedJobFailsBeforeItIsSentStartsFrom
 	assert.Equal(t, newest, from, "the new version replaced the failed job %s and went back behind its newest checkpoint", deployed)
 }
 
-// Attack review s9 (discardedWithVersion dated the gone checkpoint by the survivor's start); failed on f74b4bd. A
-// BlueGreen application with Flink HA, restartFailedJob and fallbackWithoutState, retention
-// DELETE_ON_CANCELLATION. The savepoint for the new version fails, so its job Y starts from the
-// deployed job X's newest checkpoint p (recoverBeside). Y completes a checkpoint of its own (c).
-// Y's JobManager then fails over: HA recovers Y from c, and Flink reports Y's start-time as the
-// recovery, after c. The deployed version is torn down (savepoint with cancel: CANCELED), and Flink
-// discards X's checkpoints, p with them: discardedWithVersion records p gone, and, p not being in the
-// ledger (X's one checkpoint entry moved on), dates it by Y's start-time ("which only orders it
-// before that job's own checkpoints" - not after a failover). When Y then FAILS before its next
-// checkpoint, the restore policy takes p, dated after c, for Y's newest state; it is gone, so with
-// fallbackWithoutState the job starts WITHOUT STATE while Y's own checkpoint c is in storage.
+// Attack review s9 (discardedWithVersion dated the gone checkpoint by the survivor's start); failed
+// on f74b4bd. A BlueGreen application with Flink HA, restartFailedJob and fallbackWithoutState,
+// retention DELETE_ON_CANCELLATION. The savepoint for the new version fails, so its job Y starts
+// from the deployed job X's newest checkpoint p (recoverBeside). Y completes a checkpoint of its
+// own (c). Y's JobManager then fails over: HA recovers Y from c, and Flink reports Y's start-time
+// as the recovery, after c. The deployed version is torn down (savepoint with cancel: CANCELED),
+// and Flink discards X's checkpoints, p with them: discardedWithVersion records p gone, and, p not
+// being in the ledger (X's one checkpoint entry moved on), dates it by Y's start-time ("which only
+// orders it before that job's own checkpoints" - not after a failover). When Y then FAILS before
+// its next checkpoint, the restore policy takes p, dated after c, for Y's newest state; it is gone,
+// so with fallbackWithoutState the job starts WITHOUT STATE while Y's own checkpoint c is in
+// storage.
 func TestATornDownVersionsCheckpointIsDatedBeforeTheSurvivorsOwnCheckpointAfterAFailover(t *testing.T) {
 	w := newWorld(t)
 	old := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
