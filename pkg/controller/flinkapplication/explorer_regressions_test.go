@@ -428,3 +428,12 @@ func TestExplorerSeed11000294(t *testing.T) {
 func TestExplorerSeed12000329(t *testing.T) {
 	replayHASeed(t, 12000329, 1335)
 }
+
+// Seed 17001851 (with Flink HA), a fault of the explorer's: gamma was deleted with deleteMode None
+// while a BlueGreen update was under way; the JobManager of the cluster it left running crashed and
+// Flink HA recovered the job there, as Flink does on a cluster left alone. The explorer took the
+// recovery for a namesake's cluster adopting the job; it counts as such only once a namesake exists
+// (leftAlone).
+func TestExplorerSeed17001851(t *testing.T) {
+	replayHASeed(t, 17001851, 1115)
+}
