@@ -266,8 +266,9 @@ func checkpointNumber(jobID, path string) (int, bool) {
 	if !isCheckpointOf(jobID, path) {
 		return 0, false
 	}
-	rest := strings.TrimSuffix(strings.TrimSuffix(path[strings.LastIndex(path, "/"+jobID+"/chk-")+len(jobID)+6:], "/_metadata"), "/")
-	n, err := strconv.Atoi(rest)
+	marker := "/" + jobID + "/chk-"
+	rest := path[strings.LastIndex(path, marker)+len(marker):]
+	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSuffix(rest, "/_metadata"), "/"))
 	return n, err == nil
 }
 
