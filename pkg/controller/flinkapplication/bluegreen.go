@@ -221,13 +221,25 @@ func freshenBesideRestore(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 // one restore policy finds it, when that is newer than the state chosen while it ran (explorer seed
 // 13000489: the deployed job completed a checkpoint after the savepoint taken for the new version,
 // then failed, and the new version went back behind that checkpoint). nil when there is nothing to
-// change; an Outcome that persists the new choice, or waits for Flink's answer, otherwise.
+// change; an Outcome that persists the new choice, or waits for Flink's answer, otherwise. While
+// Flink does not say whether the deployed job runs, the new version waits.
 func deployedJobOver(rc *Context, hash, jobID, next string) *Outcome {
 	if jobID == "" || next == "" {
 		return nil
 	}
 	v := rc.pass().View(hash, jobID)
-	if v.Liveness != jobs.Stopped {
+	switch v.Liveness {
+	case jobs.Unknown:
+		// Beside a job that runs, the new version starts from the state chosen while it ran; in the
+		// place of one that is over, from its newest state. While Flink does not say which, the new
+		// version is not sent (explorer seed 20000000: the deployed job's status unreadable, its
+		// JobManager lost it, and the new version went back to the savepoint behind checkpoints
+		// the operator had recorded). The phase's deadline bounds the wait.
+		waitingOn(rc, fmt.Sprintf("Flink does not say whether job %s of the deployed version still runs, which decides the state the new version starts from: %s",
+			jobID, v.Evidence))
+		o := stay(0)
+		return &o
+	case jobs.Alive:
 		return nil
 	}
 	// Dated before the policy runs: it records Flink's newest checkpoint of the job, which takes the

@@ -437,3 +437,12 @@ func TestExplorerSeed12000329(t *testing.T) {
 func TestExplorerSeed17001851(t *testing.T) {
 	replayHASeed(t, 17001851, 1115)
 }
+
+// Seed 20000000: gamma's new BlueGreen version was to start from a savepoint of the deployed job,
+// which completed checkpoints after it; the deployed job's JobManager stopped telling its status,
+// then crashed without Flink HA. The new version's job was sent from the savepoint while Flink
+// could not say whether the deployed job still ran, and went back behind its recorded checkpoints
+// (TestANewBlueGreenVersionIsNotSentWhileFlinkCannotSayWhetherTheDeployedJobRuns).
+func TestExplorerSeed20000000(t *testing.T) {
+	replaySeed(t, 20000000, 598)
+}
