@@ -19,12 +19,7 @@ type ClusterObjects = clusters.Objects
 // cachedPod is all the pod cache keeps of a pod.
 type cachedPod = clusters.CachedPod
 
-// clusterSteps are the steps a starting cluster took and the most it can take.
-type clusterSteps = clusters.Steps
-
 type (
-	startBound     = clusters.StartBound
-	progressMemory = clusters.ProgressMemory
 	namespaceCache = clusters.NamespaceCache
 )
 

@@ -18,6 +18,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jars"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/watch"
 )
@@ -58,10 +59,10 @@ type Environment struct {
 
 	// activity remembers when this process could not act, and waits the times each object waited
 	// for a worker; phase deadlines count neither.
-	activity activity
-	waits    queueWaits
-	// progress remembers when each starting cluster last took a step (clusters.ProgressMemory).
-	progress progressMemory
+	activity fsm.Activity
+	waits    fsm.QueueWaits
+	// progress remembers when each starting cluster last took a step (fsm.ProgressMemory).
+	progress fsm.ProgressMemory
 	// hashes remembers each application's cluster hash by the resourceVersion it was computed from,
 	// and versions the flinkVersion of each record's spec (object_memory.go).
 	hashes   clusterHashes
@@ -128,7 +129,7 @@ func (e *Environment) forgetApp(key string) {
 	e.progress.Forget(key)
 	e.quiet.Delete(key)
 	e.autoscaling.forget(key)
-	e.waits.forget(key)
+	e.waits.Forget(key)
 	e.hashes.forget(key)
 	e.versions.forget(key)
 	e.kept.forget(key)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
@@ -183,7 +184,7 @@ func showRefusedServices(rc *Context) {
 	for _, hash := range sortedHashes(rc.Clusters) {
 		err := rc.env.jobManagerRoute(rc.ClusterOwner, hash, rc.Clusters[hash], rc.Now)
 		if r, ok := asRouteRefusal(err); ok && r.tampered {
-			setCondition(rc.Machine, metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse,
+			fsm.SetCondition(rc.Machine, metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse,
 				Reason: refusedServiceReason, ObservedGeneration: rc.Meta.Generation, Message: r.Error()}, rc.Now)
 			return
 		}

@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
@@ -153,25 +152,25 @@ func giveUp(rc *Context, spec phaseSpec, cause string) Outcome {
 // reason to give up on what Flink was doing meanwhile; but a process cannot tell an outage from
 // a predecessor that acted all along, and an operator restarted more often than the deadline
 // would otherwise keep a phase past it for as long as the restarts came. A starting cluster has a
-// bound of its own, from the steps its start took (clusters.BoundOfStart).
+// bound of its own, from the steps its start took (fsm.BoundOfStart).
 const phaseOutageAllowance = 10 * time.Minute
 
 func pastDeadline(rc *Context, spec phaseSpec) (string, bool) {
 	st := rc.Machine
 	if st.PhaseStartedAt != nil {
-		rc.env.waits.dropBefore(rc.writeKey(), st.PhaseStartedAt.Time)
+		rc.env.waits.DropBefore(rc.writeKey(), st.PhaseStartedAt.Time)
 	}
 	if spec.Deadline == nil || st.PhaseStartedAt == nil {
 		return "", false
 	}
 	d := spec.Deadline(rc)
 	start, within := st.PhaseStartedAt.Time, ""
-	var bound startBound
+	var bound fsm.StartBound
 	if spec.Progress != nil {
-		steps := clusterSteps(spec.Progress(rc))
+		steps := spec.Progress(rc)
 		start = rc.env.progress.Since(rc.writeKey(), start, rc.Now, steps.Taken)
 		within = " without progress"
-		bound = clusters.BoundOfStart(st.PhaseStartedAt.Time, d, steps)
+		bound = fsm.BoundOfStart(st.PhaseStartedAt.Time, d, steps)
 	}
 	if d > 0 {
 		rc.deadline = bound.Earlier(start.Add(d))
@@ -183,7 +182,7 @@ func pastDeadline(rc *Context, spec phaseSpec) (string, bool) {
 		return fmt.Sprintf("%s did not complete within %s of its start (a deadline of %s, and %s for the operator's outages and restarts)",
 			rc.subject.phase().Normalized(), most, d, phaseOutageAllowance), true
 	}
-	if d <= 0 || rc.env.activity.acting(start, rc.Now)-rc.env.waits.within(rc.writeKey(), start, rc.Now) <= d {
+	if d <= 0 || rc.env.activity.Acting(start, rc.Now)-rc.env.waits.Within(rc.writeKey(), start, rc.Now) <= d {
 		return "", false
 	}
 	return fmt.Sprintf("%s did not complete within %s%s", rc.subject.phase().Normalized(), d, within), true

@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 )
 
 // A FlinkApplication's move from ClusterStarting into Submitting, and its passes in Submitting
@@ -51,7 +52,7 @@ func submittingUnwritten(rc *Context) bool {
 	jobID := seen.JobStatus.JobID
 	seen.JobStatus = stored.JobStatus
 	seen.JobStatus.JobID = jobID
-	patch, err := statusPatch(stored, *seen)
+	patch, err := fsm.StatusPatch(stored, *seen)
 	return err == nil && patch == nil
 }
 

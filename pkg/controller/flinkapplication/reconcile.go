@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"time"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
@@ -108,8 +108,8 @@ func summarize(rc *Context) {
 	if !phase.IsSteady() && phase != PhaseDeleting {
 		progressing.Status = metav1.ConditionTrue
 	}
-	setCondition(m, ready, rc.Now)
-	setCondition(m, progressing, rc.Now)
+	fsm.SetCondition(m, ready, rc.Now)
+	fsm.SetCondition(m, progressing, rc.Now)
 	summarizeJobHealth(rc)
 }
 
@@ -157,16 +157,7 @@ func summarizeJobHealth(rc *Context) {
 	if st.JobStatus.Health == v1beta1.Green {
 		c.Status = metav1.ConditionTrue
 	}
-	setCondition(m, c, rc.Now)
-}
-
-func setCondition(st *v1beta1.MachineStatus, c metav1.Condition, now time.Time) {
-	if old := meta.FindStatusCondition(st.Conditions, c.Type); old != nil && old.Status == c.Status {
-		c.LastTransitionTime = old.LastTransitionTime
-	} else {
-		c.LastTransitionTime = metav1.NewTime(now)
-	}
-	meta.SetStatusCondition(&st.Conditions, c)
+	fsm.SetCondition(m, c, rc.Now)
 }
 
 // persist writes the status if it changed, as a merge patch guarded by the resourceVersion we read:
@@ -175,15 +166,15 @@ func (e *Environment) persist(rc *Context) error {
 	before := rc.stored.status()
 	// Compared as the API server stores them: times in whole seconds. Flink's millisecond times
 	// differ from the stored ones on every pass without anything a reader could see.
-	if sameStatus(before, rc.subject.status()) {
+	if fsm.SameStatus(before, rc.subject.status()) {
 		return nil
 	}
-	if patch, err := statusPatch(before, rc.subject.status()); err != nil || patch == nil {
+	if patch, err := fsm.StatusPatch(before, rc.subject.status()); err != nil || patch == nil {
 		return err
 	}
 	t := metav1.NewTime(rc.Now)
 	rc.Machine.LastUpdatedAt = &t
-	patch, err := statusPatch(before, rc.subject.status())
+	patch, err := fsm.StatusPatch(before, rc.subject.status())
 	if err != nil {
 		return err
 	}
@@ -203,28 +194,11 @@ func (e *Environment) persist(rc *Context) error {
 	}
 	if err != nil {
 		if !apierrors.IsConflict(err) {
-			e.activity.writeFailed(e.Clock.Now())
+			e.activity.WriteFailed(e.Clock.Now())
 		}
 		return fmt.Errorf("writing status of %s %s/%s: %w", rc.kind.name, rc.Meta.Namespace, rc.Meta.Name, err)
 	}
-	e.activity.wrote(e.Clock.Now())
+	e.activity.Wrote(e.Clock.Now())
 	e.rememberWrite(key, updated.GetResourceVersion())
 	return nil
-}
-
-// statusPatch is the merge patch from one status to another, nil when they serialise the same.
-func statusPatch(before, after interface{}) ([]byte, error) {
-	oldJSON, err := json.Marshal(map[string]interface{}{"status": before})
-	if err != nil {
-		return nil, err
-	}
-	newJSON, err := json.Marshal(map[string]interface{}{"status": after})
-	if err != nil {
-		return nil, err
-	}
-	patch, err := jsonpatch.CreateMergePatch(oldJSON, newJSON)
-	if err != nil || string(patch) == "{}" {
-		return nil, err
-	}
-	return patch, nil
 }

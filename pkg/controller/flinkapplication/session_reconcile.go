@@ -11,6 +11,8 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/loop"
 	"github.com/flinkfsm/flinkfsm/pkg/printable"
 )
 
@@ -119,8 +121,10 @@ func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, na
 // runPass is the one pass of every kind: migrate what older versions wrote, observe, decide, one
 // status write, then the Events.
 func (e *Environment) runPass(rc *Context, summarizeStatus func(*Context)) (time.Duration, error) {
-	e.activity.passStarted(rc.Now)
-	e.waits.note(rc, rc.writeKey())
+	e.activity.PassStarted(rc.Now)
+	if from, to, ok := loop.QueueWait(rc); ok {
+		e.waits.Note(rc.writeKey(), from, to)
+	}
 	if rc.kind.migrate != nil {
 		rc.kind.migrate(rc)
 	}
@@ -225,6 +229,6 @@ func summarizeSessionCluster(rc *Context) {
 	case moving:
 		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionTrue, "JobsMoving", m.Reason
 	}
-	setCondition(m, ready, rc.Now)
-	setCondition(m, progressing, rc.Now)
+	fsm.SetCondition(m, ready, rc.Now)
+	fsm.SetCondition(m, progressing, rc.Now)
 }

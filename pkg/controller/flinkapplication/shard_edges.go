@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 )
 
 // The passes at the edges of a shard (shard.go): objects of this shard that name one of another.
@@ -53,7 +54,7 @@ func (e *Environment) holdForOtherShard(ctx context.Context, job *v1beta1.FlinkS
 		return heldRecheck, true, nil
 	}
 	rc.Machine.Reason = msg
-	setCondition(rc.Machine, metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: ReasonOtherShard,
+	fsm.SetCondition(rc.Machine, metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: ReasonOtherShard,
 		Message: msg, ObservedGeneration: job.Generation}, rc.Now)
 	showable(rc)
 	if err := e.persist(rc); err != nil {

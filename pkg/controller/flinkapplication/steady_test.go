@@ -117,7 +117,7 @@ func TestTimeWaitingForAWorkerDoesNotCountAgainstAPhaseDeadline(t *testing.T) {
 				w.settle()
 				ctx := context.Background()
 				if c.noted {
-					ctx = withQueueWait(ctx, span{w.clock.Now().Add(-late), w.clock.Now()})
+					ctx = withQueueWait(ctx, w.clock.Now().Add(-late), w.clock.Now())
 				}
 				_, _ = w.env.Reconcile(ctx, ns, "wc")
 				if p := w.get("wc").Status.Phase; p == v1beta1.PhaseRunning || p == v1beta1.PhaseDeployFailed {

@@ -27,7 +27,7 @@ type subject interface {
 	// job is nil for a kind that owns no job; clusters is nil for a kind that owns no cluster.
 	job() *v1beta1.JobOwnerStatus
 	clusters() *v1beta1.ClusterOwnerStatus
-	// status is the whole status, as it is written: a pointer to it, which sameStatus compares
+	// status is the whole status, as it is written: a pointer to it, which fsm.SameStatus compares
 	// without copying or boxing anything.
 	status() interface{}
 	// saveStatus copies the status (not the spec, which a pass does not change) and returns what

@@ -1,4 +1,4 @@
-package flinkapplication
+package fsm
 
 import (
 	"reflect"
@@ -8,20 +8,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// sameStatus says whether after would be stored as before is, without serialising either. At
+// SameStatus says whether after would be stored as before is, without serialising either. At
 // 10,000 applications nearly every pass changes nothing, and comparing by building the merge
 // patch (two marshals and two decodes into maps) was a fifth of the operator's CPU and more than a
-// third of what it allocated. When sameStatus says no, statusPatch still decides.
+// third of what it allocated. When SameStatus says no, StatusPatch still decides.
 //
 // Statuses compare as the API server stores them: times to the second (metav1.Time serialises in
 // RFC 3339 without fractions) and micro-times to the microsecond. Flink's millisecond times, set
 // on every pass, then compare equal to the stored ones, and so do a nil and an empty list or map,
 // which a reader cannot tell apart either (storedEqual).
-func sameStatus(before, after interface{}) bool {
+func SameStatus(before, after interface{}) bool {
 	return storedEqual(before, after)
 }
 
-// equalFunc compares two values of one type as sameStatus does.
+// equalFunc compares two values of one type as SameStatus does.
 type equalFunc func(a, b reflect.Value) bool
 
 var (

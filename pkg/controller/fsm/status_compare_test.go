@@ -1,4 +1,4 @@
-package flinkapplication
+package fsm
 
 import (
 	"math/rand"
@@ -24,20 +24,20 @@ func TestAStatusThatDiffersOnlyBelowASecondIsTheStoredOne(t *testing.T) {
 	next := *stored.DeepCopy()
 	next.JobStatus.StartTime = at(1_700_000_001_234) // Flink's milliseconds, stored without them
 	next.JobStatus.LastCheckpointTime = at(1_700_000_002_999)
-	assert.True(t, sameStatus(stored, next))
-	patch, err := statusPatch(stored, next)
+	assert.True(t, SameStatus(stored, next))
+	patch, err := StatusPatch(stored, next)
 	require.NoError(t, err)
 	assert.Nil(t, patch, "the merge patch agrees")
 
 	next.JobStatus.LastCheckpointTime = at(1_700_000_003_000)
-	assert.False(t, sameStatus(stored, next), "a second later is a change")
+	assert.False(t, SameStatus(stored, next), "a second later is a change")
 	next = *stored.DeepCopy()
 	next.JobStatus.LastCheckpointPath = "file:///flink/checkpoints/chk-2"
-	assert.False(t, sameStatus(stored, next))
+	assert.False(t, SameStatus(stored, next))
 }
 
 // TestSameStatusNeverHidesAChangeTheMergePatchWouldWrite fills statuses of every kind at random:
-// whenever sameStatus says a status is the stored one, the merge patch between them is empty, so
+// whenever SameStatus says a status is the stored one, the merge patch between them is empty, so
 // that skipping it never loses a write.
 func TestSameStatusNeverHidesAChangeTheMergePatchWouldWrite(t *testing.T) {
 	fill := randfill.NewWithSeed(29).NilChance(0.3).NumElements(1, 2).MaxDepth(8).Funcs(
@@ -64,11 +64,11 @@ func TestSameStatusNeverHidesAChangeTheMergePatchWouldWrite(t *testing.T) {
 			default:
 				fill.Fill(b.Interface())
 			}
-			patch, err := statusPatch(a.Elem().Interface(), b.Elem().Interface())
+			patch, err := StatusPatch(a.Elem().Interface(), b.Elem().Interface())
 			require.NoError(t, err)
-			if sameStatus(a.Elem().Interface(), b.Elem().Interface()) {
+			if SameStatus(a.Elem().Interface(), b.Elem().Interface()) {
 				same++
-				assert.Nil(t, patch, "%s %d: sameStatus hid %s", typ.Name(), i, patch)
+				assert.Nil(t, patch, "%s %d: SameStatus hid %s", typ.Name(), i, patch)
 			} else {
 				different++
 			}
@@ -115,7 +115,7 @@ func jitterTimes(v reflect.Value, r *rand.Rand, shift time.Duration) {
 }
 
 // storedEquality is apimachinery's reflective DeepEqual with times compared as the API server
-// stores them: what sameStatus did before storedEqual, kept here as its reference.
+// stores them: what SameStatus did before storedEqual, kept here as its reference.
 var storedEquality = conversion.EqualitiesOrDie(
 	func(a, b metav1.Time) bool { return a.Truncate(time.Second).Equal(b.Truncate(time.Second)) },
 	func(a, b metav1.MicroTime) bool {
@@ -219,8 +219,8 @@ func TestComparingStoredStatusesAllocatesNothing(t *testing.T) {
 	stored.History = []v1beta1.PhaseTransition{{To: v1beta1.PhaseRunning, Time: *at(1_700_000_004_000), Reason: "started"}}
 	next := stored.DeepCopy()
 	next.JobStatus.LastCheckpointTime = at(1_700_000_002_345)
-	require.True(t, sameStatus(stored, next))
-	assert.Zero(t, testing.AllocsPerRun(100, func() { sameStatus(stored, next) }))
+	require.True(t, SameStatus(stored, next))
+	assert.Zero(t, testing.AllocsPerRun(100, func() { SameStatus(stored, next) }))
 }
 
 // BenchmarkSameStatus compares a Running application's status with its stored copy, as each poll does.
@@ -232,7 +232,7 @@ func BenchmarkSameStatus(b *testing.B) {
 	b.Run("storedEqual", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			sameStatus(stored, next)
+			SameStatus(stored, next)
 		}
 	})
 	b.Run("DeepEqual", func(b *testing.B) {

@@ -1,4 +1,4 @@
-package clusters
+package fsm
 
 import (
 	"testing"

@@ -1,11 +1,8 @@
-package flinkapplication
+package fsm
 
 import (
-	"context"
 	"sync"
 	"time"
-
-	"github.com/flinkfsm/flinkfsm/pkg/controller/loop"
 )
 
 // A phase deadline measures the application, not the operator: time an application was due but
@@ -13,8 +10,8 @@ import (
 // each pass's wait: loop.QueueWait). Otherwise a busy operator would roll back healthy updates whose
 // passes merely came late.
 
-// queueWaits remembers, per object, the recent waits for a worker.
-type queueWaits struct {
+// QueueWaits remembers, per object, the recent waits for a worker.
+type QueueWaits struct {
 	mu    sync.Mutex
 	spans map[string][]span
 }
@@ -22,12 +19,8 @@ type queueWaits struct {
 // maxQueueWaits bounds the waits remembered per object; older ones end before its phase began.
 const maxQueueWaits = 64
 
-// note remembers the wait the pass's context carries, if any.
-func (q *queueWaits) note(ctx context.Context, key string) {
-	from, to, ok := loop.QueueWait(ctx)
-	if !ok {
-		return
-	}
+// Note remembers that the object waited for a worker from from to to.
+func (q *QueueWaits) Note(key string, from, to time.Time) {
 	waited := span{from, to}
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -41,18 +34,18 @@ func (q *queueWaits) note(ctx context.Context, key string) {
 	q.spans[key] = s
 }
 
-// forget drops an object's waits once it is gone. Without it every application ever deleted kept up
+// Forget drops an object's waits once it is gone. Without it every application ever deleted kept up
 // to maxQueueWaits spans for the life of the process.
-func (q *queueWaits) forget(key string) {
+func (q *QueueWaits) Forget(key string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	delete(q.spans, key)
 }
 
-// dropBefore forgets the object's waits that ended before its phase began: no deadline of this
+// DropBefore forgets the object's waits that ended before its phase began: no deadline of this
 // phase or a later one counts them. Without it each application kept the waits of its start for
 // good; at 10,000 applications started at once, that is most of maxQueueWaits each.
-func (q *queueWaits) dropBefore(key string, phaseStart time.Time) {
+func (q *QueueWaits) DropBefore(key string, phaseStart time.Time) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	s := q.spans[key]
@@ -70,8 +63,8 @@ func (q *queueWaits) dropBefore(key string, phaseStart time.Time) {
 	}
 }
 
-// within is how much of the time from start to now the object spent waiting for a worker.
-func (q *queueWaits) within(key string, start, now time.Time) time.Duration {
+// Within is how much of the time from start to now the object spent waiting for a worker.
+func (q *QueueWaits) Within(key string, start, now time.Time) time.Duration {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	total := time.Duration(0)

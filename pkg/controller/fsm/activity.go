@@ -1,14 +1,14 @@
-package flinkapplication
+package fsm
 
 import (
 	"sync"
 	"time"
 )
 
-// activity remembers when this operator process could not act on applications: before its first
+// Activity remembers when this operator process could not act on applications: before its first
 // pass, and while the API server refused its writes. A phase deadline does not count that time:
 // an outage of the operator is no reason to give up on a savepoint Flink was taking meanwhile.
-type activity struct {
+type Activity struct {
 	mu        sync.Mutex
 	since     time.Time
 	downSince time.Time
@@ -20,8 +20,8 @@ type span struct{ from, to time.Time }
 // maxOutages bounds the outages remembered; older ones end before any phase still running began.
 const maxOutages = 32
 
-// passStarted marks the process as acting from its first pass on.
-func (a *activity) passStarted(now time.Time) {
+// PassStarted marks the process as acting from its first pass on.
+func (a *Activity) PassStarted(now time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.since.IsZero() {
@@ -29,8 +29,8 @@ func (a *activity) passStarted(now time.Time) {
 	}
 }
 
-// writeFailed marks the API server as unreachable from now on, until a write succeeds.
-func (a *activity) writeFailed(now time.Time) {
+// WriteFailed marks the API server as unreachable from now on, until a write succeeds.
+func (a *Activity) WriteFailed(now time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.downSince.IsZero() {
@@ -38,8 +38,8 @@ func (a *activity) writeFailed(now time.Time) {
 	}
 }
 
-// wrote marks the API server as reachable again.
-func (a *activity) wrote(now time.Time) {
+// Wrote marks the API server as reachable again.
+func (a *Activity) Wrote(now time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.downSince.IsZero() {
@@ -52,8 +52,8 @@ func (a *activity) wrote(now time.Time) {
 	a.downSince = time.Time{}
 }
 
-// acting is how much of the time from start to now the operator could act in.
-func (a *activity) acting(start, now time.Time) time.Duration {
+// Acting is how much of the time from start to now the operator could act in.
+func (a *Activity) Acting(start, now time.Time) time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	idle := time.Duration(0)

@@ -1,0 +1,39 @@
+package fsm
+
+import (
+	"encoding/json"
+	"time"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// StatusPatch is the merge patch from one status to another, nil when they serialise the same.
+func StatusPatch(before, after interface{}) ([]byte, error) {
+	oldJSON, err := json.Marshal(map[string]interface{}{"status": before})
+	if err != nil {
+		return nil, err
+	}
+	newJSON, err := json.Marshal(map[string]interface{}{"status": after})
+	if err != nil {
+		return nil, err
+	}
+	patch, err := jsonpatch.CreateMergePatch(oldJSON, newJSON)
+	if err != nil || string(patch) == "{}" {
+		return nil, err
+	}
+	return patch, nil
+}
+
+// SetCondition sets a condition of the status, keeping its lastTransitionTime while its status stays.
+func SetCondition(st *v1beta1.MachineStatus, c metav1.Condition, now time.Time) {
+	if old := meta.FindStatusCondition(st.Conditions, c.Type); old != nil && old.Status == c.Status {
+		c.LastTransitionTime = old.LastTransitionTime
+	} else {
+		c.LastTransitionTime = metav1.NewTime(now)
+	}
+	meta.SetStatusCondition(&st.Conditions, c)
+}
