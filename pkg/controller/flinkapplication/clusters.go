@@ -63,6 +63,6 @@ func waitingOn(rc *Context, problem string) {
 	if problem == "" {
 		return
 	}
-	rc.waitingOn = problem
+	rc.WaitingOn = problem
 	rc.Machine.Reason = "waiting: " + problem
 }

@@ -3,15 +3,13 @@ package flinkapplication
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
 
@@ -20,22 +18,20 @@ import (
 // most once per reconcile. Handlers decide from it; they never list or watch on their own.
 type Context struct {
 	context.Context
-	// Meta, Machine, Job and Owned point into the working copy of the object the pass runs for, in
-	// its own kind: its metadata, where it stands in the state machine, the job it owns (nil for a
-	// FlinkSessionCluster) and the clusters it owns (nil for a FlinkSessionJob). Handlers of any
-	// kind read and change these.
-	Meta    *metav1.ObjectMeta
-	Machine *v1beta1.MachineStatus
-	Job     *v1beta1.JobOwnerStatus
-	Owned   *v1beta1.ClusterOwnerStatus
+	// Pass is the machine's part of the pass (fsm.Pass): the object as worked on and as read, its
+	// metadata and MachineStatus, the clock, the configuration, and what the pass decided so far.
+	*fsm.Pass
+	// Job and Owned point into the working copy of the object the pass runs for, in its own kind:
+	// the job it owns (nil for a FlinkSessionCluster) and the clusters it owns (nil for a
+	// FlinkSessionJob). Handlers of any kind read and change these. storedJob is the job part of
+	// the object as the pass read it.
+	Job       *v1beta1.JobOwnerStatus
+	Owned     *v1beta1.ClusterOwnerStatus
+	storedJob *v1beta1.JobOwnerStatus
 	// Settings are the job settings of the object's spec; nil for a kind that owns no job.
 	Settings *jobSettings
 	// App is the working copy when the object is a FlinkApplication.
 	App *v1beta1.FlinkApplication
-	// subject is the working copy, stored the object as the pass read it.
-	subject, stored subject
-	Config          *config.Config
-	Now             time.Time
 	// Hash is the cluster hash of the current spec.
 	Hash string
 	// Clusters are the owned Flink clusters, by hash.
@@ -51,22 +47,12 @@ type Context struct {
 	// Ingress is the application's Flink UI Ingress, if it exists.
 	Ingress *networkingv1.Ingress
 
-	// waitingOn is what the phase waits on, as far as it is known (a pod's problem): said in
-	// status.reason while waiting, and the cause given when the deadline passes.
-	waitingOn string
-
 	// healthReason says why the live job's health is what observeLiveJob found this pass.
 	healthReason string
 
 	// Waiting is set by a handler that waits for something outside the object (task slots, say):
 	// a word for the Ready condition's reason.
 	Waiting string
-
-	// Overdue is set when the phase's deadline has passed. The handler still runs, so that what
-	// Flink completed meanwhile is used, but it starts nothing new: no trigger, no submission.
-	Overdue bool
-	// deadline is when the phase the pass began in gives up; zero for a phase without one.
-	deadline time.Time
 
 	// kind is what differs between the resources the machine runs: their phase table, where they
 	// write, and whose cluster their jobs run on.
@@ -77,30 +63,19 @@ type Context struct {
 	// session is what a session job or cluster knows of its counterpart; nil for a FlinkApplication.
 	session *sessionState
 
-	env          *Environment
-	jobs         *jobs.Pass
-	events       []pendingEvent
-	transitioned bool
-	// ranOn is set when the pass moved into a phase and ran its handler too (runsAtOnce).
-	ranOn bool
+	env  *Environment
+	jobs *jobs.Pass
 	// key is writeKey's answer.
 	key string
 }
 
 // bind makes working the pass's object and stored the object as read.
 func (rc *Context) bind(working, stored subject) {
-	rc.subject, rc.stored = working, stored
-	rc.Meta, rc.Machine, rc.Job, rc.Owned = working.meta(), working.machine(), working.job(), working.clusters()
+	rc.Pass.Bind(working, stored)
+	rc.Job, rc.Owned, rc.storedJob = working.job(), working.clusters(), stored.job()
 }
 
-type pendingEvent struct {
-	warning         bool
-	reason, message string
-}
-
-func (rc *Context) event(warning bool, reason, message string) {
-	rc.events = append(rc.events, pendingEvent{warning, reason, message})
-}
+func (rc *Context) event(warning bool, reason, message string) { rc.Tell(warning, reason, message) }
 
 // jobManagerGoneForGood tells whether the JobManager of the cluster with this hash is gone and
 // takes its jobs with it: positive evidence that they stopped. A session cluster's JobManager that

@@ -96,8 +96,8 @@ func ownReferences(rc *Context) guardian.References {
 		// Pending by the status as stored counts as much as by the pass's own, until the write.
 		if p := pendingSpecPath(s.InitialSavepoint, s.RedeployNonce, rc.Job); p != "" {
 			out.Paths = append(out.Paths, guardian.Use{Name: p, Why: "its spec names it"})
-		} else if rc.stored != nil && rc.stored.job() != nil {
-			if p := pendingSpecPath(s.InitialSavepoint, s.RedeployNonce, rc.stored.job()); p != "" {
+		} else if rc.Stored != nil && rc.storedJob != nil {
+			if p := pendingSpecPath(s.InitialSavepoint, s.RedeployNonce, rc.storedJob); p != "" {
 				out.Paths = append(out.Paths, guardian.Use{Name: p, Why: storedUntilWrite})
 			}
 		}

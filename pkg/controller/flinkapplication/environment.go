@@ -57,12 +57,10 @@ type Environment struct {
 	// leader frozen past its lease), and the pass then changes nothing.
 	Acting func() error
 
-	// activity remembers when this process could not act, and waits the times each object waited
-	// for a worker; phase deadlines count neither.
-	activity fsm.Activity
-	waits    fsm.QueueWaits
-	// progress remembers when each starting cluster last took a step (fsm.ProgressMemory).
-	progress fsm.ProgressMemory
+	// phaseTime is what phase deadlines count: when this process could not act and the times each
+	// object waited for a worker, which they do not count, and when each starting cluster last took
+	// a step (fsm.Deadlines).
+	phaseTime fsm.Deadlines
 	// hashes remembers each application's cluster hash by the resourceVersion it was computed from,
 	// and versions the flinkVersion of each record's spec (object_memory.go).
 	hashes   clusterHashes
@@ -126,10 +124,9 @@ func (e *Environment) rememberWrite(key, resourceVersion string) {
 func (e *Environment) forgetApp(key string) {
 	e.written.Delete(key)
 	e.deadlines.Delete(key)
-	e.progress.Forget(key)
+	e.phaseTime.Forget(key)
 	e.quiet.Delete(key)
 	e.autoscaling.forget(key)
-	e.waits.Forget(key)
 	e.hashes.forget(key)
 	e.versions.forget(key)
 	e.kept.forget(key)
@@ -138,11 +135,11 @@ func (e *Environment) forgetApp(key string) {
 // noteDeadline remembers when the object's phase gives up, after a pass that wrote its status. A
 // pass that moved on forgets it: the new phase's deadline is judged by the next pass.
 func (e *Environment) noteDeadline(rc *Context) {
-	if rc.deadline.IsZero() || rc.transitioned {
+	if rc.GivesUpAt.IsZero() || rc.Transitioned {
 		e.deadlines.Delete(rc.writeKey())
 		return
 	}
-	e.deadlines.Store(rc.writeKey(), rc.deadline)
+	e.deadlines.Store(rc.writeKey(), rc.GivesUpAt)
 }
 
 // lookDue tells whether what is named was last read from Flink at least every ago, and if so

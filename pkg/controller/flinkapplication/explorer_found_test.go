@@ -13,6 +13,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 )
 
 // Defects the randomized explorer (explorer_test.go) found in issue 55, each reduced to a world
@@ -116,7 +117,7 @@ func TestASavepointCountsAsTakenWhenFlinkTookIt(t *testing.T) {
 }
 
 // A phase that cannot complete gives up with a Warning by its deadline and the allowance for the
-// operator's outages (phaseOutageAllowance), from when it began, also when the operator restarts
+// operator's outages (fsm.OutageAllowance), from when it began, also when the operator restarts
 // meanwhile (explorer seeds 2, 7, 15, 27, 55: an update's job in Submitting after its new
 // cluster's JobManager Deployment was deleted, while the operator was killed at its writes every
 // minute or two). Each new process counted the phase's time only from its own first pass, so a
@@ -132,7 +133,7 @@ func TestAPhaseGivesUpAtItsDeadlineThoughTheOperatorRestarts(t *testing.T) {
 	w.broken[name] = true
 	require.NoError(t, w.kube.AppsV1().Deployments(ns).Delete(context.Background(), name, metav1.DeleteOptions{}))
 	started := w.get("wc").Status.PhaseStartedAt.Time
-	most := w.env.Config.ReadinessTimeout.Duration + phaseOutageAllowance
+	most := w.env.Config.ReadinessTimeout.Duration + fsm.OutageAllowance
 	w.events()
 	warned := false
 	for end := started.Add(most + time.Minute); w.clock.Now().Before(end) && !warned; {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 )
 
@@ -516,7 +517,7 @@ func (x *explorer) checkDeadlines() {
 			if Phase(phase) == PhaseClusterStarting {
 				deadline *= time.Duration(stepsPerPod*pods + 1)
 			} else {
-				deadline += phaseOutageAllowance
+				deadline += fsm.OutageAllowance
 			}
 		}
 		if !ok || now.Sub(started.Time) <= deadline+deadlineSlack || !id.lastWarning.Before(started.Time) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 )
 
@@ -158,7 +159,7 @@ func TestDeletingAnApplicationRemovesItsHAConfigMapsAfterItsJobStopped(t *testin
 }
 
 func TestASessionClusterKeepsHAConfigMapsOfAJobFlinkHasNotFinishedWith(t *testing.T) {
-	rc := &Context{Meta: &metav1.ObjectMeta{Name: "session"}, HAConfigMaps: map[string][]string{
+	rc := &Context{Pass: &fsm.Pass{Meta: &metav1.ObjectMeta{Name: "session"}}, HAConfigMaps: map[string][]string{
 		"0badcafe": {"session-0badcafe-cluster-config-map", "session-0badcafe-4b7f1c2d9e0a8f3b6c5d4e3f2a1b0c9d-config-map"},
 	}}
 	assert.Contains(t, haJobLeft(rc), "job 4b7f1c2d9e0a8f3b6c5d4e3f2a1b0c9d of cluster session-0badcafe")

@@ -143,7 +143,7 @@ func suspended(rc *Context, reason, msg string) Outcome {
 // blocked stops retrying a step whose outcome only the user can change, and rests in the phase
 // until the spec changes: the same mark giveUp leaves.
 func blocked(rc *Context, reason, msg string) Outcome {
-	return giveUp(rc, phaseSpec{GiveUp: func(*Context, string) Outcome {
+	return machine.GiveUp(rc, phaseSpec{GiveUp: func(*Context, string) Outcome {
 		return Outcome{Reason: reason, Message: msg, Warning: true, After: untilChanged}
 	}}, msg)
 }

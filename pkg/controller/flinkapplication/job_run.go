@@ -193,10 +193,10 @@ func chooseJobIDWhenNothingRuns(rc *Context) {
 // jobIDStored tells whether the deployment in progress has a job id that an earlier pass wrote:
 // only then may a submission go out without another write first.
 func jobIDStored(rc *Context) bool {
-	if rc.stored == nil {
+	if rc.Stored == nil {
 		return false
 	}
-	c, s := candidate(rc.Job), candidate(rc.stored.job())
+	c, s := candidate(rc.Job), candidate(rc.storedJob)
 	return c != nil && s != nil && c.JobID != "" && c.JobID == s.JobID && c.ClusterHash == s.ClusterHash
 }
 

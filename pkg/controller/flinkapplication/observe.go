@@ -319,7 +319,7 @@ var observingTheLiveJob = map[Phase]bool{PhaseRunning: true, PhaseDualRunning: t
 // savepoint or waits on Flink may last minutes, and a job lost meanwhile without HA restarts from
 // the checkpoint recorded last, which Flink keeps only for num-retained checkpoint intervals.
 func recordCheckpointsWhileReplaced(rc *Context) {
-	if observingTheLiveJob[rc.subject.phase().Normalized()] {
+	if observingTheLiveJob[rc.Subject.Phase().Normalized()] {
 		return
 	}
 	recordDueCheckpoint(rc)

@@ -56,7 +56,7 @@ func periodicDue(rc *Context) v1beta1.SavepointPurpose {
 // statusPollInterval never makes one late. Nothing is written for it: the next pass works the due
 // time out again from status.
 func wakeForPeriodicSnapshots(rc *Context, out Outcome) Outcome {
-	spec, ok := rc.phases()[rc.subject.phase().Normalized()]
+	spec, ok := rc.phases()[rc.Subject.Phase().Normalized()]
 	if out.After != 0 || out.Next != "" || out.Err != nil || !ok || spec.Poll == nil {
 		return out
 	}

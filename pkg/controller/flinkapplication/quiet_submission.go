@@ -38,10 +38,10 @@ type quietSubmission struct {
 // ClusterStarting with the job id it submits under, the pass is in Submitting, and everything else
 // that differs is what the pass saw.
 func submittingUnwritten(rc *Context) bool {
-	if rc.App == nil || rc.stored == nil || rc.Meta.DeletionTimestamp != nil || rc.App.Status.Phase != v1beta1.PhaseSubmitting {
+	if rc.App == nil || rc.Stored == nil || rc.Meta.DeletionTimestamp != nil || rc.App.Status.Phase != v1beta1.PhaseSubmitting {
 		return false
 	}
-	stored, ok := rc.stored.status().(*v1beta1.FlinkApplicationStatus)
+	stored, ok := rc.Stored.Status().(*v1beta1.FlinkApplicationStatus)
 	if !ok || stored.Phase != v1beta1.PhaseClusterStarting || !jobIDStored(rc) {
 		return false
 	}
@@ -65,15 +65,15 @@ func (e *Environment) repeatsQuietSubmitting(rc *Context) bool {
 		return false
 	}
 	announced := v.(quietSubmission).announced
-	rc.events = slices.DeleteFunc(rc.events, func(ev pendingEvent) bool { return slices.Contains(announced, ev.reason) })
+	rc.Events = slices.DeleteFunc(rc.Events, func(ev fsm.Event) bool { return slices.Contains(announced, ev.Reason) })
 	return true
 }
 
 // noteUnwrittenSubmitting remembers the first unwritten pass in Submitting from a stored object.
 func (e *Environment) noteUnwrittenSubmitting(rc *Context) {
 	q := quietSubmission{resourceVersion: rc.Meta.ResourceVersion, since: *rc.Machine.PhaseStartedAt}
-	for _, ev := range rc.events {
-		q.announced = append(q.announced, ev.reason)
+	for _, ev := range rc.Events {
+		q.announced = append(q.announced, ev.Reason)
 	}
 	e.quiet.Store(rc.writeKey(), q)
 }

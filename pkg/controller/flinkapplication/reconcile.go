@@ -56,7 +56,7 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 		return 0, err
 	}
 	rc := &Context{
-		Context: ctx, App: app, Config: e.Config, Now: e.Clock.Now(), Hash: e.hashes.of(applicationKindName+"/"+namespace+"/"+name, app),
+		Context: ctx, App: app, Pass: &fsm.Pass{Config: e.Config, Now: e.Clock.Now()}, Hash: e.hashes.of(applicationKindName+"/"+namespace+"/"+name, app),
 		Clusters: clusters, HAConfigMaps: ha, Snapshots: snapshots, GenericService: generic, Ingress: ingress,
 		ClusterOwner: owner, env: e, kind: applicationKind,
 	}
@@ -82,10 +82,10 @@ func summarize(rc *Context) {
 	}
 	m.ObservedGeneration = rc.Meta.Generation
 	st.UpgradeMode = rc.Settings.UpgradeMode
-	phase := rc.subject.phase().Normalized()
+	phase := rc.Subject.Phase().Normalized()
 	// Not ready for the reason the object entered its phase: JobLost, SpecChanged, RolledBack...
 	notReady := string(phase)
-	if to, why := rc.subject.lastTransition(); to == rc.subject.phase() && why != "" {
+	if to, why := rc.Subject.LastTransition(); to == rc.Subject.Phase() && why != "" {
 		notReady = why
 	}
 	if rc.Waiting != "" {
@@ -163,18 +163,18 @@ func summarizeJobHealth(rc *Context) {
 // persist writes the status if it changed, as a merge patch guarded by the resourceVersion we read:
 // a write based on an out-of-date view fails instead of overwriting newer intent.
 func (e *Environment) persist(rc *Context) error {
-	before := rc.stored.status()
+	before := rc.Stored.Status()
 	// Compared as the API server stores them: times in whole seconds. Flink's millisecond times
 	// differ from the stored ones on every pass without anything a reader could see.
-	if fsm.SameStatus(before, rc.subject.status()) {
+	if fsm.SameStatus(before, rc.Subject.Status()) {
 		return nil
 	}
-	if patch, err := fsm.StatusPatch(before, rc.subject.status()); err != nil || patch == nil {
+	if patch, err := fsm.StatusPatch(before, rc.Subject.Status()); err != nil || patch == nil {
 		return err
 	}
 	t := metav1.NewTime(rc.Now)
 	rc.Machine.LastUpdatedAt = &t
-	patch, err := fsm.StatusPatch(before, rc.subject.status())
+	patch, err := fsm.StatusPatch(before, rc.Subject.Status())
 	if err != nil {
 		return err
 	}
@@ -194,11 +194,11 @@ func (e *Environment) persist(rc *Context) error {
 	}
 	if err != nil {
 		if !apierrors.IsConflict(err) {
-			e.activity.WriteFailed(e.Clock.Now())
+			e.phaseTime.Activity.WriteFailed(e.Clock.Now())
 		}
 		return fmt.Errorf("writing status of %s %s/%s: %w", rc.kind.name, rc.Meta.Namespace, rc.Meta.Name, err)
 	}
-	e.activity.Wrote(e.Clock.Now())
+	e.phaseTime.Activity.Wrote(e.Clock.Now())
 	e.rememberWrite(key, updated.GetResourceVersion())
 	return nil
 }

@@ -340,9 +340,9 @@ func migrateLedger(rc *Context) {
 		case purpose == v1beta1.SavepointManual || purpose == v1beta1.SavepointPeriodic:
 			cancel = false
 		case purpose != "":
-		case rc.subject.phase().Normalized() == PhaseDeleting:
+		case rc.Subject.Phase().Normalized() == PhaseDeleting:
 			purpose = v1beta1.SavepointDelete
-		case rc.subject.phase().Normalized() == PhaseTeardown:
+		case rc.Subject.Phase().Normalized() == PhaseTeardown:
 			purpose = v1beta1.SavepointTeardown
 		case rc.Settings.Suspend && candidate(st) == nil:
 			purpose = v1beta1.SavepointSuspend

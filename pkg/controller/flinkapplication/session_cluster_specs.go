@@ -20,7 +20,7 @@ import (
 const maxClusterSpecs = 8
 
 func sessionClusterStatus(rc *Context) *v1beta1.FlinkSessionClusterStatus {
-	return rc.subject.status().(*v1beta1.FlinkSessionClusterStatus)
+	return rc.Subject.Status().(*v1beta1.FlinkSessionClusterStatus)
 }
 
 // recordClusterSpec records the spec as it is now as the one the cluster of hash is rendered from.

@@ -64,7 +64,7 @@ func (e *Environment) ReconcileSessionJob(ctx context.Context, namespace, name s
 	}
 	working := job.DeepCopy()
 	rc := &Context{
-		Context: ctx, Config: e.Config, Now: e.Clock.Now(), Hash: sessionJobHash(job),
+		Context: ctx, Pass: &fsm.Pass{Config: e.Config, Now: e.Clock.Now()}, Hash: sessionJobHash(job),
 		Clusters: clusters, Snapshots: snapshots, ClusterOwner: owner, env: e, kind: sessionJobKind,
 		session:  &sessionState{ClusterName: job.Spec.ClusterName, Cluster: cluster, Job: job, ClusterHAConfigMaps: ha},
 		Settings: sessionJobSettings(job, cluster),
@@ -110,7 +110,7 @@ func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, na
 	}
 	working.Status.Jobs = sessionJobRefs(jobs)
 	rc := &Context{
-		Context: ctx, Config: e.Config, Now: e.Clock.Now(), Hash: flink.SessionClusterHash(cluster),
+		Context: ctx, Pass: &fsm.Pass{Config: e.Config, Now: e.Clock.Now()}, Hash: flink.SessionClusterHash(cluster),
 		Clusters: clusters, HAConfigMaps: ha, ClusterOwner: owner, env: e, kind: sessionClusterKind,
 		session: &sessionState{ClusterName: name, Cluster: cluster, Jobs: jobs, OtherShardJobs: others},
 	}
@@ -121,15 +121,15 @@ func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, na
 // runPass is the one pass of every kind: migrate what older versions wrote, observe, decide, one
 // status write, then the Events.
 func (e *Environment) runPass(rc *Context, summarizeStatus func(*Context)) (time.Duration, error) {
-	e.activity.PassStarted(rc.Now)
+	e.phaseTime.Activity.PassStarted(rc.Now)
 	if from, to, ok := loop.QueueWait(rc); ok {
-		e.waits.Note(rc.writeKey(), from, to)
+		e.phaseTime.Waits.Note(rc.writeKey(), from, to)
 	}
 	if rc.kind.migrate != nil {
 		rc.kind.migrate(rc)
 	}
 	migrateLedger(rc)
-	from := rc.subject.phase().Normalized()
+	from := rc.Subject.Phase().Normalized()
 	fromStarted := rc.Machine.PhaseStartedAt
 	// Before anything is asked of Flink: a JobManager is called only through its own Service.
 	guardJobManagerServices(rc)
@@ -164,16 +164,16 @@ func (e *Environment) runPass(rc *Context, summarizeStatus func(*Context)) (time
 		e.quiet.Delete(rc.writeKey())
 	}
 	e.noteDeadline(rc)
-	to := rc.subject.phase()
+	to := rc.Subject.Phase()
 	// A pass that repeats an unwritten move into Submitting, and goes no further, says nothing new.
 	repeat = repeat && to.Normalized() == PhaseSubmitting
 	if !repeat {
 		e.Metrics.transition(rc.kind.name, from, to, fromStarted, rc.Now)
 	}
-	for _, ev := range rc.events {
-		e.Recorder.Event(rc.subject.object(), eventType(ev.warning), ev.reason, printable.Text(ev.message))
+	for _, ev := range rc.Events {
+		e.Recorder.Event(rc.Subject.Object(), eventType(ev.Warning), ev.Reason, printable.Text(ev.Message))
 	}
-	if rc.transitioned && !repeat {
+	if rc.Transitioned && !repeat {
 		klog.FromContext(rc).Info("phase transition", rc.kind.name, klog.KObj(rc.Meta), "from", from,
 			"to", to, "reason", rc.Machine.Reason)
 	}
@@ -192,7 +192,7 @@ func showable(rc *Context) {
 	for i := range st.Conditions {
 		st.Conditions[i].Message = printable.Text(st.Conditions[i].Message)
 	}
-	rc.subject.escapeHistory(printable.Text)
+	rc.Subject.EscapeHistory(printable.Text)
 	if j := rc.Job; j != nil {
 		for i := range j.Ledger {
 			j.Ledger[i].Reason = printable.Text(j.Ledger[i].Reason)
@@ -208,7 +208,7 @@ func showable(rc *Context) {
 func summarizeSessionCluster(rc *Context) {
 	st, m := rc.Owned, rc.Machine
 	m.ObservedGeneration = rc.Meta.Generation
-	phase := rc.subject.phase().Normalized()
+	phase := rc.Subject.Phase().Normalized()
 	ready := metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: string(phase),
 		ObservedGeneration: rc.Meta.Generation, Message: m.Reason}
 	if st.DeployHash != "" && rc.Clusters[st.DeployHash].Ready() && phase != PhaseDeleting {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 )
 
@@ -129,8 +130,8 @@ func TestRetentionReadsWhatOtherShardsRestoreFrom(t *testing.T) {
 	mine := wordcount("mine")
 	mine.Labels = map[string]string{shardKey: "a"}
 	w.create(mine)
-	rc := &Context{Context: context.Background(), Config: w.env.Config, env: w.env, kind: applicationKind,
-		Meta: &metav1.ObjectMeta{Namespace: ns, Name: "mine"}, Settings: applicationSettings(mine), Job: &mine.Status.JobOwnerStatus}
+	rc := &Context{Context: context.Background(), Pass: &fsm.Pass{Config: w.env.Config, Meta: &metav1.ObjectMeta{Namespace: ns, Name: "mine"}},
+		env: w.env, kind: applicationKind, Settings: applicationSettings(mine), Job: &mine.Status.JobOwnerStatus}
 	g, err := stateGuardian(rc, false)
 	require.NoError(t, err)
 	assert.False(t, g.MayDelete(guardian.State{Path: "file:///checkpoints/savepoints/sp-1"}).MayGo())

@@ -139,7 +139,7 @@ func answerSnapshotRequests(rc *Context) {
 				Path: s.Spec.Path, ResultTime: &now, ObservedGeneration: s.Generation})
 		case asksForSnapshot(rc, s) && s.Status.State == "" && s.Status.Error == "":
 			err = writeSnapshotStatus(rc, s, v1beta1.FlinkSnapshotStatus{ObservedGeneration: s.Generation,
-				Error: fmt.Sprintf("waiting for the job of %s %s to run (phase %s)", rc.kind.name, rc.Meta.Name, rc.subject.phase())})
+				Error: fmt.Sprintf("waiting for the job of %s %s to run (phase %s)", rc.kind.name, rc.Meta.Name, rc.Subject.Phase())})
 		}
 		if err != nil {
 			klog.FromContext(rc).Error(err, "answering a FlinkSnapshot", "snapshot", s.Name)
@@ -239,8 +239,8 @@ func (d *disposals) guardian(rc *Context) (*guardian.Namespace, error) {
 // only the stored one, until this pass's write).
 func protectedPaths(rc *Context) map[string]bool {
 	out := map[string]bool{}
-	if rc.stored != nil && rc.stored.job() != nil {
-		for p := range pathsNamedBy(rc, rc.stored.job()) {
+	if rc.Stored != nil && rc.storedJob != nil {
+		for p := range pathsNamedBy(rc, rc.storedJob) {
 			out[p] = false
 		}
 	}

@@ -155,7 +155,7 @@ type endStep struct {
 // JobManager does not answer it stays Pending, and once the JobManager is gone its result can no
 // longer be read, which its entry says.
 func settleSavepoints(rc *Context) {
-	phase := rc.subject.phase().Normalized()
+	phase := rc.Subject.Phase().Normalized()
 	for _, e := range rc.ledger().AllPending() {
 		if followedByHandler(rc, phase, e) {
 			continue

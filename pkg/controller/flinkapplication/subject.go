@@ -5,160 +5,147 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 )
 
-// subject is the object one pass runs for, in its own kind: the machine reads and writes its phase
-// and its history through it, and the handlers its status parts (MachineStatus, JobOwnerStatus,
-// ClusterOwnerStatus), which every kind that has them embeds as one type. Each kind's phase and
-// history have a type of their own; the machine works on their names.
+// subject is the object one pass runs for, in its own kind: the machine's view of it
+// (fsm.Subject), and the status parts the handlers read and write, which every kind that has them
+// embeds as one type.
 type subject interface {
-	object() runtime.Object
-	meta() *metav1.ObjectMeta
-	phase() Phase
-	// enter moves the object into phase to and records the transition in its history.
-	enter(from, to Phase, at metav1.Time, reason string)
-	// setPhase sets the phase without a transition: a first phase, or a migrated name.
-	setPhase(p Phase)
-	// lastTransition is the newest history entry: the phase entered and why; "" without one.
-	lastTransition() (to Phase, reason string)
-	// escapeHistory escapes the free text of the history (see showable).
-	escapeHistory(escape func(string) string)
-	machine() *v1beta1.MachineStatus
+	fsm.Subject
 	// job is nil for a kind that owns no job; clusters is nil for a kind that owns no cluster.
 	job() *v1beta1.JobOwnerStatus
 	clusters() *v1beta1.ClusterOwnerStatus
-	// status is the whole status, as it is written: a pointer to it, which fsm.SameStatus compares
-	// without copying or boxing anything.
-	status() interface{}
-	// saveStatus copies the status (not the spec, which a pass does not change) and returns what
-	// sets it back to the copy, in place.
-	saveStatus() (restore func())
-}
-
-// appendHistory appends a transition and keeps the newest MaxHistory.
-func appendHistory[T any](h []T, entry T) []T {
-	h = append(h, entry)
-	if n := len(h); n > v1beta1.MaxHistory {
-		h = append([]T(nil), h[n-v1beta1.MaxHistory:]...)
-	}
-	return h
 }
 
 // applicationSubject is a FlinkApplication.
 type applicationSubject struct{ *v1beta1.FlinkApplication }
 
-func (s applicationSubject) object() runtime.Object          { return s.FlinkApplication }
-func (s applicationSubject) meta() *metav1.ObjectMeta        { return &s.ObjectMeta }
-func (s applicationSubject) phase() Phase                    { return Phase(s.Status.Phase) }
-func (s applicationSubject) setPhase(p Phase)                { s.Status.Phase = v1beta1.FlinkApplicationPhase(p) }
-func (s applicationSubject) machine() *v1beta1.MachineStatus { return &s.Status.MachineStatus }
-func (s applicationSubject) job() *v1beta1.JobOwnerStatus    { return &s.Status.JobOwnerStatus }
-func (s applicationSubject) clusters() *v1beta1.ClusterOwnerStatus {
-	return &s.Status.ClusterOwnerStatus
+func (s applicationSubject) Object() runtime.Object   { return s.FlinkApplication }
+func (s applicationSubject) Meta() *metav1.ObjectMeta { return &s.ObjectMeta }
+func (s applicationSubject) Phase() Phase             { return Phase(s.FlinkApplication.Status.Phase) }
+func (s applicationSubject) SetPhase(p Phase) {
+	s.FlinkApplication.Status.Phase = v1beta1.FlinkApplicationPhase(p)
 }
-func (s applicationSubject) status() interface{} { return &s.Status }
-func (s applicationSubject) saveStatus() func() {
-	saved := s.Status.DeepCopy()
-	return func() { s.Status = *saved }
+func (s applicationSubject) Machine() *v1beta1.MachineStatus {
+	return &s.FlinkApplication.Status.MachineStatus
+}
+func (s applicationSubject) job() *v1beta1.JobOwnerStatus {
+	return &s.FlinkApplication.Status.JobOwnerStatus
+}
+func (s applicationSubject) clusters() *v1beta1.ClusterOwnerStatus {
+	return &s.FlinkApplication.Status.ClusterOwnerStatus
+}
+func (s applicationSubject) Status() interface{} { return &s.FlinkApplication.Status }
+func (s applicationSubject) SaveStatus() func() {
+	saved := s.FlinkApplication.Status.DeepCopy()
+	return func() { s.FlinkApplication.Status = *saved }
 }
 
-func (s applicationSubject) enter(from, to Phase, at metav1.Time, reason string) {
-	s.Status.Phase = v1beta1.FlinkApplicationPhase(to)
-	s.Status.History = appendHistory(s.Status.History, v1beta1.PhaseTransition{From: v1beta1.FlinkApplicationPhase(from),
+func (s applicationSubject) Enter(from, to Phase, at metav1.Time, reason string) {
+	st := &s.FlinkApplication.Status
+	st.Phase = v1beta1.FlinkApplicationPhase(to)
+	st.History = fsm.AppendHistory(st.History, v1beta1.PhaseTransition{From: v1beta1.FlinkApplicationPhase(from),
 		To: v1beta1.FlinkApplicationPhase(to), Time: at, Reason: reason})
 }
 
-func (s applicationSubject) lastTransition() (Phase, string) {
-	if n := len(s.Status.History); n > 0 {
-		return Phase(s.Status.History[n-1].To), s.Status.History[n-1].Reason
+func (s applicationSubject) LastTransition() (Phase, string) {
+	if n := len(s.FlinkApplication.Status.History); n > 0 {
+		return Phase(s.FlinkApplication.Status.History[n-1].To), s.FlinkApplication.Status.History[n-1].Reason
 	}
 	return "", ""
 }
 
-func (s applicationSubject) escapeHistory(escape func(string) string) {
-	for i := range s.Status.History {
-		s.Status.History[i].Reason = escape(s.Status.History[i].Reason)
+func (s applicationSubject) EscapeHistory(escape func(string) string) {
+	for i := range s.FlinkApplication.Status.History {
+		s.FlinkApplication.Status.History[i].Reason = escape(s.FlinkApplication.Status.History[i].Reason)
 	}
 }
 
 // sessionJobSubject is a FlinkSessionJob.
 type sessionJobSubject struct{ *v1beta1.FlinkSessionJob }
 
-func (s sessionJobSubject) object() runtime.Object   { return s.FlinkSessionJob }
-func (s sessionJobSubject) meta() *metav1.ObjectMeta { return &s.ObjectMeta }
-func (s sessionJobSubject) phase() Phase {
-	return Phase(s.Status.Phase)
+func (s sessionJobSubject) Object() runtime.Object   { return s.FlinkSessionJob }
+func (s sessionJobSubject) Meta() *metav1.ObjectMeta { return &s.ObjectMeta }
+func (s sessionJobSubject) Phase() Phase {
+	return Phase(s.FlinkSessionJob.Status.Phase)
 }
-func (s sessionJobSubject) machine() *v1beta1.MachineStatus       { return &s.Status.MachineStatus }
-func (s sessionJobSubject) job() *v1beta1.JobOwnerStatus          { return &s.Status.JobOwnerStatus }
+func (s sessionJobSubject) Machine() *v1beta1.MachineStatus {
+	return &s.FlinkSessionJob.Status.MachineStatus
+}
+func (s sessionJobSubject) job() *v1beta1.JobOwnerStatus {
+	return &s.FlinkSessionJob.Status.JobOwnerStatus
+}
 func (s sessionJobSubject) clusters() *v1beta1.ClusterOwnerStatus { return nil }
-func (s sessionJobSubject) status() interface{}                   { return &s.Status }
-func (s sessionJobSubject) saveStatus() func() {
-	saved := s.Status.DeepCopy()
-	return func() { s.Status = *saved }
+func (s sessionJobSubject) Status() interface{}                   { return &s.FlinkSessionJob.Status }
+func (s sessionJobSubject) SaveStatus() func() {
+	saved := s.FlinkSessionJob.Status.DeepCopy()
+	return func() { s.FlinkSessionJob.Status = *saved }
 }
 
-func (s sessionJobSubject) setPhase(p Phase) {
-	s.Status.Phase = v1beta1.FlinkSessionJobPhase(p)
+func (s sessionJobSubject) SetPhase(p Phase) {
+	s.FlinkSessionJob.Status.Phase = v1beta1.FlinkSessionJobPhase(p)
 }
 
-func (s sessionJobSubject) enter(from, to Phase, at metav1.Time, reason string) {
-	s.Status.Phase = v1beta1.FlinkSessionJobPhase(to)
-	s.Status.History = appendHistory(s.Status.History, v1beta1.SessionJobPhaseTransition{
+func (s sessionJobSubject) Enter(from, to Phase, at metav1.Time, reason string) {
+	s.FlinkSessionJob.Status.Phase = v1beta1.FlinkSessionJobPhase(to)
+	s.FlinkSessionJob.Status.History = fsm.AppendHistory(s.FlinkSessionJob.Status.History, v1beta1.SessionJobPhaseTransition{
 		From: v1beta1.FlinkSessionJobPhase(from), To: v1beta1.FlinkSessionJobPhase(to), Time: at, Reason: reason})
 }
 
-func (s sessionJobSubject) lastTransition() (Phase, string) {
-	if n := len(s.Status.History); n > 0 {
-		return Phase(s.Status.History[n-1].To), s.Status.History[n-1].Reason
+func (s sessionJobSubject) LastTransition() (Phase, string) {
+	if n := len(s.FlinkSessionJob.Status.History); n > 0 {
+		return Phase(s.FlinkSessionJob.Status.History[n-1].To), s.FlinkSessionJob.Status.History[n-1].Reason
 	}
 	return "", ""
 }
 
-func (s sessionJobSubject) escapeHistory(escape func(string) string) {
-	for i := range s.Status.History {
-		s.Status.History[i].Reason = escape(s.Status.History[i].Reason)
+func (s sessionJobSubject) EscapeHistory(escape func(string) string) {
+	for i := range s.FlinkSessionJob.Status.History {
+		s.FlinkSessionJob.Status.History[i].Reason = escape(s.FlinkSessionJob.Status.History[i].Reason)
 	}
 }
 
 // sessionClusterSubject is a FlinkSessionCluster.
 type sessionClusterSubject struct{ *v1beta1.FlinkSessionCluster }
 
-func (s sessionClusterSubject) object() runtime.Object   { return s.FlinkSessionCluster }
-func (s sessionClusterSubject) meta() *metav1.ObjectMeta { return &s.ObjectMeta }
-func (s sessionClusterSubject) phase() Phase {
-	return Phase(s.Status.Phase)
+func (s sessionClusterSubject) Object() runtime.Object   { return s.FlinkSessionCluster }
+func (s sessionClusterSubject) Meta() *metav1.ObjectMeta { return &s.ObjectMeta }
+func (s sessionClusterSubject) Phase() Phase {
+	return Phase(s.FlinkSessionCluster.Status.Phase)
 }
-func (s sessionClusterSubject) machine() *v1beta1.MachineStatus { return &s.Status.MachineStatus }
-func (s sessionClusterSubject) job() *v1beta1.JobOwnerStatus    { return nil }
+func (s sessionClusterSubject) Machine() *v1beta1.MachineStatus {
+	return &s.FlinkSessionCluster.Status.MachineStatus
+}
+func (s sessionClusterSubject) job() *v1beta1.JobOwnerStatus { return nil }
 func (s sessionClusterSubject) clusters() *v1beta1.ClusterOwnerStatus {
-	return &s.Status.ClusterOwnerStatus
+	return &s.FlinkSessionCluster.Status.ClusterOwnerStatus
 }
-func (s sessionClusterSubject) status() interface{} { return &s.Status }
-func (s sessionClusterSubject) saveStatus() func() {
-	saved := s.Status.DeepCopy()
-	return func() { s.Status = *saved }
-}
-
-func (s sessionClusterSubject) setPhase(p Phase) {
-	s.Status.Phase = v1beta1.FlinkSessionClusterPhase(p)
+func (s sessionClusterSubject) Status() interface{} { return &s.FlinkSessionCluster.Status }
+func (s sessionClusterSubject) SaveStatus() func() {
+	saved := s.FlinkSessionCluster.Status.DeepCopy()
+	return func() { s.FlinkSessionCluster.Status = *saved }
 }
 
-func (s sessionClusterSubject) enter(from, to Phase, at metav1.Time, reason string) {
-	s.Status.Phase = v1beta1.FlinkSessionClusterPhase(to)
-	s.Status.History = appendHistory(s.Status.History, v1beta1.SessionClusterPhaseTransition{
+func (s sessionClusterSubject) SetPhase(p Phase) {
+	s.FlinkSessionCluster.Status.Phase = v1beta1.FlinkSessionClusterPhase(p)
+}
+
+func (s sessionClusterSubject) Enter(from, to Phase, at metav1.Time, reason string) {
+	s.FlinkSessionCluster.Status.Phase = v1beta1.FlinkSessionClusterPhase(to)
+	s.FlinkSessionCluster.Status.History = fsm.AppendHistory(s.FlinkSessionCluster.Status.History, v1beta1.SessionClusterPhaseTransition{
 		From: v1beta1.FlinkSessionClusterPhase(from), To: v1beta1.FlinkSessionClusterPhase(to), Time: at, Reason: reason})
 }
 
-func (s sessionClusterSubject) lastTransition() (Phase, string) {
-	if n := len(s.Status.History); n > 0 {
-		return Phase(s.Status.History[n-1].To), s.Status.History[n-1].Reason
+func (s sessionClusterSubject) LastTransition() (Phase, string) {
+	if n := len(s.FlinkSessionCluster.Status.History); n > 0 {
+		return Phase(s.FlinkSessionCluster.Status.History[n-1].To), s.FlinkSessionCluster.Status.History[n-1].Reason
 	}
 	return "", ""
 }
 
-func (s sessionClusterSubject) escapeHistory(escape func(string) string) {
-	for i := range s.Status.History {
-		s.Status.History[i].Reason = escape(s.Status.History[i].Reason)
+func (s sessionClusterSubject) EscapeHistory(escape func(string) string) {
+	for i := range s.FlinkSessionCluster.Status.History {
+		s.FlinkSessionCluster.Status.History[i].Reason = escape(s.FlinkSessionCluster.Status.History[i].Reason)
 	}
 }

@@ -33,8 +33,8 @@ func (c *Controller) keyAtRest(key queueKey) bool {
 // atRest tells whether an object rests in a steady phase with its spec acted on and nothing to
 // retry. A job shown Red may be one to restart (restartFailedJob): it is looked at first.
 func atRest(s subject) bool {
-	m, st := s.meta(), s.machine()
-	if m.DeletionTimestamp != nil || st.ObservedGeneration != m.Generation || !s.phase().Normalized().IsSteady() {
+	m, st := s.Meta(), s.Machine()
+	if m.DeletionTimestamp != nil || st.ObservedGeneration != m.Generation || !s.Phase().Normalized().IsSteady() {
 		return false
 	}
 	if e := st.LastSeenError; e != nil && !e.IsFailFast {
