@@ -168,7 +168,7 @@ func (e *Environment) runPass(rc *Context, summarizeStatus func(*Context)) (time
 	// A pass that repeats an unwritten move into Submitting, and goes no further, says nothing new.
 	repeat = repeat && to.Normalized() == PhaseSubmitting
 	if !repeat {
-		e.Metrics.transition(rc.kind.name, from, to, fromStarted, rc.Now)
+		e.Metrics.phaseMetrics().Transition(rc.kind.name, from, to, fromStarted, rc.Now)
 	}
 	for _, ev := range rc.Events {
 		e.Recorder.Event(rc.Subject.Object(), eventType(ev.Warning), ev.Reason, printable.Text(ev.Message))
@@ -184,15 +184,7 @@ func (e *Environment) runPass(rc *Context, summarizeStatus func(*Context)) (time
 // (package printable): a reason or an error can quote an exception, a path or a URI that came from a
 // JobManager or a user. The states themselves (paths a restore needs) are kept exact.
 func showable(rc *Context) {
-	st := rc.Machine
-	st.Reason = printable.Text(st.Reason)
-	if e := st.LastSeenError; e != nil {
-		e.AppError = printable.Text(e.AppError)
-	}
-	for i := range st.Conditions {
-		st.Conditions[i].Message = printable.Text(st.Conditions[i].Message)
-	}
-	rc.Subject.EscapeHistory(printable.Text)
+	rc.Escape(printable.Text)
 	if j := rc.Job; j != nil {
 		for i := range j.Ledger {
 			j.Ledger[i].Reason = printable.Text(j.Ledger[i].Reason)

@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 )
 
 // What rests, for the loop's lanes and its quiet takeover (pkg/controller/loop): an object at rest
@@ -33,11 +34,7 @@ func (c *Controller) keyAtRest(key queueKey) bool {
 // atRest tells whether an object rests in a steady phase with its spec acted on and nothing to
 // retry. A job shown Red may be one to restart (restartFailedJob): it is looked at first.
 func atRest(s subject) bool {
-	m, st := s.Meta(), s.Machine()
-	if m.DeletionTimestamp != nil || st.ObservedGeneration != m.Generation || !s.Phase().Normalized().IsSteady() {
-		return false
-	}
-	if e := st.LastSeenError; e != nil && !e.IsFailFast {
+	if !fsm.AtRest(s) {
 		return false
 	}
 	if j := s.job(); j != nil && j.JobStatus.Health == v1beta1.Red {

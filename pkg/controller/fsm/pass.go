@@ -53,3 +53,17 @@ func (p *Pass) Bind(working, stored Subject) {
 func (p *Pass) Tell(warning bool, reason, message string) {
 	p.Events = append(p.Events, Event{warning, reason, message})
 }
+
+// Escape escapes, with escape, the free text of what the machine writes of the object: the
+// reason, the last error, the conditions' messages and the history's reasons.
+func (p *Pass) Escape(escape func(string) string) {
+	st := p.Machine
+	st.Reason = escape(st.Reason)
+	if e := st.LastSeenError; e != nil {
+		e.AppError = escape(e.AppError)
+	}
+	for i := range st.Conditions {
+		st.Conditions[i].Message = escape(st.Conditions[i].Message)
+	}
+	p.Subject.EscapeHistory(escape)
+}

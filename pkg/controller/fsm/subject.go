@@ -39,3 +39,14 @@ func AppendHistory[T any](h []T, entry T) []T {
 	}
 	return h
 }
+
+// AtRest tells whether, as far as the machine can tell, the object rests: in a steady phase, with
+// its spec acted on and nothing to retry. A kind may know more that keeps an object from resting.
+func AtRest(s Subject) bool {
+	m, st := s.Meta(), s.Machine()
+	if m.DeletionTimestamp != nil || st.ObservedGeneration != m.Generation || !s.Phase().Normalized().IsSteady() {
+		return false
+	}
+	e := st.LastSeenError
+	return e == nil || e.IsFailFast
+}
