@@ -2,7 +2,6 @@ package flinkapplication
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -163,25 +162,10 @@ func summarizeJobHealth(rc *Context) {
 // persist writes the status if it changed, as a merge patch guarded by the resourceVersion we read:
 // a write based on an out-of-date view fails instead of overwriting newer intent.
 func (e *Environment) persist(rc *Context) error {
-	before := rc.Stored.Status()
-	// Compared as the API server stores them: times in whole seconds. Flink's millisecond times
-	// differ from the stored ones on every pass without anything a reader could see.
-	if fsm.SameStatus(before, rc.Subject.Status()) {
-		return nil
-	}
-	if patch, err := fsm.StatusPatch(before, rc.Subject.Status()); err != nil || patch == nil {
+	patch, err := rc.WritePatch()
+	if err != nil || patch == nil {
 		return err
 	}
-	t := metav1.NewTime(rc.Now)
-	rc.Machine.LastUpdatedAt = &t
-	patch, err := fsm.StatusPatch(before, rc.Subject.Status())
-	if err != nil {
-		return err
-	}
-	var doc map[string]interface{}
-	_ = json.Unmarshal(patch, &doc)
-	doc["metadata"] = map[string]interface{}{"resourceVersion": rc.Meta.ResourceVersion}
-	patch, _ = json.Marshal(doc)
 	if err := rc.mayAct(); err != nil {
 		return err
 	}

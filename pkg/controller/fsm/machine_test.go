@@ -99,3 +99,19 @@ func TestADeletedObjectMovesToDeletingFirst(t *testing.T) {
 	assert.Equal(t, PhaseDeleting, p.Subject.Phase())
 	assert.False(t, AtRest(p.Subject))
 }
+
+// The one status write is a merge patch guarded by the resourceVersion the pass read, stamped
+// with the time of the write; a pass that changed nothing a reader sees writes nothing.
+func TestTheStatusWriteIsGuardedByTheResourceVersionRead(t *testing.T) {
+	working := object{&v1beta1.FlinkApplication{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "7"}}}
+	stored := object{working.DeepCopy()}
+	p := passIn(PhaseRunning)
+	p.Bind(working, stored)
+	patch, err := p.WritePatch()
+	assert.NoError(t, err)
+	assert.Nil(t, patch)
+	p.Machine.Reason = "moved"
+	patch, err = p.WritePatch()
+	assert.NoError(t, err)
+	assert.JSONEq(t, `{"metadata":{"resourceVersion":"7"},"status":{"reason":"moved","lastUpdatedAt":"2026-12-01T12:00:00Z"}}`, string(patch))
+}

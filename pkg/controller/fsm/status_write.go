@@ -37,3 +37,29 @@ func SetCondition(st *v1beta1.MachineStatus, c metav1.Condition, now time.Time) 
 	}
 	meta.SetStatusCondition(&st.Conditions, c)
 }
+
+// WritePatch is the merge patch of the pass's one status write, guarded by the resourceVersion
+// the pass read, so that a write based on an out-of-date view fails instead of overwriting newer
+// intent; nil when nothing a reader sees changed. When there is something to write it stamps
+// lastUpdatedAt in the working status.
+func (p *Pass) WritePatch() ([]byte, error) {
+	before, after := p.Stored.Status(), p.Subject.Status()
+	// Compared as the API server stores them: times in whole seconds. Flink's millisecond times
+	// differ from the stored ones on every pass without anything a reader could see.
+	if SameStatus(before, after) {
+		return nil, nil
+	}
+	if patch, err := StatusPatch(before, after); err != nil || patch == nil {
+		return nil, err
+	}
+	t := metav1.NewTime(p.Now)
+	p.Machine.LastUpdatedAt = &t
+	patch, err := StatusPatch(before, after)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]interface{}
+	_ = json.Unmarshal(patch, &doc)
+	doc["metadata"] = map[string]interface{}{"resourceVersion": p.Meta.ResourceVersion}
+	return json.Marshal(doc)
+}
