@@ -62,7 +62,7 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 	rc.bind(applicationSubject{app}, applicationSubject{cached})
 	rc.Settings = applicationSettings(app)
 	resolveRestoreSnapshot(rc)
-	return e.runPass(rc, summarize)
+	return e.runPass(rc, applicationPass)
 }
 
 // summarize derives the parts of status that follow from the rest: the observed generation and the

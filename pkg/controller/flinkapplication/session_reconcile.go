@@ -71,7 +71,7 @@ func (e *Environment) ReconcileSessionJob(ctx context.Context, namespace, name s
 	}
 	rc.bind(sessionJobSubject{working}, sessionJobSubject{job})
 	resolveRestoreSnapshot(rc)
-	return e.runPass(rc, summarize)
+	return e.runPass(rc, sessionJobPass)
 }
 
 // ReconcileSessionCluster runs one pass of the state machine for one FlinkSessionCluster.
@@ -115,25 +115,42 @@ func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, na
 		session: &sessionState{ClusterName: name, Cluster: cluster, Jobs: jobs, OtherShardJobs: others},
 	}
 	rc.bind(sessionClusterSubject{working}, sessionClusterSubject{cluster})
-	return e.runPass(rc, summarizeSessionCluster)
+	return e.runPass(rc, sessionClusterPass)
 }
 
-// runPass is the one pass of every kind: migrate what older versions wrote, observe, decide, one
-// status write, then the Events.
-func (e *Environment) runPass(rc *Context, summarizeStatus func(*Context)) (time.Duration, error) {
-	e.phaseTime.Activity.PassStarted(rc.Now)
+// runPass is the one pass of every kind (fsm.Kind.Run): migrate what older versions wrote,
+// observe, decide, one status write, then the Events.
+func (e *Environment) runPass(rc *Context, k *fsm.Kind[*Context]) (time.Duration, error) {
 	if from, to, ok := loop.QueueWait(rc); ok {
 		e.phaseTime.Waits.Note(rc.writeKey(), from, to)
 	}
+	return k.Run(rc, &e.phaseTime, e.Metrics.phaseMetrics())
+}
+
+// The passes of the three kinds, which differ in how their status is summarized.
+var (
+	applicationPass    = passOf(applicationKindName, summarize)
+	sessionJobPass     = passOf(sessionJobKindName, summarize)
+	sessionClusterPass = passOf(sessionClusterKindName, summarizeSessionCluster)
+)
+
+func passOf(kind string, summarizeStatus func(*Context)) *fsm.Kind[*Context] {
+	return &fsm.Kind[*Context]{
+		Machine: machine, Name: kind, Before: beforeStep,
+		After: func(rc *Context) { afterStep(rc, summarizeStatus) },
+		Write: writeStatus, Tell: tellEvent, Logged: logTransition,
+	}
+}
+
+// beforeStep puts in place what the handler decides from.
+func beforeStep(rc *Context) {
 	if rc.kind.migrate != nil {
 		rc.kind.migrate(rc)
 	}
 	migrateLedger(rc)
-	from := rc.Subject.Phase().Normalized()
-	fromStarted := rc.Machine.PhaseStartedAt
 	// Before anything is asked of Flink: a JobManager is called only through its own Service.
 	guardJobManagerServices(rc)
-	if rc.Job != nil && (rc.Meta.DeletionTimestamp == nil || from == PhaseDeleting) {
+	if rc.Job != nil && (rc.Meta.DeletionTimestamp == nil || rc.Subject.Phase().Normalized() == PhaseDeleting) {
 		observe(rc)
 		settleSavepoints(rc)
 	}
@@ -145,7 +162,10 @@ func (e *Environment) runPass(rc *Context, summarizeStatus func(*Context)) (time
 	}
 	// Before the handler, which may delete a cluster and with it what the pass saw of its pods.
 	removeLeftHAConfigMaps(rc)
-	out := step(rc)
+}
+
+// afterStep makes status show what follows from what the handler recorded.
+func afterStep(rc *Context, summarizeStatus func(*Context)) {
 	// What the FlinkSnapshots show follows what the handler recorded; the entries they now name are
 	// persisted with it.
 	syncSnapshots(rc)
@@ -154,30 +174,32 @@ func (e *Environment) runPass(rc *Context, summarizeStatus func(*Context)) (time
 	summarizeStatus(rc)
 	showRefusedServices(rc)
 	showable(rc)
+}
+
+// writeStatus is the pass's one status write, held back while a pass repeats an unwritten move
+// into Submitting (quiet_submission.go); quiet when such a pass goes no further and says nothing new.
+func writeStatus(rc *Context) (bool, error) {
+	e := rc.env
 	repeat := e.repeatsQuietSubmitting(rc)
 	if quiet := submittingUnwritten(rc); quiet && !repeat {
 		e.noteUnwrittenSubmitting(rc)
 	} else if !quiet {
 		if err := e.persist(rc); err != nil {
-			return 0, err
+			return false, err
 		}
 		e.quiet.Delete(rc.writeKey())
 	}
 	e.noteDeadline(rc)
-	to := rc.Subject.Phase()
-	// A pass that repeats an unwritten move into Submitting, and goes no further, says nothing new.
-	repeat = repeat && to.Normalized() == PhaseSubmitting
-	if !repeat {
-		e.Metrics.phaseMetrics().Transition(rc.kind.name, from, to, fromStarted, rc.Now)
-	}
-	for _, ev := range rc.Events {
-		e.Recorder.Event(rc.Subject.Object(), eventType(ev.Warning), ev.Reason, printable.Text(ev.Message))
-	}
-	if rc.Transitioned && !repeat {
-		klog.FromContext(rc).Info("phase transition", rc.kind.name, klog.KObj(rc.Meta), "from", from,
-			"to", to, "reason", rc.Machine.Reason)
-	}
-	return out.After, nil
+	return repeat && rc.Subject.Phase().Normalized() == PhaseSubmitting, nil
+}
+
+func tellEvent(rc *Context, ev fsm.Event) {
+	rc.env.Recorder.Event(rc.Subject.Object(), eventType(ev.Warning), ev.Reason, printable.Text(ev.Message))
+}
+
+func logTransition(rc *Context, from, to Phase) {
+	klog.FromContext(rc).Info("phase transition", rc.kind.name, klog.KObj(rc.Meta), "from", from,
+		"to", to, "reason", rc.Machine.Reason)
 }
 
 // showable escapes, in the free text of status, what would act on the terminal of whoever reads it

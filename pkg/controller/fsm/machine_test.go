@@ -115,3 +115,29 @@ func TestTheStatusWriteIsGuardedByTheResourceVersionRead(t *testing.T) {
 	assert.NoError(t, err)
 	assert.JSONEq(t, `{"metadata":{"resourceVersion":"7"},"status":{"reason":"moved","lastUpdatedAt":"2026-12-01T12:00:00Z"}}`, string(patch))
 }
+
+// A pass tells its Events and its transition only once its status is written: a failed write
+// tells nothing, so that no Event speaks of a move the object's status does not show.
+func TestAPassTellsNothingOfAFailedWrite(t *testing.T) {
+	var order []string
+	writeErr := errors.New("conflict")
+	k := Kind[*Pass]{
+		Machine: machineOf(map[Phase]Spec[*Pass]{PhaseNew: {Poll: WaitPoll, Exits: []Exit{{To: PhaseRunning, When: "started"}},
+			Handle: func(*Pass) Outcome { order = append(order, "step"); return MoveTo(PhaseRunning, "Started", "started") }}}),
+		Name:   "Test",
+		Before: func(*Pass) { order = append(order, "before") },
+		After:  func(*Pass) { order = append(order, "after") },
+		Write:  func(*Pass) (bool, error) { order = append(order, "write"); return false, writeErr },
+		Tell:   func(_ *Pass, ev Event) { order = append(order, "tell "+ev.Reason) },
+		Logged: func(_ *Pass, from, to Phase) { order = append(order, "log "+string(from)+" "+string(to)) },
+	}
+	_, err := k.Run(passIn(PhaseNew), &Deadlines{}, nil)
+	assert.Equal(t, writeErr, err)
+	assert.Equal(t, []string{"before", "step", "after", "write"}, order)
+
+	order, writeErr = nil, nil
+	after, err := k.Run(passIn(PhaseNew), &Deadlines{}, nil)
+	assert.NoError(t, err)
+	assert.Equal(t, AtOnce, after)
+	assert.Equal(t, []string{"before", "step", "after", "write", "tell Started", "log New Running"}, order)
+}
