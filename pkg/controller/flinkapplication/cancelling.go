@@ -59,7 +59,7 @@ func handleCancelling(rc *Context) Outcome {
 // an update fails and a suspend waits, both saying how to go on.
 func stateLost(rc *Context, reason, why string) Outcome {
 	msg := fmt.Sprintf("%s; restore it by hand (%s), or set %s to start it without state",
-		why, rc.Settings.field("savepointPath"), rc.Settings.field("fallbackWithoutState"))
+		why, rc.Settings.Field("savepointPath"), rc.Settings.Field("fallbackWithoutState"))
 	if rc.Settings.Suspend && candidate(rc.Job) == nil {
 		return blocked(rc, "SuspendBlocked", msg)
 	}

@@ -176,5 +176,5 @@ func (rc *Context) recordedVersion(hash, spec string) string {
 		_ = json.Unmarshal([]byte(spec), &decoded)
 		return decoded.FlinkVersion
 	}
-	return rc.env.versions.of(rc.writeKey(), hash, spec)
+	return rc.env.versions.Of(rc.writeKey(), hash, spec)
 }

@@ -92,7 +92,7 @@ func keepStateAddress(rc *Context, rec *v1beta1.DeploymentRecord, v *jobs.View) 
 	if rc.ledger().IsSavepoint(path) {
 		st.FinalSavepointPath = path
 	}
-	rc.event(false, "StateKept", fmt.Sprintf("the job's state is at %s; restore it with %s", path, rc.Settings.field("savepointPath")))
+	rc.event(false, "StateKept", fmt.Sprintf("the job's state is at %s; restore it with %s", path, rc.Settings.Field("savepointPath")))
 }
 
 // finishDelete removes the finalizer once what status says about the job's state is persisted.

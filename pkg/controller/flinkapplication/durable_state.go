@@ -102,7 +102,7 @@ func ownReferences(rc *Context) guardian.References {
 			}
 		}
 		if s.RestoreSnapshot != "" {
-			out.Snapshots = append(out.Snapshots, guardian.Use{Name: s.RestoreSnapshot, Why: s.field("restoreSnapshot")})
+			out.Snapshots = append(out.Snapshots, guardian.Use{Name: s.RestoreSnapshot, Why: s.Field("restoreSnapshot")})
 		}
 	}
 	return out

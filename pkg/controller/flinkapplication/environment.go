@@ -20,6 +20,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jars"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/watch"
 )
 
@@ -64,7 +65,7 @@ type Environment struct {
 	// hashes remembers each application's cluster hash by the resourceVersion it was computed from,
 	// and versions the flinkVersion of each record's spec (object_memory.go).
 	hashes   clusterHashes
-	versions recordedVersions
+	versions jobstate.RecordedVersions
 	// autoscaling keeps the autoscaler's samples of each autoscaled job (autoscaler_metrics.go).
 	autoscaling autoscalerMemory
 	// kept are the states retention was told another object needs (kept_states.go).
@@ -128,7 +129,7 @@ func (e *Environment) forgetApp(key string) {
 	e.quiet.Delete(key)
 	e.autoscaling.forget(key)
 	e.hashes.forget(key)
-	e.versions.forget(key)
+	e.versions.Forget(key)
 	e.kept.forget(key)
 }
 

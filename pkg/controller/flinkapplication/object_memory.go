@@ -1,7 +1,6 @@
 package flinkapplication
 
 import (
-	"encoding/json"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -52,56 +51,4 @@ func (c *clusterHashes) forget(key string) {
 	c.mu.Lock()
 	delete(c.m, key)
 	c.mu.Unlock()
-}
-
-// recordedVersions remembers the flinkVersion of each deployment record's spec, by object and
-// cluster hash, with the spec it was read from: every pass asks it of the record of the cluster
-// it calls (Context.FlinkVersion), and decoding the whole spec for it each time was a fortieth of
-// what the operator allocated. A record's spec is a string the cache shares with every copy of
-// the object, so telling it unchanged is a pointer comparison.
-type recordedVersions struct {
-	mu sync.Mutex
-	m  map[string]map[string]recordedVersion // by object, then cluster hash
-}
-
-type recordedVersion struct{ spec, version string }
-
-// maxRecordsRemembered bounds what is kept per object: it has two records at most (stable and
-// candidate); the hashes of records gone since are dropped when it is reached.
-const maxRecordsRemembered = 4
-
-// of is the flinkVersion of spec, the spec of the object's record of the cluster with hash; "" if
-// it names none or cannot be read.
-func (r *recordedVersions) of(object, hash, spec string) string {
-	r.mu.Lock()
-	known, ok := r.m[object][hash]
-	r.mu.Unlock()
-	if ok && known.spec == spec {
-		return known.version
-	}
-	var decoded struct {
-		FlinkVersion string `json:"flinkVersion"`
-	}
-	if json.Unmarshal([]byte(spec), &decoded) != nil {
-		decoded.FlinkVersion = ""
-	}
-	r.mu.Lock()
-	if r.m == nil {
-		r.m = map[string]map[string]recordedVersion{}
-	}
-	records := r.m[object]
-	if records == nil || len(records) >= maxRecordsRemembered {
-		records = map[string]recordedVersion{}
-		r.m[object] = records
-	}
-	records[hash] = recordedVersion{spec: spec, version: decoded.FlinkVersion}
-	r.mu.Unlock()
-	return decoded.FlinkVersion
-}
-
-// forget drops what is known of a deleted object's records.
-func (r *recordedVersions) forget(object string) {
-	r.mu.Lock()
-	delete(r.m, object)
-	r.mu.Unlock()
 }

@@ -1,7 +1,6 @@
 package flinkapplication
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,22 +33,4 @@ func TestClusterHashesFollowTheObject(t *testing.T) {
 
 	c.forget("k")
 	assert.Empty(t, c.m)
-}
-
-// A record's flinkVersion is read from the spec it has now: a new spec under the same hash is read
-// again, and what is kept per object stays bounded.
-func TestRecordedVersionsFollowTheSpec(t *testing.T) {
-	var r recordedVersions
-	spec := `{"image":"a","flinkVersion":"1.18"}`
-	assert.Equal(t, "1.18", r.of("app", "h1", spec))
-	assert.Equal(t, 0, int(testing.AllocsPerRun(10, func() { r.of("app", "h1", spec) })), "a known spec is not decoded again")
-	assert.Equal(t, "1.20", r.of("app", "h1", `{"image":"a","flinkVersion":"1.20"}`))
-	assert.Equal(t, "", r.of("app", "h2", `{"image":"b"}`))
-	assert.Equal(t, "", r.of("app", "h3", `not json`))
-	for i := range 10 {
-		r.of("app", fmt.Sprint("old", i), spec)
-	}
-	assert.LessOrEqual(t, len(r.m["app"]), maxRecordsRemembered)
-	r.forget("app")
-	assert.Empty(t, r.m)
 }

@@ -191,9 +191,9 @@ func warnOfUnusableSchedules(rc *Context) {
 		if p == nil {
 			continue
 		}
-		field, value := rc.Settings.field(k.field+".schedule"), fmt.Sprintf("%q", p.Schedule)
+		field, value := rc.Settings.Field(k.field+".schedule"), fmt.Sprintf("%q", p.Schedule)
 		if p.Schedule == "" {
-			field, value = rc.Settings.field(k.field+".intervalSeconds"), fmt.Sprint(p.IntervalSeconds)
+			field, value = rc.Settings.Field(k.field+".intervalSeconds"), fmt.Sprint(p.IntervalSeconds)
 		}
 		sched, err := parseSchedule(p)
 		var frequent *tooFrequent

@@ -6,69 +6,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // status.deployments holds two explicit records: the stable deployment (what runs, and what a
 // failed update returns to) and the candidate (what is being deployed). Handlers read and change
 // them; the fields the Lyft operator's users read are derived from them once per pass (deriveStatus).
-
-func stable(st *v1beta1.JobOwnerStatus) *v1beta1.DeploymentRecord {
-	return st.Deployments.Stable
-}
-
-func candidate(st *v1beta1.JobOwnerStatus) *v1beta1.DeploymentRecord {
-	return st.Deployments.Candidate
-}
-
-// liveJob is the stable deployment's job, or empty when it has none: before the first deploy, and
-// once the job was stopped for an update, a suspend or a recovery, or found gone.
-func liveJob(st *v1beta1.JobOwnerStatus) (hash, jobID string) {
-	if s := stable(st); s != nil && s.JobID != "" {
-		return s.ClusterHash, s.JobID
-	}
-	return "", ""
-}
-
-// liveCluster is the stable deployment's cluster; "" before a job first ran stable.
-func liveCluster(st *v1beta1.JobOwnerStatus) string {
-	if s := stable(st); s != nil {
-		return s.ClusterHash
-	}
-	return ""
-}
-
-// targetCluster is the cluster the deployment in progress deploys to: its own, or the live one
-// when the change is made in place.
-func targetCluster(st *v1beta1.JobOwnerStatus) string {
-	if c := candidate(st); c != nil {
-		return c.ClusterHash
-	}
-	return ""
-}
-
-// targetSpecHash is the spec the deployment in progress deploys; "" when none is in progress.
-func targetSpecHash(st *v1beta1.JobOwnerStatus) string {
-	if c := candidate(st); c != nil {
-		return c.SpecHash
-	}
-	return ""
-}
-
-// runningSpecHash is the spec the stable deployment runs. It is its cluster's hash unless the
-// parallelism was changed in place.
-func runningSpecHash(st *v1beta1.JobOwnerStatus) string {
-	if s := stable(st); s != nil {
-		return s.SpecHash
-	}
-	return ""
-}
-
-// updating tells whether a new spec is being deployed (not a restart or a rollback of the stable one).
-func updating(st *v1beta1.JobOwnerStatus) bool {
-	c := candidate(st)
-	return c != nil && c.Kind == v1beta1.DeploymentUpdate
-}
 
 // forcedRollback tells whether the user asked to abandon the update in progress. Restarts and
 // recoveries of the running spec are not updates: a forceRollback left set does not stop them.
@@ -84,62 +27,6 @@ func recordTarget(rc *Context) {
 	b, _ := json.Marshal(rc.App.Spec)
 	rc.Job.Deployments.Candidate = &v1beta1.DeploymentRecord{
 		Kind: v1beta1.DeploymentUpdate, SpecHash: rc.Hash, Spec: string(b), ClusterHash: rc.Hash,
-	}
-}
-
-// recordRestart records the stable spec as the candidate on the stable cluster: a restart after the
-// job was lost or failed, or a rollback after an update failed.
-func recordRestart(st *v1beta1.JobOwnerStatus, kind v1beta1.DeploymentKind) *v1beta1.DeploymentRecord {
-	s := stable(st)
-	c := &v1beta1.DeploymentRecord{Kind: kind, Version: s.Version, SpecHash: s.SpecHash, Spec: s.Spec, ClusterHash: s.ClusterHash}
-	st.Deployments.Candidate = c
-	return c
-}
-
-// keepCandidateJob makes the job of a restart or a rollback of the stable spec, on the stable
-// cluster, the stable record's job again when it is given up on while it may still run: the next
-// change stops it before anything else starts. The record takes the state that job started from
-// too, for it is now the record of that very job (startedFrom): the state the job before started
-// from is older than what that job completed, and a job that replaces this one must start from
-// nothing older than this one's start, even when it failed before its first checkpoint.
-func keepCandidateJob(st *v1beta1.JobOwnerStatus) {
-	c, s := candidate(st), stable(st)
-	takeJob(s, c)
-	s.SubmittedAt, s.RestorePath = c.SubmittedAt, candidateStart(st)
-}
-
-// takeJob makes rec's job the job of from: its id, and the application Flink runs it in
-// (applicationID). The two go together wherever a record's job changes hands: a record naming a
-// job without its application takes the job for gone at the next failover that runs the
-// application again (attack review s7).
-func takeJob(rec, from *v1beta1.DeploymentRecord) {
-	rec.JobID, rec.ApplicationID = from.JobID, from.ApplicationID
-}
-
-// forgetJob clears rec's job: it is no longer anyone's.
-func forgetJob(rec *v1beta1.DeploymentRecord) {
-	rec.JobID, rec.ApplicationID, rec.SubmittedAt = "", "", nil
-}
-
-// candidateStart is the state the candidate's job starts from: its record's once it ran stable,
-// else the next restore path, which it is submitted from.
-func candidateStart(st *v1beta1.JobOwnerStatus) string {
-	if c := candidate(st); c != nil && c.RestorePath != "" {
-		return c.RestorePath
-	}
-	return st.Deployments.NextRestorePath
-}
-
-// clearTarget forgets the deployment in progress.
-func clearTarget(st *v1beta1.JobOwnerStatus) {
-	st.Deployments.Candidate = nil
-}
-
-// stopRecorded marks the stable deployment's job stopped (on purpose or found gone): it is no
-// longer anyone's job. Savepoints asked of it stay in the ledger until they end.
-func stopRecorded(st *v1beta1.JobOwnerStatus) {
-	if s := stable(st); s != nil {
-		forgetJob(s)
 	}
 }
 
@@ -160,48 +47,6 @@ func deriveStatus(app *v1beta1.FlinkApplicationStatus) {
 	st := &app.JobOwnerStatus
 	app.DeployHash, app.UpdatingHash = liveCluster(st), targetSpecHash(st)
 	app.SavepointTriggerID = deriveJobStatus(st)
-}
-
-// deriveJobStatus writes the fields of a job owner's status that are derived from its records and
-// its ledger, and returns the trigger of the savepoint in progress.
-func deriveJobStatus(st *v1beta1.JobOwnerStatus) (inProgress string) {
-	// The job the application runs now: the candidate's once the stable job was stopped for it; a
-	// BlueGreen application shows its deployed version's while both run.
-	job := stable(st)
-	if c := candidate(st); c != nil && (c.JobID != "" || job == nil) && (job == nil || job.JobID == "") {
-		job = c
-	}
-	st.JobStatus.JobID, st.JobStatus.ClusterHash = "", ""
-	if job != nil && job.JobID != "" {
-		st.JobStatus.JobID, st.JobStatus.ClusterHash = job.JobID, job.ClusterHash
-	}
-	return deriveFromLedger(st)
-}
-
-// deriveFromLedger writes the fields that show the ledger: status.savepoints, savepointTriggerId
-// (the newest savepoint in flight, a stop's first), savepointPath (the final savepoint once deleted,
-// else the savepoint the next job starts from) and jobStatus.lastCheckpoint (the job's recorded one).
-func deriveFromLedger(st *v1beta1.JobOwnerStatus) (inProgress string) {
-	l := ledger.Of(&st.Ledger)
-	st.Savepoints = l.Savepoints(v1beta1.MaxSavepoints)
-	for _, e := range l.AllPending() {
-		if inProgress == "" || ledger.IsStop(e.Purpose) {
-			inProgress = e.TriggerID
-		}
-	}
-	st.SavepointPath = ""
-	switch next := st.Deployments.NextRestorePath; {
-	case st.FinalSavepointPath != "":
-		st.SavepointPath = st.FinalSavepointPath
-	case l.IsSavepoint(next):
-		st.SavepointPath = next
-	}
-	js := &st.JobStatus
-	js.LastCheckpointPath, js.LastCheckpointTime = "", nil
-	if c := l.Checkpoint(js.JobID); c != nil {
-		js.LastCheckpointPath, js.LastCheckpointTime = c.Path, c.Time
-	}
-	return inProgress
 }
 
 // migrateStatus builds the records from status written by operator versions before them, which kept
@@ -365,4 +210,29 @@ func migrateLedger(rc *Context) {
 	if d := &st.Deployments; d.NextRestorePath == "" && st.SavepointPath != "" && st.SavepointPath != st.FinalSavepointPath {
 		d.NextRestorePath = st.SavepointPath
 	}
+}
+
+// The records of one job (jobstate), under the names the handlers use.
+func stable(st *v1beta1.JobOwnerStatus) *v1beta1.DeploymentRecord    { return jobstate.Stable(st) }
+func candidate(st *v1beta1.JobOwnerStatus) *v1beta1.DeploymentRecord { return jobstate.Candidate(st) }
+func liveJob(st *v1beta1.JobOwnerStatus) (hash, jobID string)        { return jobstate.LiveJob(st) }
+func liveCluster(st *v1beta1.JobOwnerStatus) string                  { return jobstate.LiveCluster(st) }
+func targetCluster(st *v1beta1.JobOwnerStatus) string                { return jobstate.TargetCluster(st) }
+func targetSpecHash(st *v1beta1.JobOwnerStatus) string               { return jobstate.TargetSpecHash(st) }
+func runningSpecHash(st *v1beta1.JobOwnerStatus) string              { return jobstate.RunningSpecHash(st) }
+func updating(st *v1beta1.JobOwnerStatus) bool                       { return jobstate.Updating(st) }
+func recordRestart(st *v1beta1.JobOwnerStatus, kind v1beta1.DeploymentKind) *v1beta1.DeploymentRecord {
+	return jobstate.RecordRestart(st, kind)
+}
+func keepCandidateJob(st *v1beta1.JobOwnerStatus)      { jobstate.KeepCandidateJob(st) }
+func takeJob(rec, from *v1beta1.DeploymentRecord)      { jobstate.TakeJob(rec, from) }
+func forgetJob(rec *v1beta1.DeploymentRecord)          { jobstate.ForgetJob(rec) }
+func candidateStart(st *v1beta1.JobOwnerStatus) string { return jobstate.CandidateStart(st) }
+func clearTarget(st *v1beta1.JobOwnerStatus)           { jobstate.ClearTarget(st) }
+func stopRecorded(st *v1beta1.JobOwnerStatus)          { jobstate.StopRecorded(st) }
+func deriveJobStatus(st *v1beta1.JobOwnerStatus) (inProgress string) {
+	return jobstate.DeriveJobStatus(st)
+}
+func deriveFromLedger(st *v1beta1.JobOwnerStatus) (inProgress string) {
+	return jobstate.DeriveFromLedger(st)
 }

@@ -36,7 +36,7 @@ func handleRecovering(rc *Context) Outcome {
 		}
 		if choice.Problem != "" {
 			msg := fmt.Sprintf("savepoint failed and %s; job %s is left as it was. Fix the cause and change the spec to retry, "+
-				"or set %s to start without state", choice.Problem, jobID, rc.Settings.field("fallbackWithoutState"))
+				"or set %s to start without state", choice.Problem, jobID, rc.Settings.Field("fallbackWithoutState"))
 			if rc.Settings.Suspend && candidate(st) == nil {
 				return blocked(rc, "SuspendBlocked", msg)
 			}

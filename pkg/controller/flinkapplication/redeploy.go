@@ -35,14 +35,14 @@ func redeployFromNamedSavepoint(rc *Context, c *v1beta1.DeploymentRecord) (wait 
 	rc.Job.SavepointRedeployNonce = s.RedeployNonce
 	rc.ledger().RecordRedeploy(s.RedeployFrom, rc.Now)
 	rc.event(false, "RedeployFromSavepoint", fmt.Sprintf("%s changed: the new job starts from %s, as %s names",
-		s.field("savepointRedeployNonce"), s.RedeployFrom, namedBy(s)))
+		s.Field("savepointRedeployNonce"), s.RedeployFrom, namedBy(s)))
 	return nil
 }
 
 // namedBy is the spec field that named the state a redeploy starts from.
 func namedBy(s *jobSettings) string {
 	if s.RestoreSnapshot != "" {
-		return s.field("restoreSnapshot") + " " + s.RestoreSnapshot
+		return s.Field("restoreSnapshot") + " " + s.RestoreSnapshot
 	}
-	return s.field("savepointPath")
+	return s.Field("savepointPath")
 }

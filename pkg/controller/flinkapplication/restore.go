@@ -201,7 +201,7 @@ func restoreByHand(rc *Context) string {
 	if rc.kind.name == sessionJobKindName {
 		path = "spec.job.initialSavepointPath"
 	}
-	return fmt.Sprintf("name the state to start from by hand (%s, with a new %s)", path, rc.Settings.field("savepointRedeployNonce"))
+	return fmt.Sprintf("name the state to start from by hand (%s, with a new %s)", path, rc.Settings.Field("savepointRedeployNonce"))
 }
 
 // useRestore records the policy's choice as the state the next job starts from.

@@ -112,9 +112,9 @@ func suspendJob(rc *Context) Outcome {
 	st := rc.Job
 	clearTarget(st)
 	if _, jobID := liveJob(st); jobID != "" {
-		return stopLiveJob(rc, "Suspending", rc.Settings.field("state")+" is Suspended")
+		return stopLiveJob(rc, "Suspending", rc.Settings.Field("state")+" is Suspended")
 	}
-	return suspended(rc, "Suspended", rc.Settings.field("state")+" is Suspended and no job runs")
+	return suspended(rc, "Suspended", rc.Settings.Field("state")+" is Suspended and no job runs")
 }
 
 func removeStaleClusters(rc *Context) error {

@@ -76,7 +76,7 @@ func abandonBeforeStop(rc *Context, what string) (Outcome, bool) {
 		return warnTo(PhaseRollingBack, "ForceRollback", fmt.Sprintf("forceRollback set: abandoning the update before the %s", what)), true
 	case !rc.Settings.Suspend && candidate(st) == nil:
 		// A stop that only a suspend asked for; the suspend was taken back.
-		msg := fmt.Sprintf("%s is Running again before the %s; the job keeps running", rc.Settings.field("state"), what)
+		msg := fmt.Sprintf("%s is Running again before the %s; the job keeps running", rc.Settings.Field("state"), what)
 		if rc.Machine.FailedDeployHash != "" && rc.Hash == rc.Machine.FailedDeployHash {
 			return moveTo(PhaseDeployFailed, "SuspendCancelled", msg+" on the spec before the one that failed"), true
 		}

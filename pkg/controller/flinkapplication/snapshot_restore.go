@@ -23,7 +23,7 @@ func resolveRestoreSnapshot(rc *Context) {
 	path, waiting := snapshotPath(rc, s.RestoreSnapshot)
 	s.InitialSavepoint, s.RedeployFrom, s.RestoreWaiting = path, path, waiting
 	if waiting != "" {
-		s.RestoreWaiting = fmt.Sprintf("%s names %s", s.field("restoreSnapshot"), waiting)
+		s.RestoreWaiting = fmt.Sprintf("%s names %s", s.Field("restoreSnapshot"), waiting)
 	}
 }
 
