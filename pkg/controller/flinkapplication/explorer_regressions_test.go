@@ -446,3 +446,12 @@ func TestExplorerSeed17001851(t *testing.T) {
 func TestExplorerSeed20000000(t *testing.T) {
 	replaySeed(t, 20000000, 598)
 }
+
+// Seed 23000498: gamma's new BlueGreen version started from a checkpoint of the deployed job (its
+// savepoint failed), ran beside it, was promoted, and FAILED; its own checkpoints went with it (no
+// externalized retention). The deployed job, torn down minutes later, had long since subsumed the
+// checkpoint the new version started from, and the next update sent a job from it, which Flink
+// refused, again at every update after (startBorrowedBeside).
+func TestExplorerSeed23000498(t *testing.T) {
+	replaySeed(t, 23000498, 1098)
+}

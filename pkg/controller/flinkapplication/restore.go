@@ -84,6 +84,14 @@ func choose(rc *Context, jobID string, ref *jobs.Ref, named bool) jobs.RestoreCh
 		// Flink's statistics, when they answer, say whether the checkpoints are discarded.
 		points = withoutDiscardedCheckpoints(rc, jobID, points)
 	}
+	if problem := startBorrowedBeside(rc, jobID, points); problem != "" && !named {
+		// A state the user named for the job about to start settles it, as it settles a doubt;
+		// fallbackWithoutState says what to do without a state known to be there.
+		if rc.Settings.FallbackWithoutState {
+			return jobs.RestoreChoice{WithoutState: true}
+		}
+		return jobs.RestoreChoice{Problem: problem}
+	}
 	if newest := jobs.Newest(points); newest != nil && rc.ledger().IsGone(newest.Path) {
 		// Nothing older stands in for the newest state Flink could not find: the job may have
 		// completed newer state than it, which only Flink's storage holds.
@@ -93,6 +101,48 @@ func choose(rc *Context, jobID string, ref *jobs.Ref, named bool) jobs.RestoreCh
 		return jobs.RestoreChoice{Problem: goneState(newest.Path)}
 	}
 	return jobs.ChooseRestore(points, rc.Now, jobs.RestorePolicy{MaxAge: maxCheckpointAge(rc), WithoutState: rc.Settings.FallbackWithoutState})
+}
+
+// startBorrowedBeside says why a BlueGreen version's job that has no checkpoint of its own left
+// (it never took one, or Flink discarded them as it ended under a retention that keeps none) does
+// not go back to the state it started from when that is a checkpoint of the other version's job,
+// which ran on beside it (still recorded on another cluster, or torn down since: lastTeardown) and
+// subsumes its checkpoints as it takes newer ones (explorer seed 23000498: the new version started
+// from the deployed job's checkpoint after a failed savepoint, was promoted, and FAILED with its
+// checkpoints discarded; the job torn down had long since subsumed that checkpoint, and every
+// update after sent a job from it, which Flink refused). Whether it is still there only storage can
+// say: the user names the state to start from. A job started again on its own cluster from the
+// checkpoint of the job before it there (a restart, a recovery) is not one: that job had ended, and
+// nothing subsumes its checkpoints. "" otherwise.
+func startBorrowedBeside(rc *Context, jobID string, points []jobs.StatePoint) string {
+	if rc.App == nil || !blueGreen(rc.App) || slices.ContainsFunc(points, func(p jobs.StatePoint) bool { return isCheckpointOf(jobID, p.Path) }) {
+		return ""
+	}
+	newest := jobs.Newest(points)
+	if newest == nil || !isStartOf(rc, jobID, newest.Path) {
+		return ""
+	}
+	other := otherVersionsJob(rc, jobID)
+	if other == "" || !isCheckpointOf(other, newest.Path) {
+		return ""
+	}
+	return fmt.Sprintf("job %s has no checkpoint of its own left, and the state it started from, %s, is a checkpoint of job %s of "+
+		"the other version, which ran on beside it and may have subsumed it since", jobID, newest.Path, other)
+}
+
+// otherVersionsJob is the job of the BlueGreen version beside the one whose job is jobID: the job
+// of a record on another cluster, or else that of the version torn down last; "" when there is none.
+func otherVersionsJob(rc *Context, jobID string) string {
+	own := clusterOfJob(rc.Job, jobID)
+	for _, r := range []*v1beta1.DeploymentRecord{stable(rc.Job), candidate(rc.Job)} {
+		if r != nil && r.JobID != "" && r.JobID != jobID && own != "" && r.ClusterHash != own {
+			return r.JobID
+		}
+	}
+	if t := rc.App.Status.LastTeardown; t != nil && t.JobID != jobID {
+		return t.JobID
+	}
+	return ""
 }
 
 // goneState says that the newest state recorded of a job is gone from storage; the caller says how
