@@ -93,7 +93,7 @@ func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath
 	}, jobs.RunLimits{SubmitGracePeriod: rc.Config.SubmitGracePeriod.Duration, Stabilization: rc.Config.JobStabilizationPeriod.Duration})
 	storeJob(rec, job)
 	if step.Failure != "" && restorePath != "" && samePath(jobs.MissingState(step.Failure), restorePath) {
-		rc.ledger().MarkGone(restorePath, rc.Now)
+		rc.ledger().RecordMissing(restorePath, rc.Now)
 	}
 	if !besideLive(rc) && (step.Chosen || step.State != "") {
 		// The top-level job status is the job being started, unless a BlueGreen version starts

@@ -423,6 +423,34 @@ func (l Ledger) MarkGone(path string, now time.Time) {
 	}
 }
 
+// RecordMissing records that Flink found no state at path when a job was started from it: the
+// completed entries that name it are marked gone (MarkGone), and when none does (a checkpoint of a
+// job whose entries went when the job was no longer recorded), an entry is added already marked, so
+// that no restore offers it again while anything still names it (Trim keeps it then).
+func (l Ledger) RecordMissing(path string, now time.Time) {
+	if path == "" {
+		return
+	}
+	for _, e := range *l.Entries {
+		if e.Path == path && e.Result == v1beta1.StateCompleted {
+			l.MarkGone(path, now)
+			return
+		}
+	}
+	e := v1beta1.StateEntry{Purpose: v1beta1.SavepointRedeploy, Result: v1beta1.StateCompleted, Path: path}
+	trimmed := strings.TrimSuffix(path, "/")
+	if i := strings.LastIndex(trimmed, "/"); strings.HasPrefix(trimmed[i+1:], "chk-") {
+		// Flink names a checkpoint <checkpoint dir>/<job id>/chk-<n>.
+		e.Purpose = v1beta1.StateCheckpoint
+		if j := strings.LastIndex(trimmed[:i], "/"); j >= 0 {
+			e.JobID = trimmed[j+1 : i]
+		}
+	}
+	t := metav1.NewTime(now)
+	e.Gone = &t
+	*l.Entries = append(*l.Entries, e)
+}
+
 // RecordGone records that the completed state at path, taken at about `at` by the job jobID, is
 // gone since now: Flink discarded it. A state the ledger has is marked; one it has not (a job keeps
 // one checkpoint entry, and this one is older) is added already marked, so that no restore picks
