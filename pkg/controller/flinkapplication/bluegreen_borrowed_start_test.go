@@ -2,7 +2,6 @@ package flinkapplication
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,20 +16,8 @@ import (
 // (startBorrowedBeside; a first draft of it blocked this restart too).
 func TestABlueGreenJobLostBeforeItsFirstCheckpointStartsAgainFromTheCheckpointBeforeIt(t *testing.T) {
 	w := newWorld(t)
-	app := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
-		blueGreenSpec(s)
-		s.FlinkConfig["execution.checkpointing.interval"] = "60s"
-	})
-	w.runFor("wc", 90*time.Second)
-	first := w.get("wc").Status.JobStatus.JobID
-	recorded := w.recordedCheckpoint("wc")
-	require.Contains(t, recorded, first+"/chk-")
-
-	jm := w.jm(app, app.Status.DeployHash)
-	jm.Crash()
-	second := w.runUntil("wc", "the job started again", func(a *v1beta1.FlinkApplication) bool {
-		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.JobID != first
-	}).Status.JobStatus.JobID
+	jm, recorded, started := jobLostAndStartedAgain(t, w, blueGreenSpec)
+	second := started.Status.JobStatus.JobID
 	jm.Crash() // before a checkpoint of its own
 	third := w.runUntil("wc", "the job started again, or given up", func(a *v1beta1.FlinkApplication) bool {
 		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.JobID != second || a.Status.Phase == v1beta1.PhaseDeployFailed

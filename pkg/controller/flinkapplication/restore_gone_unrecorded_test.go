@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
@@ -16,19 +17,7 @@ import (
 // mark was set only on an entry the ledger held, so every retry sent a job Flink refused again.
 func TestAStateFlinkCannotFindIsNotTriedAgainWhenTheLedgerNoLongerNamesIt(t *testing.T) {
 	w := newWorld(t)
-	app := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
-		s.FlinkConfig["execution.checkpointing.interval"] = "60s"
-	})
-	w.runFor("wc", 90*time.Second)
-	first := w.get("wc").Status.JobStatus.JobID
-	recorded := w.recordedCheckpoint("wc")
-	require.Contains(t, recorded, first+"/chk-")
-
-	jm := w.jm(app, app.Status.DeployHash)
-	jm.Crash()
-	second := w.runUntil("wc", "the job started again", func(a *v1beta1.FlinkApplication) bool {
-		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.JobID != first
-	})
+	jm, recorded, second := jobLostAndStartedAgain(t, w, func(*v1beta1.FlinkApplicationSpec) {})
 	require.Equal(t, recorded, second.Status.JobStatus.RestorePath)
 	w.runFor("wc", 5*time.Second)
 	for _, e := range w.get("wc").Status.Ledger {
@@ -48,4 +37,25 @@ func TestAStateFlinkCannotFindIsNotTriedAgainWhenTheLedgerNoLongerNamesIt(t *tes
 	}
 	assert.Equal(t, 2, sent, "jobs sent from %s: the second job, and one more that Flink refused; then none, also after an update", recorded)
 	t.Logf("phase %s: %s", w.get("wc").Status.Phase, w.get("wc").Status.Reason)
+}
+
+// jobLostAndStartedAgain runs wc with a checkpoint a minute until one is recorded, then loses its job
+// with its JobManager (no Flink HA) and runs until a job started again, from that checkpoint. It
+// returns the JobManager, the checkpoint, and the application as the new job runs.
+func jobLostAndStartedAgain(t *testing.T, w *world, spec func(*v1beta1.FlinkApplicationSpec)) (*flinksim.JobManager, string, *v1beta1.FlinkApplication) {
+	t.Helper()
+	app := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
+		spec(s)
+		s.FlinkConfig["execution.checkpointing.interval"] = "60s"
+	})
+	w.runFor("wc", 90*time.Second)
+	first := w.get("wc").Status.JobStatus.JobID
+	recorded := w.recordedCheckpoint("wc")
+	require.Contains(t, recorded, first+"/chk-")
+	jm := w.jm(app, app.Status.DeployHash)
+	jm.Crash()
+	again := w.runUntil("wc", "the job started again", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.JobID != first
+	})
+	return jm, recorded, again
 }
