@@ -36,6 +36,11 @@ func handleDeleting(rc *Context) Outcome {
 			return out
 		}
 	}
+	if mode == v1beta1.DeleteModeNone {
+		if out, waiting := leftJobWaits(rc, rec); waiting {
+			return out
+		}
+	}
 	if mode == v1beta1.DeleteModeNone || rec == nil {
 		return finishDelete(rc, fmt.Sprintf("deleteMode %s: Flink left alone", mode))
 	}

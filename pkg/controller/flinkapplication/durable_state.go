@@ -46,6 +46,15 @@ func stateGuardian(rc *Context, disposing bool) (*guardian.Namespace, error) {
 			}
 			refs = append(refs, sessionJobStateRefs(j))
 		}
+		clusters, err := rc.env.Sessions.SessionClustersIn(rc.Meta.Namespace)
+		if err != nil {
+			return nil, fmt.Errorf("reading the namespace's session clusters: %w", err)
+		}
+		for _, c := range clusters {
+			// What the jobs left running on it started from: a job of a session job deleted
+			// with deleteMode None runs on, from that state (session_left_jobs.go).
+			refs = append(refs, sessionClusterRefs(c))
+		}
 	}
 	if rc.env.Shard != nil {
 		others, err := rc.env.otherShardRestores(rc, rc.Meta.Namespace, disposing)

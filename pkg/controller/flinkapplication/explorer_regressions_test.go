@@ -455,3 +455,12 @@ func TestExplorerSeed20000000(t *testing.T) {
 func TestExplorerSeed23000498(t *testing.T) {
 	replaySeed(t, 23000498, 1098)
 }
+
+// Seed 27000113 (Flink HA on): session job sj2 was redeployed from a savepoint of alpha's, and its
+// tasks failed before any checkpoint completed; the user deleted sj2 with deleteMode None, which
+// leaves the job running on the session cluster. Nothing then named the savepoint the job would
+// restart from, and alpha's retention disposed of it under the running job
+// (TestASavepointAJobLeftByDeleteModeNoneRunsFromIsKept).
+func TestExplorerSeed27000113(t *testing.T) {
+	replayHASeed(t, 27000113, 964)
+}

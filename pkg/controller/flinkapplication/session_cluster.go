@@ -124,6 +124,7 @@ func watchSessionCluster(rc *Context) Outcome {
 			flink.VersionedServiceNameOf(rc.Meta.Name, st.DeployHash)))
 	}
 	observeCluster(rc, st.DeployHash)
+	settleLeftJobs(rc)
 	if err := bringBackJobManagers(rc); err != nil {
 		return failed(err)
 	}
@@ -238,13 +239,7 @@ func handleSessionClusterDeleting(rc *Context) Outcome {
 func sessionJobRefs(jobs []*v1beta1.FlinkSessionJob) []v1beta1.SessionJobReference {
 	var out []v1beta1.SessionJobReference
 	for _, j := range jobs {
-		ref := v1beta1.SessionJobReference{Name: j.Name, JobID: j.Status.JobStatus.JobID, State: j.Status.JobStatus.State}
-		if s := j.Status.Deployments.Stable; s != nil && s.JobID != "" {
-			ref.JobID = s.JobID
-		} else if c := j.Status.Deployments.Candidate; c != nil && c.JobID != "" {
-			ref.JobID = c.JobID
-		}
-		out = append(out, ref)
+		out = append(out, sessionJobRefOf(j))
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
 	return out

@@ -109,7 +109,7 @@ func bringBackJobManagers(rc *Context) error {
 			continue
 		}
 		spec, ok := recordedClusterSpec(st, hash)
-		if !ok || !flink.ConfigHasHighAvailability(spec.FlinkConfig) || len(jobsOnCluster(rc, hash)) == 0 {
+		if !ok || !flink.ConfigHasHighAvailability(spec.FlinkConfig) || len(jobsOnCluster(rc, hash)) == 0 && !leftJobOn(st, hash) {
 			continue
 		}
 		if err := createCluster(rc, ownerOfCluster(rc, hash), hash); err != nil {

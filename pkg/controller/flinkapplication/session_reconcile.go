@@ -115,6 +115,7 @@ func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, na
 		session: &sessionState{ClusterName: name, Cluster: cluster, Jobs: jobs, OtherShardJobs: others},
 	}
 	rc.bind(sessionClusterSubject{working}, sessionClusterSubject{cluster})
+	admitLeftJobs(rc, cluster.Status.Jobs)
 	return e.runPass(rc, sessionClusterPass)
 }
 

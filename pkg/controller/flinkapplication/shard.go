@@ -131,7 +131,14 @@ func (e *Environment) readOtherShards(ctx context.Context, namespace string) ([]
 	if err != nil {
 		return nil, err
 	}
-	refs := make([]restoreRefs, 0, len(apps)+len(jobs))
+	clusters, err := e.otherShardSessionClusters(ctx, namespace)
+	if err != nil {
+		return nil, err
+	}
+	refs := make([]restoreRefs, 0, len(apps)+len(jobs)+len(clusters))
+	for _, c := range clusters {
+		refs = append(refs, sessionClusterRefs(c))
+	}
 	for _, a := range apps {
 		refs = append(refs, applicationRefs(a))
 	}
@@ -157,6 +164,17 @@ func (e *Environment) otherShardApplications(ctx context.Context, namespace stri
 func (e *Environment) otherShardSessionJobs(ctx context.Context, namespace string) ([]*v1beta1.FlinkSessionJob, error) {
 	return watch.OtherShards(e.Shard, func(sel string) ([]*v1beta1.FlinkSessionJob, error) {
 		list, err := e.Apps.FlinkV1beta1().FlinkSessionJobs(namespace).List(ctx, fromWatchCache(sel))
+		if err != nil {
+			return nil, err
+		}
+		return pointersTo(list.Items), nil
+	})
+}
+
+// otherShardSessionClusters are the namespace's FlinkSessionClusters of other shards.
+func (e *Environment) otherShardSessionClusters(ctx context.Context, namespace string) ([]*v1beta1.FlinkSessionCluster, error) {
+	return watch.OtherShards(e.Shard, func(sel string) ([]*v1beta1.FlinkSessionCluster, error) {
+		list, err := e.Apps.FlinkV1beta1().FlinkSessionClusters(namespace).List(ctx, fromWatchCache(sel))
 		if err != nil {
 			return nil, err
 		}

@@ -74,6 +74,11 @@ func (o shardSessions) SessionJobsIn(namespace string) ([]*v1beta1.FlinkSessionJ
 	return selected(o.sel, all), err
 }
 
+func (o shardSessions) SessionClustersIn(namespace string) ([]*v1beta1.FlinkSessionCluster, error) {
+	all, err := o.SessionObserver.SessionClustersIn(namespace)
+	return selected(o.sel, all), err
+}
+
 func selected[T metav1.Object](sel labels.Selector, all []T) []T {
 	var out []T
 	for _, o := range all {

@@ -541,6 +541,14 @@ func (o *clientObserver) SessionJobsIn(namespace string) ([]*v1beta1.FlinkSessio
 	return pointersTo(list.Items), nil
 }
 
+func (o *clientObserver) SessionClustersIn(namespace string) ([]*v1beta1.FlinkSessionCluster, error) {
+	list, err := o.w.apps.FlinkV1beta1().FlinkSessionClusters(namespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return pointersTo(list.Items), nil
+}
+
 func (o *clientObserver) Snapshot(namespace, name string) (*v1beta1.FlinkSnapshot, error) {
 	return o.w.apps.FlinkV1beta1().FlinkSnapshots(namespace).Get(context.Background(), name, metav1.GetOptions{})
 }

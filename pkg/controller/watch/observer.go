@@ -50,6 +50,8 @@ type SessionObserver interface {
 	SessionJobsOf(namespace, cluster string) ([]*v1beta1.FlinkSessionJob, error)
 	// SessionJobsIn lists the FlinkSessionJobs of a namespace.
 	SessionJobsIn(namespace string) ([]*v1beta1.FlinkSessionJob, error)
+	// SessionClustersIn lists the FlinkSessionClusters of a namespace.
+	SessionClustersIn(namespace string) ([]*v1beta1.FlinkSessionCluster, error)
 }
 
 // The informers' caches of one watched namespace ("" for all).
@@ -109,6 +111,14 @@ func (o *Listers) SessionJobsIn(namespace string) ([]*v1beta1.FlinkSessionJob, e
 		return nil, err
 	}
 	return l.sessionJobs.FlinkSessionJobs(namespace).List(labels.Everything())
+}
+
+func (o *Listers) SessionClustersIn(namespace string) ([]*v1beta1.FlinkSessionCluster, error) {
+	l, err := o.listers(namespace)
+	if err != nil {
+		return nil, err
+	}
+	return l.sessionClusters.FlinkSessionClusters(namespace).List(labels.Everything())
 }
 
 // UIIngress is the Flink UI's Ingress of the application, nil when it has none: the Ingress named

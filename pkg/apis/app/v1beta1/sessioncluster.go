@@ -2,6 +2,7 @@ package v1beta1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // FlinkSessionCluster is a long-running Flink cluster that FlinkSessionJobs in its namespace share, so
@@ -88,6 +89,28 @@ type FlinkSessionClusterStatus struct {
 	// +listMapKey=hash
 	// +kubebuilder:validation:MaxItems=8
 	Clusters []SessionClusterSpecRecord `json:"clusters,omitempty"`
+
+	// LeftJobs are jobs that run on with no FlinkSessionJob to own them (one deleted with
+	// deleteMode None left its job running), with the state each started from: that state is kept
+	// from disposal and retention until Flink says the job ended or completed a checkpoint of its
+	// own, after which the job restarts from its own state.
+	// +listType=map
+	// +listMapKey=jobID
+	// +kubebuilder:validation:MaxItems=100
+	LeftJobs []LeftJob `json:"leftJobs,omitempty"`
+}
+
+// LeftJob is a job that runs on a session cluster with no FlinkSessionJob to own it.
+type LeftJob struct {
+	JobID string `json:"jobID"`
+	// ClusterHash is the Flink cluster it runs on.
+	ClusterHash string `json:"clusterHash,omitempty"`
+	// SessionJob is the FlinkSessionJob that ran it, by name.
+	SessionJob string `json:"sessionJob,omitempty"`
+	// RestorePath is the state it started from.
+	RestorePath string `json:"restorePath"`
+	// Since is when the cluster found it left.
+	Since metav1.Time `json:"since"`
 }
 
 // SessionClusterSpecRecord is the spec one Flink cluster of a session cluster was rendered from.
@@ -104,6 +127,15 @@ type SessionJobReference struct {
 	Name  string   `json:"name"`
 	JobID string   `json:"jobID,omitempty"`
 	State JobState `json:"state,omitempty"`
+	// ClusterHash is the Flink cluster the job runs on.
+	ClusterHash string `json:"clusterHash,omitempty"`
+	// RestorePath is the state the job started from: a job its FlinkSessionJob's delete with
+	// deleteMode None leaves running is listed in leftJobs with it.
+	RestorePath string `json:"restorePath,omitempty"`
+	// UID and DeleteMode are the FlinkSessionJob's: the job of one gone with deleteMode None runs
+	// on, also under a namesake created since.
+	UID        types.UID  `json:"uid,omitempty"`
+	DeleteMode DeleteMode `json:"deleteMode,omitempty"`
 }
 
 // SessionClusterPhaseTransition is one entry of a session cluster's history. It has PhaseTransition's
