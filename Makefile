@@ -56,7 +56,7 @@ verify: k8s-binaries helm
 	@./hack/verify.sh
 
 unit: k8s-binaries helm
-	go test -count=1 $(UNIT_PKGS)
+	go test -count=1 -timeout 20m $(UNIT_PKGS)
 
 # The integration suites run the real operator against a real local API server: integ/e2e,
 # integ/lyftcompat (the Lyft operator's own integration scenarios) and integ/portable (the part that
