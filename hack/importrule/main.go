@@ -59,7 +59,7 @@ var rules = []rule{
 	{"pkg/controller/fsm", []string{"pkg/apis/...", "pkg/controller/config"},
 		"the phase machine's vocabulary knows no kind, no job and no cluster"},
 	{"pkg/controller/jobstate", []string{"pkg/apis/...", "pkg/controller/jobs", "pkg/controller/ledger", "pkg/controller/checkpointbook",
-		"pkg/controller/clusters", "pkg/controller/flink/...", "pkg/controller/k8", "pkg/controller/config", "pkg/printable", "pkg/idsource"},
+		"pkg/controller/guardian", "pkg/controller/clusters", "pkg/controller/flink/...", "pkg/controller/k8", "pkg/controller/config", "pkg/printable", "pkg/idsource"},
 		"the status side of one job knows no kind and no phase machine"},
 	{"pkg/cli", []string{"pkg/apis/...", "pkg/client/...", "pkg/printable"},
 		"kubectl flink talks to the API server, never to the operator's packages"},

@@ -112,7 +112,7 @@ func jsonInt(i int64) string {
 // 7d50d71 records the failed attempt's newest checkpoint in the ledger with the time the attempt's
 // JobManager gives it, unbounded (ledger.Complete bounds a savepoint's time by now; Record does
 // not), and names it as the stable record's restore path. The rollback's job starts from it, and
-// startedFrom (3d15c88: recordedTimeOf, the ledger first) dates what that job started from by that
+// jobstate.Job.StartedFrom (3d15c88: RecordedTimeOf, the ledger first) dates what that job started from by that
 // time. An attempt's JobManager an hour ahead (a wrong clock, or the failed image saying so) makes
 // the checkpoint the rollback started from newer than every checkpoint the rolled-back job
 // completes in its first hour: when that job is lost with its JobManager, the restore rule goes

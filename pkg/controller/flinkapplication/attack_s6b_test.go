@@ -51,7 +51,7 @@ func logJobs(t *testing.T, w *world, app string) {
 // b3dea60: RecordRedeploy, given a path a Redeploy entry already names, moves that entry's time to
 // the new redeploy's (before, Record refused a known path and the entry kept the time of the first
 // redeploy). The ledger's time of a Redeploy entry is what TimeOf says of the path, and so the time
-// stableFloor and startedFrom give the state a job started from. The user redeploys wc from a
+// stableFloor and jobstate.Job.StartedFrom give the state a job started from. The user redeploys wc from a
 // savepoint P (r1): the job runs from P and goes on. Later they redeploy from the same P again (r2)
 // with a new image whose restores fail. The update stopped the running job with a savepoint; the
 // rollback goes back to "the newest state the stable job left" (stableJobsState): the stable job's

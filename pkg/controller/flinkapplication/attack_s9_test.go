@@ -16,7 +16,7 @@ import (
 // starts the new version from the deployed job's newest checkpoint (startBeside), chosen while that
 // job runs. The job goes on completing checkpoints (num-retained keeps them) and FAILS before the
 // new version's job is sent: the case deployedJobOver was written for. It asks chooseRestore, which
-// records Flink's newest checkpoint of the job into the ledger (recordFlinksCheckpoint, one
+// records Flink's newest checkpoint of the job into the ledger (jobstate.Job.RecordFlinksCheckpoint, one
 // checkpoint entry per job) — overwriting the very entry that dated the path chosen before — and
 // then reads ledger.TimeOf(next), which is now zero, so it changes nothing. (When startBeside's
 // checkpoint was never recorded in the ledger at all, TimeOf is zero from the start.) Harm: the new

@@ -11,6 +11,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // besideLive tells whether the update in progress starts its job beside the deployed one, which
@@ -153,8 +154,8 @@ func versionJobStatus(rc *Context, r *v1beta1.DeploymentRecord) v1beta1.FlinkJob
 		js.RunningTasks += int32(vx.Tasks.Running)
 		js.TotalTasks += vx.Parallelism
 	}
-	js.StartTime = msTime(v.Details.StartTime)
-	js.Health = jobHealth(&js, rc.Now)
+	js.StartTime = jobstate.MsTime(v.Details.StartTime)
+	js.Health = jobstate.JobHealth(&js, rc.Now)
 	return js
 }
 
@@ -182,7 +183,7 @@ func freshenBesideRestore(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 		if v := rc.pass().View(c.ClusterHash, c.JobID); v.Liveness != jobs.Stopped || v.Details != nil {
 			return nil
 		}
-		if own := newestStatePath(rc, c.JobID); own != "" {
+		if own := rc.jobState().NewestStatePath(c.JobID); own != "" {
 			if own == next {
 				return nil
 			}
@@ -200,7 +201,7 @@ func freshenBesideRestore(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 	}
 	fresh := checkpointRecordWindowOn(rc, hash)
 	if fresh <= 0 {
-		fresh = checkpointInterval(rc)
+		fresh = rc.Settings.CheckpointInterval()
 	}
 	if at := rc.ledger().TimeOf(next); !at.IsZero() && rc.Now.Sub(at) < fresh {
 		return nil
@@ -244,13 +245,13 @@ func deployedJobOver(rc *Context, hash, jobID, next string) *Outcome {
 	}
 	// Dated before the policy runs: it records Flink's newest checkpoint of the job, which takes the
 	// place of the job's one checkpoint entry, the one that may date next (attack review s9).
-	before := recordedTimeOf(rc, jobID, next)
+	before := rc.jobState().RecordedTimeOf(jobID, next)
 	choice := chooseRestore(rc, jobID, v.Answered())
 	if choice.Unanswered != nil {
 		o := failed(choice.Unanswered)
 		return &o
 	}
-	if choice.Path == "" || samePath(choice.Path, next) || !newerOfOneJob(rc, jobID, choice.Path, next, before) {
+	if choice.Path == "" || jobstate.SamePath(choice.Path, next) || !newerOfOneJob(rc, jobID, choice.Path, next, before) {
 		return nil
 	}
 	rc.event(false, "RestoreMoved", fmt.Sprintf("job %s of the deployed version is over; the new version starts from its newest state %s instead of %s",
@@ -269,13 +270,13 @@ func newerOfOneJob(rc *Context, jobID, path, than string, thanAt time.Time) bool
 			return a > b
 		}
 	}
-	at := recordedTimeOf(rc, jobID, path)
+	at := rc.jobState().RecordedTimeOf(jobID, path)
 	return !at.IsZero() && !thanAt.IsZero() && at.After(thanAt)
 }
 
 // checkpointNumber is n of the job's checkpoint <dir>/<job id>/chk-<n>.
 func checkpointNumber(jobID, path string) (int, bool) {
-	if !isCheckpointOf(jobID, path) {
+	if !jobstate.IsCheckpointOf(jobID, path) {
 		return 0, false
 	}
 	marker := "/" + jobID + "/chk-"

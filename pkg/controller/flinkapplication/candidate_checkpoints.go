@@ -24,7 +24,7 @@ const candidateCheckpoints = "candidate checkpoints"
 // newest checkpoint, not from the older state it started from (attack review s5).
 func recordCandidateCheckpoint(rc *Context) {
 	c, s := candidate(rc.Job), stable(rc.Job)
-	if c == nil || c.JobID == "" || checkpointInterval(rc) <= 0 {
+	if c == nil || c.JobID == "" || rc.Settings.CheckpointInterval() <= 0 {
 		return
 	}
 	besideDeployed := rc.App != nil && blueGreen(rc.App) && s != nil && s.ClusterHash != c.ClusterHash

@@ -9,7 +9,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // A running job's newest checkpoint is recorded every checkpointRecordWindow. Between the ledger's
@@ -77,15 +77,6 @@ func bookPage(rc *Context) *corev1.ConfigMap {
 	return page
 }
 
-// bookEntry is the job's newest checkpoint in the book, if the book has one for that job.
-func bookEntry(rc *Context, jobID string) (checkpointbook.Entry, bool) {
-	if rc.env.Book == nil || jobID == "" {
-		return checkpointbook.Entry{}, false
-	}
-	e, ok := rc.env.Book.Newest(bookKey(rc), bookPage(rc))
-	return e, ok && e.JobID == jobID
-}
-
 // recordedCheckpoint is the job's newest recorded checkpoint: status's, or the book's when newer.
 func recordedCheckpoint(rc *Context) (string, time.Time) {
 	js := &rc.Job.JobStatus
@@ -96,7 +87,7 @@ func recordedCheckpoint(rc *Context) (string, time.Time) {
 	if path == "" {
 		at = time.Time{}
 	}
-	if e, ok := bookEntry(rc, js.JobID); ok && (path == "" || e.At.After(at)) {
+	if e, ok := rc.jobState().BookEntry(js.JobID); ok && (path == "" || e.At.After(at)) {
 		return e.Path, e.At
 	}
 	return path, at
@@ -136,7 +127,7 @@ func recordInBook(rc *Context, window time.Duration, jobID string, c *client.Che
 // record of the job's state. The record then goes to status.
 func persistedRecordSpent(rc *Context, window time.Duration) bool {
 	_, at := recordedCheckpoint(rc)
-	return !at.IsZero() && rc.Now.Sub(at) >= window+checkpointInterval(rc)
+	return !at.IsZero() && rc.Now.Sub(at) >= window+rc.Settings.CheckpointInterval()
 }
 
 // recordOverdueInStatus records in status a checkpoint noted in the book that its page has not
@@ -155,32 +146,7 @@ func recordOverdueInStatus(rc *Context) {
 	}
 	klog.FromContext(rc).Info("checkpoint book page not written; recording the checkpoint in status", "page", checkpointbook.PageName(k))
 	rc.ledger().Record(v1beta1.StateCheckpoint, e.JobID, liveCluster(rc.Job), e.Path, e.At)
-	js.LastCheckpointPath, js.LastCheckpointTime = e.Path, msTime(e.At.UnixMilli())
-}
-
-// bookPoints are the book's state of the job for the restore policy.
-func bookPoints(rc *Context, jobID string) []jobs.StatePoint {
-	if e, ok := bookEntry(rc, jobID); ok && jobs.Restorable(e.Path) {
-		return []jobs.StatePoint{{Path: e.Path, At: e.At}}
-	}
-	return nil
-}
-
-// newestStatePath is where the job's newest completed state is, as the restore policy finds it:
-// the ledger's newest entry, or the book's checkpoint when newer. A state older than it is not
-// what a restore needs.
-func newestStatePath(rc *Context, jobID string) string {
-	newest := jobs.StatePoint{}
-	for _, p := range append(rc.ledger().States(jobID), bookPoints(rc, jobID)...) {
-		if newest.Path == "" || p.At.After(newest.At) {
-			newest = p
-		}
-	}
-	if newest.Path == "" {
-		// An entry States leaves out (not restorable, say) is still the newest the ledger has.
-		return rc.ledger().NewestPath(jobID)
-	}
-	return newest.Path
+	js.LastCheckpointPath, js.LastCheckpointTime = e.Path, jobstate.MsTime(e.At.UnixMilli())
 }
 
 // forgetInBook removes the object's entry from the book once the object is gone for good.
@@ -198,6 +164,17 @@ func withRecordedCheckpoint(rc *Context, js *v1beta1.FlinkJobStatus) *v1beta1.Fl
 		return js
 	}
 	view := *js
-	view.LastCheckpointPath, view.LastCheckpointTime = path, msTime(at.UnixMilli())
+	view.LastCheckpointPath, view.LastCheckpointTime = path, jobstate.MsTime(at.UnixMilli())
 	return &view
+}
+
+// jobState is the status side of the owner's jobs as this pass sees it, for the restore policy and
+// the guardian: the book's entry is read when asked, as the pass may note a newer one meanwhile.
+func (rc *Context) jobState() jobstate.Job {
+	return jobstate.Job{Status: rc.Job, Settings: rc.Settings, Noted: func() (checkpointbook.Entry, bool) {
+		if rc.env.Book == nil {
+			return checkpointbook.Entry{}, false
+		}
+		return rc.env.Book.Newest(bookKey(rc), bookPage(rc))
+	}}
 }

@@ -80,7 +80,7 @@ func keepStateAddress(rc *Context, rec *v1beta1.DeploymentRecord, v *jobs.View) 
 		points = rc.pass().FlinkState(v.Ref, ledger.Trigger(rc.ledger().Pending(rec.JobID)))
 	}
 	if rec.JobID != "" {
-		points = append(points, recordedState(rc, rec.JobID)...)
+		points = append(points, rc.jobState().Recorded(rec.JobID).Points()...)
 	}
 	path := ""
 	if p := jobs.Newest(points); p != nil {

@@ -377,7 +377,7 @@ func (x *explorer) referencesTo(p string) []string {
 			}
 			fields["the restorePath of the record of job "+r.JobID] = r.RestorePath
 			// The operator's newest state of a job is the ledger's or its checkpoint book's, whichever
-			// is newer (newestStatePath), and the book is not in status: the ledger's newest counts
+			// is newer (jobstate.Job.NewestStatePath), and the book is not in status: the ledger's newest counts
 			// only while the job has completed nothing since, or a restore may still pick it.
 			// A record without a job (stopped, suspended) names no job's newest state: the ledger's
 			// entries without a job id are the savepoints a user named for a redeploy, none of them

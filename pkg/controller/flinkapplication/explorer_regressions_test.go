@@ -381,7 +381,7 @@ func TestExplorerSeed10000122(t *testing.T) {
 // Seed 11000153 (with Flink HA): sj2's job restored a checkpoint newer than the one the operator had
 // recorded when its JobManager failed over, and FAILED before it completed another; Flink had
 // subsumed the recorded one. The suspend after it kept the recorded checkpoint, and the resume
-// failed: Flink's statistics named the newer one only as restored (restoredAtFailover).
+// failed: Flink's statistics named the newer one only as restored (jobstate.Job.RestoredAtFailover).
 func TestExplorerSeed11000153(t *testing.T) {
 	replayHASeed(t, 11000153, 1782)
 }

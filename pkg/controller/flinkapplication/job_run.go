@@ -6,6 +6,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // jobParams are what a job is submitted with; status keeps those of the running job so that a
@@ -70,7 +71,7 @@ func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath
 		// completed, newer than what it started from. The restore is persisted before the submission.
 		// A job Flink still reports (FAILED, say) ended through Flink, which may have discarded its
 		// checkpoints: the phase that saw it end chose what to restore (attack review s6).
-		if newest := newestStatePath(rc, rec.JobID); newest != "" && newest != restorePath {
+		if newest := rc.jobState().NewestStatePath(rec.JobID); newest != "" && newest != restorePath {
 			rc.Job.Deployments.NextRestorePath = newest
 			o := persistThenContinue()
 			return jobStep{Wait: &o}
@@ -79,7 +80,7 @@ func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath
 	if restorePath != "" && rc.ledger().IsGone(restorePath) && rc.pass().View(rec.ClusterHash, rec.JobID).Liveness != jobs.Alive {
 		// Flink found nothing there before: no job is started from it again (explorer seed 11000118:
 		// a session job's update after the refused restore offered the same checkpoint again).
-		return jobStep{Failure: goneState(restorePath) + "; " + restoreByHand(rc)}
+		return jobStep{Failure: jobstate.GoneState(restorePath) + "; " + restoreByHand(rc)}
 	}
 	job := recordJob(rec)
 	args := p.Args
@@ -92,7 +93,7 @@ func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath
 		AllowNonRestoredState: p.AllowNonRestoredState, FlinkConfig: p.FlinkConfig, RestorePath: restorePath, Uploaded: p.Uploaded,
 	}, jobs.RunLimits{SubmitGracePeriod: rc.Config.SubmitGracePeriod.Duration, Stabilization: rc.Config.JobStabilizationPeriod.Duration})
 	storeJob(rec, job)
-	if step.Failure != "" && restorePath != "" && samePath(jobs.MissingState(step.Failure), restorePath) {
+	if step.Failure != "" && restorePath != "" && jobstate.SamePath(jobs.MissingState(step.Failure), restorePath) {
 		rc.ledger().RecordMissing(restorePath, rc.Now)
 	}
 	if !besideLive(rc) && (step.Chosen || step.State != "") {

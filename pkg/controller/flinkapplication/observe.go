@@ -11,6 +11,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // observeLiveJob refreshes status.clusterStatus and status.jobStatus from Flink for the live
@@ -26,7 +27,7 @@ func observeLiveJob(rc *Context) {
 	// A job that is not simply running is watched closely: its restarts count from its checkpoints.
 	// So is one whose first checkpoint is not recorded yet: until then a job lost with its
 	// JobManager has only the state it started from.
-	firstDue := js.LastCheckpointPath == "" && checkpointInterval(rc) > 0
+	firstDue := js.LastCheckpointPath == "" && rc.Settings.CheckpointInterval() > 0
 	window := checkpointRecordWindow(rc)
 	askTogether(rc, hash, jobID, firstDue, window)
 	observeCluster(rc, hash)
@@ -49,7 +50,7 @@ func observeLiveJob(rc *Context) {
 	before := st.JobStatus.State
 	js.State = v1beta1.JobState(job.State)
 	if job.StartTime > 0 {
-		js.StartTime = msTime(job.StartTime)
+		js.StartTime = jobstate.MsTime(job.StartTime)
 	}
 	js.RunningTasks, js.TotalTasks = 0, 0
 	for _, v := range job.Vertices {
@@ -70,7 +71,7 @@ func observeLiveJob(rc *Context) {
 		}
 	}
 	recordOverdueInStatus(rc)
-	health, why := judgeHealth(withRecordedCheckpoint(rc, js), rc.Now, checkpointsDue(rc))
+	health, why := jobstate.JudgeHealth(withRecordedCheckpoint(rc, js), rc.Now, checkpointsDue(rc))
 	if health != js.Health && js.Health != "" {
 		// Said when it changes, not at every poll.
 		rc.event(health != v1beta1.Green, "JobHealthChanged", fmt.Sprintf("job %s is %s (was %s): %s", jobID, health, js.Health, why))
@@ -102,15 +103,15 @@ func observeCheckpoints(rc *Context, ref jobs.Ref, window time.Duration) {
 	}
 	js.JobRestartCount = int32(restarts)
 	path, at := recordedCheckpoint(rc)
-	if c := cp.Latest.Completed; c != nil && c.ExternalPath != "" && checkpointRecordDue(path, at, c.ExternalPath, c.TriggerTimestamp) &&
+	if c := cp.Latest.Completed; c != nil && c.ExternalPath != "" && jobstate.CheckpointRecordDue(path, at, c.ExternalPath, c.TriggerTimestamp) &&
 		!recordInBook(rc, window, ref.ID, c) {
 		// Recorded in the ledger as the job's checkpoint, which jobStatus.lastCheckpoint shows.
 		rc.ledger().Record(v1beta1.StateCheckpoint, ref.ID, liveCluster(rc.Job), c.ExternalPath, takenByFlink(rc, c.TriggerTimestamp))
-		js.LastCheckpointPath, js.LastCheckpointTime = c.ExternalPath, msTime(c.TriggerTimestamp)
+		js.LastCheckpointPath, js.LastCheckpointTime = c.ExternalPath, jobstate.MsTime(c.TriggerTimestamp)
 		js.CompletedCheckpointCount, js.FailedCheckpointCount = int32(cp.Counts.Completed), int32(cp.Counts.Failed)
 	}
 	if r := cp.Latest.Restored; r != nil && js.RestorePath == "" {
-		js.RestorePath, js.RestoreTime = r.ExternalPath, msTime(r.RestoreTimestamp)
+		js.RestorePath, js.RestoreTime = r.ExternalPath, jobstate.MsTime(r.RestoreTimestamp)
 	}
 }
 
@@ -192,60 +193,14 @@ func observeCluster(rc *Context, hash string) {
 	}
 }
 
-// jobHealth is Red for a failed or failing job (and for a minute after it failed over), Yellow while
-// some tasks are not running or its checkpoints stopped completing, Green otherwise.
-func jobHealth(js *v1beta1.FlinkJobStatus, now time.Time) v1beta1.HealthStatus {
-	h, _ := judgeHealth(js, now, 0)
-	return h
-}
-
-// judgeHealth is the job's health and, when it is not Green, why. checkpointsDue is how long after
-// the recorded checkpoint a newer one must have been recorded; zero when checkpoints are not judged.
-func judgeHealth(js *v1beta1.FlinkJobStatus, now time.Time, checkpointsDue time.Duration) (v1beta1.HealthStatus, string) {
-	switch js.State {
-	case v1beta1.JobFailed, v1beta1.JobFailing, v1beta1.JobCanceled, v1beta1.JobFinished:
-		return v1beta1.Red, "JobNotRunning"
-	}
-	if js.LastFailingTime != nil && now.Sub(js.LastFailingTime.Time) < time.Minute {
-		return v1beta1.Red, "JobRestarting"
-	}
-	if js.State != v1beta1.JobRunning || js.RunningTasks < js.TotalTasks {
-		return v1beta1.Yellow, "TasksNotRunning"
-	}
-	if checkpointsDue > 0 && js.LastCheckpointTime != nil && now.Sub(js.LastCheckpointTime.Time) > checkpointsDue {
-		return v1beta1.Yellow, "CheckpointsNotCompleting"
-	}
-	return v1beta1.Green, "JobHealthy"
-}
-
 // checkpointsDue is how old the recorded checkpoint may get before the job counts as not
 // checkpointing: the record interval plus three checkpoint intervals; zero without checkpointing.
 func checkpointsDue(rc *Context) time.Duration {
-	interval := checkpointInterval(rc)
+	interval := rc.Settings.CheckpointInterval()
 	if interval <= 0 {
 		return 0
 	}
 	return checkpointRecordWindow(rc) + 3*interval
-}
-
-func msTime(ms int64) *metav1.Time {
-	if ms <= 0 {
-		return nil
-	}
-	t := metav1.NewTime(time.UnixMilli(ms).UTC())
-	return &t
-}
-
-// checkpointRecordDue tells whether a completed checkpoint (its path, and its trigger time in ms)
-// is to be recorded: one newer than the recorded one, when the job's checkpoints are looked at,
-// which is every checkpointRecordWindow. Writing every checkpoint would write at every poll of
-// every checkpointing job.
-func checkpointRecordDue(recordedPath string, recordedAt time.Time, path string, triggered int64) bool {
-	if recordedPath == "" || recordedAt.IsZero() {
-		return true
-	}
-	// Status keeps whole seconds: a checkpoint of the recorded second is newer only by its path.
-	return path != recordedPath && !time.UnixMilli(triggered).Before(recordedAt)
 }
 
 // checkpointRecordWindow is how often a running job's checkpoints are looked at, and so how often
@@ -275,21 +230,8 @@ func checkpointRecordWindowOn(rc *Context, hash string) time.Duration {
 	if survives == math.MaxInt64 {
 		return window
 	}
-	interval := checkpointInterval(rc)
+	interval := rc.Settings.CheckpointInterval()
 	return max(0, min(window, survives-interval-rc.Config.StatusPollInterval.Duration-bookDelay(rc)))
-}
-
-// checkpointInterval is the job's checkpoint interval from its configuration; 0 when unset.
-func checkpointInterval(rc *Context) time.Duration {
-	text, _, err := rc.Settings.FlinkConfig.Lookup(flink.CheckpointIntervalKey)
-	if err != nil {
-		return 0
-	}
-	interval, err := flink.ParseDuration(text)
-	if err != nil {
-		return 0
-	}
-	return interval
 }
 
 // observe takes the pass's view of Flink before any decision: the jobs of both deployment records
@@ -329,7 +271,7 @@ func recordCheckpointsWhileReplaced(rc *Context) {
 // job is not known stopped. The look is the one of Running (checkpointRecordWindow), at no more
 // calls.
 func recordDueCheckpoint(rc *Context) {
-	if checkpointInterval(rc) <= 0 {
+	if rc.Settings.CheckpointInterval() <= 0 {
 		return
 	}
 	hash, jobID := liveJob(rc.Job)

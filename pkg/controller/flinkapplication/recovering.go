@@ -6,6 +6,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // handleRecovering replaces a savepoint that failed or never completed with the newest state the
@@ -83,5 +84,5 @@ func recoverBeside(rc *Context, v *jobs.View) Outcome {
 // retention policy the job runs with does not keep checkpoints through a cancel (savepoints are
 // never deleted).
 func cancelDiscards(rc *Context, jobID, path string) bool {
-	return isCheckpointOf(jobID, path) && !flink.CheckpointsSurviveEnd(runConfigOfJob(rc, jobID), client.JobCanceled)
+	return jobstate.IsCheckpointOf(jobID, path) && !flink.CheckpointsSurviveEnd(runConfigOfJob(rc, jobID), client.JobCanceled)
 }

@@ -145,7 +145,7 @@ func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 				// Flink cannot tell the attempt's checkpoints (its job status unreadable, its
 				// JobManager gone): the newest the operator recorded of it is still newer than the
 				// state it started from.
-				path = newestStatePath(rc, c.JobID)
+				path = rc.jobState().NewestStatePath(c.JobID)
 			}
 			if path == named {
 				// Nothing completed since the named savepoint: the redeploy is what failed.
@@ -204,7 +204,7 @@ func startedFromRedeploy(rc *Context) bool {
 // stableJobsState is the newest state the stable deployment's jobs left, by the guardian's rule:
 // what they completed on its cluster, or what the stable job started from.
 func stableJobsState(rc *Context) string {
-	return stableFloor(rc.Job, func(jobID string) []jobs.StatePoint { return bookPoints(rc, jobID) })
+	return stableFloor(rc.Job, func(jobID string) []jobs.StatePoint { return rc.jobState().BookPoints(jobID) })
 }
 
 // stableJobsDoubt says, when the rollback returns from a failed redeploy, why the stable

@@ -105,7 +105,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 		// The cluster recorded for the job is gone or replaced before the job ran there. What the
 		// job completed there (as recorded) is newer than the state it started from.
 		if c.JobID != "" {
-			if p := newestStatePath(rc, c.JobID); p != "" {
+			if p := rc.jobState().NewestStatePath(c.JobID); p != "" {
 				st.Deployments.NextRestorePath = p
 			}
 		}
@@ -160,7 +160,7 @@ func goOnFromFailedJob(rc *Context, c *v1beta1.DeploymentRecord) {
 	}
 	path, gone := attemptCheckpoint(rc, v, c.ClusterHash)
 	if path == "" && !gone {
-		path = newestStatePath(rc, c.JobID)
+		path = rc.jobState().NewestStatePath(c.JobID)
 	}
 	if path != "" {
 		rc.Job.Deployments.NextRestorePath = path

@@ -118,5 +118,5 @@ func giveUpSessionSubmission(rc *Context, cause string) Outcome {
 func neverSubmitted(rc *Context, c *v1beta1.DeploymentRecord) bool {
 	v := rc.pass().Seen(c.ClusterHash, c.JobID)
 	return v != nil && v.Liveness == jobs.Stopped && v.Details == nil && c.SubmittedAt == nil &&
-		len(recordedJob(rc, c.JobID).Completed) == 0
+		len(rc.jobState().Recorded(c.JobID).Completed) == 0
 }

@@ -257,7 +257,7 @@ func pathsNamedBy(rc *Context, st *v1beta1.JobOwnerStatus) map[string]bool {
 	for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
 		if r != nil {
 			out[r.RestorePath] = true
-			out[newestStatePath(rc, r.JobID)] = true
+			out[rc.jobState().NewestStatePath(r.JobID)] = true
 			if !checkpointsOutliveJob(rc, r.JobID) {
 				out[ledger.Of(&st.Ledger).NewestSavepointPath(r.JobID)] = true
 			}
@@ -265,7 +265,7 @@ func pathsNamedBy(rc *Context, st *v1beta1.JobOwnerStatus) map[string]bool {
 	}
 	// What a rollback restores: the stable record may no longer name its job once that job was
 	// stopped for an update, and a redeploy does not start from its stop's savepoint.
-	out[stableFloor(st, func(jobID string) []jobs.StatePoint { return bookPoints(rc, jobID) })] = true
+	out[stableFloor(st, func(jobID string) []jobs.StatePoint { return rc.jobState().BookPoints(jobID) })] = true
 	delete(out, "")
 	return out
 }

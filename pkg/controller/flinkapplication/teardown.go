@@ -9,6 +9,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // handleTeardown removes the BlueGreen version status.teardownHash names. Its job stops per
@@ -156,20 +157,20 @@ func discardedWithVersion(rc *Context, gone *v1beta1.DeploymentRecord, v *jobs.V
 			paths = append(paths, st.Deployments.NextRestorePath)
 		}
 		for _, p := range paths {
-			if !isCheckpointOf(gone.JobID, p) {
+			if !jobstate.IsCheckpointOf(gone.JobID, p) {
 				continue
 			}
 			// Taken before the job that started from it: that job's start stands in for a time the
 			// operator did not record, kept before that job's own states (beforeOwnStates), which is
 			// all it orders.
-			at := recordedTimeOf(rc, gone.JobID, p)
+			at := rc.jobState().RecordedTimeOf(gone.JobID, p)
 			if d := rc.pass().View(r.ClusterHash, r.JobID).Details; at.IsZero() && d != nil && d.StartTime > 0 {
 				at = time.UnixMilli(d.StartTime)
 			}
 			if at.IsZero() && r.SubmittedAt != nil {
 				at = r.SubmittedAt.Time
 			}
-			at = beforeOwnStates(rc, r.JobID, at)
+			at = rc.jobState().BeforeOwnStates(r.JobID, at)
 			if !at.IsZero() {
 				rc.ledger().RecordGone(gone.JobID, gone.ClusterHash, p, at, rc.Now)
 			}
