@@ -141,6 +141,13 @@ func watchSessionCluster(rc *Context) Outcome {
 			m.Reason = fmt.Sprintf("Flink cluster %s is kept while jobs run on it: %s", flink.VersionedServiceNameOf(rc.Meta.Name, hash), strings.Join(on, ", "))
 			continue
 		}
+		if leftJobOn(sessionClusterStatus(rc), hash) {
+			// Its objects may be missing only because they are being brought back for the job
+			// (bringBackJobManagers), which this pass's view of the cluster does not show yet.
+			m.Reason = fmt.Sprintf("Flink cluster %s is kept while jobs left running by deleteMode None run on it (status.leftJobs)",
+				flink.VersionedServiceNameOf(rc.Meta.Name, hash))
+			continue
+		}
 		if left := jobsLeftOnCluster(rc, hash, c); left != "" {
 			// A job no FlinkSessionJob records (one deleted with deleteMode None left it) still runs
 			// there: deleting the cluster would end it without its state.

@@ -94,7 +94,8 @@ func admitLeftJobs(rc *Context, stored []v1beta1.SessionJobReference) {
 }
 
 // settleLeftJobs lets go of the left jobs Flink says no longer need the state they started from: one
-// job list per Flink cluster, and a few reads of single jobs per pass, in turn.
+// job list per Flink cluster, which says which jobs still run, and a few reads of single jobs per
+// pass, in turn, which say whether the others stopped or whether a running one checkpointed.
 func settleLeftJobs(rc *Context) {
 	st := sessionClusterStatus(rc)
 	if len(st.LeftJobs) == 0 {
@@ -145,21 +146,18 @@ func leftJobOver(rc *Context, l v1beta1.LeftJob, mayAsk bool) (over string, aske
 	if err != nil {
 		return "", false
 	}
-	listed := false
+	running := false
 	for _, j := range list {
-		if j.ID != l.JobID {
-			continue
+		if j.ID == l.JobID && !client.IsGloballyTerminal(j.Status) {
+			running = true
 		}
-		if client.IsGloballyTerminal(j.Status) {
-			return "it ended (" + j.Status + ")", false
-		}
-		listed = true
 	}
 	if !mayAsk {
 		return "", false
 	}
-	if !listed {
-		// Not in the list: only the job's own read says whether it is gone.
+	if !running {
+		// Ended or not listed: the list alone is no proof, the job's own read says whether it
+		// stopped, as it does before any job is taken for stopped.
 		if v := rc.pass().View(l.ClusterHash, l.JobID); v.Liveness == jobs.Stopped {
 			return "it stopped (" + v.Evidence + ")", true
 		}
