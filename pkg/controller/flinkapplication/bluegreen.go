@@ -210,7 +210,7 @@ func freshenBesideRestore(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 	if latest == nil || !jobs.Restorable(latest.ExternalPath) || latest.ExternalPath == next {
 		return nil
 	}
-	rc.ledger().Record(v1beta1.StateCheckpoint, jobID, hash, latest.ExternalPath, takenByFlink(rc, latest.TriggerTimestamp))
+	rc.ledger().Record(v1beta1.StateCheckpoint, jobID, hash, latest.ExternalPath, jobstate.TakenByFlink(rc.Now, latest.TriggerTimestamp))
 	rc.Job.Deployments.NextRestorePath = latest.ExternalPath
 	o := persistThenContinue()
 	return &o

@@ -5,6 +5,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // candidateCheckpoints names the look at the candidate job's checkpoints (Environment.lookDue).
@@ -50,7 +51,7 @@ func recordCandidateCheckpoint(rc *Context) {
 		return
 	}
 	if l := cp.Latest.Completed; l != nil && jobs.Restorable(l.ExternalPath) {
-		rc.ledger().Record(v1beta1.StateCheckpoint, c.JobID, c.ClusterHash, l.ExternalPath, takenByFlink(rc, l.TriggerTimestamp))
+		rc.ledger().Record(v1beta1.StateCheckpoint, c.JobID, c.ClusterHash, l.ExternalPath, jobstate.TakenByFlink(rc.Now, l.TriggerTimestamp))
 	}
 }
 

@@ -42,7 +42,7 @@ func createCluster(rc *Context, owner flink.ClusterOwner, hash string) error {
 	// A checkpoint the operator records must outlive the look after next at the job's checkpoints
 	// (checkpointRecordWindow), or a job lost with its JobManager would restart from one Flink
 	// deleted meanwhile; a record in the checkpoint book waits for its page's write as well.
-	owner.KeepCheckpointsFor = rc.Config.CheckpointRecordInterval.Duration + rc.Config.StatusPollInterval.Duration + bookDelay(rc)
+	owner.KeepCheckpointsFor = rc.Config.CheckpointRecordInterval.Duration + rc.Config.StatusPollInterval.Duration + rc.checkpointRecords().Delay()
 	return stepError(clusters.Create(rc, rc.writer(), rc.podPolicy(), owner, hash, version, rc.Clusters[hash]))
 }
 

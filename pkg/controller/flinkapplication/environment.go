@@ -198,7 +198,7 @@ func lookKey(rc *Context, what string) string { return rc.writeKey() + "/" + wha
 // recorded only has its restart count to show from them (one that checkpoints has them read at
 // every pass until its first is recorded): its first read is spread.
 func checkpointsLooked(rc *Context, every time.Duration) time.Time {
-	if path, at := recordedCheckpoint(rc); path != "" && !at.IsZero() {
+	if path, at := rc.checkpointRecords().Recorded(); path != "" && !at.IsZero() {
 		return at
 	}
 	return spreadLooked(rc, "checkpoints", every)

@@ -187,7 +187,7 @@ func TestAFailedLookAtTheCheckpointsIsMadeAgainAtTheNextPass(t *testing.T) {
 // record past the age rule goes to status, takeover or not.
 func TestATakeoversLateRecordOutlivesTheProcessThatMadeIt(t *testing.T) {
 	w := newWorld(t)
-	// A name whose slots for status's own records (statusRecordDue) would not take this record.
+	// A name whose slots for status's own records (jobstate.CheckpointRecords.StatusRecordDue) would not take this record.
 	name := "late"
 	app := running(t, w, name)
 	jobID := app.Status.JobStatus.JobID

@@ -71,7 +71,7 @@ func observeLiveJob(rc *Context) {
 		}
 	}
 	recordOverdueInStatus(rc)
-	health, why := jobstate.JudgeHealth(withRecordedCheckpoint(rc, js), rc.Now, checkpointsDue(rc))
+	health, why := jobstate.JudgeHealth(rc.checkpointRecords().WithRecorded(js), rc.Now, checkpointsDue(rc))
 	if health != js.Health && js.Health != "" {
 		// Said when it changes, not at every poll.
 		rc.event(health != v1beta1.Green, "JobHealthChanged", fmt.Sprintf("job %s is %s (was %s): %s", jobID, health, js.Health, why))
@@ -102,11 +102,11 @@ func observeCheckpoints(rc *Context, ref jobs.Ref, window time.Duration) {
 		restarts--
 	}
 	js.JobRestartCount = int32(restarts)
-	path, at := recordedCheckpoint(rc)
+	path, at := rc.checkpointRecords().Recorded()
 	if c := cp.Latest.Completed; c != nil && c.ExternalPath != "" && jobstate.CheckpointRecordDue(path, at, c.ExternalPath, c.TriggerTimestamp) &&
-		!recordInBook(rc, window, ref.ID, c) {
+		!rc.checkpointRecords().RecordInBook(window, rc.Settings.CheckpointInterval(), ref.ID, c, jobstate.TakenByFlink(rc.Now, c.TriggerTimestamp)) {
 		// Recorded in the ledger as the job's checkpoint, which jobStatus.lastCheckpoint shows.
-		rc.ledger().Record(v1beta1.StateCheckpoint, ref.ID, liveCluster(rc.Job), c.ExternalPath, takenByFlink(rc, c.TriggerTimestamp))
+		rc.ledger().Record(v1beta1.StateCheckpoint, ref.ID, liveCluster(rc.Job), c.ExternalPath, jobstate.TakenByFlink(rc.Now, c.TriggerTimestamp))
 		js.LastCheckpointPath, js.LastCheckpointTime = c.ExternalPath, jobstate.MsTime(c.TriggerTimestamp)
 		js.CompletedCheckpointCount, js.FailedCheckpointCount = int32(cp.Counts.Completed), int32(cp.Counts.Failed)
 	}
@@ -231,7 +231,7 @@ func checkpointRecordWindowOn(rc *Context, hash string) time.Duration {
 		return window
 	}
 	interval := rc.Settings.CheckpointInterval()
-	return max(0, min(window, survives-interval-rc.Config.StatusPollInterval.Duration-bookDelay(rc)))
+	return max(0, min(window, survives-interval-rc.Config.StatusPollInterval.Duration-rc.checkpointRecords().Delay()))
 }
 
 // observe takes the pass's view of Flink before any decision: the jobs of both deployment records
@@ -286,15 +286,4 @@ func recordDueCheckpoint(rc *Context) {
 	if rc.env.lookDue(rc, "checkpoints", window, checkpointsLooked(rc, window)) {
 		observeCheckpoints(rc, v.Ref, window)
 	}
-}
-
-// takenByFlink is when a JobManager says it took a state (milliseconds since the epoch), never
-// later than now: a JobManager's clock ahead of the operator's, or a hostile answer, would
-// otherwise make its state outrank every state completed after it, another JobManager's included
-// (a rollback's restarted job, lost, went back to the failed attempt's checkpoint).
-func takenByFlink(rc *Context, millis int64) time.Time {
-	if t := time.UnixMilli(millis); t.Before(rc.Now) {
-		return t
-	}
-	return rc.Now
 }

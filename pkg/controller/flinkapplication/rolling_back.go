@@ -8,6 +8,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
 )
 
@@ -294,7 +295,7 @@ func attemptCheckpoint(rc *Context, v *jobs.View, cluster string) (path string, 
 		return "", false
 	}
 	l := cp.Latest.Completed
-	rc.ledger().Record(v1beta1.StateCheckpoint, v.Ref.ID, cluster, l.ExternalPath, takenByFlink(rc, l.TriggerTimestamp))
+	rc.ledger().Record(v1beta1.StateCheckpoint, v.Ref.ID, cluster, l.ExternalPath, jobstate.TakenByFlink(rc.Now, l.TriggerTimestamp))
 	return l.ExternalPath, false
 }
 
