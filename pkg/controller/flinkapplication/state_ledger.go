@@ -6,6 +6,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
 )
 
@@ -29,38 +30,15 @@ type savepointStep struct {
 }
 
 // followSavepoint drives the savepoint of a ledger entry through the job core and records how it
-// ended in the entry: Completed with its path, or Failed with why. A savepoint whose end is not
-// known stays Pending, however long the caller waits for it. With mayTrigger false it only follows
-// a savepoint already sent.
+// ended in the entry (jobstate.FollowSavepoint), in the format the entry asks for.
 func followSavepoint(rc *Context, e *v1beta1.StateEntry, ref jobs.Ref, mayTrigger bool) savepointStep {
-	t := ledger.Trigger(e)
-	var step jobs.SavepointStep
-	if ledger.IsTriggeredCheckpoint(e.Purpose) {
-		// A checkpoint the operator asked for is followed as a savepoint is, through its own calls.
-		cp := rc.pass().Checkpoint(ref, &t, mayTrigger)
-		step = jobs.SavepointStep{Location: cp.Location, Failure: cp.Failure, Wait: cp.Wait}
-	} else {
-		p := rc.pass()
-		if f := requestedFormat(rc, e); f != "" {
-			p.SavepointFormat = f
-		}
-		step = p.Savepoint(ref, &t, e.Cancel, mayTrigger)
+	step := jobstate.FollowSavepoint(rc.pass(), e, ref, mayTrigger, requestedFormat(rc, e), rc.Now)
+	out := savepointStep{Location: step.Location, Failure: step.Failure, Unknowable: step.Unknowable}
+	if step.Wait != nil {
+		o := waitOutcome(*step.Wait)
+		out.Wait = &o
 	}
-	switch {
-	case step.Location != "":
-		ledger.SetTrigger(e, t)
-		ledger.Complete(e, step.Location, step.TakenAt, rc.Now)
-		return savepointStep{Location: step.Location}
-	case step.Unknowable:
-		ledger.Unknowable(e, step.Failure, rc.Now)
-		return savepointStep{Failure: step.Failure, Unknowable: true}
-	case step.Failure != "":
-		ledger.Fail(e, step.Failure, rc.Now)
-		return savepointStep{Failure: step.Failure}
-	}
-	ledger.SetTrigger(e, t)
-	o := waitOutcome(*step.Wait)
-	return savepointStep{Wait: &o}
+	return out
 }
 
 // askSavepoint records a savepoint of a record's job in the ledger, to be triggered once persisted.
@@ -92,46 +70,11 @@ func purposeIn(p v1beta1.SavepointPurpose, purposes []v1beta1.SavepointPurpose) 
 }
 
 // endJob ends a record's job for good (a deleted application, a torn-down BlueGreen version)
-// through the job core: the savepoint of its purpose with cancel when one is wanted (asked for and
-// persisted first) or already asked for, then a cancel if the job is still alive. A savepoint asked
-// for earlier is followed to its end even when it is no longer wanted (the user chose ForceCancel
-// meanwhile), so that the state it completed is the one recorded. While Flink fails a wanted
-// savepoint the job is left running and a new one is asked for; step names that failure for the
-// caller's retries.
+// through the job core (jobstate.Job.EndJob): the savepoint of its purpose with cancel when one is
+// wanted or already asked for, then a cancel if the job is still alive.
 func endJob(rc *Context, purpose v1beta1.SavepointPurpose, rec *v1beta1.DeploymentRecord, v *jobs.View, wanted bool, step string) endStep {
-	e := rc.ledger().Pending(rec.JobID, purpose)
-	if e == nil && wanted && v.Liveness == jobs.Alive {
-		o := stay(0)
-		if !rc.Overdue {
-			askSavepoint(rc, purpose, rec, true)
-			o = persistThenContinue()
-		}
-		return endStep{Wait: &o}
-	}
-	var t jobs.Trigger
-	if e != nil {
-		t = ledger.Trigger(e)
-	}
-	end := rc.pass().End(v, &t, wanted, step)
+	end := rc.jobState().EndJob(rc.pass(), purpose, rec, v, wanted, step, rc.Overdue, rc.Now)
 	out := endStep{SavepointPath: end.SavepointPath, Missing: end.Missing}
-	if e != nil {
-		switch {
-		case end.SavepointPath != "":
-			ledger.SetTrigger(e, t)
-			ledger.Complete(e, end.SavepointPath, end.SavepointTakenAt, rc.Now)
-		case end.Unknowable:
-			ledger.Unknowable(e, end.Missing, rc.Now)
-		case end.Missing != "", !t.Asked():
-			// Flink failed it (a new one is asked for next time), or it can no longer be had.
-			reason := end.Missing
-			if reason == "" {
-				reason = fmt.Sprintf("Flink reported the savepoint of job %s failed", e.JobID)
-			}
-			ledger.Fail(e, reason, rc.Now)
-		default:
-			ledger.SetTrigger(e, t)
-		}
-	}
 	if end.Wait != nil {
 		o := waitOutcome(*end.Wait)
 		out.Wait = &o
