@@ -27,6 +27,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // The explorer's world: the unit world (world_test.go) with several objects of every kind at once,
@@ -141,7 +142,7 @@ func (id *identity) String() string {
 
 // owner is the jobs.Owner whose job ids carry this identity's prefix.
 func (id *identity) owner() jobs.Owner {
-	return ownerOf(id.kind, &metav1.ObjectMeta{Namespace: ns, Name: id.name, UID: id.uid})
+	return jobstate.OwnerOf(id.kind, &metav1.ObjectMeta{Namespace: ns, Name: id.name, UID: id.uid})
 }
 
 // timelineKey is where the simulator records the identity's jobs: its application's clusters, or

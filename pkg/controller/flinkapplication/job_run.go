@@ -1,45 +1,19 @@
 package flinkapplication
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
-// jobParams are what a job is submitted with; status keeps those of the running job so that a
-// rollback can start it again as it was.
-type jobParams struct {
-	JarName, EntryClass, ProgramArgs string
-	Parallelism                      int32
-	AllowNonRestoredState            bool
-	// Args are the program's arguments one per item (a session job's args, a FlinkApplication's
-	// programArgsList); ProgramArgs is a FlinkApplication's string, split as Flink 1.x splits it.
-	// FlinkConfig is a session job's own Flink configuration.
-	Args        []string
-	FlinkConfig map[string]string
-	// Uploaded is set when JarName is a jar the operator uploaded, which a JobManager can lose.
-	Uploaded bool
-}
+// jobParams are what a job is submitted with (jobstate.JobParams).
+type jobParams = jobstate.JobParams
 
 func specJobParams(app *v1beta1.FlinkApplication) jobParams {
 	s := app.Spec
 	return jobParams{JarName: s.JarName, EntryClass: s.EntryClass, ProgramArgs: s.ProgramArgs, Args: s.ProgramArgsList, Parallelism: s.Parallelism,
 		AllowNonRestoredState: s.AllowNonRestoredState}
-}
-
-func statusJobParams(st *v1beta1.JobOwnerStatus) jobParams {
-	j := st.JobStatus
-	return jobParams{JarName: j.JarName, EntryClass: j.EntryClass, ProgramArgs: j.ProgramArgs, Parallelism: j.Parallelism,
-		AllowNonRestoredState: j.AllowNonRestoredState}
-}
-
-func (p jobParams) recordIn(st *v1beta1.JobOwnerStatus) {
-	j := &st.JobStatus
-	j.JarName, j.EntryClass, j.ProgramArgs, j.Parallelism, j.AllowNonRestoredState =
-		p.JarName, p.EntryClass, p.ProgramArgs, p.Parallelism, p.AllowNonRestoredState
 }
 
 // jobStep is where a job being started stands after a pass.
@@ -82,7 +56,7 @@ func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath
 		// a session job's update after the refused restore offered the same checkpoint again).
 		return jobStep{Failure: jobstate.GoneState(restorePath) + "; " + restoreByHand(rc)}
 	}
-	job := recordJob(rec)
+	job := jobstate.RecordJob(rec)
 	args := p.Args
 	if args == nil && p.ProgramArgs != "" {
 		// Sent as a list, split as Flink 1.x splits the string: Flink 2.x has no programArgs.
@@ -92,7 +66,7 @@ func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath
 		JarID: p.JarName, EntryClass: p.EntryClass, Args: args, Parallelism: p.Parallelism,
 		AllowNonRestoredState: p.AllowNonRestoredState, FlinkConfig: p.FlinkConfig, RestorePath: restorePath, Uploaded: p.Uploaded,
 	}, jobs.RunLimits{SubmitGracePeriod: rc.Config.SubmitGracePeriod.Duration, Stabilization: rc.Config.JobStabilizationPeriod.Duration})
-	storeJob(rec, job)
+	jobstate.StoreJob(rec, job)
 	if step.Failure != "" && restorePath != "" && jobstate.SamePath(jobs.MissingState(step.Failure), restorePath) {
 		rc.ledger().RecordMissing(restorePath, rc.Now)
 	}
@@ -113,43 +87,12 @@ func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath
 // the session kinds, as ids were made before uids were read) and its uid; a session cluster runs
 // other objects' jobs; a BlueGreen version starts beside the deployed version's job.
 func (rc *Context) owner() jobs.Owner {
-	o := ownerOf(rc.kind.name, rc.Meta)
+	o := jobstate.OwnerOf(rc.kind.name, rc.Meta)
 	o.SharedCluster = rc.kind != nil && rc.kind.sharedCluster
 	if _, live := liveJob(rc.Job); live != "" && besideLive(rc) {
 		o.Beside = []string{live}
 	}
 	return o
-}
-
-// ownerOf names an object's jobs: by its name, with its kind for the session kinds (a session job
-// may share its name with a FlinkApplication), and by its uid.
-func ownerOf(kind string, meta *metav1.ObjectMeta) jobs.Owner {
-	name := meta.Namespace + "/" + meta.Name
-	if kind != applicationKindName {
-		name = kind + "/" + name
-	}
-	return jobs.Owner{Name: name, UID: string(meta.UID)}
-}
-
-// recordJob and storeJob carry a deployment record's job to and from the job core's record.
-func recordJob(rec *v1beta1.DeploymentRecord) jobs.Job {
-	j := jobs.Job{Cluster: rec.ClusterHash, ID: rec.JobID, Application: rec.ApplicationID}
-	if rec.SubmittedAt != nil {
-		j.SubmittedAt = rec.SubmittedAt.Time
-	}
-	return j
-}
-
-func storeJob(rec *v1beta1.DeploymentRecord, j jobs.Job) {
-	if rec.JobID != j.ID {
-		// What was dated of the record's job was of another job.
-		rec.SlotsGrantedAt = nil
-	}
-	rec.ClusterHash, rec.JobID, rec.ApplicationID, rec.SubmittedAt = j.Cluster, j.ID, j.Application, nil
-	if !j.SubmittedAt.IsZero() {
-		t := metav1.NewTime(j.SubmittedAt)
-		rec.SubmittedAt = &t
-	}
 }
 
 // waitOutcome is the handler's outcome for a job operation that is not done.

@@ -56,7 +56,7 @@ func handleRescaling(rc *Context) Outcome {
 		takeJob(candidate(&st.JobOwnerStatus), stable(&st.JobOwnerStatus))
 		promote(rc, stable(&st.JobOwnerStatus).RestorePath)
 		st.FailedDeployHash, st.RollbackHash = "", ""
-		p.recordIn(&st.JobOwnerStatus)
+		p.RecordIn(&st.JobOwnerStatus)
 		observeLiveJob(rc)
 		return moveTo(PhaseRunning, "Rescaled", fmt.Sprintf("job %s rescaled in place to parallelism %d", jobID, want))
 	}

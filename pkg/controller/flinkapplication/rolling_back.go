@@ -82,7 +82,7 @@ func handleRollingBack(rc *Context) Outcome {
 		}
 		return stay(0)
 	}
-	params := statusJobParams(&st.JobOwnerStatus)
+	params := jobstate.StatusJobParams(&st.JobOwnerStatus)
 	if app != nil {
 		params = specJobParams(app)
 		if err := scaleTaskManagers(rc, live, flink.TaskManagerReplicas(app)); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // runningJobs starts a session cluster with two session jobs, a (Savepoint) and b (LastState), and
@@ -50,7 +51,7 @@ func TestSessionJobsRunOnOneClusterFromUploadedJars(t *testing.T) {
 	assert.Len(t, jm.Jobs(), 2, "both jobs on the one JobManager")
 	assert.Empty(t, jm.UploadedJars(), "jars are deleted once their job runs")
 	assert.NotEqual(t, a.Status.JobStatus.JobID, b.Status.JobStatus.JobID)
-	assert.True(t, ownerOf(sessionJobKindName, &a.ObjectMeta).Started(a.Status.JobStatus.JobID), "job id carries the session job's prefix")
+	assert.True(t, jobstate.OwnerOf(sessionJobKindName, &a.ObjectMeta).Started(a.Status.JobStatus.JobID), "job id carries the session job's prefix")
 	assert.Equal(t, v1beta1.JobRunning, a.Status.JobStatus.State)
 	w.assertOneJobEach("a", "b")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jars"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // The world of session kinds: the same fake clientsets, clock and simulated JobManagers, a
@@ -249,7 +250,7 @@ func (w *world) describeSessions() string {
 // jobsOf are the simulator's records of a session job's jobs: those on its cluster whose ids carry
 // its name (of any object of that name).
 func (w *world) jobsOf(cluster, job string) []flinksim.JobRecord {
-	owner := ownerOf(sessionJobKindName, &metav1.ObjectMeta{Namespace: ns, Name: job})
+	owner := jobstate.OwnerOf(sessionJobKindName, &metav1.ObjectMeta{Namespace: ns, Name: job})
 	var out []flinksim.JobRecord
 	for _, r := range w.timeline.Jobs(ns + "/" + cluster) {
 		if owner.Named(r.JobID) {

@@ -68,7 +68,7 @@ func handleSubmitting(rc *Context) Outcome {
 // state it came from, and resets the counters of the job it replaced.
 func startedJob(rc *Context, p jobParams, restorePath string) {
 	st := rc.Job
-	p.recordIn(st)
+	p.RecordIn(st)
 	// The state the job was to start from is used; jobStatus.restorePath keeps it. The Lyft
 	// operator's users read an empty savepointPath as "the new job runs", and a later one as the
 	// state a stop or a delete left.
