@@ -16,6 +16,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 )
 
 // Attack review s8 (of 36232c2, ce10a11, 401ecfc). Each test below failed on 401ecfc. A session
@@ -149,7 +150,7 @@ func TestS8AnotherObjectsDeletedFlinkSnapshotNeverDisposesOfTheNewestSavepointAJ
 	for i := 0; i < 5; i++ {
 		_, _ = w.reconcile("other")
 	}
-	require.Contains(t, w.snapshot("grab").Finalizers, DisposeFinalizer)
+	require.Contains(t, w.snapshot("grab").Finalizers, snapshots.DisposeFinalizer)
 	w.deleteSnapshot("grab")
 	for i := 0; i < 5; i++ {
 		_, _ = w.reconcile("other")

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 )
 
 // Attacks on the guardian across shards (shardSelector).
@@ -31,7 +32,7 @@ func savepointNow(t *testing.T, w *world, name, nonce string) string {
 // docs/security.md: the guardian is told what every object of the namespace names, "this operator's
 // shard and the others' (read live)". An application of another shard created to start from a
 // savepoint must keep it from the moment it exists, not only once a read of the other shards made
-// before it has aged past otherShardsFreshFor.
+// before it has aged past snapshots.OtherShardsFreshFor.
 func TestRetentionKeepsWhatAnApplicationOfAnotherShardNamedSecondsAgo(t *testing.T) {
 	w := newWorld(t)
 	w.shardAs(shardKey + "=a")
@@ -52,7 +53,7 @@ func TestRetentionKeepsWhatAnApplicationOfAnotherShardNamedSecondsAgo(t *testing
 
 	savepointNow(t, w, "wc", "3") // retention would retire handover
 	w.passes("wc", 5)
-	require.Less(t, w.clock.Now().Sub(named), otherShardsFreshFor, "the scenario happens within the other shards' read")
+	require.Less(t, w.clock.Now().Sub(named), snapshots.OtherShardsFreshFor, "the scenario happens within the other shards' read")
 	assert.True(t, w.storage.Exists(handover), "an application of shard b names it for its first job (created %s before the disposal)",
 		w.clock.Now().Sub(named))
 }
@@ -80,7 +81,7 @@ func TestAnotherShardsSpecPathCountsOnlyWhileItIsStillToBeUsed(t *testing.T) {
 	done.Status.Deployments.Stable = &v1beta1.DeploymentRecord{JobID: "0123456789abcdef0123456789abcdef", ClusterHash: "0badcafe",
 		RestorePath: "file:///checkpoints/checkpoints/0123456789abcdef0123456789abcdef/chk-900"}
 	w.create(done)
-	w.clock.Step(otherShardsFreshFor)
+	w.clock.Step(snapshots.OtherShardsFreshFor)
 
 	savepointNow(t, w, "wc", "2")
 	w.passes("wc", 5)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 )
 
 // Attacks on what one tenant's FlinkSnapshots may cost one pass.
@@ -35,7 +36,7 @@ func TestAPassDisposesOfABoundedNumberOfDeletedFlinkSnapshots(t *testing.T) {
 	w.passes("wc", 5)
 	for i := range many {
 		s := w.snapshot(fmt.Sprintf("mine-%02d", i))
-		require.Contains(t, s.Finalizers, DisposeFinalizer)
+		require.Contains(t, s.Finalizers, snapshots.DisposeFinalizer)
 		require.Equal(t, v1beta1.StateCompleted, s.Status.State)
 	}
 	var disposals atomic.Int64
@@ -55,6 +56,6 @@ func TestAPassDisposesOfABoundedNumberOfDeletedFlinkSnapshots(t *testing.T) {
 	require.NoError(t, err)
 	took := w.clock.Now().Sub(start)
 	t.Logf("one pass made %d disposal calls and took %s", disposals.Load(), took)
-	assert.LessOrEqual(t, disposals.Load(), int64(retentionPerPass), "disposal calls of one pass")
+	assert.LessOrEqual(t, disposals.Load(), int64(snapshots.RetentionPerPass), "disposal calls of one pass")
 	assert.LessOrEqual(t, took, 10*time.Second, "the time one pass holds its worker")
 }

@@ -3,7 +3,6 @@ package flinkapplication
 import (
 	"fmt"
 
-	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 )
@@ -67,14 +66,6 @@ func handleClusterStarting(rc *Context) Outcome {
 		st.Deployments.NextRestorePath = rc.Settings.InitialSavepoint
 	}
 	return moveTo(PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting the job from %s", ready, describeState(st.Deployments.NextRestorePath)))
-}
-
-// initialSavepoint is the state a first deploy restores: savepointPath, or its deprecated form.
-func initialSavepoint(app *v1beta1.FlinkApplication) string {
-	if app.Spec.SavepointPath != "" {
-		return app.Spec.SavepointPath
-	}
-	return app.Spec.SavepointInfo.SavepointLocation
 }
 
 // endStartedCandidate ends the candidate's job before a new spec starts over on a cluster that is

@@ -39,7 +39,7 @@ type Context struct {
 	// HAConfigMaps names the ConfigMaps of Flink's Kubernetes HA services that the owned clusters
 	// left, by cluster hash (ha_configmaps.go).
 	HAConfigMaps map[string][]string
-	// Snapshots are the FlinkSnapshots of the object's job (snapshot_objects.go); nil for a kind
+	// Snapshots are the FlinkSnapshots of the object's job (package snapshots); nil for a kind
 	// that owns no job.
 	Snapshots []*v1beta1.FlinkSnapshot
 	// GenericService is the Service that points at the live cluster, if it exists.

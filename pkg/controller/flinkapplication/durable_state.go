@@ -1,224 +1,56 @@
 package flinkapplication
 
 import (
-	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 )
 
-// What the guardian of durable state (package guardian) is told, and asked: every deletion of a
-// savepoint's storage, of a FlinkSnapshot by retention, and of Flink's HA ConfigMaps asks it
-// first, with what every application and session job of the namespace names, this shard's and the
-// others'. It is read only when something is about to go: a pass that deletes nothing pays nothing.
+// What the guardian of durable state (package guardian) is told of the owner itself, from its pass:
+// what its restore may need, read with its checkpoint book and its status as stored. What the
+// other objects of the namespace need is read by package snapshots (snapshots.Namespace); the HA
+// ConfigMaps' guardian is asked here too.
 
 // stateGuardian is the guardian of the owner's namespace as this pass sees it. disposing says that
 // storage goes on its word: other shards are then read now, not from a read seconds old.
 func stateGuardian(rc *Context, disposing bool) (*guardian.Namespace, error) {
-	_, window := retention(rc)
-	var refs []restoreRefs
-	if apps, err := rc.env.Observer.ApplicationsIn(rc.Meta.Namespace); err == nil {
-		for _, a := range apps {
-			if applicationKindName == rc.kind.name && a.Name == rc.Meta.Name {
-				// The owner itself is told from its pass, with its checkpoint book (ownReferences).
-				continue
-			}
-			refs = append(refs, applicationRefs(a))
-		}
-	} else {
-		return nil, fmt.Errorf("reading the namespace's applications: %w", err)
-	}
-	if rc.env.Sessions != nil {
-		jobs, err := rc.env.Sessions.SessionJobsIn(rc.Meta.Namespace)
-		if err != nil {
-			return nil, fmt.Errorf("reading the namespace's session jobs: %w", err)
-		}
-		for _, j := range jobs {
-			if sessionJobKindName == rc.kind.name && j.Name == rc.Meta.Name {
-				continue
-			}
-			refs = append(refs, sessionJobStateRefs(j))
-		}
-		clusters, err := rc.env.Sessions.SessionClustersIn(rc.Meta.Namespace)
-		if err != nil {
-			return nil, fmt.Errorf("reading the namespace's session clusters: %w", err)
-		}
-		for _, c := range clusters {
-			// What the jobs left running on it started from: a job of a session job deleted
-			// with deleteMode None runs on, from that state (session_left_jobs.go).
-			refs = append(refs, sessionClusterRefs(c))
-		}
-	}
-	if rc.env.Shard != nil {
-		others, err := rc.env.otherShardRestores(rc, rc.Meta.Namespace, disposing)
-		if err != nil {
-			return nil, fmt.Errorf("reading what other shards restore from: %w", err)
-		}
-		refs = append(refs, others...)
-	}
-	all := []guardian.References{ownReferences(rc)}
-	for _, r := range refs {
-		all = append(all, r.references(rc.Now, window))
-	}
-	snapshots, err := rc.env.Observer.SnapshotsIn(rc.Meta.Namespace)
-	if err != nil {
-		return nil, fmt.Errorf("reading the namespace's FlinkSnapshots: %w", err)
-	}
-	snaps := make([]guardian.Snapshot, 0, len(snapshots))
-	for _, s := range snapshots {
-		path := s.Status.Path
-		if path == "" {
-			// One registering a path shows it from the moment it exists, before its status is written.
-			path = s.Spec.Path
-		}
-		snaps = append(snaps, guardian.Snapshot{Name: s.Name, Path: path})
-		if s.DeletionTimestamp == nil && path != "" && s.Spec.Type != v1beta1.SnapshotCheckpoint {
-			// A FlinkSnapshot shows its savepoint to its users (one kept with spec.keep, one a
-			// user registered for the same path): while it is there, the storage stays.
-			all = append(all, guardian.References{Holder: guardian.Holder{Kind: guardian.SnapshotKind, Name: s.Name, UID: string(s.UID)},
-				Paths: []guardian.Use{{Name: path, Why: "it shows this savepoint"}}})
-		}
-	}
-	return guardian.NewNamespace(all, snaps), nil
+	return rc.env.namespaceState().Guardian(rc, rc.snapshotOwner(), ownReferences(rc), rc.Now, retention(rc).MaxAge, disposing)
 }
 
 // ownReferences is what the owner's own restore may need, read with its checkpoint book: the
 // newest state of each job it records (protectedPaths), and what its spec names.
 func ownReferences(rc *Context) guardian.References {
-	out := guardian.References{Holder: holderOf(rc.kind.name, rc.Meta)}
+	out := guardian.References{Holder: snapshots.HolderOf(rc.kind.name, rc.Meta)}
 	paths := protectedPaths(rc)
 	for _, p := range slices.Sorted(maps.Keys(paths)) {
 		why := "its restore may need it"
 		if !paths[p] {
-			why = storedUntilWrite
+			why = snapshots.StoredUntilWrite
 		}
 		out.Paths = append(out.Paths, guardian.Use{Name: p, Why: why})
 	}
 	if s := rc.Settings; s != nil {
 		// Pending by the status as stored counts as much as by the pass's own, until the write.
-		if p := pendingSpecPath(s.InitialSavepoint, s.RedeployNonce, rc.Job); p != "" {
+		if p := snapshots.PendingSpecPath(s.InitialSavepoint, s.RedeployNonce, rc.Job); p != "" {
 			out.Paths = append(out.Paths, guardian.Use{Name: p, Why: "its spec names it"})
 		} else if rc.Stored != nil && rc.storedJob != nil {
-			if p := pendingSpecPath(s.InitialSavepoint, s.RedeployNonce, rc.storedJob); p != "" {
-				out.Paths = append(out.Paths, guardian.Use{Name: p, Why: storedUntilWrite})
+			if p := snapshots.PendingSpecPath(s.InitialSavepoint, s.RedeployNonce, rc.storedJob); p != "" {
+				out.Paths = append(out.Paths, guardian.Use{Name: p, Why: snapshots.StoredUntilWrite})
 			}
 		}
 		if s.RestoreSnapshot != "" {
 			out.Snapshots = append(out.Snapshots, guardian.Use{Name: s.RestoreSnapshot, Why: s.Field("restoreSnapshot")})
 		}
-	}
-	return out
-}
-
-// storedUntilWrite is why the owner needs a state its stored status names and the pass's own no
-// longer does: until the pass's status write.
-const storedUntilWrite = "its status as stored names it until this pass writes status"
-
-// onlyUntilThisWrite tells whether nothing needs the state but the owner's stored status, which
-// this pass's write stops naming it in.
-func onlyUntilThisWrite(v guardian.Verdict) bool {
-	for _, n := range v.Needs {
-		if n.Why != storedUntilWrite {
-			return false
-		}
-	}
-	return len(v.Needs) > 0
-}
-
-// pendingSpecPath is the savepoint a spec names (spec.savepointPath, a session job's
-// initialSavepointPath) while it is still to be used: before the object's first job ran, or while a
-// savepointRedeployNonce is not yet done. Once used, the state the job started from is in its
-// records, and a path left in the spec is history (Lyft's users keep it in their manifests). The
-// FlinkSnapshot a spec names by restoreSnapshot is needed for as long as the spec names it.
-func pendingSpecPath(path, nonce string, st *v1beta1.JobOwnerStatus) string {
-	firstPending := st == nil || stable(st) == nil || stable(st).JobID == ""
-	redeployPending := nonce != "" && (st == nil || nonce != st.SavepointRedeployNonce)
-	if firstPending || redeployPending {
-		return path
-	}
-	return ""
-}
-
-func holderOf(kind string, meta *metav1.ObjectMeta) guardian.Holder {
-	return guardian.Holder{Kind: kind, Name: meta.Name, UID: string(meta.UID)}
-}
-
-// restoreRefs is what one application or session job names of durable state, as read from the
-// object (of this shard's caches, or read live from another shard's).
-type restoreRefs struct {
-	holder guardian.Holder
-	// named is the FlinkSnapshot its spec names.
-	named string
-	// specPath is the savepoint its spec names for its first job or a redeploy.
-	specPath string
-	// paths are the states it runs from or will start from, its final savepoint, and the newest
-	// state and the newest savepoint of each job it records.
-	paths []string
-	// redeploys are its ledger's Redeploy entries, with their path and time only.
-	redeploys []v1beta1.StateEntry
-}
-
-// applicationRefs and sessionJobStateRefs are what an object of either kind names, the same in every
-// shard: the path its spec's first deploy or redeploy starts from (as the pass reads it, Lyft's
-// savepointInfo included) while it is still to be used.
-func applicationRefs(a *v1beta1.FlinkApplication) restoreRefs {
-	st := &a.Status.JobOwnerStatus
-	return refsOf(applicationKindName, a.ObjectMeta, pendingSpecPath(initialSavepoint(a), a.Spec.SavepointRedeployNonce, st), a.Spec.RestoreSnapshot, st)
-}
-
-func sessionJobStateRefs(j *v1beta1.FlinkSessionJob) restoreRefs {
-	st := &j.Status.JobOwnerStatus
-	return refsOf(sessionJobKindName, j.ObjectMeta, pendingSpecPath(j.Spec.Job.InitialSavepointPath, j.Spec.Job.SavepointRedeployNonce, st), j.Spec.Job.RestoreSnapshot, st)
-}
-
-func refsOf(kind string, meta metav1.ObjectMeta, specPath, named string, st *v1beta1.JobOwnerStatus) restoreRefs {
-	r := restoreRefs{holder: holderOf(kind, &meta), named: named, specPath: specPath,
-		paths: []string{st.JobStatus.RestorePath, st.Deployments.NextRestorePath, st.FinalSavepointPath, st.SavepointPath}}
-	l := ledger.Of(&st.Ledger)
-	for _, d := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
-		if d != nil {
-			// The newest savepoint too, whatever the job's retention policy, which the other
-			// objects of the namespace do not read: a checkpoint may go with its job (attack
-			// review s8: another object's FlinkSnapshot disposed of it).
-			r.paths = append(r.paths, d.RestorePath, l.NewestPath(d.JobID), l.NewestSavepointPath(d.JobID))
-		}
-	}
-	r.paths = append(r.paths, stableFloor(st, nil))
-	for _, e := range st.Ledger {
-		if e.Purpose == v1beta1.SavepointRedeploy && e.Time != nil {
-			r.redeploys = append(r.redeploys, v1beta1.StateEntry{Path: e.Path, Time: e.Time})
-		}
-	}
-	return r
-}
-
-// references are what the guardian is told of one object: its redeploys count within the window
-// of the retention that asks (0: all).
-func (r restoreRefs) references(now time.Time, window time.Duration) guardian.References {
-	out := guardian.References{Holder: r.holder}
-	add := func(path, why string) {
-		if path != "" {
-			out.Paths = append(out.Paths, guardian.Use{Name: path, Why: why})
-		}
-	}
-	for _, p := range r.paths {
-		add(p, "its jobs run from it or will start from it")
-	}
-	add(r.specPath, "its spec names it")
-	for _, e := range r.redeploys {
-		if window == 0 || now.Sub(e.Time.Time) <= window {
-			add(e.Path, "it was redeployed from it at "+e.Time.UTC().Format(time.RFC3339))
-		}
-	}
-	if r.named != "" {
-		out.Snapshots = append(out.Snapshots, guardian.Use{Name: r.named, Why: "its spec's restoreSnapshot names"})
 	}
 	return out
 }
@@ -238,7 +70,7 @@ func mayDispose(rc *Context, g *guardian.Namespace, path, snapshot string) bool 
 // is being deleted and lets them all go), and those of the objects of the other kinds that share
 // its name: a FlinkApplication and a FlinkSessionCluster of one name render cluster ids of one form.
 func haGuardian(rc *Context, ownInUse bool) *guardian.Namespace {
-	own := guardian.References{Holder: holderOf(rc.kind.name, rc.Meta)}
+	own := guardian.References{Holder: snapshots.HolderOf(rc.kind.name, rc.Meta)}
 	if ownInUse {
 		for hash := range rc.HAConfigMaps {
 			if haClusterInUse(rc, hash) {
@@ -248,7 +80,7 @@ func haGuardian(rc *Context, ownInUse bool) *guardian.Namespace {
 	}
 	refs := []guardian.References{own}
 	namesake := func(kind string, meta metav1.ObjectMeta, hashes ...string) {
-		r := guardian.References{Holder: holderOf(kind, &meta)}
+		r := guardian.References{Holder: snapshots.HolderOf(kind, &meta)}
 		for _, h := range hashes {
 			if h != "" {
 				r.HAClusters = append(r.HAClusters, guardian.Use{Name: flink.HAClusterIDOf(meta.Name, h), Why: "its cluster"})
@@ -317,4 +149,54 @@ func mayRemoveHAConfigMaps(rc *Context, g *guardian.Namespace, own map[string]bo
 	}
 	v := g.MayDelete(guardian.State{HACluster: flink.HAClusterIDOf(rc.Meta.Name, hash)})
 	return v.MayGo()
+}
+
+// protectedPaths are the states the owner's restore may need: what the running and the next job
+// start from, the final savepoint, the newest completed state of each job it records and, when
+// that job's checkpoints may go with it as it ends (NO_EXTERNALIZED_CHECKPOINTS, or
+// DELETE_ON_CANCELLATION: explorer seed 10000122), its newest savepoint, and what a rollback
+// restores. The status as stored counts as much as the pass's own: a pass that moves its
+// records on (a job that now runs becomes the stable one) writes them at its end, and until then the
+// stored status is what a new process reads after a crash. Nothing it names goes before the write
+// that stops naming it. The value says whether the pass's own status names the path too (false:
+// only the stored one, until this pass's write).
+func protectedPaths(rc *Context) map[string]bool {
+	out := map[string]bool{}
+	if rc.Stored != nil && rc.storedJob != nil {
+		for p := range pathsNamedBy(rc, rc.storedJob) {
+			out[p] = false
+		}
+	}
+	for p := range pathsNamedBy(rc, rc.Job) {
+		out[p] = true
+	}
+	return out
+}
+
+// pathsNamedBy are the states one status of the owner names for its restores.
+func pathsNamedBy(rc *Context, st *v1beta1.JobOwnerStatus) map[string]bool {
+	out := map[string]bool{st.Deployments.NextRestorePath: true, st.JobStatus.RestorePath: true,
+		st.FinalSavepointPath: true, st.SavepointPath: true}
+	for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
+		if r != nil {
+			out[r.RestorePath] = true
+			out[rc.jobState().NewestStatePath(r.JobID)] = true
+			if !checkpointsOutliveJob(rc, r.JobID) {
+				out[ledger.Of(&st.Ledger).NewestSavepointPath(r.JobID)] = true
+			}
+		}
+	}
+	// What a rollback restores: the stable record may no longer name its job once that job was
+	// stopped for an update, and a redeploy does not start from its stop's savepoint.
+	out[jobstate.StableFloor(st, func(jobID string) []jobs.StatePoint { return rc.jobState().BookPoints(jobID) })] = true
+	delete(out, "")
+	return out
+}
+
+// checkpointsOutliveJob tells whether the job's checkpoints stay on storage however it ends (a
+// cancel or a failure), as the configuration it runs with says: its newest checkpoint then stands
+// for its newest state.
+func checkpointsOutliveJob(rc *Context, jobID string) bool {
+	conf := runConfigOfJob(rc, jobID)
+	return flink.CheckpointsSurviveEnd(conf, client.JobCanceled) && flink.CheckpointsSurviveEnd(conf, client.JobFailed)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jars"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/watch"
 )
 
@@ -68,8 +69,8 @@ type Environment struct {
 	versions jobstate.RecordedVersions
 	// autoscaling keeps the autoscaler's samples of each autoscaled job (autoscaler_metrics.go).
 	autoscaling autoscalerMemory
-	// kept are the states retention was told another object needs (kept_states.go).
-	kept keptStates
+	// kept are the states retention was told another object needs (snapshots.Kept).
+	kept snapshots.Kept
 
 	// looked remembers when slow-moving figures (checkpoints, slots) were last read from Flink per
 	// object, so that a running job costs one REST call per status poll, not three. It is only a
@@ -91,8 +92,8 @@ type Environment struct {
 
 	// namespaces keeps the Namespaces the pod policy was last read from.
 	namespaces namespaceCache
-	// otherShards keeps what the other shards restore from, for retention (shard.go).
-	otherShards otherShardReads
+	// otherShards keeps what the other shards restore from, for retention (snapshots.OtherShards).
+	otherShards snapshots.OtherShards
 
 	// deadlines holds when each object's current phase gives up, for the metric that alerts on an
 	// object stuck past it.
@@ -130,7 +131,7 @@ func (e *Environment) forgetApp(key string) {
 	e.autoscaling.forget(key)
 	e.hashes.forget(key)
 	e.versions.Forget(key)
-	e.kept.forget(key)
+	e.kept.Forget(key)
 }
 
 // noteDeadline remembers when the object's phase gives up, after a pass that wrote its status. A

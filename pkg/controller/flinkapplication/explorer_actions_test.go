@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 )
 
 // The users' actions the explorer draws from: what kubectl apply, kubectl delete and kubectl create
@@ -353,7 +354,7 @@ func (x *explorer) changeSessionCluster() string {
 func (x *explorer) snapshotsInOrder() []v1beta1.FlinkSnapshot {
 	list := x.w.snapshots()
 	sort.SliceStable(list, func(i, j int) bool {
-		a, b := snapshotTime(&list[i]), snapshotTime(&list[j])
+		a, b := snapshots.TakenAt(&list[i]), snapshots.TakenAt(&list[j])
 		if !a.Equal(b) {
 			return a.Before(b)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 )
 
 // Defects the randomized explorer (explorer_test.go) found in issue 55, each reduced to a world
@@ -218,7 +219,7 @@ func TestASavepointRegisteredByAnotherFlinkSnapshotIsKeptBeforeItsStatusIsWritte
 	_, err := w.apps.FlinkV1beta1().FlinkSnapshots(ns).Update(context.Background(), patched, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	w.passes("wc", 2)
-	require.Contains(t, w.snapshot(taken).Finalizers, DisposeFinalizer)
+	require.Contains(t, w.snapshot(taken).Finalizers, snapshots.DisposeFinalizer)
 	// Registered for another application, whose pass has not run: its status is empty.
 	w.createSnapshot("registered", func(s *v1beta1.FlinkSnapshotSpec) {
 		s.Owner.Name, s.Path, s.Keep = "other", path, true

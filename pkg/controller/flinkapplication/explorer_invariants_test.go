@@ -12,6 +12,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 )
 
 // The explorer's invariants, checked after every step (and a disposal as it is asked for):
@@ -386,7 +387,7 @@ func (x *explorer) referencesTo(p string) []string {
 				fields["the newest state its ledger records of job "+r.JobID] = newest
 			}
 		}
-		if pendingSpecPath(specPath, nonce, st) != "" {
+		if snapshots.PendingSpecPath(specPath, nonce, st) != "" {
 			fields["its spec (a restore still to come)"] = specPath
 		}
 		if restoreSnapshot != "" && snapshotPath[restoreSnapshot] == p {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 )
 
 // Defects the explorer (explorer_test.go) found, each reduced to a world test of its own. A test
@@ -45,7 +46,7 @@ func TestDeletingAFlinkSnapshotKeepsTheSavepointAnotherFlinkSnapshotShows(t *tes
 	w.createSnapshot("kept", func(s *v1beta1.FlinkSnapshotSpec) { s.Path, s.Keep = path, true })
 	w.createSnapshot("twin", func(s *v1beta1.FlinkSnapshotSpec) { s.Path, s.DisposeOnDelete = path, true })
 	w.passes("wc", 5)
-	require.Contains(t, w.snapshot("twin").Finalizers, DisposeFinalizer)
+	require.Contains(t, w.snapshot("twin").Finalizers, snapshots.DisposeFinalizer)
 	w.deleteSnapshot("twin")
 	w.passes("wc", 10)
 	require.NotNil(t, w.snapshot("kept"))

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 )
 
 // retainOne makes wc keep one savepoint FlinkSnapshot and dispose of the storage of those it retires.
@@ -86,7 +87,7 @@ func TestASnapshotBeingDeletedResolvesForNobodyAndIsNotDisposedOfUnderAnotherJob
 	running(t, w, "wc")
 	w.update("wc", retainOne)
 	path, snap := takeSavepoint(t, w, "wc", "handover")
-	require.Contains(t, w.snapshot(snap).Finalizers, DisposeFinalizer)
+	require.Contains(t, w.snapshot(snap).Finalizers, snapshots.DisposeFinalizer)
 	// Retired (deleted, held by its finalizer until wc's pass disposes of it); another application
 	// names it before that pass.
 	w.deleteSnapshot(snap)

@@ -22,7 +22,7 @@ const (
 	sessionJobKindName     = v1beta1.FlinkSessionJobKind
 	sessionClusterKindName = v1beta1.FlinkSessionClusterKind
 	// snapshotKindName is not a kind the machine runs: a FlinkSnapshot is acted on by its owner's
-	// pass (snapshot_objects.go).
+	// pass (package snapshots).
 	snapshotKindName = v1beta1.FlinkSnapshotKind
 )
 

@@ -9,7 +9,6 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
 )
 
 // handleRollingBack returns a failed update to the stable deployment. It first ends the failed
@@ -205,7 +204,7 @@ func startedFromRedeploy(rc *Context) bool {
 // stableJobsState is the newest state the stable deployment's jobs left, by the guardian's rule:
 // what they completed on its cluster, or what the stable job started from.
 func stableJobsState(rc *Context) string {
-	return stableFloor(rc.Job, func(jobID string) []jobs.StatePoint { return rc.jobState().BookPoints(jobID) })
+	return jobstate.StableFloor(rc.Job, func(jobID string) []jobs.StatePoint { return rc.jobState().BookPoints(jobID) })
 }
 
 // stableJobsDoubt says, when the rollback returns from a failed redeploy, why the stable
@@ -243,32 +242,6 @@ func redeployedSinceStable(st *v1beta1.JobOwnerStatus, s *v1beta1.DeploymentReco
 		}
 	}
 	return false
-}
-
-// stableFloor is stableJobsState of a status, with the checkpoints book gives of each job (nil: none
-// but the ledger's). It is what a rollback restores, so the guardian keeps it.
-func stableFloor(st *v1beta1.JobOwnerStatus, book func(jobID string) []jobs.StatePoint) string {
-	s := stable(st)
-	if s == nil {
-		return ""
-	}
-	j := guardian.Job{}
-	l := ledger.Of(&st.Ledger)
-	for _, e := range st.Ledger {
-		if e.ClusterHash == s.ClusterHash && e.JobID != "" && e.Result == v1beta1.StateCompleted && e.Time != nil && jobs.Restorable(e.Path) {
-			j.Completed = append(j.Completed, jobs.StatePoint{Path: e.Path, At: ledger.TakenAt(&e)})
-			if book != nil {
-				j.Completed = append(j.Completed, book(e.JobID)...)
-			}
-		}
-	}
-	if s.RestorePath != "" {
-		j.StartedFrom = &jobs.StatePoint{Path: s.RestorePath, At: l.TimeOf(s.RestorePath)}
-	}
-	if f := j.Floor(); f != nil {
-		return f.Path
-	}
-	return ""
 }
 
 // attemptCheckpoint is the newest completed checkpoint Flink reports for exactly this job, on

@@ -3,6 +3,7 @@ package flinkapplication
 import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 )
 
 // savepointFormat is the format of the savepoints the operator takes of the pass's job, as Flink
@@ -16,7 +17,7 @@ func requestedFormat(rc *Context, e *v1beta1.StateEntry) string {
 		return ""
 	}
 	for _, s := range rc.Snapshots {
-		if s.Name == e.Snapshot && s.Annotations[LedgerEntryAnnotation] == "" {
+		if s.Name == e.Snapshot && s.Annotations[snapshots.LedgerEntryAnnotation] == "" {
 			return jobstate.FormatName(s.Spec.FormatType)
 		}
 	}

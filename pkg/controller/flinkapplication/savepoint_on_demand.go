@@ -6,6 +6,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 )
 
 // Savepoints of a running job that keeps running: one per spec.savepointTriggerNonce, and on
@@ -33,7 +34,7 @@ func savepointOnDemand(rc *Context) (out Outcome, busy bool) {
 		purpose := savepointDue(rc)
 		var asked *v1beta1.FlinkSnapshot
 		if purpose == "" {
-			asked, purpose = snapshotAskedFor(rc)
+			asked, purpose = snapshots.AskedFor(rc.snapshotPass())
 		}
 		if purpose == "" || rc.Overdue {
 			return Outcome{}, false

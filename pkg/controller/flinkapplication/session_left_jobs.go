@@ -220,13 +220,3 @@ func leftJobWaits(rc *Context, rec *v1beta1.DeploymentRecord) (Outcome, bool) {
 	}
 	return Outcome{Reason: "DeletionHeld", Message: msg, Warning: full}, true
 }
-
-// sessionClusterRefs is what a session cluster names for the guardian: the states the jobs left
-// running on it started from.
-func sessionClusterRefs(c *v1beta1.FlinkSessionCluster) restoreRefs {
-	r := restoreRefs{holder: holderOf(sessionClusterKindName, &c.ObjectMeta)}
-	for _, l := range c.Status.LeftJobs {
-		r.paths = append(r.paths, l.RestorePath)
-	}
-	return r
-}

@@ -13,7 +13,7 @@ func applicationSettings(app *v1beta1.FlinkApplication) *jobSettings {
 	s := &app.Spec
 	return &jobSettings{
 		UpgradeMode: upgradeMode(app), Suspend: s.State == v1beta1.JobStateSuspended, DeleteMode: deleteModeOr(s.DeleteMode),
-		InitialSavepoint: initialSavepoint(app), RestoreSnapshot: s.RestoreSnapshot, RestartFailedJob: s.RestartFailedJob, FallbackWithoutState: s.FallbackWithoutState,
+		InitialSavepoint: jobstate.InitialSavepoint(app), RestoreSnapshot: s.RestoreSnapshot, RestartFailedJob: s.RestartFailedJob, FallbackWithoutState: s.FallbackWithoutState,
 		MaxCheckpointRestoreAgeSeconds: s.MaxCheckpointRestoreAgeSeconds, ReadinessTimeoutSeconds: s.ReadinessTimeoutSeconds,
 		SavepointTriggerNonce: s.SavepointTriggerNonce, CheckpointTriggerNonce: s.CheckpointTriggerNonce, RedeployNonce: s.SavepointRedeployNonce, RedeployFrom: s.SavepointPath,
 		PeriodicSavepoint: s.PeriodicSavepoint, PeriodicCheckpoint: s.PeriodicCheckpoint, SavepointFormatType: s.SavepointFormatType,

@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
-	"time"
 
-	"golang.org/x/sync/singleflight"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/watch"
 )
 
@@ -38,8 +36,8 @@ import (
 //     reads, before it removes a Flink cluster or its finalizer, the jobs of other shards that
 //     name it, so that it never removes what such a job still runs on.
 //   - Retention reads the restore paths of the other shards' applications and session jobs before
-//     it deletes a FlinkSnapshot (otherShardRestores), so that it never retires what another shard
-//     restores from.
+//     it deletes a FlinkSnapshot (snapshots.OtherShards), so that it never retires what another
+//     shard restores from.
 
 // shardSelector is the shard's label selector as list options carry it; "" for all.
 func (e *Environment) shardSelector() string { return watch.ShardSelector(e.Shard) }
@@ -50,6 +48,11 @@ func (e *Environment) inShard(m metav1.Object) bool { return watch.InShard(e.Sha
 // describeShard names the shard in messages.
 func (e *Environment) describeShard() string {
 	return fmt.Sprintf("this operator's shard (shardSelector %q)", e.shardSelector())
+}
+
+// shardReader reads the other shards' objects.
+func (e *Environment) shardReader() snapshots.ShardReader {
+	return snapshots.ShardReader{Apps: e.Apps, Shard: e.Shard, Clock: e.Clock}
 }
 
 // shardLabels are the owner's values of the labels the shard selector reads, for a FlinkSnapshot
@@ -68,123 +71,9 @@ func shardLabels(shard labels.Selector, owner map[string]string) map[string]stri
 	return out
 }
 
-// fromWatchCache lists without a quorum read of etcd.
-func fromWatchCache(selector string) metav1.ListOptions {
-	return metav1.ListOptions{LabelSelector: selector, ResourceVersion: "0"}
-}
-
-// otherShardsFreshFor is how long what the other shards of a namespace restore from serves
-// retention. Retirements come in bursts (the savepoints of applications on one schedule), and each
-// read lists every application of the other shards; a reference another shard adds within this
-// time is not seen by a retirement decided meanwhile, as one added in this shard is not seen while
-// the informer catches up.
-const otherShardsFreshFor = 10 * time.Second
-
-// otherShardReads keeps, per namespace, what the other shards restore from, with one read in flight.
-type otherShardReads struct {
-	reads   singleflight.Group
-	entries sync.Map // namespace → otherShardRead
-}
-
-type otherShardRead struct {
-	refs []restoreRefs
-	at   time.Time
-}
-
-// otherShardRestores is what the applications and session jobs of other shards in the namespace
-// restore from, read live at most otherShardsFreshFor ago; with live set, read now: a read a few
-// seconds old may only ever keep state, and what disposes of storage must see a reference another
-// shard made since (a retirement only deletes the object; its storage is judged again, live).
-func (e *Environment) otherShardRestores(ctx context.Context, namespace string, live bool) ([]restoreRefs, error) {
-	fresh := func() ([]restoreRefs, bool) {
-		if v, ok := e.otherShards.entries.Load(namespace); ok && e.Clock.Since(v.(otherShardRead).at) < otherShardsFreshFor {
-			return v.(otherShardRead).refs, true
-		}
-		return nil, false
-	}
-	if live {
-		return e.readOtherShards(ctx, namespace)
-	}
-	if refs, ok := fresh(); ok {
-		return refs, nil
-	}
-	v, err, _ := e.otherShards.reads.Do(namespace, func() (interface{}, error) {
-		if refs, ok := fresh(); ok {
-			return refs, nil
-		}
-		return e.readOtherShards(ctx, namespace)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return v.([]restoreRefs), nil
-}
-
-// readOtherShards reads what the other shards' objects of the namespace name, and keeps it.
-func (e *Environment) readOtherShards(ctx context.Context, namespace string) ([]restoreRefs, error) {
-	at := e.Clock.Now()
-	apps, err := e.otherShardApplications(ctx, namespace)
-	if err != nil {
-		return nil, err
-	}
-	jobs, err := e.otherShardSessionJobs(ctx, namespace)
-	if err != nil {
-		return nil, err
-	}
-	clusters, err := e.otherShardSessionClusters(ctx, namespace)
-	if err != nil {
-		return nil, err
-	}
-	refs := make([]restoreRefs, 0, len(apps)+len(jobs)+len(clusters))
-	for _, c := range clusters {
-		refs = append(refs, sessionClusterRefs(c))
-	}
-	for _, a := range apps {
-		refs = append(refs, applicationRefs(a))
-	}
-	for _, j := range jobs {
-		refs = append(refs, sessionJobStateRefs(j))
-	}
-	e.otherShards.entries.Store(namespace, otherShardRead{refs: refs, at: at})
-	return refs, nil
-}
-
-// otherShardApplications are the namespace's FlinkApplications of other shards.
-func (e *Environment) otherShardApplications(ctx context.Context, namespace string) ([]*v1beta1.FlinkApplication, error) {
-	return watch.OtherShards(e.Shard, func(sel string) ([]*v1beta1.FlinkApplication, error) {
-		list, err := e.Apps.FlinkV1beta1().FlinkApplications(namespace).List(ctx, fromWatchCache(sel))
-		if err != nil {
-			return nil, err
-		}
-		return pointersTo(list.Items), nil
-	})
-}
-
-// otherShardSessionJobs are the namespace's FlinkSessionJobs of other shards.
-func (e *Environment) otherShardSessionJobs(ctx context.Context, namespace string) ([]*v1beta1.FlinkSessionJob, error) {
-	return watch.OtherShards(e.Shard, func(sel string) ([]*v1beta1.FlinkSessionJob, error) {
-		list, err := e.Apps.FlinkV1beta1().FlinkSessionJobs(namespace).List(ctx, fromWatchCache(sel))
-		if err != nil {
-			return nil, err
-		}
-		return pointersTo(list.Items), nil
-	})
-}
-
-// otherShardSessionClusters are the namespace's FlinkSessionClusters of other shards.
-func (e *Environment) otherShardSessionClusters(ctx context.Context, namespace string) ([]*v1beta1.FlinkSessionCluster, error) {
-	return watch.OtherShards(e.Shard, func(sel string) ([]*v1beta1.FlinkSessionCluster, error) {
-		list, err := e.Apps.FlinkV1beta1().FlinkSessionClusters(namespace).List(ctx, fromWatchCache(sel))
-		if err != nil {
-			return nil, err
-		}
-		return pointersTo(list.Items), nil
-	})
-}
-
 // otherShardJobsOf are the FlinkSessionJobs of other shards that name the cluster.
 func (e *Environment) otherShardJobsOf(ctx context.Context, namespace, cluster string) ([]*v1beta1.FlinkSessionJob, error) {
-	all, err := e.otherShardSessionJobs(ctx, namespace)
+	all, err := e.shardReader().SessionJobs(ctx, namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -205,13 +94,4 @@ func jobNames(jobs []*v1beta1.FlinkSessionJob) string {
 		names[i] = j.Name
 	}
 	return strings.Join(names, ", ")
-}
-
-// pointersTo points at each item of a list, in place.
-func pointersTo[T any](items []T) []*T {
-	out := make([]*T, len(items))
-	for i := range items {
-		out[i] = &items[i]
-	}
-	return out
 }

@@ -63,21 +63,3 @@ func (e *Environment) holdForOtherShard(ctx context.Context, job *v1beta1.FlinkS
 	e.Recorder.Event(working, eventType(true), ReasonOtherShard, msg)
 	return heldRecheck, true, nil
 }
-
-// ownerInOtherShard tells whether the owner a FlinkSnapshot names, absent from this shard's
-// caches, exists in another shard: its operator answers the snapshot.
-func (e *Environment) ownerInOtherShard(ctx context.Context, namespace, kind, name string) (bool, error) {
-	var err error
-	switch kind {
-	case applicationKindName:
-		_, err = e.Apps.FlinkV1beta1().FlinkApplications(namespace).Get(ctx, name, metav1.GetOptions{})
-	case sessionJobKindName:
-		_, err = e.Apps.FlinkV1beta1().FlinkSessionJobs(namespace).Get(ctx, name, metav1.GetOptions{})
-	default:
-		return false, nil
-	}
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	return err == nil, err
-}

@@ -14,6 +14,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 )
 
 const shardKey = "flinkfsm.io/shard"
@@ -151,7 +152,7 @@ func TestRetentionReadsWhatOtherShardsRestoreFrom(t *testing.T) {
 	_, err = stateGuardian(rc, false)
 	require.NoError(t, err)
 	assert.Equal(t, before+1, lists(), "only this shard's own (the world's observer lists); the other shards' read is kept")
-	w.clock.Step(otherShardsFreshFor)
+	w.clock.Step(snapshots.OtherShardsFreshFor)
 	_, err = stateGuardian(rc, false)
 	require.NoError(t, err)
 	assert.Equal(t, before+3, lists(), "read again once stale")
@@ -168,7 +169,7 @@ func TestAnOrphanedSnapshotIsExplainedByItsOwnShardOnly(t *testing.T) {
 	now := metav1.NewTime(w.clock.Now())
 	snapshot := func(name, owner, shard string) {
 		s := &v1beta1.FlinkSnapshot{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{shardKey: shard},
-			Finalizers: []string{DisposeFinalizer}, DeletionTimestamp: &now},
+			Finalizers: []string{snapshots.DisposeFinalizer}, DeletionTimestamp: &now},
 			Spec: v1beta1.FlinkSnapshotSpec{Owner: v1beta1.SnapshotOwner{Kind: applicationKindName, Name: owner}}}
 		_, err := w.apps.FlinkV1beta1().FlinkSnapshots(ns).Create(context.Background(), s, metav1.CreateOptions{})
 		require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 )
 
 func (w *world) snapshots() []v1beta1.FlinkSnapshot {
@@ -196,7 +197,7 @@ func TestDisposeOnDeleteRemovesTheStorageButNeverWhatTheRestoreNeeds(t *testing.
 		_, _ = w.reconcile("wc")
 	}
 	s := w.snapshot("throwaway")
-	require.Contains(t, s.Finalizers, DisposeFinalizer)
+	require.Contains(t, s.Finalizers, snapshots.DisposeFinalizer)
 	path := s.Status.Path
 	require.True(t, w.storage.Exists(path))
 	// A checkpoint recorded since is the newest restorable state; the savepoint is not needed.
@@ -400,7 +401,7 @@ func TestADeletedSnapshotOfAGoneOwnerSaysWhyItWaits(t *testing.T) {
 	w := newWorld(t)
 	w.createSnapshot("orphan", func(s *v1beta1.FlinkSnapshotSpec) { s.DisposeOnDelete = true })
 	s := w.snapshot("orphan")
-	s.Finalizers = []string{DisposeFinalizer}
+	s.Finalizers = []string{snapshots.DisposeFinalizer}
 	s.Status.Path = "s3://state/savepoint-1"
 	_, err := w.apps.FlinkV1beta1().FlinkSnapshots(ns).Update(context.Background(), s, metav1.UpdateOptions{})
 	require.NoError(t, err)
@@ -410,7 +411,7 @@ func TestADeletedSnapshotOfAGoneOwnerSaysWhyItWaits(t *testing.T) {
 	got := w.snapshot("orphan")
 	require.NotNil(t, got, "held by its finalizer")
 	assert.Contains(t, got.Status.Error, "FlinkApplication wc does not exist")
-	assert.Contains(t, got.Status.Error, "remove finalizer "+DisposeFinalizer)
+	assert.Contains(t, got.Status.Error, "remove finalizer "+snapshots.DisposeFinalizer)
 
 	// With its owner there, the owner's pass answers it instead.
 	running(t, w, "wc")

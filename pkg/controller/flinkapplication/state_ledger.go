@@ -157,7 +157,7 @@ func trimLedger(rc *Context) {
 	gone := rc.ledger().Trim(keep, keepJobs, func(path string) bool { return protected[path] })
 	if ret != nil && ret.DisposeOlder {
 		// A savepoint shown by a FlinkSnapshot goes when retention deletes that object, which
-		// disposes of it (snapshot_retention.go); the ledger only forgets it.
+		// disposes of it (package snapshots, retention.go); the ledger only forgets it.
 		disposeSavepoints(rc, slices.DeleteFunc(gone, func(e v1beta1.StateEntry) bool { return e.Snapshot != "" }))
 	}
 }

@@ -552,3 +552,12 @@ func (o *clientObserver) SessionClustersIn(namespace string) ([]*v1beta1.FlinkSe
 func (o *clientObserver) Snapshot(namespace, name string) (*v1beta1.FlinkSnapshot, error) {
 	return o.w.apps.FlinkV1beta1().FlinkSnapshots(namespace).Get(context.Background(), name, metav1.GetOptions{})
 }
+
+// pointersTo points at each item of a list, in place.
+func pointersTo[T any](items []T) []*T {
+	out := make([]*T, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
+	return out
+}

@@ -250,3 +250,30 @@ func WithoutCheckpointsOf(jobID string, points []jobs.StatePoint) []jobs.StatePo
 func IsCheckpointOf(jobID, path string) bool {
 	return jobID != "" && strings.Contains(path, "/"+jobID+"/chk-")
 }
+
+// StableFloor is the state a rollback restores, read from a status: the floor of the stable
+// deployment's completed states, with the checkpoints book gives of each job (nil: none but the
+// ledger's). The guardian keeps it.
+func StableFloor(st *v1beta1.JobOwnerStatus, book func(jobID string) []jobs.StatePoint) string {
+	s := Stable(st)
+	if s == nil {
+		return ""
+	}
+	j := guardian.Job{}
+	l := ledger.Of(&st.Ledger)
+	for _, e := range st.Ledger {
+		if e.ClusterHash == s.ClusterHash && e.JobID != "" && e.Result == v1beta1.StateCompleted && e.Time != nil && jobs.Restorable(e.Path) {
+			j.Completed = append(j.Completed, jobs.StatePoint{Path: e.Path, At: ledger.TakenAt(&e)})
+			if book != nil {
+				j.Completed = append(j.Completed, book(e.JobID)...)
+			}
+		}
+	}
+	if s.RestorePath != "" {
+		j.StartedFrom = &jobs.StatePoint{Path: s.RestorePath, At: l.TimeOf(s.RestorePath)}
+	}
+	if f := j.Floor(); f != nil {
+		return f.Path
+	}
+	return ""
+}

@@ -27,7 +27,7 @@ type Settings struct {
 	RedeployNonce, RedeployFrom string
 	// RestoreSnapshot is the FlinkSnapshot the spec names instead of a path; while it has none to
 	// give, InitialSavepoint and RedeployFrom are empty and RestoreWaiting says why
-	// (snapshot_restore.go), and nothing is started from them.
+	// (snapshots.ResolveRestore), and nothing is started from them.
 	RestoreSnapshot, RestoreWaiting string
 	// PeriodicSavepoint and PeriodicCheckpoint are the schedules of the snapshots the operator takes
 	// of the running job by itself.
@@ -40,4 +40,12 @@ type Settings struct {
 	FlinkConfig v1beta1.FlinkConfig
 	// Field is where a setting lives in the kind's spec, for messages that tell users what to change.
 	Field func(name string) string
+}
+
+// InitialSavepoint is the state a first deploy restores: savepointPath, or its deprecated form.
+func InitialSavepoint(app *v1beta1.FlinkApplication) string {
+	if app.Spec.SavepointPath != "" {
+		return app.Spec.SavepointPath
+	}
+	return app.Spec.SavepointInfo.SavepointLocation
 }

@@ -1,4 +1,4 @@
-package flinkapplication
+package snapshots
 
 import (
 	"sync"
@@ -12,11 +12,11 @@ import (
 // keptRecheck is how long retention trusts a verdict that kept a state before asking again.
 const keptRecheck = 5 * time.Minute
 
-// keptStates are, per object, the states past retention the guardian kept, by path. Each object's
+// Kept are, per object, the states past retention the guardian kept, by path. Each object's
 // notes are replaced at each pass that asks, so they hold only its current candidates; they are the
 // object's by its uid, so one created again under the name knows nothing of its namesake's.
-type keptStates struct {
-	objects sync.Map // writeKey → keptOf
+type Kept struct {
+	objects sync.Map // the object's key → keptOf
 }
 
 type keptOf struct {
@@ -29,14 +29,14 @@ type keptNote struct {
 	at  time.Time
 }
 
-func (k *keptStates) of(key, uid string) map[string]keptNote {
+func (k *Kept) of(key, uid string) map[string]keptNote {
 	if v, ok := k.objects.Load(key); ok && v.(keptOf).uid == uid {
 		return v.(keptOf).notes
 	}
 	return nil
 }
 
-func (k *keptStates) store(key, uid string, notes map[string]keptNote) {
+func (k *Kept) store(key, uid string, notes map[string]keptNote) {
 	if len(notes) == 0 {
 		k.objects.Delete(key)
 		return
@@ -44,8 +44,8 @@ func (k *keptStates) store(key, uid string, notes map[string]keptNote) {
 	k.objects.Store(key, keptOf{uid: uid, notes: notes})
 }
 
-// forget drops what is known of a deleted object.
-func (k *keptStates) forget(key string) { k.objects.Delete(key) }
+// Forget drops what is known of a deleted object.
+func (k *Kept) Forget(key string) { k.objects.Delete(key) }
 
 // recent tells whether the state at path was kept less than keptRecheck ago.
 func (n keptNote) recent(now time.Time) bool { return now.Sub(n.at) < keptRecheck }

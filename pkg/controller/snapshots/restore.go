@@ -1,4 +1,4 @@
-package flinkapplication
+package snapshots
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // A spec may name the state its first job, or each savepointRedeployNonce, starts from by a
@@ -13,23 +14,25 @@ import (
 // how state moves between applications. The snapshot's path is read at each pass; until it has
 // one, nothing starts from it, and the phase says what it waits for.
 
-// resolveRestoreSnapshot reads the path of the FlinkSnapshot the spec names into the settings'
+// Lookup reads a FlinkSnapshot of the namespace by name (watch.Observer's Snapshot).
+type Lookup func(namespace, name string) (*v1beta1.FlinkSnapshot, error)
+
+// ResolveRestore reads the path of the FlinkSnapshot the settings' RestoreSnapshot names into their
 // InitialSavepoint and RedeployFrom, or says in RestoreWaiting why there is none yet.
-func resolveRestoreSnapshot(rc *Context) {
-	s := rc.Settings
+func ResolveRestore(lookup Lookup, namespace string, s *jobstate.Settings) {
 	if s == nil || s.RestoreSnapshot == "" {
 		return
 	}
-	path, waiting := snapshotPath(rc, s.RestoreSnapshot)
+	path, waiting := RestorePath(lookup, namespace, s.RestoreSnapshot)
 	s.InitialSavepoint, s.RedeployFrom, s.RestoreWaiting = path, path, waiting
 	if waiting != "" {
 		s.RestoreWaiting = fmt.Sprintf("%s names %s", s.Field("restoreSnapshot"), waiting)
 	}
 }
 
-// snapshotPath is where the named FlinkSnapshot's state is, or why that is not known.
-func snapshotPath(rc *Context, name string) (path, waiting string) {
-	snap, err := rc.env.Observer.Snapshot(rc.Meta.Namespace, name)
+// RestorePath is where the named FlinkSnapshot's state is, or why that is not known.
+func RestorePath(lookup Lookup, namespace, name string) (path, waiting string) {
+	snap, err := lookup(namespace, name)
 	switch {
 	case apierrors.IsNotFound(err) || err == nil && snap == nil:
 		return "", fmt.Sprintf("FlinkSnapshot %s, which does not exist", name)

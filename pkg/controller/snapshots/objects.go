@@ -1,6 +1,7 @@
-package flinkapplication
+package snapshots
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
 	"strings"
@@ -19,7 +20,7 @@ import (
 // (status.ledger[].snapshot):
 //
 //   - a FlinkSnapshot a user creates to ask for a snapshot is named by the entry written for it,
-//     before the trigger is sent (snapshot_requests.go);
+//     before the trigger is sent (requests.go);
 //   - every other savepoint the operator took and that ended (Completed or Failed), and every
 //     checkpoint a user asked for by nonce, becomes a FlinkSnapshot once, in the pass that records
 //     how it ended, so the same status write persists the entry's new name. A name derived from the
@@ -38,27 +39,27 @@ const snapshotsPerPass = 3
 // id>/<trigger id>": nothing is to be triggered for it.
 const LedgerEntryAnnotation = "flink.k8s.io/ledger-entry"
 
-// syncSnapshots brings the owner's FlinkSnapshots in line with its ledger: it creates those of
-// entries that ended without one and writes the status of those whose entry changed. A failed
-// write is tried again at the next pass; it never holds the owner's own work.
-func syncSnapshots(rc *Context) {
-	if rc.Job == nil || rc.env.Apps == nil || rc.mayAct() != nil {
-		return
-	}
+// Sync brings the owner's FlinkSnapshots in line with its ledger: it creates those of entries that
+// ended without one and writes the status of those whose entry changed. A failed write is tried
+// again at the next pass; it never holds the owner's own work. labels are put on the objects it
+// creates (the owner's values of the shard selector's labels); disposeRetired says that retention
+// disposes of the savepoints it retires, so those it creates are disposed of when deleted.
+func Sync(ctx context.Context, p Pass, labels map[string]string, disposeRetired bool) {
 	byName := map[string]*v1beta1.FlinkSnapshot{}
-	for _, s := range rc.Snapshots {
+	for _, s := range p.Snapshots {
 		byName[s.Name] = s
 	}
 	// A FlinkSnapshot tried more than once is named by an entry per attempt: it shows the newest.
 	newest := map[string]int{}
-	for i, e := range rc.Job.Ledger {
+	entries := *p.Ledger
+	for i, e := range entries {
 		if e.Snapshot != "" {
 			newest[e.Snapshot] = i
 		}
 	}
 	created := 0
-	for i := range rc.Job.Ledger {
-		e := &rc.Job.Ledger[i]
+	for i := range entries {
+		e := &entries[i]
 		if e.Snapshot != "" && newest[e.Snapshot] != i {
 			continue
 		}
@@ -66,9 +67,9 @@ func syncSnapshots(rc *Context) {
 			if !mirrored(e) || created == snapshotsPerPass {
 				continue
 			}
-			name, err := createSnapshotObject(rc, e)
+			name, err := createObject(ctx, p, e, labels, disposeRetired)
 			if err != nil {
-				klog.FromContext(rc).Error(err, "creating the FlinkSnapshot of a ledger entry", "job", e.JobID, "trigger", e.TriggerID)
+				klog.FromContext(ctx).Error(err, "creating the FlinkSnapshot of a ledger entry", "job", e.JobID, "trigger", e.TriggerID)
 				return
 			}
 			e.Snapshot = name
@@ -76,8 +77,8 @@ func syncSnapshots(rc *Context) {
 			continue
 		}
 		if s := byName[e.Snapshot]; s != nil && s.DeletionTimestamp == nil {
-			if err := showEntry(rc, s, e); err != nil {
-				klog.FromContext(rc).Error(err, "writing the status of a FlinkSnapshot", "snapshot", s.Name)
+			if err := showEntry(ctx, p, s, e); err != nil {
+				klog.FromContext(ctx).Error(err, "writing the status of a FlinkSnapshot", "snapshot", s.Name)
 				return
 			}
 		}
@@ -96,24 +97,24 @@ func mirrored(e *v1beta1.StateEntry) bool {
 	return e.Result == v1beta1.StateFailed || e.Path != ""
 }
 
-// createSnapshotObject creates the FlinkSnapshot of one entry, or finds it created by an earlier
-// attempt, and writes its status.
-func createSnapshotObject(rc *Context, e *v1beta1.StateEntry) (string, error) {
-	snap := snapshotObject(rc.kind.name, rc.Meta, e)
-	for k, v := range shardLabels(rc.env.Shard, rc.Meta.Labels) {
+// createObject creates the FlinkSnapshot of one entry, or finds it created by an earlier attempt,
+// and writes its status.
+func createObject(ctx context.Context, p Pass, e *v1beta1.StateEntry, labels map[string]string, disposeRetired bool) (string, error) {
+	snap := Object(p.Kind, p.Meta, e)
+	for k, v := range labels {
 		if _, ours := snap.Labels[k]; !ours {
 			snap.Labels[k] = v
 		}
 	}
-	if ret := rc.Settings.SavepointRetention; ret != nil && ret.DisposeOlder && !ledger.IsCheckpoint(e.Purpose) && e.Path != "" {
+	if disposeRetired && !ledger.IsCheckpoint(e.Purpose) && e.Path != "" {
 		// Retention lets it go by deleting it; its storage goes with it.
 		snap.Spec.DisposeOnDelete = true
 		snap.Finalizers = []string{DisposeFinalizer}
 	}
-	client := rc.env.Apps.FlinkV1beta1().FlinkSnapshots(rc.Meta.Namespace)
-	created, err := client.Create(rc, snap, metav1.CreateOptions{FieldManager: fieldManager})
+	client := p.Apps.FlinkV1beta1().FlinkSnapshots(p.Meta.Namespace)
+	created, err := client.Create(ctx, snap, metav1.CreateOptions{FieldManager: p.FieldManager})
 	if apierrors.IsAlreadyExists(err) {
-		created, err = client.Get(rc, snap.Name, metav1.GetOptions{})
+		created, err = client.Get(ctx, snap.Name, metav1.GetOptions{})
 		if err == nil && created.Annotations[LedgerEntryAnnotation] != snap.Annotations[LedgerEntryAnnotation] {
 			return "", fmt.Errorf("FlinkSnapshot %s exists and is not this entry's", snap.Name)
 		}
@@ -121,7 +122,7 @@ func createSnapshotObject(rc *Context, e *v1beta1.StateEntry) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := showEntry(rc, created, e); err != nil {
+	if err := showEntry(ctx, p, created, e); err != nil {
 		return "", err
 	}
 	return snap.Name, nil
@@ -129,17 +130,17 @@ func createSnapshotObject(rc *Context, e *v1beta1.StateEntry) (string, error) {
 
 // showEntry writes the entry's state to the FlinkSnapshot's status, and its state label, when they
 // differ.
-func showEntry(rc *Context, s *v1beta1.FlinkSnapshot, e *v1beta1.StateEntry) error {
+func showEntry(ctx context.Context, p Pass, s *v1beta1.FlinkSnapshot, e *v1beta1.StateEntry) error {
 	want := entryStatus(e)
 	want.ObservedGeneration = s.Generation
 	if isRequest(s) {
-		showAttempt(rc, s, e, &want)
+		showAttempt(p.Now, s, e, &want)
 	}
 	have := s.Status
 	if apiequality.Semantic.DeepEqual(inSeconds(have), inSeconds(want)) {
 		return nil
 	}
-	return writeSnapshotStatus(rc, s, want)
+	return writeStatus(ctx, p, s, want)
 }
 
 // inSeconds is a status with its times as the API server keeps them, to the second, so that one
@@ -154,18 +155,18 @@ func inSeconds(st v1beta1.FlinkSnapshotStatus) v1beta1.FlinkSnapshotStatus {
 	return st
 }
 
-// writeSnapshotStatus writes a FlinkSnapshot's status, and its state label when the state changed.
-func writeSnapshotStatus(rc *Context, s *v1beta1.FlinkSnapshot, st v1beta1.FlinkSnapshotStatus) error {
-	client := rc.env.Apps.FlinkV1beta1().FlinkSnapshots(s.Namespace)
+// writeStatus writes a FlinkSnapshot's status, and its state label when the state changed.
+func writeStatus(ctx context.Context, p Pass, s *v1beta1.FlinkSnapshot, st v1beta1.FlinkSnapshotStatus) error {
+	client := p.Apps.FlinkV1beta1().FlinkSnapshots(s.Namespace)
 	s = s.DeepCopy()
 	s.Status = st
-	updated, err := client.UpdateStatus(rc, s, metav1.UpdateOptions{FieldManager: fieldManager})
+	updated, err := client.UpdateStatus(ctx, s, metav1.UpdateOptions{FieldManager: p.FieldManager})
 	if err != nil {
 		return err
 	}
 	if st.State != "" && updated.Labels[v1beta1.SnapshotStateLabel] != string(st.State) {
 		patch := fmt.Appendf(nil, `{"metadata":{"labels":{%q:%q}}}`, v1beta1.SnapshotStateLabel, st.State)
-		if _, err := client.Patch(rc, s.Name, "application/merge-patch+json", patch, metav1.PatchOptions{FieldManager: fieldManager}); err != nil {
+		if _, err := client.Patch(ctx, s.Name, "application/merge-patch+json", patch, metav1.PatchOptions{FieldManager: p.FieldManager}); err != nil {
 			return err
 		}
 	}
@@ -184,8 +185,8 @@ func entryStatus(e *v1beta1.StateEntry) v1beta1.FlinkSnapshotStatus {
 	return st
 }
 
-// snapshotObject is the FlinkSnapshot that shows a ledger entry of an owner of this kind.
-func snapshotObject(kind string, owner *metav1.ObjectMeta, e *v1beta1.StateEntry) *v1beta1.FlinkSnapshot {
+// Object is the FlinkSnapshot that shows a ledger entry of an owner of this kind.
+func Object(kind string, owner *metav1.ObjectMeta, e *v1beta1.StateEntry) *v1beta1.FlinkSnapshot {
 	typ := v1beta1.SnapshotSavepoint
 	if ledger.IsCheckpoint(e.Purpose) {
 		typ = v1beta1.SnapshotCheckpoint
