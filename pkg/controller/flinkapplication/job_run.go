@@ -2,7 +2,6 @@ package flinkapplication
 
 import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
@@ -28,9 +27,9 @@ type jobStep struct {
 	JarMissing bool
 }
 
-// runJob starts the job of a deployment record through the job core (jobs.Pass.Run) and follows it
-// until all its tasks run: the record's job id is chosen and persisted before the submission, and
-// nothing is submitted while the job's state is unknown or beside a job this object did not start.
+// runJob starts the job of a deployment record (jobstate.Start.Run) and follows it until all its
+// tasks run, once what only the kind knows allows it: an application's other clusters are gone, a
+// session job lost with its JobManager goes on from what it completed.
 func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath string) jobStep {
 	if rc.App != nil && rc.pass().View(rec.ClusterHash, rec.JobID).Liveness != jobs.Alive {
 		// Before a submission: an application's clusters are its own, and no job of it may run on
@@ -51,29 +50,9 @@ func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath
 			return jobStep{Wait: &o}
 		}
 	}
-	if restorePath != "" && rc.ledger().IsGone(restorePath) && rc.pass().View(rec.ClusterHash, rec.JobID).Liveness != jobs.Alive {
-		// Flink found nothing there before: no job is started from it again (explorer seed 11000118:
-		// a session job's update after the refused restore offered the same checkpoint again).
-		return jobStep{Failure: jobstate.GoneState(restorePath) + "; " + restoreByHand(rc)}
-	}
-	job := jobstate.RecordJob(rec)
-	args := p.Args
-	if args == nil && p.ProgramArgs != "" {
-		// Sent as a list, split as Flink 1.x splits the string: Flink 2.x has no programArgs.
-		args = flink.ProgramArguments(p.ProgramArgs)
-	}
-	step := rc.pass().Run(rc.owner(), &job, jobs.Submission{
-		JarID: p.JarName, EntryClass: p.EntryClass, Args: args, Parallelism: p.Parallelism,
-		AllowNonRestoredState: p.AllowNonRestoredState, FlinkConfig: p.FlinkConfig, RestorePath: restorePath, Uploaded: p.Uploaded,
-	}, jobs.RunLimits{SubmitGracePeriod: rc.Config.SubmitGracePeriod.Duration, Stabilization: rc.Config.JobStabilizationPeriod.Duration})
-	jobstate.StoreJob(rec, job)
-	if step.Failure != "" && restorePath != "" && jobstate.SamePath(jobs.MissingState(step.Failure), restorePath) {
-		rc.ledger().RecordMissing(restorePath, rc.Now)
-	}
-	if !besideLive(rc) && (step.Chosen || step.State != "") {
-		// The top-level job status is the job being started, unless a BlueGreen version starts
-		// beside the deployed one, whose job it keeps showing.
-		rc.Job.JobStatus.State = v1beta1.JobState(step.State)
+	step, gone := rc.start().Run(rec, p, restorePath)
+	if gone {
+		return jobStep{Failure: step.Failure + "; " + restoreByHand(rc)}
 	}
 	out := jobStep{Running: step.Running, Failure: step.Failure, JarMissing: step.JarMissing}
 	if step.Wait != nil {
@@ -81,6 +60,12 @@ func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath
 		out.Wait = &o
 	}
 	return out
+}
+
+// start is how this pass starts a job.
+func (rc *Context) start() jobstate.Start {
+	return jobstate.Start{Job: rc.jobState(), Flink: rc.pass(), Owner: rc.owner(), Now: rc.Now, Beside: besideLive(rc),
+		Limits: jobs.RunLimits{SubmitGracePeriod: rc.Config.SubmitGracePeriod.Duration, Stabilization: rc.Config.JobStabilizationPeriod.Duration}}
 }
 
 // owner describes the pass's object to the job core: its job ids carry its name (kind included for
