@@ -199,7 +199,7 @@ func freshenBesideRestore(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 	if next == "" || jobID == "" || rc.ledger().IsSavepoint(next) || !strings.Contains(next, jobID) {
 		return nil
 	}
-	fresh := checkpointRecordWindowOn(rc, hash)
+	fresh := rc.observation().RecordWindowOn(hash)
 	if fresh <= 0 {
 		fresh = rc.Settings.CheckpointInterval()
 	}

@@ -1,12 +1,8 @@
 package flinkapplication
 
 import (
-	"time"
-
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/klog/v2"
 
-	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
@@ -18,7 +14,7 @@ func (rc *Context) checkpointRecords() jobstate.CheckpointRecords {
 		Status: rc.Job, Book: rc.env.Book, Key: bookKey(rc), Page: func() *corev1.ConfigMap { return bookPage(rc) }, Now: rc.Now,
 		RecordInterval: rc.Config.CheckpointRecordInterval.Duration, StatusInterval: rc.Config.CheckpointStatusInterval.Duration,
 		BookInterval: rc.Config.CheckpointBookInterval.Duration,
-		Phase:        func(what string, every time.Duration) int64 { return phaseOf(rc, what, every) },
+		Phase:        rc.look().Phase,
 	}
 }
 
@@ -45,17 +41,4 @@ func bookPage(rc *Context) *corev1.ConfigMap {
 		return nil
 	}
 	return page
-}
-
-// recordOverdueInStatus records in status, and in the ledger, a checkpoint noted in the book that its
-// page has not taken for two flushes (jobstate.CheckpointRecords.OverdueInBook).
-func recordOverdueInStatus(rc *Context) {
-	e, overdue := rc.checkpointRecords().OverdueInBook()
-	if !overdue {
-		return
-	}
-	klog.FromContext(rc).Info("checkpoint book page not written; recording the checkpoint in status", "page", checkpointbook.PageName(bookKey(rc)))
-	rc.ledger().Record(v1beta1.StateCheckpoint, e.JobID, liveCluster(rc.Job), e.Path, e.At)
-	js := &rc.Job.JobStatus
-	js.LastCheckpointPath, js.LastCheckpointTime = e.Path, jobstate.MsTime(e.At.UnixMilli())
 }

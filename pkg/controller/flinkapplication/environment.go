@@ -1,11 +1,9 @@
 package flinkapplication
 
 import (
-	"hash/fnv"
 	"reflect"
 	"strconv"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -72,10 +70,9 @@ type Environment struct {
 	// kept are the states retention was told another object needs (snapshots.Kept).
 	kept snapshots.Kept
 
-	// looked remembers when slow-moving figures (checkpoints, slots) were last read from Flink per
-	// object, so that a running job costs one REST call per status poll, not three. It is only a
-	// cache: an operator that restarts starts it from what status dates (lookDue).
-	looked sync.Map
+	// looks remember when slow-moving figures (checkpoints, slots) were last read from Flink per
+	// object (jobstate.Looks).
+	looks jobstate.Looks
 	// quiet remembers each application whose move into Submitting is not written yet
 	// (quiet_submission.go).
 	quiet sync.Map
@@ -132,6 +129,7 @@ func (e *Environment) forgetApp(key string) {
 	e.hashes.forget(key)
 	e.versions.Forget(key)
 	e.kept.Forget(key)
+	e.looks.Forget(key)
 }
 
 // noteDeadline remembers when the object's phase gives up, after a pass that wrote its status. A
@@ -144,84 +142,8 @@ func (e *Environment) noteDeadline(rc *Context) {
 	e.deadlines.Store(rc.writeKey(), rc.GivesUpAt)
 }
 
-// lookDue tells whether what is named was last read from Flink at least every ago, and if so
-// notes that it is read now. A process that has not read it yet (a new leader, a restarted
-// operator) takes since as the last read instead of reading at once: the time status shows the
-// figure was read by (see checkpointsLooked), or a time spread over the interval (spreadLooked),
-// so that its first passes cost the fleet one call each, not three. A zero since reads at once.
-func (e *Environment) lookDue(rc *Context, what string, every time.Duration, since time.Time) bool {
-	key := lookKey(rc, what)
-	last, ok := e.looked.Load(key)
-	if !ok && !since.IsZero() {
-		last, ok = since, true
-		e.looked.Store(key, since)
-	}
-	if ok && rc.Now.Sub(last.(time.Time)) < every {
-		return false
-	}
-	e.looked.Store(key, rc.Now)
-	return true
-}
-
-// lookWouldBeDue is what lookDue would say now, without noting anything: a read asked ahead of
-// the answer that decides whether it is made (observeLiveJob) counts as made only once it is used.
-func (e *Environment) lookWouldBeDue(rc *Context, what string, every time.Duration, since time.Time) bool {
-	last := since
-	if v, ok := e.looked.Load(lookKey(rc, what)); ok {
-		last = v.(time.Time)
-	}
-	return last.IsZero() || rc.Now.Sub(last) >= every
-}
-
-// lookFailed forgets the read of what is named that Flink did not answer: the next comes due as for
-// a process that has not read it yet (lookDue's since), not an interval after the failed one.
-func (e *Environment) lookFailed(rc *Context, what string) {
-	e.looked.Delete(lookKey(rc, what))
-}
-
-// lookedAt notes that what is named was last read at, which may be earlier than it was: the next
-// read comes due an interval after at.
-func (e *Environment) lookedAt(rc *Context, what string, at time.Time) {
-	if !at.IsZero() {
-		e.looked.Store(lookKey(rc, what), at)
-	}
-}
-
-// lookKey names what is read from Flink for the pass's object, in Environment.looked.
-func lookKey(rc *Context, what string) string { return rc.writeKey() + "/" + what }
-
-// checkpointsLooked is when the job's checkpoints were read at the latest, for a process that has
-// not read them: the trigger time of the checkpoint recorded (in status or the checkpoint book,
-// whichever is newer), which the read that recorded it
-// followed. Reading them again a record window after that is no later than the operator that
-// recorded it would have, so the recorded checkpoint still outlives the next read
-// (checkpointRecordWindow); past it (a long outage) they are read at once. A job with no checkpoint
-// recorded only has its restart count to show from them (one that checkpoints has them read at
-// every pass until its first is recorded): its first read is spread.
-func checkpointsLooked(rc *Context, every time.Duration) time.Time {
-	if path, at := rc.checkpointRecords().Recorded(); path != "" && !at.IsZero() {
-		return at
-	}
-	return spreadLooked(rc, "checkpoints", every)
-}
-
-// spreadLooked is, for a figure nothing in status dates (the cluster's slots and TaskManagers), a
-// last read between now and every ago, fixed per object and figure: the first reads of a fleet's
-// figures after a restart are spread over the interval rather than made all in its first passes.
-func spreadLooked(rc *Context, what string, every time.Duration) time.Time {
-	if every <= 0 {
-		return time.Time{}
-	}
-	return rc.Now.Add(-time.Duration(phaseOf(rc, what, every)))
-}
-
-// phaseOf is a phase in [0, every) fixed by the pass's object and what is spread (every > 0): what
-// many objects do at the same interval, each does at its own phase.
-func phaseOf(rc *Context, what string, every time.Duration) int64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(lookKey(rc, what)))
-	return int64(h.Sum64() % uint64(every))
-}
+// look is the pass's object's reads of slow-moving figures from Flink (jobstate.Looks).
+func (rc *Context) look() jobstate.Look { return rc.env.looks.Of(rc.writeKey(), rc.Now) }
 
 // ownEcho tells whether an update of an object is only our own last status write coming back: its
 // resourceVersion is the one that write returned (or the write is still waiting for its answer), and
