@@ -245,3 +245,39 @@ func TestANewBlueGreenVersionHasItsCheckpointsRecordedWhileTheOldOneRuns(t *test
 	require.True(t, ok, "job %s started from %s, which exists", j.JobID, j.RestoredFrom)
 	assert.Equal(t, c.JobID, restored.JobID)
 }
+
+// A job that FAILED under a retention policy that discards its checkpoints as it ends (here
+// NO_EXTERNALIZED_CHECKPOINTS) has none left; the operator saw it FAILED and wrote so in status.
+// Its JobManager then crashed without Flink HA and forgot the job, so that the pass that finds it
+// lost cannot read its end from Flink any more: the job starts again from what is left, the
+// savepoint taken before, never from a recorded checkpoint Flink discarded (explorer seed
+// 32000603: Flink refused the discarded checkpoint, and the application rested in DeployFailed
+// naming a state that was gone).
+func TestAFailedJobsDiscardedCheckpointsAreNotRestoredOnceItsJobManagerForgetsIt(t *testing.T) {
+	w := newWorld(t)
+	app := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
+		s.FlinkConfig[flink.CheckpointRetentionKey] = "NO_EXTERNALIZED_CHECKPOINTS"
+	})
+	saved := manualSavepoint(t, w, "wc", "n1")
+	w.clock.Step(20 * time.Second)
+	w.passes("wc", 10)
+	jobID := w.get("wc").Status.JobStatus.JobID
+	recorded := w.recordedCheckpoint("wc")
+	require.NotEmpty(t, recorded)
+	jm := w.jm(app, app.Status.DeployHash)
+	require.True(t, jm.FailJobNow(jobID))
+	w.runUntil("wc", "the job shown FAILED", func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.JobStatus.State == v1beta1.JobFailed
+	})
+	require.False(t, w.storage.Exists(recorded), "Flink discarded %s as the job failed", recorded)
+	jm.Crash()
+	w.runUntil("wc", "a job started again, or the application given up", func(a *v1beta1.FlinkApplication) bool {
+		j, _, _ := firstRestoreAfter(w, "wc", jobID)
+		return j.JobID != "" || a.Status.Phase == v1beta1.PhaseDeployFailed
+	})
+	j, _, exists := firstRestoreAfter(w, "wc", jobID)
+	got := w.get("wc")
+	require.NotEmpty(t, j.JobID, "phase %s, reason %q", got.Status.Phase, got.Status.Reason)
+	assert.True(t, exists, "job %s started from %s, which Flink discarded", j.JobID, j.RestoredFrom)
+	assert.Equal(t, saved, j.RestoredFrom, "what is left of the job's state")
+}

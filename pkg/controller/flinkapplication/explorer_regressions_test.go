@@ -465,3 +465,12 @@ func TestExplorerSeed23000498(t *testing.T) {
 func TestExplorerSeed27000113(t *testing.T) {
 	replayHASeed(t, 27000113, 964)
 }
+
+// Seed 32000603 (Flink HA on): beta's job FAILED under NO_EXTERNALIZED_CHECKPOINTS, which discards
+// its checkpoints as it ends, and status said FAILED; its JobManager then restarted and forgot the
+// job. The pass that found the job lost sent it again from its recorded checkpoint, which Flink
+// refused, and beta rested in DeployFailed
+// (TestAFailedJobsDiscardedCheckpointsAreNotRestoredOnceItsJobManagerForgetsIt).
+func TestExplorerSeed32000603(t *testing.T) {
+	replayHASeed(t, 32000603, 1457)
+}

@@ -30,7 +30,7 @@ func chooseRestoreInPlace(rc *Context, jobID string, ref *jobs.Ref) jobs.Restore
 // restorePolicy is the restore policy as this pass reads it.
 func (rc *Context) restorePolicy() jobstate.Restore {
 	r := jobstate.Restore{Job: rc.jobState(), Flink: rc.pass(), Now: rc.Now, MaxAge: maxCheckpointAge(rc),
-		DiscardedAtEnd: func(v *jobs.View) bool { return discardedAtItsEnd(rc, v) }}
+		DiscardsAt: func(jobID, state string) bool { return !flink.CheckpointsSurviveEnd(runConfigOfJob(rc, jobID), state) }}
 	if rc.App != nil && blueGreen(rc.App) {
 		r.OtherVersion = func(jobID string) string { return otherVersionsJob(rc, jobID) }
 	}

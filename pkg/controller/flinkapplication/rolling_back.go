@@ -299,15 +299,10 @@ func restoredJobRuns(rc *Context, c *v1beta1.DeploymentRecord) bool {
 	return v.State() == client.JobRestarting || v.State() == client.JobRunning && jobs.AllTasksRunning(v.Details)
 }
 
-// ending tells whether a job is over or on its way to its end (failing, cancelling).
-func ending(state string) bool {
-	return client.IsGloballyTerminal(state) || state == client.JobFailing || state == client.JobCancelling
-}
-
 // discardedAtItsEnd tells whether the retention policy the job was started with discards its
 // checkpoints at the end it reached or is on its way to. Flink's own word, once the job ended and
 // its statistics answer, comes first: the operator's record of the policy may be older than what
 // the job runs with (explorer seeds 11000339, 11000401).
 func discardedAtItsEnd(rc *Context, v *jobs.View) bool {
-	return v.Details != nil && ending(v.Details.State) && !flink.CheckpointsSurviveEnd(runConfigOfJob(rc, v.Ref.ID), v.Details.State)
+	return v.Details != nil && jobstate.Ending(v.Details.State) && !flink.CheckpointsSurviveEnd(runConfigOfJob(rc, v.Ref.ID), v.Details.State)
 }

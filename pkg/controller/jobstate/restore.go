@@ -18,9 +18,9 @@ type Restore struct {
 	Now   time.Time
 	// MaxAge is the oldest a checkpoint may be to restore from (maxCheckpointRestoreAgeSeconds).
 	MaxAge time.Duration
-	// DiscardedAtEnd tells whether Flink discarded the job's checkpoints as it ended, by the
-	// configuration the job runs with.
-	DiscardedAtEnd func(v *jobs.View) bool
+	// DiscardsAt tells whether the job's checkpoints are discarded as it ends in this state (or
+	// the end it is on its way to), by the configuration the job runs with.
+	DiscardsAt func(jobID, state string) bool
 	// OtherVersion is the job of the version that ran beside the one whose job is jobID (BlueGreen);
 	// nil for an owner that runs no versions side by side.
 	OtherVersion func(jobID string) string
@@ -139,12 +139,28 @@ func (r Restore) startBorrowedBeside(jobID string, points []jobs.StatePoint) str
 // was resumed from its recorded checkpoint, which Flink had discarded). Flink names a job's
 // checkpoints <checkpoint dir>/<job id>/chk-<n>.
 func (r Restore) withoutDiscardedCheckpoints(jobID string, points []jobs.StatePoint) []jobs.StatePoint {
-	cluster := ClusterOfJob(r.Job.Status, jobID)
-	if cluster == "" || r.DiscardedAtEnd == nil {
-		return points
-	}
-	if v := r.Flink.Seen(cluster, jobID); v == nil || !r.DiscardedAtEnd(v) {
+	if r.DiscardsAt == nil || !r.endedDiscarding(jobID) {
 		return points
 	}
 	return WithoutCheckpointsOf(jobID, points)
+}
+
+// endedDiscarding tells whether the job ended, or is on its way to an end, at which its
+// checkpoints are discarded: as Flink shows it in this pass or, when Flink no longer knows the job
+// (its JobManager restarted without Flink HA, or forgot it), as status recorded Flink's word that
+// it ended (explorer seed 32000603: a job FAILED under NO_EXTERNALIZED_CHECKPOINTS, its JobManager
+// restarted, and the job was sent again from a checkpoint Flink had discarded).
+func (r Restore) endedDiscarding(jobID string) bool {
+	if cluster := ClusterOfJob(r.Job.Status, jobID); cluster != "" && r.Flink != nil {
+		if v := r.Flink.Seen(cluster, jobID); v != nil && v.Details != nil {
+			return Ending(v.Details.State) && r.DiscardsAt(jobID, v.Details.State)
+		}
+	}
+	js := r.Job.Status.JobStatus
+	return js.JobID == jobID && client.IsGloballyTerminal(string(js.State)) && r.DiscardsAt(jobID, string(js.State))
+}
+
+// Ending tells whether a job's state is an end or on its way to one.
+func Ending(state string) bool {
+	return client.IsGloballyTerminal(state) || state == client.JobFailing || state == client.JobCancelling
 }

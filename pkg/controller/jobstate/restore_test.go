@@ -63,3 +63,27 @@ func TestABlueGreenJobDoesNotGoBackToACheckpointTheOtherVersionMaySubsume(t *tes
 	assert.Contains(t, choice.Problem, "may have subsumed it")
 	assert.Equal(t, borrowed, r.Choose(job, nil, true).Path, "a state the user named for the job settles it")
 }
+
+// A job's end as status recorded it stands when Flink no longer knows the job: checkpoints its
+// configuration discards at that end are not chosen.
+func TestCheckpointsDiscardedAtTheRecordedEndAreNotChosen(t *testing.T) {
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	st := &v1beta1.JobOwnerStatus{}
+	st.JobStatus.JobID = job
+	r := restoreOf(st, &Settings{}, now)
+	r.Job.Ledger().Record(v1beta1.SavepointPeriodic, job, "h1", "file:/sp/savepoint-1", now.Add(-2*time.Minute))
+	r.Job.Ledger().Record(v1beta1.StateCheckpoint, job, "h1", "file:/cp/"+job+"/chk-9", now.Add(-time.Minute))
+	var asked []string
+	r.DiscardsAt = func(jobID, state string) bool {
+		asked = append(asked, state)
+		return state == "FAILED"
+	}
+
+	st.JobStatus.State = v1beta1.JobRunning
+	assert.Equal(t, "file:/cp/"+job+"/chk-9", r.Choose(job, nil, false).Path, "a job last seen running left its checkpoints")
+	st.JobStatus.State = v1beta1.JobFailed
+	assert.Equal(t, "file:/sp/savepoint-1", r.Choose(job, nil, false).Path, "what is left once Flink discarded the checkpoints")
+	assert.Equal(t, []string{"FAILED"}, asked)
+	st.JobStatus.JobID = otherJob
+	assert.Equal(t, "file:/cp/"+job+"/chk-9", r.Choose(job, nil, false).Path, "another job's end says nothing of this one")
+}
