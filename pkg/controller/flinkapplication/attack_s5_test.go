@@ -19,6 +19,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
 )
 
@@ -201,7 +202,7 @@ func sessionJobSubmitting(t *testing.T, ha bool) (*world, string, string) {
 	w.createSessionJob(sessionJob("a", "session", jar, v1beta1.UpgradeModeLastState))
 	w.runSessionsUntil("a submitted and checkpointing", func() bool {
 		j := w.sessionJob("a")
-		cand := candidate(&j.Status.JobOwnerStatus)
+		cand := jobstate.Candidate(&j.Status.JobOwnerStatus)
 		if j.Status.Phase != v1beta1.SessionJobSubmitting || cand == nil || cand.JobID == "" {
 			return false
 		}
@@ -213,7 +214,7 @@ func sessionJobSubmitting(t *testing.T, ha bool) (*world, string, string) {
 		return false
 	})
 	j := w.sessionJob("a")
-	return w, candidate(&j.Status.JobOwnerStatus).JobID, w.sessionCluster("session").Status.DeployHash
+	return w, jobstate.Candidate(&j.Status.JobOwnerStatus).JobID, w.sessionCluster("session").Status.DeployHash
 }
 
 // 228d9f5: a session job in Submitting follows its job while the HA session cluster's JobManager

@@ -13,6 +13,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // Attack review s6 (0e37d15, 2f136bc, add4670). Each test below fails on c199cc8. Checked against
@@ -216,7 +217,7 @@ func TestS6AForcedRollbackOfAnAttemptCancelledWithDeleteOnCancellationRestoresSt
 				}
 			})
 			w.runUntil("wc", "the new job runs", func(a *v1beta1.FlinkApplication) bool {
-				c := candidate(&a.Status.JobOwnerStatus)
+				c := jobstate.Candidate(&a.Status.JobOwnerStatus)
 				return a.Status.Phase == v1beta1.PhaseSubmitting && c != nil && c.JobID != "" && a.Status.JobStatus.State == v1beta1.JobRunning
 			})
 			for i := 0; i < 120; i++ {

@@ -11,6 +11,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // Attack review s6b (66cb105, b3dea60, 3c647a7). Every test below fails on 86832d0. Checked
@@ -113,7 +114,7 @@ func TestS6BRetentionChangedWhileTheAttemptRunsDoesNotDropItsKeptCheckpoint(t *t
 	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
 	attempt := ""
 	w.runUntil("wc", "the attempt runs", func(a *v1beta1.FlinkApplication) bool {
-		c := candidate(&a.Status.JobOwnerStatus)
+		c := jobstate.Candidate(&a.Status.JobOwnerStatus)
 		if a.Status.Phase == v1beta1.PhaseSubmitting && c != nil && c.JobID != "" && a.Status.JobStatus.State == v1beta1.JobRunning {
 			attempt = c.JobID
 			return true
@@ -204,7 +205,7 @@ func TestS6BCancellingAFailingAttemptDoesNotDiscardWhatFailedWouldKeep(t *testin
 	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
 	attempt := ""
 	w.runUntil("wc", "the attempt runs", func(a *v1beta1.FlinkApplication) bool {
-		c := candidate(&a.Status.JobOwnerStatus)
+		c := jobstate.Candidate(&a.Status.JobOwnerStatus)
 		if a.Status.Phase == v1beta1.PhaseSubmitting && c != nil && c.JobID != "" && a.Status.JobStatus.State == v1beta1.JobRunning {
 			attempt = c.JobID
 			return true
@@ -256,7 +257,7 @@ func TestS6BSessionClusterRetentionEditedWhileTheJobRunsDoesNotDropItsKeptCheckp
 	attempt := ""
 	w.runSessionsUntil("a's new job runs", func() bool {
 		j := w.sessionJob("a")
-		c := candidate(&j.Status.JobOwnerStatus)
+		c := jobstate.Candidate(&j.Status.JobOwnerStatus)
 		if j.Status.Phase == v1beta1.SessionJobSubmitting && c != nil && c.JobID != "" && j.Status.JobStatus.State == v1beta1.JobRunning {
 			attempt = c.JobID
 			return true

@@ -13,6 +13,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/watch"
 )
 
@@ -36,7 +37,7 @@ func followARerun(t *testing.T, w *world, old *v1beta1.FlinkApplication, everywh
 		return a.Status.Phase == v1beta1.PhaseRunning && a.Status.JobStatus.JobID != first &&
 			a.Status.JobStatus.State == v1beta1.JobRunning
 	})
-	require.Equal(t, first, stable(&app.Status.JobOwnerStatus).ApplicationID)
+	require.Equal(t, first, jobstate.Stable(&app.Status.JobOwnerStatus).ApplicationID)
 	return first, jm, app
 }
 
@@ -62,9 +63,9 @@ func TestARescaleInPlaceKeepsTheApplicationAReRunJobRunsIn(t *testing.T) {
 		h := a.Status.History
 		return a.Status.Phase == v1beta1.PhaseRunning && len(h) > 0 && h[len(h)-1].Reason == "Rescaled"
 	})
-	t.Logf("job %s, records %+v", app.Status.JobStatus.JobID, stable(&app.Status.JobOwnerStatus))
+	t.Logf("job %s, records %+v", app.Status.JobStatus.JobID, jobstate.Stable(&app.Status.JobOwnerStatus))
 	require.Equal(t, rerun, app.Status.JobStatus.JobID, "rescaled in place, the same job")
-	assert.Equal(t, first, stable(&app.Status.JobOwnerStatus).ApplicationID,
+	assert.Equal(t, first, jobstate.Stable(&app.Status.JobOwnerStatus).ApplicationID,
 		"the record no longer names the application job %s runs in", rerun)
 
 	// The consequence: the next failover re-runs the application; its job is taken for gone.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 )
@@ -51,7 +52,7 @@ func sessionJobRunningWith(t *testing.T, haType string) (*world, string, string)
 	}
 	require.True(t, w.sessionJobIn("a", v1beta1.SessionJobRunning))
 	j := w.sessionJob("a")
-	return w, stable(&j.Status.JobOwnerStatus).JobID, w.sessionCluster("session").Status.DeployHash
+	return w, jobstate.Stable(&j.Status.JobOwnerStatus).JobID, w.sessionCluster("session").Status.DeployHash
 }
 
 // S8 (36232c2, liveness): a session job in Running whose job's Flink cluster was superseded by the
@@ -134,7 +135,7 @@ func TestS8AnotherObjectsDeletedFlinkSnapshotNeverDisposesOfTheNewestSavepointAJ
 	for _, e := range app.Status.Ledger {
 		t.Logf("ledger %s %s %s %s", e.Purpose, e.Result, e.JobID, e.Path)
 	}
-	require.NotEqual(t, newest, ledger.Of(&app.Status.Ledger).NewestPath(stable(&app.Status.JobOwnerStatus).JobID))
+	require.NotEqual(t, newest, ledger.Of(&app.Status.Ledger).NewestPath(jobstate.Stable(&app.Status.JobOwnerStatus).JobID))
 
 	// wc's user tidies up the FlinkSnapshot object (without disposeOnDelete: the storage stays).
 	w.deleteSnapshot(shown)

@@ -11,6 +11,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // Applying a decision, in place: the job keeps its id and its state, and the adaptive scheduler
@@ -31,7 +32,7 @@ func cannotApplyInPlace(rc *Context) string {
 		return "applying is not done under deploymentMode BlueGreen"
 	case !flink.AdaptiveScheduler(rc.App):
 		return "applying needs the adaptive scheduler (flinkConfig jobmanager.scheduler: adaptive), which rescales a job in place"
-	case !client.HasResourceRequirements(rc.FlinkVersion(liveCluster(&rc.App.Status.JobOwnerStatus))):
+	case !client.HasResourceRequirements(rc.FlinkVersion(jobstate.LiveCluster(&rc.App.Status.JobOwnerStatus))):
 		return "applying needs Flink 1.18 or later, whose jobs can be rescaled in place"
 	}
 	return ""
@@ -68,7 +69,7 @@ func migrateScalingTarget(rc *Context) {
 // startScaling records the decision's parallelism as the target to apply; the caller persists it
 // before anything is sent.
 func startScaling(rc *Context, d autoscaler.Decision, wayBack, restart bool) Outcome {
-	_, jobID := liveJob(&rc.App.Status.JobOwnerStatus)
+	_, jobID := jobstate.LiveJob(&rc.App.Status.JobOwnerStatus)
 	setTarget(rc, d, wayBack, restart, jobID)
 	return persistThenContinue()
 }
@@ -122,7 +123,7 @@ func applyScaling(rc *Context, cfg autoscaler.Config) Outcome {
 	if t.Restart {
 		return applyByRestart(rc)
 	}
-	hash, jobID := liveJob(&rc.App.Status.JobOwnerStatus)
+	hash, jobID := jobstate.LiveJob(&rc.App.Status.JobOwnerStatus)
 	v := rc.pass().View(hash, jobID)
 	switch {
 	case v.Liveness == jobs.Unknown || v.Details == nil:

@@ -12,6 +12,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // Applying a decision by restarting the job, where the cluster cannot rescale a running job in
@@ -34,7 +35,7 @@ func cannotApplyByRestart(rc *Context) string {
 	switch {
 	case rc.App.Spec.DeploymentMode == v1beta1.DeploymentModeBlueGreen:
 		return "applying is not done under deploymentMode BlueGreen"
-	case !client.HasParallelismOverrides(rc.FlinkVersion(liveCluster(&rc.App.Status.JobOwnerStatus))):
+	case !client.HasParallelismOverrides(rc.FlinkVersion(jobstate.LiveCluster(&rc.App.Status.JobOwnerStatus))):
 		return "applying needs Flink 1.17 or later, which takes a parallelism per vertex at submission"
 	}
 	return ""
@@ -46,9 +47,9 @@ func cannotApplyByRestart(rc *Context) string {
 func applyByRestart(rc *Context) Outcome {
 	st := &rc.App.Status
 	t := st.Autoscaler.Target
-	hash, jobID := liveJob(&st.JobOwnerStatus)
+	hash, jobID := jobstate.LiveJob(&st.JobOwnerStatus)
 	if jobID == t.From {
-		recordRestart(&st.JobOwnerStatus, v1beta1.DeploymentRestart)
+		jobstate.RecordRestart(&st.JobOwnerStatus, v1beta1.DeploymentRestart)
 		return stopLiveJob(rc, "Autoscaling", "the autoscaler "+st.Autoscaler.Reason+" with a new job (the cluster cannot rescale a running job in place)")
 	}
 	v := rc.pass().View(hash, jobID)
@@ -175,13 +176,13 @@ func scalingRestartFailed(rc *Context, cause string) (out Outcome, ok bool) {
 	t := st.Target
 	js := &rc.App.Status.JobOwnerStatus
 	cfg, err := autoscalerConfig(rc.App.Spec.Autoscaler, rc.Config.Autoscaler, readinessTimeout(rc))
-	if s := stable(js); s != nil && s.JobID != "" {
+	if s := jobstate.Stable(js); s != nil && s.JobID != "" {
 		// The job was never stopped: it runs on at the parallelism it had.
-		clearTarget(js)
+		jobstate.ClearTarget(js)
 		holdScaling(rc, cfg, fmt.Sprintf("the restart at %s could not stop job %s (%s)", describeTarget(t), s.JobID, cause))
 		return moveTo(PhaseRunning, "ScalingAbandoned", "the autoscaler's restart did not stop the job: "+cause), true
 	}
-	c := candidate(js)
+	c := jobstate.Candidate(js)
 	if t.WayBack || err != nil || c == nil || rc.App.Spec.Autoscaler == nil {
 		holdScaling(rc, cfg, fmt.Sprintf("the job restarted at %s failed (%s)", describeTarget(t), cause))
 		return Outcome{}, false

@@ -10,6 +10,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/autoscaler"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // The job autoscaler in a Running application's pass (docs/autoscaler.md): every sampleInterval
@@ -32,7 +33,7 @@ func autoscale(rc *Context) (out Outcome, busy bool) {
 		}
 		return Outcome{}, false
 	}
-	hash, jobID := liveJob(&st.JobOwnerStatus)
+	hash, jobID := jobstate.LiveJob(&st.JobOwnerStatus)
 	if jobID == "" {
 		return Outcome{}, false
 	}
@@ -125,11 +126,11 @@ func jobState(rc *Context, d *client.JobDetails) autoscaler.JobState {
 	if at := d.Timestamps.Running; at > 0 {
 		s.LastRescale = time.UnixMilli(at)
 	}
-	if stats, err := rc.pass().Checkpoints(rc.pass().View(liveJob(&rc.App.Status.JobOwnerStatus)).Ref); err == nil && stats.Latest.Failed != nil {
+	if stats, err := rc.pass().Checkpoints(rc.pass().View(jobstate.LiveJob(&rc.App.Status.JobOwnerStatus)).Ref); err == nil && stats.Latest.Failed != nil {
 		done := stats.Latest.Completed
 		s.CheckpointsFailing = done == nil || stats.Latest.Failed.TriggerTimestamp > done.TriggerTimestamp
 	}
-	_, jobID := liveJob(&rc.App.Status.JobOwnerStatus)
+	_, jobID := jobstate.LiveJob(&rc.App.Status.JobOwnerStatus)
 	s.FreshState = rc.ledger().NewestPath(jobID) != ""
 	// A job that has run with all its tasks for jobStabilizationPeriod since it last (re)started,
 	// as after a rescale in place, runs stable at its parallelism: where a way back returns to.

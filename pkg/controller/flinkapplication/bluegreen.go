@@ -17,7 +17,7 @@ import (
 // besideLive tells whether the update in progress starts its job beside the deployed one, which
 // keeps running: deploymentMode BlueGreen. Suspends and restarts stop the deployed job as always.
 func besideLive(rc *Context) bool {
-	return rc.App != nil && blueGreen(rc.App) && updating(rc.Job)
+	return rc.App != nil && blueGreen(rc.App) && jobstate.Updating(rc.Job)
 }
 
 // startBeside takes the state a new BlueGreen version starts from without stopping the deployed
@@ -25,28 +25,28 @@ func besideLive(rc *Context) bool {
 // will not do), the newest checkpoint (LastState), or nothing (Stateless).
 func startBeside(rc *Context, ready string) Outcome {
 	st := &rc.App.Status
-	hash, jobID := liveJob(&st.JobOwnerStatus)
+	hash, jobID := jobstate.LiveJob(&st.JobOwnerStatus)
 	st.Deployments.NextRestorePath = ""
 	switch rc.Settings.UpgradeMode {
 	case v1beta1.UpgradeModeStateless:
-		return moveTo(PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s without state beside job %s", ready, candidate(&st.JobOwnerStatus).Version, jobID))
+		return moveTo(PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s without state beside job %s", ready, jobstate.Candidate(&st.JobOwnerStatus).Version, jobID))
 	case v1beta1.UpgradeModeLastState:
 		usable := func(ref jobs.Ref) bool { return lastStateProblem(rc, ref) == "" }
 		if latest := newestCheckpointOfLiveJob(rc, hash, jobID, usable); latest != nil {
 			st.Deployments.NextRestorePath = latest.ExternalPath
 			return moveTo(PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s from checkpoint %s of job %s, which keeps running",
-				ready, candidate(&st.JobOwnerStatus).Version, st.Deployments.NextRestorePath, jobID))
+				ready, jobstate.Candidate(&st.JobOwnerStatus).Version, st.Deployments.NextRestorePath, jobID))
 		}
 	}
 	return moveTo(PhaseSavepointing, "ClusterReady", fmt.Sprintf("%s; taking a savepoint of job %s without cancelling it, for version %s",
-		ready, jobID, candidate(&st.JobOwnerStatus).Version))
+		ready, jobID, jobstate.Candidate(&st.JobOwnerStatus).Version))
 }
 
 // enterDualRunning keeps both versions: the new one ran stable beside the deployed one, which the
 // user tears down (tearDownVersionHash) when they choose.
 func enterDualRunning(rc *Context, restorePath string) Outcome {
 	st := &rc.App.Status
-	s, c := stable(&st.JobOwnerStatus), candidate(&st.JobOwnerStatus)
+	s, c := jobstate.Stable(&st.JobOwnerStatus), jobstate.Candidate(&st.JobOwnerStatus)
 	t := metav1.NewTime(rc.Now)
 	c.StableTime, c.RestorePath, c.SubmittedAt = &t, restorePath, nil
 	st.Deployments.NextRestorePath = ""
@@ -63,7 +63,7 @@ func handleDualRunning(rc *Context) Outcome {
 	if !dualRunning(st) {
 		return moveTo(PhaseRunning, "VersionGone", "only one version is recorded")
 	}
-	s, c := stable(&st.JobOwnerStatus), candidate(&st.JobOwnerStatus)
+	s, c := jobstate.Stable(&st.JobOwnerStatus), jobstate.Candidate(&st.JobOwnerStatus)
 	observeLiveJob(rc)
 	switch {
 	case rc.Settings.Suspend:
@@ -118,7 +118,7 @@ func summarizeVersions(rc *Context) {
 		st.DeployVersion, st.UpdatingVersion, st.VersionStatuses = "", "", nil
 		return
 	}
-	s, c := stable(&st.JobOwnerStatus), candidate(&st.JobOwnerStatus)
+	s, c := jobstate.Stable(&st.JobOwnerStatus), jobstate.Candidate(&st.JobOwnerStatus)
 	statuses := make([]v1beta1.FlinkApplicationVersionStatus, 2)
 	st.DeployVersion, st.UpdatingVersion = "", ""
 	if s != nil {
@@ -192,7 +192,7 @@ func freshenBesideRestore(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 			return &o
 		}
 	}
-	hash, jobID := liveJob(rc.Job)
+	hash, jobID := jobstate.LiveJob(rc.Job)
 	if over := deployedJobOver(rc, hash, jobID, next); over != nil {
 		return over
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // handleCancelling stops the live job with PATCH /jobs/:id?mode=cancel (upgradeMode LastState or
@@ -13,7 +14,7 @@ import (
 // cannot, it takes a savepoint instead, and fails only when that fails too.
 func handleCancelling(rc *Context) Outcome {
 	st := rc.Job
-	hash, jobID := liveJob(st)
+	hash, jobID := jobstate.LiveJob(st)
 	mode := rc.Settings.UpgradeMode
 	v := rc.pass().View(hash, jobID)
 	if v.Liveness == jobs.Unknown {
@@ -60,7 +61,7 @@ func handleCancelling(rc *Context) Outcome {
 func stateLost(rc *Context, reason, why string) Outcome {
 	msg := fmt.Sprintf("%s; restore it by hand (%s), or set %s to start it without state",
 		why, rc.Settings.Field("savepointPath"), rc.Settings.Field("fallbackWithoutState"))
-	if rc.Settings.Suspend && candidate(rc.Job) == nil {
+	if rc.Settings.Suspend && jobstate.Candidate(rc.Job) == nil {
 		return blocked(rc, "SuspendBlocked", msg)
 	}
 	return deployFailed(rc, reason, msg)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // handleClusterStarting waits until the new cluster is ready for the job: Kubernetes reports its
@@ -12,9 +13,9 @@ import (
 // it is stopped per upgradeMode; otherwise the job is submitted.
 func handleClusterStarting(rc *Context) Outcome {
 	st := &rc.App.Status
-	if targetSpecHash(&st.JobOwnerStatus) != rc.Hash {
-		target := targetCluster(&st.JobOwnerStatus)
-		if target != "" && target != liveCluster(&st.JobOwnerStatus) {
+	if jobstate.TargetSpecHash(&st.JobOwnerStatus) != rc.Hash {
+		target := jobstate.TargetCluster(&st.JobOwnerStatus)
+		if target != "" && target != jobstate.LiveCluster(&st.JobOwnerStatus) {
 			if err := deleteCluster(rc, target); err != nil {
 				return failed(err)
 			}
@@ -23,8 +24,8 @@ func handleClusterStarting(rc *Context) Outcome {
 		}
 		return moveTo(PhaseUpdating, "SpecChanged", "spec changed while the new cluster was starting; starting over")
 	}
-	target := targetCluster(&st.JobOwnerStatus)
-	_, jobID := liveJob(&st.JobOwnerStatus)
+	target := jobstate.TargetCluster(&st.JobOwnerStatus)
+	_, jobID := jobstate.LiveJob(&st.JobOwnerStatus)
 	if forcedRollback(rc) {
 		return warnTo(PhaseRollingBack, "ForceRollback", "forceRollback set: abandoning the update before the old job was touched")
 	}
@@ -58,7 +59,7 @@ func handleClusterStarting(rc *Context) Outcome {
 	if jobID != "" {
 		return stopLiveJob(rc, "ClusterReady", ready)
 	}
-	if stable(&st.JobOwnerStatus) == nil {
+	if jobstate.Stable(&st.JobOwnerStatus) == nil {
 		if why := rc.Settings.RestoreWaiting; why != "" {
 			waitingOn(rc, why)
 			return stay(0)
@@ -75,7 +76,7 @@ func handleClusterStarting(rc *Context) Outcome {
 // false, with what to return, until the job is known not to run.
 func endStartedCandidate(rc *Context) (Outcome, bool) {
 	st := &rc.App.Status
-	c := candidate(&st.JobOwnerStatus)
+	c := jobstate.Candidate(&st.JobOwnerStatus)
 	if c == nil || c.JobID == "" {
 		return Outcome{}, true
 	}
@@ -90,6 +91,6 @@ func endStartedCandidate(rc *Context) (Outcome, bool) {
 	if path, _ := attemptCheckpoint(rc, v, c.ClusterHash); path != "" {
 		st.Deployments.NextRestorePath = path
 	}
-	forgetJob(c)
+	jobstate.ForgetJob(c)
 	return persistThenContinue(), false
 }

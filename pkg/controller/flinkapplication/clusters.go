@@ -7,6 +7,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // The Kubernetes objects of one Flink cluster are package clusters'. The names below keep the
@@ -49,7 +50,7 @@ func stepError(err error) error {
 
 // startingClusterProgress is the progress of the cluster an application's deployment starts.
 func startingClusterProgress(rc *Context) fsm.Steps {
-	return fsm.Steps(rc.Clusters[targetCluster(&rc.App.Status.JobOwnerStatus)].Steps())
+	return fsm.Steps(rc.Clusters[jobstate.TargetCluster(&rc.App.Status.JobOwnerStatus)].Steps())
 }
 
 // sessionClusterProgress is the progress of the cluster a session cluster's new spec starts.

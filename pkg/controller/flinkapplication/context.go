@@ -11,6 +11,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // Context is everything one reconcile of one application knows: the application (a working copy
@@ -141,7 +142,7 @@ func (rc *Context) applicationOf(hash, jobID string) string {
 	if rc.Job == nil {
 		return ""
 	}
-	for _, rec := range []*v1beta1.DeploymentRecord{stable(rc.Job), candidate(rc.Job)} {
+	for _, rec := range []*v1beta1.DeploymentRecord{jobstate.Stable(rc.Job), jobstate.Candidate(rc.Job)} {
 		if rec != nil && rec.ClusterHash == hash && rec.JobID == jobID {
 			return rec.ApplicationID
 		}
@@ -154,7 +155,7 @@ func (rc *Context) applicationOf(hash, jobID string) string {
 // release to the old job; else the cluster owner's.
 func (rc *Context) FlinkVersion(hash string) string {
 	if rc.Job != nil {
-		for _, rec := range []*v1beta1.DeploymentRecord{stable(rc.Job), candidate(rc.Job)} {
+		for _, rec := range []*v1beta1.DeploymentRecord{jobstate.Stable(rc.Job), jobstate.Candidate(rc.Job)} {
 			if rec == nil || rec.ClusterHash != hash {
 				continue
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
 )
 
@@ -22,9 +23,9 @@ func handleDeleting(rc *Context) Outcome {
 	}
 	// The job is the candidate's while it has one (the stable job was stopped for it), else the
 	// stable deployment's.
-	rec := candidate(st)
+	rec := jobstate.Candidate(st)
 	if rec == nil || rec.JobID == "" {
-		rec = stable(st)
+		rec = jobstate.Stable(st)
 	}
 	mode := rc.Settings.DeleteMode
 	if mode != v1beta1.DeleteModeNone && rc.App != nil {
@@ -120,7 +121,7 @@ func finishDelete(rc *Context, msg string) Outcome {
 // deployed one only runs on for its teardown delay.
 func stopSecondVersion(rc *Context) (Outcome, bool) {
 	st := rc.Job
-	s, c := stable(st), candidate(st)
+	s, c := jobstate.Stable(st), jobstate.Candidate(st)
 	if c == nil || c.JobID == "" || s == nil || s.JobID == "" || rc.Settings.DeleteMode == v1beta1.DeleteModeNone {
 		return Outcome{}, false
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // handleDeploy starts a deploy of the current spec (New and Updating): it checks the spec can be
@@ -39,7 +40,7 @@ func handleDeploy(rc *Context) Outcome {
 		// Nothing is recorded of this spec: its cluster id stays the namesake's, never this object's.
 		return deployFailed(rc, "HADataOfAnotherObject", msg)
 	}
-	_, jobID := liveJob(&st.JobOwnerStatus)
+	_, jobID := jobstate.LiveJob(&st.JobOwnerStatus)
 	single := deploymentMode(rc.App) == v1beta1.DeploymentModeSingle
 	if single && jobID != "" {
 		if err := ensureFinalizer(rc); err != nil {
@@ -51,7 +52,7 @@ func handleDeploy(rc *Context) Outcome {
 	}
 	recordTarget(rc)
 	if blueGreen(rc.App) {
-		candidate(&st.JobOwnerStatus).Version = nextVersion(st)
+		jobstate.Candidate(&st.JobOwnerStatus).Version = nextVersion(st)
 		st.TeardownHash = ""
 	}
 	if single {
@@ -64,7 +65,7 @@ func handleDeploy(rc *Context) Outcome {
 	// for its cluster IP). The finalizer still comes before any job runs.
 	sendFinalizer, recordFinalizer := finalizerAdding(rc)
 	steps := []func() error{sendFinalizer, func() error { return createCluster(rc, flink.OwnerFromApplication(rc.App), rc.Hash) }}
-	if liveCluster(&st.JobOwnerStatus) == "" || single {
+	if jobstate.LiveCluster(&st.JobOwnerStatus) == "" || single {
 		// The stable Service exists from the first deploy on, so the UI has one address.
 		steps = append(steps, func() error { return pointGenericService(rc, rc.Hash) })
 	}
@@ -74,8 +75,8 @@ func handleDeploy(rc *Context) Outcome {
 		return failed(err)
 	}
 	what := "creating Flink cluster " + flink.VersionedServiceName(rc.App, rc.Hash)
-	if liveCluster(&st.JobOwnerStatus) != "" && !single && rc.Clusters[liveCluster(&st.JobOwnerStatus)] != nil && liveCluster(&st.JobOwnerStatus) != rc.Hash {
-		what += fmt.Sprintf(" beside %s", flink.VersionedServiceName(rc.App, liveCluster(&st.JobOwnerStatus)))
+	if jobstate.LiveCluster(&st.JobOwnerStatus) != "" && !single && rc.Clusters[jobstate.LiveCluster(&st.JobOwnerStatus)] != nil && jobstate.LiveCluster(&st.JobOwnerStatus) != rc.Hash {
+		what += fmt.Sprintf(" beside %s", flink.VersionedServiceName(rc.App, jobstate.LiveCluster(&st.JobOwnerStatus)))
 	}
 	return moveTo(PhaseClusterStarting, "ClusterCreated", what)
 }

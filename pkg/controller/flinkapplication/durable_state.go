@@ -91,7 +91,7 @@ func haGuardian(rc *Context, ownInUse bool) *guardian.Namespace {
 	if rc.kind.name != applicationKindName {
 		if a, err := rc.env.Observer.Application(rc.Meta.Namespace, rc.Meta.Name); err == nil && a != nil {
 			hashes := []string{a.Status.DeployHash, a.Status.UpdatingHash}
-			for _, r := range []*v1beta1.DeploymentRecord{stable(&a.Status.JobOwnerStatus), candidate(&a.Status.JobOwnerStatus)} {
+			for _, r := range []*v1beta1.DeploymentRecord{jobstate.Stable(&a.Status.JobOwnerStatus), jobstate.Candidate(&a.Status.JobOwnerStatus)} {
 				if r != nil {
 					hashes = append(hashes, r.ClusterHash)
 				}
@@ -122,7 +122,7 @@ func ownClusterHashes(rc *Context) map[string]bool {
 		out[o.DeployHash], out[o.UpdatingHash] = true, true
 	}
 	if j := rc.Job; j != nil {
-		for _, r := range []*v1beta1.DeploymentRecord{stable(j), candidate(j)} {
+		for _, r := range []*v1beta1.DeploymentRecord{jobstate.Stable(j), jobstate.Candidate(j)} {
 			if r != nil {
 				out[r.ClusterHash] = true
 			}
@@ -177,7 +177,7 @@ func protectedPaths(rc *Context) map[string]bool {
 func pathsNamedBy(rc *Context, st *v1beta1.JobOwnerStatus) map[string]bool {
 	out := map[string]bool{st.Deployments.NextRestorePath: true, st.JobStatus.RestorePath: true,
 		st.FinalSavepointPath: true, st.SavepointPath: true}
-	for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
+	for _, r := range []*v1beta1.DeploymentRecord{jobstate.Stable(st), jobstate.Candidate(st)} {
 		if r != nil {
 			out[r.RestorePath] = true
 			out[rc.jobState().NewestStatePath(r.JobID)] = true

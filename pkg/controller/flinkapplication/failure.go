@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // abandonUpdate ends a deploy that cannot finish. A first deploy has nothing to go back to and ends
@@ -14,7 +15,7 @@ func abandonUpdate(rc *Context, cause string) Outcome {
 		return out
 	}
 	st := rc.Job
-	if stable(st) == nil || !updating(st) {
+	if jobstate.Stable(st) == nil || !jobstate.Updating(st) {
 		return deployFailed(rc, "DeployFailed", cause)
 	}
 	return warnTo(PhaseRollingBack, "RollingBack", cause)
@@ -23,7 +24,7 @@ func abandonUpdate(rc *Context, cause string) Outcome {
 // abandonStop ends a stop of the live job that cannot finish: an update rolls back, a suspend rests
 // with the job as it is until the user changes the spec.
 func abandonStop(rc *Context, cause string) Outcome {
-	if candidate(rc.Job) == nil {
+	if jobstate.Candidate(rc.Job) == nil {
 		return blocked(rc, "SuspendBlocked", fmt.Sprintf("suspend failed: %s; change the spec to retry", cause))
 	}
 	return abandonUpdate(rc, cause)
@@ -35,12 +36,12 @@ func deployFailed(rc *Context, reason, cause string) Outcome {
 	if st := rc.Job; st != nil {
 		// A rollback deploys the stable spec, not the one that failed: the spec the user asked for
 		// failed first, and marking the stable one instead would deploy the failed spec again unasked.
-		if h := targetSpecHash(st); h != "" && !rollingBack(st) {
+		if h := jobstate.TargetSpecHash(st); h != "" && !rollingBack(st) {
 			rc.Machine.FailedDeployHash = h
 		}
 		keepJobGivenUpOn(rc)
 		// A savepoint asked for stays recorded: if it completes after all, its trigger time finds it.
-		clearTarget(st)
+		jobstate.ClearTarget(st)
 	}
 	return warnTo(PhaseDeployFailed, reason, cause)
 }
@@ -49,12 +50,12 @@ func deployFailed(rc *Context, reason, cause string) Outcome {
 // status.savepointPath and the message, so an operator can restore it by hand.
 func rollbackFailed(rc *Context, cause string) Outcome {
 	st := rc.Job
-	if c, s := candidate(st), stable(st); c != nil && s != nil && c.Kind == v1beta1.DeploymentRollback && c.JobID != "" && s.JobID == "" {
+	if c, s := jobstate.Candidate(st), jobstate.Stable(st); c != nil && s != nil && c.Kind == v1beta1.DeploymentRollback && c.JobID != "" && s.JobID == "" {
 		// The job the rollback submitted may still come up: it stays the application's job, so that
 		// nothing is ever started beside it.
-		keepCandidateJob(st)
+		jobstate.KeepCandidateJob(st)
 	}
-	if c := candidate(st); c != nil && c.JobID != "" && c.Kind != v1beta1.DeploymentRollback && !stableJobKept(st) {
+	if c := jobstate.Candidate(st); c != nil && c.JobID != "" && c.Kind != v1beta1.DeploymentRollback && !stableJobKept(st) {
 		// Giving up never discards state Flink completed: what the failed attempt's job completed
 		// (as recorded) is newer than the state it started from.
 		if p := rc.jobState().NewestStatePath(c.JobID); p != "" {
@@ -80,6 +81,6 @@ func deleteBlocked(rc *Context, cause string) Outcome {
 
 // rollingBack tells whether the deployment in progress is a rollback to the stable spec.
 func rollingBack(st *v1beta1.JobOwnerStatus) bool {
-	c := candidate(st)
+	c := jobstate.Candidate(st)
 	return c != nil && c.Kind == v1beta1.DeploymentRollback
 }

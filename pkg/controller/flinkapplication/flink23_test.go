@@ -10,6 +10,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // Flink 2.3 puts every job in an application (the simulator follows its document and Dispatcher:
@@ -169,7 +170,7 @@ func TestAJobFlinkReRanWhileItWasStartingIsTheOneStarted(t *testing.T) {
 	w.create(app)
 	var jm *flinksim.JobManager
 	w.runUntil("wc", "job submitted", func(a *v1beta1.FlinkApplication) bool {
-		if c := candidate(&a.Status.JobOwnerStatus); c != nil {
+		if c := jobstate.Candidate(&a.Status.JobOwnerStatus); c != nil {
 			jm = w.jm(a, c.ClusterHash)
 		}
 		return jm != nil && len(liveJobIDs(jm)) == 1

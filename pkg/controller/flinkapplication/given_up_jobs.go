@@ -3,6 +3,7 @@ package flinkapplication
 import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // keepJobGivenUpOn keeps the job of a deployment given up on as the object's job, the stable
@@ -12,14 +13,14 @@ import (
 // run on for as long as the JobManager does.
 func keepJobGivenUpOn(rc *Context) {
 	st := rc.Job
-	c, s := candidate(st), stable(st)
+	c, s := jobstate.Candidate(st), jobstate.Stable(st)
 	if c == nil || c.JobID == "" || s != nil && s.JobID != "" {
 		return
 	}
 	if s != nil && c.SpecHash == s.SpecHash && c.ClusterHash == s.ClusterHash {
 		// The stable spec's job started again on its kept cluster (a restart, a recovery, a
 		// rollback) stays the stable deployment's.
-		keepCandidateJob(st)
+		jobstate.KeepCandidateJob(st)
 		return
 	}
 	if rc.pass().View(c.ClusterHash, c.JobID).Liveness == jobs.Stopped {
@@ -34,7 +35,7 @@ func keepJobGivenUpOn(rc *Context) {
 		// A change made in place (a rescale on the stable cluster) runs its job where the stable
 		// deployment lives, which is never deleted as a leftover: the job stays the application's,
 		// and the stable spec stays what a later failed update returns to.
-		keepCandidateJob(st)
+		jobstate.KeepCandidateJob(st)
 	}
 	// An application's deploy on a cluster of its own leaves it behind, and no job is started while
 	// a leftover cluster's JobManager is left (leftover_clusters.go).
@@ -43,7 +44,7 @@ func keepJobGivenUpOn(rc *Context) {
 // keepAsSessionJobsJob makes the candidate's job the session job's recorded job, on its cluster, as
 // it started: a session job's stable deployment is only the job that runs.
 func keepAsSessionJobsJob(st *v1beta1.JobOwnerStatus) {
-	kept := *candidate(st)
-	kept.Kind, kept.RestorePath, kept.StableTime, kept.SlotsGrantedAt = "", candidateStart(st), nil, nil
+	kept := *jobstate.Candidate(st)
+	kept.Kind, kept.RestorePath, kept.StableTime, kept.SlotsGrantedAt = "", jobstate.CandidateStart(st), nil, nil
 	st.Deployments.Stable = &kept
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // Flink's Kubernetes HA services leave ConfigMaps behind every cluster that ran with HA (package
@@ -67,7 +68,7 @@ func removeLeftHAConfigMaps(rc *Context) {
 func haClusterInUse(rc *Context, hash string) bool {
 	inUse := []string{rc.Hash, rc.Owned.DeployHash, rc.Owned.UpdatingHash}
 	if j := rc.Job; j != nil {
-		for _, r := range []*v1beta1.DeploymentRecord{stable(j), candidate(j)} {
+		for _, r := range []*v1beta1.DeploymentRecord{jobstate.Stable(j), jobstate.Candidate(j)} {
 			if r != nil {
 				inUse = append(inUse, r.ClusterHash)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // upgradeMode is the mode in effect: spec.upgradeMode, or Stateless for the Lyft operator's
@@ -38,7 +39,7 @@ func withSpec(app *v1beta1.FlinkApplication, specJSON string) *v1beta1.FlinkAppl
 
 // targetApp is the application as the deployment in progress deploys it.
 func targetApp(rc *Context) *v1beta1.FlinkApplication {
-	if c := candidate(rc.Job); c != nil {
+	if c := jobstate.Candidate(rc.Job); c != nil {
 		if app := withSpec(rc.App, c.Spec); app != nil {
 			return app
 		}
@@ -49,7 +50,7 @@ func targetApp(rc *Context) *v1beta1.FlinkApplication {
 // stableApp is the application as its stable deployment's spec had it; nil before a job ever ran
 // stable.
 func stableApp(rc *Context) *v1beta1.FlinkApplication {
-	if s := stable(rc.Job); s != nil {
+	if s := jobstate.Stable(rc.Job); s != nil {
 		return withSpec(rc.App, s.Spec)
 	}
 	return nil
@@ -71,7 +72,7 @@ const (
 // flink.ClusterHash) never count: changing them never restarts a job.
 func classifyChange(rc *Context) specChange {
 	st := &rc.App.Status
-	running := runningSpecHash(rc.Job)
+	running := jobstate.RunningSpecHash(rc.Job)
 	if rc.Hash == running || rc.Hash == st.FailedDeployHash || rc.Hash == st.TeardownHash {
 		// A BlueGreen version the user tore down is not deployed again until the spec changes.
 		return noChange
@@ -95,7 +96,7 @@ func classifyChange(rc *Context) specChange {
 // with cancel, or a cancel (LastState then restores the newest retained checkpoint).
 func stopLiveJob(rc *Context, reason, why string) Outcome {
 	st := rc.Job
-	_, jobID := liveJob(st)
+	_, jobID := jobstate.LiveJob(st)
 	st.Deployments.NextRestorePath = ""
 	mode := rc.Settings.UpgradeMode
 	next := PhaseCancelling
@@ -116,11 +117,11 @@ func stopLiveJob(rc *Context, reason, why string) Outcome {
 // that was taken back, or an update changed back while the job was cancelling, still resumes the job.
 func afterJobStopped(rc *Context, reason, msg string) Outcome {
 	st := rc.Job
-	stopRecorded(st)
+	jobstate.StopRecorded(st)
 	if rc.Settings.Suspend {
 		return suspended(rc, reason, msg)
 	}
-	if target := targetCluster(st); targetSpecHash(st) == rc.Hash && rc.Clusters[target].Ready() {
+	if target := jobstate.TargetCluster(st); jobstate.TargetSpecHash(st) == rc.Hash && rc.Clusters[target].Ready() {
 		return moveTo(PhaseSubmitting, reason, msg)
 	}
 	return moveTo(PhaseUpdating, reason, msg+"; deploying the current spec")
@@ -131,8 +132,8 @@ func afterJobStopped(rc *Context, reason, msg string) Outcome {
 // with its JobManager.
 func suspended(rc *Context, reason, msg string) Outcome {
 	st := rc.Job
-	clearTarget(st)
-	stopRecorded(st)
+	jobstate.ClearTarget(st)
+	jobstate.StopRecorded(st)
 	st.JobStatus.State, st.JobStatus.Health = "", ""
 	if rc.Owned != nil {
 		rc.Owned.ClusterStatus = v1beta1.FlinkClusterStatus{}

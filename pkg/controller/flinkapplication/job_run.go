@@ -74,7 +74,7 @@ func (rc *Context) start() jobstate.Start {
 func (rc *Context) owner() jobs.Owner {
 	o := jobstate.OwnerOf(rc.kind.name, rc.Meta)
 	o.SharedCluster = rc.kind != nil && rc.kind.sharedCluster
-	if _, live := liveJob(rc.Job); live != "" && besideLive(rc) {
+	if _, live := jobstate.LiveJob(rc.Job); live != "" && besideLive(rc) {
 		o.Beside = []string{live}
 	}
 	return o
@@ -104,7 +104,7 @@ func chooseJobID(rc *Context, rec *v1beta1.DeploymentRecord) {
 // starts beside a live job): the id goes out with the transition's write, so the first pass in
 // Submitting can submit without a write of its own first.
 func chooseCandidateJobID(rc *Context) {
-	if c := candidate(rc.Job); c != nil && c.JobID == "" {
+	if c := jobstate.Candidate(rc.Job); c != nil && c.JobID == "" {
 		chooseJobID(rc, c)
 	}
 }
@@ -114,7 +114,7 @@ func chooseCandidateJobID(rc *Context) {
 // ready can submit it (jobIDStored). Beside a live job the id waits for Submitting: until then the
 // application's job status is the live job's.
 func chooseJobIDWhenNothingRuns(rc *Context) {
-	if _, live := liveJob(rc.Job); live == "" {
+	if _, live := jobstate.LiveJob(rc.Job); live == "" {
 		chooseCandidateJobID(rc)
 	}
 }
@@ -125,7 +125,7 @@ func jobIDStored(rc *Context) bool {
 	if rc.Stored == nil {
 		return false
 	}
-	c, s := candidate(rc.Job), candidate(rc.storedJob)
+	c, s := jobstate.Candidate(rc.Job), jobstate.Candidate(rc.storedJob)
 	return c != nil && s != nil && c.JobID != "" && c.JobID == s.JobID && c.ClusterHash == s.ClusterHash
 }
 

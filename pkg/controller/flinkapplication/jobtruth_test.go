@@ -14,6 +14,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // The scenarios of the job-truth redesign: ordinary failures that used to run two jobs, restore the
@@ -330,7 +331,7 @@ func TestRefusedTransitionWritesOnlyTheRefusal(t *testing.T) {
 	broken := saved
 	broken.Handle = func(rc *Context) Outcome {
 		rc.App.Status.SavepointPath = "file:///somewhere-else"
-		stable(rc.Job).JobID = ""
+		jobstate.Stable(rc.Job).JobID = ""
 		rc.event(false, "Decided", "a decision that must not be kept")
 		return moveTo(PhaseRollingBack, "NotDeclared", "Running may not go to RollingBack")
 	}

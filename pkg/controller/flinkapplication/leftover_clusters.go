@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 )
 
@@ -27,7 +28,7 @@ func leftoverClustersGoneBeforeDelete(rc *Context, target string) (Outcome, bool
 }
 
 func deleteLeftoverClusters(rc *Context, target, before, until string) (Outcome, bool) {
-	keep := []string{target, liveCluster(rc.Job)}
+	keep := []string{target, jobstate.LiveCluster(rc.Job)}
 	deleted, err := deleteClustersExcept(rc, keep...)
 	if err != nil {
 		return failed(err), false

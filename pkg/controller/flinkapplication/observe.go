@@ -61,7 +61,7 @@ func recordsCandidateCheckpoints(rc *Context) bool {
 	if rc.Job == nil {
 		return false
 	}
-	c, s := candidate(rc.Job), stable(rc.Job)
+	c, s := jobstate.Candidate(rc.Job), jobstate.Stable(rc.Job)
 	if c == nil {
 		return false
 	}

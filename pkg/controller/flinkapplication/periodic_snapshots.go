@@ -9,6 +9,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // Periodic snapshots: the savepoints and checkpoints the operator takes of the running job by
@@ -98,7 +99,7 @@ func nextPeriodic(rc *Context, k periodicKind) (time.Time, bool) {
 // any job ran stable.
 func lastPeriodic(st *v1beta1.JobOwnerStatus, purpose v1beta1.SavepointPurpose) time.Time {
 	since := time.Time{}
-	if s := stable(st); s != nil && s.StableTime != nil {
+	if s := jobstate.Stable(st); s != nil && s.StableTime != nil {
 		since = s.StableTime.Time
 	}
 	if since.IsZero() {

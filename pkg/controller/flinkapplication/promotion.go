@@ -9,6 +9,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // promoteOrAbort applies spec.blueGreen's promotion knobs during DualRunning. Auto promotes the new
@@ -19,7 +20,7 @@ import (
 // deployed version was never touched.
 func promoteOrAbort(rc *Context) Outcome {
 	st := &rc.App.Status
-	s, c := stable(&st.JobOwnerStatus), candidate(&st.JobOwnerStatus)
+	s, c := jobstate.Stable(&st.JobOwnerStatus), jobstate.Candidate(&st.JobOwnerStatus)
 	bg := rc.App.Spec.BlueGreen
 	if bg == nil {
 		return stay(0)

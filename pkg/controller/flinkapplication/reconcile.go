@@ -13,6 +13,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // staleCacheRetry is how soon a reconcile that found a cache older than our own write tries again.
@@ -72,7 +73,7 @@ func summarize(rc *Context) {
 	if rc.App != nil {
 		deriveStatus(&rc.App.Status)
 	} else {
-		deriveJobStatus(st)
+		jobstate.DeriveJobStatus(st)
 	}
 	showJobAsSeen(rc)
 	if rc.App != nil {
@@ -95,7 +96,7 @@ func summarize(rc *Context) {
 	if phase == PhaseRunning && st.JobStatus.State == v1beta1.JobRunning {
 		// Ready says what the pass saw, not what an earlier one did: a job whose JobManager does
 		// not answer is not known to run.
-		if hash, jobID := liveJob(st); jobID != "" && rc.pass().View(hash, jobID).Liveness != jobs.Alive {
+		if hash, jobID := jobstate.LiveJob(st); jobID != "" && rc.pass().View(hash, jobID).Liveness != jobs.Alive {
 			ready.Reason, ready.Message = "JobStateUnknown", rc.pass().View(hash, jobID).Evidence
 		} else {
 			ready.Status, ready.Reason, ready.Message = metav1.ConditionTrue, "JobRunning",
@@ -125,7 +126,7 @@ func showJobAsSeen(rc *Context) {
 		return
 	}
 	js.State = v1beta1.JobState(v.State())
-	switch _, live := liveJob(rc.Job); {
+	switch _, live := jobstate.LiveJob(rc.Job); {
 	case js.State != "":
 	case live != js.JobID:
 		// A deployment's job in the making: its id goes out ahead of the submission, so a
@@ -140,7 +141,7 @@ func showJobAsSeen(rc *Context) {
 // job; without a live job the condition is left out.
 func summarizeJobHealth(rc *Context) {
 	st, m := rc.Job, rc.Machine
-	if _, jobID := liveJob(st); jobID == "" || st.JobStatus.Health == "" {
+	if _, jobID := jobstate.LiveJob(st); jobID == "" || st.JobStatus.Health == "" {
 		meta.RemoveStatusCondition(&m.Conditions, v1beta1.ConditionJobHealthy)
 		return
 	}

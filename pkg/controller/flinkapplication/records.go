@@ -17,7 +17,7 @@ import (
 // recoveries of the running spec are not updates: a forceRollback left set does not stop them.
 func forcedRollback(rc *Context) bool {
 	st := rc.Job
-	return rc.App != nil && rc.App.Spec.ForceRollback && stable(st) != nil && updating(st) && targetSpecHash(st) != runningSpecHash(st)
+	return rc.App != nil && rc.App.Spec.ForceRollback && jobstate.Stable(st) != nil && jobstate.Updating(st) && jobstate.TargetSpecHash(st) != jobstate.RunningSpecHash(st)
 }
 
 // recordTarget records the spec about to be deployed as the candidate, before anything is done for
@@ -33,7 +33,7 @@ func recordTarget(rc *Context) {
 // promote makes the candidate the stable deployment: its job ran stable on its cluster.
 func promote(rc *Context, restorePath string) {
 	st := rc.Job
-	c := candidate(st)
+	c := jobstate.Candidate(st)
 	t := metav1.NewTime(rc.Now)
 	c.Kind, c.RestorePath, c.StableTime, c.SubmittedAt, c.SlotsGrantedAt = "", restorePath, &t, nil, nil
 	st.Deployments.Stable, st.Deployments.Candidate = c, nil
@@ -45,8 +45,8 @@ func promote(rc *Context, restorePath string) {
 // the job's last recorded checkpoint.
 func deriveStatus(app *v1beta1.FlinkApplicationStatus) {
 	st := &app.JobOwnerStatus
-	app.DeployHash, app.UpdatingHash = liveCluster(st), targetSpecHash(st)
-	app.SavepointTriggerID = deriveJobStatus(st)
+	app.DeployHash, app.UpdatingHash = jobstate.LiveCluster(st), jobstate.TargetSpecHash(st)
+	app.SavepointTriggerID = jobstate.DeriveJobStatus(st)
 }
 
 // migrateStatus builds the records from status written by operator versions before them, which kept
@@ -121,7 +121,7 @@ func blueGreen(app *v1beta1.FlinkApplication) bool {
 // versionOf is the BlueGreen colour of the deployment on the cluster with this hash; "" outside
 // BlueGreen.
 func versionOf(st *v1beta1.FlinkApplicationStatus, hash string) v1beta1.FlinkApplicationVersion {
-	for _, r := range []*v1beta1.DeploymentRecord{candidate(&st.JobOwnerStatus), stable(&st.JobOwnerStatus)} {
+	for _, r := range []*v1beta1.DeploymentRecord{jobstate.Candidate(&st.JobOwnerStatus), jobstate.Stable(&st.JobOwnerStatus)} {
 		if r != nil && r.ClusterHash == hash && r.Version != "" {
 			return r.Version
 		}
@@ -132,7 +132,7 @@ func versionOf(st *v1beta1.FlinkApplicationStatus, hash string) v1beta1.FlinkApp
 // nextVersion is the colour of a new BlueGreen version: green first, as the Lyft operator does,
 // then the colour the deployed version does not have.
 func nextVersion(st *v1beta1.FlinkApplicationStatus) v1beta1.FlinkApplicationVersion {
-	if s := stable(&st.JobOwnerStatus); s != nil && s.Version == v1beta1.GreenFlinkApplication {
+	if s := jobstate.Stable(&st.JobOwnerStatus); s != nil && s.Version == v1beta1.GreenFlinkApplication {
 		return v1beta1.BlueFlinkApplication
 	}
 	return v1beta1.GreenFlinkApplication
@@ -141,7 +141,7 @@ func nextVersion(st *v1beta1.FlinkApplicationStatus) v1beta1.FlinkApplicationVer
 // dualRunning tells whether two BlueGreen versions' jobs are recorded: the deployed one and the
 // candidate that ran stable beside it.
 func dualRunning(st *v1beta1.FlinkApplicationStatus) bool {
-	s, c := stable(&st.JobOwnerStatus), candidate(&st.JobOwnerStatus)
+	s, c := jobstate.Stable(&st.JobOwnerStatus), jobstate.Candidate(&st.JobOwnerStatus)
 	return s != nil && c != nil && s.JobID != "" && c.JobID != "" && c.StableTime != nil
 }
 
@@ -171,12 +171,12 @@ func migrateLedger(rc *Context) {
 				Reason: r.Reason, Time: &t, TriggerTime: &t})
 		}
 		if js := st.JobStatus; js.LastCheckpointPath != "" && js.LastCheckpointTime != nil {
-			if _, jobID := liveJob(st); jobID != "" {
-				l.Record(v1beta1.StateCheckpoint, jobID, liveCluster(st), js.LastCheckpointPath, js.LastCheckpointTime.Time)
+			if _, jobID := jobstate.LiveJob(st); jobID != "" {
+				l.Record(v1beta1.StateCheckpoint, jobID, jobstate.LiveCluster(st), js.LastCheckpointPath, js.LastCheckpointTime.Time)
 			}
 		}
 	}
-	for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
+	for _, r := range []*v1beta1.DeploymentRecord{jobstate.Stable(st), jobstate.Candidate(st)} {
 		if r == nil || r.Savepoint == nil {
 			continue
 		}
@@ -189,7 +189,7 @@ func migrateLedger(rc *Context) {
 			purpose = v1beta1.SavepointDelete
 		case rc.Subject.Phase().Normalized() == PhaseTeardown:
 			purpose = v1beta1.SavepointTeardown
-		case rc.Settings.Suspend && candidate(st) == nil:
+		case rc.Settings.Suspend && jobstate.Candidate(st) == nil:
 			purpose = v1beta1.SavepointSuspend
 		default:
 			// A BlueGreen version starting beside the job takes its savepoint without a cancel.
@@ -210,29 +210,4 @@ func migrateLedger(rc *Context) {
 	if d := &st.Deployments; d.NextRestorePath == "" && st.SavepointPath != "" && st.SavepointPath != st.FinalSavepointPath {
 		d.NextRestorePath = st.SavepointPath
 	}
-}
-
-// The records of one job (jobstate), under the names the handlers use.
-func stable(st *v1beta1.JobOwnerStatus) *v1beta1.DeploymentRecord    { return jobstate.Stable(st) }
-func candidate(st *v1beta1.JobOwnerStatus) *v1beta1.DeploymentRecord { return jobstate.Candidate(st) }
-func liveJob(st *v1beta1.JobOwnerStatus) (hash, jobID string)        { return jobstate.LiveJob(st) }
-func liveCluster(st *v1beta1.JobOwnerStatus) string                  { return jobstate.LiveCluster(st) }
-func targetCluster(st *v1beta1.JobOwnerStatus) string                { return jobstate.TargetCluster(st) }
-func targetSpecHash(st *v1beta1.JobOwnerStatus) string               { return jobstate.TargetSpecHash(st) }
-func runningSpecHash(st *v1beta1.JobOwnerStatus) string              { return jobstate.RunningSpecHash(st) }
-func updating(st *v1beta1.JobOwnerStatus) bool                       { return jobstate.Updating(st) }
-func recordRestart(st *v1beta1.JobOwnerStatus, kind v1beta1.DeploymentKind) *v1beta1.DeploymentRecord {
-	return jobstate.RecordRestart(st, kind)
-}
-func keepCandidateJob(st *v1beta1.JobOwnerStatus)      { jobstate.KeepCandidateJob(st) }
-func takeJob(rec, from *v1beta1.DeploymentRecord)      { jobstate.TakeJob(rec, from) }
-func forgetJob(rec *v1beta1.DeploymentRecord)          { jobstate.ForgetJob(rec) }
-func candidateStart(st *v1beta1.JobOwnerStatus) string { return jobstate.CandidateStart(st) }
-func clearTarget(st *v1beta1.JobOwnerStatus)           { jobstate.ClearTarget(st) }
-func stopRecorded(st *v1beta1.JobOwnerStatus)          { jobstate.StopRecorded(st) }
-func deriveJobStatus(st *v1beta1.JobOwnerStatus) (inProgress string) {
-	return jobstate.DeriveJobStatus(st)
-}
-func deriveFromLedger(st *v1beta1.JobOwnerStatus) (inProgress string) {
-	return jobstate.DeriveFromLedger(st)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // recoverDeployment handles a live cluster whose JobManager Deployment is gone. A JobManager pod
@@ -16,12 +17,12 @@ import (
 // (chooseRestore), or the application fails with the reason.
 func recoverDeployment(rc *Context) Outcome {
 	st := &rc.App.Status
-	if c := rc.Clusters[liveCluster(&st.JobOwnerStatus)]; c != nil && c.JobManagerPods > 0 {
+	if c := rc.Clusters[jobstate.LiveCluster(&st.JobOwnerStatus)]; c != nil && c.JobManagerPods > 0 {
 		return stay(0)
 	}
 	js := &st.JobStatus
 	lost := js.JobID
-	msg := fmt.Sprintf("the JobManager Deployment of %s is gone", flink.VersionedServiceName(rc.App, liveCluster(&st.JobOwnerStatus)))
+	msg := fmt.Sprintf("the JobManager Deployment of %s is gone", flink.VersionedServiceName(rc.App, jobstate.LiveCluster(&st.JobOwnerStatus)))
 	if rc.Settings.Suspend {
 		choice := chooseRestore(rc, lost, nil)
 		if choice.InDoubt {
@@ -40,7 +41,7 @@ func recoverDeployment(rc *Context) Outcome {
 		js.JobID, js.ClusterHash, js.State, js.Health = "", "", "", v1beta1.Red
 		return warnTo(PhaseUpdating, "RecoverDeployment", fmt.Sprintf("%s; deploying the spec from %s", msg, describeState(st.Deployments.NextRestorePath)))
 	}
-	if err := createCluster(rc, flink.OwnerFromApplication(app), liveCluster(&st.JobOwnerStatus)); err != nil {
+	if err := createCluster(rc, flink.OwnerFromApplication(app), jobstate.LiveCluster(&st.JobOwnerStatus)); err != nil {
 		return failed(err)
 	}
 	if flink.HighAvailability(app) && lost != "" {
@@ -86,15 +87,15 @@ func recoverStoppedJob(rc *Context, v *jobs.View, reason, what string) Outcome {
 // keepJob waits for the recorded job instead (Flink HA recovers it); the fence adopts it.
 func restartInPlace(rc *Context, reason, msg string, keepJob bool) Outcome {
 	st := &rc.App.Status
-	s := stable(&st.JobOwnerStatus)
+	s := jobstate.Stable(&st.JobOwnerStatus)
 	if s == nil {
 		return stay(0)
 	}
 	lost := *s
-	stopRecorded(&st.JobOwnerStatus)
-	c := recordRestart(&st.JobOwnerStatus, v1beta1.DeploymentRestart)
+	jobstate.StopRecorded(&st.JobOwnerStatus)
+	c := jobstate.RecordRestart(&st.JobOwnerStatus, v1beta1.DeploymentRestart)
 	if keepJob {
-		takeJob(c, &lost)
+		jobstate.TakeJob(c, &lost)
 	}
 	st.JobStatus.State = ""
 	return warnTo(PhaseSubmitting, reason, msg)

@@ -15,7 +15,7 @@ import (
 // after all is found by its trigger time and used.
 func handleRecovering(rc *Context) Outcome {
 	st := rc.Job
-	hash, jobID := liveJob(st)
+	hash, jobID := jobstate.LiveJob(st)
 	v := rc.pass().View(hash, jobID)
 	if v.Liveness == jobs.Unknown {
 		return failed(jobs.Retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
@@ -38,7 +38,7 @@ func handleRecovering(rc *Context) Outcome {
 		if choice.Problem != "" {
 			msg := fmt.Sprintf("savepoint failed and %s; job %s is left as it was. Fix the cause and change the spec to retry, "+
 				"or set %s to start without state", choice.Problem, jobID, rc.Settings.Field("fallbackWithoutState"))
-			if rc.Settings.Suspend && candidate(st) == nil {
+			if rc.Settings.Suspend && jobstate.Candidate(st) == nil {
 				return blocked(rc, "SuspendBlocked", msg)
 			}
 			return deployFailed(rc, "RecoveryFailed", msg)
@@ -73,11 +73,11 @@ func recoverBeside(rc *Context, v *jobs.View) Outcome {
 	if choice.Problem != "" {
 		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("savepoint failed and %s; version %s keeps running untouched. "+
 			"Fix the cause and change the spec to retry, or set fallbackWithoutState to start the new version without state",
-			choice.Problem, stable(st).Version))
+			choice.Problem, jobstate.Stable(st).Version))
 	}
 	useRestore(rc, choice)
 	return moveTo(PhaseSubmitting, "RestoringFromCheckpoint", fmt.Sprintf("starting version %s from %s; job %s keeps running",
-		candidate(st).Version, describeState(choice.Path), v.Ref.ID))
+		jobstate.Candidate(st).Version, describeState(choice.Path), v.Ref.ID))
 }
 
 // cancelDiscards tells whether cancelling the job deletes the checkpoint of it at path: the

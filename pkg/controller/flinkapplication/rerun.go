@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // followRerun makes the job Flink runs in the live job's application instead of it (Flink 2.3+:
@@ -12,7 +13,7 @@ import (
 // watched, snapshotted and stopped as the job the operator submitted would be, and no job is ever
 // submitted beside it.
 func followRerun(rc *Context, v *jobs.View) Outcome {
-	s := stable(rc.Job)
+	s := jobstate.Stable(rc.Job)
 	if s == nil || s.JobID != v.Ref.ID {
 		return stay(0)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // handleRescaling changes the parallelism of the live job on its own cluster (scaleMode InPlace).
@@ -14,8 +15,8 @@ import (
 // the same cluster with the TaskManagers the new parallelism needs.
 func handleRescaling(rc *Context) Outcome {
 	st := &rc.App.Status
-	hash, jobID := liveJob(&st.JobOwnerStatus)
-	if targetSpecHash(&st.JobOwnerStatus) != rc.Hash {
+	hash, jobID := jobstate.LiveJob(&st.JobOwnerStatus)
+	if jobstate.TargetSpecHash(&st.JobOwnerStatus) != rc.Hash {
 		if jobID == "" {
 			return moveTo(PhaseUpdating, "SpecChanged", "no job runs to rescale in place; deploying the spec")
 		}
@@ -23,7 +24,7 @@ func handleRescaling(rc *Context) Outcome {
 			return moveTo(PhaseRunning, "SpecChanged", "spec changed before the rescale started")
 		}
 		recordTarget(rc)
-		candidate(&st.JobOwnerStatus).ClusterHash = hash
+		jobstate.Candidate(&st.JobOwnerStatus).ClusterHash = hash
 		return persistThenContinue()
 	}
 	want := rc.App.Spec.Parallelism
@@ -53,8 +54,8 @@ func handleRescaling(rc *Context) Outcome {
 			return failed(err)
 		}
 		p := specJobParams(rc.App)
-		takeJob(candidate(&st.JobOwnerStatus), stable(&st.JobOwnerStatus))
-		promote(rc, stable(&st.JobOwnerStatus).RestorePath)
+		jobstate.TakeJob(jobstate.Candidate(&st.JobOwnerStatus), jobstate.Stable(&st.JobOwnerStatus))
+		promote(rc, jobstate.Stable(&st.JobOwnerStatus).RestorePath)
 		st.FailedDeployHash, st.RollbackHash = "", ""
 		p.RecordIn(&st.JobOwnerStatus)
 		observeLiveJob(rc)

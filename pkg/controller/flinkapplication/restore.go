@@ -41,7 +41,7 @@ func (rc *Context) restorePolicy() jobstate.Restore {
 // of a record on another cluster, or else that of the version torn down last; "" when there is none.
 func otherVersionsJob(rc *Context, jobID string) string {
 	own := jobstate.ClusterOfJob(rc.Job, jobID)
-	for _, r := range []*v1beta1.DeploymentRecord{stable(rc.Job), candidate(rc.Job)} {
+	for _, r := range []*v1beta1.DeploymentRecord{jobstate.Stable(rc.Job), jobstate.Candidate(rc.Job)} {
 		if r != nil && r.JobID != "" && r.JobID != jobID && own != "" && r.ClusterHash != own {
 			return r.JobID
 		}

@@ -23,18 +23,18 @@ func handleRollingBack(rc *Context) Outcome {
 		// A rollback the Lyft operator left in flight: it kept no cause in status.
 		cause = "cause not recorded"
 	}
-	if c := candidate(&st.JobOwnerStatus); c != nil && c.Kind != v1beta1.DeploymentRollback {
+	if c := jobstate.Candidate(&st.JobOwnerStatus); c != nil && c.Kind != v1beta1.DeploymentRollback {
 		return endFailedAttempt(rc, c)
 	}
-	if rc.Hash != st.FailedDeployHash && rc.Hash != runningSpecHash(&st.JobOwnerStatus) {
-		if c := candidate(&st.JobOwnerStatus); c != nil && c.JobID != "" {
+	if rc.Hash != st.FailedDeployHash && rc.Hash != jobstate.RunningSpecHash(&st.JobOwnerStatus) {
+		if c := jobstate.Candidate(&st.JobOwnerStatus); c != nil && c.JobID != "" {
 			// The stable spec's job the rollback started is the stable job again; the update stops it.
-			keepCandidateJob(&st.JobOwnerStatus)
+			jobstate.KeepCandidateJob(&st.JobOwnerStatus)
 		}
-		clearTarget(&st.JobOwnerStatus)
+		jobstate.ClearTarget(&st.JobOwnerStatus)
 		return moveTo(PhaseUpdating, "SpecChanged", "spec changed during the rollback; deploying it instead")
 	}
-	s := stable(&st.JobOwnerStatus)
+	s := jobstate.Stable(&st.JobOwnerStatus)
 	if s == nil {
 		return rollbackFailed(rc, "no stable deployment is recorded to return to")
 	}
@@ -59,14 +59,14 @@ func handleRollingBack(rc *Context) Outcome {
 			return rollbackFailed(rc, fmt.Sprintf("job %s stopped and %s", s.JobID, choice.Problem))
 		}
 		useRestore(rc, choice)
-		stopRecorded(&st.JobOwnerStatus)
+		jobstate.StopRecorded(&st.JobOwnerStatus)
 	}
-	c := candidate(&st.JobOwnerStatus)
+	c := jobstate.Candidate(&st.JobOwnerStatus)
 	if c == nil {
 		if doubt := stableJobsDoubt(rc); doubt != "" {
 			return rollbackFailed(rc, doubt+"; set spec.savepointRedeployNonce with the state to start from")
 		}
-		c = recordRestart(&st.JobOwnerStatus, v1beta1.DeploymentRollback)
+		c = jobstate.RecordRestart(&st.JobOwnerStatus, v1beta1.DeploymentRollback)
 	}
 	objs := rc.Clusters[live]
 	complete := objs != nil && objs.JobManager != nil && objs.TaskManager != nil && objs.Service != nil
@@ -153,7 +153,7 @@ func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 			}
 			if path != "" {
 				st.Deployments.NextRestorePath = path
-				if s := stable(&st.JobOwnerStatus); s != nil && s.JobID == "" {
+				if s := jobstate.Stable(&st.JobOwnerStatus); s != nil && s.JobID == "" {
 					// The stable spec goes on from the attempt's state: a redeploy that replaces
 					// this rollback and fails goes back to it, not to the older state the
 					// attempt started from.
@@ -161,17 +161,17 @@ func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 				}
 			}
 		}
-		forgetJob(c)
+		jobstate.ForgetJob(c)
 		return persistThenContinue()
 	}
-	if c.ClusterHash != liveCluster(&st.JobOwnerStatus) {
+	if c.ClusterHash != jobstate.LiveCluster(&st.JobOwnerStatus) {
 		// Without HA, deleting the JobManager also ends anything the operator did not know was running there.
 		if err := deleteCluster(rc, c.ClusterHash); err != nil {
 			return failed(err)
 		}
 	}
 	st.FailedDeployHash = c.SpecHash
-	clearTarget(&st.JobOwnerStatus)
+	jobstate.ClearTarget(&st.JobOwnerStatus)
 	return persistThenContinue()
 }
 
@@ -181,7 +181,7 @@ func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 // going back restarts it, should it have stopped, from its own newest state (explorer seed 140309:
 // a rollback that gave up named the new version's checkpoint as the previous job's state).
 func stableJobKept(st *v1beta1.JobOwnerStatus) bool {
-	s := stable(st)
+	s := jobstate.Stable(st)
 	return s != nil && s.JobID != ""
 }
 
@@ -216,7 +216,7 @@ func stableJobsState(rc *Context) string {
 // rollback restores what its own restore chose (with Flink's answer) or its attempt's newer
 // checkpoint, and is not asked; nor is a Stateless application. "" when there is no doubt.
 func stableJobsDoubt(rc *Context) string {
-	s := stable(rc.Job)
+	s := jobstate.Stable(rc.Job)
 	if s == nil || rc.Settings.UpgradeMode == v1beta1.UpgradeModeStateless || !redeployedSinceStable(rc.Job, s) {
 		return ""
 	}
@@ -275,8 +275,8 @@ func attemptCheckpoint(rc *Context, v *jobs.View, cluster string) (path string, 
 // rolledBack rests in DeployFailed with the stable spec's job running.
 func rolledBack(rc *Context, msg string) Outcome {
 	st := &rc.App.Status
-	st.RollbackHash = runningSpecHash(&st.JobOwnerStatus)
-	if s := stable(&st.JobOwnerStatus); s != nil {
+	st.RollbackHash = jobstate.RunningSpecHash(&st.JobOwnerStatus)
+	if s := jobstate.Stable(&st.JobOwnerStatus); s != nil {
 		s.Savepoint = nil
 	}
 	return warnTo(PhaseDeployFailed, "RolledBack", msg)

@@ -3,6 +3,7 @@ package flinkapplication
 import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // renderedRetention is the externalized-checkpoint retention the cluster of that hash was rendered
@@ -29,7 +30,7 @@ func runConfigOfJob(rc *Context, jobID string) v1beta1.FlinkConfig {
 	if rc.Job == nil || jobID == "" {
 		return rc.Settings.FlinkConfig
 	}
-	for _, r := range []*v1beta1.DeploymentRecord{stable(rc.Job), candidate(rc.Job)} {
+	for _, r := range []*v1beta1.DeploymentRecord{jobstate.Stable(rc.Job), jobstate.Candidate(rc.Job)} {
 		if r == nil || r.JobID != jobID || r.Spec == "" {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // handleRunning watches the live job and starts what the spec asks for: an update, an in-place
@@ -14,7 +15,7 @@ import (
 // on the live one.
 func handleRunning(rc *Context) Outcome {
 	st := &rc.App.Status
-	if c := rc.Clusters[liveCluster(&st.JobOwnerStatus)]; c == nil || c.JobManager == nil {
+	if c := rc.Clusters[jobstate.LiveCluster(&st.JobOwnerStatus)]; c == nil || c.JobManager == nil {
 		// First, because nothing else can be asked of a JobManager that is gone.
 		return recoverDeployment(rc)
 	}
@@ -31,10 +32,10 @@ func handleRunning(rc *Context) Outcome {
 	}
 	switch change {
 	case upgradeChange:
-		return moveTo(PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s -> %s)", runningSpecHash(&st.JobOwnerStatus), rc.Hash))
+		return moveTo(PhaseUpdating, "SpecChanged", fmt.Sprintf("spec changed (cluster hash %s -> %s)", jobstate.RunningSpecHash(&st.JobOwnerStatus), rc.Hash))
 	case scaleChange:
 		return moveTo(PhaseRescaling, "ParallelismChanged", fmt.Sprintf("parallelism changed to %d with scaleMode InPlace; keeping cluster %s",
-			rc.App.Spec.Parallelism, liveCluster(&st.JobOwnerStatus)))
+			rc.App.Spec.Parallelism, jobstate.LiveCluster(&st.JobOwnerStatus)))
 	}
 	if err := removeStaleClusters(rc); err != nil {
 		return failed(err)
@@ -45,7 +46,7 @@ func handleRunning(rc *Context) Outcome {
 	}
 	reportUIIngress(rc, refusal)
 	observeLiveJob(rc)
-	if hash, jobID := liveJob(&st.JobOwnerStatus); jobID != "" {
+	if hash, jobID := jobstate.LiveJob(&st.JobOwnerStatus); jobID != "" {
 		v := rc.pass().View(hash, jobID)
 		if v.Rerun != "" {
 			return followRerun(rc, v)
@@ -77,7 +78,7 @@ func handleDeployFailed(rc *Context) Outcome {
 	if rc.Settings.Suspend {
 		return suspendJob(rc)
 	}
-	if _, jobID := liveJob(&st.JobOwnerStatus); jobID != "" && rc.Hash == runningSpecHash(&st.JobOwnerStatus) && rc.Hash != st.FailedDeployHash {
+	if _, jobID := jobstate.LiveJob(&st.JobOwnerStatus); jobID != "" && rc.Hash == jobstate.RunningSpecHash(&st.JobOwnerStatus) && rc.Hash != st.FailedDeployHash {
 		st.FailedDeployHash = ""
 		return moveTo(PhaseRunning, "SpecRestored", "spec is back to the running one")
 	}
@@ -110,15 +111,15 @@ func handleSuspended(rc *Context) Outcome {
 // suspendJob stops the live job per upgradeMode, or, with none running, goes straight to Suspended.
 func suspendJob(rc *Context) Outcome {
 	st := rc.Job
-	clearTarget(st)
-	if _, jobID := liveJob(st); jobID != "" {
+	jobstate.ClearTarget(st)
+	if _, jobID := jobstate.LiveJob(st); jobID != "" {
 		return stopLiveJob(rc, "Suspending", rc.Settings.Field("state")+" is Suspended")
 	}
 	return suspended(rc, "Suspended", rc.Settings.Field("state")+" is Suspended and no job runs")
 }
 
 func removeStaleClusters(rc *Context) error {
-	gone, err := deleteClustersExcept(rc, liveCluster(rc.Job))
+	gone, err := deleteClustersExcept(rc, jobstate.LiveCluster(rc.Job))
 	for _, h := range gone {
 		rc.event(false, "ClusterDeleted", fmt.Sprintf("deleted Flink cluster %s", flink.VersionedServiceNameOf(rc.Meta.Name, h)))
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 )
@@ -21,7 +22,7 @@ var onDemand = []v1beta1.SavepointPurpose{v1beta1.SavepointManual, v1beta1.Savep
 // false when there is none to take.
 func savepointOnDemand(rc *Context) (out Outcome, busy bool) {
 	st := rc.Job
-	s := stable(st)
+	s := jobstate.Stable(st)
 	if s == nil || s.JobID == "" {
 		return Outcome{}, false
 	}

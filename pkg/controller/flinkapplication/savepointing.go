@@ -5,6 +5,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // handleSavepointing takes a savepoint of the live job and cancels it (upgradeMode Savepoint, or
@@ -12,7 +13,7 @@ import (
 // submitted only when no other job of the application is alive.
 func handleSavepointing(rc *Context) Outcome {
 	st := rc.Job
-	old, jobID := liveJob(st)
+	old, jobID := jobstate.LiveJob(st)
 	if jobID == "" {
 		return warnTo(PhaseRecovering, "NoJobToSavepoint", "no job is recorded for the running cluster; looking for a checkpoint instead")
 	}
@@ -34,12 +35,12 @@ func handleSavepointing(rc *Context) Outcome {
 				return stay(0)
 			}
 			purpose := v1beta1.SavepointUpgrade
-			if rc.Settings.Suspend && candidate(st) == nil {
+			if rc.Settings.Suspend && jobstate.Candidate(st) == nil {
 				purpose = v1beta1.SavepointSuspend
 			}
 			// Recorded before it is triggered; a BlueGreen version beside the job takes its state
 			// without stopping it.
-			askSavepoint(rc, purpose, stable(st), !beside)
+			askSavepoint(rc, purpose, jobstate.Stable(st), !beside)
 			return persistThenContinue()
 		}
 		sp := followSavepoint(rc, e, v.Ref, true)
@@ -53,7 +54,7 @@ func handleSavepointing(rc *Context) Outcome {
 		trimLedger(rc)
 		if beside {
 			return moveTo(PhaseSubmitting, "SavepointCompleted", fmt.Sprintf(
-				"savepoint %s of job %s taken; the job keeps running while version %s starts from it", sp.Location, jobID, candidate(st).Version))
+				"savepoint %s of job %s taken; the job keeps running while version %s starts from it", sp.Location, jobID, jobstate.Candidate(st).Version))
 		}
 	}
 	live, err := rc.pass().Cancel(v)
@@ -74,7 +75,7 @@ func abandonBeforeStop(rc *Context, what string) (Outcome, bool) {
 	switch {
 	case forcedRollback(rc):
 		return warnTo(PhaseRollingBack, "ForceRollback", fmt.Sprintf("forceRollback set: abandoning the update before the %s", what)), true
-	case !rc.Settings.Suspend && candidate(st) == nil:
+	case !rc.Settings.Suspend && jobstate.Candidate(st) == nil:
 		// A stop that only a suspend asked for; the suspend was taken back.
 		msg := fmt.Sprintf("%s is Running again before the %s; the job keeps running", rc.Settings.Field("state"), what)
 		if rc.Machine.FailedDeployHash != "" && rc.Hash == rc.Machine.FailedDeployHash {

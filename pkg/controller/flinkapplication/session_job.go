@@ -11,6 +11,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // A FlinkSessionJob's own handlers: starting its job on the session cluster, watching it, and
@@ -60,7 +61,7 @@ func handleSessionJobNew(rc *Context) Outcome {
 func startSessionJob(rc *Context, kind v1beta1.DeploymentKind, reason, what string) Outcome {
 	hash, why := sessionClusterReady(rc)
 	if hash == "" {
-		clearTarget(rc.Job)
+		jobstate.ClearTarget(rc.Job)
 		return moveTo(PhaseWaitingForCluster, "WaitingForCluster", fmt.Sprintf("%s: %s", what, why))
 	}
 	recordSessionTarget(rc, kind, hash)
@@ -73,7 +74,7 @@ func startSessionJob(rc *Context, kind v1beta1.DeploymentKind, reason, what stri
 func handleWaitingForCluster(rc *Context) Outcome {
 	st := rc.Job
 	if rc.Settings.Suspend {
-		clearTarget(st)
+		jobstate.ClearTarget(st)
 		return moveTo(PhaseSuspended, "Suspended", fmt.Sprintf("spec.job.state is Suspended and no job runs; it resumes from %s",
 			describeState(st.Deployments.NextRestorePath)))
 	}
@@ -84,7 +85,7 @@ func handleWaitingForCluster(rc *Context) Outcome {
 		return stay(0)
 	}
 	kind := v1beta1.DeploymentUpdate
-	if stable(st) != nil {
+	if jobstate.Stable(st) != nil {
 		kind = v1beta1.DeploymentRestart
 	}
 	recordSessionTarget(rc, kind, hash)
@@ -97,7 +98,7 @@ func handleWaitingForCluster(rc *Context) Outcome {
 // cluster then: a restart uploads it again.
 func handleSessionSubmitting(rc *Context) Outcome {
 	st := rc.Job
-	c := candidate(st)
+	c := jobstate.Candidate(st)
 	if c == nil {
 		return moveTo(PhaseUpdating, "NothingToSubmit", "no submission is in progress; deploying the spec")
 	}
@@ -112,7 +113,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 		if live == "" {
 			return moveTo(PhaseWaitingForCluster, "WaitingForCluster", "the session cluster went away before the job ran: "+why)
 		}
-		forgetJob(c)
+		jobstate.ForgetJob(c)
 		c.ClusterHash, c.JarID = live, ""
 		return persistThenContinue()
 	}
@@ -177,7 +178,7 @@ func handleSessionJobRunning(rc *Context) Outcome {
 		recordDueCheckpoint(rc)
 		return suspendJob(rc)
 	}
-	hash, jobID := liveJob(st)
+	hash, jobID := jobstate.LiveJob(st)
 	if jobID == "" {
 		return startSessionJob(rc, v1beta1.DeploymentUpdate, "Submitting", "no job is recorded; submitting the job")
 	}
@@ -186,7 +187,7 @@ func handleSessionJobRunning(rc *Context) Outcome {
 		return followRerun(rc, v)
 	}
 	live, _ := sessionClusterReady(rc)
-	specChanged := rc.Hash != runningSpecHash(st) && rc.Hash != rc.Machine.FailedDeployHash
+	specChanged := rc.Hash != jobstate.RunningSpecHash(st) && rc.Hash != rc.Machine.FailedDeployHash
 	moved := live != "" && live != hash && v.Liveness == jobs.Alive
 	if specChanged || moved {
 		recordDueCheckpoint(rc)
@@ -201,7 +202,7 @@ func handleSessionJobRunning(rc *Context) Outcome {
 	case v.State() == client.JobFailed:
 		return sessionJobFailed(rc, v)
 	case specChanged:
-		return moveTo(PhaseUpdating, "SpecChanged", fmt.Sprintf("job spec changed (%s -> %s)", runningSpecHash(st), rc.Hash))
+		return moveTo(PhaseUpdating, "SpecChanged", fmt.Sprintf("job spec changed (%s -> %s)", jobstate.RunningSpecHash(st), rc.Hash))
 	case moved:
 		return moveTo(PhaseUpdating, "ClusterChanged", fmt.Sprintf("FlinkSessionCluster %s now runs Flink cluster %s; moving job %s there (upgradeMode %s)",
 			rc.session.ClusterName, live, jobID, rc.Settings.UpgradeMode))
@@ -226,12 +227,12 @@ func sessionJobLost(rc *Context, v *jobs.View) Outcome {
 		return deployFailed(rc, "JobLost", fmt.Sprintf("job %s is lost (%s) and %s; %s", v.Ref.ID, v.Evidence, choice.Problem, restoreByHand(rc)))
 	}
 	if choice.Problem != "" {
-		stopRecorded(st)
+		jobstate.StopRecorded(st)
 		return deployFailed(rc, "JobLost", fmt.Sprintf("job %s is lost (%s) and %s; restore it by hand (spec.job.initialSavepointPath "+
 			"on a new FlinkSessionJob)", v.Ref.ID, v.Evidence, choice.Problem))
 	}
 	useRestore(rc, choice)
-	stopRecorded(st)
+	jobstate.StopRecorded(st)
 	return startSessionJob(rc, v1beta1.DeploymentRestart, "JobLost", fmt.Sprintf("job %s is lost (%s); restarting it", v.Ref.ID, v.Evidence))
 }
 
@@ -254,7 +255,7 @@ func sessionJobFailed(rc *Context, v *jobs.View) Outcome {
 			"on a new FlinkSessionJob), or set spec.job.fallbackWithoutState", what, choice.Problem))
 	}
 	useRestore(rc, choice)
-	stopRecorded(st)
+	jobstate.StopRecorded(st)
 	return startSessionJob(rc, v1beta1.DeploymentRestart, "RestartingFailedJob", what+"; restartFailedJob is set, starting it again")
 }
 
@@ -265,7 +266,7 @@ func handleSessionJobUpdating(rc *Context) Outcome {
 	if rc.Settings.Suspend {
 		return suspendJob(rc)
 	}
-	hash, jobID := liveJob(st)
+	hash, jobID := jobstate.LiveJob(st)
 	if jobID == "" {
 		return startSessionJob(rc, v1beta1.DeploymentUpdate, "Submitting", "submitting the job")
 	}
@@ -294,17 +295,17 @@ func handleSessionJobDeployFailed(rc *Context) Outcome {
 	if rc.Settings.Suspend {
 		return suspendJob(rc)
 	}
-	hash, jobID := liveJob(st)
+	hash, jobID := jobstate.LiveJob(st)
 	if jobID != "" && rc.Settings.RestartFailedJob {
 		if v := rc.pass().View(hash, jobID); v.State() == client.JobFailed {
 			return sessionJobFailed(rc, v)
 		}
 	}
 	switch {
-	case jobID != "" && rc.Hash == runningSpecHash(st) && rc.Hash != rc.Machine.FailedDeployHash:
+	case jobID != "" && rc.Hash == jobstate.RunningSpecHash(st) && rc.Hash != rc.Machine.FailedDeployHash:
 		rc.Machine.FailedDeployHash = ""
 		return moveTo(PhaseRunning, "SpecRestored", "spec is back to the running one")
-	case rc.Hash != rc.Machine.FailedDeployHash && rc.Hash != runningSpecHash(st):
+	case rc.Hash != rc.Machine.FailedDeployHash && rc.Hash != jobstate.RunningSpecHash(st):
 		return moveTo(PhaseUpdating, "SpecChanged", fmt.Sprintf("job spec changed (%s); deploying", rc.Hash))
 	}
 	observeLiveJob(rc)
@@ -378,7 +379,7 @@ func jobManagerHABringsBack(rc *Context) string {
 	if !isSessionJob(rc) {
 		return ""
 	}
-	for _, r := range []*v1beta1.DeploymentRecord{stable(rc.Job), candidate(rc.Job)} {
+	for _, r := range []*v1beta1.DeploymentRecord{jobstate.Stable(rc.Job), jobstate.Candidate(rc.Job)} {
 		if r != nil && r.JobID != "" && rc.Clusters[r.ClusterHash].JobManagerGone() && haKeepsJobs(rc, r.ClusterHash) {
 			return fmt.Sprintf("the JobManager of %s is gone; Flink HA recovers job %s when it is back",
 				flink.VersionedServiceNameOf(rc.ClusterOwner.Name, r.ClusterHash), r.JobID)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // A session job's Submitting has readinessTimeout, from when the phase began, as an application's
@@ -27,7 +28,7 @@ const waitingForSlotsReason = "WaitingForSlots"
 // wait for slots.
 func sessionSubmitDeadline(rc *Context) time.Duration {
 	st := rc.Job
-	c := candidate(st)
+	c := jobstate.Candidate(st)
 	if c == nil || c.JobID == "" || rc.Machine.PhaseStartedAt == nil {
 		return readinessTimeout(rc)
 	}
@@ -102,8 +103,8 @@ func tasksStarted(rc *Context, c *v1beta1.DeploymentRecord) time.Time {
 // the shared cluster unowned, and the next submission's fence took it for the new spec's job.
 func giveUpSessionSubmission(rc *Context, cause string) Outcome {
 	st := rc.Job
-	c := candidate(st)
-	if _, live := liveJob(st); c != nil && c.JobID != "" && live == "" && !neverSubmitted(rc, c) {
+	c := jobstate.Candidate(st)
+	if _, live := jobstate.LiveJob(st); c != nil && c.JobID != "" && live == "" && !neverSubmitted(rc, c) {
 		deleteUploadedJar(rc, c)
 		keepAsSessionJobsJob(st)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // sessionJobTable is the FlinkSessionJob's phase table: a job's lifecycle without cluster phases.
@@ -154,7 +155,7 @@ func init() {
 // abandonSessionStop ends a stop of a session job that cannot finish: a suspend rests with the job as
 // it is, an update fails with the job still running; both until the user changes the spec.
 func abandonSessionStop(rc *Context, cause string) Outcome {
-	if candidate(rc.Job) == nil {
+	if jobstate.Candidate(rc.Job) == nil {
 		return blocked(rc, "SuspendBlocked", fmt.Sprintf("suspend failed: %s; change the spec to retry", cause))
 	}
 	return deployFailed(rc, "DeployFailed", fmt.Sprintf("%s; the job keeps running as it was", cause))

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 )
 
@@ -44,7 +45,7 @@ func answerSnapshotRequests(rc *Context) {
 		return
 	}
 	d := snapshots.Disposal{Guardian: func() (*guardian.Namespace, error) { return stateGuardian(rc, true) }}
-	if hash := liveCluster(rc.Job); hash != "" && rc.Clusters[hash].Ready() {
+	if hash := jobstate.LiveCluster(rc.Job); hash != "" && rc.Clusters[hash].Ready() {
 		d.Dispose = func(path string) error { return rc.pass().Flink().DisposeSavepoint(rc, rc.FlinkURL(hash), path) }
 	}
 	snapshots.Answer(rc, rc.snapshotPass(), string(rc.Subject.Phase()), d)

@@ -148,7 +148,7 @@ func trimLedger(rc *Context) {
 	}
 	var keepJobs []string
 	protected := map[string]bool{st.Deployments.NextRestorePath: true, st.JobStatus.RestorePath: true, st.FinalSavepointPath: true}
-	for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
+	for _, r := range []*v1beta1.DeploymentRecord{jobstate.Stable(st), jobstate.Candidate(st)} {
 		if r != nil {
 			keepJobs = append(keepJobs, r.JobID)
 			protected[r.RestorePath] = true
@@ -165,7 +165,7 @@ func trimLedger(rc *Context) {
 // disposeSavepoints deletes savepoints the ledger let go through Flink. A disposal that fails
 // leaves files behind, which is no reason to hold the job: an Event says so.
 func disposeSavepoints(rc *Context, gone []v1beta1.StateEntry) {
-	hash := liveCluster(rc.Job)
+	hash := jobstate.LiveCluster(rc.Job)
 	if hash == "" || len(gone) == 0 {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // handleSubmitting points the application's Service at the candidate's cluster and starts the
@@ -14,7 +15,7 @@ import (
 // Then the candidate is the stable deployment.
 func handleSubmitting(rc *Context) Outcome {
 	st := rc.Job
-	c := candidate(st)
+	c := jobstate.Candidate(st)
 	if c == nil {
 		return moveTo(PhaseUpdating, "NothingToSubmit", "no deployment is in progress; deploying the spec")
 	}
@@ -22,7 +23,7 @@ func handleSubmitting(rc *Context) Outcome {
 		return warnTo(PhaseRollingBack, "ForceRollback", "forceRollback set: abandoning the update")
 	}
 	app := targetApp(rc)
-	beside := besideLive(rc) && stable(st) != nil && stable(st).JobID != ""
+	beside := besideLive(rc) && jobstate.Stable(st) != nil && jobstate.Stable(st).JobID != ""
 	if tms, scaled := taskManagersToSubmit(rc, app); scaled || c.ClusterHash != c.SpecHash {
 		// The cluster is kept, or started for the spec's parallelism; its TaskManagers follow the
 		// parallelism the job is submitted with.

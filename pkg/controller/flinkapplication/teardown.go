@@ -18,7 +18,7 @@ import (
 // are deleted, and the other version is the deployed one, with the application's Service on it.
 func handleTeardown(rc *Context) Outcome {
 	st := &rc.App.Status
-	s, c := stable(&st.JobOwnerStatus), candidate(&st.JobOwnerStatus)
+	s, c := jobstate.Stable(&st.JobOwnerStatus), jobstate.Candidate(&st.JobOwnerStatus)
 	var gone, survivor *v1beta1.DeploymentRecord
 	switch {
 	case c != nil && c.SpecHash == st.TeardownHash:
@@ -56,7 +56,7 @@ func handleTeardown(rc *Context) Outcome {
 			startedJob(rc, specJobParams(app), survivor.RestorePath)
 		}
 	} else {
-		clearTarget(&st.JobOwnerStatus)
+		jobstate.ClearTarget(&st.JobOwnerStatus)
 		if st.FailedDeployHash == gone.SpecHash {
 			// An aborted or rolled-back version: DeployFailed until the spec changes.
 			reason := "BlueGreenAborted"
@@ -116,7 +116,7 @@ func stopVersion(rc *Context, gone *v1beta1.DeploymentRecord) Outcome {
 	rc.event(false, "VersionStopped", fmt.Sprintf("job %s of version %s (%s) stopped, %s", gone.JobID, gone.Version,
 		flink.VersionedServiceName(rc.App, gone.ClusterHash), describeStop(path, v)))
 	discardedWithVersion(rc, gone, v)
-	forgetJob(gone)
+	jobstate.ForgetJob(gone)
 	trimLedger(rc)
 	// The record of how it stopped is persisted before its cluster, which knows the savepoint, goes.
 	return persistThenContinue()
@@ -148,12 +148,12 @@ func discardedWithVersion(rc *Context, gone *v1beta1.DeploymentRecord, v *jobs.V
 		return
 	}
 	st := &rc.App.Status.JobOwnerStatus
-	for _, r := range []*v1beta1.DeploymentRecord{stable(st), candidate(st)} {
+	for _, r := range []*v1beta1.DeploymentRecord{jobstate.Stable(st), jobstate.Candidate(st)} {
 		if r == nil || r == gone {
 			continue
 		}
 		paths := []string{r.RestorePath}
-		if r == candidate(st) {
+		if r == jobstate.Candidate(st) {
 			paths = append(paths, st.Deployments.NextRestorePath)
 		}
 		for _, p := range paths {
