@@ -14,6 +14,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
@@ -84,8 +85,8 @@ type Environment struct {
 	// before its answer reaches the pass, and is still only the echo.
 	writing sync.Map
 
-	// routes remembers the JobManager Services lately seen routing elsewhere (jobmanager_routes.go).
-	routes routeMemory
+	// routes remember the JobManager Services lately seen routing elsewhere (clusters.Routes).
+	routes clusters.Routes
 
 	// namespaces keeps the Namespaces the pod policy was last read from.
 	namespaces namespaceCache
