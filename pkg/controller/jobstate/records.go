@@ -133,9 +133,16 @@ func DeriveJobStatus(st *v1beta1.JobOwnerStatus) (inProgress string) {
 	if c := Candidate(st); c != nil && (c.JobID != "" || job == nil) && (job == nil || job.JobID == "") {
 		job = c
 	}
+	before := st.JobStatus.JobID
 	st.JobStatus.JobID, st.JobStatus.ClusterHash = "", ""
 	if job != nil && job.JobID != "" {
 		st.JobStatus.JobID, st.JobStatus.ClusterHash = job.JobID, job.ClusterHash
+	}
+	if st.JobStatus.JobID != before {
+		// The state shown is that of the job it was read of: another job's says nothing of this
+		// one (attack review of c84e7a2: a promoted BlueGreen version showed the deployed job's
+		// FAILED, and the restore policy took it for the new job's own end).
+		st.JobStatus.State = ""
 	}
 	return DeriveFromLedger(st)
 }
