@@ -251,6 +251,15 @@ func deployedJobOver(rc *Context, hash, jobID, next string) *Outcome {
 		o := failed(choice.Unanswered)
 		return &o
 	}
+	if choice.Problem != "" {
+		// The new version now replaces the deployed job, whose newest state the policy cannot name:
+		// the state chosen while that job ran may be older than what it completed since, so nothing
+		// is sent from it (explorer seed 34000468: a savepoint of the deployed job in doubt, and the
+		// new version went back behind a checkpoint recorded after the one it was to start from).
+		o := deployFailed(rc, "RecoveryFailed", fmt.Sprintf("job %s of the deployed version is over before the new version's job was sent, and %s; %s",
+			jobID, choice.Problem, restoreByHand(rc)))
+		return &o
+	}
 	if choice.Path == "" || jobstate.SamePath(choice.Path, next) || !newerOfOneJob(rc, jobID, choice.Path, next, before) {
 		return nil
 	}

@@ -474,3 +474,12 @@ func TestExplorerSeed27000113(t *testing.T) {
 func TestExplorerSeed32000603(t *testing.T) {
 	replayHASeed(t, 32000603, 1457)
 }
+
+// Seed 34000468: gamma's new BlueGreen version was to start from a savepoint of the deployed job,
+// which completed a checkpoint after it; the deployed job's JobManager Deployment was then
+// deleted before the new version's job was sent. A savepoint asked of the deployed job earlier was
+// in doubt, so the restore policy could not name the job's newest state, and the new version was
+// sent from the older savepoint anyway, behind the recorded checkpoint (deployedJobOver).
+func TestExplorerSeed34000468(t *testing.T) {
+	replaySeed(t, 34000468, 1217)
+}
