@@ -472,7 +472,6 @@ func TestExplorerSeed27000113(t *testing.T) {
 // refused, and beta rested in DeployFailed
 // (TestAFailedJobsDiscardedCheckpointsAreNotRestoredOnceItsJobManagerForgetsIt).
 func TestExplorerSeed32000603(t *testing.T) {
-	t.Skip("finding 5 of issue 55 is open again: reading the end status recorded in an earlier pass left out checkpoints that still existed (explorer seed 38000557)")
 	replayHASeed(t, 32000603, 1457)
 }
 

@@ -101,9 +101,9 @@ type FlinkAnswer struct {
 	// status keeps times to the second, and a savepoint and a checkpoint taken within one second
 	// are ordered by Flink's times, not by what status kept of them.
 	TakenAt map[string]time.Time
-	// CheckpointsDiscarded says that Flink reports the job's newest checkpoint discarded (its
-	// retention policy, as the job ended): none older is left either.
-	CheckpointsDiscarded bool
+	// Discarded is the job's newest checkpoint when Flink reports it discarded (its retention
+	// policy, as the job ended): none older is left either. Its time is Flink's.
+	Discarded *StatePoint
 	// Restored is the checkpoint the job restored at its last failover, when it completed none
 	// since: Flink's statistics start again with each JobMaster and list no other. It is dated by
 	// the restore, for Flink does not say when it was taken.
@@ -129,7 +129,9 @@ func (p *Pass) AskFlinkState(ref Ref, asked ...Trigger) (FlinkAnswer, error) {
 			out.TakenAt[c.ExternalPath] = time.UnixMilli(c.TriggerTimestamp)
 		}
 	}
-	out.CheckpointsDiscarded = cps.Latest.Completed != nil && cps.Latest.Completed.Discarded
+	if c := cps.Latest.Completed; c != nil && c.Discarded {
+		out.Discarded = &StatePoint{c.ExternalPath, time.UnixMilli(c.TriggerTimestamp)}
+	}
 	if r := cps.Latest.Restored; cps.Latest.Completed == nil && r != nil && !r.IsSavepoint && Restorable(r.ExternalPath) {
 		out.Restored = &StatePoint{r.ExternalPath, time.UnixMilli(r.RestoreTimestamp)}
 	}

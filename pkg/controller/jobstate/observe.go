@@ -72,7 +72,7 @@ func (o Observe) LiveJob() (healthReason string) {
 			// The record of the newest checkpoint rests on the checkpoints' own endpoint alone: a
 			// JobManager that fails to answer for the job while it checkpoints on would otherwise
 			// leave the record as old as its errors, and Flink subsumes what it names.
-			o.checkpoints(v.Ref, window)
+			o.checkpoints(v.Ref, window, "")
 		}
 		return ""
 	}
@@ -91,7 +91,7 @@ func (o Observe) LiveJob() (healthReason string) {
 		js.LastFailingTime = &t
 	}
 	if o.Look.Due("checkpoints", window, o.checkpointsLooked(window)) || job.State != client.JobRunning || firstDue {
-		o.checkpoints(v.Ref, window)
+		o.checkpoints(v.Ref, window, job.State)
 		if firstDue && js.LastCheckpointPath != "" {
 			// Jobs started together record their first checkpoints in the same polls; from a phase
 			// of its own over the window, each job's later records do not come due with theirs.
@@ -114,8 +114,9 @@ func (o Observe) LiveJob() (healthReason string) {
 
 // checkpoints records the job's restarts and, when due, its newest completed checkpoint: in
 // the checkpoint book, or in status with the checkpoint counters (CheckpointRecords). window is
-// how often the checkpoints are looked at.
-func (o Observe) checkpoints(ref jobs.Ref, window time.Duration) {
+// how often the checkpoints are looked at, state the job's state as Flink just told it ("" when it
+// did not).
+func (o Observe) checkpoints(ref jobs.Ref, window time.Duration, state string) {
 	js := &o.Job.Status.JobStatus
 	cp, err := o.Flink.Checkpoints(ref)
 	if err != nil {
@@ -132,7 +133,9 @@ func (o Observe) checkpoints(ref jobs.Ref, window time.Duration) {
 	}
 	js.JobRestartCount = int32(restarts)
 	path, at := o.Records.Recorded()
-	if c := cp.Latest.Completed; c != nil && c.ExternalPath != "" && CheckpointRecordDue(path, at, c.ExternalPath, c.TriggerTimestamp) &&
+	if c := cp.Latest.Completed; c != nil && c.Discarded {
+		o.discarded(ref, state, c)
+	} else if c != nil && c.ExternalPath != "" && CheckpointRecordDue(path, at, c.ExternalPath, c.TriggerTimestamp) &&
 		!o.Records.RecordInBook(window, o.Job.Settings.CheckpointInterval(), ref.ID, c, TakenByFlink(o.Now, c.TriggerTimestamp)) {
 		// Recorded in the ledger as the job's checkpoint, which jobStatus.lastCheckpoint shows.
 		o.Job.Ledger().Record(v1beta1.StateCheckpoint, ref.ID, LiveCluster(o.Job.Status), c.ExternalPath, TakenByFlink(o.Now, c.TriggerTimestamp))
@@ -142,6 +145,20 @@ func (o Observe) checkpoints(ref jobs.Ref, window time.Duration) {
 	if r := cp.Latest.Restored; r != nil && js.RestorePath == "" {
 		js.RestorePath, js.RestoreTime = r.ExternalPath, MsTime(r.RestoreTimestamp)
 	}
+}
+
+// discarded records that Flink discarded the job's checkpoints as it ended, c being the newest of
+// them: Flink says so only while its JobManager knows the job. A JobManager that restarts without
+// HA then forgets the job, and a restore chosen after reads the record (explorer seed 32000603: a
+// job FAILED under NO_EXTERNALIZED_CHECKPOINTS, its JobManager restarted, and the job was sent
+// again from its recorded checkpoint, which Flink refused). Only Flink's word on this very job
+// counts, in the pass that reads its end: its checkpoint statistics say the newest is discarded,
+// and its details say it ended.
+func (o Observe) discarded(ref jobs.Ref, state string, c *client.Checkpoint) {
+	if !client.IsGloballyTerminal(state) || !jobs.Restorable(c.ExternalPath) {
+		return
+	}
+	o.Job.Ledger().RecordDiscarded(ref.ID, ClusterOfJob(o.Job.Status, ref.ID), c.ExternalPath, TakenByFlink(o.Now, c.TriggerTimestamp), o.Now)
 }
 
 // askTogether asks Flink at once for what LiveJob is about to read one after the other: the
@@ -296,7 +313,11 @@ func (o Observe) DueCheckpoint() {
 	}
 	window := o.RecordWindow()
 	if o.Look.Due("checkpoints", window, o.checkpointsLooked(window)) {
-		o.checkpoints(v.Ref, window)
+		state := ""
+		if v.Details != nil {
+			state = v.Details.State
+		}
+		o.checkpoints(v.Ref, window, state)
 	}
 }
 

@@ -64,7 +64,11 @@ func (r Restore) Choose(jobID string, ref *jobs.Ref, named bool) jobs.RestoreCho
 			// Not found is Flink's word that it holds nothing more of the job.
 			return jobs.RestoreChoice{Unanswered: jobs.Retryable("ReadCheckpoints", err)}
 		}
-		answered, discarded = err == nil, flinks.CheckpointsDiscarded
+		answered, discarded = err == nil, flinks.Discarded != nil
+		if d := flinks.Discarded; d != nil && jobs.Restorable(d.Path) {
+			// Said once, while Flink knows the job: kept for a restore after it forgot it.
+			r.Job.Ledger().RecordDiscarded(jobID, ClusterOfJob(r.Job.Status, jobID), d.Path, TakenByFlink(r.Now, d.At.UnixMilli()), r.Now)
+		}
 		points = append(TakenAsFlinkSays(points, flinks.TakenAt), flinks.Points...)
 		r.Job.RecordFlinksCheckpoint(jobID, flinks.Points)
 		restored, problem := r.Job.RestoredAtFailover(jobID, flinks.Restored, points)
@@ -146,9 +150,10 @@ func (r Restore) withoutDiscardedCheckpoints(jobID string, points []jobs.StatePo
 }
 
 // endedDiscarding tells whether the job ended, or is on its way to an end, at which its
-// checkpoints are discarded, as Flink shows it in this pass. An end status recorded in an earlier
-// pass is not read: status's job state is not yet a record tied to its job alone (explorer seeds
-// 32000603 and 38000557, issue 55).
+// checkpoints are discarded, as Flink shows it in this pass. status's job state is not read: it
+// shows whichever job status shows, not this one alone (explorer seed 38000557: a job was taken
+// for ended by another's end). What Flink said of an earlier end is the ledger's record of the
+// discard (ledger.RecordDiscarded), which leaves the checkpoints out of the job's recorded states.
 func (r Restore) endedDiscarding(jobID string) bool {
 	if cluster := ClusterOfJob(r.Job.Status, jobID); cluster != "" && r.Flink != nil {
 		if v := r.Flink.Seen(cluster, jobID); v != nil && v.Details != nil {

@@ -36,9 +36,10 @@ func (j Job) BookEntry(jobID string) (checkpointbook.Entry, bool) {
 	return e, ok && e.JobID == jobID
 }
 
-// BookPoints are the book's state of the job for the restore policy.
+// BookPoints are the book's state of the job for the restore policy: not a checkpoint Flink
+// discarded as the job ended (ledger.RecordDiscarded).
 func (j Job) BookPoints(jobID string) []jobs.StatePoint {
-	if e, ok := j.BookEntry(jobID); ok && jobs.Restorable(e.Path) {
+	if e, ok := j.BookEntry(jobID); ok && jobs.Restorable(e.Path) && !j.Ledger().Discarded(jobID, e.At) {
 		return []jobs.StatePoint{{Path: e.Path, At: e.At}}
 	}
 	return nil
@@ -262,7 +263,8 @@ func StableFloor(st *v1beta1.JobOwnerStatus, book func(jobID string) []jobs.Stat
 	j := guardian.Job{}
 	l := ledger.Of(&st.Ledger)
 	for _, e := range st.Ledger {
-		if e.ClusterHash == s.ClusterHash && e.JobID != "" && e.Result == v1beta1.StateCompleted && e.Time != nil && jobs.Restorable(e.Path) {
+		if e.ClusterHash == s.ClusterHash && e.JobID != "" && e.Result == v1beta1.StateCompleted && e.Time != nil && jobs.Restorable(e.Path) &&
+			!l.IsDiscarded(&e) {
 			j.Completed = append(j.Completed, jobs.StatePoint{Path: e.Path, At: ledger.TakenAt(&e)})
 			if book != nil {
 				j.Completed = append(j.Completed, book(e.JobID)...)

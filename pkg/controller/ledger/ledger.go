@@ -231,7 +231,9 @@ func (l Ledger) Record(purpose v1beta1.SavepointPurpose, jobID, cluster, path st
 			if e.Time != nil && !at.After(TakenAt(e)) {
 				return false
 			}
-			e.Path, e.ClusterHash = path, cluster
+			// A checkpoint newer than the ones Flink discarded is of a job run again under the
+			// same id: the mark covered what came before it, and this one stands.
+			e.Path, e.ClusterHash, e.Discarded = path, cluster, nil
 			setTaken(e, at)
 			return true
 		}
@@ -253,10 +255,63 @@ func (l Ledger) Checkpoint(jobID string) *v1beta1.StateEntry {
 	return nil
 }
 
-// States are the completed states of a job, for the restore policy.
+// RecordDiscarded records that Flink discarded the job's checkpoints as the job ended (its
+// retention policy), Flink's newest of them being path, taken at `at`: the job's checkpoint entry
+// names it, marked Discarded, and no checkpoint of the job taken up to it is a restore's state
+// again (Discarded). The job's savepoints and the state it started from stand. Flink says it once,
+// in the pass that reads the ended job's statistics; a JobManager that restarts without HA forgets
+// the job, and the record is then all that says so (explorer seed 32000603).
+func (l Ledger) RecordDiscarded(jobID, cluster, path string, at, now time.Time) {
+	if jobID == "" {
+		return
+	}
+	t := metav1.NewTime(now)
+	if e := l.Checkpoint(jobID); e != nil {
+		if e.Discarded != nil && (e.Time == nil || !at.After(TakenAt(e))) {
+			return
+		}
+		if e.Time == nil || at.After(TakenAt(e)) {
+			e.Path, e.ClusterHash = path, cluster
+			setTaken(e, at)
+		}
+		e.Discarded = &t
+		return
+	}
+	e := v1beta1.StateEntry{Purpose: v1beta1.StateCheckpoint, JobID: jobID, ClusterHash: cluster, Result: v1beta1.StateCompleted, Path: path}
+	setTaken(&e, at)
+	e.Discarded = &t
+	*l.Entries = append(*l.Entries, e)
+}
+
+// DiscardedUpTo is the time of the newest checkpoint of the job that Flink discarded with the
+// others as the job ended; zero when Flink was not seen to.
+func (l Ledger) DiscardedUpTo(jobID string) time.Time {
+	if e := l.Checkpoint(jobID); e != nil && e.Discarded != nil && e.Time != nil {
+		return TakenAt(e)
+	}
+	return time.Time{}
+}
+
+// Discarded tells whether the job's checkpoint at path, taken at `at`, went as Flink discarded the
+// job's checkpoints at its end (RecordDiscarded).
+func (l Ledger) Discarded(jobID string, at time.Time) bool {
+	upTo := l.DiscardedUpTo(jobID)
+	return !upTo.IsZero() && !at.After(upTo)
+}
+
+// IsDiscarded tells whether the entry is a checkpoint Flink discarded as its job ended.
+func (l Ledger) IsDiscarded(e *v1beta1.StateEntry) bool {
+	return IsCheckpoint(e.Purpose) && e.Time != nil && l.Discarded(e.JobID, TakenAt(e))
+}
+
+// States are the completed states of a job, for the restore policy: not the checkpoints Flink
+// discarded as it ended.
 func (l Ledger) States(jobID string) []jobs.StatePoint {
 	var out []jobs.StatePoint
 	for _, e := range *l.Entries {
+		if l.IsDiscarded(&e) {
+			continue
+		}
 		if e.JobID == jobID && jobID != "" && e.Result == v1beta1.StateCompleted && jobs.Restorable(e.Path) && e.Time != nil {
 			out = append(out, jobs.StatePoint{Path: e.Path, At: TakenAt(&e)})
 		}
@@ -347,10 +402,10 @@ func (l Ledger) Trim(keep int, keepJobs []string, protect func(path string) bool
 	// What a restore needs is essential: the bound below never takes it.
 	essential := make([]bool, len(es))
 	for i, e := range es {
-		// A gone mark matters while a restore could still pick its state: the state is protected,
+		// A gone mark, or a discarded one, matters while a restore could still pick its state: the state is protected,
 		// or its job is still recorded. Past that it would stay for good, one per update.
 		protected := e.Path != "" && protect != nil && protect(e.Path)
-		essential[i] = protected || e.Gone != nil && contains(keepJobs, e.JobID)
+		essential[i] = protected || (e.Gone != nil || e.Discarded != nil) && contains(keepJobs, e.JobID)
 	}
 	for _, job := range keepJobs {
 		for _, savepoints := range []bool{false, true} {
@@ -394,12 +449,22 @@ func (l Ledger) NewestSavepointPath(jobID string) string {
 	return ""
 }
 
-// NewestPath is where the newest completed state of the job is; "" when the ledger has none.
+// NewestPath is where the newest completed state of the job is, not counting the checkpoints Flink
+// discarded as it ended; "" when the ledger has none.
 func (l Ledger) NewestPath(jobID string) string {
-	if i := newestCompleted(*l.Entries, jobID, false); i >= 0 {
-		return (*l.Entries)[i].Path
+	best := -1
+	es := *l.Entries
+	for i := range es {
+		e := &es[i]
+		if e.JobID == jobID && jobID != "" && e.Result == v1beta1.StateCompleted && e.Time != nil && !l.IsDiscarded(e) &&
+			(best < 0 || TakenAt(e).After(TakenAt(&es[best]))) {
+			best = i
+		}
 	}
-	return ""
+	if best < 0 {
+		return ""
+	}
+	return es[best].Path
 }
 
 // TimeOf is when the state at path was taken, as its completed entry says; zero when the ledger

@@ -214,6 +214,11 @@ type StateEntry struct {
 	// started from it again, and no older state is taken in its stead: the job may have completed
 	// newer state, which the operator cannot list.
 	Gone *metav1.Time `json:"gone,omitempty"`
+	// Discarded is when Flink said it discarded the job's checkpoints as the job ended, by its
+	// checkpoint retention policy. It is set on the job's checkpoint entry, which then names the
+	// newest checkpoint Flink listed: no checkpoint of the job taken up to it is restored from.
+	// The job's savepoints and the state it started from stand.
+	Discarded *metav1.Time `json:"discarded,omitempty"`
 }
 
 // MaxSavepoints is how many savepoints status.savepoints keeps.

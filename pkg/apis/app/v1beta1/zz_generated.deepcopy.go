@@ -1527,6 +1527,10 @@ func (in *StateEntry) DeepCopyInto(out *StateEntry) {
 		in, out := &in.Gone, &out.Gone
 		*out = (*in).DeepCopy()
 	}
+	if in.Discarded != nil {
+		in, out := &in.Discarded, &out.Discarded
+		*out = (*in).DeepCopy()
+	}
 	return
 }
 
