@@ -11,6 +11,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
@@ -115,7 +116,10 @@ func summarize(rc *Context) {
 
 // showJobAsSeen keeps jobStatus.state from saying a job runs when the pass saw it stopped: a job its
 // JobManager no longer knows, or one gone with its JobManager, has no state; one Flink reports
-// terminal shows that state. A job the pass did not look at keeps what was seen last.
+// terminal shows that state. A job the pass did not look at keeps what was seen last. So does one
+// shown ended for good (FAILED, CANCELED, FINISHED) that its JobManager forgot since (restarted
+// without HA): it ended all the same, and a FAILED job is then not taken for one lost with its
+// JobManager (failedAndLeftFailed).
 func showJobAsSeen(rc *Context) {
 	js := &rc.Job.JobStatus
 	if js.JobID == "" || rc.jobs == nil {
@@ -125,7 +129,9 @@ func showJobAsSeen(rc *Context) {
 	if v == nil || v.Liveness != jobs.Stopped {
 		return
 	}
-	js.State = v1beta1.JobState(v.State())
+	if v.State() != "" || !client.IsGloballyTerminal(string(js.State)) {
+		js.State = v1beta1.JobState(v.State())
+	}
 	switch _, live := jobstate.LiveJob(rc.Job); {
 	case js.State != "":
 	case live != js.JobID:

@@ -44,6 +44,10 @@ func recoverDeployment(rc *Context) Outcome {
 	if err := createCluster(rc, flink.OwnerFromApplication(app), jobstate.LiveCluster(&st.JobOwnerStatus)); err != nil {
 		return failed(err)
 	}
+	if failedAndLeftFailed(rc, lost) {
+		rc.event(false, "RecoverDeployment", fmt.Sprintf("%s; created it again. Job %s FAILED and restartFailedJob is not set: it is not started again", msg, lost))
+		return stay(0)
+	}
 	if flink.HighAvailability(app) && lost != "" {
 		// Should HA not have the job, it is submitted again from the newest state known, and not at
 		// all while that state is in doubt or missing (haRecoveryMissed).

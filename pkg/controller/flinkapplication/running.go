@@ -3,6 +3,7 @@ package flinkapplication
 import (
 	"fmt"
 
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
@@ -55,6 +56,8 @@ func handleRunning(rc *Context) Outcome {
 			return out
 		}
 		switch {
+		case v.Liveness == jobs.Stopped && v.Details == nil && failedAndLeftFailed(rc, jobID):
+			// Forgotten by a JobManager that restarted: the job is still one Flink ended.
 		case v.Liveness == jobs.Stopped && v.Details == nil:
 			rc.event(true, "JobLost", fmt.Sprintf("job %s is lost: %s", jobID, v.Evidence))
 			return recoverStoppedJob(rc, v, "JobLost", fmt.Sprintf("job %s is lost (%s)", jobID, v.Evidence))
@@ -124,4 +127,14 @@ func removeStaleClusters(rc *Context) error {
 		rc.event(false, "ClusterDeleted", fmt.Sprintf("deleted Flink cluster %s", flink.VersionedServiceNameOf(rc.Meta.Name, h)))
 	}
 	return err
+}
+
+// failedAndLeftFailed tells whether the live job is one Flink was seen to end FAILED (status shows
+// that very job FAILED: jobStatus.state goes with jobStatus.jobID) and restartFailedJob is not
+// set. It is not started again when its JobManager restarts without HA and forgets it, nor when
+// its JobManager Deployment is created again: a job Flink ended is not a job lost with its
+// JobManager, and the user said a failed job waits for them.
+func failedAndLeftFailed(rc *Context, jobID string) bool {
+	js := &rc.App.Status.JobStatus
+	return !rc.App.Spec.RestartFailedJob && jobID != "" && js.JobID == jobID && js.State == v1beta1.JobFailed
 }
