@@ -1,8 +1,6 @@
 package flinkapplication
 
 import (
-	"reflect"
-	"strconv"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -78,12 +76,9 @@ type Environment struct {
 	// (quiet_submission.go).
 	quiet sync.Map
 
-	// written remembers the resourceVersion of our own last status write per application, to spot
-	// a cache that has not caught up with it yet.
-	written sync.Map
-	// writing holds the objects whose status write is on the wire: its echo may reach the informer
-	// before its answer reaches the pass, and is still only the echo.
-	writing sync.Map
+	// written remembers our own last status write of each object, to spot a cache that has not
+	// caught up with it yet and the echo of the write.
+	written fsm.OwnWrites
 
 	// routes remember the JobManager Services lately seen routing elsewhere (clusters.Routes).
 	routes clusters.Routes
@@ -105,24 +100,13 @@ type Observer = watch.Observer
 // SessionObserver reads session clusters and session jobs, normally from informer caches.
 type SessionObserver = watch.SessionObserver
 
-// staleCache tells whether the cached application predates our own last status write: acting on it
-// could repeat a step already taken, so the reconcile waits for the cache instead.
+// staleCache tells whether the cached object predates our own last status write (fsm.OwnWrites).
 func (e *Environment) staleCache(kind string, obj metav1.Object) bool {
-	v, ok := e.written.Load(objectKey(kind, obj))
-	if !ok {
-		return false
-	}
-	have, err1 := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
-	wrote, err2 := strconv.ParseUint(v.(string), 10, 64)
-	return err1 == nil && err2 == nil && have < wrote
-}
-
-func (e *Environment) rememberWrite(key, resourceVersion string) {
-	e.written.Store(key, resourceVersion)
+	return e.written.Stale(objectKey(kind, obj), obj)
 }
 
 func (e *Environment) forgetApp(key string) {
-	e.written.Delete(key)
+	e.written.Forget(key)
 	e.deadlines.Delete(key)
 	e.phaseTime.Forget(key)
 	e.quiet.Delete(key)
@@ -146,17 +130,10 @@ func (e *Environment) noteDeadline(rc *Context) {
 // look is the pass's object's reads of slow-moving figures from Flink (jobstate.Looks).
 func (rc *Context) look() jobstate.Look { return rc.env.looks.Of(rc.writeKey(), rc.Now) }
 
-// ownEcho tells whether an update of an object is only our own last status write coming back: its
-// resourceVersion is the one that write returned (or the write is still waiting for its answer), and
-// nothing else a pass reads changed with it.
+// ownEcho tells whether an update of an object is only our own last status write coming back
+// (fsm.OwnWrites.Echo).
 func (e *Environment) ownEcho(kind string, old, new metav1.Object) bool {
-	key := kind + "/" + new.GetNamespace() + "/" + new.GetName()
-	v, ok := e.written.Load(key)
-	_, inFlight := e.writing.Load(key)
-	return (inFlight || ok && v.(string) == new.GetResourceVersion()) && old.GetGeneration() == new.GetGeneration() &&
-		(old.GetDeletionTimestamp() == nil) == (new.GetDeletionTimestamp() == nil) &&
-		reflect.DeepEqual(old.GetFinalizers(), new.GetFinalizers()) &&
-		reflect.DeepEqual(old.GetLabels(), new.GetLabels()) && reflect.DeepEqual(old.GetAnnotations(), new.GetAnnotations())
+	return e.written.Echo(objectKey(kind, new), old, new)
 }
 
 func eventType(warning bool) string {

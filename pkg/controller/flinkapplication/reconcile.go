@@ -18,7 +18,7 @@ import (
 )
 
 // staleCacheRetry is how soon a reconcile that found a cache older than our own write tries again.
-const staleCacheRetry = 100 * time.Millisecond
+const staleCacheRetry = fsm.StaleCacheRetry
 
 // Reconcile runs one pass of the state machine for one application: it builds the reconcile context,
 // lets the phase's handler decide, writes the status once (as a patch, only when it changed) and
@@ -177,8 +177,8 @@ func (e *Environment) persist(rc *Context) error {
 		return err
 	}
 	key := rc.writeKey()
-	e.writing.Store(key, true)
-	defer e.writing.Delete(key) // after rememberWrite: no moment when the echo would look foreign
+	end := e.written.Begin(key)
+	defer end() // after Wrote: no moment when the echo would look foreign
 	updated, err := rc.kind.patch(rc, patch, "status")
 	if apierrors.IsNotFound(err) {
 		return nil // the finalizer went and the application with it
@@ -190,6 +190,6 @@ func (e *Environment) persist(rc *Context) error {
 		return fmt.Errorf("writing status of %s %s/%s: %w", rc.kind.name, rc.Meta.Namespace, rc.Meta.Name, err)
 	}
 	e.phaseTime.Activity.Wrote(e.Clock.Now())
-	e.rememberWrite(key, updated.GetResourceVersion())
+	e.written.Wrote(key, updated.GetResourceVersion())
 	return nil
 }
