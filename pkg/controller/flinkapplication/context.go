@@ -12,71 +12,47 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 )
 
 // Context is everything one reconcile of one application knows: the application (a working copy
 // whose status handlers change), the objects it owns, and a view of Flink that asks each question at
 // most once per reconcile. Handlers decide from it; they never list or watch on their own.
 type Context struct {
-	context.Context
-	// Pass is the machine's part of the pass (fsm.Pass): the object as worked on and as read, its
-	// metadata and MachineStatus, the clock, the configuration, and what the pass decided so far.
-	*fsm.Pass
-	// Job and Owned point into the working copy of the object the pass runs for, in its own kind:
-	// the job it owns (nil for a FlinkSessionCluster) and the clusters it owns (nil for a
-	// FlinkSessionJob). Handlers of any kind read and change these. storedJob is the job part of
-	// the object as the pass read it.
-	Job       *v1beta1.JobOwnerStatus
-	Owned     *v1beta1.ClusterOwnerStatus
-	storedJob *v1beta1.JobOwnerStatus
-	// Settings are the job settings of the object's spec; nil for a kind that owns no job.
-	Settings *jobSettings
+	// Pass is what every kind's pass knows (lifecycle.Pass): the machine's part, the object's job
+	// and clusters as worked on and as read, its job settings and its clusters' objects.
+	*lifecycle.Pass
 	// App is the working copy when the object is a FlinkApplication.
 	App *v1beta1.FlinkApplication
 	// Hash is the cluster hash of the current spec.
 	Hash string
-	// Clusters are the owned Flink clusters, by hash.
-	Clusters map[string]*ClusterObjects
-	// HAConfigMaps names the ConfigMaps of Flink's Kubernetes HA services that the owned clusters
-	// left, by cluster hash (ha_configmaps.go).
-	HAConfigMaps map[string][]string
-	// Snapshots are the FlinkSnapshots of the object's job (package snapshots); nil for a kind
-	// that owns no job.
-	Snapshots []*v1beta1.FlinkSnapshot
 	// GenericService is the Service that points at the live cluster, if it exists.
 	GenericService *corev1.Service
 	// Ingress is the application's Flink UI Ingress, if it exists.
 	Ingress *networkingv1.Ingress
 
-	// healthReason says why the live job's health is what observeLiveJob found this pass.
-	healthReason string
-
-	// Waiting is set by a handler that waits for something outside the object (task slots, say):
-	// a word for the Ready condition's reason.
-	Waiting string
-
 	// kind is what differs between the resources the machine runs: their phase table, where they
 	// write, and whose cluster their jobs run on.
 	kind *objectKind
-	// ClusterOwner is the object that owns the clusters in Clusters, as the cluster renderer takes
-	// it: the FlinkApplication itself, or the FlinkSessionCluster of a session job or of its own pass.
-	ClusterOwner flink.ClusterOwner
 	// session is what a session job or cluster knows of its counterpart; nil for a FlinkApplication.
 	session *sessionState
 
-	env  *Environment
-	jobs *jobs.Pass
+	env *Environment
 	// key is writeKey's answer.
 	key string
 }
 
-// bind makes working the pass's object and stored the object as read.
-func (rc *Context) bind(working, stored subject) {
-	rc.Pass.Bind(working, stored)
-	rc.Job, rc.Owned, rc.storedJob = working.job(), working.clusters(), stored.job()
+// newContext is a pass of the kind over the objects read, for the machine's part m.
+func newContext(ctx context.Context, m *fsm.Pass, kind *objectKind, e *Environment) *Context {
+	rc := &Context{Pass: &lifecycle.Pass{Context: ctx, Pass: m}, kind: kind, env: e}
+	rc.NewFlink = rc.newFlinkPass
+	return rc
 }
 
-func (rc *Context) event(warning bool, reason, message string) { rc.Tell(warning, reason, message) }
+// bind makes working the pass's object and stored the object as read.
+func (rc *Context) bind(working, stored subject) { rc.Pass.Bind(working, stored) }
+
+func (rc *Context) event(warning bool, reason, message string) { rc.Event(warning, reason, message) }
 
 // jobManagerGoneForGood tells whether the JobManager of the cluster with this hash is gone and
 // takes its jobs with it: positive evidence that they stopped. A session cluster's JobManager that
@@ -91,27 +67,25 @@ func (rc *Context) jobManagerGoneForGood(hash string) bool {
 	return !isSessionJob(rc) || !haKeepsJobs(rc, hash)
 }
 
-// pass is the pass's view of Flink and its job operations (the job core), made on first use: it
-// asks each question of a JobManager at most once per pass, and its events are the pass's.
-func (rc *Context) pass() *jobs.Pass {
-	if rc.jobs == nil {
-		rc.jobs = jobs.NewPass(rc, rc.env.Flink, rc.Now, jobs.Clusters{
-			URL:            rc.jobManagerAddress,
-			JobManagerGone: rc.jobManagerGoneForGood,
-			FlinkVersion:   rc.FlinkVersion,
-			ApplicationOf:  rc.applicationOf,
-			Refusal: func(hash string) error {
-				return rc.env.jobManagerRoute(rc.ClusterOwner, hash, rc.Clusters[hash], rc.Now)
-			},
-		})
-		rc.jobs.Announce = func(e jobs.Event) { rc.event(e.Warning, e.Reason, e.Message) }
-		if rc.env.Acting != nil {
-			rc.jobs.FenceWith(rc.env.Acting)
-		}
+// pass is the pass's view of Flink and its job operations (lifecycle.Pass.Flink).
+func (rc *Context) pass() *jobs.Pass { return rc.Flink() }
+
+// newFlinkPass makes the pass's view of Flink: it reaches each cluster through its own Service,
+// and none whose Service a tenant pointed elsewhere; it speaks the Flink release each cluster runs.
+func (rc *Context) newFlinkPass() *jobs.Pass {
+	p := jobs.NewPass(rc, rc.env.Flink, rc.Now, jobs.Clusters{
+		URL:            rc.jobManagerAddress,
+		JobManagerGone: rc.jobManagerGoneForGood,
+		FlinkVersion:   rc.FlinkVersion,
+		ApplicationOf:  rc.applicationOf,
+		Refusal: func(hash string) error {
+			return rc.env.jobManagerRoute(rc.ClusterOwner, hash, rc.Clusters[hash], rc.Now)
+		},
+	})
+	if rc.env.Acting != nil {
+		p.FenceWith(rc.env.Acting)
 	}
-	rc.jobs.Overdue = rc.Overdue
-	rc.jobs.SavepointFormat = savepointFormat(rc)
-	return rc.jobs
+	return p
 }
 
 // mayAct is nil while this replica may change Kubernetes or Flink (Environment.Acting).

@@ -103,7 +103,7 @@ func keepStateAddress(rc *Context, rec *v1beta1.DeploymentRecord, v *jobs.View) 
 
 // finishDelete removes the finalizer once what status says about the job's state is persisted.
 func finishDelete(rc *Context, msg string) Outcome {
-	if rc.Stored != nil && rc.storedJob.FinalSavepointPath != rc.Job.FinalSavepointPath {
+	if rc.Stored != nil && rc.StoredJob.FinalSavepointPath != rc.Job.FinalSavepointPath {
 		return persistThenContinue()
 	}
 	if out, waiting := removeHAConfigMapsBeforeFinalizer(rc); waiting {

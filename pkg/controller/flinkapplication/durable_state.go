@@ -43,8 +43,8 @@ func ownReferences(rc *Context) guardian.References {
 		// Pending by the status as stored counts as much as by the pass's own, until the write.
 		if p := snapshots.PendingSpecPath(s.InitialSavepoint, s.RedeployNonce, rc.Job); p != "" {
 			out.Paths = append(out.Paths, guardian.Use{Name: p, Why: "its spec names it"})
-		} else if rc.Stored != nil && rc.storedJob != nil {
-			if p := snapshots.PendingSpecPath(s.InitialSavepoint, s.RedeployNonce, rc.storedJob); p != "" {
+		} else if rc.Stored != nil && rc.StoredJob != nil {
+			if p := snapshots.PendingSpecPath(s.InitialSavepoint, s.RedeployNonce, rc.StoredJob); p != "" {
 				out.Paths = append(out.Paths, guardian.Use{Name: p, Why: snapshots.StoredUntilWrite})
 			}
 		}
@@ -162,8 +162,8 @@ func mayRemoveHAConfigMaps(rc *Context, g *guardian.Namespace, own map[string]bo
 // only the stored one, until this pass's write).
 func protectedPaths(rc *Context) map[string]bool {
 	out := map[string]bool{}
-	if rc.Stored != nil && rc.storedJob != nil {
-		for p := range pathsNamedBy(rc, rc.storedJob) {
+	if rc.Stored != nil && rc.StoredJob != nil {
+		for p := range pathsNamedBy(rc, rc.StoredJob) {
 			out[p] = false
 		}
 	}

@@ -159,9 +159,10 @@ func TestDeletingAnApplicationRemovesItsHAConfigMapsAfterItsJobStopped(t *testin
 }
 
 func TestASessionClusterKeepsHAConfigMapsOfAJobFlinkHasNotFinishedWith(t *testing.T) {
-	rc := &Context{Pass: &fsm.Pass{Meta: &metav1.ObjectMeta{Name: "session"}}, HAConfigMaps: map[string][]string{
+	rc := newContext(context.Background(), &fsm.Pass{Meta: &metav1.ObjectMeta{Name: "session"}}, nil, nil)
+	rc.HAConfigMaps = map[string][]string{
 		"0badcafe": {"session-0badcafe-cluster-config-map", "session-0badcafe-4b7f1c2d9e0a8f3b6c5d4e3f2a1b0c9d-config-map"},
-	}}
+	}
 	assert.Contains(t, haJobLeft(rc), "job 4b7f1c2d9e0a8f3b6c5d4e3f2a1b0c9d of cluster session-0badcafe")
 	rc.HAConfigMaps["0badcafe"] = rc.HAConfigMaps["0badcafe"][:1]
 	assert.Empty(t, haJobLeft(rc))

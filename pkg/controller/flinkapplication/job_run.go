@@ -125,7 +125,7 @@ func jobIDStored(rc *Context) bool {
 	if rc.Stored == nil {
 		return false
 	}
-	c, s := jobstate.Candidate(rc.Job), jobstate.Candidate(rc.storedJob)
+	c, s := jobstate.Candidate(rc.Job), jobstate.Candidate(rc.StoredJob)
 	return c != nil && s != nil && c.JobID != "" && c.JobID == s.JobID && c.ClusterHash == s.ClusterHash
 }
 

@@ -12,7 +12,7 @@ import (
 // machine is the phase machine (fsm.Machine) over the pass's Context, with what it needs of the
 // kinds this package holds.
 var machine = fsm.Machine[*Context]{
-	Pass:              func(rc *Context) *fsm.Pass { return rc.Pass },
+	Pass:              func(rc *Context) *fsm.Pass { return rc.Pass.Pass },
 	Table:             (*Context).phases,
 	Key:               (*Context).writeKey,
 	DeletionRequested: deletionRequested,

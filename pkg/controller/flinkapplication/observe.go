@@ -17,7 +17,7 @@ func (rc *Context) observation() jobstate.Observe {
 
 // observeLiveJob refreshes status.clusterStatus and status.jobStatus from Flink for the live
 // cluster (jobstate.Observe.LiveJob).
-func observeLiveJob(rc *Context) { rc.healthReason = rc.observation().LiveJob() }
+func observeLiveJob(rc *Context) { rc.HealthReason = rc.observation().LiveJob() }
 
 // observe takes the pass's view of Flink before any decision: the jobs of both deployment records
 // (the stable one and the candidate). A job's checkpoints and the other jobs on a cluster (strays)

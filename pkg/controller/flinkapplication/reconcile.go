@@ -56,11 +56,9 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 	if err != nil {
 		return 0, err
 	}
-	rc := &Context{
-		Context: ctx, App: app, Pass: &fsm.Pass{Config: e.Config, Now: e.Clock.Now()}, Hash: e.hashes.of(applicationKindName+"/"+namespace+"/"+name, app),
-		Clusters: clusters, HAConfigMaps: ha, Snapshots: snapshots, GenericService: generic, Ingress: ingress,
-		ClusterOwner: owner, env: e, kind: applicationKind,
-	}
+	rc := newContext(ctx, &fsm.Pass{Config: e.Config, Now: e.Clock.Now()}, applicationKind, e)
+	rc.App, rc.Hash, rc.GenericService, rc.Ingress = app, e.hashes.of(applicationKindName+"/"+namespace+"/"+name, app), generic, ingress
+	rc.Clusters, rc.HAConfigMaps, rc.Snapshots, rc.ClusterOwner = clusters, ha, snapshots, owner
 	rc.bind(applicationSubject{app}, applicationSubject{cached})
 	rc.Settings = applicationSettings(app)
 	resolveRestoreSnapshot(rc)
@@ -122,10 +120,10 @@ func summarize(rc *Context) {
 // JobManager (failedAndLeftFailed).
 func showJobAsSeen(rc *Context) {
 	js := &rc.Job.JobStatus
-	if js.JobID == "" || rc.jobs == nil {
+	if js.JobID == "" || rc.FlinkAsked() == nil {
 		return
 	}
-	v := rc.jobs.Seen(js.ClusterHash, js.JobID)
+	v := rc.FlinkAsked().Seen(js.ClusterHash, js.JobID)
 	if v == nil || v.Liveness != jobs.Stopped {
 		return
 	}
@@ -153,12 +151,12 @@ func summarizeJobHealth(rc *Context) {
 	}
 	c := metav1.Condition{Type: v1beta1.ConditionJobHealthy, Status: metav1.ConditionFalse, ObservedGeneration: rc.Meta.Generation,
 		Reason: string(st.JobStatus.Health), Message: fmt.Sprintf("job %s is %s", st.JobStatus.JobID, st.JobStatus.Health)}
-	if old := meta.FindStatusCondition(m.Conditions, v1beta1.ConditionJobHealthy); rc.healthReason == "" && old != nil {
+	if old := meta.FindStatusCondition(m.Conditions, v1beta1.ConditionJobHealthy); rc.HealthReason == "" && old != nil {
 		// Not observed this pass: the condition stays as it was.
 		return
 	}
-	if rc.healthReason != "" {
-		c.Reason = rc.healthReason
+	if rc.HealthReason != "" {
+		c.Reason = rc.HealthReason
 	}
 	if st.JobStatus.Health == v1beta1.Green {
 		c.Status = metav1.ConditionTrue

@@ -6,10 +6,6 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 )
 
-// savepointFormat is the format of the savepoints the operator takes of the pass's job, as Flink
-// spells it (jobstate.Settings.SavepointFormat).
-func savepointFormat(rc *Context) string { return rc.Settings.SavepointFormat() }
-
 // requestedFormat is the format the FlinkSnapshot that asked for the entry's savepoint names, as
 // Flink spells it; "" when no FlinkSnapshot asked or it names none, and the job's format applies.
 func requestedFormat(rc *Context, e *v1beta1.StateEntry) string {

@@ -63,12 +63,10 @@ func (e *Environment) ReconcileSessionJob(ctx context.Context, namespace, name s
 		return 0, err
 	}
 	working := job.DeepCopy()
-	rc := &Context{
-		Context: ctx, Pass: &fsm.Pass{Config: e.Config, Now: e.Clock.Now()}, Hash: sessionJobHash(job),
-		Clusters: clusters, Snapshots: snapshots, ClusterOwner: owner, env: e, kind: sessionJobKind,
-		session:  &sessionState{ClusterName: job.Spec.ClusterName, Cluster: cluster, Job: job, ClusterHAConfigMaps: ha},
-		Settings: sessionJobSettings(job, cluster),
-	}
+	rc := newContext(ctx, &fsm.Pass{Config: e.Config, Now: e.Clock.Now()}, sessionJobKind, e)
+	rc.Hash, rc.Clusters, rc.Snapshots, rc.ClusterOwner = sessionJobHash(job), clusters, snapshots, owner
+	rc.session = &sessionState{ClusterName: job.Spec.ClusterName, Cluster: cluster, Job: job, ClusterHAConfigMaps: ha}
+	rc.Settings = sessionJobSettings(job, cluster)
 	rc.bind(sessionJobSubject{working}, sessionJobSubject{job})
 	resolveRestoreSnapshot(rc)
 	return e.runPass(rc, sessionJobPass)
@@ -109,11 +107,9 @@ func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, na
 		}
 	}
 	working.Status.Jobs = sessionJobRefs(jobs)
-	rc := &Context{
-		Context: ctx, Pass: &fsm.Pass{Config: e.Config, Now: e.Clock.Now()}, Hash: flink.SessionClusterHash(cluster),
-		Clusters: clusters, HAConfigMaps: ha, ClusterOwner: owner, env: e, kind: sessionClusterKind,
-		session: &sessionState{ClusterName: name, Cluster: cluster, Jobs: jobs, OtherShardJobs: others},
-	}
+	rc := newContext(ctx, &fsm.Pass{Config: e.Config, Now: e.Clock.Now()}, sessionClusterKind, e)
+	rc.Hash, rc.Clusters, rc.HAConfigMaps, rc.ClusterOwner = flink.SessionClusterHash(cluster), clusters, ha, owner
+	rc.session = &sessionState{ClusterName: name, Cluster: cluster, Jobs: jobs, OtherShardJobs: others}
 	rc.bind(sessionClusterSubject{working}, sessionClusterSubject{cluster})
 	admitLeftJobs(rc, cluster.Status.Jobs)
 	return e.runPass(rc, sessionClusterPass)

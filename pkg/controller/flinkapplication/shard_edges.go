@@ -46,8 +46,8 @@ func (e *Environment) holdForOtherShard(ctx context.Context, job *v1beta1.FlinkS
 		"cluster must be in one shard; nothing is done for this job, its deletion included, until it is labelled into the "+
 		"cluster's shard or the cluster into this one", cluster.Name, e.describeShard(), labels.Set(cluster.Labels))
 	working := job.DeepCopy()
-	rc := &Context{Context: ctx, Pass: &fsm.Pass{Config: e.Config, Now: e.Clock.Now()}, env: e, kind: sessionJobKind,
-		session: &sessionState{ClusterName: job.Spec.ClusterName, Job: job}}
+	rc := newContext(ctx, &fsm.Pass{Config: e.Config, Now: e.Clock.Now()}, sessionJobKind, e)
+	rc.session = &sessionState{ClusterName: job.Spec.ClusterName, Job: job}
 	rc.bind(sessionJobSubject{working}, sessionJobSubject{job})
 	if c := meta.FindStatusCondition(rc.Machine.Conditions, v1beta1.ConditionReady); c != nil && c.Status == metav1.ConditionFalse &&
 		c.Reason == ReasonOtherShard && c.Message == msg {

@@ -131,8 +131,8 @@ func TestRetentionReadsWhatOtherShardsRestoreFrom(t *testing.T) {
 	mine := wordcount("mine")
 	mine.Labels = map[string]string{shardKey: "a"}
 	w.create(mine)
-	rc := &Context{Context: context.Background(), Pass: &fsm.Pass{Config: w.env.Config, Meta: &metav1.ObjectMeta{Namespace: ns, Name: "mine"}},
-		env: w.env, kind: applicationKind, Settings: applicationSettings(mine), Job: &mine.Status.JobOwnerStatus}
+	rc := newContext(context.Background(), &fsm.Pass{Config: w.env.Config, Meta: &metav1.ObjectMeta{Namespace: ns, Name: "mine"}}, applicationKind, w.env)
+	rc.Settings, rc.Job = applicationSettings(mine), &mine.Status.JobOwnerStatus
 	g, err := stateGuardian(rc, false)
 	require.NoError(t, err)
 	assert.False(t, g.MayDelete(guardian.State{Path: "file:///checkpoints/savepoints/sp-1"}).MayGo())

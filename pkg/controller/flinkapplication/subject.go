@@ -6,17 +6,13 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 )
 
 // subject is the object one pass runs for, in its own kind: the machine's view of it
 // (fsm.Subject), and the status parts the handlers read and write, which every kind that has them
 // embeds as one type.
-type subject interface {
-	fsm.Subject
-	// job is nil for a kind that owns no job; clusters is nil for a kind that owns no cluster.
-	job() *v1beta1.JobOwnerStatus
-	clusters() *v1beta1.ClusterOwnerStatus
-}
+type subject = lifecycle.Subject
 
 // applicationSubject is a FlinkApplication.
 type applicationSubject struct{ *v1beta1.FlinkApplication }
@@ -30,10 +26,10 @@ func (s applicationSubject) SetPhase(p Phase) {
 func (s applicationSubject) Machine() *v1beta1.MachineStatus {
 	return &s.FlinkApplication.Status.MachineStatus
 }
-func (s applicationSubject) job() *v1beta1.JobOwnerStatus {
+func (s applicationSubject) Job() *v1beta1.JobOwnerStatus {
 	return &s.FlinkApplication.Status.JobOwnerStatus
 }
-func (s applicationSubject) clusters() *v1beta1.ClusterOwnerStatus {
+func (s applicationSubject) Clusters() *v1beta1.ClusterOwnerStatus {
 	return &s.FlinkApplication.Status.ClusterOwnerStatus
 }
 func (s applicationSubject) Status() interface{} { return &s.FlinkApplication.Status }
@@ -73,10 +69,10 @@ func (s sessionJobSubject) Phase() Phase {
 func (s sessionJobSubject) Machine() *v1beta1.MachineStatus {
 	return &s.FlinkSessionJob.Status.MachineStatus
 }
-func (s sessionJobSubject) job() *v1beta1.JobOwnerStatus {
+func (s sessionJobSubject) Job() *v1beta1.JobOwnerStatus {
 	return &s.FlinkSessionJob.Status.JobOwnerStatus
 }
-func (s sessionJobSubject) clusters() *v1beta1.ClusterOwnerStatus { return nil }
+func (s sessionJobSubject) Clusters() *v1beta1.ClusterOwnerStatus { return nil }
 func (s sessionJobSubject) Status() interface{}                   { return &s.FlinkSessionJob.Status }
 func (s sessionJobSubject) SaveStatus() func() {
 	saved := s.FlinkSessionJob.Status.DeepCopy()
@@ -117,8 +113,8 @@ func (s sessionClusterSubject) Phase() Phase {
 func (s sessionClusterSubject) Machine() *v1beta1.MachineStatus {
 	return &s.FlinkSessionCluster.Status.MachineStatus
 }
-func (s sessionClusterSubject) job() *v1beta1.JobOwnerStatus { return nil }
-func (s sessionClusterSubject) clusters() *v1beta1.ClusterOwnerStatus {
+func (s sessionClusterSubject) Job() *v1beta1.JobOwnerStatus { return nil }
+func (s sessionClusterSubject) Clusters() *v1beta1.ClusterOwnerStatus {
 	return &s.FlinkSessionCluster.Status.ClusterOwnerStatus
 }
 func (s sessionClusterSubject) Status() interface{} { return &s.FlinkSessionCluster.Status }

@@ -37,7 +37,7 @@ func atRest(s subject) bool {
 	if !fsm.AtRest(s) {
 		return false
 	}
-	if j := s.job(); j != nil && j.JobStatus.Health == v1beta1.Red {
+	if j := s.Job(); j != nil && j.JobStatus.Health == v1beta1.Red {
 		return false
 	}
 	return true
