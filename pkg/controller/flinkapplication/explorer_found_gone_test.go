@@ -248,9 +248,9 @@ func TestANewBlueGreenVersionHasItsCheckpointsRecordedWhileTheOldOneRuns(t *test
 
 // A job that FAILED under a retention policy that discards its checkpoints as it ends (here
 // NO_EXTERNALIZED_CHECKPOINTS) has none left; the operator saw it FAILED and wrote so in status.
-// Its JobManager then crashed without Flink HA and forgot the job, so that the pass that finds it
-// lost cannot read its end from Flink any more: the job starts again from what is left, the
-// savepoint taken before, never from a recorded checkpoint Flink discarded (explorer seed
+// Its JobManager then crashed without Flink HA and forgot the job, so that the pass that starts it
+// again once the user sets restartFailedJob cannot read its end from Flink any more: the job starts
+// from what is left, the savepoint taken before, never from a recorded checkpoint Flink discarded (explorer seed
 // 32000603: Flink refused the discarded checkpoint, and the application rested in DeployFailed
 // naming a state that was gone).
 func TestAFailedJobsDiscardedCheckpointsAreNotRestoredOnceItsJobManagerForgetsIt(t *testing.T) {
@@ -271,6 +271,8 @@ func TestAFailedJobsDiscardedCheckpointsAreNotRestoredOnceItsJobManagerForgetsIt
 	})
 	require.False(t, w.storage.Exists(recorded), "Flink discarded %s as the job failed", recorded)
 	jm.Crash()
+	w.passes("wc", 5)
+	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.RestartFailedJob = true })
 	w.runUntil("wc", "a job started again, or the application given up", func(a *v1beta1.FlinkApplication) bool {
 		j, _, _ := firstRestoreAfter(w, "wc", jobID)
 		return j.JobID != "" || a.Status.Phase == v1beta1.PhaseDeployFailed

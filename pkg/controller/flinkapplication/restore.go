@@ -29,12 +29,17 @@ func chooseRestoreInPlace(rc *Context, jobID string, ref *jobs.Ref) jobs.Restore
 
 // restorePolicy is the restore policy as this pass reads it.
 func (rc *Context) restorePolicy() jobstate.Restore {
-	r := jobstate.Restore{Job: rc.jobState(), Flink: rc.pass(), Now: rc.Now, MaxAge: maxCheckpointAge(rc),
-		DiscardsAt: func(jobID, state string) bool { return !flink.CheckpointsSurviveEnd(runConfigOfJob(rc, jobID), state) }}
+	r := jobstate.Restore{Job: rc.jobState(), Flink: rc.pass(), Now: rc.Now, MaxAge: maxCheckpointAge(rc), DiscardsAt: discardsAt(rc)}
 	if rc.App != nil && blueGreen(rc.App) {
 		r.OtherVersion = func(jobID string) string { return otherVersionsJob(rc, jobID) }
 	}
 	return r
+}
+
+// discardsAt tells whether a job of the pass's object has its checkpoints discarded as it ends in
+// a state, by the configuration it was started with.
+func discardsAt(rc *Context) func(jobID, state string) bool {
+	return func(jobID, state string) bool { return !flink.CheckpointsSurviveEnd(runConfigOfJob(rc, jobID), state) }
 }
 
 // otherVersionsJob is the job of the BlueGreen version beside the one whose job is jobID: the job

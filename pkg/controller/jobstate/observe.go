@@ -38,8 +38,11 @@ type Observe struct {
 	// RecordCandidate says that the candidate's job has its checkpoints recorded while it starts:
 	// a BlueGreen version's beside the deployed one, or a session job's.
 	RecordCandidate bool
-	Announce        func(warning bool, reason, message string)
-	Log             klog.Logger
+	// DiscardsAt tells whether the job's checkpoints are discarded as it ends in this state, by
+	// the configuration the job runs with (Restore.DiscardsAt).
+	DiscardsAt func(jobID, state string) bool
+	Announce   func(warning bool, reason, message string)
+	Log        klog.Logger
 }
 
 // LiveJob refreshes status.clusterStatus and status.jobStatus from Flink for the live
@@ -90,7 +93,10 @@ func (o Observe) LiveJob() (healthReason string) {
 		t := metav1.NewTime(o.Now)
 		js.LastFailingTime = &t
 	}
-	if o.Look.Due("checkpoints", window, o.checkpointsLooked(window)) || job.State != client.JobRunning || firstDue {
+	// A job marked as having ended with its checkpoints discarded that Flink shows running again
+	// has its checkpoints read now: Flink's word that they are there takes the mark back.
+	markedRunning := !client.IsGloballyTerminal(job.State) && !o.Job.Ledger().DiscardedUpTo(jobID).IsZero()
+	if o.Look.Due("checkpoints", window, o.checkpointsLooked(window)) || job.State != client.JobRunning || firstDue || markedRunning {
 		o.checkpoints(v.Ref, window, job.State)
 		if firstDue && js.LastCheckpointPath != "" {
 			// Jobs started together record their first checkpoints in the same polls; from a phase
@@ -124,6 +130,7 @@ func (o Observe) checkpoints(ref jobs.Ref, window time.Duration, state string) {
 		// record window is what it outlives when every look records a newer one. The next pass
 		// looks again, from the recorded checkpoint's time, not a window after this look.
 		o.Look.Failed("checkpoints")
+		o.endedDiscarding(ref.ID, state)
 		return
 	}
 	// Every restore after the initial one is a failover restart.
@@ -133,9 +140,14 @@ func (o Observe) checkpoints(ref jobs.Ref, window time.Duration, state string) {
 	}
 	js.JobRestartCount = int32(restarts)
 	path, at := o.Records.Recorded()
-	if c := cp.Latest.Completed; c != nil && c.Discarded {
+	c := cp.Latest.Completed
+	switch {
+	case c != nil && c.Discarded:
 		o.discarded(ref, state, c)
-	} else if c != nil && c.ExternalPath != "" && CheckpointRecordDue(path, at, c.ExternalPath, c.TriggerTimestamp) &&
+	case c != nil && !client.IsGloballyTerminal(state) && state != "":
+		o.stillThere(ref.ID, c)
+	}
+	if c != nil && !c.Discarded && c.ExternalPath != "" && CheckpointRecordDue(path, at, c.ExternalPath, c.TriggerTimestamp) &&
 		!o.Records.RecordInBook(window, o.Job.Settings.CheckpointInterval(), ref.ID, c, TakenByFlink(o.Now, c.TriggerTimestamp)) {
 		// Recorded in the ledger as the job's checkpoint, which jobStatus.lastCheckpoint shows.
 		o.Job.Ledger().Record(v1beta1.StateCheckpoint, ref.ID, LiveCluster(o.Job.Status), c.ExternalPath, TakenByFlink(o.Now, c.TriggerTimestamp))
@@ -159,6 +171,36 @@ func (o Observe) discarded(ref jobs.Ref, state string, c *client.Checkpoint) {
 		return
 	}
 	o.Job.Ledger().RecordDiscarded(ref.ID, ClusterOfJob(o.Job.Status, ref.ID), c.ExternalPath, TakenByFlink(o.Now, c.TriggerTimestamp), o.Now)
+}
+
+// endedDiscarding records, when Flink did not tell the job's checkpoint statistics, that the job
+// ended where the configuration it runs with discards its checkpoints (DiscardsAt), as Flink's
+// details of this very job just said: a JobManager that fails those reads until it restarts
+// without HA would otherwise leave the job's discarded checkpoints to the restore (attack review
+// of the discard record). The newest checkpoint recorded of the job is marked, and every one
+// taken up to it with it.
+func (o Observe) endedDiscarding(jobID, state string) {
+	if !client.IsGloballyTerminal(state) || o.DiscardsAt == nil || !o.DiscardsAt(jobID, state) {
+		return
+	}
+	newest := jobs.Newest(CheckpointsOf(jobID, o.Job.Recorded(jobID).Completed))
+	if newest == nil {
+		return
+	}
+	o.Job.Ledger().RecordDiscarded(jobID, ClusterOfJob(o.Job.Status, jobID), newest.Path, newest.At, o.Now)
+}
+
+// stillThere takes back the mark that the job's checkpoints were discarded when Flink reports the
+// job not ended and its newest checkpoint, c, not discarded and no older than the one marked: the
+// mark came of a word Flink takes back (a JobManager's passing error, or a lie), and kept, it would
+// send the job back to older state while its checkpoints are there (attack review of the discard
+// record).
+func (o Observe) stillThere(jobID string, c *client.Checkpoint) {
+	upTo := o.Job.Ledger().DiscardedUpTo(jobID)
+	if upTo.IsZero() || !jobs.Restorable(c.ExternalPath) || TakenByFlink(o.Now, c.TriggerTimestamp).Before(upTo) {
+		return
+	}
+	o.Job.Ledger().KeepCheckpoints(jobID)
 }
 
 // askTogether asks Flink at once for what LiveJob is about to read one after the other: the

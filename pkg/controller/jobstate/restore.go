@@ -65,8 +65,10 @@ func (r Restore) Choose(jobID string, ref *jobs.Ref, named bool) jobs.RestoreCho
 			return jobs.RestoreChoice{Unanswered: jobs.Retryable("ReadCheckpoints", err)}
 		}
 		answered, discarded = err == nil, flinks.Discarded != nil
-		if d := flinks.Discarded; d != nil && jobs.Restorable(d.Path) {
-			// Said once, while Flink knows the job: kept for a restore after it forgot it.
+		if d := flinks.Discarded; d != nil && jobs.Restorable(d.Path) && r.endedInThisPass(jobID) {
+			// Said once, while Flink knows the job: kept for a restore after it forgot it. Only of
+			// a job Flink shows ended: a running job's statistics may show a newest checkpoint
+			// discarded as a newer one subsumed it.
 			r.Job.Ledger().RecordDiscarded(jobID, ClusterOfJob(r.Job.Status, jobID), d.Path, TakenByFlink(r.Now, d.At.UnixMilli()), r.Now)
 		}
 		points = append(TakenAsFlinkSays(points, flinks.TakenAt), flinks.Points...)
@@ -158,6 +160,16 @@ func (r Restore) endedDiscarding(jobID string) bool {
 	if cluster := ClusterOfJob(r.Job.Status, jobID); cluster != "" && r.Flink != nil {
 		if v := r.Flink.Seen(cluster, jobID); v != nil && v.Details != nil {
 			return Ending(v.Details.State) && r.DiscardsAt(jobID, v.Details.State)
+		}
+	}
+	return false
+}
+
+// endedInThisPass tells whether Flink's details of the job, read in this pass, say it ended for good.
+func (r Restore) endedInThisPass(jobID string) bool {
+	if cluster := ClusterOfJob(r.Job.Status, jobID); cluster != "" && r.Flink != nil {
+		if v := r.Flink.Seen(cluster, jobID); v != nil && v.Details != nil {
+			return client.IsGloballyTerminal(v.Details.State)
 		}
 	}
 	return false

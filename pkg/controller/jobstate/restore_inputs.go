@@ -246,6 +246,17 @@ func WithoutCheckpointsOf(jobID string, points []jobs.StatePoint) []jobs.StatePo
 	return kept
 }
 
+// CheckpointsOf are the job's checkpoints among the points.
+func CheckpointsOf(jobID string, points []jobs.StatePoint) []jobs.StatePoint {
+	var out []jobs.StatePoint
+	for _, p := range points {
+		if IsCheckpointOf(jobID, p.Path) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // IsCheckpointOf tells whether path is one of the job's checkpoints: Flink names them
 // <checkpoint dir>/<job id>/chk-<n>.
 func IsCheckpointOf(jobID, path string) bool {

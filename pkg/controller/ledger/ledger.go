@@ -283,6 +283,14 @@ func (l Ledger) RecordDiscarded(jobID, cluster, path string, at, now time.Time) 
 	*l.Entries = append(*l.Entries, e)
 }
 
+// KeepCheckpoints takes back the mark that Flink discarded the job's checkpoints: Flink reports
+// them there after all.
+func (l Ledger) KeepCheckpoints(jobID string) {
+	if e := l.Checkpoint(jobID); e != nil {
+		e.Discarded = nil
+	}
+}
+
 // DiscardedUpTo is the time of the newest checkpoint of the job that Flink discarded with the
 // others as the job ended; zero when Flink was not seen to.
 func (l Ledger) DiscardedUpTo(jobID string) time.Time {

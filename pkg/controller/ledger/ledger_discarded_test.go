@@ -28,6 +28,9 @@ func TestCheckpointsFlinkDiscardedAreNoStateOfTheJob(t *testing.T) {
 
 	l.RecordDiscarded("a", "c", "s3://ck/a/chk-7", t0.Add(time.Minute), t0.Add(4*time.Minute))
 	assert.Equal(t, "s3://ck/a/chk-8", l.Checkpoint("a").Path, "an older word moves nothing")
+
+	l.KeepCheckpoints("a")
+	assert.Equal(t, []string{"s3://sp/savepoint-1", "s3://ck/a/chk-8"}, paths(l.States("a")), "Flink reports them there after all")
 }
 
 func TestTheBoundKeepsADiscardedMarkWhileItsJobIsRecorded(t *testing.T) {
