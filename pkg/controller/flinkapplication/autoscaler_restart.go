@@ -13,6 +13,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 )
 
 // Applying a decision by restarting the job, where the cluster cannot rescale a running job in
@@ -188,10 +189,10 @@ func scalingRestartFailed(rc *Context, cause string) (out Outcome, ok bool) {
 		return Outcome{}, false
 	}
 	d := autoscaler.WayBack(rc.Now, cfg, autoscaler.JobState{Failed: true, LastRescale: rc.Now}, autoscalerHistory(st, nil))
-	choice := chooseRestoreInPlace(rc, c.JobID, nil)
+	choice := rc.ChooseRestoreInPlace(c.JobID, nil)
 	if choice.Problem != "" && !choice.InDoubt {
 		// It failed before it checkpointed: the state it started from, the stop's, is the newest.
-		choice = chooseRestoreInPlace(rc, t.From, nil)
+		choice = rc.ChooseRestoreInPlace(t.From, nil)
 	}
 	if !d.Apply || choice.Problem != "" {
 		holdScaling(rc, cfg, fmt.Sprintf("the job restarted at %s failed (%s)", describeTarget(t), cause))
@@ -199,9 +200,9 @@ func scalingRestartFailed(rc *Context, cause string) (out Outcome, ok bool) {
 	}
 	failedJob := c.JobID
 	setTarget(rc, d, true, true, failedJob)
-	useRestore(rc, choice)
+	rc.UseRestore(choice)
 	return restartInPlace(rc, "ScalingWentBack", fmt.Sprintf("job %s, restarted by the autoscaler, failed (%s); starting it again from %s",
-		failedJob, cause, describeState(choice.Path)), false), true
+		failedJob, cause, lifecycle.DescribeState(choice.Path)), false), true
 }
 
 // holdScaling gives up the target in progress and holds the autoscaler off for its cool-down.

@@ -31,7 +31,7 @@ func startBeside(rc *Context, ready string) Outcome {
 	case v1beta1.UpgradeModeStateless:
 		return moveTo(PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s without state beside job %s", ready, jobstate.Candidate(&st.JobOwnerStatus).Version, jobID))
 	case v1beta1.UpgradeModeLastState:
-		usable := func(ref jobs.Ref) bool { return lastStateProblem(rc, ref) == "" }
+		usable := func(ref jobs.Ref) bool { return rc.LastStateProblem(ref) == "" }
 		if latest := newestCheckpointOfLiveJob(rc, hash, jobID, usable); latest != nil {
 			st.Deployments.NextRestorePath = latest.ExternalPath
 			return moveTo(PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s from checkpoint %s of job %s, which keeps running",
@@ -246,7 +246,7 @@ func deployedJobOver(rc *Context, hash, jobID, next string) *Outcome {
 	// Dated before the policy runs: it records Flink's newest checkpoint of the job, which takes the
 	// place of the job's one checkpoint entry, the one that may date next (attack review s9).
 	before := rc.jobState().RecordedTimeOf(jobID, next)
-	choice := chooseRestore(rc, jobID, v.Answered())
+	choice := rc.ChooseRestore(jobID, v.Answered())
 	if choice.Unanswered != nil {
 		o := failed(choice.Unanswered)
 		return &o

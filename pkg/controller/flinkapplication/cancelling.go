@@ -6,6 +6,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 )
 
 // handleCancelling stops the live job with PATCH /jobs/:id?mode=cancel (upgradeMode LastState or
@@ -25,7 +26,7 @@ func handleCancelling(rc *Context) Outcome {
 			return out
 		}
 		if mode != v1beta1.UpgradeModeStateless && !rc.Settings.FallbackWithoutState {
-			if why := lastStateProblem(rc, v.Ref); why != "" {
+			if why := rc.LastStateProblem(v.Ref); why != "" {
 				return warnTo(PhaseSavepointing, "LastStateViaSavepoint", fmt.Sprintf(
 					"job %s cannot keep its state through a cancel: %s; taking a savepoint with cancel instead", jobID, why))
 			}
@@ -45,15 +46,15 @@ func handleCancelling(rc *Context) Outcome {
 	// A JobManager that did not answer about the job (its Deployment deleted under the cancel)
 	// is not asked for its checkpoints: the job went with it, and the records are all there is, as
 	// for a recovery.
-	choice := chooseRestore(rc, v.Ref.ID, v.Answered())
+	choice := rc.ChooseRestore(v.Ref.ID, v.Answered())
 	if choice.Unanswered != nil {
 		return failed(choice.Unanswered)
 	}
 	if choice.Problem != "" {
 		return stateLost(rc, "LastStateLost", fmt.Sprintf("job %s was cancelled but %s", jobID, choice.Problem))
 	}
-	useRestore(rc, choice)
-	return afterJobStopped(rc, "JobCancelled", fmt.Sprintf("job %s cancelled; its newest state is %s", jobID, describeState(st.Deployments.NextRestorePath)))
+	rc.UseRestore(choice)
+	return afterJobStopped(rc, "JobCancelled", fmt.Sprintf("job %s cancelled; its newest state is %s", jobID, lifecycle.DescribeState(st.Deployments.NextRestorePath)))
 }
 
 // stateLost ends a stop whose job stopped without state that may be restored. Nothing is started:

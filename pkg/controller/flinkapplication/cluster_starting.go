@@ -6,6 +6,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 )
 
 // handleClusterStarting waits until the new cluster is ready for the job: Kubernetes reports its
@@ -66,7 +67,7 @@ func handleClusterStarting(rc *Context) Outcome {
 		}
 		st.Deployments.NextRestorePath = rc.Settings.InitialSavepoint
 	}
-	return moveTo(PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting the job from %s", ready, describeState(st.Deployments.NextRestorePath)))
+	return moveTo(PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting the job from %s", ready, lifecycle.DescribeState(st.Deployments.NextRestorePath)))
 }
 
 // endStartedCandidate ends the candidate's job before a new spec starts over on a cluster that is

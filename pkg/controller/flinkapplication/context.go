@@ -24,8 +24,6 @@ type Context struct {
 	*lifecycle.Pass
 	// App is the working copy when the object is a FlinkApplication.
 	App *v1beta1.FlinkApplication
-	// Hash is the cluster hash of the current spec.
-	Hash string
 	// GenericService is the Service that points at the live cluster, if it exists.
 	GenericService *corev1.Service
 	// Ingress is the application's Flink UI Ingress, if it exists.
@@ -38,14 +36,18 @@ type Context struct {
 	session *sessionState
 
 	env *Environment
-	// key is writeKey's answer.
-	key string
 }
 
 // newContext is a pass of the kind over the objects read, for the machine's part m.
 func newContext(ctx context.Context, m *fsm.Pass, kind *objectKind, e *Environment) *Context {
 	rc := &Context{Pass: &lifecycle.Pass{Context: ctx, Pass: m}, kind: kind, env: e}
-	rc.NewFlink = rc.newFlinkPass
+	rc.NewFlink, rc.Kind = rc.newFlinkPass, rc
+	if kind != nil {
+		rc.KindName = kind.name
+	}
+	if e != nil {
+		rc.Book, rc.BookPage, rc.Looks = e.Book, e.bookPage, &e.looks
+	}
 	return rc
 }
 

@@ -128,7 +128,7 @@ func (e *Environment) noteDeadline(rc *Context) {
 }
 
 // look is the pass's object's reads of slow-moving figures from Flink (jobstate.Looks).
-func (rc *Context) look() jobstate.Look { return rc.env.looks.Of(rc.writeKey(), rc.Now) }
+func (rc *Context) look() jobstate.Look { return rc.Look() }
 
 // ownEcho tells whether an update of an object is only our own last status write coming back
 // (fsm.OwnWrites.Echo).

@@ -7,6 +7,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 )
 
 // upgradeMode is the mode in effect: spec.upgradeMode, or Stateless for the Lyft operator's
@@ -138,7 +139,7 @@ func suspended(rc *Context, reason, msg string) Outcome {
 	if rc.Owned != nil {
 		rc.Owned.ClusterStatus = v1beta1.FlinkClusterStatus{}
 	}
-	return moveTo(PhaseSuspended, reason, fmt.Sprintf("%s; job suspended with %s, deleting its cluster", msg, describeState(st.Deployments.NextRestorePath)))
+	return moveTo(PhaseSuspended, reason, fmt.Sprintf("%s; job suspended with %s, deleting its cluster", msg, lifecycle.DescribeState(st.Deployments.NextRestorePath)))
 }
 
 // blocked stops retrying a step whose outcome only the user can change, and rests in the phase
@@ -147,11 +148,4 @@ func blocked(rc *Context, reason, msg string) Outcome {
 	return machine.GiveUp(rc, phaseSpec{GiveUp: func(*Context, string) Outcome {
 		return Outcome{Reason: reason, Message: msg, Warning: true, After: untilChanged}
 	}}, msg)
-}
-
-func describeState(path string) string {
-	if path == "" {
-		return "no state"
-	}
-	return "state " + path
 }

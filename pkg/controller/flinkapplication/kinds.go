@@ -119,9 +119,4 @@ func objectKey(kind string, obj metav1.Object) string {
 }
 
 // writeKey is the pass's object's key (objectKey).
-func (rc *Context) writeKey() string {
-	if rc.key == "" { // asked several times a pass; built once
-		rc.key = objectKey(rc.kind.name, rc.Meta)
-	}
-	return rc.key
-}
+func (rc *Context) writeKey() string { return rc.Key() }

@@ -11,7 +11,7 @@ func (rc *Context) observation() jobstate.Observe {
 	return jobstate.Observe{Job: rc.jobState(), Records: rc.checkpointRecords(), Flink: rc.pass(), Look: rc.look(), Now: rc.Now,
 		Owned: rc.Owned, Clusters: rc.Clusters, TaskManagers: rc.ClusterOwner.TaskManagers,
 		RecordInterval: rc.Config.CheckpointRecordInterval.Duration, PollInterval: rc.Config.StatusPollInterval.Duration,
-		RescalingInPlace: rescalingInPlace(rc), RecordCandidate: recordsCandidateCheckpoints(rc), DiscardsAt: discardsAt(rc), Announce: rc.event,
+		RescalingInPlace: rescalingInPlace(rc), RecordCandidate: recordsCandidateCheckpoints(rc), DiscardsAt: rc.DiscardsAt, Announce: rc.event,
 		Log: klog.FromContext(rc)}
 }
 

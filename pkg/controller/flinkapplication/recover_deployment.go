@@ -7,6 +7,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 )
 
 // recoverDeployment handles a live cluster whose JobManager Deployment is gone. A JobManager pod
@@ -24,7 +25,7 @@ func recoverDeployment(rc *Context) Outcome {
 	lost := js.JobID
 	msg := fmt.Sprintf("the JobManager Deployment of %s is gone", flink.VersionedServiceName(rc.App, jobstate.LiveCluster(&st.JobOwnerStatus)))
 	if rc.Settings.Suspend {
-		choice := chooseRestore(rc, lost, nil)
+		choice := rc.ChooseRestore(lost, nil)
 		if choice.InDoubt {
 			// Suspended, it would resume from older state than the savepoint in doubt.
 			return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s and job %s with it, and %s; %s", msg, lost, choice.Problem, restoreByHand(rc)))
@@ -37,9 +38,9 @@ func recoverDeployment(rc *Context) Outcome {
 	app := stableApp(rc)
 	if app == nil {
 		// Recorded by an operator version that kept no stable spec: deploy the spec as it is.
-		st.Deployments.NextRestorePath = chooseRestore(rc, lost, nil).Path
+		st.Deployments.NextRestorePath = rc.ChooseRestore(lost, nil).Path
 		js.JobID, js.ClusterHash, js.State, js.Health = "", "", "", v1beta1.Red
-		return warnTo(PhaseUpdating, "RecoverDeployment", fmt.Sprintf("%s; deploying the spec from %s", msg, describeState(st.Deployments.NextRestorePath)))
+		return warnTo(PhaseUpdating, "RecoverDeployment", fmt.Sprintf("%s; deploying the spec from %s", msg, lifecycle.DescribeState(st.Deployments.NextRestorePath)))
 	}
 	if err := createCluster(rc, flink.OwnerFromApplication(app), jobstate.LiveCluster(&st.JobOwnerStatus)); err != nil {
 		return failed(err)
@@ -52,12 +53,12 @@ func recoverDeployment(rc *Context) Outcome {
 		// Should HA not have the job, it is submitted again from the newest state known, and not at
 		// all while that state is in doubt or missing (haRecoveryMissed).
 		st.Deployments.NextRestorePath = ""
-		if choice := chooseRestoreInPlace(rc, lost, nil); choice.Problem == "" {
+		if choice := rc.ChooseRestoreInPlace(lost, nil); choice.Problem == "" {
 			st.Deployments.NextRestorePath = choice.Path
 		}
 		return restartInPlace(rc, "RecoverDeployment", fmt.Sprintf("%s; created it again, and Flink HA recovers job %s", msg, lost), true)
 	}
-	choice := chooseRestoreInPlace(rc, lost, nil)
+	choice := rc.ChooseRestoreInPlace(lost, nil)
 	if choice.InDoubt {
 		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s and job %s with it, and %s; %s", msg, lost, choice.Problem, restoreByHand(rc)))
 	}
@@ -65,14 +66,14 @@ func recoverDeployment(rc *Context) Outcome {
 		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s and job %s with it, and %s; restore it by hand (spec.savepointPath), "+
 			"or set fallbackWithoutState to start it without state", msg, lost, choice.Problem))
 	}
-	useRestore(rc, choice)
-	return restartInPlace(rc, "RecoverDeployment", fmt.Sprintf("%s and job %s with it; created it again, restoring from %s", msg, lost, describeState(choice.Path)), false)
+	rc.UseRestore(choice)
+	return restartInPlace(rc, "RecoverDeployment", fmt.Sprintf("%s and job %s with it; created it again, restoring from %s", msg, lost, lifecycle.DescribeState(choice.Path)), false)
 }
 
 // recoverStoppedJob starts a job again on its own cluster after it stopped without being asked to
 // (lost with its JobManager process, or FAILED with restartFailedJob), from the newest state known.
 func recoverStoppedJob(rc *Context, v *jobs.View, reason, what string) Outcome {
-	choice := chooseRestoreInPlace(rc, v.Ref.ID, v.Answered())
+	choice := rc.ChooseRestoreInPlace(v.Ref.ID, v.Answered())
 	if choice.Unanswered != nil {
 		return failed(choice.Unanswered)
 	}
@@ -83,8 +84,8 @@ func recoverStoppedJob(rc *Context, v *jobs.View, reason, what string) Outcome {
 		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s, and %s; restore it by hand (spec.savepointPath), "+
 			"or set fallbackWithoutState to start it without state", what, choice.Problem))
 	}
-	useRestore(rc, choice)
-	return restartInPlace(rc, reason, fmt.Sprintf("%s; starting it again from %s", what, describeState(choice.Path)), false)
+	rc.UseRestore(choice)
+	return restartInPlace(rc, reason, fmt.Sprintf("%s; starting it again from %s", what, lifecycle.DescribeState(choice.Path)), false)
 }
 
 // restartInPlace runs the last stable spec again on the live cluster, from status.savepointPath.
@@ -115,7 +116,7 @@ func haRecoveryMissed(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 	if rc.pass().View(c.ClusterHash, c.JobID).Liveness != jobs.Stopped {
 		return nil
 	}
-	choice := chooseRestoreInPlace(rc, c.JobID, nil)
+	choice := rc.ChooseRestoreInPlace(c.JobID, nil)
 	if choice.Problem == "" {
 		return nil
 	}

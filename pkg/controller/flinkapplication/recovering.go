@@ -7,6 +7,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 )
 
 // handleRecovering replaces a savepoint that failed or never completed with the newest state the
@@ -24,7 +25,7 @@ func handleRecovering(rc *Context) Outcome {
 		return recoverBeside(rc, v)
 	}
 	if !jobs.CancelIssued(v) {
-		choice := chooseRestore(rc, v.Ref.ID, &v.Ref)
+		choice := rc.ChooseRestore(v.Ref.ID, &v.Ref)
 		if choice.Unanswered != nil {
 			return failed(choice.Unanswered)
 		}
@@ -51,22 +52,22 @@ func handleRecovering(rc *Context) Outcome {
 	case live == jobs.Alive:
 		return stay(0)
 	}
-	choice := chooseRestore(rc, v.Ref.ID, v.Answered())
+	choice := rc.ChooseRestore(v.Ref.ID, v.Answered())
 	if choice.Unanswered != nil {
 		return failed(choice.Unanswered)
 	}
 	if choice.Problem != "" {
 		return stateLost(rc, "RecoveryFailed", fmt.Sprintf("job %s is stopped and %s", jobID, choice.Problem))
 	}
-	useRestore(rc, choice)
-	return afterJobStopped(rc, "RestoringFromCheckpoint", fmt.Sprintf("job %s stopped; restoring from %s", jobID, describeState(st.Deployments.NextRestorePath)))
+	rc.UseRestore(choice)
+	return afterJobStopped(rc, "RestoringFromCheckpoint", fmt.Sprintf("job %s stopped; restoring from %s", jobID, lifecycle.DescribeState(st.Deployments.NextRestorePath)))
 }
 
 // recoverBeside starts a new BlueGreen version from the deployed job's newest state when its
 // savepoint failed; the deployed job is never touched. Without usable state the update fails.
 func recoverBeside(rc *Context, v *jobs.View) Outcome {
 	st := rc.Job
-	choice := chooseRestore(rc, v.Ref.ID, &v.Ref)
+	choice := rc.ChooseRestore(v.Ref.ID, &v.Ref)
 	if choice.Unanswered != nil {
 		return failed(choice.Unanswered)
 	}
@@ -75,9 +76,9 @@ func recoverBeside(rc *Context, v *jobs.View) Outcome {
 			"Fix the cause and change the spec to retry, or set fallbackWithoutState to start the new version without state",
 			choice.Problem, jobstate.Stable(st).Version))
 	}
-	useRestore(rc, choice)
+	rc.UseRestore(choice)
 	return moveTo(PhaseSubmitting, "RestoringFromCheckpoint", fmt.Sprintf("starting version %s from %s; job %s keeps running",
-		jobstate.Candidate(st).Version, describeState(choice.Path), v.Ref.ID))
+		jobstate.Candidate(st).Version, lifecycle.DescribeState(choice.Path), v.Ref.ID))
 }
 
 // cancelDiscards tells whether cancelling the job deletes the checkpoint of it at path: the

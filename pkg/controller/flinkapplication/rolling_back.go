@@ -51,14 +51,14 @@ func handleRollingBack(rc *Context) Outcome {
 		}
 		// The stable job stopped without its stop completing (the update gave up while it was
 		// cancelling, say): it starts again from the newest state it left, as any stopped job does.
-		choice := chooseRestore(rc, v.Ref.ID, v.Answered())
+		choice := rc.ChooseRestore(v.Ref.ID, v.Answered())
 		if choice.Unanswered != nil {
 			return failed(choice.Unanswered)
 		}
 		if choice.Problem != "" {
 			return rollbackFailed(rc, fmt.Sprintf("job %s stopped and %s", s.JobID, choice.Problem))
 		}
-		useRestore(rc, choice)
+		rc.UseRestore(choice)
 		jobstate.StopRecorded(&st.JobOwnerStatus)
 	}
 	c := jobstate.Candidate(&st.JobOwnerStatus)

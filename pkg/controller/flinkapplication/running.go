@@ -8,6 +8,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 )
 
 // handleRunning watches the live job and starts what the spec asks for: an update, an in-place
@@ -103,7 +104,7 @@ func handleDeployFailed(rc *Context) Outcome {
 func handleSuspended(rc *Context) Outcome {
 	st := &rc.App.Status
 	if !rc.Settings.Suspend {
-		return moveTo(PhaseUpdating, "Resuming", fmt.Sprintf("spec.state is Running; resuming from %s", describeState(st.Deployments.NextRestorePath)))
+		return moveTo(PhaseUpdating, "Resuming", fmt.Sprintf("spec.state is Running; resuming from %s", lifecycle.DescribeState(st.Deployments.NextRestorePath)))
 	}
 	if _, err := deleteClustersExcept(rc); err != nil {
 		return failed(err)

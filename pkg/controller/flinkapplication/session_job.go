@@ -12,6 +12,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 )
 
 // A FlinkSessionJob's own handlers: starting its job on the session cluster, watching it, and
@@ -51,7 +52,7 @@ func handleSessionJobNew(rc *Context) Outcome {
 	st.Deployments.NextRestorePath = rc.Settings.InitialSavepoint
 	if rc.Settings.Suspend {
 		return moveTo(PhaseSuspended, "CreatedSuspended", fmt.Sprintf("created with state Suspended; it starts from %s when Running",
-			describeState(st.Deployments.NextRestorePath)))
+			lifecycle.DescribeState(st.Deployments.NextRestorePath)))
 	}
 	return startSessionJob(rc, v1beta1.DeploymentUpdate, "Submitting", "submitting the job")
 }
@@ -66,7 +67,7 @@ func startSessionJob(rc *Context, kind v1beta1.DeploymentKind, reason, what stri
 	}
 	recordSessionTarget(rc, kind, hash)
 	return moveTo(PhaseSubmitting, reason, fmt.Sprintf("%s on %s from %s", what,
-		flink.VersionedServiceNameOf(rc.ClusterOwner.Name, hash), describeState(rc.Job.Deployments.NextRestorePath)))
+		flink.VersionedServiceNameOf(rc.ClusterOwner.Name, hash), lifecycle.DescribeState(rc.Job.Deployments.NextRestorePath)))
 }
 
 // handleWaitingForCluster waits, with the job's state recorded, until its FlinkSessionCluster
@@ -76,7 +77,7 @@ func handleWaitingForCluster(rc *Context) Outcome {
 	if rc.Settings.Suspend {
 		jobstate.ClearTarget(st)
 		return moveTo(PhaseSuspended, "Suspended", fmt.Sprintf("spec.job.state is Suspended and no job runs; it resumes from %s",
-			describeState(st.Deployments.NextRestorePath)))
+			lifecycle.DescribeState(st.Deployments.NextRestorePath)))
 	}
 	hash, why := sessionClusterReady(rc)
 	if hash == "" {
@@ -90,7 +91,7 @@ func handleWaitingForCluster(rc *Context) Outcome {
 	}
 	recordSessionTarget(rc, kind, hash)
 	return moveTo(PhaseSubmitting, "ClusterReady", fmt.Sprintf("session cluster %s is ready; submitting from %s",
-		flink.VersionedServiceNameOf(rc.ClusterOwner.Name, hash), describeState(st.Deployments.NextRestorePath)))
+		flink.VersionedServiceNameOf(rc.ClusterOwner.Name, hash), lifecycle.DescribeState(st.Deployments.NextRestorePath)))
 }
 
 // handleSessionSubmitting uploads the job's jar to the session cluster and runs it with the
@@ -220,7 +221,7 @@ func handleSessionJobRunning(rc *Context) Outcome {
 func sessionJobLost(rc *Context, v *jobs.View) Outcome {
 	st := rc.Job
 	rc.event(true, "JobLost", fmt.Sprintf("job %s is lost: %s", v.Ref.ID, v.Evidence))
-	choice := chooseRestore(rc, v.Ref.ID, nil)
+	choice := rc.ChooseRestore(v.Ref.ID, nil)
 	if choice.InDoubt {
 		// The lost job stays the object's job: whatever replaces it asks the restore rule again,
 		// and starts from nothing older than the savepoint in doubt.
@@ -231,7 +232,7 @@ func sessionJobLost(rc *Context, v *jobs.View) Outcome {
 		return deployFailed(rc, "JobLost", fmt.Sprintf("job %s is lost (%s) and %s; restore it by hand (spec.job.initialSavepointPath "+
 			"on a new FlinkSessionJob)", v.Ref.ID, v.Evidence, choice.Problem))
 	}
-	useRestore(rc, choice)
+	rc.UseRestore(choice)
 	jobstate.StopRecorded(st)
 	return startSessionJob(rc, v1beta1.DeploymentRestart, "JobLost", fmt.Sprintf("job %s is lost (%s); restarting it", v.Ref.ID, v.Evidence))
 }
@@ -246,7 +247,7 @@ func sessionJobFailed(rc *Context, v *jobs.View) Outcome {
 		st.JobStatus.State = v1beta1.JobFailed
 		return deployFailed(rc, "JobFailed", what+"; set spec.job.restartFailedJob to start it again from its newest state, or change the spec")
 	}
-	choice := chooseRestore(rc, v.Ref.ID, &v.Ref)
+	choice := rc.ChooseRestore(v.Ref.ID, &v.Ref)
 	if choice.Unanswered != nil {
 		return failed(choice.Unanswered)
 	}
@@ -254,7 +255,7 @@ func sessionJobFailed(rc *Context, v *jobs.View) Outcome {
 		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s, and %s; restore it by hand (spec.job.initialSavepointPath "+
 			"on a new FlinkSessionJob), or set spec.job.fallbackWithoutState", what, choice.Problem))
 	}
-	useRestore(rc, choice)
+	rc.UseRestore(choice)
 	jobstate.StopRecorded(st)
 	return startSessionJob(rc, v1beta1.DeploymentRestart, "RestartingFailedJob", what+"; restartFailedJob is set, starting it again")
 }
@@ -283,7 +284,7 @@ func handleSessionJobUpdating(rc *Context) Outcome {
 func handleSessionJobSuspended(rc *Context) Outcome {
 	if !rc.Settings.Suspend {
 		return moveTo(PhaseUpdating, "Resuming", fmt.Sprintf("spec.job.state is Running; resuming from %s",
-			describeState(rc.Job.Deployments.NextRestorePath)))
+			lifecycle.DescribeState(rc.Job.Deployments.NextRestorePath)))
 	}
 	return stay(untilChanged)
 }

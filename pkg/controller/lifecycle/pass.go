@@ -1,9 +1,12 @@
 package lifecycle
 
 import (
+	corev1 "k8s.io/api/core/v1"
+
 	"context"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
@@ -28,6 +31,8 @@ type Pass struct {
 	Owned          *v1beta1.ClusterOwnerStatus
 	// Settings are the job settings of the object's spec; nil for a kind that owns no job.
 	Settings *jobstate.Settings
+	// Hash is the cluster hash of the current spec.
+	Hash string
 	// Clusters are the Flink clusters the pass reads the object's jobs on, by hash.
 	Clusters map[string]*clusters.Objects
 	// HAConfigMaps names the ConfigMaps of Flink's Kubernetes HA services that the owned clusters
@@ -47,8 +52,61 @@ type Pass struct {
 	// NewFlink makes the pass's view of Flink (Flink), on first use: a pass that asks Flink
 	// nothing makes none.
 	NewFlink func() *jobs.Pass
+	// KindName is the object's kind, as keys across kinds name it.
+	KindName string
+	// Book is the operator's checkpoint book, nil when it is off; BookPage reads the page that
+	// holds the object's job, nil when it is not there or cannot be read.
+	Book     *checkpointbook.Book
+	BookPage func(checkpointbook.Key) *corev1.ConfigMap
+	// Looks remember when slow-moving figures were last read from Flink, per object.
+	Looks *jobstate.Looks
+	// Kind answers what only the object's kind can say.
+	Kind Kind
 
 	flink *jobs.Pass
+	key   string
+}
+
+// Key names the pass's object across kinds: kind/namespace/name.
+func (p *Pass) Key() string {
+	if p.key == "" { // asked several times a pass; built once
+		p.key = p.KindName + "/" + p.Meta.Namespace + "/" + p.Meta.Name
+	}
+	return p.key
+}
+
+// Look is the object's reads of slow-moving figures from Flink (jobstate.Looks).
+func (p *Pass) Look() jobstate.Look { return p.Looks.Of(p.Key(), p.Now) }
+
+// BookKey names the pass's job in the checkpoint book.
+func (p *Pass) BookKey() checkpointbook.Key {
+	return checkpointbook.Key{Namespace: p.Meta.Namespace, Kind: p.KindName, Name: p.Meta.Name}
+}
+
+// CheckpointRecords is where the pass's job's checkpoints are recorded: its status, and its entry
+// in the checkpoint book (jobstate.CheckpointRecords).
+func (p *Pass) CheckpointRecords() jobstate.CheckpointRecords {
+	return jobstate.CheckpointRecords{
+		Status: p.Job, Book: p.Book, Key: p.BookKey(), Page: p.bookPage, Now: p.Now,
+		RecordInterval: p.Config.CheckpointRecordInterval.Duration, StatusInterval: p.Config.CheckpointStatusInterval.Duration,
+		BookInterval: p.Config.CheckpointBookInterval.Duration,
+		Phase:        p.Look().Phase,
+	}
+}
+
+// bookPage is the page of the book that holds the pass's job; nil when the book is off, or the
+// page is not there or cannot be read.
+func (p *Pass) bookPage() *corev1.ConfigMap {
+	if p.Book == nil || p.BookPage == nil {
+		return nil
+	}
+	return p.BookPage(p.BookKey())
+}
+
+// JobState is the status side of the object's jobs as this pass sees it, for the restore policy
+// and the guardian: the book's entry is read when asked, as the pass may note a newer one meanwhile.
+func (p *Pass) JobState() jobstate.Job {
+	return jobstate.Job{Status: p.Job, Settings: p.Settings, Noted: p.CheckpointRecords().Newest}
 }
 
 // Flink is the pass's view of Flink and its job operations (the job core): it asks each question
@@ -89,3 +147,13 @@ func (p *Pass) Ledger() ledger.Ledger { return ledger.Of(&p.Job.Ledger) }
 
 // Event adds an Event the pass tells of its object once its status is written.
 func (p *Pass) Event(warning bool, reason, message string) { p.Tell(warning, reason, message) }
+
+// Kind is what the shared parts of a pass ask of the kind whose pass it is.
+type Kind interface {
+	// RunConfig is the Flink configuration the job with this id was started with, as the kind's
+	// records of it say; the spec's when none does.
+	RunConfig(jobID string) v1beta1.FlinkConfig
+	// OtherVersion is the job of the version that ran beside the one whose job is jobID; ok is
+	// false for an object that does not run versions side by side (only BlueGreen does).
+	OtherVersion(jobID string) (job string, ok bool)
+}
