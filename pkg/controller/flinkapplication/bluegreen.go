@@ -256,7 +256,7 @@ func deployedJobOver(rc *Context, hash, jobID, next string) *Outcome {
 		// the state chosen while that job ran may be older than what it completed since, so nothing
 		// is sent from it (explorer seed 34000468: a savepoint of the deployed job in doubt, and the
 		// new version went back behind a checkpoint recorded after the one it was to start from).
-		o := deployFailed(rc, "RecoveryFailed", fmt.Sprintf("job %s of the deployed version is over before the new version's job was sent, and %s; %s",
+		o := rc.DeployFailed("RecoveryFailed", fmt.Sprintf("job %s of the deployed version is over before the new version's job was sent, and %s; %s",
 			jobID, choice.Problem, restoreByHand(rc)))
 		return &o
 	}

@@ -31,7 +31,7 @@ func handleClusterStarting(rc *Context) Outcome {
 		return warnTo(PhaseRollingBack, "ForceRollback", "forceRollback set: abandoning the update before the old job was touched")
 	}
 	if jobID == "" && rc.Settings.Suspend {
-		return suspended(rc, "Suspended", "spec.state is Suspended; the new cluster is not needed")
+		return rc.Suspended("Suspended", "spec.state is Suspended; the new cluster is not needed")
 	}
 	c := rc.Clusters[target]
 	if c == nil || c.JobManager == nil || c.TaskManager == nil || c.Service == nil {

@@ -16,19 +16,19 @@ func handleDeploy(rc *Context) Outcome {
 	st := &rc.App.Status
 	if msg := unsupported(rc.App); msg != "" {
 		recordTarget(rc)
-		return deployFailed(rc, "UnsupportedSpec", msg)
+		return rc.DeployFailed("UnsupportedSpec", msg)
 	}
 	st.DeploymentMode = deploymentMode(rc.App)
 	if err := applicationSpecError(rc); err != nil {
 		recordTarget(rc)
-		return deployFailed(rc, "InvalidSpec", err.Error())
+		return rc.DeployFailed("InvalidSpec", err.Error())
 	}
 	if err := podPolicyError(rc); err != nil {
 		if jobs.IsRetryable(err) {
 			return failed(err)
 		}
 		recordTarget(rc)
-		return deployFailed(rc, "PodPolicy", err.Error())
+		return rc.DeployFailed("PodPolicy", err.Error())
 	}
 	if rc.Settings.Suspend {
 		if err := ensureFinalizer(rc); err != nil {
@@ -38,7 +38,7 @@ func handleDeploy(rc *Context) Outcome {
 	}
 	if msg := namesakesHAData(rc); msg != "" {
 		// Nothing is recorded of this spec: its cluster id stays the namesake's, never this object's.
-		return deployFailed(rc, "HADataOfAnotherObject", msg)
+		return rc.DeployFailed("HADataOfAnotherObject", msg)
 	}
 	_, jobID := jobstate.LiveJob(&st.JobOwnerStatus)
 	single := deploymentMode(rc.App) == v1beta1.DeploymentModeSingle

@@ -16,7 +16,7 @@ func abandonUpdate(rc *Context, cause string) Outcome {
 	}
 	st := rc.Job
 	if jobstate.Stable(st) == nil || !jobstate.Updating(st) {
-		return deployFailed(rc, "DeployFailed", cause)
+		return rc.DeployFailed("DeployFailed", cause)
 	}
 	return warnTo(PhaseRollingBack, "RollingBack", cause)
 }
@@ -25,25 +25,9 @@ func abandonUpdate(rc *Context, cause string) Outcome {
 // with the job as it is until the user changes the spec.
 func abandonStop(rc *Context, cause string) Outcome {
 	if jobstate.Candidate(rc.Job) == nil {
-		return blocked(rc, "SuspendBlocked", fmt.Sprintf("suspend failed: %s; change the spec to retry", cause))
+		return rc.Blocked("SuspendBlocked", fmt.Sprintf("suspend failed: %s; change the spec to retry", cause))
 	}
 	return abandonUpdate(rc, cause)
-}
-
-// deployFailed marks the target spec failed, so it is not retried until the spec changes, and rests.
-func deployFailed(rc *Context, reason, cause string) Outcome {
-	rc.Machine.FailedDeployHash = rc.Hash
-	if st := rc.Job; st != nil {
-		// A rollback deploys the stable spec, not the one that failed: the spec the user asked for
-		// failed first, and marking the stable one instead would deploy the failed spec again unasked.
-		if h := jobstate.TargetSpecHash(st); h != "" && !rollingBack(st) {
-			rc.Machine.FailedDeployHash = h
-		}
-		keepJobGivenUpOn(rc)
-		// A savepoint asked for stays recorded: if it completes after all, its trigger time finds it.
-		jobstate.ClearTarget(st)
-	}
-	return warnTo(PhaseDeployFailed, reason, cause)
 }
 
 // rollbackFailed gives up on restoring the previous job. The state it would have restored stays in
@@ -66,7 +50,7 @@ func rollbackFailed(rc *Context, cause string) Outcome {
 	if st.Deployments.NextRestorePath != "" {
 		msg += fmt.Sprintf("; the previous job's state is at %s", st.Deployments.NextRestorePath)
 	}
-	return deployFailed(rc, "RollbackFailed", msg)
+	return rc.DeployFailed("RollbackFailed", msg)
 }
 
 // deleteBlocked stops retrying a final savepoint that keeps failing or cannot be read. The job keeps
@@ -77,10 +61,4 @@ func deleteBlocked(rc *Context, cause string) Outcome {
 	return Outcome{Reason: "DeleteBlocked", Warning: true, After: untilChanged,
 		Message: fmt.Sprintf("final savepoint failed: %s; the job is left as it is. Set spec.deleteMode to ForceCancel "+
 			"(cancel without a new savepoint; one that completed meanwhile is still recorded) or None (leave Flink alone) to finish deleting", cause)}
-}
-
-// rollingBack tells whether the deployment in progress is a rollback to the stable spec.
-func rollingBack(st *v1beta1.JobOwnerStatus) bool {
-	c := jobstate.Candidate(st)
-	return c != nil && c.Kind == v1beta1.DeploymentRollback
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 )
 
 // upgradeMode is the mode in effect: spec.upgradeMode, or Stateless for the Lyft operator's
@@ -111,41 +110,4 @@ func stopLiveJob(rc *Context, reason, why string) Outcome {
 		how = "cancelling it without keeping state"
 	}
 	return moveTo(next, reason, fmt.Sprintf("%s: stopping job %s (upgradeMode %s): %s", why, jobID, mode, how))
-}
-
-// afterJobStopped decides what follows once the live job stopped with its state recorded in
-// status.savepointPath. It reads the spec as it is now, not as it was when the stop began: a suspend
-// that was taken back, or an update changed back while the job was cancelling, still resumes the job.
-func afterJobStopped(rc *Context, reason, msg string) Outcome {
-	st := rc.Job
-	jobstate.StopRecorded(st)
-	if rc.Settings.Suspend {
-		return suspended(rc, reason, msg)
-	}
-	if target := jobstate.TargetCluster(st); jobstate.TargetSpecHash(st) == rc.Hash && rc.Clusters[target].Ready() {
-		return moveTo(PhaseSubmitting, reason, msg)
-	}
-	return moveTo(PhaseUpdating, reason, msg+"; deploying the current spec")
-}
-
-// suspended rests a stopped job in Suspended, whose handler deletes its clusters: only once the
-// state to resume from is persisted in status.savepointPath, because a savepoint's result is lost
-// with its JobManager.
-func suspended(rc *Context, reason, msg string) Outcome {
-	st := rc.Job
-	jobstate.ClearTarget(st)
-	jobstate.StopRecorded(st)
-	st.JobStatus.State, st.JobStatus.Health = "", ""
-	if rc.Owned != nil {
-		rc.Owned.ClusterStatus = v1beta1.FlinkClusterStatus{}
-	}
-	return moveTo(PhaseSuspended, reason, fmt.Sprintf("%s; job suspended with %s, deleting its cluster", msg, lifecycle.DescribeState(st.Deployments.NextRestorePath)))
-}
-
-// blocked stops retrying a step whose outcome only the user can change, and rests in the phase
-// until the spec changes: the same mark giveUp leaves.
-func blocked(rc *Context, reason, msg string) Outcome {
-	return machine.GiveUp(rc, phaseSpec{GiveUp: func(*Context, string) Outcome {
-		return Outcome{Reason: reason, Message: msg, Warning: true, After: untilChanged}
-	}}, msg)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 )
 
 // phaseSpec is one row of a kind's phase table over the pass's Context (fsm.Spec).
@@ -35,7 +36,7 @@ func init() {
 				{To: PhaseDeployFailed, When: "spec cannot be deployed"},
 				{To: PhaseSuspended, When: "created with state Suspended"},
 			},
-			GiveUp: func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
+			GiveUp: func(rc *Context, cause string) Outcome { return rc.DeployFailed("DeployFailed", cause) },
 			Poll:   waitPoll,
 		},
 		PhaseUpdating: {
@@ -47,7 +48,7 @@ func init() {
 				{To: PhaseSuspended, When: "suspend with no job running"},
 				{To: PhaseDeployFailed, When: "spec cannot be deployed"},
 			},
-			GiveUp: func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
+			GiveUp: func(rc *Context, cause string) Outcome { return rc.DeployFailed("DeployFailed", cause) },
 			Poll:   waitPoll,
 		},
 		PhaseClusterStarting: {
@@ -108,7 +109,7 @@ func init() {
 				{To: PhaseDeployFailed, When: "not rescaled in time; the job keeps running"},
 			},
 			Deadline: readinessTimeout,
-			GiveUp:   func(rc *Context, cause string) Outcome { return deployFailed(rc, "RescaleFailed", cause) },
+			GiveUp:   func(rc *Context, cause string) Outcome { return rc.DeployFailed("RescaleFailed", cause) },
 			Poll:     waitPoll,
 		},
 		PhaseRollingBack: {
@@ -165,7 +166,7 @@ func init() {
 			},
 			// Both versions keep running; the user changes the spec (teardownMode ForceCancel, say).
 			GiveUp: func(rc *Context, cause string) Outcome {
-				return blocked(rc, "TeardownFailed", fmt.Sprintf("teardown failed: %s; both versions keep running. "+
+				return rc.Blocked("TeardownFailed", fmt.Sprintf("teardown failed: %s; both versions keep running. "+
 					"Set spec.blueGreen.teardownMode to ForceCancel to tear down without a savepoint", cause))
 			},
 			Poll: waitPoll,
@@ -203,7 +204,7 @@ func jobStopPhases(stopExits []exit, abandon func(rc *Context, cause string) Out
 			Poll: waitPoll,
 		},
 		PhaseCancelling: {
-			Handle: handleCancelling,
+			Handle: shared(lifecycle.Cancelling),
 			Exits: append([]exit{
 				{To: PhaseSavepointing, When: "LastState without a usable checkpoint: a savepoint instead"},
 				{To: PhaseDeployFailed, When: "the cancelled job left no state to restore"},
@@ -214,7 +215,7 @@ func jobStopPhases(stopExits []exit, abandon func(rc *Context, cause string) Out
 			Poll:     waitPoll,
 		},
 		PhaseRecovering: {
-			Handle: handleRecovering,
+			Handle: shared(lifecycle.Recovering),
 			Exits: append([]exit{
 				{To: PhaseDeployFailed, When: "no state young enough; the job keeps running, or it stopped without state"},
 			}, stopExits...),
@@ -223,6 +224,11 @@ func jobStopPhases(stopExits []exit, abandon func(rc *Context, cause string) Out
 			Poll:     waitPoll,
 		},
 	}
+}
+
+// shared is a job phase every kind shares (package lifecycle) as a handler of this package's pass.
+func shared(handle func(*lifecycle.Pass) Outcome) func(*Context) Outcome {
+	return func(rc *Context) Outcome { return handle(rc.Pass) }
 }
 
 // readinessTimeout bounds how long a new job may take to run stable: the application's

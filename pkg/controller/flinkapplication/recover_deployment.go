@@ -28,12 +28,12 @@ func recoverDeployment(rc *Context) Outcome {
 		choice := rc.ChooseRestore(lost, nil)
 		if choice.InDoubt {
 			// Suspended, it would resume from older state than the savepoint in doubt.
-			return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s and job %s with it, and %s; %s", msg, lost, choice.Problem, restoreByHand(rc)))
+			return rc.DeployFailed("RecoveryFailed", fmt.Sprintf("%s and job %s with it, and %s; %s", msg, lost, choice.Problem, restoreByHand(rc)))
 		}
 		if choice.Path != "" {
 			st.Deployments.NextRestorePath = choice.Path
 		}
-		return suspended(rc, "RecoverDeployment", msg+" and job "+lost+" with it")
+		return rc.Suspended("RecoverDeployment", msg+" and job "+lost+" with it")
 	}
 	app := stableApp(rc)
 	if app == nil {
@@ -60,10 +60,10 @@ func recoverDeployment(rc *Context) Outcome {
 	}
 	choice := rc.ChooseRestoreInPlace(lost, nil)
 	if choice.InDoubt {
-		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s and job %s with it, and %s; %s", msg, lost, choice.Problem, restoreByHand(rc)))
+		return rc.DeployFailed("RecoveryFailed", fmt.Sprintf("%s and job %s with it, and %s; %s", msg, lost, choice.Problem, restoreByHand(rc)))
 	}
 	if choice.Problem != "" {
-		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s and job %s with it, and %s; restore it by hand (spec.savepointPath), "+
+		return rc.DeployFailed("RecoveryFailed", fmt.Sprintf("%s and job %s with it, and %s; restore it by hand (spec.savepointPath), "+
 			"or set fallbackWithoutState to start it without state", msg, lost, choice.Problem))
 	}
 	rc.UseRestore(choice)
@@ -78,10 +78,10 @@ func recoverStoppedJob(rc *Context, v *jobs.View, reason, what string) Outcome {
 		return failed(choice.Unanswered)
 	}
 	if choice.InDoubt {
-		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s, and %s; %s", what, choice.Problem, restoreByHand(rc)))
+		return rc.DeployFailed("RecoveryFailed", fmt.Sprintf("%s, and %s; %s", what, choice.Problem, restoreByHand(rc)))
 	}
 	if choice.Problem != "" {
-		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s, and %s; restore it by hand (spec.savepointPath), "+
+		return rc.DeployFailed("RecoveryFailed", fmt.Sprintf("%s, and %s; restore it by hand (spec.savepointPath), "+
 			"or set fallbackWithoutState to start it without state", what, choice.Problem))
 	}
 	rc.UseRestore(choice)
@@ -120,6 +120,6 @@ func haRecoveryMissed(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 	if choice.Problem == "" {
 		return nil
 	}
-	out := deployFailed(rc, "RecoveryFailed", fmt.Sprintf("Flink HA did not recover job %s, and %s; %s", c.JobID, choice.Problem, restoreByHand(rc)))
+	out := rc.DeployFailed("RecoveryFailed", fmt.Sprintf("Flink HA did not recover job %s, and %s; %s", c.JobID, choice.Problem, restoreByHand(rc)))
 	return &out
 }

@@ -43,3 +43,13 @@ func (rc *Context) OtherVersion(jobID string) (string, bool) {
 	}
 	return otherVersionsJob(rc, jobID), true
 }
+
+// Beside tells whether a new BlueGreen version starts, or runs, beside the deployed one (besideLive).
+func (rc *Context) Beside() bool { return besideLive(rc) }
+
+// ForcedRollback tells whether the user asked to abandon the update in progress (forceRollback).
+func (rc *Context) ForcedRollback() bool { return forcedRollback(rc) }
+
+// KeepJobGivenUpOn keeps, as the object's job, a job of a deploy given up on that may still run
+// (keepJobGivenUpOn).
+func (rc *Context) KeepJobGivenUpOn() { keepJobGivenUpOn(rc) }

@@ -119,7 +119,7 @@ func suspendJob(rc *Context) Outcome {
 	if _, jobID := jobstate.LiveJob(st); jobID != "" {
 		return stopLiveJob(rc, "Suspending", rc.Settings.Field("state")+" is Suspended")
 	}
-	return suspended(rc, "Suspended", rc.Settings.Field("state")+" is Suspended and no job runs")
+	return rc.Suspended("Suspended", rc.Settings.Field("state")+" is Suspended and no job runs")
 }
 
 func removeStaleClusters(rc *Context) error {

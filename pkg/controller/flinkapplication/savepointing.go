@@ -22,7 +22,7 @@ func handleSavepointing(rc *Context) Outcome {
 		beside := besideLive(rc)
 		e := stopSavepoint(rc, jobID, v1beta1.SavepointUpgrade, v1beta1.SavepointSuspend)
 		if e == nil {
-			if out, abandon := abandonBeforeStop(rc, "savepoint"); abandon {
+			if out, abandon := rc.AbandonBeforeStop("savepoint"); abandon {
 				return out
 			}
 			switch v.Liveness {
@@ -64,24 +64,5 @@ func handleSavepointing(rc *Context) Outcome {
 	case live == jobs.Alive:
 		return stay(0)
 	}
-	return afterJobStopped(rc, "JobStopped", fmt.Sprintf("job %s stopped with savepoint %s", jobID, st.Deployments.NextRestorePath))
-}
-
-// abandonBeforeStop ends a stop that has not touched the job yet when it is no longer wanted:
-// forceRollback of an update, or a suspend taken back. Once the job is being stopped it is always
-// resumed instead, so a job is never left stopped.
-func abandonBeforeStop(rc *Context, what string) (Outcome, bool) {
-	st := rc.Job
-	switch {
-	case forcedRollback(rc):
-		return warnTo(PhaseRollingBack, "ForceRollback", fmt.Sprintf("forceRollback set: abandoning the update before the %s", what)), true
-	case !rc.Settings.Suspend && jobstate.Candidate(st) == nil:
-		// A stop that only a suspend asked for; the suspend was taken back.
-		msg := fmt.Sprintf("%s is Running again before the %s; the job keeps running", rc.Settings.Field("state"), what)
-		if rc.Machine.FailedDeployHash != "" && rc.Hash == rc.Machine.FailedDeployHash {
-			return moveTo(PhaseDeployFailed, "SuspendCancelled", msg+" on the spec before the one that failed"), true
-		}
-		return moveTo(PhaseRunning, "SuspendCancelled", msg), true
-	}
-	return Outcome{}, false
+	return rc.AfterJobStopped("JobStopped", fmt.Sprintf("job %s stopped with savepoint %s", jobID, st.Deployments.NextRestorePath))
 }

@@ -26,7 +26,7 @@ const (
 func uploadJar(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 	uri := recordedSessionSpec(c).Job
 	if rc.env.Jars == nil {
-		return deployFailed(rc, "JarRefused", "the operator has no jar policy configured")
+		return rc.DeployFailed("JarRefused", "the operator has no jar policy configured")
 	}
 	if err := rc.pass().Refused(c.ClusterHash); err != nil {
 		// The jar goes to the cluster's own JobManager or nowhere; the phase's deadline bounds the wait.
@@ -52,7 +52,7 @@ func uploadJar(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 	case err != nil && jars.IsRetryable(err):
 		return failed(jobs.Retryable("FetchJar", err))
 	case err != nil && isFetchRefusal(err):
-		return deployFailed(rc, "JarRefused", err.Error())
+		return rc.DeployFailed("JarRefused", err.Error())
 	case err != nil:
 		// The upload failed: the JobManager's answer or the fence; the next pass starts again.
 		return failed(err)

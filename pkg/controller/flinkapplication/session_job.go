@@ -137,7 +137,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 	case job.Failure != "":
 		deleteUploadedJar(rc, c)
 		goOnFromFailedJob(rc, c)
-		return deployFailed(rc, "DeployFailed", job.Failure)
+		return rc.DeployFailed("DeployFailed", job.Failure)
 	}
 	deleteUploadedJar(rc, c)
 	restored := st.Deployments.NextRestorePath
@@ -225,11 +225,11 @@ func sessionJobLost(rc *Context, v *jobs.View) Outcome {
 	if choice.InDoubt {
 		// The lost job stays the object's job: whatever replaces it asks the restore rule again,
 		// and starts from nothing older than the savepoint in doubt.
-		return deployFailed(rc, "JobLost", fmt.Sprintf("job %s is lost (%s) and %s; %s", v.Ref.ID, v.Evidence, choice.Problem, restoreByHand(rc)))
+		return rc.DeployFailed("JobLost", fmt.Sprintf("job %s is lost (%s) and %s; %s", v.Ref.ID, v.Evidence, choice.Problem, restoreByHand(rc)))
 	}
 	if choice.Problem != "" {
 		jobstate.StopRecorded(st)
-		return deployFailed(rc, "JobLost", fmt.Sprintf("job %s is lost (%s) and %s; restore it by hand (spec.job.initialSavepointPath "+
+		return rc.DeployFailed("JobLost", fmt.Sprintf("job %s is lost (%s) and %s; restore it by hand (spec.job.initialSavepointPath "+
 			"on a new FlinkSessionJob)", v.Ref.ID, v.Evidence, choice.Problem))
 	}
 	rc.UseRestore(choice)
@@ -245,14 +245,14 @@ func sessionJobFailed(rc *Context, v *jobs.View) Outcome {
 	what := fmt.Sprintf("job %s FAILED: %s", v.Ref.ID, rc.pass().FailureCause(v.Ref))
 	if !rc.Settings.RestartFailedJob {
 		st.JobStatus.State = v1beta1.JobFailed
-		return deployFailed(rc, "JobFailed", what+"; set spec.job.restartFailedJob to start it again from its newest state, or change the spec")
+		return rc.DeployFailed("JobFailed", what+"; set spec.job.restartFailedJob to start it again from its newest state, or change the spec")
 	}
 	choice := rc.ChooseRestore(v.Ref.ID, &v.Ref)
 	if choice.Unanswered != nil {
 		return failed(choice.Unanswered)
 	}
 	if choice.Problem != "" {
-		return deployFailed(rc, "RecoveryFailed", fmt.Sprintf("%s, and %s; restore it by hand (spec.job.initialSavepointPath "+
+		return rc.DeployFailed("RecoveryFailed", fmt.Sprintf("%s, and %s; restore it by hand (spec.job.initialSavepointPath "+
 			"on a new FlinkSessionJob), or set spec.job.fallbackWithoutState", what, choice.Problem))
 	}
 	rc.UseRestore(choice)

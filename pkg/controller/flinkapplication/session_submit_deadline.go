@@ -108,7 +108,7 @@ func giveUpSessionSubmission(rc *Context, cause string) Outcome {
 		deleteUploadedJar(rc, c)
 		keepAsSessionJobsJob(st)
 	}
-	return deployFailed(rc, "DeployFailed", cause)
+	return rc.DeployFailed("DeployFailed", cause)
 }
 
 // neverSubmitted tells whether the record's job id has nothing behind it: its JobManager answered

@@ -109,13 +109,13 @@ func init() {
 		PhaseNew: {
 			Handle: handleSessionClusterDeploy,
 			Exits:  []exit{{To: PhaseClusterStarting, When: "cluster objects created"}},
-			GiveUp: func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
+			GiveUp: func(rc *Context, cause string) Outcome { return rc.DeployFailed("DeployFailed", cause) },
 			Poll:   waitPoll,
 		},
 		PhaseUpdating: {
 			Handle: handleSessionClusterDeploy,
 			Exits:  []exit{{To: PhaseClusterStarting, When: "the new spec's cluster created beside the running one"}},
-			GiveUp: func(rc *Context, cause string) Outcome { return deployFailed(rc, "DeployFailed", cause) },
+			GiveUp: func(rc *Context, cause string) Outcome { return rc.DeployFailed("DeployFailed", cause) },
 			Poll:   waitPoll,
 		},
 		PhaseClusterStarting: {
@@ -127,7 +127,7 @@ func init() {
 			Deadline: func(rc *Context) time.Duration { return rc.Config.ClusterStartTimeout.Duration },
 			Progress: sessionClusterProgress,
 			GiveUp: func(rc *Context, cause string) Outcome {
-				return deployFailed(rc, "ClusterStartFailed", fmt.Sprintf("%s; the running cluster and its jobs are kept", cause))
+				return rc.DeployFailed("ClusterStartFailed", fmt.Sprintf("%s; the running cluster and its jobs are kept", cause))
 			},
 			Poll: waitPoll,
 		},
@@ -156,7 +156,7 @@ func init() {
 // it is, an update fails with the job still running; both until the user changes the spec.
 func abandonSessionStop(rc *Context, cause string) Outcome {
 	if jobstate.Candidate(rc.Job) == nil {
-		return blocked(rc, "SuspendBlocked", fmt.Sprintf("suspend failed: %s; change the spec to retry", cause))
+		return rc.Blocked("SuspendBlocked", fmt.Sprintf("suspend failed: %s; change the spec to retry", cause))
 	}
-	return deployFailed(rc, "DeployFailed", fmt.Sprintf("%s; the job keeps running as it was", cause))
+	return rc.DeployFailed("DeployFailed", fmt.Sprintf("%s; the job keeps running as it was", cause))
 }

@@ -158,8 +158,13 @@ func (m Machine[C]) GiveUp(c C, spec Spec[C], cause string) Outcome {
 	if spec.GiveUp != nil {
 		out = spec.GiveUp(c, cause)
 	}
-	if p := m.Pass(c); out.Next == "" {
-		// Staying after giving up is resting until the spec changes; the mark keeps it so.
+	return Rest(m.Pass(c), out, cause)
+}
+
+// Rest is the outcome of a pass that gave up for the cause: one that stays in its phase rests
+// there until the spec changes, and the mark (a fail-fast error) keeps it so.
+func Rest(p *Pass, out Outcome, cause string) Outcome {
+	if out.Next == "" {
 		st := p.Machine
 		if st.LastSeenError == nil {
 			t := metav1.NewTime(p.Now)

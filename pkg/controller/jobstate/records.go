@@ -172,3 +172,9 @@ func DeriveFromLedger(st *v1beta1.JobOwnerStatus) (inProgress string) {
 	}
 	return inProgress
 }
+
+// RollingBack tells whether the deployment in progress is a rollback to the stable spec.
+func RollingBack(st *v1beta1.JobOwnerStatus) bool {
+	c := Candidate(st)
+	return c != nil && c.Kind == v1beta1.DeploymentRollback
+}

@@ -156,4 +156,11 @@ type Kind interface {
 	// OtherVersion is the job of the version that ran beside the one whose job is jobID; ok is
 	// false for an object that does not run versions side by side (only BlueGreen does).
 	OtherVersion(jobID string) (job string, ok bool)
+	// Beside tells whether a new version's job starts, or runs, beside the live one (BlueGreen).
+	Beside() bool
+	// ForcedRollback tells whether the user asked to abandon the update in progress.
+	ForcedRollback() bool
+	// KeepJobGivenUpOn keeps, as the object's job, a job of a deploy given up on that may still
+	// run: nothing is ever started beside it.
+	KeepJobGivenUpOn()
 }
