@@ -131,7 +131,7 @@ func jobState(rc *Context, d *client.JobDetails) autoscaler.JobState {
 		s.CheckpointsFailing = done == nil || stats.Latest.Failed.TriggerTimestamp > done.TriggerTimestamp
 	}
 	_, jobID := jobstate.LiveJob(&rc.App.Status.JobOwnerStatus)
-	s.FreshState = rc.ledger().NewestPath(jobID) != ""
+	s.FreshState = rc.Ledger().NewestPath(jobID) != ""
 	// A job that has run with all its tasks for jobStabilizationPeriod since it last (re)started,
 	// as after a rescale in place, runs stable at its parallelism: where a way back returns to.
 	if period := rc.Config.JobStabilizationPeriod.Duration; !s.Restarting && !s.LastRescale.IsZero() && rc.Now.Sub(s.LastRescale) >= period {

@@ -196,21 +196,21 @@ func freshenBesideRestore(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 	if over := deployedJobOver(rc, hash, jobID, next); over != nil {
 		return over
 	}
-	if next == "" || jobID == "" || rc.ledger().IsSavepoint(next) || !strings.Contains(next, jobID) {
+	if next == "" || jobID == "" || rc.Ledger().IsSavepoint(next) || !strings.Contains(next, jobID) {
 		return nil
 	}
 	fresh := rc.observation().RecordWindowOn(hash)
 	if fresh <= 0 {
 		fresh = rc.Settings.CheckpointInterval()
 	}
-	if at := rc.ledger().TimeOf(next); !at.IsZero() && rc.Now.Sub(at) < fresh {
+	if at := rc.Ledger().TimeOf(next); !at.IsZero() && rc.Now.Sub(at) < fresh {
 		return nil
 	}
 	latest := newestCheckpointOfLiveJob(rc, hash, jobID, nil)
 	if latest == nil || !jobs.Restorable(latest.ExternalPath) || latest.ExternalPath == next {
 		return nil
 	}
-	rc.ledger().Record(v1beta1.StateCheckpoint, jobID, hash, latest.ExternalPath, jobstate.TakenByFlink(rc.Now, latest.TriggerTimestamp))
+	rc.Ledger().Record(v1beta1.StateCheckpoint, jobID, hash, latest.ExternalPath, jobstate.TakenByFlink(rc.Now, latest.TriggerTimestamp))
 	rc.Job.Deployments.NextRestorePath = latest.ExternalPath
 	o := persistThenContinue()
 	return &o

@@ -10,6 +10,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
@@ -42,6 +43,7 @@ type Context struct {
 func newContext(ctx context.Context, m *fsm.Pass, kind *objectKind, e *Environment) *Context {
 	rc := &Context{Pass: &lifecycle.Pass{Context: ctx, Pass: m}, kind: kind, env: e}
 	rc.NewFlink, rc.Kind = rc.newFlinkPass, rc
+	rc.Guardian = func(disposing bool) (*guardian.Namespace, error) { return stateGuardian(rc, disposing) }
 	if kind != nil {
 		rc.KindName = kind.name
 	}

@@ -50,7 +50,7 @@ func handleDeleting(rc *Context) Outcome {
 	// own and never taken for it. One asked for before the user chose ForceCancel is still followed
 	// to its end, so that the state it completed is the one recorded.
 	wanted := mode == v1beta1.DeleteModeSavepoint && st.FinalSavepointPath == ""
-	end := endJob(rc, v1beta1.SavepointDelete, rec, v, wanted, "FinalSavepoint")
+	end := rc.EndJob(v1beta1.SavepointDelete, rec, v, wanted, "FinalSavepoint")
 	switch {
 	case end.Wait != nil:
 		return *end.Wait
@@ -58,7 +58,7 @@ func handleDeleting(rc *Context) Outcome {
 		rc.event(true, "FinalSavepointMissing", end.Missing)
 	case end.SavepointPath != "":
 		st.FinalSavepointPath = end.SavepointPath
-		trimLedger(rc)
+		rc.TrimLedger()
 		rc.event(false, "FinalSavepoint", fmt.Sprintf("final savepoint of job %s: %s", rec.JobID, end.SavepointPath))
 	}
 	if st.FinalSavepointPath == "" {
@@ -78,7 +78,7 @@ func keepStateAddress(rc *Context, rec *v1beta1.DeploymentRecord, v *jobs.View) 
 	st := rc.Job
 	var points []jobs.StatePoint
 	if v.Details != nil {
-		points = rc.pass().FlinkState(v.Ref, ledger.Trigger(rc.ledger().Pending(rec.JobID)))
+		points = rc.pass().FlinkState(v.Ref, ledger.Trigger(rc.Ledger().Pending(rec.JobID)))
 	}
 	if rec.JobID != "" {
 		points = append(points, rc.jobState().Recorded(rec.JobID).Points()...)
@@ -95,7 +95,7 @@ func keepStateAddress(rc *Context, rec *v1beta1.DeploymentRecord, v *jobs.View) 
 	if path == "" {
 		return
 	}
-	if rc.ledger().IsSavepoint(path) {
+	if rc.Ledger().IsSavepoint(path) {
 		st.FinalSavepointPath = path
 	}
 	rc.event(false, "StateKept", fmt.Sprintf("the job's state is at %s; restore it with %s", path, rc.Settings.Field("savepointPath")))

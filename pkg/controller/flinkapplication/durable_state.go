@@ -55,16 +55,6 @@ func ownReferences(rc *Context) guardian.References {
 	return out
 }
 
-// mayDispose asks the guardian whether the storage of a savepoint (shown by a FlinkSnapshot or not)
-// may go; when it may not, an Event names who needs it.
-func mayDispose(rc *Context, g *guardian.Namespace, path, snapshot string) bool {
-	v := g.MayDelete(guardian.State{Path: path, Snapshot: snapshot})
-	if !v.MayGo() {
-		rc.event(false, "StateKept", v.String())
-	}
-	return v.MayGo()
-}
-
 // haGuardian is the guardian asked before Flink's HA ConfigMaps of one of the owner's cluster ids
 // are deleted. It knows the clusters the owner runs or may run again from them (unless the owner
 // is being deleted and lets them all go), and those of the objects of the other kinds that share

@@ -4,6 +4,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 )
 
 // jobParams are what a job is submitted with (jobstate.JobParams).
@@ -56,7 +57,7 @@ func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath
 	}
 	out := jobStep{Running: step.Running, Failure: step.Failure, JarMissing: step.JarMissing}
 	if step.Wait != nil {
-		o := waitOutcome(*step.Wait)
+		o := lifecycle.WaitOutcome(*step.Wait)
 		out.Wait = &o
 	}
 	return out
@@ -78,17 +79,6 @@ func (rc *Context) owner() jobs.Owner {
 		o.Beside = []string{live}
 	}
 	return o
-}
-
-// waitOutcome is the handler's outcome for a job operation that is not done.
-func waitOutcome(w jobs.Wait) Outcome {
-	switch {
-	case w.Persist:
-		return persistThenContinue()
-	case w.Err != nil:
-		return failed(w.Err)
-	}
-	return stay(w.After)
 }
 
 // chooseJobID gives a record the id its job will be submitted with. It must be persisted before

@@ -180,56 +180,11 @@ func init() {
 			Poll:   waitPoll,
 		},
 	}
-	maps.Copy(phaseTable, jobStopPhases(stopExits, abandonStop))
+	maps.Copy(phaseTable, lifecycle.StopPhases(sharedPass, stopExits, abandonStop))
 }
 
-// jobStopPhases are the phases that stop a live job, shared by every kind that runs one. A kind
-// brings where a finished stop leads (stopExits) and what a stop that cannot finish does (abandon).
-func jobStopPhases(stopExits []exit, abandon func(rc *Context, cause string) Outcome) map[Phase]phaseSpec {
-	return map[Phase]phaseSpec{
-		PhaseSavepointing: {
-			Follows: []v1beta1.SavepointPurpose{v1beta1.SavepointUpgrade, v1beta1.SavepointSuspend},
-			Handle:  handleSavepointing,
-			Exits: append([]exit{
-				{To: PhaseRecovering, When: "savepoint failed"},
-				{To: PhaseRunning, When: "suspend taken back before the savepoint"},
-				{To: PhaseDeployFailed, When: "suspend taken back; the spec is one that failed"},
-			}, stopExits...),
-			Deadline: func(rc *Context) time.Duration { return rc.Config.SavepointTimeout.Duration },
-			// Giving up keeps the trigger: a savepoint that completes after all is found by its
-			// trigger time and restored, exactly as if it had been seen in time.
-			GiveUp: func(rc *Context, cause string) Outcome {
-				return warnTo(PhaseRecovering, "SavepointFailed", cause)
-			},
-			Poll: waitPoll,
-		},
-		PhaseCancelling: {
-			Handle: shared(lifecycle.Cancelling),
-			Exits: append([]exit{
-				{To: PhaseSavepointing, When: "LastState without a usable checkpoint: a savepoint instead"},
-				{To: PhaseDeployFailed, When: "the cancelled job left no state to restore"},
-				{To: PhaseRunning, When: "suspend taken back before the cancel"},
-			}, stopExits...),
-			Deadline: func(rc *Context) time.Duration { return rc.Config.CancelTimeout.Duration },
-			GiveUp:   abandon,
-			Poll:     waitPoll,
-		},
-		PhaseRecovering: {
-			Handle: shared(lifecycle.Recovering),
-			Exits: append([]exit{
-				{To: PhaseDeployFailed, When: "no state young enough; the job keeps running, or it stopped without state"},
-			}, stopExits...),
-			Deadline: func(rc *Context) time.Duration { return rc.Config.CancelTimeout.Duration },
-			GiveUp:   abandon,
-			Poll:     waitPoll,
-		},
-	}
-}
-
-// shared is a job phase every kind shares (package lifecycle) as a handler of this package's pass.
-func shared(handle func(*lifecycle.Pass) Outcome) func(*Context) Outcome {
-	return func(rc *Context) Outcome { return handle(rc.Pass) }
-}
+// sharedPass is the part of the pass every kind shares (lifecycle.Pass).
+func sharedPass(rc *Context) *lifecycle.Pass { return rc.Pass }
 
 // readinessTimeout bounds how long a new job may take to run stable: the application's
 // readinessTimeoutSeconds, or the operator's readinessTimeout.

@@ -159,7 +159,7 @@ func migrateLedger(rc *Context) {
 	if st == nil {
 		return
 	}
-	l := rc.ledger()
+	l := rc.Ledger()
 	if len(st.Ledger) == 0 {
 		for _, r := range st.Savepoints {
 			t := r.Time

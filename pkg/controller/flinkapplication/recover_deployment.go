@@ -15,7 +15,7 @@ import (
 // cluster is created again under the same hash. With Flink HA its new JobManager recovers the job
 // from the HA store under the same cluster id, and the recorded job is waited for and adopted.
 // Without HA the job went with its JobManager and starts again from the newest state known
-// (chooseRestore), or the application fails with the reason.
+// (ChooseRestore), or the application fails with the reason.
 func recoverDeployment(rc *Context) Outcome {
 	st := &rc.App.Status
 	if c := rc.Clusters[jobstate.LiveCluster(&st.JobOwnerStatus)]; c != nil && c.JobManagerPods > 0 {

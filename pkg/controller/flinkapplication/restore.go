@@ -53,3 +53,6 @@ func (rc *Context) ForcedRollback() bool { return forcedRollback(rc) }
 // KeepJobGivenUpOn keeps, as the object's job, a job of a deploy given up on that may still run
 // (keepJobGivenUpOn).
 func (rc *Context) KeepJobGivenUpOn() { keepJobGivenUpOn(rc) }
+
+// Follows are the savepoints that the kind's handler of the phase follows itself.
+func (rc *Context) Follows(phase Phase) []v1beta1.SavepointPurpose { return rc.phases()[phase].Follows }

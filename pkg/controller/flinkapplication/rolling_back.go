@@ -226,7 +226,7 @@ func stableJobsDoubt(rc *Context) string {
 			continue
 		}
 		seen[e.JobID] = true
-		if doubt := (guardian.Job{ID: e.JobID, InDoubt: rc.ledger().InDoubt(e.JobID)}).Doubt(false); doubt != "" {
+		if doubt := (guardian.Job{ID: e.JobID, InDoubt: rc.Ledger().InDoubt(e.JobID)}).Doubt(false); doubt != "" {
 			return doubt
 		}
 	}
@@ -268,7 +268,7 @@ func attemptCheckpoint(rc *Context, v *jobs.View, cluster string) (path string, 
 		return "", false
 	}
 	l := cp.Latest.Completed
-	rc.ledger().Record(v1beta1.StateCheckpoint, v.Ref.ID, cluster, l.ExternalPath, jobstate.TakenByFlink(rc.Now, l.TriggerTimestamp))
+	rc.Ledger().Record(v1beta1.StateCheckpoint, v.Ref.ID, cluster, l.ExternalPath, jobstate.TakenByFlink(rc.Now, l.TriggerTimestamp))
 	return l.ExternalPath, false
 }
 

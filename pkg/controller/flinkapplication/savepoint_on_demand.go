@@ -13,7 +13,7 @@ import (
 // Savepoints of a running job that keeps running: one per spec.savepointTriggerNonce, and on
 // spec.periodicSavepoint's schedule. Asked for and triggered only in Running, so never while an
 // update, a suspend or a delete is under way; one in flight when such a stop begins is followed to
-// its end by settleSavepoints, and the stop takes its own savepoint.
+// its end by SettleSavepoints, and the stop takes its own savepoint.
 
 // onDemand are the purposes of what a running job is asked for while it keeps running.
 var onDemand = []v1beta1.SavepointPurpose{v1beta1.SavepointManual, v1beta1.SavepointPeriodic, v1beta1.ManualCheckpoint, v1beta1.PeriodicCheckpoint}
@@ -30,7 +30,7 @@ func savepointOnDemand(rc *Context) (out Outcome, busy bool) {
 	if v.Liveness != jobs.Alive {
 		return Outcome{}, false
 	}
-	e := rc.ledger().Pending(s.JobID, onDemand...)
+	e := rc.Ledger().Pending(s.JobID, onDemand...)
 	if e == nil {
 		purpose := savepointDue(rc)
 		var asked *v1beta1.FlinkSnapshot
@@ -49,12 +49,12 @@ func savepointOnDemand(rc *Context) (out Outcome, busy bool) {
 		case purpose == v1beta1.ManualCheckpoint:
 			st.CheckpointTriggerNonce = rc.Settings.CheckpointTriggerNonce
 		}
-		if e := askSavepoint(rc, purpose, s, false); asked != nil {
+		if e := rc.AskSavepoint(purpose, s, false); asked != nil {
 			e.Snapshot = asked.Name
 		}
 		return persistThenContinue(), true
 	}
-	sp := followSavepoint(rc, e, v.Ref, true)
+	sp := rc.FollowSavepoint(e, v.Ref, true)
 	switch {
 	case sp.Wait != nil:
 		return *sp.Wait, true
@@ -67,7 +67,7 @@ func savepointOnDemand(rc *Context) (out Outcome, busy bool) {
 		}
 		rc.event(true, reason, fmt.Sprintf("%s of job %s failed: %s; the job keeps running", what, s.JobID, sp.Failure))
 	}
-	trimLedger(rc)
+	rc.TrimLedger()
 	return stay(0), true
 }
 

@@ -149,7 +149,7 @@ func beforeStep(rc *Context) {
 	guardJobManagerServices(rc)
 	if rc.Job != nil && (rc.Meta.DeletionTimestamp == nil || rc.Subject.Phase().Normalized() == PhaseDeleting) {
 		observe(rc)
-		settleSavepoints(rc)
+		rc.SettleSavepoints()
 	}
 	if rc.Job != nil && rc.Machine.ObservedGeneration != rc.Meta.Generation {
 		// Once per spec generation, whatever the phase: settings the operator cannot follow are said

@@ -7,6 +7,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 )
 
 // sessionJobTable is the FlinkSessionJob's phase table: a job's lifecycle without cluster phases.
@@ -103,7 +104,7 @@ func init() {
 			Poll:    waitPoll,
 		},
 	}
-	maps.Copy(sessionJobTable, jobStopPhases(stopExits, abandonSessionStop))
+	maps.Copy(sessionJobTable, lifecycle.StopPhases(sharedPass, stopExits, abandonSessionStop))
 
 	sessionClusterTable = map[Phase]phaseSpec{
 		PhaseNew: {

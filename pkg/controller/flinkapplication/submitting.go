@@ -90,5 +90,5 @@ func startedJob(rc *Context, p jobParams, restorePath string) {
 		}
 		js.RestoreTime = &t
 	}
-	trimLedger(rc)
+	rc.TrimLedger()
 }

@@ -78,7 +78,7 @@ func handleTeardown(rc *Context) Outcome {
 // can no longer keep it: a Warning Event says so once, and how to go back.
 func forceRollbackInTeardown(rc *Context, gone, survivor *v1beta1.DeploymentRecord) (Outcome, bool) {
 	st := &rc.App.Status
-	touched := gone.JobID == "" || rc.ledger().Pending(gone.JobID, v1beta1.SavepointTeardown) != nil
+	touched := gone.JobID == "" || rc.Ledger().Pending(gone.JobID, v1beta1.SavepointTeardown) != nil
 	if !touched {
 		// A cancel (teardownMode ForceCancel) leaves no entry: the job itself says whether it was sent.
 		v := rc.pass().View(gone.ClusterHash, gone.JobID)
@@ -103,7 +103,7 @@ func forceRollbackInTeardown(rc *Context, gone, survivor *v1beta1.DeploymentReco
 func stopVersion(rc *Context, gone *v1beta1.DeploymentRecord) Outcome {
 	st := &rc.App.Status
 	v := rc.pass().View(gone.ClusterHash, gone.JobID)
-	end := endJob(rc, v1beta1.SavepointTeardown, gone, v, teardownMode(rc.App) == v1beta1.TeardownModeSavepoint, "TeardownSavepoint")
+	end := rc.EndJob(v1beta1.SavepointTeardown, gone, v, teardownMode(rc.App) == v1beta1.TeardownModeSavepoint, "TeardownSavepoint")
 	switch {
 	case end.Wait != nil:
 		return *end.Wait
@@ -117,7 +117,7 @@ func stopVersion(rc *Context, gone *v1beta1.DeploymentRecord) Outcome {
 		flink.VersionedServiceName(rc.App, gone.ClusterHash), describeStop(path, v)))
 	discardedWithVersion(rc, gone, v)
 	jobstate.ForgetJob(gone)
-	trimLedger(rc)
+	rc.TrimLedger()
 	// The record of how it stopped is persisted before its cluster, which knows the savepoint, goes.
 	return persistThenContinue()
 }
@@ -172,7 +172,7 @@ func discardedWithVersion(rc *Context, gone *v1beta1.DeploymentRecord, v *jobs.V
 			}
 			at = rc.jobState().BeforeOwnStates(r.JobID, at)
 			if !at.IsZero() {
-				rc.ledger().RecordGone(gone.JobID, gone.ClusterHash, p, at, rc.Now)
+				rc.Ledger().RecordGone(gone.JobID, gone.ClusterHash, p, at, rc.Now)
 			}
 		}
 	}

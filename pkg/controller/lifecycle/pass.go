@@ -10,6 +10,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
@@ -62,6 +63,9 @@ type Pass struct {
 	Looks *jobstate.Looks
 	// Kind answers what only the object's kind can say.
 	Kind Kind
+	// Guardian is the guardian of durable state of the object's namespace, told what every object
+	// there names; disposing says that it is asked before storage is disposed of.
+	Guardian func(disposing bool) (*guardian.Namespace, error)
 
 	flink *jobs.Pass
 	key   string
@@ -160,6 +164,8 @@ type Kind interface {
 	Beside() bool
 	// ForcedRollback tells whether the user asked to abandon the update in progress.
 	ForcedRollback() bool
+	// Follows are the savepoints that the kind's handler of the phase follows itself.
+	Follows(phase fsm.Phase) []v1beta1.SavepointPurpose
 	// KeepJobGivenUpOn keeps, as the object's job, a job of a deploy given up on that may still
 	// run: nothing is ever started beside it.
 	KeepJobGivenUpOn()
