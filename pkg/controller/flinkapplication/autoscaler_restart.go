@@ -51,7 +51,7 @@ func applyByRestart(rc *Context) Outcome {
 	hash, jobID := jobstate.LiveJob(&st.JobOwnerStatus)
 	if jobID == t.From {
 		jobstate.RecordRestart(&st.JobOwnerStatus, v1beta1.DeploymentRestart)
-		return stopLiveJob(rc, "Autoscaling", "the autoscaler "+st.Autoscaler.Reason+" with a new job (the cluster cannot rescale a running job in place)")
+		return rc.StopLiveJob("Autoscaling", "the autoscaler "+st.Autoscaler.Reason+" with a new job (the cluster cannot rescale a running job in place)")
 	}
 	v := rc.pass().View(hash, jobID)
 	if v.Liveness == jobs.Unknown || v.Details == nil {

@@ -58,7 +58,7 @@ func handleClusterStarting(rc *Context) Outcome {
 		return startBeside(rc, ready)
 	}
 	if jobID != "" {
-		return stopLiveJob(rc, "ClusterReady", ready)
+		return rc.StopLiveJob("ClusterReady", ready)
 	}
 	if jobstate.Stable(&st.JobOwnerStatus) == nil {
 		if why := rc.Settings.RestoreWaiting; why != "" {

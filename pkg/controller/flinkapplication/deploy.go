@@ -34,7 +34,7 @@ func handleDeploy(rc *Context) Outcome {
 		if err := ensureFinalizer(rc); err != nil {
 			return failed(err)
 		}
-		return suspendJob(rc)
+		return rc.SuspendJob()
 	}
 	if msg := namesakesHAData(rc); msg != "" {
 		// Nothing is recorded of this spec: its cluster id stays the namesake's, never this object's.
@@ -48,7 +48,7 @@ func handleDeploy(rc *Context) Outcome {
 		}
 		// One cluster only: the job stops before its cluster is replaced.
 		recordTarget(rc)
-		return stopLiveJob(rc, "SpecChanged", "deploymentMode Single replaces the cluster")
+		return rc.StopLiveJob("SpecChanged", "deploymentMode Single replaces the cluster")
 	}
 	recordTarget(rc)
 	if blueGreen(rc.App) {

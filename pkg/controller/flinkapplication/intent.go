@@ -2,7 +2,6 @@ package flinkapplication
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
@@ -90,24 +89,4 @@ func classifyChange(rc *Context) specChange {
 		return scaleChange
 	}
 	return upgradeChange
-}
-
-// stopLiveJob starts stopping the live job the way the upgrade mode keeps its state: a savepoint
-// with cancel, or a cancel (LastState then restores the newest retained checkpoint).
-func stopLiveJob(rc *Context, reason, why string) Outcome {
-	st := rc.Job
-	_, jobID := jobstate.LiveJob(st)
-	st.Deployments.NextRestorePath = ""
-	mode := rc.Settings.UpgradeMode
-	next := PhaseCancelling
-	how := "cancelling it"
-	switch mode {
-	case v1beta1.UpgradeModeSavepoint:
-		next, how = PhaseSavepointing, "taking a savepoint with cancel"
-	case v1beta1.UpgradeModeLastState:
-		how = "cancelling it and keeping its newest checkpoint"
-	case v1beta1.UpgradeModeStateless:
-		how = "cancelling it without keeping state"
-	}
-	return moveTo(next, reason, fmt.Sprintf("%s: stopping job %s (upgradeMode %s): %s", why, jobID, mode, how))
 }

@@ -29,10 +29,10 @@ func handleRescaling(rc *Context) Outcome {
 	}
 	want := rc.App.Spec.Parallelism
 	if !flink.AdaptiveScheduler(rc.App) {
-		return stopLiveJob(rc, "Rescaling", fmt.Sprintf("parallelism %d needs a new job (the cluster does not run the adaptive scheduler)", want))
+		return rc.StopLiveJob("Rescaling", fmt.Sprintf("parallelism %d needs a new job (the cluster does not run the adaptive scheduler)", want))
 	}
 	if v := rc.FlinkVersion(hash); !client.HasResourceRequirements(v) {
-		return stopLiveJob(rc, "Rescaling", fmt.Sprintf("parallelism %d needs a new job (Flink %s cannot rescale a running job: "+
+		return rc.StopLiveJob("Rescaling", fmt.Sprintf("parallelism %d needs a new job (Flink %s cannot rescale a running job: "+
 			"its resource requirements came with 1.18)", want, v))
 	}
 	// Slots first: the adaptive scheduler only grows a job into slots that exist.
@@ -46,7 +46,7 @@ func handleRescaling(rc *Context) Outcome {
 	case jobs.Unknown:
 		return failed(jobs.Retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
 	case jobs.Stopped:
-		return stopLiveJob(rc, "Rescaling", fmt.Sprintf("parallelism %d needs a new job: %s", want, v.Evidence))
+		return rc.StopLiveJob("Rescaling", fmt.Sprintf("parallelism %d needs a new job: %s", want, v.Evidence))
 	}
 	job := v.Details
 	if job.State == client.JobRunning && jobs.AllTasksRunning(job) && job.Parallelism() == want {
@@ -63,7 +63,7 @@ func handleRescaling(rc *Context) Outcome {
 	}
 	if err := requestParallelism(rc, hash, jobID, want); client.IsUnsupported(err) {
 		rc.event(true, "RescaleUnsupported", fmt.Sprintf("the JobManager refused to rescale job %s in place (%v); restarting it instead", jobID, err))
-		return stopLiveJob(rc, "Rescaling", fmt.Sprintf("parallelism %d needs a new job", want))
+		return rc.StopLiveJob("Rescaling", fmt.Sprintf("parallelism %d needs a new job", want))
 	} else if err != nil {
 		return failed(err)
 	}

@@ -56,3 +56,22 @@ func (rc *Context) KeepJobGivenUpOn() { keepJobGivenUpOn(rc) }
 
 // Follows are the savepoints that the kind's handler of the phase follows itself.
 func (rc *Context) Follows(phase Phase) []v1beta1.SavepointPurpose { return rc.phases()[phase].Follows }
+
+// DeriveStatus writes the fields of status derived from the records and the ledger: an
+// application's hashes and savepoint trigger besides the job's.
+func (rc *Context) DeriveStatus() {
+	if rc.App != nil {
+		deriveStatus(&rc.App.Status)
+		return
+	}
+	jobstate.DeriveJobStatus(rc.Job)
+}
+
+// SummarizeKind writes what an application shows beyond its job: its versions and its UI's
+// address.
+func (rc *Context) SummarizeKind() {
+	if rc.App != nil {
+		summarizeVersions(rc)
+		showUIURLs(rc)
+	}
+}

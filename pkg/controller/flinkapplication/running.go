@@ -30,7 +30,7 @@ func handleRunning(rc *Context) Outcome {
 		recordDueCheckpoint(rc)
 	}
 	if rc.Settings.Suspend {
-		return suspendJob(rc)
+		return rc.SuspendJob()
 	}
 	switch change {
 	case upgradeChange:
@@ -80,7 +80,7 @@ func handleRunning(rc *Context) Outcome {
 func handleDeployFailed(rc *Context) Outcome {
 	st := &rc.App.Status
 	if rc.Settings.Suspend {
-		return suspendJob(rc)
+		return rc.SuspendJob()
 	}
 	if _, jobID := jobstate.LiveJob(&st.JobOwnerStatus); jobID != "" && rc.Hash == jobstate.RunningSpecHash(&st.JobOwnerStatus) && rc.Hash != st.FailedDeployHash {
 		st.FailedDeployHash = ""
@@ -110,16 +110,6 @@ func handleSuspended(rc *Context) Outcome {
 		return failed(err)
 	}
 	return stay(untilChanged)
-}
-
-// suspendJob stops the live job per upgradeMode, or, with none running, goes straight to Suspended.
-func suspendJob(rc *Context) Outcome {
-	st := rc.Job
-	jobstate.ClearTarget(st)
-	if _, jobID := jobstate.LiveJob(st); jobID != "" {
-		return stopLiveJob(rc, "Suspending", rc.Settings.Field("state")+" is Suspended")
-	}
-	return rc.Suspended("Suspended", rc.Settings.Field("state")+" is Suspended and no job runs")
 }
 
 func removeStaleClusters(rc *Context) error {

@@ -177,7 +177,7 @@ func handleSessionJobRunning(rc *Context) Outcome {
 	if rc.Settings.Suspend {
 		// As in handleRunning: the pass that leaves Running records the newest checkpoint first.
 		recordDueCheckpoint(rc)
-		return suspendJob(rc)
+		return rc.SuspendJob()
 	}
 	hash, jobID := jobstate.LiveJob(st)
 	if jobID == "" {
@@ -265,7 +265,7 @@ func sessionJobFailed(rc *Context, v *jobs.View) Outcome {
 func handleSessionJobUpdating(rc *Context) Outcome {
 	st := rc.Job
 	if rc.Settings.Suspend {
-		return suspendJob(rc)
+		return rc.SuspendJob()
 	}
 	hash, jobID := jobstate.LiveJob(st)
 	if jobID == "" {
@@ -276,7 +276,7 @@ func handleSessionJobUpdating(rc *Context) Outcome {
 		target = live
 	}
 	recordSessionTarget(rc, v1beta1.DeploymentUpdate, target)
-	return stopLiveJob(rc, "StoppingJob", "updating the job")
+	return rc.StopLiveJob("StoppingJob", "updating the job")
 }
 
 // handleSessionJobSuspended rests without a job until the job is wanted Running again, then submits
@@ -294,7 +294,7 @@ func handleSessionJobSuspended(rc *Context) Outcome {
 func handleSessionJobDeployFailed(rc *Context) Outcome {
 	st := rc.Job
 	if rc.Settings.Suspend {
-		return suspendJob(rc)
+		return rc.SuspendJob()
 	}
 	hash, jobID := jobstate.LiveJob(st)
 	if jobID != "" && rc.Settings.RestartFailedJob {

@@ -166,6 +166,10 @@ type Kind interface {
 	ForcedRollback() bool
 	// Follows are the savepoints that the kind's handler of the phase follows itself.
 	Follows(phase fsm.Phase) []v1beta1.SavepointPurpose
+	// DeriveStatus writes the fields of status that the kind derives from its records and ledger.
+	DeriveStatus()
+	// SummarizeKind writes what the kind shows beyond the job: its versions, its UI's address.
+	SummarizeKind()
 	// KeepJobGivenUpOn keeps, as the object's job, a job of a deploy given up on that may still
 	// run: nothing is ever started beside it.
 	KeepJobGivenUpOn()

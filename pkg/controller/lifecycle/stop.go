@@ -88,3 +88,33 @@ func (p *Pass) StateLost(reason, why string) fsm.Outcome {
 	}
 	return p.DeployFailed(reason, msg)
 }
+
+// StopLiveJob starts stopping the live job the way the upgrade mode keeps its state: a savepoint
+// with cancel, or a cancel (LastState then restores the newest retained checkpoint).
+func (p *Pass) StopLiveJob(reason, why string) fsm.Outcome {
+	st := p.Job
+	_, jobID := jobstate.LiveJob(st)
+	st.Deployments.NextRestorePath = ""
+	mode := p.Settings.UpgradeMode
+	next := fsm.PhaseCancelling
+	how := "cancelling it"
+	switch mode {
+	case v1beta1.UpgradeModeSavepoint:
+		next, how = fsm.PhaseSavepointing, "taking a savepoint with cancel"
+	case v1beta1.UpgradeModeLastState:
+		how = "cancelling it and keeping its newest checkpoint"
+	case v1beta1.UpgradeModeStateless:
+		how = "cancelling it without keeping state"
+	}
+	return fsm.MoveTo(next, reason, fmt.Sprintf("%s: stopping job %s (upgradeMode %s): %s", why, jobID, mode, how))
+}
+
+// SuspendJob stops the live job per upgradeMode, or, with none running, goes straight to Suspended.
+func (p *Pass) SuspendJob() fsm.Outcome {
+	st := p.Job
+	jobstate.ClearTarget(st)
+	if _, jobID := jobstate.LiveJob(st); jobID != "" {
+		return p.StopLiveJob("Suspending", p.Settings.Field("state")+" is Suspended")
+	}
+	return p.Suspended("Suspended", p.Settings.Field("state")+" is Suspended and no job runs")
+}
