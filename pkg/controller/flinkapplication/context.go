@@ -48,7 +48,7 @@ func newContext(ctx context.Context, m *fsm.Pass, kind *objectKind, e *Environme
 		rc.KindName = kind.name
 	}
 	if e != nil {
-		rc.Book, rc.BookPage, rc.Looks = e.Book, e.bookPage, &e.looks
+		rc.Book, rc.BookPage, rc.Looks, rc.Apps, rc.FieldManager = e.Book, e.bookPage, &e.looks, e.Apps, fieldManager
 	}
 	return rc
 }

@@ -86,7 +86,7 @@ func init() {
 			Poll:     waitPoll,
 		},
 		PhaseRunning: {
-			Follows: onDemand,
+			Follows: lifecycle.OnDemand,
 			Handle:  handleRunning,
 			Exits: []exit{
 				{To: PhaseUpdating, When: "spec changed"},

@@ -2,8 +2,10 @@ package flinkapplication
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
@@ -74,4 +76,9 @@ func (rc *Context) SummarizeKind() {
 		summarizeVersions(rc)
 		showUIURLs(rc)
 	}
+}
+
+// Poll is how soon the kind's phase looks again when its handler does not say.
+func (rc *Context) Poll(phase Phase) func(*config.Config) time.Duration {
+	return rc.phases()[phase].Poll
 }

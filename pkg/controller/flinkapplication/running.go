@@ -66,13 +66,13 @@ func handleRunning(rc *Context) Outcome {
 			return recoverStoppedJob(rc, v, "RestartingFailedJob", fmt.Sprintf("job %s FAILED and restartFailedJob is set", jobID))
 		}
 	}
-	if out, busy := savepointOnDemand(rc); busy {
-		return wakeForPeriodicSnapshots(rc, out)
+	if out, busy := rc.SavepointOnDemand(); busy {
+		return rc.WakeForPeriodicSnapshots(out)
 	}
 	if out, busy := autoscale(rc); busy {
 		return out
 	}
-	return wakeForPeriodicSnapshots(rc, stay(0))
+	return rc.WakeForPeriodicSnapshots(stay(0))
 }
 
 // handleDeployFailed rests after a failed deploy, watching whatever job still runs, until the spec

@@ -209,10 +209,10 @@ func handleSessionJobRunning(rc *Context) Outcome {
 			rc.session.ClusterName, live, jobID, rc.Settings.UpgradeMode))
 	}
 	observeLiveJob(rc)
-	if out, busy := savepointOnDemand(rc); busy {
-		return wakeForPeriodicSnapshots(rc, out)
+	if out, busy := rc.SavepointOnDemand(); busy {
+		return rc.WakeForPeriodicSnapshots(out)
 	}
-	return wakeForPeriodicSnapshots(rc, stay(0))
+	return rc.WakeForPeriodicSnapshots(stay(0))
 }
 
 // sessionJobLost restarts a job that is gone (its JobManager answers that it does not know it, or the

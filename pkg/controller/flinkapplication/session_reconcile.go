@@ -154,7 +154,7 @@ func beforeStep(rc *Context) {
 	if rc.Job != nil && rc.Machine.ObservedGeneration != rc.Meta.Generation {
 		// Once per spec generation, whatever the phase: settings the operator cannot follow are said
 		// when they are applied, not each time they would be used.
-		warnOfUnusableSchedules(rc)
+		rc.WarnOfUnusableSchedules()
 		warnOfUnavailableFormat(rc)
 	}
 	// Before the handler, which may delete a cluster and with it what the pass saw of its pods.

@@ -55,7 +55,7 @@ func init() {
 			Poll:     waitPoll,
 		},
 		PhaseRunning: {
-			Follows: onDemand,
+			Follows: lifecycle.OnDemand,
 			Handle:  handleSessionJobRunning,
 			Exits: []exit{
 				{To: PhaseUpdating, When: "job spec changed, or the session cluster runs a new Flink cluster"},

@@ -13,16 +13,10 @@ import (
 // (docs/snapshots.md); these hand it the pass's values.
 
 // snapshotOwner is the pass's object, as the snapshots package names it.
-func (rc *Context) snapshotOwner() snapshots.Owner {
-	return snapshots.Owner{Kind: rc.kind.name, Meta: rc.Meta}
-}
+func (rc *Context) snapshotOwner() snapshots.Owner { return rc.SnapshotOwner() }
 
-// snapshotPass is what the pass hands the snapshots package: its object, its FlinkSnapshots and
-// its ledger.
-func (rc *Context) snapshotPass() snapshots.Pass {
-	return snapshots.Pass{Owner: rc.snapshotOwner(), Apps: rc.env.Apps, FieldManager: fieldManager, Snapshots: rc.Snapshots,
-		Ledger: &rc.Job.Ledger, Now: rc.Now, Announce: rc.event}
-}
+// snapshotPass is what the pass hands the snapshots package (lifecycle.Pass.SnapshotPass).
+func (rc *Context) snapshotPass() snapshots.Pass { return rc.SnapshotPass() }
 
 // namespaceState reads what the objects of a namespace, of every shard, name of durable state.
 func (e *Environment) namespaceState() snapshots.Namespace {

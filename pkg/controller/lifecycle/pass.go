@@ -1,19 +1,24 @@
 package lifecycle
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"context"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 )
 
 // Pass is what one pass of one object knows, whatever its kind: the machine's part (fsm.Pass),
@@ -63,6 +68,10 @@ type Pass struct {
 	Looks *jobstate.Looks
 	// Kind answers what only the object's kind can say.
 	Kind Kind
+	// Apps is the client of the operator's kinds, which FlinkSnapshots are written through;
+	// FieldManager names the operator's writes.
+	Apps         versioned.Interface
+	FieldManager string
 	// Guardian is the guardian of durable state of the object's namespace, told what every object
 	// there names; disposing says that it is asked before storage is disposed of.
 	Guardian func(disposing bool) (*guardian.Namespace, error)
@@ -164,6 +173,9 @@ type Kind interface {
 	Beside() bool
 	// ForcedRollback tells whether the user asked to abandon the update in progress.
 	ForcedRollback() bool
+	// Poll is how soon the kind's phase looks again when its handler does not say; nil for a phase
+	// that does not poll.
+	Poll(phase fsm.Phase) func(*config.Config) time.Duration
 	// Follows are the savepoints that the kind's handler of the phase follows itself.
 	Follows(phase fsm.Phase) []v1beta1.SavepointPurpose
 	// DeriveStatus writes the fields of status that the kind derives from its records and ledger.
@@ -173,4 +185,16 @@ type Kind interface {
 	// KeepJobGivenUpOn keeps, as the object's job, a job of a deploy given up on that may still
 	// run: nothing is ever started beside it.
 	KeepJobGivenUpOn()
+}
+
+// SnapshotOwner is the object as package snapshots names the owner of FlinkSnapshots.
+func (p *Pass) SnapshotOwner() snapshots.Owner {
+	return snapshots.Owner{Kind: p.KindName, Meta: p.Meta}
+}
+
+// SnapshotPass is what the pass hands the snapshots package: its object, its FlinkSnapshots and
+// its ledger.
+func (p *Pass) SnapshotPass() snapshots.Pass {
+	return snapshots.Pass{Owner: p.SnapshotOwner(), Apps: p.Apps, FieldManager: p.FieldManager, Snapshots: p.Snapshots,
+		Ledger: &p.Job.Ledger, Now: p.Now, Announce: p.Event}
 }

@@ -1,4 +1,4 @@
-package flinkapplication
+package lifecycle
 
 import (
 	"errors"
@@ -9,12 +9,13 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // Periodic snapshots: the savepoints and checkpoints the operator takes of the running job by
 // itself, on spec.periodicSavepoint's and spec.periodicCheckpoint's schedules. Each is asked for,
-// triggered and followed as an on-demand one is (savepointOnDemand), so only in Running, never while
+// triggered and followed as an on-demand one is (SavepointOnDemand), so only in Running, never while
 // an update, a suspend or a delete is under way.
 //
 // The next one of a kind is due at the schedule's first time after the later of the last one's
@@ -31,42 +32,42 @@ type periodicKind struct {
 	field string
 	// what names what it takes, for messages.
 	what     string
-	schedule func(*jobSettings) *v1beta1.PeriodicSchedule
+	schedule func(*jobstate.Settings) *v1beta1.PeriodicSchedule
 }
 
 // periodicKinds are in the order they are taken when both are due: the savepoint first.
 var periodicKinds = []periodicKind{
 	{purpose: v1beta1.SavepointPeriodic, field: "periodicSavepoint", what: "periodic savepoints",
-		schedule: func(s *jobSettings) *v1beta1.PeriodicSchedule { return s.PeriodicSavepoint }},
+		schedule: func(s *jobstate.Settings) *v1beta1.PeriodicSchedule { return s.PeriodicSavepoint }},
 	{purpose: v1beta1.PeriodicCheckpoint, field: "periodicCheckpoint", what: "periodic checkpoints",
-		schedule: func(s *jobSettings) *v1beta1.PeriodicSchedule { return s.PeriodicCheckpoint }},
+		schedule: func(s *jobstate.Settings) *v1beta1.PeriodicSchedule { return s.PeriodicCheckpoint }},
 }
 
 // periodicDue is the purpose of the periodic snapshot that is due now, or "".
-func periodicDue(rc *Context) v1beta1.SavepointPurpose {
+func (p *Pass) periodicDue() v1beta1.SavepointPurpose {
 	for _, k := range periodicKinds {
-		if next, ok := nextPeriodic(rc, k); ok && !next.After(rc.Now) {
+		if next, ok := p.nextPeriodic(k); ok && !next.After(p.Now) {
 			return k.purpose
 		}
 	}
 	return ""
 }
 
-// wakeForPeriodicSnapshots makes an outcome of the Running phase that stays for its usual poll come
+// WakeForPeriodicSnapshots makes an outcome of the Running phase that stays for its usual poll come
 // back sooner when a periodic snapshot falls due before that poll, so that a long
 // statusPollInterval never makes one late. Nothing is written for it: the next pass works the due
 // time out again from status.
-func wakeForPeriodicSnapshots(rc *Context, out Outcome) Outcome {
-	spec, ok := rc.phases()[rc.Subject.Phase().Normalized()]
-	if out.After != 0 || out.Next != "" || out.Err != nil || !ok || spec.Poll == nil {
+func (p *Pass) WakeForPeriodicSnapshots(out fsm.Outcome) fsm.Outcome {
+	poll := p.Kind.Poll(p.Subject.Phase().Normalized())
+	if out.After != 0 || out.Next != "" || out.Err != nil || poll == nil {
 		return out
 	}
-	wait := spec.Poll(rc.Config)
+	wait := poll(p.Config)
 	for _, k := range periodicKinds {
 		// One already due that this pass did not take (its job is not alive, another snapshot is in
 		// flight) waits for the usual poll rather than spinning.
-		if next, ok := nextPeriodic(rc, k); ok && next.After(rc.Now) && next.Sub(rc.Now) < wait {
-			wait = next.Sub(rc.Now)
+		if next, ok := p.nextPeriodic(k); ok && next.After(p.Now) && next.Sub(p.Now) < wait {
+			wait = next.Sub(p.Now)
 			out.After = wait
 		}
 	}
@@ -75,16 +76,16 @@ func wakeForPeriodicSnapshots(rc *Context, out Outcome) Outcome {
 
 // nextPeriodic is when the next periodic snapshot of a kind is due; false when none is scheduled:
 // the spec sets no schedule or one that cannot be read, or no job has run stable yet.
-func nextPeriodic(rc *Context, k periodicKind) (time.Time, bool) {
-	p := k.schedule(rc.Settings)
-	if p == nil {
+func (p *Pass) nextPeriodic(k periodicKind) (time.Time, bool) {
+	sch := k.schedule(p.Settings)
+	if sch == nil {
 		return time.Time{}, false
 	}
-	sched, err := parseSchedule(p)
+	sched, err := parseSchedule(sch)
 	if err != nil || sched == nil {
 		return time.Time{}, false
 	}
-	since := lastPeriodic(rc.Job, k.purpose)
+	since := lastPeriodic(p.Job, k.purpose)
 	if since.IsZero() {
 		return time.Time{}, false
 	}
@@ -183,29 +184,29 @@ type interval time.Duration
 
 func (d interval) Next(t time.Time) time.Time { return t.Add(time.Duration(d)) }
 
-// warnOfUnusableSchedules says, with a Warning Event, which schedule of the spec cannot be read,
+// WarnOfUnusableSchedules says, with a Warning Event, which schedule of the spec cannot be read,
 // names no time to come, or comes round more often than the least interval: no periodic snapshot of
 // its kind is taken, and the job runs on as before. The caller calls it once per spec generation.
-func warnOfUnusableSchedules(rc *Context) {
+func (p *Pass) WarnOfUnusableSchedules() {
 	for _, k := range periodicKinds {
-		p := k.schedule(rc.Settings)
-		if p == nil {
+		sch := k.schedule(p.Settings)
+		if sch == nil {
 			continue
 		}
-		field, value := rc.Settings.Field(k.field+".schedule"), fmt.Sprintf("%q", p.Schedule)
-		if p.Schedule == "" {
-			field, value = rc.Settings.Field(k.field+".intervalSeconds"), fmt.Sprint(p.IntervalSeconds)
+		field, value := p.Settings.Field(k.field+".schedule"), fmt.Sprintf("%q", sch.Schedule)
+		if sch.Schedule == "" {
+			field, value = p.Settings.Field(k.field+".intervalSeconds"), fmt.Sprint(sch.IntervalSeconds)
 		}
-		sched, err := parseSchedule(p)
+		sched, err := parseSchedule(sch)
 		var frequent *tooFrequent
 		switch {
 		case errors.As(err, &frequent):
-			rc.event(true, "InvalidSchedule", fmt.Sprintf("%s %s: %v; no %s are taken until it is changed", field, value, err, k.what))
+			p.Event(true, "InvalidSchedule", fmt.Sprintf("%s %s: %v; no %s are taken until it is changed", field, value, err, k.what))
 		case err != nil:
-			rc.event(true, "InvalidSchedule", fmt.Sprintf("%s %s is not a cron expression the operator reads (%v); no %s are taken until it is fixed",
+			p.Event(true, "InvalidSchedule", fmt.Sprintf("%s %s is not a cron expression the operator reads (%v); no %s are taken until it is fixed",
 				field, value, err, k.what))
-		case sched != nil && sched.Next(rc.Now.In(time.Local)).IsZero():
-			rc.event(true, "InvalidSchedule", fmt.Sprintf("%s %s names no time within five years; no %s are taken until it is changed",
+		case sched != nil && sched.Next(p.Now.In(time.Local)).IsZero():
+			p.Event(true, "InvalidSchedule", fmt.Sprintf("%s %s names no time within five years; no %s are taken until it is changed",
 				field, value, k.what))
 		}
 	}
