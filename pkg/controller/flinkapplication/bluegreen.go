@@ -64,7 +64,7 @@ func handleDualRunning(rc *Context) Outcome {
 		return moveTo(PhaseRunning, "VersionGone", "only one version is recorded")
 	}
 	s, c := jobstate.Stable(&st.JobOwnerStatus), jobstate.Candidate(&st.JobOwnerStatus)
-	observeLiveJob(rc)
+	rc.ObserveLiveJob()
 	switch {
 	case rc.Settings.Suspend:
 		return startTeardown(rc, c, "Suspending", "spec.state is Suspended; the deployed version is suspended once the new one is torn down")
@@ -199,7 +199,7 @@ func freshenBesideRestore(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 	if next == "" || jobID == "" || rc.Ledger().IsSavepoint(next) || !strings.Contains(next, jobID) {
 		return nil
 	}
-	fresh := rc.observation().RecordWindowOn(hash)
+	fresh := rc.Observation().RecordWindowOn(hash)
 	if fresh <= 0 {
 		fresh = rc.Settings.CheckpointInterval()
 	}

@@ -58,7 +58,7 @@ func handleRescaling(rc *Context) Outcome {
 		promote(rc, jobstate.Stable(&st.JobOwnerStatus).RestorePath)
 		st.FailedDeployHash, st.RollbackHash = "", ""
 		p.RecordIn(&st.JobOwnerStatus)
-		observeLiveJob(rc)
+		rc.ObserveLiveJob()
 		return moveTo(PhaseRunning, "Rescaled", fmt.Sprintf("job %s rescaled in place to parallelism %d", jobID, want))
 	}
 	if err := requestParallelism(rc, hash, jobID, want); client.IsUnsupported(err) {

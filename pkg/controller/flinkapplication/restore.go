@@ -82,3 +82,10 @@ func (rc *Context) SummarizeKind() {
 func (rc *Context) Poll(phase Phase) func(*config.Config) time.Duration {
 	return rc.phases()[phase].Poll
 }
+
+// RescalingInPlace tells whether the live job restarts because it rescales in place (rescalingInPlace).
+func (rc *Context) RescalingInPlace() bool { return rescalingInPlace(rc) }
+
+// RecordsCandidateCheckpoints tells whether the candidate's job has its checkpoints recorded while it
+// starts (recordsCandidateCheckpoints).
+func (rc *Context) RecordsCandidateCheckpoints() bool { return recordsCandidateCheckpoints(rc) }

@@ -103,7 +103,7 @@ func handleRollingBack(rc *Context) Outcome {
 	}
 	restored := st.Deployments.NextRestorePath
 	promote(rc, restored)
-	startedJob(rc, params, restored)
+	rc.StartedJob(params, restored)
 	return rolledBack(rc, fmt.Sprintf("update failed (%s); previous job restarted as %s on %s, %s",
 		cause, c.JobID, flink.VersionedServiceName(rc.App, live), jobs.RestoredFrom(restored)))
 }

@@ -27,7 +27,7 @@ func handleRunning(rc *Context) Outcome {
 		// phase stops it: a JobManager lost before then restarts it from the checkpoint recorded
 		// last, which Flink subsumes once num-retained newer ones complete, however long the
 		// operator looked away. So the newest is recorded first, when due.
-		recordDueCheckpoint(rc)
+		rc.RecordDueCheckpoint()
 	}
 	if rc.Settings.Suspend {
 		return rc.SuspendJob()
@@ -47,7 +47,7 @@ func handleRunning(rc *Context) Outcome {
 		return failed(err)
 	}
 	reportUIIngress(rc, refusal)
-	observeLiveJob(rc)
+	rc.ObserveLiveJob()
 	if hash, jobID := jobstate.LiveJob(&st.JobOwnerStatus); jobID != "" {
 		v := rc.pass().View(hash, jobID)
 		if v.Rerun != "" {
@@ -95,7 +95,7 @@ func handleDeployFailed(rc *Context) Outcome {
 	if err := removeStaleClusters(rc); err != nil {
 		return failed(err)
 	}
-	observeLiveJob(rc)
+	rc.ObserveLiveJob()
 	return stay(0)
 }
 

@@ -69,7 +69,7 @@ func handleSessionClusterStarting(rc *Context) Outcome {
 	}
 	previous := st.DeployHash
 	st.DeployHash, st.UpdatingHash, m.FailedDeployHash = rc.Hash, "", ""
-	rc.observation().Cluster(rc.Hash)
+	rc.Observation().Cluster(rc.Hash)
 	msg := fmt.Sprintf("Flink cluster %s ready with %d task slots", flink.VersionedServiceNameOf(rc.Meta.Name, rc.Hash), ov.SlotsTotal)
 	if previous != "" {
 		msg += fmt.Sprintf("; jobs on %s move to it", flink.VersionedServiceNameOf(rc.Meta.Name, previous))
@@ -123,7 +123,7 @@ func watchSessionCluster(rc *Context) Outcome {
 		rc.event(true, "ClusterRecreated", fmt.Sprintf("objects of Flink cluster %s were missing and were created again",
 			flink.VersionedServiceNameOf(rc.Meta.Name, st.DeployHash)))
 	}
-	rc.observation().Cluster(st.DeployHash)
+	rc.Observation().Cluster(st.DeployHash)
 	settleLeftJobs(rc)
 	if err := bringBackJobManagers(rc); err != nil {
 		return failed(err)

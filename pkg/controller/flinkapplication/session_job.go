@@ -143,7 +143,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 	restored := st.Deployments.NextRestorePath
 	promote(rc, restored)
 	rc.Machine.FailedDeployHash = ""
-	startedJob(rc, params, restored)
+	rc.StartedJob(params, restored)
 	return moveTo(PhaseRunning, "JobRunning", fmt.Sprintf("job %s running on %s, %s",
 		c.JobID, flink.VersionedServiceNameOf(rc.ClusterOwner.Name, c.ClusterHash), jobs.RestoredFrom(restored)))
 }
@@ -176,7 +176,7 @@ func handleSessionJobRunning(rc *Context) Outcome {
 	st := rc.Job
 	if rc.Settings.Suspend {
 		// As in handleRunning: the pass that leaves Running records the newest checkpoint first.
-		recordDueCheckpoint(rc)
+		rc.RecordDueCheckpoint()
 		return rc.SuspendJob()
 	}
 	hash, jobID := jobstate.LiveJob(st)
@@ -191,7 +191,7 @@ func handleSessionJobRunning(rc *Context) Outcome {
 	specChanged := rc.Hash != jobstate.RunningSpecHash(st) && rc.Hash != rc.Machine.FailedDeployHash
 	moved := live != "" && live != hash && v.Liveness == jobs.Alive
 	if specChanged || moved {
-		recordDueCheckpoint(rc)
+		rc.RecordDueCheckpoint()
 	}
 	switch {
 	case v.Liveness == jobs.Unknown && rc.Clusters[hash].JobManagerGone() && haKeepsJobs(rc, hash):
@@ -208,7 +208,7 @@ func handleSessionJobRunning(rc *Context) Outcome {
 		return moveTo(PhaseUpdating, "ClusterChanged", fmt.Sprintf("FlinkSessionCluster %s now runs Flink cluster %s; moving job %s there (upgradeMode %s)",
 			rc.session.ClusterName, live, jobID, rc.Settings.UpgradeMode))
 	}
-	observeLiveJob(rc)
+	rc.ObserveLiveJob()
 	if out, busy := rc.SavepointOnDemand(); busy {
 		return rc.WakeForPeriodicSnapshots(out)
 	}
@@ -309,7 +309,7 @@ func handleSessionJobDeployFailed(rc *Context) Outcome {
 	case rc.Hash != rc.Machine.FailedDeployHash && rc.Hash != jobstate.RunningSpecHash(st):
 		return moveTo(PhaseUpdating, "SpecChanged", fmt.Sprintf("job spec changed (%s); deploying", rc.Hash))
 	}
-	observeLiveJob(rc)
+	rc.ObserveLiveJob()
 	return stay(0)
 }
 

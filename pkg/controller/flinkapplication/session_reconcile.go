@@ -148,7 +148,7 @@ func beforeStep(rc *Context) {
 	// Before anything is asked of Flink: a JobManager is called only through its own Service.
 	guardJobManagerServices(rc)
 	if rc.Job != nil && (rc.Meta.DeletionTimestamp == nil || rc.Subject.Phase().Normalized() == PhaseDeleting) {
-		observe(rc)
+		rc.Observe()
 		rc.SettleSavepoints()
 	}
 	if rc.Job != nil && rc.Machine.ObservedGeneration != rc.Meta.Generation {

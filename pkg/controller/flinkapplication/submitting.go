@@ -3,8 +3,6 @@ package flinkapplication
 import (
 	"fmt"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
@@ -60,35 +58,7 @@ func handleSubmitting(rc *Context) Outcome {
 	}
 	promote(rc, restored)
 	rc.Machine.FailedDeployHash, rc.App.Status.RollbackHash = "", ""
-	startedJob(rc, params, restored)
+	rc.StartedJob(params, restored)
 	return moveTo(PhaseRunning, "JobRunning", fmt.Sprintf("job %s running on %s, %s",
 		c.JobID, flink.VersionedServiceName(rc.App, c.ClusterHash), jobs.RestoredFrom(restored)))
-}
-
-// startedJob records a job that just ran stable: its parameters (for a later rollback) and the
-// state it came from, and resets the counters of the job it replaced.
-func startedJob(rc *Context, p jobParams, restorePath string) {
-	st := rc.Job
-	p.RecordIn(st)
-	// The state the job was to start from is used; jobStatus.restorePath keeps it. The Lyft
-	// operator's users read an empty savepointPath as "the new job runs", and a later one as the
-	// state a stop or a delete left.
-	st.Deployments.NextRestorePath = ""
-	js := &st.JobStatus
-	js.RestorePath, js.RestoreTime = restorePath, nil
-	js.JobRestartCount, js.CompletedCheckpointCount, js.FailedCheckpointCount = 0, 0, 0
-	// The previous job's last checkpoint is older than what this one started from; a recovery must
-	// never restore it.
-	js.LastCheckpointPath, js.LastCheckpointTime, js.LastFailingTime = "", nil, nil
-	observeLiveJob(rc)
-	if restorePath != "" {
-		// The state a job started from is no newer than its start, which comes before it ran
-		// stable: a checkpoint the job took while stabilizing is newer, and a restore must take it.
-		t := metav1.NewTime(rc.Now)
-		if js.StartTime != nil && js.StartTime.Before(&t) {
-			t = *js.StartTime
-		}
-		js.RestoreTime = &t
-	}
-	rc.TrimLedger()
 }

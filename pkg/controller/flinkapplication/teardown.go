@@ -53,7 +53,7 @@ func handleTeardown(rc *Context) Outcome {
 		st.FailedDeployHash, st.RollbackHash = "", ""
 		if app := stableApp(rc); app != nil {
 			// The application's job status is the promoted version's from now on.
-			startedJob(rc, specJobParams(app), survivor.RestorePath)
+			rc.StartedJob(specJobParams(app), survivor.RestorePath)
 		}
 	} else {
 		jobstate.ClearTarget(&st.JobOwnerStatus)

@@ -176,6 +176,12 @@ type Kind interface {
 	// Poll is how soon the kind's phase looks again when its handler does not say; nil for a phase
 	// that does not poll.
 	Poll(phase fsm.Phase) func(*config.Config) time.Duration
+	// RescalingInPlace tells whether the live job restarts because it rescales in place, not
+	// because it fails.
+	RescalingInPlace() bool
+	// RecordsCandidateCheckpoints tells whether the candidate's job has its checkpoints recorded
+	// while it starts: one that runs beside the live job, or one nothing else stopped first.
+	RecordsCandidateCheckpoints() bool
 	// Follows are the savepoints that the kind's handler of the phase follows itself.
 	Follows(phase fsm.Phase) []v1beta1.SavepointPurpose
 	// DeriveStatus writes the fields of status that the kind derives from its records and ledger.
