@@ -63,7 +63,7 @@ func migrateScalingTarget(rc *Context) {
 	}
 	t := st.Target
 	st.Target = nil
-	rc.event(true, "ScalingAbandoned", fmt.Sprintf("the spec changed while the autoscaler applied %s, recorded without the spec it was decided under: the target is given up", describeTarget(t)))
+	rc.Event(true, "ScalingAbandoned", fmt.Sprintf("the spec changed while the autoscaler applied %s, recorded without the spec it was decided under: the target is given up", describeTarget(t)))
 }
 
 // startScaling records the decision's parallelism as the target to apply; the caller persists it
@@ -106,7 +106,7 @@ func setTarget(rc *Context, d autoscaler.Decision, wayBack, restart bool, from s
 		}
 	}
 	rc.App.Status.Autoscaler = st
-	rc.event(wayBack, "ScalingReport", st.Reason+"; "+vertexLines(d))
+	rc.Event(wayBack, "ScalingReport", st.Reason+"; "+vertexLines(d))
 }
 
 // applyScaling carries the target through, one step per pass.
@@ -117,14 +117,14 @@ func applyScaling(rc *Context, cfg autoscaler.Config) Outcome {
 		// Decided under another spec: the user's parallelism wins, and nothing of the target is
 		// recorded as applied for the spec now.
 		st.Target = nil
-		rc.event(true, "ScalingAbandoned", why)
+		rc.Event(true, "ScalingAbandoned", why)
 		return stay(0)
 	}
 	if t.Restart {
 		return applyByRestart(rc)
 	}
 	hash, jobID := jobstate.LiveJob(&rc.App.Status.JobOwnerStatus)
-	v := rc.pass().View(hash, jobID)
+	v := rc.Flink().View(hash, jobID)
 	switch {
 	case v.Liveness == jobs.Unknown || v.Details == nil:
 		return stay(0)
@@ -141,7 +141,7 @@ func applyScaling(rc *Context, cfg autoscaler.Config) Outcome {
 		st.Target = nil
 		hold := toSecond(rc.Now.Add(cfg.CoolDown))
 		st.HoldUntil = &hold
-		rc.event(true, "ScalingAbandoned", fmt.Sprintf("job %s is %s after it was rescaled; the autoscaler holds off until %s",
+		rc.Event(true, "ScalingAbandoned", fmt.Sprintf("job %s is %s after it was rescaled; the autoscaler holds off until %s",
 			jobID, v.Details.State, hold.UTC().Format("15:04:05")))
 		return stay(0)
 	}
@@ -158,7 +158,7 @@ func applyScaling(rc *Context, cfg autoscaler.Config) Outcome {
 			}
 		}
 		st.Target = nil
-		rc.event(true, "ScalingAbandoned", why+"; the autoscaler leaves the job as it is")
+		rc.Event(true, "ScalingAbandoned", why+"; the autoscaler leaves the job as it is")
 		return stay(0)
 	}
 	if tms := taskManagersFor(rc, t.Parallelism); rc.Clusters[hash] != nil && replicas(rc.Clusters[hash].TaskManager) < tms {
@@ -214,7 +214,7 @@ func taskManagersFor(rc *Context, target map[string]int32) int32 {
 // requestVertexParallelism sets each vertex's upper bound to its target, unless it already is.
 func requestVertexParallelism(rc *Context, hash, jobID string, target map[string]int32) error {
 	url := rc.FlinkURL(hash)
-	reqs, err := rc.pass().Flink().GetJobResourceRequirements(rc, url, jobID)
+	reqs, err := rc.Flink().Flink().GetJobResourceRequirements(rc, url, jobID)
 	if err != nil {
 		return err
 	}
@@ -229,7 +229,7 @@ func requestVertexParallelism(rc *Context, hash, jobID string, target map[string
 	if !changed {
 		return nil
 	}
-	return rc.pass().Flink().UpdateJobResourceRequirements(rc, url, jobID, reqs)
+	return rc.Flink().Flink().UpdateJobResourceRequirements(rc, url, jobID, reqs)
 }
 
 // describeParallelism names each vertex with its target.

@@ -53,7 +53,7 @@ func applyByRestart(rc *Context) Outcome {
 		jobstate.RecordRestart(&st.JobOwnerStatus, v1beta1.DeploymentRestart)
 		return rc.StopLiveJob("Autoscaling", "the autoscaler "+st.Autoscaler.Reason+" with a new job (the cluster cannot rescale a running job in place)")
 	}
-	v := rc.pass().View(hash, jobID)
+	v := rc.Flink().View(hash, jobID)
 	if v.Liveness == jobs.Unknown || v.Details == nil {
 		return stay(0)
 	}
@@ -69,9 +69,9 @@ func finishScaling(rc *Context, hash string, d *client.JobDetails) error {
 	st.Target = nil
 	if t.WayBack {
 		// The autoscaler holds off for its cool-down, longer than a record of recommendations spans.
-		rc.env.autoscaling.forget(rc.writeKey())
+		rc.env.autoscaling.forget(rc.Key())
 	} else {
-		rc.env.autoscaling.rescaled(rc.writeKey(), d.JID)
+		rc.env.autoscaling.rescaled(rc.Key(), d.JID)
 	}
 	running := map[string]int32{}
 	for _, v := range d.Vertices {
@@ -84,9 +84,9 @@ func finishScaling(rc *Context, hash string, d *client.JobDetails) error {
 	}
 	st.Applied = &v1beta1.AppliedParallelism{Parallelism: running, SpecParallelism: spec}
 	if reachedTarget(d, t.Parallelism) {
-		rc.event(false, "Autoscaled", fmt.Sprintf("job %s runs at %s", d.JID, describeParallelism(d, t.Parallelism)))
+		rc.Event(false, "Autoscaled", fmt.Sprintf("job %s runs at %s", d.JID, describeParallelism(d, t.Parallelism)))
 	} else {
-		rc.event(true, "ScalingAbandoned", fmt.Sprintf("job %s runs at %s, not at the target %s", d.JID,
+		rc.Event(true, "ScalingAbandoned", fmt.Sprintf("job %s runs at %s, not at the target %s", d.JID,
 			describeParallelism(d, running), describeParallelism(d, t.Parallelism)))
 	}
 	return scaleTaskManagers(rc, hash, taskManagersFor(rc, running))
@@ -211,7 +211,7 @@ func holdScaling(rc *Context, cfg autoscaler.Config, why string) {
 	st.Target = nil
 	hold := toSecond(rc.Now.Add(cfg.CoolDown))
 	st.HoldUntil = &hold
-	rc.event(true, "ScalingAbandoned", fmt.Sprintf("%s; the autoscaler holds off until %s", why, hold.UTC().Format("15:04:05")))
+	rc.Event(true, "ScalingAbandoned", fmt.Sprintf("%s; the autoscaler holds off until %s", why, hold.UTC().Format("15:04:05")))
 }
 
 // describeTarget names a target's parallelism per vertex by id.

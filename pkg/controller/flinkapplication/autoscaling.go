@@ -29,7 +29,7 @@ func autoscale(rc *Context) (out Outcome, busy bool) {
 	if spec == nil || spec.Mode == "" || spec.Mode == v1beta1.AutoscalerOff {
 		if st.Autoscaler != nil {
 			st.Autoscaler = nil
-			rc.env.autoscaling.forget(rc.writeKey())
+			rc.env.autoscaling.forget(rc.Key())
 		}
 		return Outcome{}, false
 	}
@@ -46,7 +46,7 @@ func autoscale(rc *Context) (out Outcome, busy bool) {
 		// Carried through whatever the mode says now: a target half applied is finished, or taken back.
 		return applyScaling(rc, cfg), true
 	}
-	v := rc.pass().View(hash, jobID)
+	v := rc.Flink().View(hash, jobID)
 	if v.Details == nil {
 		return Outcome{}, false
 	}
@@ -55,7 +55,7 @@ func autoscale(rc *Context) (out Outcome, busy bool) {
 		stopAutoscaling(rc, over)
 		return Outcome{}, false
 	}
-	mem := rc.env.autoscaling.of(rc.writeKey(), jobID)
+	mem := rc.env.autoscaling.of(rc.Key(), jobID)
 	interval := sampleSpacing(rc.Config.Autoscaler.SampleInterval.Duration, cfg.MetricsWindow, len(vertices))
 	if r := mem.reading; r != nil && rc.Now.Sub(r.Time) >= interval {
 		mem.reading = nil // not read within a sample interval: a gap in the window
@@ -65,7 +65,7 @@ func autoscale(rc *Context) (out Outcome, busy bool) {
 	}
 	state := jobState(rc, v.Details)
 	if !state.Restarting && !state.Failed {
-		sample, done, err := mem.readSample(rc, rc.pass().Flink(), v.Ref, vertices, rc.Now, newCallBudget(rc.env.Clock))
+		sample, done, err := mem.readSample(rc, rc.Flink().Flink(), v.Ref, vertices, rc.Now, newCallBudget(rc.env.Clock))
 		switch {
 		case err != nil:
 			// A gap in the samples holds decisions until the window is whole again.
@@ -100,7 +100,7 @@ func autoscale(rc *Context) (out Outcome, busy bool) {
 // Warning Event when that is news, and forgets what it kept of the job. What it put in force, and
 // its history, stay.
 func stopAutoscaling(rc *Context, why string) {
-	rc.env.autoscaling.forget(rc.writeKey())
+	rc.env.autoscaling.forget(rc.Key())
 	st := &v1beta1.AutoscalerStatus{}
 	if prev := rc.App.Status.Autoscaler; prev != nil {
 		st = prev.DeepCopy()
@@ -111,7 +111,7 @@ func stopAutoscaling(rc *Context, why string) {
 		return
 	}
 	rc.App.Status.Autoscaler = st
-	rc.event(true, "AutoscalerStopped", why)
+	rc.Event(true, "AutoscalerStopped", why)
 }
 
 // jobState is what the autoscaler needs to know of the job beside its metrics.
@@ -126,7 +126,7 @@ func jobState(rc *Context, d *client.JobDetails) autoscaler.JobState {
 	if at := d.Timestamps.Running; at > 0 {
 		s.LastRescale = time.UnixMilli(at)
 	}
-	if stats, err := rc.pass().Checkpoints(rc.pass().View(jobstate.LiveJob(&rc.App.Status.JobOwnerStatus)).Ref); err == nil && stats.Latest.Failed != nil {
+	if stats, err := rc.Flink().Checkpoints(rc.Flink().View(jobstate.LiveJob(&rc.App.Status.JobOwnerStatus)).Ref); err == nil && stats.Latest.Failed != nil {
 		done := stats.Latest.Completed
 		s.CheckpointsFailing = done == nil || stats.Latest.Failed.TriggerTimestamp > done.TriggerTimestamp
 	}
@@ -162,7 +162,7 @@ func showAutoscaler(rc *Context, d autoscaler.Decision) {
 	if lines := vertexLines(d); lines != "" {
 		msg += "; " + lines
 	}
-	rc.event(false, "ScalingReport", msg)
+	rc.Event(false, "ScalingReport", msg)
 }
 
 // vertexLines are each vertex's parallelism, recommendation and reason, with its rates.

@@ -88,7 +88,7 @@ func handleDualRunning(rc *Context) Outcome {
 			return startTeardown(rc, c, "TeardownRequested", fmt.Sprintf("tearDownVersionHash names the new version; version %s stays deployed", s.Version))
 		}
 		if st.ObservedGeneration != rc.App.Generation {
-			rc.event(true, "UnknownTeardownHash", fmt.Sprintf("tearDownVersionHash %s names no running version; the versions are %s (hash %s) and %s (hash %s)",
+			rc.Event(true, "UnknownTeardownHash", fmt.Sprintf("tearDownVersionHash %s names no running version; the versions are %s (hash %s) and %s (hash %s)",
 				h, s.Version, s.SpecHash, c.Version, c.SpecHash))
 		}
 	}
@@ -144,7 +144,7 @@ func versionJobStatus(rc *Context, r *v1beta1.DeploymentRecord) v1beta1.FlinkJob
 	if r.JobID == "" {
 		return js
 	}
-	v := rc.pass().View(r.ClusterHash, r.JobID)
+	v := rc.Flink().View(r.ClusterHash, r.JobID)
 	if v.Details == nil {
 		js.Health = v1beta1.Red
 		return js
@@ -180,10 +180,10 @@ func freshenBesideRestore(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 		return nil
 	}
 	if c.JobID != "" {
-		if v := rc.pass().View(c.ClusterHash, c.JobID); v.Liveness != jobs.Stopped || v.Details != nil {
+		if v := rc.Flink().View(c.ClusterHash, c.JobID); v.Liveness != jobs.Stopped || v.Details != nil {
 			return nil
 		}
-		if own := rc.jobState().NewestStatePath(c.JobID); own != "" {
+		if own := rc.JobState().NewestStatePath(c.JobID); own != "" {
 			if own == next {
 				return nil
 			}
@@ -228,7 +228,7 @@ func deployedJobOver(rc *Context, hash, jobID, next string) *Outcome {
 	if jobID == "" || next == "" {
 		return nil
 	}
-	v := rc.pass().View(hash, jobID)
+	v := rc.Flink().View(hash, jobID)
 	switch v.Liveness {
 	case jobs.Unknown:
 		// Beside a job that runs, the new version starts from the state chosen while it ran; in the
@@ -245,7 +245,7 @@ func deployedJobOver(rc *Context, hash, jobID, next string) *Outcome {
 	}
 	// Dated before the policy runs: it records Flink's newest checkpoint of the job, which takes the
 	// place of the job's one checkpoint entry, the one that may date next (attack review s9).
-	before := rc.jobState().RecordedTimeOf(jobID, next)
+	before := rc.JobState().RecordedTimeOf(jobID, next)
 	choice := rc.ChooseRestore(jobID, v.Answered())
 	if choice.Unanswered != nil {
 		o := failed(choice.Unanswered)
@@ -263,7 +263,7 @@ func deployedJobOver(rc *Context, hash, jobID, next string) *Outcome {
 	if choice.Path == "" || jobstate.SamePath(choice.Path, next) || !newerOfOneJob(rc, jobID, choice.Path, next, before) {
 		return nil
 	}
-	rc.event(false, "RestoreMoved", fmt.Sprintf("job %s of the deployed version is over; the new version starts from its newest state %s instead of %s",
+	rc.Event(false, "RestoreMoved", fmt.Sprintf("job %s of the deployed version is over; the new version starts from its newest state %s instead of %s",
 		jobID, choice.Path, next))
 	rc.Job.Deployments.NextRestorePath = choice.Path
 	o := persistThenContinue()
@@ -279,7 +279,7 @@ func newerOfOneJob(rc *Context, jobID, path, than string, thanAt time.Time) bool
 			return a > b
 		}
 	}
-	at := rc.jobState().RecordedTimeOf(jobID, path)
+	at := rc.JobState().RecordedTimeOf(jobID, path)
 	return !at.IsZero() && !thanAt.IsZero() && at.After(thanAt)
 }
 
@@ -298,11 +298,11 @@ func checkpointNumber(jobID, path string) (int, bool) {
 // running beside a new version; nil unless Flink answered that the job is alive, usable (when
 // given) accepts it, and Flink lists a completed checkpoint.
 func newestCheckpointOfLiveJob(rc *Context, hash, jobID string, usable func(jobs.Ref) bool) *client.Checkpoint {
-	v := rc.pass().View(hash, jobID)
+	v := rc.Flink().View(hash, jobID)
 	if v.Liveness != jobs.Alive || (usable != nil && !usable(v.Ref)) {
 		return nil
 	}
-	cps, err := rc.pass().Checkpoints(v.Ref)
+	cps, err := rc.Flink().Checkpoints(v.Ref)
 	if err != nil {
 		return nil
 	}

@@ -22,7 +22,7 @@ func (rc *Context) writer() clusters.Writer {
 // announce records the Events of a cluster operation as the pass's.
 func (rc *Context) announce(events []clusters.Event) {
 	for _, e := range events {
-		rc.event(e.Warning, e.Reason, e.Message)
+		rc.Event(e.Warning, e.Reason, e.Message)
 	}
 }
 
@@ -42,7 +42,7 @@ func createCluster(rc *Context, owner flink.ClusterOwner, hash string) error {
 	// A checkpoint the operator records must outlive the look after next at the job's checkpoints
 	// (checkpointRecordWindow), or a job lost with its JobManager would restart from one Flink
 	// deleted meanwhile; a record in the checkpoint book waits for its page's write as well.
-	owner.KeepCheckpointsFor = rc.Config.CheckpointRecordInterval.Duration + rc.Config.StatusPollInterval.Duration + rc.checkpointRecords().Delay()
+	owner.KeepCheckpointsFor = rc.Config.CheckpointRecordInterval.Duration + rc.Config.StatusPollInterval.Duration + rc.CheckpointRecords().Delay()
 	return stepError(clusters.Create(rc, rc.writer(), rc.podPolicy(), owner, hash, version, rc.Clusters[hash]))
 }
 

@@ -45,7 +45,7 @@ func handleClusterStarting(rc *Context) Outcome {
 		waitingOn(rc, c.Problem)
 		return stay(0)
 	}
-	ov, err := rc.pass().Overview(target)
+	ov, err := rc.Flink().Overview(target)
 	if err != nil {
 		// The JobManager's REST endpoint comes up after the pod is ready; the phase deadline bounds this.
 		return stay(0)
@@ -81,8 +81,8 @@ func endStartedCandidate(rc *Context) (Outcome, bool) {
 	if c == nil || c.JobID == "" {
 		return Outcome{}, true
 	}
-	v := rc.pass().View(c.ClusterHash, c.JobID)
-	live, err := rc.pass().Cancel(v)
+	v := rc.Flink().View(c.ClusterHash, c.JobID)
+	live, err := rc.Flink().Cancel(v)
 	switch {
 	case live == jobs.Unknown:
 		return failed(err), false

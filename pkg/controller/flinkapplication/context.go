@@ -56,8 +56,6 @@ func newContext(ctx context.Context, m *fsm.Pass, kind *objectKind, e *Environme
 // bind makes working the pass's object and stored the object as read.
 func (rc *Context) bind(working, stored subject) { rc.Pass.Bind(working, stored) }
 
-func (rc *Context) event(warning bool, reason, message string) { rc.Event(warning, reason, message) }
-
 // jobManagerGoneForGood tells whether the JobManager of the cluster with this hash is gone and
 // takes its jobs with it: positive evidence that they stopped. A session cluster's JobManager that
 // Flink HA brings back under the same hash with its jobs is no such evidence (haKeepsJobs): every
@@ -70,9 +68,6 @@ func (rc *Context) jobManagerGoneForGood(hash string) bool {
 	}
 	return !isSessionJob(rc) || !haKeepsJobs(rc, hash)
 }
-
-// pass is the pass's view of Flink and its job operations (lifecycle.Pass.Flink).
-func (rc *Context) pass() *jobs.Pass { return rc.Flink() }
 
 // newFlinkPass makes the pass's view of Flink: it reaches each cluster through its own Service,
 // and none whose Service a tenant pointed elsewhere; it speaks the Flink release each cluster runs.
@@ -106,7 +101,7 @@ func (rc *Context) mayAct() error {
 // FlinkURL is the REST base URL of the cluster with this hash, as the pass's view of Flink hands
 // it out: a call through the pass to a cluster whose Service is refused is not sent
 // (jobmanager_routes.go).
-func (rc *Context) FlinkURL(hash string) string { return rc.pass().URL(hash) }
+func (rc *Context) FlinkURL(hash string) string { return rc.Flink().URL(hash) }
 
 // jobManagerAddress is the REST base URL of the cluster with this hash: through its Service.
 func (rc *Context) jobManagerAddress(hash string) string {
@@ -155,5 +150,5 @@ func (rc *Context) recordedVersion(hash, spec string) string {
 		_ = json.Unmarshal([]byte(spec), &decoded)
 		return decoded.FlinkVersion
 	}
-	return rc.env.versions.Of(rc.writeKey(), hash, spec)
+	return rc.env.versions.Of(rc.Key(), hash, spec)
 }

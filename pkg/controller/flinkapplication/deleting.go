@@ -45,7 +45,7 @@ func handleDeleting(rc *Context) Outcome {
 	if mode == v1beta1.DeleteModeNone || rec == nil {
 		return finishDelete(rc, fmt.Sprintf("deleteMode %s: Flink left alone", mode))
 	}
-	v := rc.pass().View(rec.ClusterHash, rec.JobID)
+	v := rc.Flink().View(rec.ClusterHash, rec.JobID)
 	// The delete's own savepoint with cancel: a manual or periodic one in flight is settled on its
 	// own and never taken for it. One asked for before the user chose ForceCancel is still followed
 	// to its end, so that the state it completed is the one recorded.
@@ -55,11 +55,11 @@ func handleDeleting(rc *Context) Outcome {
 	case end.Wait != nil:
 		return *end.Wait
 	case end.Missing != "":
-		rc.event(true, "FinalSavepointMissing", end.Missing)
+		rc.Event(true, "FinalSavepointMissing", end.Missing)
 	case end.SavepointPath != "":
 		st.FinalSavepointPath = end.SavepointPath
 		rc.TrimLedger()
-		rc.event(false, "FinalSavepoint", fmt.Sprintf("final savepoint of job %s: %s", rec.JobID, end.SavepointPath))
+		rc.Event(false, "FinalSavepoint", fmt.Sprintf("final savepoint of job %s: %s", rec.JobID, end.SavepointPath))
 	}
 	if st.FinalSavepointPath == "" {
 		keepStateAddress(rc, rec, v)
@@ -78,10 +78,10 @@ func keepStateAddress(rc *Context, rec *v1beta1.DeploymentRecord, v *jobs.View) 
 	st := rc.Job
 	var points []jobs.StatePoint
 	if v.Details != nil {
-		points = rc.pass().FlinkState(v.Ref, ledger.Trigger(rc.Ledger().Pending(rec.JobID)))
+		points = rc.Flink().FlinkState(v.Ref, ledger.Trigger(rc.Ledger().Pending(rec.JobID)))
 	}
 	if rec.JobID != "" {
-		points = append(points, rc.jobState().Recorded(rec.JobID).Points()...)
+		points = append(points, rc.JobState().Recorded(rec.JobID).Points()...)
 	}
 	path := ""
 	if p := jobs.Newest(points); p != nil {
@@ -98,7 +98,7 @@ func keepStateAddress(rc *Context, rec *v1beta1.DeploymentRecord, v *jobs.View) 
 	if rc.Ledger().IsSavepoint(path) {
 		st.FinalSavepointPath = path
 	}
-	rc.event(false, "StateKept", fmt.Sprintf("the job's state is at %s; restore it with %s", path, rc.Settings.Field("savepointPath")))
+	rc.Event(false, "StateKept", fmt.Sprintf("the job's state is at %s; restore it with %s", path, rc.Settings.Field("savepointPath")))
 }
 
 // finishDelete removes the finalizer once what status says about the job's state is persisted.
@@ -129,7 +129,7 @@ func stopSecondVersion(rc *Context) (Outcome, bool) {
 	if c.PromotedAt != nil {
 		second = s
 	}
-	state, err := rc.pass().Cancel(rc.pass().View(second.ClusterHash, second.JobID))
+	state, err := rc.Flink().Cancel(rc.Flink().View(second.ClusterHash, second.JobID))
 	switch state {
 	case jobs.Unknown:
 		return failed(err), true

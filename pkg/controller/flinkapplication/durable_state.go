@@ -24,7 +24,7 @@ import (
 // stateGuardian is the guardian of the owner's namespace as this pass sees it. disposing says that
 // storage goes on its word: other shards are then read now, not from a read seconds old.
 func stateGuardian(rc *Context, disposing bool) (*guardian.Namespace, error) {
-	return rc.env.namespaceState().Guardian(rc, rc.snapshotOwner(), ownReferences(rc), rc.Now, retention(rc).MaxAge, disposing)
+	return rc.env.namespaceState().Guardian(rc, rc.SnapshotOwner(), ownReferences(rc), rc.Now, retention(rc).MaxAge, disposing)
 }
 
 // ownReferences is what the owner's own restore may need, read with its checkpoint book: the
@@ -170,7 +170,7 @@ func pathsNamedBy(rc *Context, st *v1beta1.JobOwnerStatus) map[string]bool {
 	for _, r := range []*v1beta1.DeploymentRecord{jobstate.Stable(st), jobstate.Candidate(st)} {
 		if r != nil {
 			out[r.RestorePath] = true
-			out[rc.jobState().NewestStatePath(r.JobID)] = true
+			out[rc.JobState().NewestStatePath(r.JobID)] = true
 			if !checkpointsOutliveJob(rc, r.JobID) {
 				out[ledger.Of(&st.Ledger).NewestSavepointPath(r.JobID)] = true
 			}
@@ -178,7 +178,7 @@ func pathsNamedBy(rc *Context, st *v1beta1.JobOwnerStatus) map[string]bool {
 	}
 	// What a rollback restores: the stable record may no longer name its job once that job was
 	// stopped for an update, and a redeploy does not start from its stop's savepoint.
-	out[jobstate.StableFloor(st, func(jobID string) []jobs.StatePoint { return rc.jobState().BookPoints(jobID) })] = true
+	out[jobstate.StableFloor(st, func(jobID string) []jobs.StatePoint { return rc.JobState().BookPoints(jobID) })] = true
 	delete(out, "")
 	return out
 }

@@ -121,14 +121,11 @@ func (e *Environment) forgetApp(key string) {
 // pass that moved on forgets it: the new phase's deadline is judged by the next pass.
 func (e *Environment) noteDeadline(rc *Context) {
 	if rc.GivesUpAt.IsZero() || rc.Transitioned {
-		e.deadlines.Delete(rc.writeKey())
+		e.deadlines.Delete(rc.Key())
 		return
 	}
-	e.deadlines.Store(rc.writeKey(), rc.GivesUpAt)
+	e.deadlines.Store(rc.Key(), rc.GivesUpAt)
 }
-
-// look is the pass's object's reads of slow-moving figures from Flink (jobstate.Looks).
-func (rc *Context) look() jobstate.Look { return rc.Look() }
 
 // ownEcho tells whether an update of an object is only our own last status write coming back
 // (fsm.OwnWrites.Echo).

@@ -42,7 +42,7 @@ func rollbackFailed(rc *Context, cause string) Outcome {
 	if c := jobstate.Candidate(st); c != nil && c.JobID != "" && c.Kind != v1beta1.DeploymentRollback && !stableJobKept(st) {
 		// Giving up never discards state Flink completed: what the failed attempt's job completed
 		// (as recorded) is newer than the state it started from.
-		if p := rc.jobState().NewestStatePath(c.JobID); p != "" {
+		if p := rc.JobState().NewestStatePath(c.JobID); p != "" {
 			st.Deployments.NextRestorePath = p
 		}
 	}

@@ -58,7 +58,7 @@ func removeFinalizer(rc *Context) error {
 	if err := patchFinalizers(rc, keep); err != nil {
 		return err
 	}
-	rc.checkpointRecords().Forget()
+	rc.CheckpointRecords().Forget()
 	return nil
 }
 

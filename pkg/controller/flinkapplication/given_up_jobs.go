@@ -23,7 +23,7 @@ func keepJobGivenUpOn(rc *Context) {
 		jobstate.KeepCandidateJob(st)
 		return
 	}
-	if rc.pass().View(c.ClusterHash, c.JobID).Liveness == jobs.Stopped {
+	if rc.Flink().View(c.ClusterHash, c.JobID).Liveness == jobs.Stopped {
 		return
 	}
 	switch {

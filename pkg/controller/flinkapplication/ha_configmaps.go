@@ -102,7 +102,7 @@ func removeHAConfigMapsBeforeFinalizer(rc *Context) (Outcome, bool) {
 		return Outcome{}, false
 	}
 	if job := haJobLeft(rc); job != "" {
-		rc.event(true, "HAConfigMapsKept", fmt.Sprintf("Flink's HA ConfigMaps are kept: %s. Remove them with "+
+		rc.Event(true, "HAConfigMapsKept", fmt.Sprintf("Flink's HA ConfigMaps are kept: %s. Remove them with "+
 			"kubectl delete configmap -l %s once the job's state is no longer needed", job, haSelectorsOf(rc)))
 		return Outcome{}, false
 	}
@@ -111,7 +111,7 @@ func removeHAConfigMapsBeforeFinalizer(rc *Context) (Outcome, bool) {
 			return failed(err), true
 		}
 		if rc.Meta.DeletionTimestamp != nil && rc.Now.After(rc.Meta.DeletionTimestamp.Add(haCleanupWait)) {
-			rc.event(true, "HAConfigMapsKept", fmt.Sprintf("JobManager pods still run %s after the deletion, so Flink's HA "+
+			rc.Event(true, "HAConfigMapsKept", fmt.Sprintf("JobManager pods still run %s after the deletion, so Flink's HA "+
 				"ConfigMaps are left; remove them with kubectl delete configmap -l %s once the pods are gone", haCleanupWait, haSelectorsOf(rc)))
 			return Outcome{}, false
 		}

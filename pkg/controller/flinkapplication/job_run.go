@@ -32,20 +32,20 @@ type jobStep struct {
 // tasks run, once what only the kind knows allows it: an application's other clusters are gone, a
 // session job lost with its JobManager goes on from what it completed.
 func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath string) jobStep {
-	if rc.App != nil && rc.pass().View(rec.ClusterHash, rec.JobID).Liveness != jobs.Alive {
+	if rc.App != nil && rc.Flink().View(rec.ClusterHash, rec.JobID).Liveness != jobs.Alive {
 		// Before a submission: an application's clusters are its own, and no job of it may run on
 		// another while this one starts.
 		if wait, gone := leftoverClustersGone(rc, rec.ClusterHash); !gone {
 			return jobStep{Wait: &wait}
 		}
 	}
-	if isSessionJob(rc) && rec.JobID != "" && jobUnknownToFlink(rc.pass().View(rec.ClusterHash, rec.JobID)) {
+	if isSessionJob(rc) && rec.JobID != "" && jobUnknownToFlink(rc.Flink().View(rec.ClusterHash, rec.JobID)) {
 		// The job ran (its checkpoints recorded) and its JobManager no longer knows it (lost with a
 		// JobManager process without HA): submitted again under its id, it goes on from what it
 		// completed, newer than what it started from. The restore is persisted before the submission.
 		// A job Flink still reports (FAILED, say) ended through Flink, which may have discarded its
 		// checkpoints: the phase that saw it end chose what to restore (attack review s6).
-		if newest := rc.jobState().NewestStatePath(rec.JobID); newest != "" && newest != restorePath {
+		if newest := rc.JobState().NewestStatePath(rec.JobID); newest != "" && newest != restorePath {
 			rc.Job.Deployments.NextRestorePath = newest
 			o := persistThenContinue()
 			return jobStep{Wait: &o}
@@ -65,7 +65,7 @@ func runJob(rc *Context, rec *v1beta1.DeploymentRecord, p jobParams, restorePath
 
 // start is how this pass starts a job.
 func (rc *Context) start() jobstate.Start {
-	return jobstate.Start{Job: rc.jobState(), Flink: rc.pass(), Owner: rc.owner(), Now: rc.Now, Beside: besideLive(rc),
+	return jobstate.Start{Job: rc.JobState(), Flink: rc.Flink(), Owner: rc.owner(), Now: rc.Now, Beside: besideLive(rc),
 		Limits: jobs.RunLimits{SubmitGracePeriod: rc.Config.SubmitGracePeriod.Duration, Stabilization: rc.Config.JobStabilizationPeriod.Duration}}
 }
 

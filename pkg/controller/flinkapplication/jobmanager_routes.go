@@ -65,7 +65,7 @@ func guardJobManagerServices(rc *Context) {
 				msg += "; it was replaced by the Service the operator renders"
 			}
 		}
-		rc.event(true, refusedServiceReason, msg)
+		rc.Event(true, refusedServiceReason, msg)
 	}
 }
 

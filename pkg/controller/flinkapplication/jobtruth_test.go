@@ -332,7 +332,7 @@ func TestRefusedTransitionWritesOnlyTheRefusal(t *testing.T) {
 	broken.Handle = func(rc *Context) Outcome {
 		rc.App.Status.SavepointPath = "file:///somewhere-else"
 		jobstate.Stable(rc.Job).JobID = ""
-		rc.event(false, "Decided", "a decision that must not be kept")
+		rc.Event(false, "Decided", "a decision that must not be kept")
 		return moveTo(PhaseRollingBack, "NotDeclared", "Running may not go to RollingBack")
 	}
 	phaseTable[PhaseRunning] = broken

@@ -117,6 +117,3 @@ func (rc *Context) phases() map[Phase]phaseSpec {
 func objectKey(kind string, obj metav1.Object) string {
 	return kind + "/" + obj.GetNamespace() + "/" + obj.GetName()
 }
-
-// writeKey is the pass's object's key (objectKey).
-func (rc *Context) writeKey() string { return rc.Key() }

@@ -34,7 +34,7 @@ func deleteLeftoverClusters(rc *Context, target, before, until string) (Outcome,
 		return failed(err), false
 	}
 	for _, h := range deleted {
-		rc.event(false, "ClusterDeleted", fmt.Sprintf("deleted Flink cluster %s, left by a deploy given up on, %s",
+		rc.Event(false, "ClusterDeleted", fmt.Sprintf("deleted Flink cluster %s, left by a deploy given up on, %s",
 			flink.VersionedServiceNameOf(rc.Meta.Name, h), before))
 	}
 	left := deleted
@@ -56,7 +56,7 @@ func deleteLeftoverClusters(rc *Context, target, before, until string) (Outcome,
 		// The wait is not given up: a job left running there would run on beside the job of an
 		// application created again under this name. Pods that do not go (a node that is down)
 		// need the user, who is told how.
-		rc.event(true, "LeftoverJobManagerRunning", fmt.Sprintf("the JobManager pods of deleted cluster %s still run %s after the "+
+		rc.Event(true, "LeftoverJobManagerRunning", fmt.Sprintf("the JobManager pods of deleted cluster %s still run %s after the "+
 			"deletion, and may run a job of this application; the application stays until they are gone. If their node is down, "+
 			"remove them with kubectl delete pod --force -n %s -l '%s=%s,%s in (%s)'", strings.Join(names, ", "), haCleanupWait,
 			rc.Meta.Namespace, k8.AppLabel, rc.Meta.Name, k8.HashLabel, strings.Join(left, ",")))

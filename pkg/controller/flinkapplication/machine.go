@@ -14,7 +14,7 @@ import (
 var machine = fsm.Machine[*Context]{
 	Pass:              func(rc *Context) *fsm.Pass { return rc.Pass.Pass },
 	Table:             (*Context).phases,
-	Key:               (*Context).writeKey,
+	Key:               (*Context).Key,
 	DeletionRequested: deletionRequested,
 	HeldBy:            jobManagerHABringsBack,
 	Recorded: func(rc *Context, at metav1.Time) {

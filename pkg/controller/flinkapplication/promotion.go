@@ -45,7 +45,7 @@ func promoteOrAbort(rc *Context) Outcome {
 		}
 		t := metav1.NewTime(rc.Now)
 		c.PromotedAt = &t
-		rc.event(false, "Promoted", fmt.Sprintf("version %s passed the health gate and serves the application; version %s runs on for %s",
+		rc.Event(false, "Promoted", fmt.Sprintf("version %s passed the health gate and serves the application; version %s runs on for %s",
 			c.Version, s.Version, seconds(bg.TeardownDelaySeconds, 0)))
 		return stay(seconds(bg.TeardownDelaySeconds, 0))
 	case !g.passed && bg.AbortAfterSeconds != nil && c.StableTime != nil &&
@@ -73,7 +73,7 @@ type gateResult struct {
 // without a restart for promoteAfterSeconds (Flink's own timestamps say since when), and with
 // minCheckpoints completed checkpoints.
 func healthGate(rc *Context, r *v1beta1.DeploymentRecord, bg *v1beta1.BlueGreenSpec) gateResult {
-	v := rc.pass().View(r.ClusterHash, r.JobID)
+	v := rc.Flink().View(r.ClusterHash, r.JobID)
 	switch {
 	case v.Liveness == jobs.Stopped:
 		return gateResult{failed: v.Evidence}
@@ -93,7 +93,7 @@ func healthGate(rc *Context, r *v1beta1.DeploymentRecord, bg *v1beta1.BlueGreenS
 	if bg.MinCheckpoints != nil {
 		want = int64(*bg.MinCheckpoints)
 	}
-	cps, err := rc.pass().Checkpoints(v.Ref)
+	cps, err := rc.Flink().Checkpoints(v.Ref)
 	if err != nil {
 		return gateResult{waiting: fmt.Sprintf("its checkpoints could not be read: %v", err)}
 	}

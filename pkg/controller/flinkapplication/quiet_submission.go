@@ -60,7 +60,7 @@ func submittingUnwritten(rc *Context) bool {
 // unwritten pass before it, and so repeats its move into Submitting: the Events that pass emitted
 // for it are not emitted again, whether or not this pass is written.
 func (e *Environment) repeatsQuietSubmitting(rc *Context) bool {
-	v, ok := e.quiet.Load(rc.writeKey())
+	v, ok := e.quiet.Load(rc.Key())
 	if !ok || v.(quietSubmission).resourceVersion != rc.Meta.ResourceVersion {
 		return false
 	}
@@ -75,7 +75,7 @@ func (e *Environment) noteUnwrittenSubmitting(rc *Context) {
 	for _, ev := range rc.Events {
 		q.announced = append(q.announced, ev.Reason)
 	}
-	e.quiet.Store(rc.writeKey(), q)
+	e.quiet.Store(rc.Key(), q)
 }
 
 // resumeQuietSubmitting is Submitting's entry: in a pass that starts again from the stored
@@ -84,7 +84,7 @@ func resumeQuietSubmitting(rc *Context) {
 	if rc.App == nil {
 		return
 	}
-	v, ok := rc.env.quiet.Load(rc.writeKey())
+	v, ok := rc.env.quiet.Load(rc.Key())
 	if !ok || v.(quietSubmission).resourceVersion != rc.Meta.ResourceVersion {
 		return
 	}

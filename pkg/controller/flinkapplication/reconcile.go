@@ -69,7 +69,7 @@ func (e *Environment) persist(rc *Context) error {
 	if err := rc.mayAct(); err != nil {
 		return err
 	}
-	key := rc.writeKey()
+	key := rc.Key()
 	end := e.written.Begin(key)
 	defer end() // after Wrote: no moment when the echo would look foreign
 	updated, err := rc.kind.patch(rc, patch, "status")

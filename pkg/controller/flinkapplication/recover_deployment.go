@@ -46,7 +46,7 @@ func recoverDeployment(rc *Context) Outcome {
 		return failed(err)
 	}
 	if failedAndLeftFailed(rc, lost) {
-		rc.event(false, "RecoverDeployment", fmt.Sprintf("%s; created it again. Job %s FAILED and restartFailedJob is not set: it is not started again", msg, lost))
+		rc.Event(false, "RecoverDeployment", fmt.Sprintf("%s; created it again. Job %s FAILED and restartFailedJob is not set: it is not started again", msg, lost))
 		return stay(0)
 	}
 	if flink.HighAvailability(app) && lost != "" {
@@ -113,7 +113,7 @@ func haRecoveryMissed(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 	if c.Kind != v1beta1.DeploymentRestart || c.JobID == "" || c.SubmittedAt != nil || rc.App == nil || !flink.HighAvailability(rc.App) {
 		return nil
 	}
-	if rc.pass().View(c.ClusterHash, c.JobID).Liveness != jobs.Stopped {
+	if rc.Flink().View(c.ClusterHash, c.JobID).Liveness != jobs.Stopped {
 		return nil
 	}
 	choice := rc.ChooseRestoreInPlace(c.JobID, nil)

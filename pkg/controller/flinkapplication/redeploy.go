@@ -34,7 +34,7 @@ func redeployFromNamedSavepoint(rc *Context, c *v1beta1.DeploymentRecord) (wait 
 	rc.Job.Deployments.NextRestorePath = s.RedeployFrom
 	rc.Job.SavepointRedeployNonce = s.RedeployNonce
 	rc.Ledger().RecordRedeploy(s.RedeployFrom, rc.Now)
-	rc.event(false, "RedeployFromSavepoint", fmt.Sprintf("%s changed: the new job starts from %s, as %s names",
+	rc.Event(false, "RedeployFromSavepoint", fmt.Sprintf("%s changed: the new job starts from %s, as %s names",
 		s.Field("savepointRedeployNonce"), s.RedeployFrom, namedBy(s)))
 	return nil
 }

@@ -17,7 +17,7 @@ func followRerun(rc *Context, v *jobs.View) Outcome {
 	if s == nil || s.JobID != v.Ref.ID {
 		return stay(0)
 	}
-	rc.event(false, "JobRerun", fmt.Sprintf("Flink runs job %s's application again as job %s; following it", v.Ref.ID, v.Rerun))
+	rc.Event(false, "JobRerun", fmt.Sprintf("Flink runs job %s's application again as job %s; following it", v.Ref.ID, v.Rerun))
 	s.JobID, s.ApplicationID, s.SubmittedAt = v.Rerun, jobs.ApplicationOf(v.Ref), nil
 	return persistThenContinue()
 }

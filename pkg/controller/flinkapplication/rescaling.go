@@ -41,7 +41,7 @@ func handleRescaling(rc *Context) Outcome {
 			return failed(err)
 		}
 	}
-	v := rc.pass().View(hash, jobID)
+	v := rc.Flink().View(hash, jobID)
 	switch v.Liveness {
 	case jobs.Unknown:
 		return failed(jobs.Retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
@@ -62,7 +62,7 @@ func handleRescaling(rc *Context) Outcome {
 		return moveTo(PhaseRunning, "Rescaled", fmt.Sprintf("job %s rescaled in place to parallelism %d", jobID, want))
 	}
 	if err := requestParallelism(rc, hash, jobID, want); client.IsUnsupported(err) {
-		rc.event(true, "RescaleUnsupported", fmt.Sprintf("the JobManager refused to rescale job %s in place (%v); restarting it instead", jobID, err))
+		rc.Event(true, "RescaleUnsupported", fmt.Sprintf("the JobManager refused to rescale job %s in place (%v); restarting it instead", jobID, err))
 		return rc.StopLiveJob("Rescaling", fmt.Sprintf("parallelism %d needs a new job", want))
 	} else if err != nil {
 		return failed(err)
@@ -73,7 +73,7 @@ func handleRescaling(rc *Context) Outcome {
 // requestParallelism sets every vertex's upper parallelism bound to want, unless it already is.
 func requestParallelism(rc *Context, hash, jobID string, want int32) error {
 	url := rc.FlinkURL(hash)
-	reqs, err := rc.pass().Flink().GetJobResourceRequirements(rc, url, jobID)
+	reqs, err := rc.Flink().Flink().GetJobResourceRequirements(rc, url, jobID)
 	if err != nil {
 		return err
 	}
@@ -88,9 +88,9 @@ func requestParallelism(rc *Context, hash, jobID string, want int32) error {
 	if !changed {
 		return nil
 	}
-	if err := rc.pass().Flink().UpdateJobResourceRequirements(rc, url, jobID, reqs); err != nil {
+	if err := rc.Flink().Flink().UpdateJobResourceRequirements(rc, url, jobID, reqs); err != nil {
 		return err
 	}
-	rc.event(false, "RescaleRequested", fmt.Sprintf("asked job %s to run with parallelism %d", jobID, want))
+	rc.Event(false, "RescaleRequested", fmt.Sprintf("asked job %s to run with parallelism %d", jobID, want))
 	return nil
 }

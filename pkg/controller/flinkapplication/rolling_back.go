@@ -40,7 +40,7 @@ func handleRollingBack(rc *Context) Outcome {
 	}
 	live := s.ClusterHash
 	if s.JobID != "" {
-		v := rc.pass().View(live, s.JobID)
+		v := rc.Flink().View(live, s.JobID)
 		switch {
 		case v.Liveness == jobs.Unknown:
 			return failed(jobs.Retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
@@ -122,14 +122,14 @@ func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 		st.Deployments.NextRestorePath = stableJobsState(rc)
 	}
 	if c.JobID != "" {
-		v := rc.pass().View(c.ClusterHash, c.JobID)
+		v := rc.Flink().View(c.ClusterHash, c.JobID)
 		if conf := runConfigOfJob(rc, c.JobID); v.State() == client.JobFailing &&
 			flink.CheckpointsSurviveEnd(conf, client.JobFailed) && !flink.CheckpointsSurviveEnd(conf, client.JobCanceled) {
 			// Failing, the attempt keeps its checkpoints (DELETE_ON_CANCELLATION); cancelled,
 			// it would lose them: it is let fail (attack review s6).
 			return stay(0)
 		}
-		live, err := rc.pass().Cancel(v)
+		live, err := rc.Flink().Cancel(v)
 		switch {
 		case live == jobs.Unknown:
 			return failed(err)
@@ -145,7 +145,7 @@ func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 				// Flink cannot tell the attempt's checkpoints (its job status unreadable, its
 				// JobManager gone): the newest the operator recorded of it is still newer than the
 				// state it started from.
-				path = rc.jobState().NewestStatePath(c.JobID)
+				path = rc.JobState().NewestStatePath(c.JobID)
 			}
 			if path == named {
 				// Nothing completed since the named savepoint: the redeploy is what failed.
@@ -204,7 +204,7 @@ func startedFromRedeploy(rc *Context) bool {
 // stableJobsState is the newest state the stable deployment's jobs left, by the guardian's rule:
 // what they completed on its cluster, or what the stable job started from.
 func stableJobsState(rc *Context) string {
-	return jobstate.StableFloor(rc.Job, func(jobID string) []jobs.StatePoint { return rc.jobState().BookPoints(jobID) })
+	return jobstate.StableFloor(rc.Job, func(jobID string) []jobs.StatePoint { return rc.JobState().BookPoints(jobID) })
 }
 
 // stableJobsDoubt says, when the rollback returns from a failed redeploy, why the stable
@@ -254,8 +254,8 @@ func attemptCheckpoint(rc *Context, v *jobs.View, cluster string) (path string, 
 	if v.Details == nil {
 		return "", false
 	}
-	rc.pass().Forget()
-	cp, err := rc.pass().Checkpoints(v.Ref)
+	rc.Flink().Forget()
+	cp, err := rc.Flink().Checkpoints(v.Ref)
 	if err == nil && cp.Latest.Completed != nil && cp.Latest.Completed.Discarded {
 		return "", true
 	}
@@ -290,7 +290,7 @@ func restoredJobRuns(rc *Context, c *v1beta1.DeploymentRecord) bool {
 	if c.JobID == "" {
 		return false
 	}
-	v := rc.pass().View(c.ClusterHash, c.JobID)
+	v := rc.Flink().View(c.ClusterHash, c.JobID)
 	if v.Liveness != jobs.Alive {
 		return false
 	}

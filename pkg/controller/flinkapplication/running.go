@@ -49,7 +49,7 @@ func handleRunning(rc *Context) Outcome {
 	reportUIIngress(rc, refusal)
 	rc.ObserveLiveJob()
 	if hash, jobID := jobstate.LiveJob(&st.JobOwnerStatus); jobID != "" {
-		v := rc.pass().View(hash, jobID)
+		v := rc.Flink().View(hash, jobID)
 		if v.Rerun != "" {
 			return followRerun(rc, v)
 		}
@@ -60,7 +60,7 @@ func handleRunning(rc *Context) Outcome {
 		case v.Liveness == jobs.Stopped && v.Details == nil && failedAndLeftFailed(rc, jobID):
 			// Forgotten by a JobManager that restarted: the job is still one Flink ended.
 		case v.Liveness == jobs.Stopped && v.Details == nil:
-			rc.event(true, "JobLost", fmt.Sprintf("job %s is lost: %s", jobID, v.Evidence))
+			rc.Event(true, "JobLost", fmt.Sprintf("job %s is lost: %s", jobID, v.Evidence))
 			return recoverStoppedJob(rc, v, "JobLost", fmt.Sprintf("job %s is lost (%s)", jobID, v.Evidence))
 		case v.State() == client.JobFailed && rc.App.Spec.RestartFailedJob:
 			return recoverStoppedJob(rc, v, "RestartingFailedJob", fmt.Sprintf("job %s FAILED and restartFailedJob is set", jobID))
@@ -115,7 +115,7 @@ func handleSuspended(rc *Context) Outcome {
 func removeStaleClusters(rc *Context) error {
 	gone, err := deleteClustersExcept(rc, jobstate.LiveCluster(rc.Job))
 	for _, h := range gone {
-		rc.event(false, "ClusterDeleted", fmt.Sprintf("deleted Flink cluster %s", flink.VersionedServiceNameOf(rc.Meta.Name, h)))
+		rc.Event(false, "ClusterDeleted", fmt.Sprintf("deleted Flink cluster %s", flink.VersionedServiceNameOf(rc.Meta.Name, h)))
 	}
 	return err
 }

@@ -4,6 +4,6 @@ package flinkapplication
 // Flink release that cannot take them. The caller calls it once per spec generation.
 func warnOfUnavailableFormat(rc *Context) {
 	if why := rc.Settings.UnavailableFormat(rc.ClusterOwner.Spec.FlinkVersion); why != "" {
-		rc.event(true, "SavepointFormatUnavailable", why)
+		rc.Event(true, "SavepointFormatUnavailable", why)
 	}
 }

@@ -63,7 +63,7 @@ func handleSessionClusterStarting(rc *Context) Outcome {
 		}
 		return stay(0)
 	}
-	ov, err := rc.pass().Overview(rc.Hash)
+	ov, err := rc.Flink().Overview(rc.Hash)
 	if err != nil {
 		return stay(0)
 	}
@@ -120,7 +120,7 @@ func watchSessionCluster(rc *Context) Outcome {
 			return failed(fmt.Errorf("objects of Flink cluster %s are missing, and are not created again from the spec: %w",
 				flink.VersionedServiceNameOf(rc.Meta.Name, st.DeployHash), err))
 		}
-		rc.event(true, "ClusterRecreated", fmt.Sprintf("objects of Flink cluster %s were missing and were created again",
+		rc.Event(true, "ClusterRecreated", fmt.Sprintf("objects of Flink cluster %s were missing and were created again",
 			flink.VersionedServiceNameOf(rc.Meta.Name, st.DeployHash)))
 	}
 	rc.Observation().Cluster(st.DeployHash)
@@ -130,7 +130,7 @@ func watchSessionCluster(rc *Context) Outcome {
 	}
 	defer func() {
 		if err := keepClusterSpecs(rc); err != nil {
-			rc.event(true, "ClusterSpecNotRecorded", err.Error())
+			rc.Event(true, "ClusterSpecNotRecorded", err.Error())
 		}
 	}()
 	for hash, c := range rc.Clusters {
@@ -157,7 +157,7 @@ func watchSessionCluster(rc *Context) Outcome {
 		if err := deleteCluster(rc, hash); err != nil {
 			return failed(err)
 		}
-		rc.event(false, "ClusterDeleted", fmt.Sprintf("deleted Flink cluster %s: no job runs on it any more", flink.VersionedServiceNameOf(rc.Meta.Name, hash)))
+		rc.Event(false, "ClusterDeleted", fmt.Sprintf("deleted Flink cluster %s: no job runs on it any more", flink.VersionedServiceNameOf(rc.Meta.Name, hash)))
 	}
 	return stay(0)
 }
@@ -171,7 +171,7 @@ func jobsLeftOnCluster(rc *Context, hash string, c *ClusterObjects) string {
 		// session's jobs. A JobManager that does not answer now is no proof that none runs.
 		return ""
 	}
-	list, err := rc.pass().Jobs(hash)
+	list, err := rc.Flink().Jobs(hash)
 	if err != nil {
 		return fmt.Sprintf("whether jobs still run on it is not known (%v)", err)
 	}

@@ -115,7 +115,7 @@ func bringBackJobManagers(rc *Context) error {
 		if err := createCluster(rc, ownerOfCluster(rc, hash), hash); err != nil {
 			return err
 		}
-		rc.event(true, "ClusterRecreated", fmt.Sprintf("the JobManager of Flink cluster %s was missing and was created again from the spec "+
+		rc.Event(true, "ClusterRecreated", fmt.Sprintf("the JobManager of Flink cluster %s was missing and was created again from the spec "+
 			"it was rendered from: Flink HA recovers its jobs, which then move to %s", flink.VersionedServiceNameOf(rc.Meta.Name, hash),
 			flink.VersionedServiceNameOf(rc.Meta.Name, st.DeployHash)))
 	}

@@ -25,6 +25,6 @@ func sayWaitingForCluster(rc *Context, why string) {
 	}
 	rc.Waiting = sessionClusterNotReadyReason
 	if ready := meta.FindStatusCondition(rc.Machine.Conditions, v1beta1.ConditionReady); ready == nil || ready.Reason != sessionClusterNotReadyReason {
-		rc.event(true, sessionClusterNotReadyReason, fmt.Sprintf("waiting for the session cluster for more than %s: %s; the job runs once the cluster does", long, why))
+		rc.Event(true, sessionClusterNotReadyReason, fmt.Sprintf("waiting for the session cluster for more than %s: %s; the job runs once the cluster does", long, why))
 	}
 }

@@ -28,13 +28,13 @@ func uploadJar(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 	if rc.env.Jars == nil {
 		return rc.DeployFailed("JarRefused", "the operator has no jar policy configured")
 	}
-	if err := rc.pass().Refused(c.ClusterHash); err != nil {
+	if err := rc.Flink().Refused(c.ClusterHash); err != nil {
 		// The jar goes to the cluster's own JobManager or nowhere; the phase's deadline bounds the wait.
 		rc.Machine.Reason, rc.Waiting = "waiting to upload the jar: "+err.Error(), refusedServiceReason
 		return stay(jarFetchPoll)
 	}
 	// The target cluster is part of the key: a transfer uploads to one JobManager.
-	key := rc.writeKey() + "|" + string(rc.Meta.UID) + "|" + uri.JarURI + "|" + uri.JarSHA256 + "|" + c.ClusterHash
+	key := rc.Key() + "|" + string(rc.Meta.UID) + "|" + uri.JarURI + "|" + uri.JarSHA256 + "|" + c.ClusterHash
 	transfer := rc.env.jarTransfer(uri.JarURI, uri.JarSHA256, rc.FlinkURL(c.ClusterHash), rc.env.routeCheck(rc.ClusterOwner, c.ClusterHash))
 	f := rc.env.jarFetches.fetch(key, rc.env.Clock, transfer, rc.env.wakeLater(rc))
 	if f == nil || !f.done {
@@ -63,7 +63,7 @@ func uploadJar(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 	// A crash before this is persisted leaves the upload behind as an unused jar in the cluster's
 	// upload directory, never as a job.
 	c.JarID = jar.ID
-	rc.event(false, "JarUploaded", fmt.Sprintf("uploaded %q (%d bytes) to the session cluster as %q", uri.JarURI, jar.Size, jar.ID))
+	rc.Event(false, "JarUploaded", fmt.Sprintf("uploaded %q (%d bytes) to the session cluster as %q", uri.JarURI, jar.Size, jar.ID))
 	return persistThenContinue()
 }
 
@@ -82,8 +82,8 @@ func deleteUploadedJar(rc *Context, c *v1beta1.DeploymentRecord) {
 		c.JarID = ""
 		return
 	}
-	if err := rc.pass().Flink().DeleteJar(rc, rc.FlinkURL(c.ClusterHash), c.JarID); err != nil && !client.IsJarNotFound(err) {
-		rc.event(true, "JarNotDeleted", fmt.Sprintf("jar %s stays in the session cluster's upload directory: %v", c.JarID, err))
+	if err := rc.Flink().Flink().DeleteJar(rc, rc.FlinkURL(c.ClusterHash), c.JarID); err != nil && !client.IsJarNotFound(err) {
+		rc.Event(true, "JarNotDeleted", fmt.Sprintf("jar %s stays in the session cluster's upload directory: %v", c.JarID, err))
 	}
 	c.JarID = ""
 }

@@ -107,7 +107,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 		// The cluster recorded for the job is gone or replaced before the job ran there. What the
 		// job completed there (as recorded) is newer than the state it started from.
 		if c.JobID != "" {
-			if p := rc.jobState().NewestStatePath(c.JobID); p != "" {
+			if p := rc.JobState().NewestStatePath(c.JobID); p != "" {
 				st.Deployments.NextRestorePath = p
 			}
 		}
@@ -118,7 +118,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 		c.ClusterHash, c.JarID = live, ""
 		return persistThenContinue()
 	}
-	if c.JarID == "" && (c.JobID == "" || rc.pass().View(c.ClusterHash, c.JobID).Liveness == jobs.Stopped) {
+	if c.JarID == "" && (c.JobID == "" || rc.Flink().View(c.ClusterHash, c.JobID).Liveness == jobs.Stopped) {
 		return uploadJar(rc, c)
 	}
 	if wait := redeployFromNamedSavepoint(rc, c); wait != nil {
@@ -128,7 +128,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 	job := runJob(rc, c, params, st.Deployments.NextRestorePath)
 	switch {
 	case job.JarMissing:
-		rc.event(true, "JarMissing", fmt.Sprintf("the session cluster no longer has jar %s; uploading it again", c.JarID))
+		rc.Event(true, "JarMissing", fmt.Sprintf("the session cluster no longer has jar %s; uploading it again", c.JarID))
 		c.JarID = ""
 		return persistThenContinue()
 	case job.Wait != nil:
@@ -156,13 +156,13 @@ func goOnFromFailedJob(rc *Context, c *v1beta1.DeploymentRecord) {
 	if c.JobID == "" {
 		return
 	}
-	v := rc.pass().View(c.ClusterHash, c.JobID)
+	v := rc.Flink().View(c.ClusterHash, c.JobID)
 	if v.Details == nil {
 		return
 	}
 	path, gone := attemptCheckpoint(rc, v, c.ClusterHash)
 	if path == "" && !gone {
-		path = rc.jobState().NewestStatePath(c.JobID)
+		path = rc.JobState().NewestStatePath(c.JobID)
 	}
 	if path != "" {
 		rc.Job.Deployments.NextRestorePath = path
@@ -183,7 +183,7 @@ func handleSessionJobRunning(rc *Context) Outcome {
 	if jobID == "" {
 		return startSessionJob(rc, v1beta1.DeploymentUpdate, "Submitting", "no job is recorded; submitting the job")
 	}
-	v := rc.pass().View(hash, jobID)
+	v := rc.Flink().View(hash, jobID)
 	if v.Rerun != "" {
 		return followRerun(rc, v)
 	}
@@ -220,7 +220,7 @@ func handleSessionJobRunning(rc *Context) Outcome {
 // soon as it runs. Without usable state the job is not started again: DeployFailed says why.
 func sessionJobLost(rc *Context, v *jobs.View) Outcome {
 	st := rc.Job
-	rc.event(true, "JobLost", fmt.Sprintf("job %s is lost: %s", v.Ref.ID, v.Evidence))
+	rc.Event(true, "JobLost", fmt.Sprintf("job %s is lost: %s", v.Ref.ID, v.Evidence))
 	choice := rc.ChooseRestore(v.Ref.ID, nil)
 	if choice.InDoubt {
 		// The lost job stays the object's job: whatever replaces it asks the restore rule again,
@@ -242,7 +242,7 @@ func sessionJobLost(rc *Context, v *jobs.View) Outcome {
 // saying so, until the spec changes or restartFailedJob is set.
 func sessionJobFailed(rc *Context, v *jobs.View) Outcome {
 	st := rc.Job
-	what := fmt.Sprintf("job %s FAILED: %s", v.Ref.ID, rc.pass().FailureCause(v.Ref))
+	what := fmt.Sprintf("job %s FAILED: %s", v.Ref.ID, rc.Flink().FailureCause(v.Ref))
 	if !rc.Settings.RestartFailedJob {
 		st.JobStatus.State = v1beta1.JobFailed
 		return rc.DeployFailed("JobFailed", what+"; set spec.job.restartFailedJob to start it again from its newest state, or change the spec")
@@ -298,7 +298,7 @@ func handleSessionJobDeployFailed(rc *Context) Outcome {
 	}
 	hash, jobID := jobstate.LiveJob(st)
 	if jobID != "" && rc.Settings.RestartFailedJob {
-		if v := rc.pass().View(hash, jobID); v.State() == client.JobFailed {
+		if v := rc.Flink().View(hash, jobID); v.State() == client.JobFailed {
 			return sessionJobFailed(rc, v)
 		}
 	}
@@ -367,7 +367,7 @@ func waitForHAJobManager(rc *Context, hash, jobID string) Outcome {
 			"change its spec back to bring the job back, or delete the Flink HA ConfigMaps of %s to start the job again "+
 			"from its recorded state", rc.session.ClusterName, name, name)
 		if rc.Machine.Reason != "waiting: "+msg {
-			rc.event(true, "JobManagerNotComingBack", msg)
+			rc.Event(true, "JobManagerNotComingBack", msg)
 		}
 	}
 	waitingOn(rc, msg)
@@ -425,7 +425,7 @@ func waitingForSlots(rc *Context, c *v1beta1.DeploymentRecord) string {
 	if c.JobID == "" {
 		return ""
 	}
-	v := rc.pass().View(c.ClusterHash, c.JobID)
+	v := rc.Flink().View(c.ClusterHash, c.JobID)
 	if v.Liveness != jobs.Alive || jobs.AllTasksRunning(v.Details) {
 		return ""
 	}
@@ -433,7 +433,7 @@ func waitingForSlots(rc *Context, c *v1beta1.DeploymentRecord) string {
 	for _, vx := range v.Details.Vertices {
 		needs = max(needs, vx.Parallelism)
 	}
-	ov, err := rc.pass().Overview(c.ClusterHash)
+	ov, err := rc.Flink().Overview(c.ClusterHash)
 	if err != nil || int32(ov.SlotsAvailable) >= needs {
 		return ""
 	}

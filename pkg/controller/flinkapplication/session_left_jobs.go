@@ -88,7 +88,7 @@ func admitLeftJobs(rc *Context, stored []v1beta1.SessionJobReference) {
 		if there[r.Name+"/"+string(r.UID)] || !leaves(r) || admit(r) {
 			continue
 		}
-		rc.event(true, "LeftJobNotKept", fmt.Sprintf("job %s, left running by FlinkSessionJob %s, starts again from %s if it fails "+
+		rc.Event(true, "LeftJobNotKept", fmt.Sprintf("job %s, left running by FlinkSessionJob %s, starts again from %s if it fails "+
 			"before its first checkpoint, and status.leftJobs is full (%d): that state is not kept for it", r.JobID, r.Name, r.RestorePath, maxLeftJobs))
 	}
 }
@@ -121,7 +121,7 @@ func settleLeftJobs(rc *Context) {
 			checks++
 		}
 		if over != "" {
-			rc.event(false, "LeftJobSettled", fmt.Sprintf("job %s, left running by FlinkSessionJob %s, no longer needs %s: %s",
+			rc.Event(false, "LeftJobSettled", fmt.Sprintf("job %s, left running by FlinkSessionJob %s, no longer needs %s: %s",
 				l.JobID, l.SessionJob, l.RestorePath, over))
 			continue
 		}
@@ -142,7 +142,7 @@ func leftJobOver(rc *Context, l v1beta1.LeftJob, mayAsk bool) (over string, aske
 		}
 		return "its JobManager is gone, with no Flink HA to bring it back", false
 	}
-	list, err := rc.pass().Jobs(l.ClusterHash)
+	list, err := rc.Flink().Jobs(l.ClusterHash)
 	if err != nil {
 		return "", false
 	}
@@ -158,12 +158,12 @@ func leftJobOver(rc *Context, l v1beta1.LeftJob, mayAsk bool) (over string, aske
 	if !running {
 		// Ended or not listed: the list alone is no proof, the job's own read says whether it
 		// stopped, as it does before any job is taken for stopped.
-		if v := rc.pass().View(l.ClusterHash, l.JobID); v.Liveness == jobs.Stopped {
+		if v := rc.Flink().View(l.ClusterHash, l.JobID); v.Liveness == jobs.Stopped {
 			return "it stopped (" + v.Evidence + ")", true
 		}
 		return "", true
 	}
-	stats, err := rc.pass().Checkpoints(rc.pass().Ref(l.ClusterHash, l.JobID))
+	stats, err := rc.Flink().Checkpoints(rc.Flink().Ref(l.ClusterHash, l.JobID))
 	if err == nil && stats != nil && ownCheckpointSinceRestore(stats) {
 		return fmt.Sprintf("it completed checkpoint %d", stats.Latest.Completed.ID), true
 	}

@@ -119,7 +119,7 @@ func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, na
 // observe, decide, one status write, then the Events.
 func (e *Environment) runPass(rc *Context, k *fsm.Kind[*Context]) (time.Duration, error) {
 	if from, to, ok := loop.QueueWait(rc); ok {
-		e.phaseTime.Waits.Note(rc.writeKey(), from, to)
+		e.phaseTime.Waits.Note(rc.Key(), from, to)
 	}
 	return k.Run(rc, &e.phaseTime, e.Metrics.phaseMetrics())
 }
@@ -184,7 +184,7 @@ func writeStatus(rc *Context) (bool, error) {
 		if err := e.persist(rc); err != nil {
 			return false, err
 		}
-		e.quiet.Delete(rc.writeKey())
+		e.quiet.Delete(rc.Key())
 	}
 	e.noteDeadline(rc)
 	return repeat && rc.Subject.Phase().Normalized() == PhaseSubmitting, nil

@@ -69,7 +69,7 @@ func noteSlotWait(rc *Context, c *v1beta1.DeploymentRecord, why string) {
 	switch {
 	case why != "":
 		if !sawWaitingForSlots(rc) {
-			rc.event(true, waitingForSlotsReason, why+"; it waits without a deadline until slots come free")
+			rc.Event(true, waitingForSlotsReason, why+"; it waits without a deadline until slots come free")
 		}
 		rc.Machine.Reason, rc.Waiting = why, waitingForSlotsReason
 	case c.SlotsGrantedAt == nil && sawWaitingForSlots(rc):
@@ -81,7 +81,7 @@ func noteSlotWait(rc *Context, c *v1beta1.DeploymentRecord, why string) {
 // tasksStarted is when the record's job's tasks last started, as Flink dates it (the latest of its
 // vertices' start), or now when the pass did not see it.
 func tasksStarted(rc *Context, c *v1beta1.DeploymentRecord) time.Time {
-	v := rc.pass().Seen(c.ClusterHash, c.JobID)
+	v := rc.Flink().Seen(c.ClusterHash, c.JobID)
 	if v == nil || v.Details == nil {
 		return rc.Now
 	}
@@ -117,7 +117,7 @@ func giveUpSessionSubmission(rc *Context, cause string) Outcome {
 // is not there, and find no state of it to go on from. A job that was lost with state recorded is
 // kept: the next change goes on from that state.
 func neverSubmitted(rc *Context, c *v1beta1.DeploymentRecord) bool {
-	v := rc.pass().Seen(c.ClusterHash, c.JobID)
+	v := rc.Flink().Seen(c.ClusterHash, c.JobID)
 	return v != nil && v.Liveness == jobs.Stopped && v.Details == nil && c.SubmittedAt == nil &&
-		len(rc.jobState().Recorded(c.JobID).Completed) == 0
+		len(rc.JobState().Recorded(c.JobID).Completed) == 0
 }

@@ -12,12 +12,6 @@ import (
 // The owner's FlinkSnapshots are kept by package snapshots, a step of the owner's pass
 // (docs/snapshots.md); these hand it the pass's values.
 
-// snapshotOwner is the pass's object, as the snapshots package names it.
-func (rc *Context) snapshotOwner() snapshots.Owner { return rc.SnapshotOwner() }
-
-// snapshotPass is what the pass hands the snapshots package (lifecycle.Pass.SnapshotPass).
-func (rc *Context) snapshotPass() snapshots.Pass { return rc.SnapshotPass() }
-
 // namespaceState reads what the objects of a namespace, of every shard, name of durable state.
 func (e *Environment) namespaceState() snapshots.Namespace {
 	return snapshots.Namespace{Observer: e.Observer, Sessions: e.Sessions, Others: &e.otherShards, Reader: e.shardReader()}
@@ -29,7 +23,7 @@ func syncSnapshots(rc *Context) {
 		return
 	}
 	ret := rc.Settings.SavepointRetention
-	snapshots.Sync(rc, rc.snapshotPass(), shardLabels(rc.env.Shard, rc.Meta.Labels), ret != nil && ret.DisposeOlder)
+	snapshots.Sync(rc, rc.SnapshotPass(), shardLabels(rc.env.Shard, rc.Meta.Labels), ret != nil && ret.DisposeOlder)
 }
 
 // answerSnapshotRequests answers the users' FlinkSnapshots, and disposes of the storage of deleted
@@ -40,9 +34,9 @@ func answerSnapshotRequests(rc *Context) {
 	}
 	d := snapshots.Disposal{Guardian: func() (*guardian.Namespace, error) { return stateGuardian(rc, true) }}
 	if hash := jobstate.LiveCluster(rc.Job); hash != "" && rc.Clusters[hash].Ready() {
-		d.Dispose = func(path string) error { return rc.pass().Flink().DisposeSavepoint(rc, rc.FlinkURL(hash), path) }
+		d.Dispose = func(path string) error { return rc.Flink().Flink().DisposeSavepoint(rc, rc.FlinkURL(hash), path) }
 	}
-	snapshots.Answer(rc, rc.snapshotPass(), string(rc.Subject.Phase()), d)
+	snapshots.Answer(rc, rc.SnapshotPass(), string(rc.Subject.Phase()), d)
 }
 
 // retainSnapshots deletes the owner's savepoint FlinkSnapshots that retention lets go.
@@ -50,7 +44,7 @@ func retainSnapshots(rc *Context) {
 	if rc.Job == nil || rc.env.Apps == nil || rc.Meta.DeletionTimestamp != nil || rc.mayAct() != nil {
 		return
 	}
-	snapshots.Retain(rc, rc.snapshotPass(), retention(rc), &rc.env.kept, rc.writeKey(),
+	snapshots.Retain(rc, rc.SnapshotPass(), retention(rc), &rc.env.kept, rc.Key(),
 		func() (*guardian.Namespace, error) { return stateGuardian(rc, false) })
 }
 

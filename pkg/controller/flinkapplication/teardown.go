@@ -81,7 +81,7 @@ func forceRollbackInTeardown(rc *Context, gone, survivor *v1beta1.DeploymentReco
 	touched := gone.JobID == "" || rc.Ledger().Pending(gone.JobID, v1beta1.SavepointTeardown) != nil
 	if !touched {
 		// A cancel (teardownMode ForceCancel) leaves no entry: the job itself says whether it was sent.
-		v := rc.pass().View(gone.ClusterHash, gone.JobID)
+		v := rc.Flink().View(gone.ClusterHash, gone.JobID)
 		touched = v.Liveness != jobs.Alive || jobs.CancelIssued(v)
 	}
 	if !touched {
@@ -91,7 +91,7 @@ func forceRollbackInTeardown(rc *Context, gone, survivor *v1beta1.DeploymentReco
 			gone.Version, survivor.Version)), true
 	}
 	if st.ObservedGeneration != rc.App.Generation {
-		rc.event(true, "ForceRollbackIgnored", fmt.Sprintf("forceRollback is ignored: version %s (hash %s) is already being torn down "+
+		rc.Event(true, "ForceRollbackIgnored", fmt.Sprintf("forceRollback is ignored: version %s (hash %s) is already being torn down "+
 			"and its job stopped with its state recorded in status.lastTeardown; version %s is deployed. To go back, set the spec to version %s's",
 			gone.Version, gone.SpecHash, survivor.Version, gone.Version))
 	}
@@ -102,18 +102,18 @@ func forceRollbackInTeardown(rc *Context, gone, survivor *v1beta1.DeploymentReco
 // cluster goes.
 func stopVersion(rc *Context, gone *v1beta1.DeploymentRecord) Outcome {
 	st := &rc.App.Status
-	v := rc.pass().View(gone.ClusterHash, gone.JobID)
+	v := rc.Flink().View(gone.ClusterHash, gone.JobID)
 	end := rc.EndJob(v1beta1.SavepointTeardown, gone, v, teardownMode(rc.App) == v1beta1.TeardownModeSavepoint, "TeardownSavepoint")
 	switch {
 	case end.Wait != nil:
 		return *end.Wait
 	case end.Missing != "":
-		rc.event(true, "TeardownSavepointMissing", fmt.Sprintf("version %s: %s", gone.Version, end.Missing))
+		rc.Event(true, "TeardownSavepointMissing", fmt.Sprintf("version %s: %s", gone.Version, end.Missing))
 	}
 	path := end.SavepointPath
 	st.LastTeardown = &v1beta1.TeardownRecord{Version: gone.Version, VersionHash: gone.SpecHash, JobID: gone.JobID,
 		SavepointPath: path, Time: metav1.NewTime(rc.Now)}
-	rc.event(false, "VersionStopped", fmt.Sprintf("job %s of version %s (%s) stopped, %s", gone.JobID, gone.Version,
+	rc.Event(false, "VersionStopped", fmt.Sprintf("job %s of version %s (%s) stopped, %s", gone.JobID, gone.Version,
 		flink.VersionedServiceName(rc.App, gone.ClusterHash), describeStop(path, v)))
 	discardedWithVersion(rc, gone, v)
 	jobstate.ForgetJob(gone)
@@ -163,14 +163,14 @@ func discardedWithVersion(rc *Context, gone *v1beta1.DeploymentRecord, v *jobs.V
 			// Taken before the job that started from it: that job's start stands in for a time the
 			// operator did not record, kept before that job's own states (beforeOwnStates), which is
 			// all it orders.
-			at := rc.jobState().RecordedTimeOf(gone.JobID, p)
-			if d := rc.pass().View(r.ClusterHash, r.JobID).Details; at.IsZero() && d != nil && d.StartTime > 0 {
+			at := rc.JobState().RecordedTimeOf(gone.JobID, p)
+			if d := rc.Flink().View(r.ClusterHash, r.JobID).Details; at.IsZero() && d != nil && d.StartTime > 0 {
 				at = time.UnixMilli(d.StartTime)
 			}
 			if at.IsZero() && r.SubmittedAt != nil {
 				at = r.SubmittedAt.Time
 			}
-			at = rc.jobState().BeforeOwnStates(r.JobID, at)
+			at = rc.JobState().BeforeOwnStates(r.JobID, at)
 			if !at.IsZero() {
 				rc.Ledger().RecordGone(gone.JobID, gone.ClusterHash, p, at, rc.Now)
 			}

@@ -33,7 +33,7 @@ func reportUIIngress(rc *Context, refusal string) {
 		msg = msg[:cut] + "…"
 	}
 	if rc.Machine.Reason != msg {
-		rc.event(true, "IngressRefused", msg)
+		rc.Event(true, "IngressRefused", msg)
 		rc.Machine.Reason = msg
 	}
 }
