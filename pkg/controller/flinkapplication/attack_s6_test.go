@@ -248,7 +248,7 @@ func TestS6AForcedRollbackOfAnAttemptCancelledWithDeleteOnCancellationRestoresSt
 
 // 2f136bc: every handler of a session job now takes the HA session cluster's JobManager that is
 // gone for Unknown, not for evidence that the job stopped. Deleting (deleteMode Savepoint) asks
-// for the job's state, fails, spends its retries and gives up (deleteBlocked: After untilChanged).
+// for the job's state, fails, spends its retries and gives up (lifecycle.DeleteBlocked: After UntilChanged).
 // Here the JobManager is gone while the session cluster starts a new Flink cluster that does not
 // come up (ClusterStartTimeout, 5 min): the cluster then recreates the running cluster's
 // JobManager and HA brings the job back, running. The session job never looks again: it rests in

@@ -147,7 +147,7 @@ func scalingWayBack(rc *Context, v *jobs.View) (out Outcome, ok bool) {
 	if st.Target != nil && st.Target.WayBack {
 		return Outcome{}, false
 	}
-	cfg, err := autoscalerConfig(spec, rc.Config.Autoscaler, readinessTimeout(rc))
+	cfg, err := autoscalerConfig(spec, rc.Config.Autoscaler, rc.ReadinessTimeout())
 	if err != nil {
 		return Outcome{}, false
 	}
@@ -176,7 +176,7 @@ func scalingRestartFailed(rc *Context, cause string) (out Outcome, ok bool) {
 	}
 	t := st.Target
 	js := &rc.App.Status.JobOwnerStatus
-	cfg, err := autoscalerConfig(rc.App.Spec.Autoscaler, rc.Config.Autoscaler, readinessTimeout(rc))
+	cfg, err := autoscalerConfig(rc.App.Spec.Autoscaler, rc.Config.Autoscaler, rc.ReadinessTimeout())
 	if s := jobstate.Stable(js); s != nil && s.JobID != "" {
 		// The job was never stopped: it runs on at the parallelism it had.
 		jobstate.ClearTarget(js)

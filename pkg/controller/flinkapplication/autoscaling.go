@@ -37,7 +37,7 @@ func autoscale(rc *Context) (out Outcome, busy bool) {
 	if jobID == "" {
 		return Outcome{}, false
 	}
-	cfg, err := autoscalerConfig(spec, rc.Config.Autoscaler, readinessTimeout(rc))
+	cfg, err := autoscalerConfig(spec, rc.Config.Autoscaler, rc.ReadinessTimeout())
 	if err != nil {
 		showAutoscaler(rc, autoscaler.Decision{Reason: err.Error()})
 		return Outcome{}, false

@@ -52,13 +52,3 @@ func rollbackFailed(rc *Context, cause string) Outcome {
 	}
 	return rc.DeployFailed("RollbackFailed", msg)
 }
-
-// deleteBlocked stops retrying a final savepoint that keeps failing or cannot be read. The job keeps
-// running (unless the savepoint's own cancel ended it) and the application stays until the user
-// chooses to give up the savepoint. Its ledger entry stays Pending: when the user switches to
-// ForceCancel, a savepoint that completed meanwhile is still found and recorded as the final one.
-func deleteBlocked(rc *Context, cause string) Outcome {
-	return Outcome{Reason: "DeleteBlocked", Warning: true, After: untilChanged,
-		Message: fmt.Sprintf("final savepoint failed: %s; the job is left as it is. Set spec.deleteMode to ForceCancel "+
-			"(cancel without a new savepoint; one that completed meanwhile is still recorded) or None (leave Flink alone) to finish deleting", cause)}
-}

@@ -81,7 +81,7 @@ func init() {
 				{To: PhaseRollingBack, When: "job failed or not stable in time on an update"},
 				{To: PhaseDeployFailed, When: "job failed on the first deploy or on a restart"},
 			},
-			Deadline: readinessTimeout,
+			Deadline: (*Context).ReadinessTimeout,
 			GiveUp:   abandonUpdate,
 			Poll:     waitPoll,
 		},
@@ -108,7 +108,7 @@ func init() {
 				{To: PhaseCancelling, When: "restart on the same cluster (LastState, Stateless)"},
 				{To: PhaseDeployFailed, When: "not rescaled in time; the job keeps running"},
 			},
-			Deadline: readinessTimeout,
+			Deadline: (*Context).ReadinessTimeout,
 			GiveUp:   func(rc *Context, cause string) Outcome { return rc.DeployFailed("RescaleFailed", cause) },
 			Poll:     waitPoll,
 		},
@@ -119,7 +119,7 @@ func init() {
 				{To: PhaseUpdating, When: "spec changed during the rollback"},
 			},
 			Deadline: func(rc *Context) time.Duration {
-				return rc.Config.ClusterStartTimeout.Duration + readinessTimeout(rc) + rc.Config.CancelTimeout.Duration
+				return rc.Config.ClusterStartTimeout.Duration + rc.ReadinessTimeout() + rc.Config.CancelTimeout.Duration
 			},
 			GiveUp: func(rc *Context, cause string) Outcome {
 				return rollbackFailed(rc, cause)
@@ -176,7 +176,7 @@ func init() {
 			Handle:  handleDeleting,
 			// Deleting never leaves: the finalizer goes and the object with it. When the final
 			// savepoint keeps failing it stops retrying and says what to change.
-			GiveUp: deleteBlocked,
+			GiveUp: lifecycle.DeleteBlocked[*Context],
 			Poll:   waitPoll,
 		},
 	}
@@ -185,15 +185,6 @@ func init() {
 
 // sharedPass is the part of the pass every kind shares (lifecycle.Pass).
 func sharedPass(rc *Context) *lifecycle.Pass { return rc.Pass }
-
-// readinessTimeout bounds how long a new job may take to run stable: the application's
-// readinessTimeoutSeconds, or the operator's readinessTimeout.
-func readinessTimeout(rc *Context) time.Duration {
-	if s := rc.Settings.ReadinessTimeoutSeconds; s != nil {
-		return time.Duration(*s) * time.Second
-	}
-	return rc.Config.ReadinessTimeout.Duration
-}
 
 // globalExits are transitions the state machine makes before any handler runs.
 var globalExits = []exit{

@@ -30,7 +30,7 @@ func sessionSubmitDeadline(rc *Context) time.Duration {
 	st := rc.Job
 	c := jobstate.Candidate(st)
 	if c == nil || c.JobID == "" || rc.Machine.PhaseStartedAt == nil {
-		return readinessTimeout(rc)
+		return rc.ReadinessTimeout()
 	}
 	if waitingForSlots(rc, c) != "" {
 		return 0
@@ -39,7 +39,7 @@ func sessionSubmitDeadline(rc *Context) time.Duration {
 	if granted := slotsGranted(rc, c); !granted.IsZero() {
 		waited = max(granted.Sub(rc.Machine.PhaseStartedAt.Time), 0)
 	}
-	return readinessTimeout(rc) + waited
+	return rc.ReadinessTimeout() + waited
 }
 
 // slotsGranted is when the record's job got the slots it was seen waiting for: as recorded, or,

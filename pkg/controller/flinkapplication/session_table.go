@@ -100,7 +100,7 @@ func init() {
 		PhaseDeleting: {
 			Follows: []v1beta1.SavepointPurpose{v1beta1.SavepointDelete},
 			Handle:  handleDeleting,
-			GiveUp:  deleteBlocked,
+			GiveUp:  lifecycle.DeleteBlocked[*Context],
 			Poll:    waitPoll,
 		},
 	}

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -50,4 +51,23 @@ func StopPhases[C any](pass func(C) *Pass, stopExits []fsm.Exit, abandon func(c 
 			Poll:     fsm.WaitPoll,
 		},
 	}
+}
+
+// DeleteBlocked stops retrying a final savepoint that keeps failing or cannot be read. The job keeps
+// running (unless the savepoint's own cancel ended it) and the application stays until the user
+// chooses to give up the savepoint. Its ledger entry stays Pending: when the user switches to
+// ForceCancel, a savepoint that completed meanwhile is still found and recorded as the final one.
+func DeleteBlocked[C any](_ C, cause string) fsm.Outcome {
+	return fsm.Outcome{Reason: "DeleteBlocked", Warning: true, After: fsm.UntilChanged,
+		Message: fmt.Sprintf("final savepoint failed: %s; the job is left as it is. Set spec.deleteMode to ForceCancel "+
+			"(cancel without a new savepoint; one that completed meanwhile is still recorded) or None (leave Flink alone) to finish deleting", cause)}
+}
+
+// ReadinessTimeout bounds how long a new job may take to run stable: the application's
+// readinessTimeoutSeconds, or the operator's readinessTimeout.
+func (p *Pass) ReadinessTimeout() time.Duration {
+	if s := p.Settings.ReadinessTimeoutSeconds; s != nil {
+		return time.Duration(*s) * time.Second
+	}
+	return p.Config.ReadinessTimeout.Duration
 }
