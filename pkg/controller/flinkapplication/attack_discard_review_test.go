@@ -86,11 +86,11 @@ func discardMarked(a *v1beta1.FlinkApplication, jobID string) bool {
 
 // A hostile JobManager: for one look it says that a running job FAILED and that its newest
 // checkpoint is discarded, then tells the truth again (the job RUNNING, its checkpoints as they
-// are). The mark the lie left in status.ledger is taken back once Flink shows the job running and
-// its newest checkpoint there: kept, a JobManager that restarts without HA before a newer
-// checkpoint is recorded had the job started from the older savepoint, while the checkpoint the
-// operator had recorded (and newer ones) were all still in storage (attack review of the discard
-// record).
+// are). Kept, the mark the lie left in status.ledger had a JobManager that restarts without HA
+// before a newer checkpoint is recorded send the job back to the older savepoint, while the
+// checkpoint the operator had recorded (and newer ones) were all still in storage (attack review
+// of the discard record). Flink's later word disputes the mark: the job is not sent from older
+// state, and the user names the state to start from.
 func TestAJobManagersOneLieThatCheckpointsAreDiscardedRewindsTheJob(t *testing.T) {
 	w := newWorld(t)
 	lies := w.lyingJobManagers()
@@ -113,7 +113,6 @@ func TestAJobManagersOneLieThatCheckpointsAreDiscardedRewindsTheJob(t *testing.T
 	w.runUntil("wc", "the job shown RUNNING again", func(a *v1beta1.FlinkApplication) bool {
 		return a.Status.JobStatus.State == v1beta1.JobRunning
 	})
-	assert.False(t, discardMarked(w.get("wc"), jobID), "Flink's word that the checkpoints are there takes the mark back")
 	require.True(t, w.storage.Exists(recorded), "%s is still there: the job never ended", recorded)
 
 	w.jm(app, app.Status.DeployHash).Crash()
@@ -122,7 +121,13 @@ func TestAJobManagersOneLieThatCheckpointsAreDiscardedRewindsTheJob(t *testing.T
 		return j.JobID != "" || a.Status.Phase == v1beta1.PhaseDeployFailed
 	})
 	j, restored, exists := firstRestoreAfter(w, "wc", jobID)
-	require.NotEmpty(t, j.JobID)
+	if j.JobID == "" {
+		// Flink took its word back before it restarted: which word was true only storage can say,
+		// and the user names the state.
+		got := w.get("wc")
+		assert.Contains(t, got.Status.Reason, "only its storage can say", "phase %s", got.Status.Phase)
+		return
+	}
 	assert.True(t, exists)
 	assert.NotEqual(t, saved, j.RestoredFrom, "job %s went back to the savepoint %s taken before checkpoint %s, which is still in storage",
 		j.JobID, saved, recorded)

@@ -190,17 +190,25 @@ func (o Observe) endedDiscarding(jobID, state string) {
 	o.Job.Ledger().RecordDiscarded(jobID, ClusterOfJob(o.Job.Status, jobID), newest.Path, newest.At, o.Now)
 }
 
-// stillThere takes back the mark that the job's checkpoints were discarded when Flink reports the
-// job not ended and its newest checkpoint, c, not discarded and no older than the one marked: the
-// mark came of a word Flink takes back (a JobManager's passing error, or a lie), and kept, it would
-// send the job back to older state while its checkpoints are there (attack review of the discard
-// record).
+// stillThere judges the mark that the job's checkpoints were discarded when Flink reports the job
+// not ended and its newest checkpoint, c, not discarded. One newer than the one marked takes the
+// mark back: the job ran on after all, and the mark came of a word Flink took back (a JobManager's
+// passing error, or a lie); kept, it would send the job back to older state while its checkpoints
+// are there (attack review of the discard record). The checkpoint marked itself, reported there
+// again, only disputes the mark: Flink never runs a job again that it ended, and either word may
+// be the lie. Taken back, a JobManager that says so of a job it ended has the job sent from
+// checkpoints that are gone (second attack review); kept, one that lied the other way has it sent
+// from older state. Disputed, no restore chooses between them (Restore.Choose).
 func (o Observe) stillThere(jobID string, c *client.Checkpoint) {
 	upTo := o.Job.Ledger().DiscardedUpTo(jobID)
-	if upTo.IsZero() || !jobs.Restorable(c.ExternalPath) || TakenByFlink(o.Now, c.TriggerTimestamp).Before(upTo) {
-		return
+	taken := TakenByFlink(o.Now, c.TriggerTimestamp)
+	switch {
+	case upTo.IsZero() || !jobs.Restorable(c.ExternalPath) || taken.Before(upTo):
+	case taken.After(upTo):
+		o.Job.Ledger().KeepCheckpoints(jobID)
+	default:
+		o.Job.Ledger().DisputeDiscard(jobID, o.Now)
 	}
-	o.Job.Ledger().KeepCheckpoints(jobID)
 }
 
 // askTogether asks Flink at once for what LiveJob is about to read one after the other: the

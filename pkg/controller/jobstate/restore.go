@@ -8,6 +8,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
 )
 
 // Restore is what the restore policy reads in one pass: the owner's records, Flink through the job
@@ -92,6 +93,9 @@ func (r Restore) Choose(jobID string, ref *jobs.Ref, named bool) jobs.RestoreCho
 		// Flink's statistics, when they answer, say whether the checkpoints are discarded.
 		points = r.withoutDiscardedCheckpoints(jobID, points)
 	}
+	if problem := r.disputedDiscard(jobID, points); problem != "" && !named {
+		return jobs.RestoreChoice{Problem: problem, InDoubt: true}
+	}
 	if problem := r.startBorrowedBeside(jobID, points); problem != "" && !named {
 		// A state the user named for the job about to start settles it, as it settles a doubt;
 		// fallbackWithoutState says what to do without a state known to be there.
@@ -109,6 +113,21 @@ func (r Restore) Choose(jobID string, ref *jobs.Ref, named bool) jobs.RestoreCho
 		return jobs.RestoreChoice{Problem: GoneState(newest.Path)}
 	}
 	return jobs.ChooseRestore(points, r.Now, jobs.RestorePolicy{MaxAge: r.MaxAge, WithoutState: s.FallbackWithoutState})
+}
+
+// disputedDiscard says why nothing is chosen when Flink disputed its own word that the job's
+// checkpoints were discarded (ledger.Disputed) and no state newer than the one in dispute is left
+// to choose: the job's checkpoint may be gone, or everything older than it a rewind. "" otherwise.
+func (r Restore) disputedDiscard(jobID string, points []jobs.StatePoint) string {
+	e := r.Job.Ledger().Disputed(jobID)
+	if e == nil {
+		return ""
+	}
+	if newest := jobs.Newest(points); newest != nil && newest.At.After(ledger.TakenAt(e)) {
+		return ""
+	}
+	return fmt.Sprintf("Flink said the checkpoints of job %s up to %s were discarded as the job ended, and later that the job runs "+
+		"with %s there; only its storage can say which is true", jobID, e.Path, e.Path)
 }
 
 // startBorrowedBeside says why a BlueGreen version's job that has no checkpoint of its own left

@@ -85,3 +85,25 @@ func TestCheckpointsFlinkDiscardedAtTheJobsEndAreNotChosen(t *testing.T) {
 	assert.Equal(t, "file:/cp/"+job+"/chk-1", r.Choose(job, nil, false).Path,
 		"a checkpoint taken after the discard (the job run again under its id) stands")
 }
+
+// A discard Flink disputed since is no ground to choose older state, nor the checkpoint in dispute:
+// the user names the state, unless a newer state of the job is recorded.
+func TestADisputedDiscardChoosesNothingOlder(t *testing.T) {
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	st := &v1beta1.JobOwnerStatus{}
+	r := restoreOf(st, &Settings{}, now)
+	l := r.Job.Ledger()
+	l.Record(v1beta1.SavepointPeriodic, job, "h1", "file:/sp/savepoint-1", now.Add(-3*time.Minute))
+	l.RecordDiscarded(job, "h1", "file:/cp/"+job+"/chk-10", now.Add(-2*time.Minute), now)
+	assert.Equal(t, "file:/sp/savepoint-1", r.Choose(job, nil, false).Path)
+
+	l.DisputeDiscard(job, now)
+	choice := r.Choose(job, nil, false)
+	assert.Empty(t, choice.Path)
+	assert.True(t, choice.InDoubt)
+	assert.Contains(t, choice.Problem, "only its storage can say")
+	assert.Equal(t, "file:/sp/savepoint-1", r.Choose(job, nil, true).Path, "a state the user named settles it")
+
+	l.Record(v1beta1.SavepointPeriodic, job, "h1", "file:/sp/savepoint-2", now.Add(-time.Minute))
+	assert.Equal(t, "file:/sp/savepoint-2", r.Choose(job, nil, false).Path, "a state newer than the one in dispute")
+}

@@ -233,7 +233,7 @@ func (l Ledger) Record(purpose v1beta1.SavepointPurpose, jobID, cluster, path st
 			}
 			// A checkpoint newer than the ones Flink discarded is of a job run again under the
 			// same id: the mark covered what came before it, and this one stands.
-			e.Path, e.ClusterHash, e.Discarded = path, cluster, nil
+			e.Path, e.ClusterHash, e.Discarded, e.Disputed = path, cluster, nil, nil
 			setTaken(e, at)
 			return true
 		}
@@ -267,6 +267,8 @@ func (l Ledger) RecordDiscarded(jobID, cluster, path string, at, now time.Time) 
 	}
 	t := metav1.NewTime(now)
 	if e := l.Checkpoint(jobID); e != nil {
+		// Flink's word again settles a dispute (Disputed): the checkpoints are gone.
+		e.Disputed = nil
 		if e.Discarded != nil && (e.Time == nil || !at.After(TakenAt(e))) {
 			return
 		}
@@ -284,11 +286,29 @@ func (l Ledger) RecordDiscarded(jobID, cluster, path string, at, now time.Time) 
 }
 
 // KeepCheckpoints takes back the mark that Flink discarded the job's checkpoints: Flink reports
-// them there after all.
+// the job running on, with a newer checkpoint.
 func (l Ledger) KeepCheckpoints(jobID string) {
 	if e := l.Checkpoint(jobID); e != nil {
-		e.Discarded = nil
+		e.Discarded, e.Disputed = nil, nil
 	}
+}
+
+// DisputeDiscard records that Flink reported the job running with the checkpoint marked discarded
+// still there (Disputed); the mark stays.
+func (l Ledger) DisputeDiscard(jobID string, now time.Time) {
+	if e := l.Checkpoint(jobID); e != nil && e.Discarded != nil && e.Disputed == nil {
+		t := metav1.NewTime(now)
+		e.Disputed = &t
+	}
+}
+
+// Disputed is the job's checkpoint marked discarded whose discard Flink disputed since; nil when
+// there is none.
+func (l Ledger) Disputed(jobID string) *v1beta1.StateEntry {
+	if e := l.Checkpoint(jobID); e != nil && e.Discarded != nil && e.Disputed != nil && e.Time != nil {
+		return e
+	}
+	return nil
 }
 
 // DiscardedUpTo is the time of the newest checkpoint of the job that Flink discarded with the

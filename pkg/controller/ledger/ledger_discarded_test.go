@@ -53,3 +53,22 @@ func paths(ps []jobs.StatePoint) []string {
 	}
 	return out
 }
+
+func TestADisputedDiscardKeepsItsMarkUntilFlinkSaysAgainOrTheJobRunsOn(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	var es []v1beta1.StateEntry
+	l := Of(&es)
+	l.RecordDiscarded("a", "c", "s3://ck/a/chk-8", t0, t0)
+	assert.Nil(t, l.Disputed("a"))
+	l.DisputeDiscard("a", t0.Add(time.Minute))
+	assert.NotNil(t, l.Disputed("a"))
+	assert.True(t, l.Discarded("a", t0), "the mark stays while disputed")
+
+	l.RecordDiscarded("a", "c", "s3://ck/a/chk-8", t0, t0.Add(2*time.Minute))
+	assert.Nil(t, l.Disputed("a"), "Flink's word again settles it")
+
+	l.DisputeDiscard("a", t0.Add(3*time.Minute))
+	l.Record(v1beta1.StateCheckpoint, "a", "c", "s3://ck/a/chk-9", t0.Add(4*time.Minute))
+	assert.Nil(t, l.Disputed("a"), "a newer checkpoint of the job settles it")
+	assert.False(t, l.Discarded("a", t0.Add(4*time.Minute)))
+}

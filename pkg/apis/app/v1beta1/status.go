@@ -219,6 +219,11 @@ type StateEntry struct {
 	// newest checkpoint Flink listed: no checkpoint of the job taken up to it is restored from.
 	// The job's savepoints and the state it started from stand.
 	Discarded *metav1.Time `json:"discarded,omitempty"`
+	// Disputed is when Flink, after saying the job's checkpoints were discarded, reported the job
+	// running with the checkpoint marked still there. Which word is true only storage can say: no
+	// restore chooses older state over the job's checkpoints, nor them over it, until Flink says
+	// again or a newer state of the job is recorded; the user may name the state to start from.
+	Disputed *metav1.Time `json:"disputed,omitempty"`
 }
 
 // MaxSavepoints is how many savepoints status.savepoints keeps.

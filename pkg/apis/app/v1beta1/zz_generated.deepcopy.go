@@ -1531,6 +1531,10 @@ func (in *StateEntry) DeepCopyInto(out *StateEntry) {
 		in, out := &in.Discarded, &out.Discarded
 		*out = (*in).DeepCopy()
 	}
+	if in.Disputed != nil {
+		in, out := &in.Disputed, &out.Disputed
+		*out = (*in).DeepCopy()
+	}
 	return
 }
 
