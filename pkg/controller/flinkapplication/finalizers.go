@@ -7,20 +7,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 )
 
-// Finalizer holds a FlinkApplication until its job is dealt with per deleteMode. The name is the Lyft
-// operator's, so applications it created are handled the same way.
-const Finalizer = "job.finalizers.flink.k8s.io"
+// Finalizer holds an object until its deletion dealt with its job and clusters (lifecycle.Finalizer).
+const Finalizer = lifecycle.Finalizer
 
-func hasFinalizer(obj metav1.Object) bool {
-	for _, f := range obj.GetFinalizers() {
-		if f == Finalizer {
-			return true
-		}
-	}
-	return false
-}
+// hasFinalizer tells whether the object carries the operator's finalizer (lifecycle.HasFinalizer).
+func hasFinalizer(obj metav1.Object) bool { return lifecycle.HasFinalizer(obj) }
 
 // ensureFinalizer adds the finalizer, so that deleting the application passes through Deleting and
 // its deleteMode.

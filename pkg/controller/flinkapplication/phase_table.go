@@ -173,7 +173,7 @@ func init() {
 		},
 		PhaseDeleting: {
 			Follows: []v1beta1.SavepointPurpose{v1beta1.SavepointDelete},
-			Handle:  handleDeleting,
+			Handle:  shared(lifecycle.Deleting),
 			// Deleting never leaves: the finalizer goes and the object with it. When the final
 			// savepoint keeps failing it stops retrying and says what to change.
 			GiveUp: lifecycle.DeleteBlocked[*Context],
@@ -185,6 +185,11 @@ func init() {
 
 // sharedPass is the part of the pass every kind shares (lifecycle.Pass).
 func sharedPass(rc *Context) *lifecycle.Pass { return rc.Pass }
+
+// shared is a job phase every kind shares (package lifecycle) as a handler of this package's pass.
+func shared(handle func(*lifecycle.Pass) Outcome) func(*Context) Outcome {
+	return func(rc *Context) Outcome { return handle(rc.Pass) }
+}
 
 // globalExits are transitions the state machine makes before any handler runs.
 var globalExits = []exit{

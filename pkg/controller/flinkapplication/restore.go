@@ -89,3 +89,33 @@ func (rc *Context) RescalingInPlace() bool { return rescalingInPlace(rc) }
 // RecordsCandidateCheckpoints tells whether the candidate's job has its checkpoints recorded while it
 // starts (recordsCandidateCheckpoints).
 func (rc *Context) RecordsCandidateCheckpoints() bool { return recordsCandidateCheckpoints(rc) }
+
+// HoldDelete holds an application's deletion until its other clusters are gone, and a session job's
+// with deleteMode None until its cluster lists the job it leaves running.
+func (rc *Context) HoldDelete(rec *v1beta1.DeploymentRecord) (Outcome, bool) {
+	mode := rc.Settings.DeleteMode
+	if mode != v1beta1.DeleteModeNone && rc.App != nil {
+		target := ""
+		if rec != nil {
+			target = rec.ClusterHash
+		}
+		if out, gone := leftoverClustersGoneBeforeDelete(rc, target); !gone {
+			return out, true
+		}
+	}
+	if mode == v1beta1.DeleteModeNone {
+		return leftJobWaits(rc, rec)
+	}
+	return Outcome{}, false
+}
+
+// ReleaseObject deletes the HA ConfigMaps the object's clusters left, then removes the finalizer.
+func (rc *Context) ReleaseObject() (Outcome, bool) {
+	if out, waiting := removeHAConfigMapsBeforeFinalizer(rc); waiting {
+		return out, true
+	}
+	if err := removeFinalizer(rc); err != nil {
+		return failed(err), true
+	}
+	return Outcome{}, false
+}

@@ -18,7 +18,7 @@ import (
 // A FlinkSessionJob's own handlers: starting its job on the session cluster, watching it, and
 // moving it when its spec or its cluster changes. Stopping it (Savepointing, Cancelling,
 // Recovering) and deleting it are the handlers every job owner shares (lifecycle.StopPhases,
-// handleDeleting), which read its JobOwnerStatus and jobSettings; see session_table.go.
+// lifecycle.Deleting), which read its JobOwnerStatus and jobSettings; see session_table.go.
 
 // sessionState is what one pass of a session kind knows beyond the object itself.
 type sessionState struct {

@@ -99,7 +99,7 @@ func init() {
 		},
 		PhaseDeleting: {
 			Follows: []v1beta1.SavepointPurpose{v1beta1.SavepointDelete},
-			Handle:  handleDeleting,
+			Handle:  shared(lifecycle.Deleting),
 			GiveUp:  lifecycle.DeleteBlocked[*Context],
 			Poll:    waitPoll,
 		},

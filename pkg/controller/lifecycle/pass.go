@@ -184,6 +184,13 @@ type Kind interface {
 	RecordsCandidateCheckpoints() bool
 	// Follows are the savepoints that the kind's handler of the phase follows itself.
 	Follows(phase fsm.Phase) []v1beta1.SavepointPurpose
+	// HoldDelete holds the deletion of the object before its job (that of rec, nil when none) is
+	// dealt with per deleteMode: what only the kind waits for (an application's other clusters gone,
+	// a session job's job left running listed by its cluster).
+	HoldDelete(rec *v1beta1.DeploymentRecord) (fsm.Outcome, bool)
+	// ReleaseObject lets the object go once its deletion dealt with its job: the clean-up the
+	// finalizer waits for, then the finalizer. waiting is set while out must be returned.
+	ReleaseObject() (out fsm.Outcome, waiting bool)
 	// DeriveStatus writes the fields of status that the kind derives from its records and ledger.
 	DeriveStatus()
 	// SummarizeKind writes what the kind shows beyond the job: its versions, its UI's address.

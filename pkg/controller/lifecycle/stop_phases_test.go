@@ -44,11 +44,15 @@ type bench struct {
 // stubKind is a kind with no versions side by side, whose jobs run with the bench's configuration.
 type stubKind struct{ config v1beta1.FlinkConfig }
 
-func (k stubKind) RunConfig(string) v1beta1.FlinkConfig            { return k.config }
-func (stubKind) OtherVersion(string) (string, bool)                { return "", false }
-func (stubKind) Beside() bool                                      { return false }
-func (stubKind) ForcedRollback() bool                              { return false }
-func (stubKind) KeepJobGivenUpOn()                                 {}
+func (k stubKind) RunConfig(string) v1beta1.FlinkConfig { return k.config }
+func (stubKind) OtherVersion(string) (string, bool)     { return "", false }
+func (stubKind) Beside() bool                           { return false }
+func (stubKind) ForcedRollback() bool                   { return false }
+func (stubKind) KeepJobGivenUpOn()                      {}
+func (stubKind) HoldDelete(*v1beta1.DeploymentRecord) (fsm.Outcome, bool) {
+	return fsm.Outcome{}, false
+}
+func (stubKind) ReleaseObject() (fsm.Outcome, bool)                { return fsm.Outcome{}, false }
 func (stubKind) DeriveStatus()                                     {}
 func (stubKind) SummarizeKind()                                    {}
 func (stubKind) RescalingInPlace() bool                            { return false }
@@ -106,7 +110,7 @@ func (b *bench) flink() *jobs.Pass {
 
 // pass is a new pass of the owner over the bench, whose spec is s2.
 func (b *bench) pass() *Pass {
-	meta := &metav1.ObjectMeta{Namespace: "ns", Name: "wc"}
+	meta := &metav1.ObjectMeta{Namespace: "ns", Name: "wc", Finalizers: []string{Finalizer}}
 	p := &Pass{Context: context.Background(), Pass: &fsm.Pass{Meta: meta, Machine: b.machine, Config: config.Default(), Now: b.clock.Now()},
 		Job: b.status, Settings: b.settings, Hash: "s2", KindName: "FlinkApplication", Looks: &b.looks, Kind: b.kind,
 		Clusters: map[string]*clusters.Objects{"c": {}}}
@@ -218,4 +222,26 @@ func TestARecoveryWhoseCancelWouldDeleteTheCheckpointLeavesTheJobRunning(t *test
 	assert.Contains(t, out.Message, "would be deleted by cancelling it")
 	assert.Equal(t, client.JobRunning, b.jm.Jobs()[0].State, "the job is left as it was")
 	assert.Equal(t, "s2", b.machine.FailedDeployHash, "the update's spec is marked failed, not retried")
+}
+
+func TestADeleteWithDeleteModeSavepointEndsTheJobWithAFinalSavepoint(t *testing.T) {
+	b := newBench(t, "RETAIN_ON_CANCELLATION")
+	b.status.Deployments.Candidate = nil
+	b.settings.DeleteMode = v1beta1.DeleteModeSavepoint
+	b.clock.Step(15 * time.Second)
+
+	var out fsm.Outcome
+	for range 60 {
+		p := b.pass()
+		out = Deleting(p)
+		require.NoError(t, out.Err)
+		if out.Reason == "Deleted" {
+			break
+		}
+		b.clock.Step(time.Second)
+	}
+	assert.Equal(t, "Deleted", out.Reason, out.Message)
+	assert.Contains(t, b.status.FinalSavepointPath, "s3://b/savepoints/")
+	assert.Contains(t, out.Message, b.status.FinalSavepointPath)
+	assert.Equal(t, client.JobCanceled, b.jm.Jobs()[0].State)
 }
