@@ -1,11 +1,6 @@
 package flinkapplication
 
 import (
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,62 +11,6 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 )
 
-// revivingJobManagers puts a proxy in front of every JobManager: while lie holds, the answers about
-// job `job` say it RUNNING (GET /jobs/:id) and its newest completed checkpoint not discarded (GET
-// /jobs/:id/checkpoints). Every other answer is Flink's.
-type revivingJobManagers struct {
-	lie atomic.Bool
-	job atomic.Value // string
-}
-
-func (w *world) revivingJobManagers() *revivingJobManagers {
-	l := &revivingJobManagers{}
-	l.job.Store("")
-	proxy := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		job, _ := l.job.Load().(string)
-		if !l.lie.Load() || r.Method != http.MethodGet || job == "" {
-			w.route(rw, r)
-			return
-		}
-		rec := httptest.NewRecorder()
-		w.route(rec, r)
-		body := rec.Body.Bytes()
-		switch {
-		case strings.HasSuffix(r.URL.Path, "/jobs/"+job) && rec.Code == http.StatusOK:
-			var m map[string]any
-			if json.Unmarshal(body, &m) == nil {
-				m["state"] = "RUNNING"
-				body, _ = json.Marshal(m)
-			}
-		case strings.HasSuffix(r.URL.Path, "/jobs/"+job+"/checkpoints") && rec.Code == http.StatusOK:
-			var m map[string]any
-			if json.Unmarshal(body, &m) == nil {
-				if latest, ok := m["latest"].(map[string]any); ok {
-					if c, ok := latest["completed"].(map[string]any); ok {
-						c["discarded"] = false
-					}
-				}
-				body, _ = json.Marshal(m)
-			}
-		}
-		for k, v := range rec.Header() {
-			if k != "Content-Length" {
-				rw.Header()[k] = v
-			}
-		}
-		rw.WriteHeader(rec.Code)
-		_, _ = rw.Write(body)
-	}))
-	w.t.Cleanup(func() {
-		proxy.CloseClientConnections()
-		proxy.Close()
-	})
-	w.env.FlinkURL = func(namespace, service string, _ int32) string {
-		return proxy.URL + "/" + namespace + "/" + service
-	}
-	return l
-}
-
 // A job truly FAILED under NO_EXTERNALIZED_CHECKPOINTS, Flink discarded its checkpoints and the
 // operator marked them. A JobManager that then answers that the job is RUNNING with the marked
 // checkpoint not discarded (the mirror of the lie of the first attack review) took the mark back
@@ -80,7 +19,7 @@ func (w *world) revivingJobManagers() *revivingJobManagers {
 // answer now only disputes the mark: nothing is sent from the checkpoint, nor from older state.
 func TestAJobManagersWordThatAFailedJobRunsOnlyDisputesTheDiscard(t *testing.T) {
 	w := newWorld(t)
-	lies := w.revivingJobManagers()
+	lies := w.lyingJobManagers("RUNNING", false)
 	app := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
 		s.FlinkConfig[flink.CheckpointRetentionKey] = "NO_EXTERNALIZED_CHECKPOINTS"
 	})

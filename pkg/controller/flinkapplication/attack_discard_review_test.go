@@ -18,16 +18,18 @@ import (
 )
 
 // lyingJobManagers puts a proxy in front of every JobManager of the world. While lie holds, the
-// answers about job `job` say it FAILED (GET /jobs/:id) and that its newest completed checkpoint
-// is discarded (GET /jobs/:id/checkpoints); the job runs on, and its checkpoints stay where they
-// are. Every other answer is Flink's.
+// answers about job `job` say it is in state (GET /jobs/:id) and that its newest completed
+// checkpoint is discarded or not, as discarded says (GET /jobs/:id/checkpoints); what the job does
+// and where its checkpoints are does not change. Every other answer is Flink's.
 type lyingJobManagers struct {
-	lie atomic.Bool
-	job atomic.Value // string
+	lie       atomic.Bool
+	job       atomic.Value // string
+	state     string
+	discarded bool
 }
 
-func (w *world) lyingJobManagers() *lyingJobManagers {
-	l := &lyingJobManagers{}
+func (w *world) lyingJobManagers(state string, discarded bool) *lyingJobManagers {
+	l := &lyingJobManagers{state: state, discarded: discarded}
 	l.job.Store("")
 	proxy := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		job, _ := l.job.Load().(string)
@@ -42,7 +44,7 @@ func (w *world) lyingJobManagers() *lyingJobManagers {
 		case strings.HasSuffix(r.URL.Path, "/jobs/"+job) && rec.Code == http.StatusOK:
 			var m map[string]any
 			if json.Unmarshal(body, &m) == nil {
-				m["state"] = "FAILED"
+				m["state"] = l.state
 				body, _ = json.Marshal(m)
 			}
 		case strings.HasSuffix(r.URL.Path, "/jobs/"+job+"/checkpoints") && rec.Code == http.StatusOK:
@@ -50,7 +52,7 @@ func (w *world) lyingJobManagers() *lyingJobManagers {
 			if json.Unmarshal(body, &m) == nil {
 				if latest, ok := m["latest"].(map[string]any); ok {
 					if c, ok := latest["completed"].(map[string]any); ok {
-						c["discarded"] = true
+						c["discarded"] = l.discarded
 					}
 				}
 				body, _ = json.Marshal(m)
@@ -93,7 +95,7 @@ func discardMarked(a *v1beta1.FlinkApplication, jobID string) bool {
 // state, and the user names the state to start from.
 func TestAJobManagersOneLieThatCheckpointsAreDiscardedRewindsTheJob(t *testing.T) {
 	w := newWorld(t)
-	lies := w.lyingJobManagers()
+	lies := w.lyingJobManagers("FAILED", true)
 	app := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
 		s.FlinkConfig[flink.CheckpointRetentionKey] = "RETAIN_ON_CANCELLATION"
 		s.FlinkConfig["state.checkpoints.num-retained"] = "100"

@@ -15,11 +15,10 @@ import (
 // cannot, it takes a savepoint instead, and fails only when that fails too.
 func Cancelling(p *Pass) fsm.Outcome {
 	st := p.Job
-	hash, jobID := jobstate.LiveJob(st)
 	mode := p.Settings.UpgradeMode
-	v := p.Flink().View(hash, jobID)
-	if v.Liveness == jobs.Unknown {
-		return fsm.Failed(jobs.Retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
+	v, jobID, err := p.seenLiveJob()
+	if err != nil {
+		return fsm.Failed(err)
 	}
 	if !jobs.CancelIssued(v) {
 		if out, abandon := p.AbandonBeforeStop("cancel"); abandon {
@@ -55,4 +54,16 @@ func Cancelling(p *Pass) fsm.Outcome {
 	}
 	p.UseRestore(choice)
 	return p.AfterJobStopped("JobCancelled", fmt.Sprintf("job %s cancelled; its newest state is %s", jobID, DescribeState(st.Deployments.NextRestorePath)))
+}
+
+// seenLiveJob is the live job as Flink answers for it in this pass; an error while Flink has not
+// answered, which a stop waits out: a job is never taken as stopped because its JobManager does not
+// answer.
+func (p *Pass) seenLiveJob() (*jobs.View, string, error) {
+	hash, jobID := jobstate.LiveJob(p.Job)
+	v := p.Flink().View(hash, jobID)
+	if v.Liveness == jobs.Unknown {
+		return nil, jobID, jobs.Retryable("ObserveJob", fmt.Errorf("%s", v.Evidence))
+	}
+	return v, jobID, nil
 }

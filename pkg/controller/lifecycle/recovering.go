@@ -16,10 +16,9 @@ import (
 // after all is found by its trigger time and used.
 func Recovering(p *Pass) fsm.Outcome {
 	st := p.Job
-	hash, jobID := jobstate.LiveJob(st)
-	v := p.Flink().View(hash, jobID)
-	if v.Liveness == jobs.Unknown {
-		return fsm.Failed(jobs.Retryable("ObserveJob", fmt.Errorf("%s", v.Evidence)))
+	v, jobID, err := p.seenLiveJob()
+	if err != nil {
+		return fsm.Failed(err)
 	}
 	if p.Kind.Beside() && v.Liveness == jobs.Alive {
 		return p.recoverBeside(v)
