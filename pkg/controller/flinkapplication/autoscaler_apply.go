@@ -162,7 +162,7 @@ func applyScaling(rc *Context, cfg autoscaler.Config) Outcome {
 		return stay(0)
 	}
 	if tms := taskManagersFor(rc, t.Parallelism); rc.Clusters[hash] != nil && replicas(rc.Clusters[hash].TaskManager) < tms {
-		if err := scaleTaskManagers(rc, hash, tms); err != nil {
+		if err := rc.ScaleTaskManagers(hash, tms); err != nil {
 			return failed(err)
 		}
 	}

@@ -89,7 +89,7 @@ func finishScaling(rc *Context, hash string, d *client.JobDetails) error {
 		rc.Event(true, "ScalingAbandoned", fmt.Sprintf("job %s runs at %s, not at the target %s", d.JID,
 			describeParallelism(d, running), describeParallelism(d, t.Parallelism)))
 	}
-	return scaleTaskManagers(rc, hash, taskManagersFor(rc, running))
+	return rc.ScaleTaskManagers(hash, taskManagersFor(rc, running))
 }
 
 // scalingOverrides is the parallelism per vertex a job of the application is submitted with: a

@@ -17,7 +17,7 @@ func handleClusterStarting(rc *Context) Outcome {
 	if jobstate.TargetSpecHash(&st.JobOwnerStatus) != rc.Hash {
 		target := jobstate.TargetCluster(&st.JobOwnerStatus)
 		if target != "" && target != jobstate.LiveCluster(&st.JobOwnerStatus) {
-			if err := deleteCluster(rc, target); err != nil {
+			if err := rc.DeleteCluster(target); err != nil {
 				return failed(err)
 			}
 		} else if wait, ended := endStartedCandidate(rc); !ended {

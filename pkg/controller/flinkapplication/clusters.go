@@ -6,8 +6,8 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 )
 
 // The Kubernetes objects of one Flink cluster are package clusters'. The names below keep the
@@ -34,20 +34,6 @@ func replicas(d *appsv1.Deployment) int32 { return clusters.Replicas(d) }
 // kubeError classifies a failed write of a Deployment or Service (clusters.KubeError).
 func kubeError(step string, err error) error { return stepError(clusters.KubeError(step, err)) }
 
-// stepError carries a failed write of package clusters on as the job core's step error, which the
-// machine classifies: the same step, cause and marking, and the same text. Any other error (the
-// fence's, already marked) passes as it is.
-func stepError(err error) error {
-	ce, ok := err.(*clusters.Error)
-	if !ok {
-		return err
-	}
-	if ce.Permanent {
-		return jobs.Permanent(ce.Step, ce.Err)
-	}
-	return jobs.Retryable(ce.Step, ce.Err)
-}
-
 // startingClusterProgress is the progress of the cluster an application's deployment starts.
 func startingClusterProgress(rc *Context) fsm.Steps {
 	return fsm.Steps(rc.Clusters[jobstate.TargetCluster(&rc.App.Status.JobOwnerStatus)].Steps())
@@ -67,3 +53,7 @@ func waitingOn(rc *Context, problem string) {
 	rc.WaitingOn = problem
 	rc.Machine.Reason = "waiting: " + problem
 }
+
+// stepError carries a failed write of package clusters on as the job core's step error
+// (lifecycle.StepError).
+func stepError(err error) error { return lifecycle.StepError(err) }

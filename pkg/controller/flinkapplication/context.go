@@ -8,6 +8,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
@@ -49,6 +50,11 @@ func newContext(ctx context.Context, m *fsm.Pass, kind *objectKind, e *Environme
 	}
 	if e != nil {
 		rc.Book, rc.BookPage, rc.Looks, rc.Apps, rc.FieldManager = e.Book, e.bookPage, &e.looks, e.Apps, fieldManager
+		rc.Kube, rc.Fence = e.Kube, e.Acting
+		rc.PodPolicy = clusters.PodPolicy{Kube: e.Kube, Namespaces: &e.namespaces, Clock: e.Clock}
+		if e.Config != nil {
+			rc.PodPolicy.AdmissionPolicyEnforced = e.Config.AdmissionPolicyEnforced
+		}
 	}
 	return rc
 }
@@ -85,17 +91,6 @@ func (rc *Context) newFlinkPass() *jobs.Pass {
 		p.FenceWith(rc.env.Acting)
 	}
 	return p
-}
-
-// mayAct is nil while this replica may change Kubernetes or Flink (Environment.Acting).
-func (rc *Context) mayAct() error {
-	if rc.env.Acting == nil {
-		return nil
-	}
-	if err := rc.env.Acting(); err != nil {
-		return jobs.Retryable("Fence", err)
-	}
-	return nil
 }
 
 // FlinkURL is the REST base URL of the cluster with this hash, as the pass's view of Flink hands

@@ -56,7 +56,7 @@ func handleDeploy(rc *Context) Outcome {
 		st.TeardownHash = ""
 	}
 	if single {
-		if _, err := deleteClustersExcept(rc, rc.Hash); err != nil {
+		if _, err := rc.DeleteClustersExcept(rc.Hash); err != nil {
 			return failed(err)
 		}
 	}

@@ -75,7 +75,7 @@ func finalizersWrite(rc *Context, finalizers []string) (send func() error, recor
 	var updated metav1.Object
 	var gone bool
 	send = func() error {
-		if err := rc.mayAct(); err != nil {
+		if err := rc.MayAct(); err != nil {
 			return err
 		}
 		obj, err := rc.kind.patch(rc, patch)

@@ -80,7 +80,7 @@ func haClusterInUse(rc *Context, hash string) bool {
 // deleteHAConfigMaps deletes the HA ConfigMaps of the cluster with this hash, as many as a pass
 // deletes, and says so (clusters.DeleteHAConfigMaps).
 func deleteHAConfigMaps(rc *Context, hash string) error {
-	left, events, err := clusters.DeleteHAConfigMaps(rc, rc.writer(), rc.Meta.Name, hash, rc.HAConfigMaps[hash])
+	left, events, err := clusters.DeleteHAConfigMaps(rc, rc.Writer(), rc.Meta.Name, hash, rc.HAConfigMaps[hash])
 	if err != nil {
 		return stepError(err)
 	}
@@ -88,7 +88,7 @@ func deleteHAConfigMaps(rc *Context, hash string) error {
 	if len(left) == 0 {
 		delete(rc.HAConfigMaps, hash)
 	}
-	rc.announce(events)
+	rc.Announce(events)
 	return nil
 }
 
@@ -107,7 +107,7 @@ func removeHAConfigMapsBeforeFinalizer(rc *Context) (Outcome, bool) {
 		return Outcome{}, false
 	}
 	if clusters.JobManagersLeft(rc.Clusters) {
-		if _, err := deleteClustersExcept(rc); err != nil {
+		if _, err := rc.DeleteClustersExcept(); err != nil {
 			return failed(err), true
 		}
 		if rc.Meta.DeletionTimestamp != nil && rc.Now.After(rc.Meta.DeletionTimestamp.Add(haCleanupWait)) {

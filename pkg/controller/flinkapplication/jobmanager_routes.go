@@ -71,7 +71,7 @@ func guardJobManagerServices(rc *Context) {
 
 // replaceJobManagerService puts back the Service the operator renders (clusters.ReplaceJobManagerService).
 func replaceJobManagerService(rc *Context, hash string, have *corev1.Service) error {
-	created, err := clusters.ReplaceJobManagerService(rc, rc.writer(), rc.ClusterOwner, hash, have)
+	created, err := clusters.ReplaceJobManagerService(rc, rc.Writer(), rc.ClusterOwner, hash, have)
 	if err != nil {
 		return stepError(err)
 	}

@@ -29,7 +29,7 @@ func leftoverClustersGoneBeforeDelete(rc *Context, target string) (Outcome, bool
 
 func deleteLeftoverClusters(rc *Context, target, before, until string) (Outcome, bool) {
 	keep := []string{target, jobstate.LiveCluster(rc.Job)}
-	deleted, err := deleteClustersExcept(rc, keep...)
+	deleted, err := rc.DeleteClustersExcept(keep...)
 	if err != nil {
 		return failed(err), false
 	}

@@ -66,7 +66,7 @@ func (e *Environment) persist(rc *Context) error {
 	if err != nil || patch == nil {
 		return err
 	}
-	if err := rc.mayAct(); err != nil {
+	if err := rc.MayAct(); err != nil {
 		return err
 	}
 	key := rc.Key()

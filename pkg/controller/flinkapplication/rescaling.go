@@ -37,7 +37,7 @@ func handleRescaling(rc *Context) Outcome {
 	}
 	// Slots first: the adaptive scheduler only grows a job into slots that exist.
 	if tms := flink.TaskManagerReplicas(rc.App); rc.Clusters[hash] != nil && replicas(rc.Clusters[hash].TaskManager) < tms {
-		if err := scaleTaskManagers(rc, hash, tms); err != nil {
+		if err := rc.ScaleTaskManagers(hash, tms); err != nil {
 			return failed(err)
 		}
 	}
@@ -50,7 +50,7 @@ func handleRescaling(rc *Context) Outcome {
 	}
 	job := v.Details
 	if job.State == client.JobRunning && jobs.AllTasksRunning(job) && job.Parallelism() == want {
-		if err := scaleTaskManagers(rc, hash, flink.TaskManagerReplicas(rc.App)); err != nil {
+		if err := rc.ScaleTaskManagers(hash, flink.TaskManagerReplicas(rc.App)); err != nil {
 			return failed(err)
 		}
 		p := specJobParams(rc.App)

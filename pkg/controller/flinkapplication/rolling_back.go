@@ -84,7 +84,7 @@ func handleRollingBack(rc *Context) Outcome {
 	params := jobstate.StatusJobParams(&st.JobOwnerStatus)
 	if app != nil {
 		params = specJobParams(app)
-		if err := scaleTaskManagers(rc, live, flink.TaskManagerReplicas(app)); err != nil {
+		if err := rc.ScaleTaskManagers(live, flink.TaskManagerReplicas(app)); err != nil {
 			return failed(err)
 		}
 	}
@@ -166,7 +166,7 @@ func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 	}
 	if c.ClusterHash != jobstate.LiveCluster(&st.JobOwnerStatus) {
 		// Without HA, deleting the JobManager also ends anything the operator did not know was running there.
-		if err := deleteCluster(rc, c.ClusterHash); err != nil {
+		if err := rc.DeleteCluster(c.ClusterHash); err != nil {
 			return failed(err)
 		}
 	}

@@ -106,14 +106,14 @@ func handleSuspended(rc *Context) Outcome {
 	if !rc.Settings.Suspend {
 		return moveTo(PhaseUpdating, "Resuming", fmt.Sprintf("spec.state is Running; resuming from %s", lifecycle.DescribeState(st.Deployments.NextRestorePath)))
 	}
-	if _, err := deleteClustersExcept(rc); err != nil {
+	if _, err := rc.DeleteClustersExcept(); err != nil {
 		return failed(err)
 	}
 	return stay(untilChanged)
 }
 
 func removeStaleClusters(rc *Context) error {
-	gone, err := deleteClustersExcept(rc, jobstate.LiveCluster(rc.Job))
+	gone, err := rc.DeleteClustersExcept(jobstate.LiveCluster(rc.Job))
 	for _, h := range gone {
 		rc.Event(false, "ClusterDeleted", fmt.Sprintf("deleted Flink cluster %s", flink.VersionedServiceNameOf(rc.Meta.Name, h)))
 	}

@@ -154,7 +154,7 @@ func watchSessionCluster(rc *Context) Outcome {
 			m.Reason = fmt.Sprintf("Flink cluster %s is kept: %s", flink.VersionedServiceNameOf(rc.Meta.Name, hash), left)
 			continue
 		}
-		if err := deleteCluster(rc, hash); err != nil {
+		if err := rc.DeleteCluster(hash); err != nil {
 			return failed(err)
 		}
 		rc.Event(false, "ClusterDeleted", fmt.Sprintf("deleted Flink cluster %s: no job runs on it any more", flink.VersionedServiceNameOf(rc.Meta.Name, hash)))

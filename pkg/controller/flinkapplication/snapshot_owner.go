@@ -19,7 +19,7 @@ func (e *Environment) namespaceState() snapshots.Namespace {
 
 // syncSnapshots makes and updates the FlinkSnapshots that show the ledger's entries.
 func syncSnapshots(rc *Context) {
-	if rc.Job == nil || rc.env.Apps == nil || rc.mayAct() != nil {
+	if rc.Job == nil || rc.env.Apps == nil || rc.MayAct() != nil {
 		return
 	}
 	ret := rc.Settings.SavepointRetention
@@ -29,7 +29,7 @@ func syncSnapshots(rc *Context) {
 // answerSnapshotRequests answers the users' FlinkSnapshots, and disposes of the storage of deleted
 // ones through a running JobManager of the owner.
 func answerSnapshotRequests(rc *Context) {
-	if rc.Job == nil || rc.env.Apps == nil || rc.mayAct() != nil {
+	if rc.Job == nil || rc.env.Apps == nil || rc.MayAct() != nil {
 		return
 	}
 	d := snapshots.Disposal{Guardian: func() (*guardian.Namespace, error) { return stateGuardian(rc, true) }}
@@ -41,7 +41,7 @@ func answerSnapshotRequests(rc *Context) {
 
 // retainSnapshots deletes the owner's savepoint FlinkSnapshots that retention lets go.
 func retainSnapshots(rc *Context) {
-	if rc.Job == nil || rc.env.Apps == nil || rc.Meta.DeletionTimestamp != nil || rc.mayAct() != nil {
+	if rc.Job == nil || rc.env.Apps == nil || rc.Meta.DeletionTimestamp != nil || rc.MayAct() != nil {
 		return
 	}
 	snapshots.Retain(rc, rc.SnapshotPass(), retention(rc), &rc.env.kept, rc.Key(),

@@ -31,7 +31,7 @@ func sessionClusterSpecError(rc *Context) error {
 
 // clusterRefusal is why no object may be created from owner's spec now (clusters.PodPolicy.Refusal).
 func clusterRefusal(rc *Context, owner flink.ClusterOwner) error {
-	return stepError(rc.podPolicy().Refusal(rc, rc.Meta.Namespace, owner))
+	return stepError(rc.PodPolicy.Refusal(rc, rc.Meta.Namespace, owner))
 }
 
 // podPolicyError applies the pod policy its Namespace's annotations set (clusters.PodPolicy). It is
@@ -41,5 +41,5 @@ func podPolicyError(rc *Context) error { return podPolicyErrorOf(rc, rc.ClusterO
 // podPolicyErrorOf is podPolicyError for the cluster owner given: the object as its spec is, or as
 // a deployment record has it.
 func podPolicyErrorOf(rc *Context, owner flink.ClusterOwner) error {
-	return stepError(rc.podPolicy().Check(rc, rc.Meta.Namespace, owner))
+	return stepError(rc.PodPolicy.Check(rc, rc.Meta.Namespace, owner))
 }

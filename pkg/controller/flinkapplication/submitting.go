@@ -25,7 +25,7 @@ func handleSubmitting(rc *Context) Outcome {
 	if tms, scaled := taskManagersToSubmit(rc, app); scaled || c.ClusterHash != c.SpecHash {
 		// The cluster is kept, or started for the spec's parallelism; its TaskManagers follow the
 		// parallelism the job is submitted with.
-		if err := scaleTaskManagers(rc, c.ClusterHash, tms); err != nil {
+		if err := rc.ScaleTaskManagers(c.ClusterHash, tms); err != nil {
 			return failed(err)
 		}
 	}

@@ -40,7 +40,7 @@ func handleTeardown(rc *Context) Outcome {
 		return moveTo(PhaseRunning, "TeardownCompleted", "no version left to tear down")
 	}
 	if gone.ClusterHash != survivor.ClusterHash {
-		if err := deleteCluster(rc, gone.ClusterHash); err != nil {
+		if err := rc.DeleteCluster(gone.ClusterHash); err != nil {
 			return failed(err)
 		}
 	}

@@ -14,9 +14,9 @@ func ensureUIIngress(rc *Context) (refusal string, err error) {
 	if err != nil {
 		refusal, want = err.Error(), nil
 	}
-	ingress, refusal, events, err := clusters.EnsureUIIngress(rc, rc.writer(), want, rc.Ingress, refusal, rc.Config.Ingress.AllowedClasses)
+	ingress, refusal, events, err := clusters.EnsureUIIngress(rc, rc.Writer(), want, rc.Ingress, refusal, rc.Config.Ingress.AllowedClasses)
 	rc.Ingress = ingress
-	rc.announce(events)
+	rc.Announce(events)
 	return refusal, stepError(err)
 }
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"context"
 
@@ -68,6 +69,12 @@ type Pass struct {
 	Looks *jobstate.Looks
 	// Kind answers what only the object's kind can say.
 	Kind Kind
+	// Kube writes the Kubernetes objects of the object's clusters; Fence says why this replica may
+	// not change Kubernetes or Flink now (nil: it may); PodPolicy is the pod policy the clusters'
+	// pods are checked against.
+	Kube      kubernetes.Interface
+	Fence     func() error
+	PodPolicy clusters.PodPolicy
 	// Apps is the client of the operator's kinds, which FlinkSnapshots are written through;
 	// FieldManager names the operator's writes.
 	Apps         versioned.Interface
