@@ -90,6 +90,7 @@ func (rc *Context) newFlinkPass() *jobs.Pass {
 	if rc.env.Acting != nil {
 		p.FenceWith(rc.env.Acting)
 	}
+	p.InOrder = rc.env.ReadsInOrder
 	return p
 }
 

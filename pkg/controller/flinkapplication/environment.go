@@ -51,6 +51,10 @@ type Environment struct {
 	// jarFetches are session jobs' jar fetches, run off the workers.
 	jarFetches jarFetches
 
+	// ReadsInOrder makes each pass read from Flink one call after another (jobs.Pass.InOrder): for
+	// a simulated world whose JobManagers take time to answer on one fake clock.
+	ReadsInOrder bool
+
 	// Acting, when set, is asked before every write to Kubernetes and every call that changes Flink:
 	// it answers an error when this replica cannot be sure it still holds its leader lease (a
 	// leader frozen past its lease), and the pass then changes nothing.

@@ -197,6 +197,9 @@ func newExplorerHA(t *testing.T, seed uint64, ha bool) *explorer {
 	// One image whose jobs fail soon after they run: an update to it rolls back.
 	w.imageFaults["flink-wordcount:3"] = flinksim.Faults{FailJobsAfter: 20 * time.Second}
 	w.answerTime = func(*http.Request) time.Duration { return x.slowAnswers }
+	// Each request steps the one clock by its answer time: reads in flight together would see it
+	// stepped by the others in whatever order they arrived, and a seed would not replay.
+	w.env.ReadsInOrder = true
 	x.proxyJobManagers()
 	// Before the operator is made killable: a write it is killed at never reaches this check.
 	x.watchHAConfigMapDeletes()

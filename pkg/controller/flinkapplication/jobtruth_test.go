@@ -28,7 +28,7 @@ func (w *world) restartOperator() {
 	w.env = &Environment{
 		Kube: old.Kube, Apps: old.Apps, Flink: old.Flink, FlinkURL: old.FlinkURL, Clock: old.Clock,
 		Recorder: old.Recorder, Config: old.Config, Observer: old.Observer, Metrics: old.Metrics,
-		Sessions: old.Sessions, Jars: old.Jars,
+		Sessions: old.Sessions, Jars: old.Jars, ReadsInOrder: old.ReadsInOrder,
 	}
 	if old.Book != nil {
 		// What the old process noted and did not write yet is lost with it.

@@ -94,6 +94,10 @@ type Pass struct {
 	// Overdue is set when the caller's deadline has passed: operations still follow what was asked
 	// of Flink, so that what it completed meanwhile is used, but they start nothing new.
 	Overdue bool
+	// InOrder makes Together run its reads one after another, in the order given: a simulated world
+	// whose JobManagers' answers take time on one shared clock then replays a run exactly, where
+	// reads in flight together would each see the clock as the others' answers left it.
+	InOrder bool
 	// Announce, when set, is told of each Event as it happens.
 	Announce func(Event)
 	// SavepointFormat is the format of every savepoint the pass triggers, with or without a cancel:
@@ -196,6 +200,12 @@ func (p *Pass) remember(key string, fetch func() (interface{}, error)) (interfac
 // would have alone, another one with its value and the stack of the goroutine it panicked on.
 func (p *Pass) Together(reads ...func()) {
 	if len(reads) == 0 {
+		return
+	}
+	if p.InOrder {
+		for _, read := range reads {
+			read()
+		}
 		return
 	}
 	var (
