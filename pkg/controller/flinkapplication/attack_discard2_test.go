@@ -41,13 +41,7 @@ func TestAJobManagersWordThatAFailedJobRunsOnlyDisputesTheDiscard(t *testing.T) 
 	// The JobManager restarts (without HA) before it tells the truth again.
 	jm.Crash()
 	lies.lie.Store(false)
-	w.passes("wc", 5)
-	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.RestartFailedJob = true })
-	w.runUntil("wc", "a job started again, or the application given up", func(a *v1beta1.FlinkApplication) bool {
-		j, _, _ := firstRestoreAfter(w, "wc", jobID)
-		return j.JobID != "" || a.Status.Phase == v1beta1.PhaseDeployFailed
-	})
-	j, _, exists := firstRestoreAfter(w, "wc", jobID)
+	j, exists := w.restartFailedJob("wc", jobID)
 	got := w.get("wc")
 	logJobs(t, w, "wc")
 	t.Logf("phase %s reason %q", got.Status.Phase, got.Status.Reason)

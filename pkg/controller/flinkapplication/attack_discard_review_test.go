@@ -166,13 +166,7 @@ func TestAFailedJobsDiscardedCheckpointsAreNotRestoredWhenTheOneLookAtThemFailed
 	require.False(t, w.storage.Exists(recorded), "Flink discarded %s as the job failed", recorded)
 	jm.Crash()
 	jm.SetFaults(flinksim.Faults{})
-	w.passes("wc", 5)
-	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.RestartFailedJob = true })
-	w.runUntil("wc", "a job started again, or the application given up", func(a *v1beta1.FlinkApplication) bool {
-		j, _, _ := firstRestoreAfter(w, "wc", jobID)
-		return j.JobID != "" || a.Status.Phase == v1beta1.PhaseDeployFailed
-	})
-	j, _, exists := firstRestoreAfter(w, "wc", jobID)
+	j, exists := w.restartFailedJob("wc", jobID)
 	got := w.get("wc")
 	require.NotEmpty(t, j.JobID, "phase %s, reason %q", got.Status.Phase, got.Status.Reason)
 	assert.True(t, exists, "job %s started from %s, which Flink discarded", j.JobID, j.RestoredFrom)

@@ -271,15 +271,23 @@ func TestAFailedJobsDiscardedCheckpointsAreNotRestoredOnceItsJobManagerForgetsIt
 	})
 	require.False(t, w.storage.Exists(recorded), "Flink discarded %s as the job failed", recorded)
 	jm.Crash()
-	w.passes("wc", 5)
-	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.RestartFailedJob = true })
-	w.runUntil("wc", "a job started again, or the application given up", func(a *v1beta1.FlinkApplication) bool {
-		j, _, _ := firstRestoreAfter(w, "wc", jobID)
-		return j.JobID != "" || a.Status.Phase == v1beta1.PhaseDeployFailed
-	})
-	j, _, exists := firstRestoreAfter(w, "wc", jobID)
+	j, exists := w.restartFailedJob("wc", jobID)
 	got := w.get("wc")
 	require.NotEmpty(t, j.JobID, "phase %s, reason %q", got.Status.Phase, got.Status.Reason)
 	assert.True(t, exists, "job %s started from %s, which Flink discarded", j.JobID, j.RestoredFrom)
 	assert.Equal(t, saved, j.RestoredFrom, "what is left of the job's state")
+}
+
+// restartFailedJob lets the object's passes find the failed job jobID gone with its JobManager, then
+// sets restartFailedJob and runs until a job starts again or the object gives up: the first job
+// after jobID that started from state, and whether Storage holds what it started from.
+func (w *world) restartFailedJob(name, jobID string) (flinksim.JobRecord, bool) {
+	w.passes(name, 5)
+	w.update(name, func(a *v1beta1.FlinkApplication) { a.Spec.RestartFailedJob = true })
+	w.runUntil(name, "a job started again, or the application given up", func(a *v1beta1.FlinkApplication) bool {
+		j, _, _ := firstRestoreAfter(w, name, jobID)
+		return j.JobID != "" || a.Status.Phase == v1beta1.PhaseDeployFailed
+	})
+	j, _, exists := firstRestoreAfter(w, name, jobID)
+	return j, exists
 }
