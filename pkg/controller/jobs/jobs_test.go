@@ -28,13 +28,20 @@ type bench struct {
 	events []Event
 }
 
-func newBench(t *testing.T) *bench {
+func newBench(t *testing.T) *bench { return newBenchWith(t, nil) }
+
+// newBenchWith is a bench whose JobManager runs with more Flink configuration.
+func newBenchWith(t *testing.T, config map[string]string) *bench {
 	clk := testclock.NewFakeClock(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
-	jm := flinksim.NewJobManager(flinksim.Options{Clock: clk, TaskManagers: 2, FlinkConfig: map[string]string{
+	conf := map[string]string{
 		"state.savepoints.dir": "s3://b/savepoints", "state.checkpoints.dir": "s3://b/checkpoints",
 		"taskmanager.numberOfTaskSlots": "2", "execution.checkpointing.interval": "10s",
 		"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
-	}})
+	}
+	for k, v := range config {
+		conf[k] = v
+	}
+	jm := flinksim.NewJobManager(flinksim.Options{Clock: clk, TaskManagers: 2, FlinkConfig: conf})
 	srv := httptest.NewServer(jm.Handler())
 	t.Cleanup(srv.Close)
 	return &bench{t: t, clock: clk, jm: jm, api: client.New(client.DefaultConfig(), nil), url: srv.URL}

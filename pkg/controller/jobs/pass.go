@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -267,6 +268,46 @@ func (p *Pass) View(cluster, jobID string) *View {
 		return view, nil
 	})
 	return v.(*View)
+}
+
+// StartedAt is when the JobMaster that runs the job now started it, as its details say: a
+// JobMaster that takes the job over (a failover) starts it again, and knows nothing of what the one
+// before was asked or completed; a restart by the same JobMaster keeps it. The pass's view of the
+// job answers when it has the details.
+func (p *Pass) StartedAt(ref Ref) (time.Time, error) {
+	v, err := p.remember("details/"+ref.URL+"/"+ref.ID, func() (interface{}, error) {
+		if d := p.seenDetails(ref); d != nil {
+			return d, nil
+		}
+		return p.flink.GetJob(p.ctx, ref.URL, ref.ID)
+	})
+	if err != nil {
+		return time.Time{}, err
+	}
+	d, _ := v.(*client.JobDetails)
+	if d == nil || d.StartTime <= 0 {
+		return time.Time{}, nil
+	}
+	return time.UnixMilli(d.StartTime), nil
+}
+
+// seenDetails are the job's details in a view the pass already took; nil when it took none.
+func (p *Pass) seenDetails(ref Ref) *client.JobDetails {
+	p.mu.Lock()
+	var found []*memoEntry
+	for key, e := range p.memo {
+		if strings.HasPrefix(key, "view/") {
+			found = append(found, e)
+		}
+	}
+	p.mu.Unlock()
+	for _, e := range found {
+		e.asked.Wait()
+		if v, _ := e.value.(*View); v != nil && v.Ref.URL == ref.URL && v.Ref.ID == ref.ID && v.Details != nil {
+			return v.Details
+		}
+	}
+	return nil
 }
 
 // Seen is the pass's view of a job if the pass already took it, without asking Flink; nil otherwise.

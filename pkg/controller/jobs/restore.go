@@ -3,6 +3,7 @@ package jobs
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
@@ -108,6 +109,26 @@ type FlinkAnswer struct {
 	// since: Flink's statistics start again with each JobMaster and list no other. It is dated by
 	// the restore, for Flink does not say when it was taken.
 	Restored *StatePoint
+	// StartedAt is when the JobMaster that answers started the job (Pass.StartedAt): its
+	// statistics list nothing the one before completed.
+	StartedAt time.Time
+}
+
+// Covers tells whether the answer settles the doubt of each trigger asked about: Flink's
+// statistics list the savepoints completed since it was asked for when the JobMaster that answers
+// ran the job then (explorer seed 47000405: the savepoint the JobMaster before a failover
+// completed was in no statistics of the one after, whose answer was taken for "none completed"),
+// and a state Flink lists as taken after it is newer than its savepoint, or that savepoint itself.
+func (a FlinkAnswer) Covers(asked []Trigger) bool {
+	for _, t := range asked {
+		if !t.Asked() || !a.StartedAt.IsZero() && !a.StartedAt.After(t.Time) {
+			continue
+		}
+		if !slices.ContainsFunc(a.Points, func(p StatePoint) bool { return p.At.After(t.Time) }) {
+			return false
+		}
+	}
+	return true
 }
 
 // AskFlinkState is FlinkState, with the error when Flink did not tell the job's checkpoints: a
@@ -117,6 +138,11 @@ func (p *Pass) AskFlinkState(ref Ref, asked ...Trigger) (FlinkAnswer, error) {
 	cps, err := p.Checkpoints(ref)
 	if err != nil {
 		return out, err
+	}
+	if len(asked) > 0 {
+		if out.StartedAt, err = p.StartedAt(ref); err != nil {
+			return out, err
+		}
 	}
 	listed := append([]client.Checkpoint(nil), cps.History...)
 	for _, c := range []*client.Checkpoint{cps.Latest.Completed, cps.Latest.Savepoint} {

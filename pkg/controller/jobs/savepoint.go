@@ -57,12 +57,27 @@ func (p *Pass) Savepoint(ref Ref, t *Trigger, cancelJob, mayTrigger bool) Savepo
 	status, err := p.flink.GetSavepointStatus(p.ctx, ref.URL, ref.ID, t.ID)
 	if client.IsNotFound(err) {
 		step, found, err := p.savepointInHistory(ref, t)
-		switch {
-		case found:
+		if found {
 			return step
-		case client.IsNotFound(err):
+		}
+		takenOver, detailsErr := p.takenOverSince(ref, *t)
+		switch {
+		case client.IsNotFound(err), client.IsNotFound(detailsErr):
 			return SavepointStep{Unknowable: true, Failure: fmt.Sprintf(
 				"Flink no longer knows job %s, so whether its savepoint (trigger %s) completed cannot be learned", ref.ID, t.ID)}
+		case detailsErr != nil:
+			// Only the job's details say whether the JobMaster that got the trigger still runs it:
+			// nothing is sent again until they do.
+			return SavepointStep{Wait: retry(detailsErr)}
+		case takenOver:
+			// The JobMaster that got the trigger may have taken the savepoint before another took
+			// the job over; that one knows neither the trigger nor what the first completed, and
+			// sent again, the trigger's failure would say nothing of the first sending (explorer
+			// seeds 47000405 and 49000041: a failed resend was taken for the savepoint's end, and
+			// the job went back to a checkpoint older than the savepoint completed before the
+			// failover).
+			return SavepointStep{Unknowable: true, Failure: fmt.Sprintf(
+				"job %s was taken over by another JobMaster since its savepoint (trigger %s) was asked for, and whether the savepoint completed before cannot be learned", ref.ID, t.ID)}
 		case mayTrigger && !p.Overdue:
 			// A second savepoint, should the first have been sent after all, costs only itself.
 			return p.trigger(ref, t, cancelJob)
@@ -78,12 +93,17 @@ func (p *Pass) Savepoint(ref Ref, t *Trigger, cancelJob, mayTrigger bool) Savepo
 	}
 	switch {
 	case status.Succeeded():
-		taken, err := p.savepointTakenAt(ref, status.Location)
-		if err != nil && !p.Overdue && p.Now.Sub(t.Time) < savepointTakenWait {
+		taken, found, err := p.savepointTakenAt(ref, status.Location)
+		switch {
+		case err != nil && !p.Overdue && p.Now.Sub(t.Time) < savepointTakenWait:
 			// When Flink took the savepoint orders it against the checkpoints completed around it:
 			// the savepoint is read again next pass, with the job's checkpoints, for a while, as one
 			// in progress is (the failed read is no failure of the savepoint's).
 			return SavepointStep{Wait: later(0)}
+		case err == nil && !found:
+			// Flink lists newer savepoints and checkpoints of the job than this one, not this one:
+			// it is older than all of them, and no older than its trigger.
+			taken = t.Time
 		}
 		p.announce(false, "SavepointCompleted", fmt.Sprintf("savepoint of job %s completed at %s", ref.ID, status.Location))
 		return SavepointStep{Location: status.Location, TakenAt: taken}
@@ -114,6 +134,10 @@ func (p *Pass) trigger(ref Ref, t *Trigger, cancelJob bool) SavepointStep {
 	if id != "" && id != t.ID {
 		t.ID = id
 	}
+	// Flink takes the savepoint once it gets the trigger, not when the trigger was asked for: a
+	// checkpoint recorded since the trigger was sent may be newer or older than the savepoint, one
+	// before it is older (ledger.CompleteSavepoint).
+	t.Time = p.Now
 	verb := "savepoint"
 	if cancelJob {
 		verb = "savepoint and cancel"
@@ -184,23 +208,35 @@ func (p *Pass) savepointSince(ref Ref, t Trigger) (*client.Checkpoint, error) {
 const savepointTakenWait = time.Minute
 
 // savepointTakenAt is when Flink took the savepoint at location, as the job's checkpoint history
-// lists it; zero when it does not, and the error when Flink did not tell the job's checkpoints. A savepoint is taken when Flink gets its
-// trigger, which comes after the trigger was asked for and persisted, up to a pass or more later:
-// the job's checkpoints between the two are older than the savepoint, not newer.
-func (p *Pass) savepointTakenAt(ref Ref, location string) (time.Time, error) {
+// lists it (found false when it does not), and the error when Flink did not tell the job's
+// checkpoints. A savepoint is taken when Flink gets its trigger, which comes after the trigger was
+// asked for and persisted, up to a pass or more later: the job's checkpoints between the two are
+// older than the savepoint, not newer.
+func (p *Pass) savepointTakenAt(ref Ref, location string) (time.Time, bool, error) {
 	cps, err := p.Checkpoints(ref)
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, false, err
 	}
 	if c := cps.Latest.Savepoint; c != nil && c.IsSavepoint && c.ExternalPath == location {
-		return time.UnixMilli(c.TriggerTimestamp), nil
+		return time.UnixMilli(c.TriggerTimestamp), true, nil
 	}
 	for _, c := range cps.History {
 		if c.IsSavepoint && c.ExternalPath == location {
-			return time.UnixMilli(c.TriggerTimestamp), nil
+			return time.UnixMilli(c.TriggerTimestamp), true, nil
 		}
 	}
-	return time.Time{}, nil
+	return time.Time{}, false, nil
+}
+
+// takenOverSince tells whether the JobMaster that runs the job now started it after the trigger
+// was asked for (StartedAt): it knows neither the trigger nor what the one before completed, and
+// the trigger may have been sent to that one. err is set when Flink did not say.
+func (p *Pass) takenOverSince(ref Ref, t Trigger) (bool, error) {
+	started, err := p.StartedAt(ref)
+	if err != nil {
+		return false, err
+	}
+	return started.After(t.Time), nil
 }
 
 // refusedTrigger tells whether Flink answered a trigger (a savepoint's, a checkpoint's) that it will

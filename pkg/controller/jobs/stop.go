@@ -74,6 +74,11 @@ func (p *Pass) End(v *View, t *Trigger, retrigger bool, step string) EndStep {
 		switch {
 		case sp.Wait != nil:
 			return EndStep{Wait: sp.Wait}
+		case sp.Unknowable && alive && retrigger:
+			// Another JobMaster runs the job (Savepoint): the caller records the savepoint in doubt
+			// and asks a new one, newer than anything the lost one may hold.
+			*t = Trigger{}
+			return EndStep{Missing: sp.Failure, Unknowable: true, Wait: later(0)}
 		case sp.Failure != "" && alive && retrigger:
 			return EndStep{Wait: retry(Retryable(step, errors.New(sp.Failure)))}
 		case sp.Unknowable:

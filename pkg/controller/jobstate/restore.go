@@ -58,7 +58,7 @@ func (r Restore) Choose(jobID string, ref *jobs.Ref, named bool) jobs.RestoreCho
 	}
 	job := r.Job.Recorded(jobID)
 	points := job.Points()
-	answered, discarded := false, false
+	answered, covered, discarded := false, false, false
 	if ref != nil {
 		flinks, err := r.Flink.AskFlinkState(*ref, job.InDoubt...)
 		if err != nil && !client.IsNotFound(err) {
@@ -66,6 +66,7 @@ func (r Restore) Choose(jobID string, ref *jobs.Ref, named bool) jobs.RestoreCho
 			return jobs.RestoreChoice{Unanswered: jobs.Retryable("ReadCheckpoints", err)}
 		}
 		answered, discarded = err == nil, flinks.Discarded != nil
+		covered = answered && flinks.Covers(job.InDoubt)
 		if d := flinks.Discarded; d != nil && jobs.Restorable(d.Path) && r.endedInThisPass(jobID) {
 			// Said once, while Flink knows the job: kept for a restore after it forgot it. Only of
 			// a job Flink shows ended: a running job's statistics may show a newest checkpoint
@@ -82,7 +83,7 @@ func (r Restore) Choose(jobID string, ref *jobs.Ref, named bool) jobs.RestoreCho
 			points = append(points, *restored)
 		}
 	}
-	if doubt := job.Doubt(answered); doubt != "" && !named {
+	if doubt := job.Doubt(covered); doubt != "" && !named {
 		return jobs.RestoreChoice{Problem: doubt, InDoubt: true}
 	}
 	switch {

@@ -17,8 +17,9 @@ import (
 // ended in the entry: Completed with its path, or Failed with why. A savepoint whose end is not
 // known stays Pending, however long the caller waits for it. With mayTrigger false it only follows
 // a savepoint already sent. format is the savepoint format the entry asks for; "" leaves the pass's.
-// The step's Wait is non-nil while the caller must wait.
-func FollowSavepoint(p *jobs.Pass, e *v1beta1.StateEntry, ref jobs.Ref, mayTrigger bool, format string, now time.Time) jobs.SavepointStep {
+// recorded is when the job's newest checkpoint recorded outside the ledger was taken
+// (Ledger.CompleteSavepoint). The step's Wait is non-nil while the caller must wait.
+func FollowSavepoint(p *jobs.Pass, l ledger.Ledger, e *v1beta1.StateEntry, ref jobs.Ref, mayTrigger bool, format string, recorded, now time.Time) jobs.SavepointStep {
 	t := ledger.Trigger(e)
 	var step jobs.SavepointStep
 	if ledger.IsTriggeredCheckpoint(e.Purpose) {
@@ -34,7 +35,9 @@ func FollowSavepoint(p *jobs.Pass, e *v1beta1.StateEntry, ref jobs.Ref, mayTrigg
 	switch {
 	case step.Location != "":
 		ledger.SetTrigger(e, t)
-		ledger.Complete(e, step.Location, step.TakenAt, now)
+		if !l.CompleteSavepoint(e, step.Location, step.TakenAt, recorded, now) {
+			return jobs.SavepointStep{Wait: &jobs.Wait{}}
+		}
 		return jobs.SavepointStep{Location: step.Location}
 	case step.Unknowable:
 		ledger.Unknowable(e, step.Failure, now)
@@ -56,7 +59,7 @@ func FollowSavepoint(p *jobs.Pass, e *v1beta1.StateEntry, ref jobs.Ref, mayTrigg
 // that failure for the caller's retries. overdue holds a new savepoint back: the pass is past its
 // time, and asks nothing new of Flink.
 func (j Job) EndJob(p *jobs.Pass, purpose v1beta1.SavepointPurpose, rec *v1beta1.DeploymentRecord, v *jobs.View, wanted bool, step string,
-	overdue bool, now time.Time) jobs.EndStep {
+	overdue bool, recorded, now time.Time) jobs.EndStep {
 	e := j.Ledger().Pending(rec.JobID, purpose)
 	if e == nil && wanted && v.Liveness == jobs.Alive {
 		if overdue {
@@ -72,9 +75,12 @@ func (j Job) EndJob(p *jobs.Pass, purpose v1beta1.SavepointPurpose, rec *v1beta1
 	end := p.End(v, &t, wanted, step)
 	if e != nil {
 		switch {
+		case end.SavepointPath != "" && !j.Ledger().CompleteSavepoint(e, end.SavepointPath, end.SavepointTakenAt, recorded, now):
+			// The job ended with it; when Flink took it is asked again next pass.
+			ledger.SetTrigger(e, t)
+			return jobs.EndStep{Wait: &jobs.Wait{}}
 		case end.SavepointPath != "":
 			ledger.SetTrigger(e, t)
-			ledger.Complete(e, end.SavepointPath, end.SavepointTakenAt, now)
 		case end.Unknowable:
 			ledger.Unknowable(e, end.Missing, now)
 		case end.Missing != "", !t.Asked():

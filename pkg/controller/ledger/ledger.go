@@ -106,12 +106,39 @@ func Trigger(e *v1beta1.StateEntry) jobs.Trigger {
 	return jobs.Trigger{ID: e.TriggerID, Time: e.TriggerTime.Time}
 }
 
-// SetTrigger keeps what the job core did to an entry's trigger: Flink before 1.15 names its own
-// trigger id, which replaces the one chosen.
+// SetTrigger keeps what the job core did to an entry's trigger: the trigger's time becomes when it
+// was sent, and Flink before 1.15 names its own trigger id, which replaces the one chosen (the time
+// stays then: a FlinkSnapshot tells one attempt from the next by the trigger's id or time).
 func SetTrigger(e *v1beta1.StateEntry, t jobs.Trigger) {
-	if t.Asked() {
-		e.TriggerID = t.ID
+	if !t.Asked() {
+		return
 	}
+	if t.ID == e.TriggerID && !t.Time.IsZero() {
+		tt := metav1.NewTime(t.Time)
+		e.TriggerTime = &tt
+	}
+	e.TriggerID = t.ID
+}
+
+// CompleteSavepoint records a savepoint's result, as Complete does, unless Flink did not say when
+// it took it (taken zero) and a checkpoint of its job was recorded as taken after the trigger was
+// sent: Flink took that one before or after the savepoint, and only its word orders the two
+// (explorer seed 47000232: a savepoint read completed while the statistics failed counted as
+// taken then, after a checkpoint Flink took later than it, and a restart rewound the job to it).
+// The entry then stays pending, in doubt, until Flink says (false). recorded is when the job's
+// newest checkpoint recorded outside the ledger (the checkpoint book) was taken, zero for none. A
+// checkpoint the operator triggered is one of those checkpoints, and completes as Complete says.
+func (l Ledger) CompleteSavepoint(e *v1beta1.StateEntry, path string, taken, recorded, now time.Time) bool {
+	if taken.IsZero() && e.TriggerTime != nil && !IsTriggeredCheckpoint(e.Purpose) {
+		if c := l.Checkpoint(e.JobID); c != nil && TakenAt(c).After(recorded) {
+			recorded = TakenAt(c)
+		}
+		if recorded.After(e.TriggerTime.Time) {
+			return false
+		}
+	}
+	Complete(e, path, taken, now)
+	return true
 }
 
 // Complete records a savepoint's result: where it is and when it was taken. That is when Flink
@@ -184,13 +211,30 @@ func IsInDoubt(e *v1beta1.StateEntry) bool {
 func (l Ledger) InDoubt(jobID string) []jobs.Trigger {
 	var out []jobs.Trigger
 	for i := range *l.Entries {
-		if e := &(*l.Entries)[i]; e.JobID == jobID && jobID != "" && IsInDoubt(e) {
+		if e := &(*l.Entries)[i]; e.JobID == jobID && jobID != "" && IsInDoubt(e) && !l.settledByNewer(e) {
 			if t := Trigger(e); t.Asked() {
 				out = append(out, t)
 			}
 		}
 	}
 	return out
+}
+
+// settledByNewer tells whether a savepoint whose end can no longer be learned is older than a
+// state the job completed since: it could complete only before Flink lost it, which was before the
+// entry was marked so. A savepoint still in flight has no such bound.
+func (l Ledger) settledByNewer(e *v1beta1.StateEntry) bool {
+	if e.Result == v1beta1.StatePending || e.Time == nil {
+		return false
+	}
+	for i := range *l.Entries {
+		x := &(*l.Entries)[i]
+		if x.JobID == e.JobID && x.Result == v1beta1.StateCompleted && x.Time != nil && jobs.Restorable(x.Path) &&
+			!l.IsDiscarded(x) && TakenAt(x).After(e.Time.Time) {
+			return true
+		}
+	}
+	return false
 }
 
 // RecordRedeploy notes that a savepointRedeployNonce started the next job from path, at: the newest

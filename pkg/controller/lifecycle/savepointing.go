@@ -48,6 +48,11 @@ func Savepointing(p *Pass) fsm.Outcome {
 		switch {
 		case sp.Wait != nil:
 			return *sp.Wait
+		case sp.Unknowable && v.Liveness == jobs.Alive && !p.Overdue:
+			// Another JobMaster runs the job now: a new savepoint of it is newer than anything the
+			// lost one may have completed, and is asked for next pass (the entry is no longer pending).
+			p.Event(true, "SavepointInDoubt", sp.Failure+"; taking a new savepoint")
+			return fsm.PersistThenContinue()
 		case sp.Failure != "":
 			return fsm.WarnTo(fsm.PhaseRecovering, "SavepointFailed", sp.Failure)
 		}

@@ -1,6 +1,8 @@
 package lifecycle
 
 import (
+	"time"
+
 	"fmt"
 	"slices"
 
@@ -33,13 +35,23 @@ type SavepointStep struct {
 // FollowSavepoint drives the savepoint of a ledger entry through the job core and records how it
 // ended in the entry (jobstate.FollowSavepoint), in the format the entry asks for.
 func (p *Pass) FollowSavepoint(e *v1beta1.StateEntry, ref jobs.Ref, mayTrigger bool) SavepointStep {
-	step := jobstate.FollowSavepoint(p.Flink(), e, ref, mayTrigger, p.RequestedFormat(e), p.Now)
+	step := jobstate.FollowSavepoint(p.Flink(), p.Ledger(), e, ref, mayTrigger, p.RequestedFormat(e), p.recordedCheckpoint(e.JobID), p.Now)
 	out := SavepointStep{Location: step.Location, Failure: step.Failure, Unknowable: step.Unknowable}
 	if step.Wait != nil {
 		o := WaitOutcome(*step.Wait)
 		out.Wait = &o
 	}
 	return out
+}
+
+// recordedCheckpoint is when the job's newest checkpoint recorded in the checkpoint book was
+// taken: one recorded in the ledger the ledger knows itself. Zero for none.
+func (p *Pass) recordedCheckpoint(jobID string) time.Time {
+	if p.Job.JobStatus.JobID != jobID || jobID == "" {
+		return time.Time{}
+	}
+	_, at := p.CheckpointRecords().Recorded()
+	return at
 }
 
 // AskSavepoint records a savepoint of a record's job in the ledger, to be triggered once persisted.
@@ -74,7 +86,7 @@ func purposeIn(p v1beta1.SavepointPurpose, purposes []v1beta1.SavepointPurpose) 
 // through the job core (jobstate.Job.EndJob): the savepoint of its purpose with cancel when one is
 // wanted or already asked for, then a cancel if the job is still alive.
 func (p *Pass) EndJob(purpose v1beta1.SavepointPurpose, rec *v1beta1.DeploymentRecord, v *jobs.View, wanted bool, step string) EndStep {
-	end := p.JobState().EndJob(p.Flink(), purpose, rec, v, wanted, step, p.Overdue, p.Now)
+	end := p.JobState().EndJob(p.Flink(), purpose, rec, v, wanted, step, p.Overdue, p.recordedCheckpoint(rec.JobID), p.Now)
 	out := EndStep{SavepointPath: end.SavepointPath, Missing: end.Missing}
 	if end.Wait != nil {
 		o := WaitOutcome(*end.Wait)
