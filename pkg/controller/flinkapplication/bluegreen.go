@@ -236,7 +236,7 @@ func deployedJobOver(rc *Context, hash, jobID, next string) *Outcome {
 		// version is not sent (explorer seed 20000000: the deployed job's status unreadable, its
 		// JobManager lost it, and the new version went back to the savepoint behind checkpoints
 		// the operator had recorded). The phase's deadline bounds the wait.
-		waitingOn(rc, fmt.Sprintf("Flink does not say whether job %s of the deployed version still runs, which decides the state the new version starts from: %s",
+		rc.WaitOn(fmt.Sprintf("Flink does not say whether job %s of the deployed version still runs, which decides the state the new version starts from: %s",
 			jobID, v.Evidence))
 		o := stay(0)
 		return &o
@@ -257,7 +257,7 @@ func deployedJobOver(rc *Context, hash, jobID, next string) *Outcome {
 		// is sent from it (explorer seed 34000468: a savepoint of the deployed job in doubt, and the
 		// new version went back behind a checkpoint recorded after the one it was to start from).
 		o := rc.DeployFailed("RecoveryFailed", fmt.Sprintf("job %s of the deployed version is over before the new version's job was sent, and %s; %s",
-			jobID, choice.Problem, restoreByHand(rc)))
+			jobID, choice.Problem, rc.RestoreByHand()))
 		return &o
 	}
 	if choice.Path == "" || jobstate.SamePath(choice.Path, next) || !newerOfOneJob(rc, jobID, choice.Path, next, before) {

@@ -42,7 +42,7 @@ func handleClusterStarting(rc *Context) Outcome {
 		return stay(0)
 	}
 	if !c.Ready() {
-		waitingOn(rc, c.Problem)
+		rc.WaitOn(c.Problem)
 		return stay(0)
 	}
 	ov, err := rc.Flink().Overview(target)
@@ -62,7 +62,7 @@ func handleClusterStarting(rc *Context) Outcome {
 	}
 	if jobstate.Stable(&st.JobOwnerStatus) == nil {
 		if why := rc.Settings.RestoreWaiting; why != "" {
-			waitingOn(rc, why)
+			rc.WaitOn(why)
 			return stay(0)
 		}
 		st.Deployments.NextRestorePath = rc.Settings.InitialSavepoint
@@ -89,7 +89,7 @@ func endStartedCandidate(rc *Context) (Outcome, bool) {
 	case live == jobs.Alive:
 		return stay(0), false
 	}
-	if path, _ := attemptCheckpoint(rc, v, c.ClusterHash); path != "" {
+	if path, _ := rc.AttemptCheckpoint(v, c.ClusterHash); path != "" {
 		st.Deployments.NextRestorePath = path
 	}
 	jobstate.ForgetJob(c)

@@ -44,16 +44,6 @@ func sessionClusterProgress(rc *Context) fsm.Steps {
 	return fsm.Steps(rc.Clusters[rc.Hash].Steps())
 }
 
-// waitingOn notes what a waiting phase waits on: status.reason says it (written only when it
-// changes, with no Event per pass), and it is the cause given if the phase's deadline passes.
-func waitingOn(rc *Context, problem string) {
-	if problem == "" {
-		return
-	}
-	rc.WaitingOn = problem
-	rc.Machine.Reason = "waiting: " + problem
-}
-
 // stepError carries a failed write of package clusters on as the job core's step error
 // (lifecycle.StepError).
 func stepError(err error) error { return lifecycle.StepError(err) }

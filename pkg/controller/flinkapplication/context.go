@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
@@ -46,7 +47,8 @@ func newContext(ctx context.Context, m *fsm.Pass, kind *objectKind, e *Environme
 	rc.NewFlink, rc.Kind = rc.newFlinkPass, rc
 	rc.Guardian = func(disposing bool) (*guardian.Namespace, error) { return stateGuardian(rc, disposing) }
 	if kind != nil {
-		rc.KindName = kind.name
+		rc.KindName, rc.SharedCluster = kind.name, kind.sharedCluster
+		rc.Patch = func(patch []byte, status ...string) (metav1.Object, error) { return kind.patch(rc, patch, status...) }
 	}
 	if e != nil {
 		rc.Book, rc.BookPage, rc.Looks, rc.Apps, rc.FieldManager = e.Book, e.bookPage, &e.looks, e.Apps, fieldManager

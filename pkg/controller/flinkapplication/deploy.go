@@ -31,7 +31,7 @@ func handleDeploy(rc *Context) Outcome {
 		return rc.DeployFailed("PodPolicy", err.Error())
 	}
 	if rc.Settings.Suspend {
-		if err := ensureFinalizer(rc); err != nil {
+		if err := rc.EnsureFinalizer(); err != nil {
 			return failed(err)
 		}
 		return rc.SuspendJob()
@@ -43,7 +43,7 @@ func handleDeploy(rc *Context) Outcome {
 	_, jobID := jobstate.LiveJob(&st.JobOwnerStatus)
 	single := deploymentMode(rc.App) == v1beta1.DeploymentModeSingle
 	if single && jobID != "" {
-		if err := ensureFinalizer(rc); err != nil {
+		if err := rc.EnsureFinalizer(); err != nil {
 			return failed(err)
 		}
 		// One cluster only: the job stops before its cluster is replaced.
@@ -63,7 +63,7 @@ func handleDeploy(rc *Context) Outcome {
 	// The finalizer, the cluster and the stable Service are independent requests, sent side by side:
 	// one after another they kept the pass, and its worker, twice as long (a Service create waits
 	// for its cluster IP). The finalizer still comes before any job runs.
-	sendFinalizer, recordFinalizer := finalizerAdding(rc)
+	sendFinalizer, recordFinalizer := rc.FinalizerAdding()
 	steps := []func() error{sendFinalizer, func() error { return createCluster(rc, flink.OwnerFromApplication(rc.App), rc.Hash) }}
 	if jobstate.LiveCluster(&st.JobOwnerStatus) == "" || single {
 		// The stable Service exists from the first deploy on, so the UI has one address.

@@ -1,9 +1,9 @@
 package flinkapplication
 
 import (
-	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 )
 
 // keepJobGivenUpOn keeps the job of a deployment given up on as the object's job, the stable
@@ -30,7 +30,7 @@ func keepJobGivenUpOn(rc *Context) {
 	case rc.App == nil:
 		// A session job's stable deployment is only the job that runs: the one given up on is that
 		// job now, on its cluster, as it started.
-		keepAsSessionJobsJob(st)
+		lifecycle.KeepAsSessionJobsJob(st)
 	case s != nil && c.ClusterHash == s.ClusterHash:
 		// A change made in place (a rescale on the stable cluster) runs its job where the stable
 		// deployment lives, which is never deleted as a leftover: the job stays the application's,
@@ -39,12 +39,4 @@ func keepJobGivenUpOn(rc *Context) {
 	}
 	// An application's deploy on a cluster of its own leaves it behind, and no job is started while
 	// a leftover cluster's JobManager is left (leftover_clusters.go).
-}
-
-// keepAsSessionJobsJob makes the candidate's job the session job's recorded job, on its cluster, as
-// it started: a session job's stable deployment is only the job that runs.
-func keepAsSessionJobsJob(st *v1beta1.JobOwnerStatus) {
-	kept := *jobstate.Candidate(st)
-	kept.Kind, kept.RestorePath, kept.StableTime, kept.SlotsGrantedAt = "", jobstate.CandidateStart(st), nil, nil
-	st.Deployments.Stable = &kept
 }

@@ -50,7 +50,7 @@ func deleteLeftoverClusters(rc *Context, target, before, until string) (Outcome,
 	for i, h := range left {
 		names[i] = flink.VersionedServiceNameOf(rc.Meta.Name, h)
 	}
-	waitingOn(rc, fmt.Sprintf("the JobManager of deleted cluster %s may still run a job of this application; %s",
+	rc.WaitOn(fmt.Sprintf("the JobManager of deleted cluster %s may still run a job of this application; %s",
 		strings.Join(names, ", "), until))
 	if d := rc.Meta.DeletionTimestamp; d != nil && rc.Now.After(d.Add(haCleanupWait)) {
 		// The wait is not given up: a job left running there would run on beside the job of an

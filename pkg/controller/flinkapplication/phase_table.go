@@ -62,7 +62,7 @@ func init() {
 				{To: PhaseRollingBack, When: "forceRollback, or an update that cannot start its cluster"},
 				{To: PhaseDeployFailed, When: "a first deploy that cannot start its cluster"},
 			},
-			Enter:    chooseJobIDWhenNothingRuns,
+			Enter:    func(rc *Context) { rc.ChooseJobIDWhenNothingRuns() },
 			Deadline: func(rc *Context) time.Duration { return rc.Config.ClusterStartTimeout.Duration },
 			Progress: startingClusterProgress,
 			GiveUp:   abandonUpdate,
@@ -71,10 +71,10 @@ func init() {
 		PhaseSubmitting: {
 			Handle: handleSubmitting,
 			Enter: func(rc *Context) {
-				chooseCandidateJobID(rc)
+				rc.ChooseCandidateJobID()
 				resumeQuietSubmitting(rc)
 			},
-			RunsAtOnce: jobIDStored,
+			RunsAtOnce: (*Context).JobIDStored,
 			Exits: []exit{
 				{To: PhaseRunning, When: "job ran stable"},
 				{To: PhaseDualRunning, When: "BlueGreen: the new version ran stable beside the deployed one"},

@@ -42,7 +42,7 @@ func submittingUnwritten(rc *Context) bool {
 		return false
 	}
 	stored, ok := rc.Stored.Status().(*v1beta1.FlinkApplicationStatus)
-	if !ok || stored.Phase != v1beta1.PhaseClusterStarting || !jobIDStored(rc) {
+	if !ok || stored.Phase != v1beta1.PhaseClusterStarting || !rc.JobIDStored() {
 		return false
 	}
 	seen := rc.App.Status.DeepCopy()

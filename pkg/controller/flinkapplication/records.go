@@ -30,15 +30,6 @@ func recordTarget(rc *Context) {
 	}
 }
 
-// promote makes the candidate the stable deployment: its job ran stable on its cluster.
-func promote(rc *Context, restorePath string) {
-	st := rc.Job
-	c := jobstate.Candidate(st)
-	t := metav1.NewTime(rc.Now)
-	c.Kind, c.RestorePath, c.StableTime, c.SubmittedAt, c.SlotsGrantedAt = "", restorePath, &t, nil, nil
-	st.Deployments.Stable, st.Deployments.Candidate = c, nil
-}
-
 // deriveStatus writes the fields the Lyft operator's users read from the records and the ledger:
 // the live cluster, the spec in progress, the job the application runs now, the savepoint in
 // progress, the savepoint the next job starts from (never a checkpoint), the savepoints taken and

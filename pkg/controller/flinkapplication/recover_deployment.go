@@ -28,7 +28,7 @@ func recoverDeployment(rc *Context) Outcome {
 		choice := rc.ChooseRestore(lost, nil)
 		if choice.InDoubt {
 			// Suspended, it would resume from older state than the savepoint in doubt.
-			return rc.DeployFailed("RecoveryFailed", fmt.Sprintf("%s and job %s with it, and %s; %s", msg, lost, choice.Problem, restoreByHand(rc)))
+			return rc.DeployFailed("RecoveryFailed", fmt.Sprintf("%s and job %s with it, and %s; %s", msg, lost, choice.Problem, rc.RestoreByHand()))
 		}
 		if choice.Path != "" {
 			st.Deployments.NextRestorePath = choice.Path
@@ -60,7 +60,7 @@ func recoverDeployment(rc *Context) Outcome {
 	}
 	choice := rc.ChooseRestoreInPlace(lost, nil)
 	if choice.InDoubt {
-		return rc.DeployFailed("RecoveryFailed", fmt.Sprintf("%s and job %s with it, and %s; %s", msg, lost, choice.Problem, restoreByHand(rc)))
+		return rc.DeployFailed("RecoveryFailed", fmt.Sprintf("%s and job %s with it, and %s; %s", msg, lost, choice.Problem, rc.RestoreByHand()))
 	}
 	if choice.Problem != "" {
 		return rc.DeployFailed("RecoveryFailed", fmt.Sprintf("%s and job %s with it, and %s; restore it by hand (spec.savepointPath), "+
@@ -78,7 +78,7 @@ func recoverStoppedJob(rc *Context, v *jobs.View, reason, what string) Outcome {
 		return failed(choice.Unanswered)
 	}
 	if choice.InDoubt {
-		return rc.DeployFailed("RecoveryFailed", fmt.Sprintf("%s, and %s; %s", what, choice.Problem, restoreByHand(rc)))
+		return rc.DeployFailed("RecoveryFailed", fmt.Sprintf("%s, and %s; %s", what, choice.Problem, rc.RestoreByHand()))
 	}
 	if choice.Problem != "" {
 		return rc.DeployFailed("RecoveryFailed", fmt.Sprintf("%s, and %s; restore it by hand (spec.savepointPath), "+
@@ -120,6 +120,6 @@ func haRecoveryMissed(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 	if choice.Problem == "" {
 		return nil
 	}
-	out := rc.DeployFailed("RecoveryFailed", fmt.Sprintf("Flink HA did not recover job %s, and %s; %s", c.JobID, choice.Problem, restoreByHand(rc)))
+	out := rc.DeployFailed("RecoveryFailed", fmt.Sprintf("Flink HA did not recover job %s, and %s; %s", c.JobID, choice.Problem, rc.RestoreByHand()))
 	return &out
 }

@@ -55,7 +55,7 @@ func handleRescaling(rc *Context) Outcome {
 		}
 		p := specJobParams(rc.App)
 		jobstate.TakeJob(jobstate.Candidate(&st.JobOwnerStatus), jobstate.Stable(&st.JobOwnerStatus))
-		promote(rc, jobstate.Stable(&st.JobOwnerStatus).RestorePath)
+		rc.Promote(jobstate.Stable(&st.JobOwnerStatus).RestorePath)
 		st.FailedDeployHash, st.RollbackHash = "", ""
 		p.RecordIn(&st.JobOwnerStatus)
 		rc.ObserveLiveJob()

@@ -24,9 +24,9 @@ func otherVersionsJob(rc *Context, jobID string) string {
 	return ""
 }
 
-// restoreByHand says how the user names the state a job starts from when the restore policy
+// RestoreByHand says how the user names the state a job starts from when the restore policy
 // cannot choose it: with a new savepointRedeployNonce, from the state its path names.
-func restoreByHand(rc *Context) string {
+func (rc *Context) RestoreByHand() string {
 	path := "spec.savepointPath"
 	if rc.kind.name == sessionJobKindName {
 		path = "spec.job.initialSavepointPath"
@@ -114,7 +114,7 @@ func (rc *Context) ReleaseObject() (Outcome, bool) {
 	if out, waiting := removeHAConfigMapsBeforeFinalizer(rc); waiting {
 		return out, true
 	}
-	if err := removeFinalizer(rc); err != nil {
+	if err := rc.RemoveFinalizer(); err != nil {
 		return failed(err), true
 	}
 	return Outcome{}, false

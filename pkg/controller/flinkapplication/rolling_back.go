@@ -94,7 +94,7 @@ func handleRollingBack(rc *Context) Outcome {
 	if err := pointGenericService(rc, live); err != nil {
 		return failed(err)
 	}
-	job := runJob(rc, c, params, st.Deployments.NextRestorePath)
+	job := rc.RunJob(c, params, st.Deployments.NextRestorePath)
 	switch {
 	case job.Wait != nil && !restoredJobRuns(rc, c):
 		return *job.Wait
@@ -102,7 +102,7 @@ func handleRollingBack(rc *Context) Outcome {
 		return rollbackFailed(rc, job.Failure)
 	}
 	restored := st.Deployments.NextRestorePath
-	promote(rc, restored)
+	rc.Promote(restored)
 	rc.StartedJob(params, restored)
 	return rolledBack(rc, fmt.Sprintf("update failed (%s); previous job restarted as %s on %s, %s",
 		cause, c.JobID, flink.VersionedServiceName(rc.App, live), jobs.RestoredFrom(restored)))
@@ -140,7 +140,7 @@ func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 			// Giving up on the attempt never discards state Flink completed: its newest checkpoint
 			// is newer than anything the previous job left, a redeploy's included (what its
 			// sinks committed is not rewound; explorer seed 1210598).
-			path, gone := attemptCheckpoint(rc, v, c.ClusterHash)
+			path, gone := rc.AttemptCheckpoint(v, c.ClusterHash)
 			if path == "" && !gone {
 				// Flink cannot tell the attempt's checkpoints (its job status unreadable, its
 				// JobManager gone): the newest the operator recorded of it is still newer than the
@@ -244,34 +244,6 @@ func redeployedSinceStable(st *v1beta1.JobOwnerStatus, s *v1beta1.DeploymentReco
 	return false
 }
 
-// attemptCheckpoint is the newest completed checkpoint Flink reports for exactly this job, on
-// cluster, now that it ended. It is recorded in the ledger with when Flink took it: the job
-// restarted from it may be replaced in turn, and what replaces it is ordered against it by that
-// time. gone says that Flink discarded the job's checkpoints as it ended (its retention policy, or
-// its word that the newest is discarded): none the operator recorded of it is left either
-// (attack review s6: a rollback restored a discarded checkpoint and ended with no job).
-func attemptCheckpoint(rc *Context, v *jobs.View, cluster string) (path string, gone bool) {
-	if v.Details == nil {
-		return "", false
-	}
-	rc.Flink().Forget()
-	cp, err := rc.Flink().Checkpoints(v.Ref)
-	if err == nil && cp.Latest.Completed != nil && cp.Latest.Completed.Discarded {
-		return "", true
-	}
-	if (err != nil || !client.IsGloballyTerminal(v.Details.State)) && discardedAtItsEnd(rc, v) {
-		// Flink has not told (yet): the job is still failing or cancelling, or its statistics
-		// did not answer. The policy the job runs with says what its end will leave.
-		return "", true
-	}
-	if err != nil || cp.Latest.Completed == nil || !jobs.Restorable(cp.Latest.Completed.ExternalPath) {
-		return "", false
-	}
-	l := cp.Latest.Completed
-	rc.Ledger().Record(v1beta1.StateCheckpoint, v.Ref.ID, cluster, l.ExternalPath, jobstate.TakenByFlink(rc.Now, l.TriggerTimestamp))
-	return l.ExternalPath, false
-}
-
 // rolledBack rests in DeployFailed with the stable spec's job running.
 func rolledBack(rc *Context, msg string) Outcome {
 	st := &rc.App.Status
@@ -297,12 +269,4 @@ func restoredJobRuns(rc *Context, c *v1beta1.DeploymentRecord) bool {
 	// Running means its tasks run (or ran, and it restarts): a job still waiting for slots is not
 	// known to run at all.
 	return v.State() == client.JobRestarting || v.State() == client.JobRunning && jobs.AllTasksRunning(v.Details)
-}
-
-// discardedAtItsEnd tells whether the retention policy the job was started with discards its
-// checkpoints at the end it reached or is on its way to. Flink's own word, once the job ended and
-// its statistics answer, comes first: the operator's record of the policy may be older than what
-// the job runs with (explorer seeds 11000339, 11000401).
-func discardedAtItsEnd(rc *Context, v *jobs.View) bool {
-	return v.Details != nil && jobstate.Ending(v.Details.State) && !flink.CheckpointsSurviveEnd(runConfigOfJob(rc, v.Ref.ID), v.Details.State)
 }

@@ -51,7 +51,7 @@ func handleRunning(rc *Context) Outcome {
 	if hash, jobID := jobstate.LiveJob(&st.JobOwnerStatus); jobID != "" {
 		v := rc.Flink().View(hash, jobID)
 		if v.Rerun != "" {
-			return followRerun(rc, v)
+			return rc.FollowRerun(v)
 		}
 		if out, back := scalingWayBack(rc, v); back {
 			return out

@@ -25,7 +25,7 @@ func handleSessionClusterDeploy(rc *Context) Outcome {
 	if err := podPolicyError(rc); err != nil {
 		return failed(err)
 	}
-	if err := ensureFinalizer(rc); err != nil {
+	if err := rc.EnsureFinalizer(); err != nil {
 		return failed(err)
 	}
 	st := rc.Owned
@@ -59,7 +59,7 @@ func handleSessionClusterStarting(rc *Context) Outcome {
 	}
 	if c := rc.Clusters[rc.Hash]; !c.Ready() {
 		if c != nil {
-			waitingOn(rc, c.Problem)
+			rc.WaitOn(c.Problem)
 		}
 		return stay(0)
 	}
@@ -236,7 +236,7 @@ func handleSessionClusterDeleting(rc *Context) Outcome {
 	if out, waiting := removeHAConfigMapsBeforeFinalizer(rc); waiting {
 		return out
 	}
-	if err := removeFinalizer(rc); err != nil {
+	if err := rc.RemoveFinalizer(); err != nil {
 		return failed(err)
 	}
 	return Outcome{Reason: "Deleted", Message: "no FlinkSessionJob is left; the cluster's objects go by garbage collection", After: untilChanged}

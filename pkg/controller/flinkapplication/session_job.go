@@ -41,12 +41,12 @@ type sessionState struct {
 // handleSessionJobNew starts a new session job: on its cluster when that runs, from
 // initialSavepointPath when one is given.
 func handleSessionJobNew(rc *Context) Outcome {
-	if err := ensureFinalizer(rc); err != nil {
+	if err := rc.EnsureFinalizer(); err != nil {
 		return failed(err)
 	}
 	st := rc.Job
 	if why := rc.Settings.RestoreWaiting; why != "" {
-		waitingOn(rc, why)
+		rc.WaitOn(why)
 		return stay(0)
 	}
 	st.Deployments.NextRestorePath = rc.Settings.InitialSavepoint
@@ -121,11 +121,11 @@ func handleSessionSubmitting(rc *Context) Outcome {
 	if c.JarID == "" && (c.JobID == "" || rc.Flink().View(c.ClusterHash, c.JobID).Liveness == jobs.Stopped) {
 		return uploadJar(rc, c)
 	}
-	if wait := redeployFromNamedSavepoint(rc, c); wait != nil {
+	if wait := rc.RedeployFromNamedSavepoint(c); wait != nil {
 		return *wait
 	}
 	params := sessionJobParams(c)
-	job := runJob(rc, c, params, st.Deployments.NextRestorePath)
+	job := rc.RunJob(c, params, st.Deployments.NextRestorePath)
 	switch {
 	case job.JarMissing:
 		rc.Event(true, "JarMissing", fmt.Sprintf("the session cluster no longer has jar %s; uploading it again", c.JarID))
@@ -141,7 +141,7 @@ func handleSessionSubmitting(rc *Context) Outcome {
 	}
 	deleteUploadedJar(rc, c)
 	restored := st.Deployments.NextRestorePath
-	promote(rc, restored)
+	rc.Promote(restored)
 	rc.Machine.FailedDeployHash = ""
 	rc.StartedJob(params, restored)
 	return moveTo(PhaseRunning, "JobRunning", fmt.Sprintf("job %s running on %s, %s",
@@ -160,7 +160,7 @@ func goOnFromFailedJob(rc *Context, c *v1beta1.DeploymentRecord) {
 	if v.Details == nil {
 		return
 	}
-	path, gone := attemptCheckpoint(rc, v, c.ClusterHash)
+	path, gone := rc.AttemptCheckpoint(v, c.ClusterHash)
 	if path == "" && !gone {
 		path = rc.JobState().NewestStatePath(c.JobID)
 	}
@@ -185,7 +185,7 @@ func handleSessionJobRunning(rc *Context) Outcome {
 	}
 	v := rc.Flink().View(hash, jobID)
 	if v.Rerun != "" {
-		return followRerun(rc, v)
+		return rc.FollowRerun(v)
 	}
 	live, _ := sessionClusterReady(rc)
 	specChanged := rc.Hash != jobstate.RunningSpecHash(st) && rc.Hash != rc.Machine.FailedDeployHash
@@ -225,7 +225,7 @@ func sessionJobLost(rc *Context, v *jobs.View) Outcome {
 	if choice.InDoubt {
 		// The lost job stays the object's job: whatever replaces it asks the restore rule again,
 		// and starts from nothing older than the savepoint in doubt.
-		return rc.DeployFailed("JobLost", fmt.Sprintf("job %s is lost (%s) and %s; %s", v.Ref.ID, v.Evidence, choice.Problem, restoreByHand(rc)))
+		return rc.DeployFailed("JobLost", fmt.Sprintf("job %s is lost (%s) and %s; %s", v.Ref.ID, v.Evidence, choice.Problem, rc.RestoreByHand()))
 	}
 	if choice.Problem != "" {
 		jobstate.StopRecorded(st)
@@ -370,7 +370,7 @@ func waitForHAJobManager(rc *Context, hash, jobID string) Outcome {
 			rc.Event(true, "JobManagerNotComingBack", msg)
 		}
 	}
-	waitingOn(rc, msg)
+	rc.WaitOn(msg)
 	return stay(0)
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 )
 
 // A session job's Submitting has readinessTimeout, from when the phase began, as an application's
@@ -106,7 +107,7 @@ func giveUpSessionSubmission(rc *Context, cause string) Outcome {
 	c := jobstate.Candidate(st)
 	if _, live := jobstate.LiveJob(st); c != nil && c.JobID != "" && live == "" && !neverSubmitted(rc, c) {
 		deleteUploadedJar(rc, c)
-		keepAsSessionJobsJob(st)
+		lifecycle.KeepAsSessionJobsJob(st)
 	}
 	return rc.DeployFailed("DeployFailed", cause)
 }

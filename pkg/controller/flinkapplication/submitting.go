@@ -35,7 +35,7 @@ func handleSubmitting(rc *Context) Outcome {
 			return failed(err)
 		}
 	}
-	if wait := redeployFromNamedSavepoint(rc, c); wait != nil {
+	if wait := rc.RedeployFromNamedSavepoint(c); wait != nil {
 		return *wait
 	}
 	if wait := freshenBesideRestore(rc, c); wait != nil {
@@ -45,7 +45,7 @@ func handleSubmitting(rc *Context) Outcome {
 		return *out
 	}
 	params := specJobParams(app)
-	job := runJob(rc, c, withScaling(rc, params), st.Deployments.NextRestorePath)
+	job := rc.RunJob(c, withScaling(rc, params), st.Deployments.NextRestorePath)
 	switch {
 	case job.Wait != nil:
 		return *job.Wait
@@ -56,7 +56,7 @@ func handleSubmitting(rc *Context) Outcome {
 	if beside {
 		return enterDualRunning(rc, restored)
 	}
-	promote(rc, restored)
+	rc.Promote(restored)
 	rc.Machine.FailedDeployHash, rc.App.Status.RollbackHash = "", ""
 	rc.StartedJob(params, restored)
 	return moveTo(PhaseRunning, "JobRunning", fmt.Sprintf("job %s running on %s, %s",

@@ -49,7 +49,7 @@ func handleTeardown(rc *Context) Outcome {
 		if err := pointGenericService(rc, survivor.ClusterHash); err != nil {
 			return failed(err)
 		}
-		promote(rc, survivor.RestorePath)
+		rc.Promote(survivor.RestorePath)
 		st.FailedDeployHash, st.RollbackHash = "", ""
 		if app := stableApp(rc); app != nil {
 			// The application's job status is the promoted version's from now on.

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"context"
@@ -61,6 +62,9 @@ type Pass struct {
 	NewFlink func() *jobs.Pass
 	// KindName is the object's kind, as keys across kinds name it.
 	KindName string
+	// SharedCluster is set when other objects' jobs run on the object's clusters (a session
+	// cluster's): the fence before a submission then looks for the object's own jobs only.
+	SharedCluster bool
 	// Book is the operator's checkpoint book, nil when it is off; BookPage reads the page that
 	// holds the object's job, nil when it is not there or cannot be read.
 	Book     *checkpointbook.Book
@@ -79,6 +83,8 @@ type Pass struct {
 	// FieldManager names the operator's writes.
 	Apps         versioned.Interface
 	FieldManager string
+	// Patch sends a merge patch to the object, to its status when status is set.
+	Patch func(patch []byte, status ...string) (metav1.Object, error)
 	// Guardian is the guardian of durable state of the object's namespace, told what every object
 	// there names; disposing says that it is asked before storage is disposed of.
 	Guardian func(disposing bool) (*guardian.Namespace, error)
@@ -205,6 +211,12 @@ type Kind interface {
 	// KeepJobGivenUpOn keeps, as the object's job, a job of a deploy given up on that may still
 	// run: nothing is ever started beside it.
 	KeepJobGivenUpOn()
+	// BeforeRun holds the start of rec's job (to start from restorePath) for what only the kind
+	// waits for, or changes first: held is set while out must be returned.
+	BeforeRun(rec *v1beta1.DeploymentRecord, restorePath string) (out fsm.Outcome, held bool)
+	// RestoreByHand says how the user names the state a job starts from when the restore policy
+	// cannot choose it.
+	RestoreByHand() string
 }
 
 // SnapshotOwner is the object as package snapshots names the owner of FlinkSnapshots.

@@ -59,6 +59,10 @@ func (stubKind) RescalingInPlace() bool                            { return fals
 func (stubKind) RecordsCandidateCheckpoints() bool                 { return false }
 func (stubKind) Poll(fsm.Phase) func(*config.Config) time.Duration { return fsm.WaitPoll }
 func (stubKind) Follows(fsm.Phase) []v1beta1.SavepointPurpose      { return nil }
+func (stubKind) BeforeRun(*v1beta1.DeploymentRecord, string) (fsm.Outcome, bool) {
+	return fsm.Outcome{}, false
+}
+func (stubKind) RestoreByHand() string { return "name the state by hand" }
 
 func newBench(t *testing.T, retention string) *bench {
 	clk := testclock.NewFakeClock(time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC))
