@@ -97,6 +97,13 @@ func (j Job) StartedFrom(jobID string) *jobs.StatePoint {
 		if at.IsZero() && r.SubmittedAt != nil {
 			at = r.SubmittedAt.Time
 		}
+		if IsCheckpointOf(jobID, path) && j.Ledger().Discarded(jobID, at) {
+			// The job restored its own checkpoint (a JobManager's recovery): Flink discarded it
+			// with the job's other checkpoints as the job ended (explorer seed 51000261: after its
+			// newer checkpoints went with its FAILED end, the job was sent from that one, which its
+			// newer checkpoints had subsumed long before).
+			return nil
+		}
 		return guardian.StartState(r.JobID, jobID, path, j.BeforeOwnStates(jobID, at))
 	}
 	return nil
