@@ -139,6 +139,7 @@ func TestASavepointReadWithoutFlinksTimeOfItIsNotOlderThanTheCheckpointsBeforeIt
 	// The operator's next pass, which records the job's newest checkpoint and sends the trigger,
 	// comes after a checkpoint completed; the statistics fail from then on.
 	w.clock.Step(12 * time.Second)
+	_, _ = w.reconcile("wc") // when it is sent, persisted
 	_, _ = w.reconcile("wc")
 	jm := w.jm(app, app.Status.DeployHash)
 	require.Equal(t, 1, jm.SavepointTriggers(), "the trigger is sent")
@@ -183,6 +184,7 @@ func TestASavepointAndACheckpointOfOneSecondAreOrderedByFlinksTimes(t *testing.T
 		w.clock.Step(min(target.Sub(w.clock.Now()), maxStep))
 		w.settle()
 	}
+	_, _ = w.reconcile("wc") // when it is sent, persisted
 	_, _ = w.reconcile("wc")
 	jm := w.jm(app, app.Status.DeployHash)
 	require.Equal(t, 1, jm.SavepointTriggers(), "the trigger is sent")

@@ -297,6 +297,7 @@ func TestASavepointFlinkRefusesFailsAtOnce(t *testing.T) {
 	job := &Job{Cluster: "c"}
 	b.run(app("u1"), job, Submission{JarID: "wc.jar", Parallelism: 2})
 	trig := Trigger{ID: NewID(), Time: b.clock.Now()}
+	require.True(t, b.pass().Savepoint(b.pass().Ref("c", job.ID), &trig, false, true).Wait.Persist, "when it is sent is persisted first")
 	step := b.pass().Savepoint(b.pass().Ref("c", job.ID), &trig, false, true)
 	require.NotEmpty(t, step.Failure, "a cluster without a savepoint directory refuses: the same request is refused again")
 	assert.Contains(t, step.Failure, "refused")

@@ -119,16 +119,51 @@ type FlinkAnswer struct {
 // ran the job then (explorer seed 47000405: the savepoint the JobMaster before a failover
 // completed was in no statistics of the one after, whose answer was taken for "none completed"),
 // and a state Flink lists as taken after it is newer than its savepoint, or that savepoint itself.
+// Both comparisons allow for a JobManager clock TakeoverSkew off the operator's.
 func (a FlinkAnswer) Covers(asked []Trigger) bool {
 	for _, t := range asked {
-		if !t.Asked() || !a.StartedAt.IsZero() && !a.StartedAt.After(t.Time) {
+		since := t.since()
+		if !t.Asked() || !a.StartedAt.IsZero() && a.ranWhenSent(t) {
 			continue
 		}
-		if !slices.ContainsFunc(a.Points, func(p StatePoint) bool { return p.At.After(t.Time) }) {
+		if !slices.ContainsFunc(a.Points, func(p StatePoint) bool { return p.At.After(since.Add(TakeoverSkew)) }) {
 			return false
 		}
 	}
 	return true
+}
+
+// ranWhenSent tells whether the JobMaster that answers ran the job when the trigger was sent (or,
+// not sent yet, asked for): its statistics list what the trigger's savepoint completed.
+func (a FlinkAnswer) ranWhenSent(t Trigger) bool {
+	if !t.Sent.IsZero() {
+		return !t.startedAnotherTime(a.StartedAt)
+	}
+	return a.StartedAt.Before(t.Time.Add(-TakeoverSkew))
+}
+
+// Listed is when Flink took each completed state its statistics of a job list, by path, and the
+// earliest of those times: a state of the job they do not list is older than every one they do
+// (they list the newest, and a JobMaster that took the job over lists only what it took since).
+func Listed(cps *client.CheckpointStats) (taken map[string]time.Time, earliest time.Time) {
+	taken = map[string]time.Time{}
+	listed := append([]client.Checkpoint(nil), cps.History...)
+	for _, c := range []*client.Checkpoint{cps.Latest.Completed, cps.Latest.Savepoint} {
+		if c != nil {
+			listed = append(listed, *c)
+		}
+	}
+	for _, c := range listed {
+		if c.Status != "COMPLETED" || !Restorable(c.ExternalPath) {
+			continue
+		}
+		at := time.UnixMilli(c.TriggerTimestamp)
+		taken[c.ExternalPath] = at
+		if earliest.IsZero() || at.Before(earliest) {
+			earliest = at
+		}
+	}
+	return taken, earliest
 }
 
 // AskFlinkState is FlinkState, with the error when Flink did not tell the job's checkpoints: a

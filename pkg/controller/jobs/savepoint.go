@@ -12,6 +12,28 @@ import (
 type Trigger struct {
 	ID   string
 	Time time.Time
+	// Sent is when the trigger was, or was about to be, sent to Flink: it is persisted before the
+	// request goes out. Zero while it has not been sent.
+	Sent time.Time
+	// SentToStart is the job's start time as Flink gave it then (epoch milliseconds; 0 when it
+	// gave none): the JobMaster that runs the job gives another once it took the job over.
+	SentToStart int64
+}
+
+// TakeoverSkew is how far apart the operator's clock and a JobManager's may be when the operator
+// judges, from the start time Flink gives a job, whether the JobMaster that runs it started after a
+// trigger was sent: one that started up to this long before the sending counts as having started
+// after it. A JobManager whose clock is further behind is not told from the one that got the
+// trigger; one that says so wrongly costs a second savepoint.
+const TakeoverSkew = time.Second
+
+// since is when the trigger may have reached Flink at the earliest: when it was sent, else when it
+// was asked for.
+func (t Trigger) since() time.Time {
+	if !t.Sent.IsZero() {
+		return t.Sent
+	}
+	return t.Time
 }
 
 // Asked tells whether a savepoint was asked for.
@@ -78,6 +100,23 @@ func (p *Pass) Savepoint(ref Ref, t *Trigger, cancelJob, mayTrigger bool) Savepo
 			// failover).
 			return SavepointStep{Unknowable: true, Failure: fmt.Sprintf(
 				"job %s was taken over by another JobMaster since its savepoint (trigger %s) was asked for, and whether the savepoint completed before cannot be learned", ref.ID, t.ID)}
+		case mayTrigger && !p.Overdue && t.Sent.IsZero():
+			// When it is sent is persisted before it is: Flink takes the savepoint once it gets the
+			// trigger, so a checkpoint recorded since may be newer or older than the savepoint, one
+			// before it is older (ledger.CompleteSavepoint); and a JobMaster that starts the job
+			// after it never got it (takenOverSince), which an operator that stops between the
+			// request and its status write must still be able to tell (explorer seed 49000041).
+			// The trigger's time stays when it was asked for: Flink's history is searched from it,
+			// which a JobManager clock a little behind the operator's does not defeat.
+			started, err := p.StartedAt(ref)
+			if err != nil {
+				return SavepointStep{Wait: retry(err)}
+			}
+			t.Sent, t.SentToStart = p.Now, 0
+			if !started.IsZero() {
+				t.SentToStart = started.UnixMilli()
+			}
+			return SavepointStep{Wait: persist()}
 		case mayTrigger && !p.Overdue:
 			// A second savepoint, should the first have been sent after all, costs only itself.
 			return p.trigger(ref, t, cancelJob)
@@ -134,10 +173,6 @@ func (p *Pass) trigger(ref Ref, t *Trigger, cancelJob bool) SavepointStep {
 	if id != "" && id != t.ID {
 		t.ID = id
 	}
-	// Flink takes the savepoint once it gets the trigger, not when the trigger was asked for: a
-	// checkpoint recorded since the trigger was sent may be newer or older than the savepoint, one
-	// before it is older (ledger.CompleteSavepoint).
-	t.Time = p.Now
 	verb := "savepoint"
 	if cancelJob {
 		verb = "savepoint and cancel"
@@ -228,15 +263,29 @@ func (p *Pass) savepointTakenAt(ref Ref, location string) (time.Time, bool, erro
 	return time.Time{}, false, nil
 }
 
-// takenOverSince tells whether the JobMaster that runs the job now started it after the trigger
-// was asked for (StartedAt): it knows neither the trigger nor what the one before completed, and
-// the trigger may have been sent to that one. err is set when Flink did not say.
+// takenOverSince tells whether another JobMaster runs the job than the one the trigger was sent
+// to: it knows neither the trigger nor what the one before completed. The job's start time as Flink
+// gives it tells, compared with what Flink gave when the trigger was sent (both on the JobManager's
+// clock); without that, the start time is compared with when the trigger was sent, allowing
+// TakeoverSkew. A trigger never sent is no JobMaster's. err is set when Flink did not say.
 func (p *Pass) takenOverSince(ref Ref, t Trigger) (bool, error) {
+	if t.Sent.IsZero() {
+		return false, nil
+	}
 	started, err := p.StartedAt(ref)
-	if err != nil {
+	if err != nil || started.IsZero() {
 		return false, err
 	}
-	return started.After(t.Time), nil
+	return t.startedAnotherTime(started), nil
+}
+
+// startedAnotherTime tells whether a job Flink says started at `started` was started again since
+// the trigger was sent.
+func (t Trigger) startedAnotherTime(started time.Time) bool {
+	if t.SentToStart != 0 {
+		return started.UnixMilli() != t.SentToStart
+	}
+	return started.After(t.Sent.Add(-TakeoverSkew))
 }
 
 // refusedTrigger tells whether Flink answered a trigger (a savepoint's, a checkpoint's) that it will

@@ -28,6 +28,7 @@ func TestASavepointWhoseJobMasterFailedOverIsInDoubtAndNotSentAgain(t *testing.T
 	var trig Trigger
 	require.True(t, b.pass().Savepoint(ref, &trig, false, true).Wait.Persist)
 	b.step(time.Second)
+	require.True(t, b.pass().Savepoint(ref, &trig, false, true).Wait.Persist, "when it is sent is persisted first")
 	require.NotNil(t, b.pass().Savepoint(ref, &trig, false, true).Wait)
 	require.Equal(t, 1, b.jm.SavepointTriggers())
 
@@ -65,6 +66,7 @@ func TestATriggerNeverSentIsSentWhenTheJobMasterRanTheJobWhenItWasAskedFor(t *te
 	ref := b.pass().Ref("c", job.ID)
 	trig := Trigger{ID: NewID(), Time: b.clock.Now()}
 	b.step(time.Second)
+	require.True(t, b.pass().Savepoint(ref, &trig, false, true).Wait.Persist, "when it is sent is persisted first")
 	step := b.pass().Savepoint(ref, &trig, false, true)
 	require.NotNil(t, step.Wait)
 	assert.Empty(t, step.Failure)

@@ -133,6 +133,8 @@ func (o Observe) checkpoints(ref jobs.Ref, window time.Duration, state string) {
 		o.endedDiscarding(ref.ID, state)
 		return
 	}
+	taken, earliest := jobs.Listed(cp)
+	o.Job.Ledger().DateUndated(ref.ID, taken, earliest, o.Now)
 	// Every restore after the initial one is a failover restart.
 	restarts := cp.Counts.Restored
 	if js.RestorePath != "" && restarts > 0 {
@@ -409,6 +411,8 @@ func (o Observe) CandidateCheckpoint() {
 		o.Look.Failed(candidateCheckpoints)
 		return
 	}
+	taken, earliest := jobs.Listed(cp)
+	o.Job.Ledger().DateUndated(c.JobID, taken, earliest, o.Now)
 	if l := cp.Latest.Completed; l != nil && jobs.Restorable(l.ExternalPath) {
 		o.Job.Ledger().Record(v1beta1.StateCheckpoint, c.JobID, c.ClusterHash, l.ExternalPath, TakenByFlink(o.Now, l.TriggerTimestamp))
 	}

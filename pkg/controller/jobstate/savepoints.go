@@ -50,6 +50,10 @@ func FollowSavepoint(p *jobs.Pass, l ledger.Ledger, e *v1beta1.StateEntry, ref j
 	return jobs.SavepointStep{Wait: step.Wait}
 }
 
+// maxLostSavepoints is how many savepoints of one purpose whose end Flink lost EndJob replaces with
+// a new one.
+const maxLostSavepoints = 2
+
 // EndJob ends a record's job for good (a deleted owner, a torn-down BlueGreen version) through the
 // job core: the savepoint of its purpose with cancel when one is wanted (asked for and persisted
 // first: the step's Wait says Persist) or already asked for, then a cancel if the job is still
@@ -64,6 +68,12 @@ func (j Job) EndJob(p *jobs.Pass, purpose v1beta1.SavepointPurpose, rec *v1beta1
 	if e == nil && wanted && v.Liveness == jobs.Alive {
 		if overdue {
 			return jobs.EndStep{Wait: &jobs.Wait{}}
+		}
+		if lost := j.Ledger().Lost(rec.JobID, purpose); lost >= maxLostSavepoints {
+			// A JobManager that loses every savepoint asked of it costs no more: the step fails,
+			// and its retries are the caller's.
+			return jobs.EndStep{Wait: &jobs.Wait{Err: jobs.Retryable(step, fmt.Errorf(
+				"Flink lost the end of %d savepoints of job %s in a row", lost, rec.JobID))}}
 		}
 		j.Ledger().Ask(purpose, rec.JobID, rec.ClusterHash, true, now)
 		return jobs.EndStep{Wait: &jobs.Wait{Persist: true}}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
@@ -80,4 +81,41 @@ func TestASavepointFlinkDoesNotDateIsOrderedOnlyAgainstCheckpointsBeforeItsTrigg
 	booked := l.Ask(v1beta1.SavepointManual, "job", "c", false, now.Add(time.Hour))
 	assert.False(t, l.CompleteSavepoint(booked, "s3://sp/3", time.Time{}, now.Add(time.Hour+time.Second), now.Add(2*time.Hour)),
 		"a checkpoint recorded in the book counts as one in the ledger")
+}
+
+// A savepoint the operator dated itself takes Flink's time from the next statistics that list it,
+// and is put before all they list when they do not (they list the newest, or a JobMaster that took
+// the job over lists only what it took since).
+func TestAnUndatedSavepointIsDatedByTheNextStatisticsFlinkAnswers(t *testing.T) {
+	var entries []v1beta1.StateEntry
+	l := Of(&entries)
+	l.Ask(v1beta1.SavepointManual, "job", "c", false, t0)
+	l.Ask(v1beta1.SavepointManual, "job", "c", false, t0)
+	listed, unlisted := &entries[0], &entries[1]
+	require.True(t, l.CompleteSavepoint(listed, "s3://sp/1", time.Time{}, time.Time{}, t0.Add(time.Minute)))
+	require.True(t, listed.Undated)
+	require.True(t, l.CompleteSavepoint(unlisted, "s3://sp/2", time.Time{}, time.Time{}, t0.Add(time.Minute)))
+
+	l.DateUndated("job", nil, time.Time{}, t0.Add(2*time.Minute))
+	assert.True(t, listed.Undated, "statistics that list nothing say nothing")
+
+	taken := map[string]time.Time{"s3://sp/1": t0.Add(5 * time.Second), "s3://chk/job/chk-9": t0.Add(30 * time.Second)}
+	l.DateUndated("job", taken, t0.Add(5*time.Second), t0.Add(2*time.Minute))
+	assert.Equal(t, t0.Add(5*time.Second), TakenAt(listed), "Flink's time")
+	assert.Equal(t, t0.Add(5*time.Second-time.Millisecond), TakenAt(unlisted), "before all Flink lists")
+	assert.False(t, listed.Undated || unlisted.Undated)
+}
+
+// The ledger counts the savepoints of a purpose whose end Flink lost in a row, newest first: a
+// JobManager that keeps losing them is not asked again and again.
+func TestTheLedgerCountsTheSavepointsFlinkLostInARow(t *testing.T) {
+	var entries []v1beta1.StateEntry
+	l := Of(&entries)
+	Complete(l.Ask(v1beta1.SavepointDelete, "job", "c", true, t0), "s3://sp/1", t0, t0)
+	for i := 0; i < 2; i++ {
+		Unknowable(l.Ask(v1beta1.SavepointDelete, "job", "c", true, t0), "taken over", t0)
+	}
+	Unknowable(l.Ask(v1beta1.SavepointManual, "job", "c", false, t0), "taken over", t0)
+	assert.Equal(t, 2, l.Lost("job", v1beta1.SavepointDelete))
+	assert.Equal(t, 0, l.Lost("other", v1beta1.SavepointDelete))
 }

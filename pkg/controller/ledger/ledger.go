@@ -103,42 +103,80 @@ func Trigger(e *v1beta1.StateEntry) jobs.Trigger {
 	if e == nil || e.TriggerID == "" || e.TriggerTime == nil {
 		return jobs.Trigger{}
 	}
-	return jobs.Trigger{ID: e.TriggerID, Time: e.TriggerTime.Time}
+	t := jobs.Trigger{ID: e.TriggerID, Time: e.TriggerTime.Time}
+	if e.SentTime != nil {
+		t.Sent, t.SentToStart = e.SentTime.Time, e.SentToJobStart
+	}
+	return t
 }
 
-// SetTrigger keeps what the job core did to an entry's trigger: the trigger's time becomes when it
-// was sent, and Flink before 1.15 names its own trigger id, which replaces the one chosen (the time
-// stays then: a FlinkSnapshot tells one attempt from the next by the trigger's id or time).
+// SetTrigger keeps what the job core did to an entry's trigger: Flink before 1.15 names its own
+// trigger id, which replaces the one chosen, and when the trigger was sent.
 func SetTrigger(e *v1beta1.StateEntry, t jobs.Trigger) {
 	if !t.Asked() {
 		return
 	}
-	if t.ID == e.TriggerID && !t.Time.IsZero() {
-		tt := metav1.NewTime(t.Time)
-		e.TriggerTime = &tt
-	}
 	e.TriggerID = t.ID
+	if !t.Sent.IsZero() {
+		sent := metav1.NewTime(t.Sent)
+		e.SentTime, e.SentToJobStart = &sent, t.SentToStart
+	}
 }
 
-// CompleteSavepoint records a savepoint's result, as Complete does, unless Flink did not say when
-// it took it (taken zero) and a checkpoint of its job was recorded as taken after the trigger was
-// sent: Flink took that one before or after the savepoint, and only its word orders the two
-// (explorer seed 47000232: a savepoint read completed while the statistics failed counted as
-// taken then, after a checkpoint Flink took later than it, and a restart rewound the job to it).
-// The entry then stays pending, in doubt, until Flink says (false). recorded is when the job's
-// newest checkpoint recorded outside the ledger (the checkpoint book) was taken, zero for none. A
-// checkpoint the operator triggered is one of those checkpoints, and completes as Complete says.
+// CompleteSavepoint records a savepoint's result, as Complete does. When Flink did not say when it
+// took it (taken zero), it counts as taken when its completion is read, and is marked Undated for
+// the next statistics Flink answers to date it (DateUndated); unless a checkpoint of its job was
+// recorded as taken after the trigger was sent: Flink took that one before or after the savepoint,
+// and only its word orders the two (explorer seed 47000232: a savepoint read completed while the
+// statistics failed counted as taken then, after a checkpoint Flink took later than it, and a
+// restart rewound the job to it). The entry then stays pending, in doubt, until Flink says (false).
+// recorded is when the job's newest checkpoint recorded outside the ledger (the checkpoint book) was
+// taken, zero for none. A checkpoint the operator triggered is one of those checkpoints, and
+// completes as Complete says.
 func (l Ledger) CompleteSavepoint(e *v1beta1.StateEntry, path string, taken, recorded, now time.Time) bool {
-	if taken.IsZero() && e.TriggerTime != nil && !IsTriggeredCheckpoint(e.Purpose) {
-		if c := l.Checkpoint(e.JobID); c != nil && TakenAt(c).After(recorded) {
-			recorded = TakenAt(c)
-		}
-		if recorded.After(e.TriggerTime.Time) {
-			return false
-		}
+	if !taken.IsZero() || e.TriggerTime == nil || IsTriggeredCheckpoint(e.Purpose) {
+		Complete(e, path, taken, now)
+		return true
+	}
+	if c := l.Checkpoint(e.JobID); c != nil && TakenAt(c).After(recorded) {
+		recorded = TakenAt(c)
+	}
+	if recorded.After(Trigger(e).Sent) && recorded.After(e.TriggerTime.Time) {
+		return false
 	}
 	Complete(e, path, taken, now)
+	e.Undated = true
 	return true
+}
+
+// DateUndated dates the job's completed savepoints that Flink did not date (Undated) from the
+// statistics it answered: taken is when it took each state they list, by path, and earliest the
+// earliest of those. One they list takes Flink's time; one they do not is older than all they list
+// (jobs.Listed), which a checkpoint recorded from them must outrank (attack review of d1efec4: a
+// checkpoint Flink took after the savepoint, recorded once the statistics answered again, was
+// older than the time the savepoint was read completed). Statistics that list nothing say nothing.
+func (l Ledger) DateUndated(jobID string, taken map[string]time.Time, earliest, now time.Time) {
+	if earliest.IsZero() {
+		return
+	}
+	for i := range *l.Entries {
+		e := &(*l.Entries)[i]
+		if e.JobID != jobID || jobID == "" || !e.Undated || e.Result != v1beta1.StateCompleted {
+			continue
+		}
+		at, listed := taken[e.Path]
+		if !listed {
+			at = TakenAt(e)
+			if before := earliest.Add(-time.Millisecond); before.Before(at) {
+				at = before
+			}
+		}
+		if at.After(now) {
+			at = now
+		}
+		setTaken(e, at)
+		e.Undated = false
+	}
 }
 
 // Complete records a savepoint's result: where it is and when it was taken. That is when Flink
@@ -157,7 +195,7 @@ func Complete(e *v1beta1.StateEntry, path string, taken, now time.Time) {
 			at = now
 		}
 	}
-	e.Result, e.Path, e.Reason = v1beta1.StateCompleted, path, ""
+	e.Result, e.Path, e.Reason, e.Undated = v1beta1.StateCompleted, path, "", false
 	setTaken(e, at)
 }
 
@@ -205,6 +243,23 @@ func IsInDoubt(e *v1beta1.StateEntry) bool {
 	}
 	return e.Result == v1beta1.StatePending ||
 		e.Result == v1beta1.StateFailed && (strings.HasPrefix(e.Reason, unknownEnd) || e.Reason == goneBefore)
+}
+
+// Lost counts the job's savepoints of the purpose, newest first and in a row, whose end Flink lost
+// (Unknowable): the ledger's record of a JobManager that keeps losing them.
+func (l Ledger) Lost(jobID string, purpose v1beta1.SavepointPurpose) int {
+	n := 0
+	for i := len(*l.Entries) - 1; i >= 0; i-- {
+		e := &(*l.Entries)[i]
+		if e.JobID != jobID || e.Purpose != purpose {
+			continue
+		}
+		if e.Result != v1beta1.StateFailed || !IsInDoubt(e) {
+			break
+		}
+		n++
+	}
+	return n
 }
 
 // InDoubt are the triggers of the job's savepoints whose end the operator does not know (IsInDoubt).

@@ -7,6 +7,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/ledger"
 )
 
 // Savepointing takes a savepoint of the live job and cancels it (upgradeMode Savepoint, or
@@ -48,7 +49,7 @@ func Savepointing(p *Pass) fsm.Outcome {
 		switch {
 		case sp.Wait != nil:
 			return *sp.Wait
-		case sp.Unknowable && v.Liveness == jobs.Alive && !p.Overdue:
+		case sp.Unknowable && v.Liveness == jobs.Alive && !p.Overdue && p.lostThisVisit(jobID) < maxLostSavepoints:
 			// Another JobMaster runs the job now: a new savepoint of it is newer than anything the
 			// lost one may have completed, and is asked for next pass (the entry is no longer pending).
 			p.Event(true, "SavepointInDoubt", sp.Failure+"; taking a new savepoint")
@@ -71,4 +72,21 @@ func Savepointing(p *Pass) fsm.Outcome {
 		return fsm.Stay(0)
 	}
 	return p.AfterJobStopped("JobStopped", fmt.Sprintf("job %s stopped with savepoint %s", jobID, st.Deployments.NextRestorePath))
+}
+
+// maxLostSavepoints is how many savepoints of a job whose end Flink lost one visit of a stop phase
+// replaces with a new one: a JobManager that loses every one (or says it was taken over each time)
+// sends the stop on to Recovering instead of costing a savepoint and a status write a pass.
+const maxLostSavepoints = 2
+
+// lostThisVisit counts the job's savepoints asked for since the phase began whose end Flink lost.
+func (p *Pass) lostThisVisit(jobID string) int {
+	n := 0
+	for i := range p.Job.Ledger {
+		e := &p.Job.Ledger[i]
+		if e.JobID == jobID && p.askedThisVisit(e) && e.Result == v1beta1.StateFailed && ledger.IsInDoubt(e) {
+			n++
+		}
+	}
+	return n
 }

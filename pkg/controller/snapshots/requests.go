@@ -81,8 +81,7 @@ const defaultBackoffLimit = 3
 // doubling to at most 10 minutes.
 func showAttempt(now time.Time, s *v1beta1.FlinkSnapshot, e *v1beta1.StateEntry, want *v1beta1.FlinkSnapshotStatus) {
 	// The same attempt as the one shown: its trigger id, or its trigger time to the second the API
-	// server keeps (Flink before 1.15 names the trigger's id once it is sent; the time becomes when
-	// it was sent for the others: ledger.SetTrigger).
+	// server keeps (Flink before 1.15 names the trigger's id once it is sent).
 	sameTrigger := s.Status.TriggerID != "" && s.Status.TriggerID == e.TriggerID ||
 		s.Status.TriggerTime != nil && e.TriggerTime != nil && s.Status.TriggerTime.Rfc3339Copy().Time.Equal(e.TriggerTime.Rfc3339Copy().Time)
 	want.Attempts = s.Status.Attempts

@@ -190,6 +190,13 @@ type StateEntry struct {
 	TriggerID string `json:"triggerID,omitempty"`
 	// TriggerTime is when the savepoint was asked for.
 	TriggerTime *metav1.Time `json:"triggerTime,omitempty"`
+	// SentTime is when the operator sent the trigger to Flink, as far as status knows: unset until
+	// the pass that sent it wrote status. Flink took the savepoint no earlier.
+	SentTime *metav1.Time `json:"sentTime,omitempty"`
+	// SentToJobStart is the job's start time as Flink gave it (epoch milliseconds) when the trigger
+	// was sent: a JobMaster that takes the job over starts it again, and knows nothing of the
+	// trigger. 0 when Flink gave none.
+	SentToJobStart int64 `json:"sentToJobStart,omitempty"`
 	// Cancel is set for a savepoint asked for with a cancel of its job: the savepoint of a stop.
 	Cancel bool `json:"cancel,omitempty"`
 	// Result is Pending until Flink says how the savepoint ended.
@@ -203,6 +210,10 @@ type StateEntry struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=999
 	TimeMillis int32 `json:"timeMillis,omitempty"`
+	// Undated is set on a completed savepoint Flink did not say the time of: Time is when its
+	// completion was read, no earlier than Flink took it. The next statistics of its job that
+	// Flink answers date it: its own time when they list it, else before what they list.
+	Undated bool `json:"undated,omitempty"`
 	// Reason says why a savepoint failed.
 	Reason string `json:"reason,omitempty"`
 	// Snapshot is the FlinkSnapshot that shows this entry: the one a user created to ask for it, or

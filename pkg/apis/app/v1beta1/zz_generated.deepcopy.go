@@ -1519,6 +1519,10 @@ func (in *StateEntry) DeepCopyInto(out *StateEntry) {
 		in, out := &in.TriggerTime, &out.TriggerTime
 		*out = (*in).DeepCopy()
 	}
+	if in.SentTime != nil {
+		in, out := &in.SentTime, &out.SentTime
+		*out = (*in).DeepCopy()
+	}
 	if in.Time != nil {
 		in, out := &in.Time, &out.Time
 		*out = (*in).DeepCopy()
