@@ -144,7 +144,7 @@ func beforeStep(rc *Context) {
 	if rc.kind.migrate != nil {
 		rc.kind.migrate(rc)
 	}
-	migrateLedger(rc)
+	rc.MigrateLedger()
 	// Before anything is asked of Flink: a JobManager is called only through its own Service.
 	guardJobManagerServices(rc)
 	if rc.Job != nil && (rc.Meta.DeletionTimestamp == nil || rc.Subject.Phase().Normalized() == PhaseDeleting) {
@@ -155,7 +155,7 @@ func beforeStep(rc *Context) {
 		// Once per spec generation, whatever the phase: settings the operator cannot follow are said
 		// when they are applied, not each time they would be used.
 		rc.WarnOfUnusableSchedules()
-		warnOfUnavailableFormat(rc)
+		rc.WarnOfUnavailableFormat()
 	}
 	// Before the handler, which may delete a cluster and with it what the pass saw of its pods.
 	removeLeftHAConfigMaps(rc)
@@ -170,7 +170,7 @@ func afterStep(rc *Context, summarizeStatus func(*Context)) {
 	retainSnapshots(rc)
 	summarizeStatus(rc)
 	showRefusedServices(rc)
-	showable(rc)
+	rc.Showable()
 }
 
 // writeStatus is the pass's one status write, held back while a pass repeats an unwritten move
@@ -197,21 +197,6 @@ func tellEvent(rc *Context, ev fsm.Event) {
 func logTransition(rc *Context, from, to Phase) {
 	klog.FromContext(rc).Info("phase transition", rc.kind.name, klog.KObj(rc.Meta), "from", from,
 		"to", to, "reason", rc.Machine.Reason)
-}
-
-// showable escapes, in the free text of status, what would act on the terminal of whoever reads it
-// (package printable): a reason or an error can quote an exception, a path or a URI that came from a
-// JobManager or a user. The states themselves (paths a restore needs) are kept exact.
-func showable(rc *Context) {
-	rc.Escape(printable.Text)
-	if j := rc.Job; j != nil {
-		for i := range j.Ledger {
-			j.Ledger[i].Reason = printable.Text(j.Ledger[i].Reason)
-		}
-		for i := range j.Savepoints {
-			j.Savepoints[i].Reason = printable.Text(j.Savepoints[i].Reason)
-		}
-	}
 }
 
 // summarizeSessionCluster sets the cluster's Ready and Progressing conditions: Ready while the

@@ -56,7 +56,7 @@ func (e *Environment) holdForOtherShard(ctx context.Context, job *v1beta1.FlinkS
 	rc.Machine.Reason = msg
 	fsm.SetCondition(rc.Machine, metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: ReasonOtherShard,
 		Message: msg, ObservedGeneration: job.Generation}, rc.Now)
-	showable(rc)
+	rc.Showable()
 	if err := e.persist(rc); err != nil {
 		return 0, true, err
 	}
