@@ -143,24 +143,29 @@ func (a FlinkAnswer) ranWhenSent(t Trigger) bool {
 }
 
 // Listed is when Flink took each completed state its statistics of a job list, by path, and the
-// earliest of those times: a state of the job they do not list is older than every one they do
-// (they list the newest, and a JobMaster that took the job over lists only what it took since).
+// earliest of those in its history (zero when the history lists none): a savepoint or checkpoint of
+// the job that the history does not list is older than every one it does (it lists the newest, and
+// a JobMaster that took the job over lists only what it took since). The newest completed
+// checkpoint and savepoint are listed beside the history, and may be older than a state it dropped
+// (attack review of 4f3e264: a history of one kept a newer savepoint only).
 func Listed(cps *client.CheckpointStats) (taken map[string]time.Time, earliest time.Time) {
 	taken = map[string]time.Time{}
-	listed := append([]client.Checkpoint(nil), cps.History...)
-	for _, c := range []*client.Checkpoint{cps.Latest.Completed, cps.Latest.Savepoint} {
-		if c != nil {
-			listed = append(listed, *c)
-		}
-	}
-	for _, c := range listed {
+	add := func(c client.Checkpoint, history bool) {
 		if c.Status != "COMPLETED" || !Restorable(c.ExternalPath) {
-			continue
+			return
 		}
 		at := time.UnixMilli(c.TriggerTimestamp)
 		taken[c.ExternalPath] = at
-		if earliest.IsZero() || at.Before(earliest) {
+		if history && (earliest.IsZero() || at.Before(earliest)) {
 			earliest = at
+		}
+	}
+	for _, c := range cps.History {
+		add(c, true)
+	}
+	for _, c := range []*client.Checkpoint{cps.Latest.Completed, cps.Latest.Savepoint} {
+		if c != nil {
+			add(*c, false)
 		}
 	}
 	return taken, earliest

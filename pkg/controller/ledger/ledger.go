@@ -151,25 +151,28 @@ func (l Ledger) CompleteSavepoint(e *v1beta1.StateEntry, path string, taken, rec
 
 // DateUndated dates the job's completed savepoints that Flink did not date (Undated) from the
 // statistics it answered: taken is when it took each state they list, by path, and earliest the
-// earliest of those. One they list takes Flink's time; one they do not is older than all they list
-// (jobs.Listed), which a checkpoint recorded from them must outrank (attack review of d1efec4: a
+// earliest of those in their history. One they list takes Flink's time; one their history does
+// not list is older than all it lists (jobs.Listed), which a checkpoint recorded from them must
+// outrank; never later than when its completion was read (attack review of d1efec4: a
 // checkpoint Flink took after the savepoint, recorded once the statistics answered again, was
 // older than the time the savepoint was read completed). Statistics that list nothing say nothing.
 func (l Ledger) DateUndated(jobID string, taken map[string]time.Time, earliest, now time.Time) {
-	if earliest.IsZero() {
-		return
-	}
 	for i := range *l.Entries {
 		e := &(*l.Entries)[i]
 		if e.JobID != jobID || jobID == "" || !e.Undated || e.Result != v1beta1.StateCompleted {
 			continue
 		}
 		at, listed := taken[e.Path]
-		if !listed {
-			at = TakenAt(e)
-			if before := earliest.Add(-time.Millisecond); before.Before(at) {
-				at = before
-			}
+		switch {
+		case !listed && earliest.IsZero():
+			continue
+		case !listed:
+			at = earliest.Add(-time.Millisecond)
+		}
+		// It was taken before its completion was read: a later time of Flink's is its clock's, which
+		// would put the savepoint after checkpoints recorded since (attack review of 4f3e264).
+		if read := TakenAt(e); at.After(read) {
+			at = read
 		}
 		if at.After(now) {
 			at = now
