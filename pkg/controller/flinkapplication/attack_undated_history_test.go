@@ -38,13 +38,7 @@ func TestAnUndatedSavepointIsNotPutBeforeACheckpointOlderThanIt(t *testing.T) {
 	chk, _ := w.recordedCheckpointAt("wc")
 	require.NotEmpty(t, chk)
 
-	jm.SetFaults(flinksim.Faults{ErrorRate: map[string]float64{flinksim.EndpointCheckpoints: 1}})
-	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = "n1" })
-	got := w.runUntil("wc", "savepoint n1", func(a *v1beta1.FlinkApplication) bool {
-		return a.Status.SavepointTriggerNonce == "n1" && len(a.Status.Savepoints) > 0 &&
-			a.Status.Savepoints[len(a.Status.Savepoints)-1].Result == "Completed"
-	})
-	saved := got.Status.Savepoints[len(got.Status.Savepoints)-1].Path
+	got, saved := manualSavepointWhileTheStatisticsFail(w, jm, "wc", "n1")
 	logLedger(t, got)
 
 	// The tenant's own savepoint, through Flink's REST API.

@@ -80,13 +80,7 @@ func TestACheckpointRecordedAfterAnUndatedSavepointOutranksIt(t *testing.T) {
 	jobID := w.get("wc").Status.JobStatus.JobID
 
 	// A manual savepoint; the checkpoint statistics fail from before it is sent.
-	jm.SetFaults(flinksim.Faults{ErrorRate: map[string]float64{flinksim.EndpointCheckpoints: 1}})
-	w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = "n1" })
-	got := w.runUntil("wc", "savepoint n1", func(a *v1beta1.FlinkApplication) bool {
-		return a.Status.SavepointTriggerNonce == "n1" && len(a.Status.Savepoints) > 0 &&
-			a.Status.Savepoints[len(a.Status.Savepoints)-1].Result == "Completed"
-	})
-	saved := got.Status.Savepoints[len(got.Status.Savepoints)-1].Path
+	_, saved := manualSavepointWhileTheStatisticsFail(w, jm, "wc", "n1")
 	sp, ok := w.storage.Get(saved)
 	require.True(t, ok)
 	// The statistics answer again; the checkpoint Flink took after the savepoint is recorded.
@@ -109,4 +103,17 @@ func TestACheckpointRecordedAfterAnUndatedSavepointOutranksIt(t *testing.T) {
 	t.Logf("job %s restored from %s (created %s); phase %s", j.JobID, j.RestoredFrom, restored.CreatedAt.Format("15:04:05.000"), w.get("wc").Status.Phase)
 	require.NotEmpty(t, j.JobID)
 	assert.False(t, restored.CreatedAt.Before(c.CreatedAt), "job %s went back to %s, older than checkpoint %s the job completed", j.JobID, j.RestoredFrom, recorded)
+}
+
+// manualSavepointWhileTheStatisticsFail takes a manual savepoint of the application while its
+// JobManager fails every read of the checkpoint statistics, so that Flink never dates it, and
+// returns the application once the savepoint completed, and the savepoint's path.
+func manualSavepointWhileTheStatisticsFail(w *world, jm *flinksim.JobManager, name, nonce string) (*v1beta1.FlinkApplication, string) {
+	jm.SetFaults(flinksim.Faults{ErrorRate: map[string]float64{flinksim.EndpointCheckpoints: 1}})
+	w.update(name, func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = nonce })
+	got := w.runUntil(name, "savepoint "+nonce, func(a *v1beta1.FlinkApplication) bool {
+		return a.Status.SavepointTriggerNonce == nonce && len(a.Status.Savepoints) > 0 &&
+			a.Status.Savepoints[len(a.Status.Savepoints)-1].Result == "Completed"
+	})
+	return got, got.Status.Savepoints[len(got.Status.Savepoints)-1].Path
 }
