@@ -20,11 +20,11 @@ type Trigger struct {
 	SentToStart int64
 }
 
-// TakeoverSkew is how far apart the operator's clock and a JobManager's may be when the operator
-// judges, from the start time Flink gives a job, whether the JobMaster that runs it started after a
-// trigger was sent: one that started up to this long before the sending counts as having started
-// after it. A JobManager whose clock is further behind is not told from the one that got the
-// trigger; one that says so wrongly costs a second savepoint.
+// TakeoverSkew is how far apart the operator's clock and a JobManager's may be where the operator
+// must compare the start time Flink gives a job with its own times: for a trigger sent while Flink
+// gave no start time, or not sent yet. A job started up to this long before counts as started
+// after; one that says so wrongly costs a second savepoint. A trigger sent while Flink gave a start
+// time is judged by Flink's times alone (Trigger.startedAnotherTime).
 const TakeoverSkew = time.Second
 
 // since is when the trigger may have reached Flink at the earliest: when it was sent, else when it
