@@ -2,8 +2,6 @@ package flinkapplication
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"testing"
 	"time"
@@ -23,29 +21,7 @@ var jobDetailsPath = regexp.MustCompile(`/jobs/[0-9a-f]{32}$`)
 func TestAJobManagersFutureStartTimeDoesNotKeepSavepointsFromBeingSent(t *testing.T) {
 	w := newWorld(t)
 	future := time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
-	proxy := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet || !jobDetailsPath.MatchString(r.URL.Path) {
-			w.route(rw, r)
-			return
-		}
-		rec := httptest.NewRecorder()
-		w.route(rec, r)
-		body := rec.Body.Bytes()
-		var m map[string]any
-		if rec.Code == http.StatusOK && json.Unmarshal(body, &m) == nil {
-			m["start-time"] = future
-			body, _ = json.Marshal(m)
-		}
-		for k, v := range rec.Header() {
-			if k != "Content-Length" {
-				rw.Header()[k] = v
-			}
-		}
-		rw.WriteHeader(rec.Code)
-		_, _ = rw.Write(body)
-	}))
-	t.Cleanup(func() { proxy.CloseClientConnections(); proxy.Close() })
-	w.env.FlinkURL = func(namespace, service string, _ int32) string { return proxy.URL + "/" + namespace + "/" + service }
+	w.rewriteGETAnswers(t, jobDetailsPath, func(m map[string]any) { m["start-time"] = future })
 
 	app := runningWith(t, w, "wc", nil)
 	jm := w.jm(app, app.Status.DeployHash)

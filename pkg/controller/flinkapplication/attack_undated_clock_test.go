@@ -1,9 +1,6 @@
 package flinkapplication
 
 import (
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"testing"
 	"time"
@@ -48,29 +45,7 @@ func shiftTimestamps(v any, d int64) {
 func TestAnUndatedSavepointIsNeverDatedLaterThanItWasReadCompleted(t *testing.T) {
 	w := newWorld(t)
 	ahead := time.Hour.Milliseconds()
-	proxy := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet || !checkpointsPath.MatchString(r.URL.Path) {
-			w.route(rw, r)
-			return
-		}
-		rec := httptest.NewRecorder()
-		w.route(rec, r)
-		body := rec.Body.Bytes()
-		var m map[string]any
-		if rec.Code == http.StatusOK && json.Unmarshal(body, &m) == nil {
-			shiftTimestamps(m, ahead)
-			body, _ = json.Marshal(m)
-		}
-		for k, v := range rec.Header() {
-			if k != "Content-Length" {
-				rw.Header()[k] = v
-			}
-		}
-		rw.WriteHeader(rec.Code)
-		_, _ = rw.Write(body)
-	}))
-	t.Cleanup(func() { proxy.CloseClientConnections(); proxy.Close() })
-	w.env.FlinkURL = func(namespace, service string, _ int32) string { return proxy.URL + "/" + namespace + "/" + service }
+	w.rewriteGETAnswers(t, checkpointsPath, func(m map[string]any) { shiftTimestamps(m, ahead) })
 
 	app := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
 		s.FlinkConfig["execution.checkpointing.interval"] = "60s"

@@ -1,6 +1,10 @@
 package flinkapplication
 
 import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
 	"testing"
 	"time"
 
@@ -116,4 +120,32 @@ func manualSavepointWhileTheStatisticsFail(w *world, jm *flinksim.JobManager, na
 			a.Status.Savepoints[len(a.Status.Savepoints)-1].Result == "Completed"
 	})
 	return got, got.Status.Savepoints[len(got.Status.Savepoints)-1].Path
+}
+
+// rewriteGETAnswers puts a proxy between the operator and every JobManager that rewrites the JSON
+// answers of the GETs whose path matches, as a JobManager that lies (or whose clock is off) would.
+func (w *world) rewriteGETAnswers(t *testing.T, path *regexp.Regexp, rewrite func(map[string]any)) {
+	proxy := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || !path.MatchString(r.URL.Path) {
+			w.route(rw, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		w.route(rec, r)
+		body := rec.Body.Bytes()
+		var m map[string]any
+		if rec.Code == http.StatusOK && json.Unmarshal(body, &m) == nil {
+			rewrite(m)
+			body, _ = json.Marshal(m)
+		}
+		for k, v := range rec.Header() {
+			if k != "Content-Length" {
+				rw.Header()[k] = v
+			}
+		}
+		rw.WriteHeader(rec.Code)
+		_, _ = rw.Write(body)
+	}))
+	t.Cleanup(func() { proxy.CloseClientConnections(); proxy.Close() })
+	w.env.FlinkURL = func(namespace, service string, _ int32) string { return proxy.URL + "/" + namespace + "/" + service }
 }
