@@ -19,6 +19,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flinkapplication"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
 // names records the name of every series registered through it.
@@ -51,9 +52,9 @@ func registered(t *testing.T) names {
 	n := names{}
 	reg := prometheus.WrapRegistererWithPrefix(config.Default().MetricNamePrefix()+"_", n)
 	client.New(client.DefaultConfig(), reg)
-	flinkapplication.NewMetrics(reg)
-	ctrl := flinkapplication.NewController(&flinkapplication.Environment{
-		Kube: kubefake.NewClientset(), Apps: appfake.NewSimpleClientset(), Config: config.Default(), Clock: clock.RealClock{}})
+	kindpass.NewMetrics(reg)
+	ctrl := flinkapplication.NewController(&flinkapplication.Environment{Environment: kindpass.Environment{
+		Kube: kubefake.NewClientset(), Apps: appfake.NewSimpleClientset(), Config: config.Default(), Clock: clock.RealClock{}}})
 	reg.MustRegister(ctrl.Collector())
 	replicaMetrics(reg, &state{ctrl: ctrl})
 	reg.MustRegister(newWorkqueueMetrics().collectors()...)

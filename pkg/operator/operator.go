@@ -33,6 +33,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flinkapplication"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jars"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
 // Component is the name the operator's Events carry as their source.
@@ -89,12 +90,12 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 			return fmt.Errorf("operator.flinkUrlMode APIServerProxy: %w", err)
 		}
 	}
-	env := &flinkapplication.Environment{
+	env := &flinkapplication.Environment{Environment: kindpass.Environment{
 		Kube: kube, Apps: apps, FlinkURL: resolve, Clock: clock.RealClock{}, Config: cfg, Shard: shard,
 		Flink:    client.New(flinkClientConfig, reg),
 		Recorder: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: Component}),
-		Metrics:  flinkapplication.NewMetrics(reg),
-	}
+		Metrics:  kindpass.NewMetrics(reg),
+	}}
 	if cfg.CheckpointBookInterval.Duration > 0 {
 		// The book writes only while this replica surely leads: a frozen leader's late flush could
 		// otherwise put back an older checkpoint than the new leader recorded.

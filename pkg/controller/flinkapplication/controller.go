@@ -53,7 +53,7 @@ func (c *Controller) newLoop(opts loop.Options) {
 	// Not a kind the machine runs: a FlinkSnapshot is its owner's to answer, but for one whose
 	// owner is gone.
 	c.loop.Register(loop.Kind{Name: snapshotKindName, Reconcile: func(ctx context.Context, namespace, name string) (time.Duration, error) {
-		return c.env.reconcileOrphanedSnapshot(ctx, namespace, name)
+		return c.env.ReconcileOrphanedSnapshot(ctx, namespace, name)
 	}})
 }
 
@@ -67,12 +67,12 @@ func NewController(env *Environment) *Controller {
 		// Over nine tenths of the interval: the last pass then also ends within it, on a busy
 		// machine too (at the full interval the bench saw the last application observed at 10.00 s).
 		StartupSpread: env.Config.StatusPollInterval.Duration * 9 / 10,
-		SlowPassLog:   env.Config.SlowPassLog.Duration, Metrics: env.Metrics.loopMetrics()})
+		SlowPassLog:   env.Config.SlowPassLog.Duration, Metrics: env.Metrics.LoopMetrics()})
 	env.Wake = func(kind, namespace, name string) {
 		c.add(queueKey{Kind: kind, ObjectName: cache.ObjectName{Namespace: namespace, Name: name}})
 	}
 	cfg := watch.Config{Kube: env.Kube, Apps: env.Apps, Namespaces: env.Config.Namespaces(), Shard: env.Shard,
-		Recorder: env.Recorder, Echo: env.ownEcho, Synced: c.loop.Watch,
+		Recorder: env.Recorder, Echo: env.OwnEcho, Synced: c.loop.Watch,
 		Enqueue: func(kind, namespace, name string) {
 			c.add(queueKey{Kind: kind, ObjectName: cache.ObjectName{Namespace: namespace, Name: name}})
 		}}

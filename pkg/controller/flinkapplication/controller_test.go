@@ -31,6 +31,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
 // controllerFixture is sample-controller's fixture for the Controller: fake clientsets, the
@@ -89,14 +90,14 @@ func startController(f *controllerFixture) error {
 	watches := f.countWatches()
 	f.kubeListSelectors = f.recordListSelectors()
 	cfg := config.Default()
-	f.env = &Environment{
+	f.env = &Environment{Environment: kindpass.Environment{
 		Kube: f.kube, Apps: f.apps, Clock: clock.RealClock{}, Recorder: record.NewFakeRecorder(1000), Config: cfg,
 		Flink: client.New(client.DefaultConfig(), prometheus.NewRegistry()),
 		FlinkURL: func(namespace, service string, _ int32) string {
 			return "http://127.0.0.1:1/" + namespace + "/" + service
 		},
-		Metrics: NewMetrics(prometheus.NewRegistry()),
-	}
+		Metrics: kindpass.NewMetrics(prometheus.NewRegistry()),
+	}}
 	f.c = NewController(f.env)
 	f.c.workers = 0 // the tests read the queue
 	f.ctx = context.Background()

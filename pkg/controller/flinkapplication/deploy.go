@@ -7,6 +7,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
 // handleDeploy starts a deploy of the current spec (New and Updating): it checks the spec can be
@@ -36,7 +37,7 @@ func handleDeploy(rc *Context) Outcome {
 		}
 		return rc.SuspendJob()
 	}
-	if msg := namesakesHAData(rc); msg != "" {
+	if msg := kindpass.NamesakesHAData(rc.Pass); msg != "" {
 		// Nothing is recorded of this spec: its cluster id stays the namesake's, never this object's.
 		return rc.DeployFailed("HADataOfAnotherObject", msg)
 	}

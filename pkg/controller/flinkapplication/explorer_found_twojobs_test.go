@@ -13,6 +13,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
 // Two live jobs of one object that the randomized explorer (explorer_test.go) found, each reduced
@@ -154,7 +155,7 @@ func TestADeleteWaitsForTheJobManagerOfAClusterLeftByADeployGivenUpOn(t *testing
 
 // A JobManager pod of a leftover cluster that does not go (its node is down) holds the deleted
 // application for good: a job there could run on beside the job of an application created again
-// under the name. The wait is not given up, but after haCleanupWait the user is told, by a Warning
+// under the name. The wait is not given up, but after kindpass.HACleanupWait the user is told, by a Warning
 // naming the cluster and how to remove its pods, and the application goes once they are gone.
 func TestADeleteHeldByALeftoverJobManagerThatDoesNotGoSaysHowToRemoveIt(t *testing.T) {
 	w := newWorld(t)
@@ -174,7 +175,7 @@ func TestADeleteHeldByALeftoverJobManagerThatDoesNotGoSaysHowToRemoveIt(t *testi
 	require.NoError(t, err)
 
 	w.deleteApp("wc")
-	for end := w.clock.Now().Add(haCleanupWait + time.Minute); w.clock.Now().Before(end); {
+	for end := w.clock.Now().Add(kindpass.HACleanupWait + time.Minute); w.clock.Now().Before(end); {
 		_, _ = w.reconcile("wc")
 	}
 	require.True(t, hasFinalizer(w.get("wc")), "the application stays while the leftover JobManager runs")

@@ -446,7 +446,7 @@ func (x *explorer) pass() {
 		x.attributeEvents(id)
 	} else {
 		what = "snapshot " + orphans[i-len(targets)]
-		_, err = w.env.reconcileOrphanedSnapshot(ctx, ns, orphans[i-len(targets)])
+		_, err = w.env.ReconcileOrphanedSnapshot(ctx, ns, orphans[i-len(targets)])
 		w.events()
 	}
 	x.operatorActive = false

@@ -15,9 +15,9 @@ func TestADeletedObjectsLooksAreForgotten(t *testing.T) {
 	var e Environment
 	t0 := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
 	key := applicationKindName + "/" + ns + "/gone"
-	look := e.looks.Of(key, t0)
+	look := e.Looks.Of(key, t0)
 	require.True(t, look.Due("checkpoints", time.Minute, time.Time{}))
 	require.True(t, look.Due("overview/abc", time.Minute, time.Time{}))
 	e.forgetApp(key)
-	assert.Zero(t, e.looks.Objects(), "reads remembered of a deleted object")
+	assert.Zero(t, e.Looks.Objects(), "reads remembered of a deleted object")
 }

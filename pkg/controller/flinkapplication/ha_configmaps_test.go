@@ -15,6 +15,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
 func withKubernetesHA(s *v1beta1.FlinkApplicationSpec) {
@@ -163,12 +164,12 @@ func TestASessionClusterKeepsHAConfigMapsOfAJobFlinkHasNotFinishedWith(t *testin
 	rc.HAConfigMaps = map[string][]string{
 		"0badcafe": {"session-0badcafe-cluster-config-map", "session-0badcafe-4b7f1c2d9e0a8f3b6c5d4e3f2a1b0c9d-config-map"},
 	}
-	assert.Contains(t, haJobLeft(rc), "job 4b7f1c2d9e0a8f3b6c5d4e3f2a1b0c9d of cluster session-0badcafe")
+	assert.Contains(t, kindpass.HAJobLeft(rc.Pass), "job 4b7f1c2d9e0a8f3b6c5d4e3f2a1b0c9d of cluster session-0badcafe")
 	rc.HAConfigMaps["0badcafe"] = rc.HAConfigMaps["0badcafe"][:1]
-	assert.Empty(t, haJobLeft(rc))
+	assert.Empty(t, kindpass.HAJobLeft(rc.Pass))
 	rc.Job = &v1beta1.JobOwnerStatus{}
 	rc.HAConfigMaps["0badcafe"] = append(rc.HAConfigMaps["0badcafe"], "session-0badcafe-4b7f1c2d9e0a8f3b6c5d4e3f2a1b0c9d-config-map")
-	assert.Empty(t, haJobLeft(rc), "an application stops its job or records its state before it lets go")
+	assert.Empty(t, kindpass.HAJobLeft(rc.Pass), "an application stops its job or records its state before it lets go")
 }
 
 func TestHAConfigMapClusterReadsOnlyClusterIDsTheOperatorRenders(t *testing.T) {

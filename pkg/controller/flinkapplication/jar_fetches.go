@@ -139,6 +139,6 @@ func (e *Environment) routeCheck(owner flink.ClusterOwner, hash string) func() e
 		if err != nil {
 			return jobs.Retryable("JobManagerRoute", err)
 		}
-		return e.jobManagerRoute(owner, hash, clusters[hash], e.Clock.Now())
+		return e.JobManagerRoute(owner, hash, clusters[hash], e.Clock.Now())
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
 // routedCalls records the calls that a Service routed to another cluster's JobManager.
@@ -159,7 +160,7 @@ func TestASessionClustersServiceRoutedElsewhereGetsNoJarOrJob(t *testing.T) {
 	assert.Empty(t, routed.list(), "no call goes where the tenant's Service points")
 	assert.Len(t, w.jms[service].Jobs(), 1, "the job runs on its own cluster")
 	assert.Empty(t, w.jms[flink.VersionedServiceNameOf("victim", victim.Status.DeployHash)].Jobs(), "and nothing on the other")
-	assert.Contains(t, strings.Join(w.events(), "\n"), refusedServiceReason)
+	assert.Contains(t, strings.Join(w.events(), "\n"), kindpass.RefusedServiceReason)
 }
 
 // A jar transfer runs off the worker, for as long as the jar host takes: it asks again, right

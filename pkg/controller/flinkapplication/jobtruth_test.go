@@ -15,6 +15,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
 // The scenarios of the job-truth redesign: ordinary failures that used to run two jobs, restore the
@@ -25,11 +26,11 @@ import (
 // remembers nothing of the old one.
 func (w *world) restartOperator() {
 	old := w.env
-	w.env = &Environment{
+	w.env = &Environment{Environment: kindpass.Environment{
 		Kube: old.Kube, Apps: old.Apps, Flink: old.Flink, FlinkURL: old.FlinkURL, Clock: old.Clock,
 		Recorder: old.Recorder, Config: old.Config, Observer: old.Observer, Metrics: old.Metrics,
 		Sessions: old.Sessions, Jars: old.Jars, ReadsInOrder: old.ReadsInOrder,
-	}
+	}}
 	if old.Book != nil {
 		// What the old process noted and did not write yet is lost with it.
 		w.env.Book = checkpointbook.New(old.Kube, nil)

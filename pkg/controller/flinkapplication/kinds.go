@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
 // Three kinds of resource run through the same state machine and job operations: FlinkApplication,
@@ -113,7 +114,5 @@ func (rc *Context) phases() map[Phase]phaseSpec {
 	return rc.kind.table()
 }
 
-// objectKey names an object across kinds, for the record of our own last write.
-func objectKey(kind string, obj metav1.Object) string {
-	return kind + "/" + obj.GetNamespace() + "/" + obj.GetName()
-}
+// objectKey names an object across kinds (kindpass.ObjectKey).
+func objectKey(kind string, obj metav1.Object) string { return kindpass.ObjectKey(kind, obj) }

@@ -7,6 +7,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
 // leftoverClustersGone deletes an application's clusters other than the one its job is started on
@@ -52,13 +53,13 @@ func deleteLeftoverClusters(rc *Context, target, before, until string) (Outcome,
 	}
 	rc.WaitOn(fmt.Sprintf("the JobManager of deleted cluster %s may still run a job of this application; %s",
 		strings.Join(names, ", "), until))
-	if d := rc.Meta.DeletionTimestamp; d != nil && rc.Now.After(d.Add(haCleanupWait)) {
+	if d := rc.Meta.DeletionTimestamp; d != nil && rc.Now.After(d.Add(kindpass.HACleanupWait)) {
 		// The wait is not given up: a job left running there would run on beside the job of an
 		// application created again under this name. Pods that do not go (a node that is down)
 		// need the user, who is told how.
 		rc.Event(true, "LeftoverJobManagerRunning", fmt.Sprintf("the JobManager pods of deleted cluster %s still run %s after the "+
 			"deletion, and may run a job of this application; the application stays until they are gone. If their node is down, "+
-			"remove them with kubectl delete pod --force -n %s -l '%s=%s,%s in (%s)'", strings.Join(names, ", "), haCleanupWait,
+			"remove them with kubectl delete pod --force -n %s -l '%s=%s,%s in (%s)'", strings.Join(names, ", "), kindpass.HACleanupWait,
 			rc.Meta.Namespace, k8.AppLabel, rc.Meta.Name, k8.HashLabel, strings.Join(left, ",")))
 	}
 	return stay(0), false

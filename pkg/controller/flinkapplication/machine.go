@@ -12,7 +12,7 @@ import (
 // machine is the phase machine (fsm.Machine) over the pass's Context, with what it needs of the
 // kinds this package holds.
 var machine = fsm.Machine[*Context]{
-	Pass:              func(rc *Context) *fsm.Pass { return rc.Pass.Pass },
+	Pass:              func(rc *Context) *fsm.Pass { return rc.Pass.Pass.Pass },
 	Table:             (*Context).phases,
 	Key:               (*Context).Key,
 	DeletionRequested: deletionRequested,
@@ -26,7 +26,7 @@ var machine = fsm.Machine[*Context]{
 }
 
 // step runs one pass of the state machine (fsm.Machine.Step) for the pass's object.
-func step(rc *Context) Outcome { return machine.Step(rc, &rc.env.phaseTime) }
+func step(rc *Context) Outcome { return machine.Step(rc, &rc.env.PhaseTime) }
 
 // deletionRequested says what a delete does: to the job per deleteMode, or to a session cluster's
 // jobs.

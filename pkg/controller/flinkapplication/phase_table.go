@@ -184,11 +184,11 @@ func init() {
 }
 
 // sharedPass is the part of the pass every kind shares (lifecycle.Pass).
-func sharedPass(rc *Context) *lifecycle.Pass { return rc.Pass }
+func sharedPass(rc *Context) *lifecycle.Pass { return rc.Pass.Pass }
 
 // shared is a job phase every kind shares (package lifecycle) as a handler of this package's pass.
 func shared(handle func(*lifecycle.Pass) Outcome) func(*Context) Outcome {
-	return func(rc *Context) Outcome { return handle(rc.Pass) }
+	return func(rc *Context) Outcome { return handle(rc.Pass.Pass) }
 }
 
 // globalExits are transitions the state machine makes before any handler runs.

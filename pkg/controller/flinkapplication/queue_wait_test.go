@@ -21,7 +21,7 @@ func TestADeletedApplicationsQueueWaitsAreForgotten(t *testing.T) {
 	var e Environment
 	t0 := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	key := applicationKindName + "/" + ns + "/gone"
-	e.phaseTime.Waits.Note(key, t0, t0.Add(3*time.Second))
+	e.PhaseTime.Waits.Note(key, t0, t0.Add(3*time.Second))
 	e.forgetApp(key)
-	assert.Zero(t, e.phaseTime.Waits.Within(key, t0, t0.Add(time.Minute)))
+	assert.Zero(t, e.PhaseTime.Waits.Within(key, t0, t0.Add(time.Minute)))
 }

@@ -94,3 +94,20 @@ func resumeQuietSubmitting(rc *Context) {
 		h[len(h)-1].Time = since
 	}
 }
+
+// writeStatus is the application's one status write, held back while a pass repeats an unwritten
+// move into Submitting; quiet when such a pass goes no further and says nothing new.
+func writeStatus(rc *Context) (bool, error) {
+	e := rc.env
+	repeat := e.repeatsQuietSubmitting(rc)
+	if quiet := submittingUnwritten(rc); quiet && !repeat {
+		e.noteUnwrittenSubmitting(rc)
+	} else if !quiet {
+		if err := e.persist(rc); err != nil {
+			return false, err
+		}
+		e.quiet.Delete(rc.Key())
+	}
+	e.NoteDeadline(rc.Pass)
+	return repeat && rc.Subject.Phase().Normalized() == PhaseSubmitting, nil
+}

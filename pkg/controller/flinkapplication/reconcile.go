@@ -2,13 +2,13 @@ package flinkapplication
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
 // staleCacheRetry is how soon a reconcile that found a cache older than our own write tries again.
@@ -55,37 +55,12 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 	rc.Clusters, rc.HAConfigMaps, rc.Snapshots, rc.ClusterOwner = clusters, ha, snapshots, owner
 	rc.bind(applicationSubject{app}, applicationSubject{cached})
 	rc.Settings = applicationSettings(app)
-	resolveRestoreSnapshot(rc)
+	kindpass.ResolveRestoreSnapshot(rc.Pass)
 	return e.runPass(rc, applicationPass)
 }
 
-// persist writes the status if it changed, as a merge patch guarded by the resourceVersion we read:
-// a write based on an out-of-date view fails instead of overwriting newer intent.
-func (e *Environment) persist(rc *Context) error {
-	patch, err := rc.WritePatch()
-	if err != nil || patch == nil {
-		return err
-	}
-	if err := rc.MayAct(); err != nil {
-		return err
-	}
-	key := rc.Key()
-	end := e.written.Begin(key)
-	defer end() // after Wrote: no moment when the echo would look foreign
-	updated, err := rc.kind.patch(rc, patch, "status")
-	if apierrors.IsNotFound(err) {
-		return nil // the finalizer went and the application with it
-	}
-	if err != nil {
-		if !apierrors.IsConflict(err) {
-			e.phaseTime.Activity.WriteFailed(e.Clock.Now())
-		}
-		return fmt.Errorf("writing status of %s %s/%s: %w", rc.kind.name, rc.Meta.Namespace, rc.Meta.Name, err)
-	}
-	e.phaseTime.Activity.Wrote(e.Clock.Now())
-	e.written.Wrote(key, updated.GetResourceVersion())
-	return nil
-}
+// persist writes the status if it changed (kindpass.Persist).
+func (e *Environment) persist(rc *Context) error { return kindpass.Persist(rc.Pass) }
 
 // summarize derives the parts of status that follow from the rest (lifecycle.Pass.Summarize).
 func summarize(rc *Context) { rc.Summarize() }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	appfake "github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned/fake"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
 // resourceVersions makes the FlinkApplication fake clientset keep resourceVersions as the API
@@ -215,10 +216,10 @@ func (o *readHook) Application(namespace, name string) (*v1beta1.FlinkApplicatio
 
 // otherProcess is a second operator process over the same clients, remembering nothing of env.
 func otherProcess(env *Environment) *Environment {
-	return &Environment{
+	return &Environment{Environment: kindpass.Environment{
 		Kube: env.Kube, Apps: env.Apps, Flink: env.Flink, FlinkURL: env.FlinkURL, Clock: env.Clock,
 		Recorder: env.Recorder, Config: env.Config, Observer: env.Observer, Metrics: env.Metrics,
-	}
+	}}
 }
 
 // as runs f with env as the world's operator.

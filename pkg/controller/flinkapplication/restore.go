@@ -7,6 +7,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
 // otherVersionsJob is the job of the BlueGreen version beside the one whose job is jobID: the job
@@ -111,7 +112,7 @@ func (rc *Context) HoldDelete(rec *v1beta1.DeploymentRecord) (Outcome, bool) {
 
 // ReleaseObject deletes the HA ConfigMaps the object's clusters left, then removes the finalizer.
 func (rc *Context) ReleaseObject() (Outcome, bool) {
-	if out, waiting := removeHAConfigMapsBeforeFinalizer(rc); waiting {
+	if out, waiting := kindpass.RemoveHAConfigMapsBeforeFinalizer(rc.Pass); waiting {
 		return out, true
 	}
 	if err := rc.RemoveFinalizer(); err != nil {

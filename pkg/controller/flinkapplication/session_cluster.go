@@ -10,6 +10,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
 // A FlinkSessionCluster's handlers. A spec change starts the new Flink cluster beside the running
@@ -233,7 +234,7 @@ func handleSessionClusterDeleting(rc *Context) Outcome {
 		}
 		return Outcome{Reason: "DeletionHeld", Message: msg, Warning: true}
 	}
-	if out, waiting := removeHAConfigMapsBeforeFinalizer(rc); waiting {
+	if out, waiting := kindpass.RemoveHAConfigMapsBeforeFinalizer(rc.Pass); waiting {
 		return out
 	}
 	if err := rc.RemoveFinalizer(); err != nil {

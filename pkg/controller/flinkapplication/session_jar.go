@@ -9,6 +9,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jars"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
 // jarBusyRetry is how soon a job whose jar could not be fetched, because as many fetches as the
@@ -30,7 +31,7 @@ func uploadJar(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 	}
 	if err := rc.Flink().Refused(c.ClusterHash); err != nil {
 		// The jar goes to the cluster's own JobManager or nowhere; the phase's deadline bounds the wait.
-		rc.Machine.Reason, rc.Waiting = "waiting to upload the jar: "+err.Error(), refusedServiceReason
+		rc.Machine.Reason, rc.Waiting = "waiting to upload the jar: "+err.Error(), kindpass.RefusedServiceReason
 		return stay(jarFetchPoll)
 	}
 	// The target cluster is part of the key: a transfer uploads to one JobManager.

@@ -31,7 +31,7 @@ type sessionState struct {
 	// Jobs are the FlinkSessionJobs that name the cluster being reconciled.
 	Jobs []*v1beta1.FlinkSessionJob
 	// OtherShardJobs are the FlinkSessionJobs of other shards that name the cluster, read only
-	// when the cluster is about to remove a Flink cluster or its finalizer (shard.go).
+	// when the cluster is about to remove a Flink cluster or its finalizer (kindpass/shard.go).
 	OtherShardJobs []*v1beta1.FlinkSessionJob
 	// ClusterHAConfigMaps names, for a session job, the ConfigMaps Flink's Kubernetes HA services
 	// left of its FlinkSessionCluster's Flink clusters, by cluster hash (haKeepsJobs).

@@ -14,7 +14,7 @@ import (
 // A FlinkSessionJob deleted with deleteMode None leaves its job running on the session cluster, and
 // until that job completes a checkpoint of its own, a restart of it restores the state it started
 // from: a savepoint another object may own and dispose of. The session cluster names that state for
-// the guardian (durable_state.go) in status.leftJobs, which it alone writes:
+// the guardian (kindpass/durable_state.go) in status.leftJobs, which it alone writes:
 //   - it admits the job of a session job being deleted with deleteMode None, while there is room;
 //     the session job's finalizer stays until its cluster's stored status lists the job, so the
 //     state is named at every moment, and a full list holds deletes instead of dropping an entry;

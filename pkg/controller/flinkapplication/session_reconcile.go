@@ -7,13 +7,11 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/loop"
-	"github.com/flinkfsm/flinkfsm/pkg/printable"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
 // ReconcileSessionJob runs one pass of the state machine for one FlinkSessionJob on the Flink
@@ -39,7 +37,7 @@ func (e *Environment) ReconcileSessionJob(ctx context.Context, namespace, name s
 	}
 	if cluster == nil && e.Shard != nil && job.Spec.ClusterName != "" {
 		// Not in the cache may be in another shard: then the job is held, not left to think its
-		// cluster gone (shard.go).
+		// cluster gone (shard_edges.go).
 		if after, held, err := e.holdForOtherShard(ctx, job); held || err != nil {
 			return after, err
 		}
@@ -68,7 +66,7 @@ func (e *Environment) ReconcileSessionJob(ctx context.Context, namespace, name s
 	rc.session = &sessionState{ClusterName: job.Spec.ClusterName, Cluster: cluster, Job: job, ClusterHAConfigMaps: ha}
 	rc.Settings = sessionJobSettings(job, cluster)
 	rc.bind(sessionJobSubject{working}, sessionJobSubject{job})
-	resolveRestoreSnapshot(rc)
+	kindpass.ResolveRestoreSnapshot(rc.Pass)
 	return e.runPass(rc, sessionJobPass)
 }
 
@@ -102,7 +100,7 @@ func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, na
 	var others []*v1beta1.FlinkSessionJob
 	if e.Shard != nil && (cluster.DeletionTimestamp != nil || len(clusters) > 1) {
 		// Before a Flink cluster or the finalizer goes: jobs of other shards may still name it.
-		if others, err = e.otherShardJobsOf(ctx, namespace, name); err != nil {
+		if others, err = e.OtherShardJobsOf(ctx, namespace, name); err != nil {
 			return 0, err
 		}
 	}
@@ -115,89 +113,19 @@ func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, na
 	return e.runPass(rc, sessionClusterPass)
 }
 
-// runPass is the one pass of every kind (fsm.Kind.Run): migrate what older versions wrote,
-// observe, decide, one status write, then the Events.
+// runPass is the one pass of every kind (kindpass.Run).
 func (e *Environment) runPass(rc *Context, k *fsm.Kind[*Context]) (time.Duration, error) {
-	if from, to, ok := loop.QueueWait(rc); ok {
-		e.phaseTime.Waits.Note(rc.Key(), from, to)
-	}
-	return k.Run(rc, &e.phaseTime, e.Metrics.phaseMetrics())
+	return kindpass.Run(rc, k)
 }
 
-// The passes of the three kinds, which differ in how their status is summarized.
+// The passes of the three kinds, which differ in how their status is migrated, summarized and
+// written.
 var (
-	applicationPass    = passOf(applicationKindName, summarize)
-	sessionJobPass     = passOf(sessionJobKindName, summarize)
-	sessionClusterPass = passOf(sessionClusterKindName, summarizeSessionCluster)
+	applicationPass = kindpass.PassOf(machine, applicationKindName, kindpass.Steps[*Context]{
+		Migrate: migrateStatus, Summarize: summarize, Write: writeStatus})
+	sessionJobPass     = kindpass.PassOf(machine, sessionJobKindName, kindpass.Steps[*Context]{Summarize: summarize})
+	sessionClusterPass = kindpass.PassOf(machine, sessionClusterKindName, kindpass.Steps[*Context]{Summarize: summarizeSessionCluster})
 )
-
-func passOf(kind string, summarizeStatus func(*Context)) *fsm.Kind[*Context] {
-	return &fsm.Kind[*Context]{
-		Machine: machine, Name: kind, Before: beforeStep,
-		After: func(rc *Context) { afterStep(rc, summarizeStatus) },
-		Write: writeStatus, Tell: tellEvent, Logged: logTransition,
-	}
-}
-
-// beforeStep puts in place what the handler decides from.
-func beforeStep(rc *Context) {
-	if rc.kind.migrate != nil {
-		rc.kind.migrate(rc)
-	}
-	rc.MigrateLedger()
-	// Before anything is asked of Flink: a JobManager is called only through its own Service.
-	guardJobManagerServices(rc)
-	if rc.Job != nil && (rc.Meta.DeletionTimestamp == nil || rc.Subject.Phase().Normalized() == PhaseDeleting) {
-		rc.Observe()
-		rc.SettleSavepoints()
-	}
-	if rc.Job != nil && rc.Machine.ObservedGeneration != rc.Meta.Generation {
-		// Once per spec generation, whatever the phase: settings the operator cannot follow are said
-		// when they are applied, not each time they would be used.
-		rc.WarnOfUnusableSchedules()
-		rc.WarnOfUnavailableFormat()
-	}
-	// Before the handler, which may delete a cluster and with it what the pass saw of its pods.
-	removeLeftHAConfigMaps(rc)
-}
-
-// afterStep makes status show what follows from what the handler recorded.
-func afterStep(rc *Context, summarizeStatus func(*Context)) {
-	// What the FlinkSnapshots show follows what the handler recorded; the entries they now name are
-	// persisted with it.
-	syncSnapshots(rc)
-	answerSnapshotRequests(rc)
-	retainSnapshots(rc)
-	summarizeStatus(rc)
-	showRefusedServices(rc)
-	rc.Showable()
-}
-
-// writeStatus is the pass's one status write, held back while a pass repeats an unwritten move
-// into Submitting (quiet_submission.go); quiet when such a pass goes no further and says nothing new.
-func writeStatus(rc *Context) (bool, error) {
-	e := rc.env
-	repeat := e.repeatsQuietSubmitting(rc)
-	if quiet := submittingUnwritten(rc); quiet && !repeat {
-		e.noteUnwrittenSubmitting(rc)
-	} else if !quiet {
-		if err := e.persist(rc); err != nil {
-			return false, err
-		}
-		e.quiet.Delete(rc.Key())
-	}
-	e.noteDeadline(rc)
-	return repeat && rc.Subject.Phase().Normalized() == PhaseSubmitting, nil
-}
-
-func tellEvent(rc *Context, ev fsm.Event) {
-	rc.env.Recorder.Event(rc.Subject.Object(), eventType(ev.Warning), ev.Reason, printable.Text(ev.Message))
-}
-
-func logTransition(rc *Context, from, to Phase) {
-	klog.FromContext(rc).Info("phase transition", rc.kind.name, klog.KObj(rc.Meta), "from", from,
-		"to", to, "reason", rc.Machine.Reason)
-}
 
 // summarizeSessionCluster sets the cluster's Ready and Progressing conditions: Ready while the
 // running Flink cluster serves jobs; Progressing while a new one starts or jobs still move to it.

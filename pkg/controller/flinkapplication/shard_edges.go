@@ -3,6 +3,7 @@ package flinkapplication
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,9 +13,10 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
-// The passes at the edges of a shard (shard.go): objects of this shard that name one of another.
+// The passes at the edges of a shard (kindpass/shard.go): objects of this shard that name one of another.
 
 // heldRecheck is how often a held session job looks whether its cluster still is in another shard.
 // A cluster relabelled into this shard wakes it at once; one relabelled elsewhere or deleted does
@@ -38,13 +40,13 @@ func (e *Environment) holdForOtherShard(ctx context.Context, job *v1beta1.FlinkS
 	if err != nil {
 		return 0, true, err
 	}
-	if e.inShard(cluster) {
+	if e.InShard(cluster) {
 		// Relabelled into this shard a moment ago: the cache has not caught up yet.
 		return staleCacheRetry, true, nil
 	}
 	msg := fmt.Sprintf("FlinkSessionCluster %s is in another shard: %s does not select its labels {%s}. A session job and its "+
 		"cluster must be in one shard; nothing is done for this job, its deletion included, until it is labelled into the "+
-		"cluster's shard or the cluster into this one", cluster.Name, e.describeShard(), labels.Set(cluster.Labels))
+		"cluster's shard or the cluster into this one", cluster.Name, e.DescribeShard(), labels.Set(cluster.Labels))
 	working := job.DeepCopy()
 	rc := newContext(ctx, &fsm.Pass{Config: e.Config, Now: e.Clock.Now()}, sessionJobKind, e)
 	rc.session = &sessionState{ClusterName: job.Spec.ClusterName, Job: job}
@@ -60,6 +62,15 @@ func (e *Environment) holdForOtherShard(ctx context.Context, job *v1beta1.FlinkS
 	if err := e.persist(rc); err != nil {
 		return 0, true, err
 	}
-	e.Recorder.Event(working, eventType(true), ReasonOtherShard, msg)
+	e.Recorder.Event(working, kindpass.EventType(true), ReasonOtherShard, msg)
 	return heldRecheck, true, nil
+}
+
+// jobNames lists jobs by name for a message.
+func jobNames(jobs []*v1beta1.FlinkSessionJob) string {
+	names := make([]string, len(jobs))
+	for i, j := range jobs {
+		names[i] = j.Name
+	}
+	return strings.Join(names, ", ")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 )
 
@@ -133,7 +134,7 @@ func TestRetentionReadsWhatOtherShardsRestoreFrom(t *testing.T) {
 	w.create(mine)
 	rc := newContext(context.Background(), &fsm.Pass{Config: w.env.Config, Meta: &metav1.ObjectMeta{Namespace: ns, Name: "mine"}}, applicationKind, w.env)
 	rc.Settings, rc.Job = applicationSettings(mine), &mine.Status.JobOwnerStatus
-	g, err := stateGuardian(rc, false)
+	g, err := kindpass.StateGuardian(rc.Pass, false)
 	require.NoError(t, err)
 	assert.False(t, g.MayDelete(guardian.State{Path: "file:///checkpoints/savepoints/sp-1"}).MayGo())
 	assert.False(t, g.MayDelete(guardian.State{Snapshot: "named"}).MayGo())
@@ -149,11 +150,11 @@ func TestRetentionReadsWhatOtherShardsRestoreFrom(t *testing.T) {
 		return n
 	}
 	before := lists()
-	_, err = stateGuardian(rc, false)
+	_, err = kindpass.StateGuardian(rc.Pass, false)
 	require.NoError(t, err)
 	assert.Equal(t, before+1, lists(), "only this shard's own (the world's observer lists); the other shards' read is kept")
 	w.clock.Step(snapshots.OtherShardsFreshFor)
-	_, err = stateGuardian(rc, false)
+	_, err = kindpass.StateGuardian(rc.Pass, false)
 	require.NoError(t, err)
 	assert.Equal(t, before+3, lists(), "read again once stale")
 }
@@ -177,7 +178,7 @@ func TestAnOrphanedSnapshotIsExplainedByItsOwnShardOnly(t *testing.T) {
 	snapshot("of-b", "elsewhere", "a")
 	snapshot("orphan", "gone", "a")
 	for _, name := range []string{"of-b", "orphan"} {
-		_, err := w.env.reconcileOrphanedSnapshot(context.Background(), ns, name)
+		_, err := w.env.ReconcileOrphanedSnapshot(context.Background(), ns, name)
 		require.NoError(t, err)
 	}
 	ofB, err := w.apps.FlinkV1beta1().FlinkSnapshots(ns).Get(context.Background(), "of-b", metav1.GetOptions{})
@@ -192,8 +193,8 @@ func TestSnapshotsCarryTheirOwnersShardLabels(t *testing.T) {
 	sel, err := labels.Parse("flinkfsm.io/shard=a,team in (x),!legacy")
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{shardKey: "a", "team": "x"},
-		shardLabels(sel, map[string]string{shardKey: "a", "team": "x", "app": "wordcount"}))
-	assert.Nil(t, shardLabels(nil, map[string]string{shardKey: "a"}))
+		kindpass.ShardLabels(sel, map[string]string{shardKey: "a", "team": "x", "app": "wordcount"}))
+	assert.Nil(t, kindpass.ShardLabels(nil, map[string]string{shardKey: "a"}))
 }
 
 func countOf(list []string, s string) int {

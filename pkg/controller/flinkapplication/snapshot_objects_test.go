@@ -406,7 +406,7 @@ func TestADeletedSnapshotOfAGoneOwnerSaysWhyItWaits(t *testing.T) {
 	_, err := w.apps.FlinkV1beta1().FlinkSnapshots(ns).Update(context.Background(), s, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	w.deleteSnapshot("orphan")
-	_, err = w.env.reconcileOrphanedSnapshot(context.Background(), ns, "orphan")
+	_, err = w.env.ReconcileOrphanedSnapshot(context.Background(), ns, "orphan")
 	require.NoError(t, err)
 	got := w.snapshot("orphan")
 	require.NotNil(t, got, "held by its finalizer")
@@ -416,7 +416,7 @@ func TestADeletedSnapshotOfAGoneOwnerSaysWhyItWaits(t *testing.T) {
 	// With its owner there, the owner's pass answers it instead.
 	running(t, w, "wc")
 	before := w.snapshotWrites()
-	_, err = w.env.reconcileOrphanedSnapshot(context.Background(), ns, "orphan")
+	_, err = w.env.ReconcileOrphanedSnapshot(context.Background(), ns, "orphan")
 	require.NoError(t, err)
 	assert.Equal(t, before, w.snapshotWrites())
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
 // restingApp is an application as a steady fleet leaves it: Running, its spec acted on, its job Green.
@@ -122,11 +123,11 @@ func TestATakeoverSpreadsTheFirstPassesOfApplicationsAtRest(t *testing.T) {
 // queueOnlyController runs a controller over fake clients without workers, so that the test
 // reads its queue, and returns once its caches have synced and the start has queued its keys.
 func queueOnlyController(t *testing.T, apps *appfake.Clientset, clk clock.WithTicker, cfg *config.Config) *Controller {
-	env := &Environment{
+	env := &Environment{Environment: kindpass.Environment{
 		Kube: kubefake.NewClientset(), Apps: apps, Clock: clk, Recorder: record.NewFakeRecorder(100),
-		Config: cfg, Metrics: NewMetrics(prometheus.NewRegistry()),
+		Config: cfg, Metrics: kindpass.NewMetrics(prometheus.NewRegistry()),
 		Flink: client.New(client.DefaultConfig(), prometheus.NewRegistry()),
-	}
+	}}
 	c := NewController(env)
 	c.workers = 0
 	ctx, cancel := context.WithCancel(context.Background())

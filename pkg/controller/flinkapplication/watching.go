@@ -22,11 +22,7 @@ import (
 func (c *Controller) Collector() prometheus.Collector {
 	m := watch.ObjectMetrics{
 		Deadline: func(kind, namespace, name string) (time.Time, bool) {
-			d, ok := c.env.deadlines.Load(kind + "/" + namespace + "/" + name)
-			if !ok {
-				return time.Time{}, false
-			}
-			return d.(time.Time), true
+			return c.env.Deadline(kind + "/" + namespace + "/" + name)
 		},
 		VertexName:  func(v v1beta1.VertexScaling) string { return shownVertexName(nameOr(v.Name, v.ID)) },
 		MaxVertices: maxTrackedVertices,

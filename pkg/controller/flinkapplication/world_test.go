@@ -31,6 +31,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
 const ns = "jobs"
@@ -100,16 +101,16 @@ func newWorld(t *testing.T) *world {
 	})
 	cfg := config.Default()
 	cfg.MaxRetries = 3
-	w.env = &Environment{
+	w.env = &Environment{Environment: kindpass.Environment{
 		Kube: w.kube, Apps: w.apps, Clock: w.clock, Recorder: w.recorder, Config: cfg,
 		Flink: client.New(client.DefaultConfig(), prometheus.NewRegistry()),
 		FlinkURL: func(namespace, service string, _ int32) string {
 			return w.server.URL + "/" + namespace + "/" + service
 		},
 		Observer: &clientObserver{w: w},
-		Metrics:  NewMetrics(prometheus.NewRegistry()),
+		Metrics:  kindpass.NewMetrics(prometheus.NewRegistry()),
 		Book:     checkpointbook.New(w.kube, nil),
-	}
+	}}
 	w.bookFlushed = w.clock.Now()
 	return w
 }

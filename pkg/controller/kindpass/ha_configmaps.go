@@ -1,4 +1,4 @@
-package flinkapplication
+package kindpass
 
 import (
 	"fmt"
@@ -11,8 +11,10 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 )
 
 // Flink's Kubernetes HA services leave ConfigMaps behind every cluster that ran with HA (package
@@ -26,38 +28,38 @@ import (
 //     cluster's are kept, because with HA a JobManager created again recovers its job from them;
 //   - when the object is deleted, once its job was stopped per deleteMode: the clusters are deleted
 //     then rather than by garbage collection afterwards, and the finalizer waits (at most
-//     haCleanupWait) for their JobManager pods to go. deleteMode None leaves Flink alone, so its HA
+//     HACleanupWait) for their JobManager pods to go. deleteMode None leaves Flink alone, so its HA
 //     ConfigMaps stay with the state they point to; so do a FlinkSessionCluster's while a job's
 //     own HA ConfigMap says that Flink has not finished with that job.
 
 // The HA ConfigMaps of a cluster id are the object's own only when its status names that cluster
-// (ownClusterHashes), and go only when the guardian of durable state knows nothing that still needs
+// (OwnClusterHashes), and go only when the guardian of durable state knows nothing that still needs
 // them (durable_state.go): a namesake's, an object of another kind of the same name, are left.
 
-// haCleanupWait bounds how long a deletion waits for its JobManager pods to go before it removes
+// HACleanupWait bounds how long a deletion waits for its JobManager pods to go before it removes
 // their HA ConfigMaps. Past it the object goes and an Event names what is left.
-const haCleanupWait = 5 * time.Minute
+const HACleanupWait = 5 * time.Minute
 
-// removeLeftHAConfigMaps deletes the HA ConfigMaps of the object's clusters that are gone for good.
+// RemoveLeftHAConfigMaps deletes the HA ConfigMaps of the object's clusters that are gone for good.
 // A failed delete is tried again at the next pass; it never holds the object's own work.
-func removeLeftHAConfigMaps(rc *Context) {
-	if rc.Owned == nil || len(rc.HAConfigMaps) == 0 || rc.Meta.DeletionTimestamp != nil {
+func RemoveLeftHAConfigMaps(p *Pass) {
+	if p.Owned == nil || len(p.HAConfigMaps) == 0 || p.Meta.DeletionTimestamp != nil {
 		return
 	}
 	var g *guardian.Namespace
-	own := ownClusterHashes(rc)
-	for _, hash := range slices.Sorted(maps.Keys(rc.HAConfigMaps)) {
-		if haClusterInUse(rc, hash) || !own[hash] {
+	own := OwnClusterHashes(p)
+	for _, hash := range slices.Sorted(maps.Keys(p.HAConfigMaps)) {
+		if haClusterInUse(p, hash) || !own[hash] {
 			continue
 		}
 		if g == nil {
-			g = haGuardian(rc, true)
+			g = haGuardian(p, true)
 		}
-		if !mayRemoveHAConfigMaps(rc, g, own, hash) {
+		if !mayRemoveHAConfigMaps(p, g, own, hash) {
 			continue
 		}
-		if err := deleteHAConfigMaps(rc, hash); err != nil {
-			klog.FromContext(rc).Error(err, "removing Flink HA ConfigMaps", "cluster", flink.HAClusterIDOf(rc.Meta.Name, hash))
+		if err := deleteHAConfigMaps(p, hash); err != nil {
+			klog.FromContext(p).Error(err, "removing Flink HA ConfigMaps", "cluster", flink.HAClusterIDOf(p.Meta.Name, hash))
 			return
 		}
 	}
@@ -65,99 +67,99 @@ func removeLeftHAConfigMaps(rc *Context) {
 
 // haClusterInUse tells whether the cluster with this hash may still run, or run again, from its HA
 // ConfigMaps: the object's spec, deployment and records name it, or its JobManager is still there.
-func haClusterInUse(rc *Context, hash string) bool {
-	inUse := []string{rc.Hash, rc.Owned.DeployHash, rc.Owned.UpdatingHash}
-	if j := rc.Job; j != nil {
+func haClusterInUse(p *Pass, hash string) bool {
+	inUse := []string{p.Hash, p.Owned.DeployHash, p.Owned.UpdatingHash}
+	if j := p.Job; j != nil {
 		for _, r := range []*v1beta1.DeploymentRecord{jobstate.Stable(j), jobstate.Candidate(j)} {
 			if r != nil {
 				inUse = append(inUse, r.ClusterHash)
 			}
 		}
 	}
-	return clusters.HAClusterInUse(hash, rc.Clusters[hash], inUse...)
+	return clusters.HAClusterInUse(hash, p.Clusters[hash], inUse...)
 }
 
 // deleteHAConfigMaps deletes the HA ConfigMaps of the cluster with this hash, as many as a pass
 // deletes, and says so (clusters.DeleteHAConfigMaps).
-func deleteHAConfigMaps(rc *Context, hash string) error {
-	left, events, err := clusters.DeleteHAConfigMaps(rc, rc.Writer(), rc.Meta.Name, hash, rc.HAConfigMaps[hash])
+func deleteHAConfigMaps(p *Pass, hash string) error {
+	left, events, err := clusters.DeleteHAConfigMaps(p, p.Writer(), p.Meta.Name, hash, p.HAConfigMaps[hash])
 	if err != nil {
-		return stepError(err)
+		return lifecycle.StepError(err)
 	}
-	rc.HAConfigMaps[hash] = left
+	p.HAConfigMaps[hash] = left
 	if len(left) == 0 {
-		delete(rc.HAConfigMaps, hash)
+		delete(p.HAConfigMaps, hash)
 	}
-	rc.Announce(events)
+	p.Announce(events)
 	return nil
 }
 
-// removeHAConfigMapsBeforeFinalizer runs when the object is about to let its finalizer go, its job
+// RemoveHAConfigMapsBeforeFinalizer runs when the object is about to let its finalizer go, its job
 // stopped. It reports true, with what to do, while the finalizer must wait.
-func removeHAConfigMapsBeforeFinalizer(rc *Context) (Outcome, bool) {
-	if rc.Owned == nil || len(rc.HAConfigMaps) == 0 {
-		return Outcome{}, false
+func RemoveHAConfigMapsBeforeFinalizer(p *Pass) (fsm.Outcome, bool) {
+	if p.Owned == nil || len(p.HAConfigMaps) == 0 {
+		return fsm.Outcome{}, false
 	}
-	if rc.Settings != nil && rc.Settings.DeleteMode == v1beta1.DeleteModeNone {
-		return Outcome{}, false
+	if p.Settings != nil && p.Settings.DeleteMode == v1beta1.DeleteModeNone {
+		return fsm.Outcome{}, false
 	}
-	if job := haJobLeft(rc); job != "" {
-		rc.Event(true, "HAConfigMapsKept", fmt.Sprintf("Flink's HA ConfigMaps are kept: %s. Remove them with "+
-			"kubectl delete configmap -l %s once the job's state is no longer needed", job, haSelectorsOf(rc)))
-		return Outcome{}, false
+	if job := HAJobLeft(p); job != "" {
+		p.Event(true, "HAConfigMapsKept", fmt.Sprintf("Flink's HA ConfigMaps are kept: %s. Remove them with "+
+			"kubectl delete configmap -l %s once the job's state is no longer needed", job, haSelectorsOf(p)))
+		return fsm.Outcome{}, false
 	}
-	if clusters.JobManagersLeft(rc.Clusters) {
-		if _, err := rc.DeleteClustersExcept(); err != nil {
-			return failed(err), true
+	if clusters.JobManagersLeft(p.Clusters) {
+		if _, err := p.DeleteClustersExcept(); err != nil {
+			return fsm.Failed(err), true
 		}
-		if rc.Meta.DeletionTimestamp != nil && rc.Now.After(rc.Meta.DeletionTimestamp.Add(haCleanupWait)) {
-			rc.Event(true, "HAConfigMapsKept", fmt.Sprintf("JobManager pods still run %s after the deletion, so Flink's HA "+
-				"ConfigMaps are left; remove them with kubectl delete configmap -l %s once the pods are gone", haCleanupWait, haSelectorsOf(rc)))
-			return Outcome{}, false
+		if p.Meta.DeletionTimestamp != nil && p.Now.After(p.Meta.DeletionTimestamp.Add(HACleanupWait)) {
+			p.Event(true, "HAConfigMapsKept", fmt.Sprintf("JobManager pods still run %s after the deletion, so Flink's HA "+
+				"ConfigMaps are left; remove them with kubectl delete configmap -l %s once the pods are gone", HACleanupWait, haSelectorsOf(p)))
+			return fsm.Outcome{}, false
 		}
 		const msg = "waiting for the JobManager pods to go before removing Flink's HA ConfigMaps, which a running JobManager writes again"
-		if rc.Machine.Reason == msg {
-			return stay(0), true
+		if p.Machine.Reason == msg {
+			return fsm.Stay(0), true
 		}
-		return Outcome{Reason: "RemovingHAConfigMaps", Message: msg}, true
+		return fsm.Outcome{Reason: "RemovingHAConfigMaps", Message: msg}, true
 	}
-	g, own := haGuardian(rc, false), ownClusterHashes(rc)
+	g, own := haGuardian(p, false), OwnClusterHashes(p)
 	more := false
-	for _, hash := range slices.Sorted(maps.Keys(rc.HAConfigMaps)) {
-		if !mayRemoveHAConfigMaps(rc, g, own, hash) {
+	for _, hash := range slices.Sorted(maps.Keys(p.HAConfigMaps)) {
+		if !mayRemoveHAConfigMaps(p, g, own, hash) {
 			continue
 		}
-		if err := deleteHAConfigMaps(rc, hash); err != nil {
-			return failed(err), true
+		if err := deleteHAConfigMaps(p, hash); err != nil {
+			return fsm.Failed(err), true
 		}
-		more = more || len(rc.HAConfigMaps[hash]) > 0
+		more = more || len(p.HAConfigMaps[hash]) > 0
 	}
 	if more {
 		// More than a pass deletes: the finalizer waits for the next.
-		return stay(0), true
+		return fsm.Stay(0), true
 	}
-	return Outcome{}, false
+	return fsm.Outcome{}, false
 }
 
-// haJobLeft names, for a FlinkSessionCluster, a job whose own HA ConfigMap is still there
+// HAJobLeft names, for a FlinkSessionCluster, a job whose own HA ConfigMap is still there
 // (clusters.HAJobLeft). A FlinkApplication stops its job, or records its state, before it lets go.
-func haJobLeft(rc *Context) string {
-	if rc.Job != nil {
+func HAJobLeft(p *Pass) string {
+	if p.Job != nil {
 		return ""
 	}
-	return clusters.HAJobLeft(rc.Meta.Name, rc.HAConfigMaps)
+	return clusters.HAJobLeft(p.Meta.Name, p.HAConfigMaps)
 }
 
-// namesakesHAData says, when the cluster the spec asks for would start over HA ConfigMaps that are
+// NamesakesHAData says, when the cluster the spec asks for would start over HA ConfigMaps that are
 // not this object's (an earlier object of its name, deleted with deleteMode None, left them with
 // the same spec), what they are: a JobManager of that cluster id would recover that object's job as
 // this one's cluster's, and this object would then run someone else's job. "" when there are none.
-func namesakesHAData(rc *Context) string {
-	names := rc.HAConfigMaps[rc.Hash]
-	if len(names) == 0 || ownClusterHashes(rc)[rc.Hash] {
+func NamesakesHAData(p *Pass) string {
+	names := p.HAConfigMaps[p.Hash]
+	if len(names) == 0 || OwnClusterHashes(p)[p.Hash] {
 		return ""
 	}
-	id := flink.HAClusterIDOf(rc.Meta.Name, rc.Hash)
+	id := flink.HAClusterIDOf(p.Meta.Name, p.Hash)
 	return fmt.Sprintf("Flink HA ConfigMaps of cluster id %s exist that this object did not write (%s): an earlier object of "+
 		"this name left them, and a JobManager of that id would recover its job as this one's. Delete them once that job's "+
 		"state is no longer needed (kubectl delete configmap -l %s), or change spec.restartNonce to deploy under another "+
@@ -166,4 +168,4 @@ func namesakesHAData(rc *Context) string {
 
 // haSelectorsOf is the label selector of the HA ConfigMaps of the object's clusters that are left,
 // for the commands its messages suggest (clusters.HASelectors).
-func haSelectorsOf(rc *Context) string { return clusters.HASelectors(rc.Meta.Name, rc.HAConfigMaps) }
+func haSelectorsOf(p *Pass) string { return clusters.HASelectors(p.Meta.Name, p.HAConfigMaps) }

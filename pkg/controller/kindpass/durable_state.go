@@ -1,4 +1,4 @@
-package flinkapplication
+package kindpass
 
 import (
 	"maps"
@@ -21,31 +21,31 @@ import (
 // other objects of the namespace need is read by package snapshots (snapshots.Namespace); the HA
 // ConfigMaps' guardian is asked here too.
 
-// stateGuardian is the guardian of the owner's namespace as this pass sees it. disposing says that
+// StateGuardian is the guardian of the owner's namespace as this pass sees it. disposing says that
 // storage goes on its word: other shards are then read now, not from a read seconds old.
-func stateGuardian(rc *Context, disposing bool) (*guardian.Namespace, error) {
-	return rc.env.namespaceState().Guardian(rc, rc.SnapshotOwner(), ownReferences(rc), rc.Now, retention(rc).MaxAge, disposing)
+func StateGuardian(p *Pass, disposing bool) (*guardian.Namespace, error) {
+	return p.Env.namespaceState().Guardian(p, p.SnapshotOwner(), OwnReferences(p), p.Now, retention(p).MaxAge, disposing)
 }
 
-// ownReferences is what the owner's own restore may need, read with its checkpoint book: the
+// OwnReferences is what the owner's own restore may need, read with its checkpoint book: the
 // newest state of each job it records (protectedPaths), and what its spec names.
-func ownReferences(rc *Context) guardian.References {
-	out := guardian.References{Holder: snapshots.HolderOf(rc.kind.name, rc.Meta)}
-	paths := protectedPaths(rc)
-	for _, p := range slices.Sorted(maps.Keys(paths)) {
+func OwnReferences(p *Pass) guardian.References {
+	out := guardian.References{Holder: snapshots.HolderOf(p.KindName, p.Meta)}
+	paths := protectedPaths(p)
+	for _, path := range slices.Sorted(maps.Keys(paths)) {
 		why := "its restore may need it"
-		if !paths[p] {
+		if !paths[path] {
 			why = snapshots.StoredUntilWrite
 		}
-		out.Paths = append(out.Paths, guardian.Use{Name: p, Why: why})
+		out.Paths = append(out.Paths, guardian.Use{Name: path, Why: why})
 	}
-	if s := rc.Settings; s != nil {
+	if s := p.Settings; s != nil {
 		// Pending by the status as stored counts as much as by the pass's own, until the write.
-		if p := snapshots.PendingSpecPath(s.InitialSavepoint, s.RedeployNonce, rc.Job); p != "" {
-			out.Paths = append(out.Paths, guardian.Use{Name: p, Why: "its spec names it"})
-		} else if rc.Stored != nil && rc.StoredJob != nil {
-			if p := snapshots.PendingSpecPath(s.InitialSavepoint, s.RedeployNonce, rc.StoredJob); p != "" {
-				out.Paths = append(out.Paths, guardian.Use{Name: p, Why: snapshots.StoredUntilWrite})
+		if path := snapshots.PendingSpecPath(s.InitialSavepoint, s.RedeployNonce, p.Job); path != "" {
+			out.Paths = append(out.Paths, guardian.Use{Name: path, Why: "its spec names it"})
+		} else if p.Stored != nil && p.StoredJob != nil {
+			if path := snapshots.PendingSpecPath(s.InitialSavepoint, s.RedeployNonce, p.StoredJob); path != "" {
+				out.Paths = append(out.Paths, guardian.Use{Name: path, Why: snapshots.StoredUntilWrite})
 			}
 		}
 		if s.RestoreSnapshot != "" {
@@ -59,12 +59,12 @@ func ownReferences(rc *Context) guardian.References {
 // are deleted. It knows the clusters the owner runs or may run again from them (unless the owner
 // is being deleted and lets them all go), and those of the objects of the other kinds that share
 // its name: a FlinkApplication and a FlinkSessionCluster of one name render cluster ids of one form.
-func haGuardian(rc *Context, ownInUse bool) *guardian.Namespace {
-	own := guardian.References{Holder: snapshots.HolderOf(rc.kind.name, rc.Meta)}
+func haGuardian(p *Pass, ownInUse bool) *guardian.Namespace {
+	own := guardian.References{Holder: snapshots.HolderOf(p.KindName, p.Meta)}
 	if ownInUse {
-		for hash := range rc.HAConfigMaps {
-			if haClusterInUse(rc, hash) {
-				own.HAClusters = append(own.HAClusters, guardian.Use{Name: flink.HAClusterIDOf(rc.Meta.Name, hash), Why: "a cluster of it runs, or may run again, from them"})
+		for hash := range p.HAConfigMaps {
+			if haClusterInUse(p, hash) {
+				own.HAClusters = append(own.HAClusters, guardian.Use{Name: flink.HAClusterIDOf(p.Meta.Name, hash), Why: "a cluster of it runs, or may run again, from them"})
 			}
 		}
 	}
@@ -78,40 +78,40 @@ func haGuardian(rc *Context, ownInUse bool) *guardian.Namespace {
 		}
 		refs = append(refs, r)
 	}
-	if rc.kind.name != applicationKindName {
-		if a, err := rc.env.Observer.Application(rc.Meta.Namespace, rc.Meta.Name); err == nil && a != nil {
+	if p.KindName != v1beta1.FlinkApplicationKind {
+		if a, err := p.Env.Observer.Application(p.Meta.Namespace, p.Meta.Name); err == nil && a != nil {
 			hashes := []string{a.Status.DeployHash, a.Status.UpdatingHash}
 			for _, r := range []*v1beta1.DeploymentRecord{jobstate.Stable(&a.Status.JobOwnerStatus), jobstate.Candidate(&a.Status.JobOwnerStatus)} {
 				if r != nil {
 					hashes = append(hashes, r.ClusterHash)
 				}
 			}
-			namesake(applicationKindName, a.ObjectMeta, hashes...)
+			namesake(v1beta1.FlinkApplicationKind, a.ObjectMeta, hashes...)
 		}
 	}
-	if rc.kind.name != sessionClusterKindName && rc.env.Sessions != nil {
-		if c, err := rc.env.Sessions.SessionCluster(rc.Meta.Namespace, rc.Meta.Name); err == nil && c != nil {
-			namesake(sessionClusterKindName, c.ObjectMeta, c.Status.DeployHash, c.Status.UpdatingHash)
+	if p.KindName != v1beta1.FlinkSessionClusterKind && p.Env.Sessions != nil {
+		if c, err := p.Env.Sessions.SessionCluster(p.Meta.Namespace, p.Meta.Name); err == nil && c != nil {
+			namesake(v1beta1.FlinkSessionClusterKind, c.ObjectMeta, c.Status.DeployHash, c.Status.UpdatingHash)
 		}
 	}
 	return guardian.NewNamespace(refs, nil)
 }
 
-// ownClusterHashes are the clusters this very object's status names (its deploy and updating
+// OwnClusterHashes are the clusters this very object's status names (its deploy and updating
 // hashes, its records, its ledger's entries, the versions it ran), and the spec's cluster when its
-// JobManager Deployment is this object's. A cluster id of its name with
+// JobManager Deployment is this object's (OwnHashes adds what only the kind's status names). A cluster id of its name with
 // another hash was left by a namesake (one deleted with deleteMode None, or one of another kind):
 // its HA ConfigMaps are not this object's to delete.
-func ownClusterHashes(rc *Context) map[string]bool {
+func OwnClusterHashes(p *Pass) map[string]bool {
 	out := map[string]bool{}
-	if c := rc.Clusters[rc.Hash]; c != nil && c.JobManager != nil && metav1.IsControlledBy(c.JobManager, rc.Meta) {
+	if c := p.Clusters[p.Hash]; c != nil && c.JobManager != nil && metav1.IsControlledBy(c.JobManager, p.Meta) {
 		// The spec's cluster, made by this very object (its status may not name it yet).
-		out[rc.Hash] = true
+		out[p.Hash] = true
 	}
-	if o := rc.Owned; o != nil {
+	if o := p.Owned; o != nil {
 		out[o.DeployHash], out[o.UpdatingHash] = true, true
 	}
-	if j := rc.Job; j != nil {
+	if j := p.Job; j != nil {
 		for _, r := range []*v1beta1.DeploymentRecord{jobstate.Stable(j), jobstate.Candidate(j)} {
 			if r != nil {
 				out[r.ClusterHash] = true
@@ -121,11 +121,8 @@ func ownClusterHashes(rc *Context) map[string]bool {
 			out[e.ClusterHash] = true
 		}
 	}
-	if a := rc.App; a != nil {
-		out[a.Status.RollbackHash], out[a.Status.TeardownHash], out[a.Status.InPlaceUpdatedFromHash] = true, true, true
-		for _, v := range a.Status.VersionStatuses {
-			out[v.VersionHash], out[v.JobStatus.ClusterHash] = true, true
-		}
+	if p.OwnHashes != nil {
+		p.OwnHashes(out)
 	}
 	delete(out, "")
 	return out
@@ -133,11 +130,11 @@ func ownClusterHashes(rc *Context) map[string]bool {
 
 // mayRemoveHAConfigMaps tells whether the HA ConfigMaps of the owner's cluster with this hash may be
 // deleted: the cluster is the object's own, and the guardian knows nothing that needs them.
-func mayRemoveHAConfigMaps(rc *Context, g *guardian.Namespace, own map[string]bool, hash string) bool {
+func mayRemoveHAConfigMaps(p *Pass, g *guardian.Namespace, own map[string]bool, hash string) bool {
 	if !own[hash] {
 		return false
 	}
-	v := g.MayDelete(guardian.State{HACluster: flink.HAClusterIDOf(rc.Meta.Name, hash)})
+	v := g.MayDelete(guardian.State{HACluster: flink.HAClusterIDOf(p.Meta.Name, hash)})
 	return v.MayGo()
 }
 
@@ -150,35 +147,35 @@ func mayRemoveHAConfigMaps(rc *Context, g *guardian.Namespace, own map[string]bo
 // stored status is what a new process reads after a crash. Nothing it names goes before the write
 // that stops naming it. The value says whether the pass's own status names the path too (false:
 // only the stored one, until this pass's write).
-func protectedPaths(rc *Context) map[string]bool {
+func protectedPaths(p *Pass) map[string]bool {
 	out := map[string]bool{}
-	if rc.Stored != nil && rc.StoredJob != nil {
-		for p := range pathsNamedBy(rc, rc.StoredJob) {
-			out[p] = false
+	if p.Stored != nil && p.StoredJob != nil {
+		for path := range PathsNamedBy(p, p.StoredJob) {
+			out[path] = false
 		}
 	}
-	for p := range pathsNamedBy(rc, rc.Job) {
-		out[p] = true
+	for path := range PathsNamedBy(p, p.Job) {
+		out[path] = true
 	}
 	return out
 }
 
-// pathsNamedBy are the states one status of the owner names for its restores.
-func pathsNamedBy(rc *Context, st *v1beta1.JobOwnerStatus) map[string]bool {
+// PathsNamedBy are the states one status of the owner names for its restores.
+func PathsNamedBy(p *Pass, st *v1beta1.JobOwnerStatus) map[string]bool {
 	out := map[string]bool{st.Deployments.NextRestorePath: true, st.JobStatus.RestorePath: true,
 		st.FinalSavepointPath: true, st.SavepointPath: true}
 	for _, r := range []*v1beta1.DeploymentRecord{jobstate.Stable(st), jobstate.Candidate(st)} {
 		if r != nil {
 			out[r.RestorePath] = true
-			out[rc.JobState().NewestStatePath(r.JobID)] = true
-			if !checkpointsOutliveJob(rc, r.JobID) {
+			out[p.JobState().NewestStatePath(r.JobID)] = true
+			if !checkpointsOutliveJob(p, r.JobID) {
 				out[ledger.Of(&st.Ledger).NewestSavepointPath(r.JobID)] = true
 			}
 		}
 	}
 	// What a rollback restores: the stable record may no longer name its job once that job was
 	// stopped for an update, and a redeploy does not start from its stop's savepoint.
-	out[jobstate.StableFloor(st, func(jobID string) []jobs.StatePoint { return rc.JobState().BookPoints(jobID) })] = true
+	out[jobstate.StableFloor(st, func(jobID string) []jobs.StatePoint { return p.JobState().BookPoints(jobID) })] = true
 	delete(out, "")
 	return out
 }
@@ -186,7 +183,7 @@ func pathsNamedBy(rc *Context, st *v1beta1.JobOwnerStatus) map[string]bool {
 // checkpointsOutliveJob tells whether the job's checkpoints stay on storage however it ends (a
 // cancel or a failure), as the configuration it runs with says: its newest checkpoint then stands
 // for its newest state.
-func checkpointsOutliveJob(rc *Context, jobID string) bool {
-	conf := runConfigOfJob(rc, jobID)
+func checkpointsOutliveJob(p *Pass, jobID string) bool {
+	conf := p.Kind.RunConfig(jobID)
 	return flink.CheckpointsSurviveEnd(conf, client.JobCanceled) && flink.CheckpointsSurviveEnd(conf, client.JobFailed)
 }

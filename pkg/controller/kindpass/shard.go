@@ -1,10 +1,9 @@
-package flinkapplication
+package kindpass
 
 import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -39,15 +38,15 @@ import (
 //     it deletes a FlinkSnapshot (snapshots.OtherShards), so that it never retires what another
 //     shard restores from.
 
-// shardSelector is the shard's label selector as list options carry it; "" for all.
-func (e *Environment) shardSelector() string { return watch.ShardSelector(e.Shard) }
+// ShardSelector is the shard's label selector as list options carry it; "" for all.
+func (e *Environment) ShardSelector() string { return watch.ShardSelector(e.Shard) }
 
-// inShard tells whether the shard selects an object by its labels; true when the operator owns all.
-func (e *Environment) inShard(m metav1.Object) bool { return watch.InShard(e.Shard, m) }
+// InShard tells whether the shard selects an object by its labels; true when the operator owns all.
+func (e *Environment) InShard(m metav1.Object) bool { return watch.InShard(e.Shard, m) }
 
-// describeShard names the shard in messages.
-func (e *Environment) describeShard() string {
-	return fmt.Sprintf("this operator's shard (shardSelector %q)", e.shardSelector())
+// DescribeShard names the shard in messages.
+func (e *Environment) DescribeShard() string {
+	return fmt.Sprintf("this operator's shard (ShardSelector %q)", e.ShardSelector())
 }
 
 // shardReader reads the other shards' objects.
@@ -55,9 +54,9 @@ func (e *Environment) shardReader() snapshots.ShardReader {
 	return snapshots.ShardReader{Apps: e.Apps, Shard: e.Shard, Clock: e.Clock}
 }
 
-// shardLabels are the owner's values of the labels the shard selector reads, for a FlinkSnapshot
+// ShardLabels are the owner's values of the labels the shard selector reads, for a FlinkSnapshot
 // it creates: a snapshot that outlives its owner then stays in the shard its owner was in.
-func shardLabels(shard labels.Selector, owner map[string]string) map[string]string {
+func ShardLabels(shard labels.Selector, owner map[string]string) map[string]string {
 	if shard == nil {
 		return nil
 	}
@@ -71,8 +70,8 @@ func shardLabels(shard labels.Selector, owner map[string]string) map[string]stri
 	return out
 }
 
-// otherShardJobsOf are the FlinkSessionJobs of other shards that name the cluster.
-func (e *Environment) otherShardJobsOf(ctx context.Context, namespace, cluster string) ([]*v1beta1.FlinkSessionJob, error) {
+// OtherShardJobsOf are the FlinkSessionJobs of other shards that name the cluster.
+func (e *Environment) OtherShardJobsOf(ctx context.Context, namespace, cluster string) ([]*v1beta1.FlinkSessionJob, error) {
 	all, err := e.shardReader().SessionJobs(ctx, namespace)
 	if err != nil {
 		return nil, err
@@ -85,13 +84,4 @@ func (e *Environment) otherShardJobsOf(ctx context.Context, namespace, cluster s
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
 	return out, nil
-}
-
-// jobNames lists jobs by name for a message.
-func jobNames(jobs []*v1beta1.FlinkSessionJob) string {
-	names := make([]string, len(jobs))
-	for i, j := range jobs {
-		names[i] = j.Name
-	}
-	return strings.Join(names, ", ")
 }

@@ -1,4 +1,4 @@
-package flinkapplication
+package kindpass
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,8 +20,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return &Metrics{Loop: loop.NewMetrics(reg), Phases: fsm.NewMetrics(reg)}
 }
 
-// loopMetrics are the loop's series, nil when there are none.
-func (m *Metrics) loopMetrics() *loop.Metrics {
+// LoopMetrics are the loop's series, nil when there are none.
+func (m *Metrics) LoopMetrics() *loop.Metrics {
 	if m == nil {
 		return nil
 	}
