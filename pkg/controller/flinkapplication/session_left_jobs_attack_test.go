@@ -59,6 +59,9 @@ func TestANamesakeSessionJobNeverDisposesOfTheStateItsPredecessorsLeftJobRunsFro
 	again.UID = types.UID("second-a")
 	w.createSessionJob(again)
 	for i := 0; i < 120 && !w.sessionJobIn("a", v1beta1.SessionJobRunning); i++ {
+		// The jar's upload runs off the worker: on a busy machine the simulated clock would run past
+		// Submitting's deadline while it waits for a core.
+		w.env.jarFetches.settle()
 		w.settle()
 		_, _ = w.env.ReconcileSessionJob(ctx, ns, "a")
 		w.clock.Step(2 * time.Second)

@@ -46,7 +46,7 @@ func (e *Environment) InShard(m metav1.Object) bool { return watch.InShard(e.Sha
 
 // DescribeShard names the shard in messages.
 func (e *Environment) DescribeShard() string {
-	return fmt.Sprintf("this operator's shard (ShardSelector %q)", e.ShardSelector())
+	return fmt.Sprintf("this operator's shard (shardSelector %q)", e.ShardSelector())
 }
 
 // shardReader reads the other shards' objects.
