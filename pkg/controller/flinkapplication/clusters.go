@@ -39,11 +39,6 @@ func startingClusterProgress(rc *Context) fsm.Steps {
 	return fsm.Steps(rc.Clusters[jobstate.TargetCluster(&rc.App.Status.JobOwnerStatus)].Steps())
 }
 
-// sessionClusterProgress is the progress of the cluster a session cluster's new spec starts.
-func sessionClusterProgress(rc *Context) fsm.Steps {
-	return fsm.Steps(rc.Clusters[rc.Hash].Steps())
-}
-
 // stepError carries a failed write of package clusters on as the job core's step error
 // (lifecycle.StepError).
 func stepError(err error) error { return lifecycle.StepError(err) }

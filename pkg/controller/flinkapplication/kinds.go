@@ -11,12 +11,13 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
-// Three kinds of resource run through the same state machine and job operations: FlinkApplication,
-// FlinkSessionJob and FlinkSessionCluster. Each is reconciled as itself (subject.go): the machine
-// moves its phase, and handlers read and write the status parts the kinds share (MachineStatus,
-// JobOwnerStatus, ClusterOwnerStatus) and the job settings the kind derives from its spec
-// (settings.go). Each kind has its own phase table; what else differs is in objectKind, and every
-// kind is registered here, in kinds.
+// Two kinds run through this package's pass (Context) and job operations: FlinkApplication and
+// FlinkSessionJob. Each is reconciled as itself (subject.go): the machine moves its phase, and
+// handlers read and write the status parts the kinds share (MachineStatus, JobOwnerStatus,
+// ClusterOwnerStatus) and the job settings the kind derives from its spec (settings.go). Each kind
+// has its own phase table; what else differs is in objectKind. FlinkSessionCluster is a package of
+// its own (sessioncluster). Every kind is registered here, in kinds, which is wiring: it moves to
+// pkg/operator with the world tests (docs/architecture.md).
 
 const (
 	applicationKindName    = v1beta1.FlinkApplicationKind
@@ -59,14 +60,6 @@ var (
 				rc, rc.Meta.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, status...)
 		},
 	}
-	sessionClusterKind = &objectKind{
-		name: sessionClusterKindName, sharedCluster: true,
-		table: func() map[Phase]phaseSpec { return sessionClusterTable },
-		patch: func(rc *Context, patch []byte, status ...string) (metav1.Object, error) {
-			return rc.env.Apps.FlinkV1beta1().FlinkSessionClusters(rc.Meta.Namespace).Patch(
-				rc, rc.Meta.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, status...)
-		},
-	}
 )
 
 // registeredKind is everything the controller knows of one kind it reconciles, registered in one
@@ -87,8 +80,7 @@ var kinds = []registeredKind{
 		endOfLife: "job handled per deleteMode, finalizer removed"},
 	{objectKind: sessionJobKind, phases: phaseNames(v1beta1.SessionJobPhases), pass: (*Environment).ReconcileSessionJob,
 		endOfLife: "job handled per deleteMode, finalizer removed"},
-	{objectKind: sessionClusterKind, phases: phaseNames(v1beta1.SessionClusterPhases), pass: (*Environment).ReconcileSessionCluster,
-		endOfLife: "no FlinkSessionJob names the cluster any more, finalizer removed"},
+	{objectKind: &objectKind{name: sessionClusterKindName}, pass: (*Environment).ReconcileSessionCluster},
 }
 
 // kindNamed is the registered kind of that name; the FlinkApplication's for a name not registered.

@@ -28,11 +28,7 @@ var machine = fsm.Machine[*Context]{
 // step runs one pass of the state machine (fsm.Machine.Step) for the pass's object.
 func step(rc *Context) Outcome { return machine.Step(rc, &rc.env.PhaseTime) }
 
-// deletionRequested says what a delete does: to the job per deleteMode, or to a session cluster's
-// jobs.
+// deletionRequested says what a delete does: to the job per deleteMode.
 func deletionRequested(rc *Context) string {
-	if rc.Job == nil {
-		return "FlinkSessionCluster deleted; it is removed once no FlinkSessionJob names it"
-	}
 	return fmt.Sprintf("%s deleted; deleteMode %s", rc.kind.name, rc.Settings.DeleteMode)
 }

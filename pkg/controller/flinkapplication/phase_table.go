@@ -190,8 +190,3 @@ func sharedPass(rc *Context) *lifecycle.Pass { return rc.Pass.Pass }
 func shared(handle func(*lifecycle.Pass) Outcome) func(*Context) Outcome {
 	return func(rc *Context) Outcome { return handle(rc.Pass.Pass) }
 }
-
-// globalExits are transitions the state machine makes before any handler runs.
-var globalExits = []exit{
-	{To: PhaseDeleting, When: "deletion requested"},
-}

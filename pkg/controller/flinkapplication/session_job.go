@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
@@ -340,19 +341,7 @@ func sessionClusterReady(rc *Context) (hash, why string) {
 // off and back on while the old cluster's JobManager was gone, and the job HA recovered there ran
 // beside the one submitted on the cluster in between).
 func haKeepsJobs(rc *Context, hash string) bool {
-	c := rc.session.Cluster
-	if c == nil || c.DeletionTimestamp != nil {
-		return false
-	}
-	if c.Status.DeployHash == hash && flink.ConfigHasHighAvailability(c.Spec.FlinkConfig) {
-		return true
-	}
-	if spec, ok := recordedClusterSpec(&c.Status, hash); ok {
-		// The session cluster keeps that cluster while jobs are on it, and creates its JobManager
-		// again when it ran with HA (bringBackJobManagers), whatever HA type it ran with.
-		return flink.ConfigHasHighAvailability(spec.FlinkConfig)
-	}
-	return len(rc.session.ClusterHAConfigMaps[hash]) > 0
+	return clusters.SessionKeepsJobs(rc.session.Cluster, hash, rc.session.ClusterHAConfigMaps)
 }
 
 // waitForHAJobManager waits for the JobManager of the job's cluster, which Flink HA brings back

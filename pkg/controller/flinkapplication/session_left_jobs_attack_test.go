@@ -16,6 +16,8 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/sessioncluster"
 )
 
 // A session job named like one deleted with deleteMode None, created before the cluster's pass, never
@@ -181,7 +183,7 @@ func TestLeftJobsCostOneJobListAndAFewReadsPerPass(t *testing.T) {
 	require.NoError(t, err)
 	took := w.clock.Now().Sub(before)
 	w.answerTime = nil
-	assert.LessOrEqual(t, reads.Load(), int64(leftJobChecksPerPass+1),
+	assert.LessOrEqual(t, reads.Load(), int64(sessioncluster.LeftJobChecksPerPass+1),
 		"one pass of the session cluster read %d jobs from its JobManager and took %s for %d left jobs", reads.Load(), took, n)
 }
 
@@ -190,7 +192,7 @@ func TestLeftJobsCostOneJobListAndAFewReadsPerPass(t *testing.T) {
 // session job naming its state meanwhile. No left job runs with its start state named nowhere (a
 // draft counted the stored list, which lagged the deletes it let go, and cut the list to 100).
 func TestDeletingMoreJobsThanLeftJobsHoldHoldsTheRestInsteadOfForgettingAState(t *testing.T) {
-	const n = maxLeftJobs + 1
+	const n = jobstate.MaxLeftJobs + 1
 	w, _ := leftJobs(t, n)
 	c := w.sessionCluster("session")
 	named := map[string]bool{}
@@ -202,13 +204,13 @@ func TestDeletingMoreJobsThanLeftJobsHoldHoldsTheRestInsteadOfForgettingAState(t
 	sessionJobs, err := w.apps.FlinkV1beta1().FlinkSessionJobs(ns).List(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
 	for _, j := range sessionJobs.Items {
-		named[sessionJobRefOf(&j).JobID] = true
+		named[jobstate.SessionJobReference(&j).JobID] = true
 		if heldForRoom(w, j.Name) {
 			held++
 		}
 	}
 	assert.Equal(t, 1, held, "the delete past the list's room waits")
-	assert.Len(t, c.Status.LeftJobs, maxLeftJobs)
+	assert.Len(t, c.Status.LeftJobs, jobstate.MaxLeftJobs)
 	var unnamed []string
 	for _, r := range w.timeline.Jobs(ns + "/session") {
 		if _, ended := r.AliveUntil(); !ended && r.RestoredFrom != "" && !named[r.JobID] {
@@ -233,7 +235,7 @@ func warningsOf(events []string, reason string) []string {
 // cluster slow to become ready): the status the cluster's pass writes never holds more leftJobs than
 // the CRD's maxItems, which the API server would refuse on every pass, freezing the cluster's status.
 func TestLeftJobsStayWithinTheCRDBoundInEveryPhase(t *testing.T) {
-	const n = maxLeftJobs + 1
+	const n = jobstate.MaxLeftJobs + 1
 	maxLeftJobsSeen = 0
 	w, _ := leftJobsWith(t, n, func(w *world) {
 		w.updateSessionCluster("session", func(c *v1beta1.FlinkSessionCluster) { c.Spec.Image = "flink:1.20-slow" })
@@ -241,5 +243,5 @@ func TestLeftJobsStayWithinTheCRDBoundInEveryPhase(t *testing.T) {
 		w.broken[flink.JobManagerNameOf("session", w.sessionCluster("session").Status.UpdatingHash)] = true
 	})
 	t.Logf("%s; leftJobs now %d", w.describeSessions(), len(w.sessionCluster("session").Status.LeftJobs))
-	assert.LessOrEqual(t, maxLeftJobsSeen, maxLeftJobs, "a stored status.leftJobs held %d entries; the CRD admits %d", maxLeftJobsSeen, maxLeftJobs)
+	assert.LessOrEqual(t, maxLeftJobsSeen, jobstate.MaxLeftJobs, "a stored status.leftJobs held %d entries; the CRD admits %d", maxLeftJobsSeen, jobstate.MaxLeftJobs)
 }

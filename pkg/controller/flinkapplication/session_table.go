@@ -3,7 +3,6 @@ package flinkapplication
 import (
 	"fmt"
 	"maps"
-	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
@@ -13,9 +12,6 @@ import (
 // sessionJobTable is the FlinkSessionJob's phase table: a job's lifecycle without cluster phases.
 // Savepointing, Cancelling, Recovering and Deleting are the FlinkApplication's handlers.
 var sessionJobTable map[Phase]phaseSpec
-
-// sessionClusterTable is the FlinkSessionCluster's phase table: a cluster's lifecycle without a job.
-var sessionClusterTable map[Phase]phaseSpec
 
 func init() {
 	stopExits := []exit{
@@ -105,52 +101,6 @@ func init() {
 		},
 	}
 	maps.Copy(sessionJobTable, lifecycle.StopPhases(sharedPass, stopExits, abandonSessionStop))
-
-	sessionClusterTable = map[Phase]phaseSpec{
-		PhaseNew: {
-			Handle: handleSessionClusterDeploy,
-			Exits:  []exit{{To: PhaseClusterStarting, When: "cluster objects created"}},
-			GiveUp: func(rc *Context, cause string) Outcome { return rc.DeployFailed("DeployFailed", cause) },
-			Poll:   waitPoll,
-		},
-		PhaseUpdating: {
-			Handle: handleSessionClusterDeploy,
-			Exits:  []exit{{To: PhaseClusterStarting, When: "the new spec's cluster created beside the running one"}},
-			GiveUp: func(rc *Context, cause string) Outcome { return rc.DeployFailed("DeployFailed", cause) },
-			Poll:   waitPoll,
-		},
-		PhaseClusterStarting: {
-			Handle: handleSessionClusterStarting,
-			Exits: []exit{
-				{To: PhaseRunning, When: "cluster ready: jobs are submitted to it and move to it"},
-				{To: PhaseUpdating, When: "spec changed again"},
-			},
-			Deadline: func(rc *Context) time.Duration { return rc.Config.ClusterStartTimeout.Duration },
-			Progress: sessionClusterProgress,
-			GiveUp: func(rc *Context, cause string) Outcome {
-				return rc.DeployFailed("ClusterStartFailed", fmt.Sprintf("%s; the running cluster and its jobs are kept", cause))
-			},
-			Poll: waitPoll,
-		},
-		PhaseRunning: {
-			Handle: handleSessionClusterRunning,
-			Exits:  []exit{{To: PhaseUpdating, When: "spec changed"}},
-			Poll:   statusPoll,
-		},
-		PhaseDeployFailed: {
-			Handle: handleSessionClusterDeployFailed,
-			Exits: []exit{
-				{To: PhaseUpdating, When: "spec changed"},
-				{To: PhaseRunning, When: "spec back to the running cluster's"},
-			},
-			Poll: statusPoll,
-		},
-		PhaseDeleting: {
-			Handle: handleSessionClusterDeleting,
-			// Its jobs' deletions wake it.
-			Poll: statusPoll,
-		},
-	}
 }
 
 // abandonSessionStop ends a stop of a session job that cannot finish: a suspend rests with the job as

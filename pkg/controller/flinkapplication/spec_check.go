@@ -1,7 +1,6 @@
 package flinkapplication
 
 import (
-	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 )
 
@@ -17,16 +16,6 @@ func applicationSpecError(rc *Context) error {
 		return err
 	}
 	return flink.CheckJob(rc.App)
-}
-
-// sessionClusterSpecError names the first field of a FlinkSessionCluster's spec that cannot deploy.
-// Its replicas × taskSlots must be a task slot count Flink can hold.
-func sessionClusterSpecError(rc *Context) error {
-	if err := clusters.SlotsFit(rc.ClusterOwner); err != nil {
-		return err
-	}
-	_, err := rc.ClusterOwner.RenderCluster(rc.Hash, "")
-	return err
 }
 
 // clusterRefusal is why no object may be created from owner's spec now (clusters.PodPolicy.Refusal).

@@ -3,6 +3,7 @@ package flinkapplication
 import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/sessioncluster"
 )
 
 // What rests, for the loop's lanes and its quiet takeover (pkg/controller/loop): an object at rest
@@ -24,7 +25,7 @@ func (c *Controller) keyAtRest(key queueKey) bool {
 	case *v1beta1.FlinkSessionJob:
 		s = sessionJobSubject{o}
 	case *v1beta1.FlinkSessionCluster:
-		s = sessionClusterSubject{o}
+		s = sessioncluster.Subject{FlinkSessionCluster: o}
 	default:
 		return false
 	}

@@ -70,3 +70,9 @@ func Rows[P any](d Drawn[P]) [][3]string {
 	}
 	return rows
 }
+
+// GlobalExits are the transitions the machine makes before any handler runs (Machine.Step), which
+// every kind's diagram draws.
+var GlobalExits = []Exit{
+	{To: PhaseDeleting, When: "deletion requested"},
+}
