@@ -80,6 +80,11 @@ var rules = []rule{
 		"pkg/controller/ledger", "pkg/controller/jobs", "pkg/controller/checkpointbook", "pkg/controller/clusters", "pkg/controller/loop",
 		"pkg/controller/jars", "pkg/controller/flink/...", "pkg/controller/k8", "pkg/controller/config", "pkg/printable", "pkg/idsource"},
 		"a kind never imports another kind"},
+	{"pkg/controller/sessionjob", []string{"pkg/apis/...", "pkg/client/...", "pkg/controller/kindpass", "pkg/controller/lifecycle",
+		"pkg/controller/fsm", "pkg/controller/jobstate", "pkg/controller/snapshots", "pkg/controller/watch", "pkg/controller/guardian",
+		"pkg/controller/ledger", "pkg/controller/jobs", "pkg/controller/checkpointbook", "pkg/controller/clusters", "pkg/controller/loop",
+		"pkg/controller/jars", "pkg/controller/flink/...", "pkg/controller/k8", "pkg/controller/config", "pkg/printable", "pkg/idsource"},
+		"a kind never imports another kind"},
 	{"pkg/cli", []string{"pkg/apis/...", "pkg/client/...", "pkg/printable"},
 		"kubectl flink talks to the API server, never to the operator's packages"},
 	{"pkg/controller/flinkapplication", []string{"pkg/apis/...", "pkg/client/...", "pkg/printable", "pkg/idsource", "pkg/controller/autoscaler",
@@ -87,7 +92,7 @@ var rules = []rule{
 		"pkg/controller/guardian", "pkg/controller/jars", "pkg/controller/jobs", "pkg/controller/jobstate", "pkg/controller/k8", "pkg/controller/ledger",
 		"pkg/controller/kindpass", "pkg/controller/lifecycle", "pkg/controller/loop", "pkg/controller/snapshots", "pkg/controller/watch",
 		// The kinds' registry, until it moves to pkg/operator with the world tests.
-		"pkg/controller/sessioncluster"},
+		"pkg/controller/sessioncluster", "pkg/controller/sessionjob"},
 		"the kinds never import the operator's wiring (pkg/operator), the CLI or the test harnesses"},
 	{"pkg/...", []string{"pkg/..."}, "the operator's packages never import the test harnesses (integ/) or commands"},
 }

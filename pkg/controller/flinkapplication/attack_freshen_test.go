@@ -68,7 +68,7 @@ func TestABlueGreenRedeployFromANamedCheckpointStartsFromThatCheckpoint(t *testi
 // in Submitting (recordCandidateCheckpoint records them in the ledger) is lost with its JobManager
 // (no HA) before it runs stable. Its own newest checkpoint is the newest state of the job being
 // replaced on that cluster: "lost without HA, the new version's job starts again from its own
-// newest checkpoint, never from the one it started from" (candidate_checkpoints.go). A JobManager
+// newest checkpoint, never from the one it started from" (jobstate.Observe.CandidateCheckpoint). A JobManager
 // that now says it has no such job is what freshenBesideRestore reads as "not yet submitted", and it
 // moves the restore to the deployed version's newest checkpoint, dropping the state the new
 // version's job built.

@@ -26,7 +26,7 @@ import (
 //     the redeploy flag was recomputed each pass, and lost once the first pass had replaced the
 //     next restore path, so a redeploy whose cancel took two passes went on from the attempt's
 //     checkpoint as well.
-//   - TestS6ADeletionBlockedWhileAnHAJobManagerWasGone...: passes with context.go and session_job.go
+//   - TestS6ADeletionBlockedWhileAnHAJobManagerWasGone...: passes with context.go and sessionjob/handlers.go
 //     at 2f136bc^ (the deletion ends at once there; the job HA recovers later runs ownerless).
 
 // updateUntilRolledBack applies the change to the application and runs it until it rests in

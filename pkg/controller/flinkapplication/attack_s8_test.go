@@ -24,7 +24,7 @@ import (
 // cluster records the spec each Flink cluster it keeps was rendered from (status.clusters): it
 // creates the JobManager of a kept HA cluster again, so that its jobs come back and move, and a
 // session job reads from it whether its job's cluster runs with HA, whatever HA type
-// (session_cluster_specs.go); a session job waiting for a JobManager nothing creates says so with a
+// (sessioncluster/cluster_specs.go); a session job waiting for a JobManager nothing creates says so with a
 // Warning (waitForHAJobManager); every object's newest savepoint is named to the other objects'
 // guardians (refsOf).
 

@@ -164,7 +164,7 @@ func versionJobStatus(rc *Context, r *v1beta1.DeploymentRecord) v1beta1.FlinkJob
 //
 //   - a job of the version that ran and was lost (its JobManager says it has no such job) after it
 //     completed state of its own starts again from its own newest state, never from the one it
-//     started from (candidate_checkpoints.go);
+//     started from (jobstate.Observe.CandidateCheckpoint);
 //   - a version that is to start from a checkpoint of the deployed version's job, which keeps
 //     running, and waited in Submitting (a FlinkSnapshot the spec names, a jar, the leftover
 //     clusters) past the record window (the time Flink is counted on to keep a checkpoint) moves to

@@ -30,10 +30,7 @@ type Context struct {
 	// kind is what differs between the resources the machine runs: their phase table, where they
 	// write, and whose cluster their jobs run on.
 	kind *objectKind
-	// session is what a session job or cluster knows of its counterpart; nil for a FlinkApplication.
-	session *sessionState
-
-	env *Environment
+	env  *Environment
 }
 
 // newContext is a pass of the kind over the objects read, for the machine's part m.
@@ -54,7 +51,6 @@ func newContext(ctx context.Context, m *fsm.Pass, kind *objectKind, e *Environme
 	}
 	rc.Pass = kindpass.NewPass(ctx, m, base, name, shared, patch)
 	rc.Kind = rc
-	rc.KeepsJobs = func(hash string) bool { return isSessionJob(rc) && haKeepsJobs(rc, hash) }
 	rc.OwnHashes = func(own map[string]bool) {
 		if a := rc.App; a != nil {
 			own[a.Status.RollbackHash], own[a.Status.TeardownHash], own[a.Status.InPlaceUpdatedFromHash] = true, true, true

@@ -3,6 +3,7 @@ package flinkapplication
 import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/sessioncluster"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/sessionjob"
 )
 
 // DiagramKinds are the kinds whose state machines the docs draw, in the order they are drawn.
@@ -22,16 +23,22 @@ func drawn(kind string) fsm.Drawn[*Context] {
 
 // PhaseDiagram renders a kind's phase table as a Mermaid state diagram (fsm.Diagram).
 func PhaseDiagram(kind string) string {
-	if kind == sessioncluster.KindName {
+	switch kind {
+	case sessioncluster.KindName:
 		return fsm.Diagram(sessioncluster.Drawn())
+	case sessionjob.KindName:
+		return fsm.Diagram(sessionjob.Drawn())
 	}
 	return fsm.Diagram(drawn(kind))
 }
 
 // PhaseTable describes each phase of a kind: where it moves and whether it has a deadline, for the docs.
 func PhaseTable(kind string) [][3]string {
-	if kind == sessioncluster.KindName {
+	switch kind {
+	case sessioncluster.KindName:
 		return fsm.Rows(sessioncluster.Drawn())
+	case sessionjob.KindName:
+		return fsm.Rows(sessionjob.Drawn())
 	}
 	return fsm.Rows(drawn(kind))
 }

@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/sessionjob"
 )
 
 // Environment is what reconciles share (kindpass.Environment: clients, clock, configuration, the
@@ -14,8 +15,8 @@ import (
 type Environment struct {
 	kindpass.Environment
 
-	// jarFetches are session jobs' jar fetches, run off the workers.
-	jarFetches jarFetches
+	// sessionJobs is what the FlinkSessionJob kind keeps: its jars' transfers in flight.
+	sessionJobs sessionjob.Memory
 	// hashes remembers each application's cluster hash by the resourceVersion it was computed from
 	// (object_memory.go).
 	hashes clusterHashes

@@ -14,6 +14,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/sessionjob"
 )
 
 // Two live jobs of one object that the randomized explorer (explorer_test.go) found, each reduced
@@ -84,7 +85,7 @@ func TestASessionJobGivenUpOnWhileItMayRunIsStoppedBeforeTheNextOne(t *testing.T
 			w.runSessionsUntil("the job running on the new Flink cluster", func() bool {
 				j, c := w.sessionJob("a"), w.sessionCluster("session")
 				return j.Status.Phase == v1beta1.SessionJobRunning && j.Status.JobStatus.ClusterHash == c.Status.DeployHash &&
-					j.Status.Deployments.Stable.SpecHash == sessionJobHash(j)
+					j.Status.Deployments.Stable.SpecHash == sessionjob.Hash(j)
 			})
 			w.assertOneJobEach("a")
 		})

@@ -28,7 +28,7 @@ import (
 
 const (
 	// maxRESTCallsPerPass bounds one pass's calls: the autoscaler's sample may spend 64
-	// (autoscaler_sampling.go), the job's observation and one operation a few more.
+	// (autoscaling/sampling.go), the job's observation and one operation a few more.
 	maxRESTCallsPerPass = 96
 	// maxPassTime bounds the simulated time one pass spends waiting for JobManagers.
 	maxPassTime = time.Minute
@@ -467,7 +467,7 @@ func (x *explorer) checkPassBounds(what string, calls int64, spent time.Duration
 	}
 }
 
-// phaseDeadlines are the phase table's deadlines (phase_table.go, session_table.go) under the
+// phaseDeadlines are the phase table's deadlines (phase_table.go, sessionjob/table.go, sessioncluster/table.go) under the
 // world's configuration, the longest a phase may take where it depends on the object.
 func (x *explorer) phaseDeadline(phase string) (time.Duration, bool) {
 	c := x.w.env.Config

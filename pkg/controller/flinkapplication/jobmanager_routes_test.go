@@ -17,6 +17,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/sessionjob"
 )
 
 // routedCalls records the calls that a Service routed to another cluster's JobManager.
@@ -172,7 +173,7 @@ func TestAJarTransferAsksAgainBeforeItUploads(t *testing.T) {
 	w.runSessionsUntil("running", func() bool { return w.sessionCluster("session").Status.Phase == v1beta1.SessionClusterRunning })
 	c := w.sessionCluster("session")
 	owner, hash := flink.OwnerFromSessionCluster(c), c.Status.DeployHash
-	check := w.env.routeCheck(owner, hash)
+	check := sessionjob.RouteCheck(&w.env.Environment, owner, hash)
 	require.NoError(t, check())
 
 	w.pointServiceAt(flink.VersionedServiceNameOf("session", hash), "jm.other-team.svc.cluster.local")

@@ -9,15 +9,15 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/sessioncluster"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/sessionjob"
 )
 
-// Two kinds run through this package's pass (Context) and job operations: FlinkApplication and
-// FlinkSessionJob. Each is reconciled as itself (subject.go): the machine moves its phase, and
-// handlers read and write the status parts the kinds share (MachineStatus, JobOwnerStatus,
-// ClusterOwnerStatus) and the job settings the kind derives from its spec (settings.go). Each kind
-// has its own phase table; what else differs is in objectKind. FlinkSessionCluster is a package of
-// its own (sessioncluster). Every kind is registered here, in kinds, which is wiring: it moves to
-// pkg/operator with the world tests (docs/architecture.md).
+// The FlinkApplication runs through this package's pass (Context): the machine moves its phase, and
+// handlers read and write its status and the job settings it derives from its spec (settings.go).
+// FlinkSessionJob and FlinkSessionCluster are packages of their own (sessionjob, sessioncluster).
+// Every kind is registered here, in kinds, which is wiring: it moves to pkg/operator with the world
+// tests (docs/architecture.md).
 
 const (
 	applicationKindName    = v1beta1.FlinkApplicationKind
@@ -52,14 +52,6 @@ var (
 				rc, rc.Meta.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, status...)
 		},
 	}
-	sessionJobKind = &objectKind{
-		name: sessionJobKindName, sharedCluster: true,
-		table: func() map[Phase]phaseSpec { return sessionJobTable },
-		patch: func(rc *Context, patch []byte, status ...string) (metav1.Object, error) {
-			return rc.env.Apps.FlinkV1beta1().FlinkSessionJobs(rc.Meta.Namespace).Patch(
-				rc, rc.Meta.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, status...)
-		},
-	}
 )
 
 // registeredKind is everything the controller knows of one kind it reconciles, registered in one
@@ -78,8 +70,7 @@ type registeredKind struct {
 var kinds = []registeredKind{
 	{objectKind: applicationKind, phases: phaseNames(v1beta1.Phases), pass: (*Environment).Reconcile,
 		endOfLife: "job handled per deleteMode, finalizer removed"},
-	{objectKind: sessionJobKind, phases: phaseNames(v1beta1.SessionJobPhases), pass: (*Environment).ReconcileSessionJob,
-		endOfLife: "job handled per deleteMode, finalizer removed"},
+	{objectKind: &objectKind{name: sessionJobKindName}, pass: (*Environment).ReconcileSessionJob},
 	{objectKind: &objectKind{name: sessionClusterKindName}, pass: (*Environment).ReconcileSessionCluster},
 }
 
@@ -108,3 +99,15 @@ func (rc *Context) phases() map[Phase]phaseSpec {
 
 // objectKey names an object across kinds (kindpass.ObjectKey).
 func objectKey(kind string, obj metav1.Object) string { return kindpass.ObjectKey(kind, obj) }
+
+// ReconcileSessionJob runs one pass of the state machine for one FlinkSessionJob
+// (sessionjob.Reconcile).
+func (e *Environment) ReconcileSessionJob(ctx context.Context, namespace, name string) (time.Duration, error) {
+	return sessionjob.Reconcile(ctx, &e.Environment, &e.sessionJobs, namespace, name)
+}
+
+// ReconcileSessionCluster runs one pass of the state machine for one FlinkSessionCluster
+// (sessioncluster.Reconcile).
+func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, name string) (time.Duration, error) {
+	return sessioncluster.Reconcile(ctx, &e.Environment, namespace, name)
+}

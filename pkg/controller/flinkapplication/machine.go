@@ -16,7 +16,6 @@ var machine = fsm.Machine[*Context]{
 	Table:             (*Context).phases,
 	Key:               (*Context).Key,
 	DeletionRequested: deletionRequested,
-	HeldBy:            jobManagerHABringsBack,
 	Recorded: func(rc *Context, at metav1.Time) {
 		if rc.App != nil && rc.App.Status.StartedAt == nil {
 			rc.App.Status.StartedAt = &at

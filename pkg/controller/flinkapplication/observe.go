@@ -6,9 +6,8 @@ import (
 
 // recordsCandidateCheckpoints tells whether the candidate's job has its checkpoints recorded while
 // it starts (jobstate.Observe.CandidateCheckpoint): a new BlueGreen version's job while it runs
-// beside the deployed version, which may subsume the checkpoint it started from, and a session
-// job's in Submitting (attack review s5). A new job of the other modes starts once the job before
-// it stopped, from state nothing subsumes.
+// beside the deployed version, which may subsume the checkpoint it started from. A new job of the
+// other modes starts once the job before it stopped, from state nothing subsumes.
 func recordsCandidateCheckpoints(rc *Context) bool {
 	if rc.Job == nil {
 		return false
@@ -17,8 +16,5 @@ func recordsCandidateCheckpoints(rc *Context) bool {
 	if c == nil {
 		return false
 	}
-	return rc.App != nil && blueGreen(rc.App) && s != nil && s.ClusterHash != c.ClusterHash || isSessionJob(rc)
+	return rc.App != nil && blueGreen(rc.App) && s != nil && s.ClusterHash != c.ClusterHash
 }
-
-// isSessionJob tells whether the pass is a FlinkSessionJob's.
-func isSessionJob(rc *Context) bool { return rc.session != nil && rc.session.Job != nil }

@@ -56,8 +56,13 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 	rc.bind(applicationSubject{app}, applicationSubject{cached})
 	rc.Settings = applicationSettings(app)
 	kindpass.ResolveRestoreSnapshot(rc.Pass)
-	return e.runPass(rc, applicationPass)
+	return kindpass.Run(rc, applicationPass)
 }
+
+// applicationPass is the application's pass: its status migrated from earlier shapes, summarized,
+// and written once (held back while a submission repeats).
+var applicationPass = kindpass.PassOf(machine, applicationKindName, kindpass.Steps[*Context]{
+	Migrate: migrateStatus, Summarize: summarize, Write: writeStatus})
 
 // persist writes the status if it changed (kindpass.Persist).
 func (e *Environment) persist(rc *Context) error { return kindpass.Persist(rc.Pass) }

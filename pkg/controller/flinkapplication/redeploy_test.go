@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/sessionjob"
 )
 
 // manualSavepoint takes a savepoint of the running job through savepointTriggerNonce and returns
@@ -167,7 +168,7 @@ func TestASessionJobsHashIsUnchangedWithoutARedeployNonce(t *testing.T) {
 		FlinkConfig                                 v1beta1.FlinkConfig
 	}{j.JarURI, j.JarSHA256, j.EntryClass, j.RestartNonce, j.Args, j.Parallelism, j.AllowNonRestoredState, job.Spec.FlinkConfig})
 	sum := sha256.Sum256(b)
-	assert.Equal(t, hex.EncodeToString(sum[:])[:8], sessionJobHash(job))
+	assert.Equal(t, hex.EncodeToString(sum[:])[:8], sessionjob.Hash(job))
 	job.Spec.Job.SavepointRedeployNonce = "r1"
-	assert.NotEqual(t, hex.EncodeToString(sum[:])[:8], sessionJobHash(job))
+	assert.NotEqual(t, hex.EncodeToString(sum[:])[:8], sessionjob.Hash(job))
 }

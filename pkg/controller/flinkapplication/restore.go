@@ -28,11 +28,7 @@ func otherVersionsJob(rc *Context, jobID string) string {
 // RestoreByHand says how the user names the state a job starts from when the restore policy
 // cannot choose it: with a new savepointRedeployNonce, from the state its path names.
 func (rc *Context) RestoreByHand() string {
-	path := "spec.savepointPath"
-	if rc.kind.name == sessionJobKindName {
-		path = "spec.job.initialSavepointPath"
-	}
-	return fmt.Sprintf("name the state to start from by hand (%s, with a new %s)", path, rc.Settings.Field("savepointRedeployNonce"))
+	return fmt.Sprintf("name the state to start from by hand (spec.savepointPath, with a new %s)", rc.Settings.Field("savepointRedeployNonce"))
 }
 
 // RunConfig is the Flink configuration the job with this id was started with (runConfigOfJob).
@@ -91,11 +87,9 @@ func (rc *Context) RescalingInPlace() bool { return rescalingInPlace(rc) }
 // starts (recordsCandidateCheckpoints).
 func (rc *Context) RecordsCandidateCheckpoints() bool { return recordsCandidateCheckpoints(rc) }
 
-// HoldDelete holds an application's deletion until its other clusters are gone, and a session job's
-// with deleteMode None until its cluster lists the job it leaves running.
+// HoldDelete holds an application's deletion until its other clusters are gone.
 func (rc *Context) HoldDelete(rec *v1beta1.DeploymentRecord) (Outcome, bool) {
-	mode := rc.Settings.DeleteMode
-	if mode != v1beta1.DeleteModeNone && rc.App != nil {
+	if rc.Settings.DeleteMode != v1beta1.DeleteModeNone && rc.App != nil {
 		target := ""
 		if rec != nil {
 			target = rec.ClusterHash
@@ -103,9 +97,6 @@ func (rc *Context) HoldDelete(rec *v1beta1.DeploymentRecord) (Outcome, bool) {
 		if out, gone := leftoverClustersGoneBeforeDelete(rc, target); !gone {
 			return out, true
 		}
-	}
-	if mode == v1beta1.DeleteModeNone {
-		return leftJobWaits(rc, rec)
 	}
 	return Outcome{}, false
 }

@@ -22,39 +22,6 @@ func applicationSettings(app *v1beta1.FlinkApplication) *jobSettings {
 	}
 }
 
-// sessionJobSettings are a FlinkSessionJob's job settings; cluster is the FlinkSessionCluster it
-// names, nil when that does not exist.
-func sessionJobSettings(job *v1beta1.FlinkSessionJob, cluster *v1beta1.FlinkSessionCluster) *jobSettings {
-	j := &job.Spec.Job
-	mode := j.UpgradeMode
-	if mode == "" {
-		mode = v1beta1.UpgradeModeSavepoint
-	}
-	conf := v1beta1.FlinkConfig{}
-	if cluster != nil {
-		for k, v := range *cluster.Spec.FlinkConfig.DeepCopy() {
-			conf[k] = v
-		}
-	}
-	for k, v := range *job.Spec.FlinkConfig.DeepCopy() {
-		conf[k] = v
-	}
-	return &jobSettings{
-		UpgradeMode: mode, Suspend: j.State == v1beta1.JobStateSuspended, DeleteMode: deleteModeOr(job.Spec.DeleteMode),
-		InitialSavepoint: j.InitialSavepointPath, RestoreSnapshot: j.RestoreSnapshot, RestartFailedJob: j.RestartFailedJob, FallbackWithoutState: j.FallbackWithoutState,
-		SavepointTriggerNonce: j.SavepointTriggerNonce, CheckpointTriggerNonce: j.CheckpointTriggerNonce, RedeployNonce: j.SavepointRedeployNonce, RedeployFrom: j.InitialSavepointPath,
-		PeriodicSavepoint: j.PeriodicSavepoint, PeriodicCheckpoint: j.PeriodicCheckpoint, SavepointFormatType: j.SavepointFormatType,
-		SavepointRetention: j.SavepointRetention,
-		FlinkConfig:        conf,
-		Field: func(name string) string {
-			if name == "savepointPath" {
-				return "spec.job.initialSavepointPath of a new FlinkSessionJob"
-			}
-			return "spec.job." + name
-		},
-	}
-}
-
 func deleteModeOr(m v1beta1.DeleteMode) v1beta1.DeleteMode {
 	if m == "" {
 		return v1beta1.DeleteModeSavepoint

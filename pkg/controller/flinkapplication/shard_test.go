@@ -15,6 +15,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/guardian"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/sessionjob"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/snapshots"
 )
 
@@ -71,14 +72,14 @@ func TestASessionJobWhoseClusterIsInAnotherShardIsHeld(t *testing.T) {
 	held := w.sessionJob("job")
 	ready := meta.FindStatusCondition(held.Status.Conditions, v1beta1.ConditionReady)
 	require.NotNil(t, ready)
-	assert.Equal(t, ReasonOtherShard, ready.Reason)
+	assert.Equal(t, sessionjob.ReasonOtherShard, ready.Reason)
 	assert.Contains(t, ready.Message, "FlinkSessionCluster session is in another shard")
 	assert.Contains(t, ready.Message, `shardSelector "flinkfsm.io/shard=a"`)
 	assert.Contains(t, ready.Message, "flinkfsm.io/shard=b")
 	assert.Empty(t, held.Status.Phase, "the job's machine does not move")
 	assert.Empty(t, held.Finalizers)
 	assert.Equal(t, []string{"patch flinksessionjobs/status job"}, w.writes(), "one status write, and not to the cluster")
-	assert.Equal(t, 1, countOf(eventReasons(w.events()), ReasonOtherShard), "one Event, not one per pass")
+	assert.Equal(t, 1, countOf(eventReasons(w.events()), sessionjob.ReasonOtherShard), "one Event, not one per pass")
 
 	w.relabel(sessionClusterKindName, "session", shardKey, "a")
 	w.runSessionsUntil("the job runs once its cluster is in its shard", func() bool { return w.sessionJobIn("job", v1beta1.SessionJobRunning) })
@@ -105,7 +106,7 @@ func TestASessionJobLeftBehindByItsClusterKeepsRunning(t *testing.T) {
 	assert.Equal(t, v1beta1.SessionJobRunning, a.Status.Phase)
 	assert.Equal(t, before.Status.JobStatus.JobID, a.Status.JobStatus.JobID)
 	assert.Len(t, w.jobsOf("session", "a"), 1, "the job was not started again")
-	assert.Equal(t, ReasonOtherShard, meta.FindStatusCondition(a.Status.Conditions, v1beta1.ConditionReady).Reason)
+	assert.Equal(t, sessionjob.ReasonOtherShard, meta.FindStatusCondition(a.Status.Conditions, v1beta1.ConditionReady).Reason)
 
 	// Shard b's operator, asked to delete the cluster, waits for the jobs of shard a that name it.
 	w.shardAs(shardKey + "=b")

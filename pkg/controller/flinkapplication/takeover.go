@@ -4,6 +4,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/sessioncluster"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/sessionjob"
 )
 
 // What rests, for the loop's lanes and its quiet takeover (pkg/controller/loop): an object at rest
@@ -23,7 +24,7 @@ func (c *Controller) keyAtRest(key queueKey) bool {
 	case *v1beta1.FlinkApplication:
 		s = applicationSubject{o}
 	case *v1beta1.FlinkSessionJob:
-		s = sessionJobSubject{o}
+		s = sessionjob.Subject{FlinkSessionJob: o}
 	case *v1beta1.FlinkSessionCluster:
 		s = sessioncluster.Subject{FlinkSessionCluster: o}
 	default:

@@ -1,9 +1,10 @@
-package flinkapplication
+package sessionjob
 
 import (
 	"fmt"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
@@ -16,22 +17,22 @@ import (
 // state, until its cluster's stored status lists the job in leftJobs. Nothing is waited for when the
 // session cluster is gone; nor when it is being deleted and its list is full, since its delete waits
 // for this one and the job ends with it.
-func leftJobWaits(rc *Context, rec *v1beta1.DeploymentRecord) (Outcome, bool) {
-	if rc.session == nil || rec == nil || rec.JobID == "" || jobstate.StartStateOf(rc.Job, rec) == "" {
-		return Outcome{}, false
+func leftJobWaits(p *Pass, rec *v1beta1.DeploymentRecord) (fsm.Outcome, bool) {
+	if rec == nil || rec.JobID == "" || jobstate.StartStateOf(p.Job, rec) == "" {
+		return fsm.Outcome{}, false
 	}
-	c := rc.session.Cluster
+	c := p.Cluster
 	if c == nil {
-		return Outcome{}, false
+		return fsm.Outcome{}, false
 	}
 	for _, l := range c.Status.LeftJobs {
 		if l.JobID == rec.JobID {
-			return Outcome{}, false
+			return fsm.Outcome{}, false
 		}
 	}
-	from, full := jobstate.StartStateOf(rc.Job, rec), len(c.Status.LeftJobs) >= jobstate.MaxLeftJobs
+	from, full := jobstate.StartStateOf(p.Job, rec), len(c.Status.LeftJobs) >= jobstate.MaxLeftJobs
 	if c.DeletionTimestamp != nil && full {
-		return Outcome{}, false
+		return fsm.Outcome{}, false
 	}
 	msg := fmt.Sprintf("deleteMode None leaves job %s running from %s: the delete waits until FlinkSessionCluster %s lists it "+
 		"in status.leftJobs, so that the state stays while the job may restart from it", rec.JobID, from, c.Name)
@@ -40,8 +41,8 @@ func leftJobWaits(rc *Context, rec *v1beta1.DeploymentRecord) (Outcome, bool) {
 			"running in status.leftJobs, each until it completes a checkpoint or ends: the delete waits for room. Cancel left jobs "+
 			"in Flink to make room, or delete with deleteMode Savepoint", rec.JobID, from, c.Name, jobstate.MaxLeftJobs)
 	}
-	if rc.Machine.Reason == msg {
-		return stay(0), true
+	if p.Machine.Reason == msg {
+		return fsm.Stay(0), true
 	}
-	return Outcome{Reason: "DeletionHeld", Message: msg, Warning: full}, true
+	return fsm.Outcome{Reason: "DeletionHeld", Message: msg, Warning: full}, true
 }

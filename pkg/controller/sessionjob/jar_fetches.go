@@ -1,4 +1,4 @@
-package flinkapplication
+package sessionjob
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
 // Jar fetches and uploads run off the workers. A jar host can be slow for the whole of jars.timeout
@@ -100,7 +101,7 @@ func (f *jarFetches) sweep(now time.Time) {
 // worker: its own context, bounded by the fetcher's and the client's timeouts, not the pass's. The
 // fetched file goes once uploaded. The upload asks the lease fence first, as every change to Flink,
 // and route, whether the JobManager's Service is still the operator's: a fetch may take minutes.
-func (e *Environment) jarTransfer(uri, sha256, url string, route func() error) func() (*uploadedJar, error) {
+func jarTransfer(e *kindpass.Environment, uri, sha256, url string, route func() error) func() (*uploadedJar, error) {
 	return func() (*uploadedJar, error) {
 		jar, err := e.Jars.Fetch(context.Background(), uri, sha256)
 		if err != nil {
@@ -131,9 +132,9 @@ func (e *Environment) jarTransfer(uri, sha256, url string, route func() error) f
 	}
 }
 
-// routeCheck is jobManagerRoute for a transfer off the worker: the owner's cluster with this hash as
+// RouteCheck is kindpass.Environment.JobManagerRoute for a transfer off the worker: the owner's cluster with this hash as
 // the caches show it at the moment of the call.
-func (e *Environment) routeCheck(owner flink.ClusterOwner, hash string) func() error {
+func RouteCheck(e *kindpass.Environment, owner flink.ClusterOwner, hash string) func() error {
 	return func() error {
 		clusters, _, err := e.Observer.Owned(owner)
 		if err != nil {

@@ -1,9 +1,8 @@
-package flinkapplication
+package sessionjob
 
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,7 +15,8 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
-// The passes at the edges of a shard (kindpass/shard.go): objects of this shard that name one of another.
+// A session job at the edge of a shard (kindpass/shard.go): one of this shard whose session cluster is
+// another's.
 
 // heldRecheck is how often a held session job looks whether its cluster still is in another shard.
 // A cluster relabelled into this shard wakes it at once; one relabelled elsewhere or deleted does
@@ -32,7 +32,7 @@ const ReasonOtherShard = "SessionClusterInAnotherShard"
 // neither submits the job there nor takes it for lost. Its Ready condition and an Event say why and
 // what to do; nothing else is done, its deletion included, until job and cluster are in one shard.
 // held is false when the cluster does not exist (the job waits for it as it always did).
-func (e *Environment) holdForOtherShard(ctx context.Context, job *v1beta1.FlinkSessionJob) (after time.Duration, held bool, err error) {
+func holdForOtherShard(ctx context.Context, e *kindpass.Environment, m *Memory, job *v1beta1.FlinkSessionJob) (after time.Duration, held bool, err error) {
 	cluster, err := e.Apps.FlinkV1beta1().FlinkSessionClusters(job.Namespace).Get(ctx, job.Spec.ClusterName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return 0, false, nil
@@ -42,35 +42,25 @@ func (e *Environment) holdForOtherShard(ctx context.Context, job *v1beta1.FlinkS
 	}
 	if e.InShard(cluster) {
 		// Relabelled into this shard a moment ago: the cache has not caught up yet.
-		return staleCacheRetry, true, nil
+		return fsm.StaleCacheRetry, true, nil
 	}
 	msg := fmt.Sprintf("FlinkSessionCluster %s is in another shard: %s does not select its labels {%s}. A session job and its "+
 		"cluster must be in one shard; nothing is done for this job, its deletion included, until it is labelled into the "+
 		"cluster's shard or the cluster into this one", cluster.Name, e.DescribeShard(), labels.Set(cluster.Labels))
 	working := job.DeepCopy()
-	rc := newContext(ctx, &fsm.Pass{Config: e.Config, Now: e.Clock.Now()}, sessionJobKind, e)
-	rc.session = &sessionState{ClusterName: job.Spec.ClusterName, Job: job}
-	rc.bind(sessionJobSubject{working}, sessionJobSubject{job})
-	if c := meta.FindStatusCondition(rc.Machine.Conditions, v1beta1.ConditionReady); c != nil && c.Status == metav1.ConditionFalse &&
+	p := newPass(ctx, e, m, job)
+	p.Bind(Subject{working}, Subject{job})
+	if c := meta.FindStatusCondition(p.Machine.Conditions, v1beta1.ConditionReady); c != nil && c.Status == metav1.ConditionFalse &&
 		c.Reason == ReasonOtherShard && c.Message == msg {
 		return heldRecheck, true, nil
 	}
-	rc.Machine.Reason = msg
-	fsm.SetCondition(rc.Machine, metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: ReasonOtherShard,
-		Message: msg, ObservedGeneration: job.Generation}, rc.Now)
-	rc.Showable()
-	if err := e.persist(rc); err != nil {
+	p.Machine.Reason = msg
+	fsm.SetCondition(p.Machine, metav1.Condition{Type: v1beta1.ConditionReady, Status: metav1.ConditionFalse, Reason: ReasonOtherShard,
+		Message: msg, ObservedGeneration: job.Generation}, p.Now)
+	p.Showable()
+	if err := kindpass.Persist(p.Pass); err != nil {
 		return 0, true, err
 	}
 	e.Recorder.Event(working, kindpass.EventType(true), ReasonOtherShard, msg)
 	return heldRecheck, true, nil
-}
-
-// jobNames lists jobs by name for a message.
-func jobNames(jobs []*v1beta1.FlinkSessionJob) string {
-	names := make([]string, len(jobs))
-	for i, j := range jobs {
-		names[i] = j.Name
-	}
-	return strings.Join(names, ", ")
 }

@@ -1,4 +1,4 @@
-package flinkapplication
+package sessionjob
 
 import (
 	"fmt"
@@ -16,15 +16,15 @@ const sessionClusterNotReadyReason = "SessionClusterNotReady"
 // deadline: the job cannot run anywhere else, and it runs as soon as the cluster does. But past
 // clusterStartTimeout, the deadline of a cluster's start, it is no longer a start taking its time,
 // and a Warning Event says what it waits for, once (the Ready condition, read back, remembers it).
-func sayWaitingForCluster(rc *Context, why string) {
-	rc.Machine.Reason = "waiting for the session cluster: " + why
-	started := rc.Machine.PhaseStartedAt
-	long := rc.Config.ClusterStartTimeout.Duration
-	if started == nil || rc.Now.Sub(started.Time) <= long {
+func sayWaitingForCluster(p *Pass, why string) {
+	p.Machine.Reason = "waiting for the session cluster: " + why
+	started := p.Machine.PhaseStartedAt
+	long := p.Config.ClusterStartTimeout.Duration
+	if started == nil || p.Now.Sub(started.Time) <= long {
 		return
 	}
-	rc.Waiting = sessionClusterNotReadyReason
-	if ready := meta.FindStatusCondition(rc.Machine.Conditions, v1beta1.ConditionReady); ready == nil || ready.Reason != sessionClusterNotReadyReason {
-		rc.Event(true, sessionClusterNotReadyReason, fmt.Sprintf("waiting for the session cluster for more than %s: %s; the job runs once the cluster does", long, why))
+	p.Waiting = sessionClusterNotReadyReason
+	if ready := meta.FindStatusCondition(p.Machine.Conditions, v1beta1.ConditionReady); ready == nil || ready.Reason != sessionClusterNotReadyReason {
+		p.Event(true, sessionClusterNotReadyReason, fmt.Sprintf("waiting for the session cluster for more than %s: %s; the job runs once the cluster does", long, why))
 	}
 }

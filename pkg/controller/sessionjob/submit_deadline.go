@@ -1,4 +1,4 @@
-package flinkapplication
+package sessionjob
 
 import (
 	"time"
@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
@@ -25,91 +26,91 @@ import (
 // word a pass reads back to tell that the pass before saw it wait.
 const waitingForSlotsReason = "WaitingForSlots"
 
-// sessionSubmitDeadline bounds the time a submitted job takes to run stable; none while its tasks
+// submitDeadline bounds the time a submitted job takes to run stable; none while its tasks
 // wait for slots.
-func sessionSubmitDeadline(rc *Context) time.Duration {
-	st := rc.Job
+func submitDeadline(p *Pass) time.Duration {
+	st := p.Job
 	c := jobstate.Candidate(st)
-	if c == nil || c.JobID == "" || rc.Machine.PhaseStartedAt == nil {
-		return rc.ReadinessTimeout()
+	if c == nil || c.JobID == "" || p.Machine.PhaseStartedAt == nil {
+		return p.ReadinessTimeout()
 	}
-	if waitingForSlots(rc, c) != "" {
+	if waitingForSlots(p, c) != "" {
 		return 0
 	}
 	waited := time.Duration(0)
-	if granted := slotsGranted(rc, c); !granted.IsZero() {
-		waited = max(granted.Sub(rc.Machine.PhaseStartedAt.Time), 0)
+	if granted := slotsGranted(p, c); !granted.IsZero() {
+		waited = max(granted.Sub(p.Machine.PhaseStartedAt.Time), 0)
 	}
-	return rc.ReadinessTimeout() + waited
+	return p.ReadinessTimeout() + waited
 }
 
 // slotsGranted is when the record's job got the slots it was seen waiting for: as recorded, or,
 // on the first pass after the wait, which records it only after the deadline was judged, when its
 // tasks started. Zero when no wait was seen.
-func slotsGranted(rc *Context, c *v1beta1.DeploymentRecord) time.Time {
+func slotsGranted(p *Pass, c *v1beta1.DeploymentRecord) time.Time {
 	switch {
 	case c.SlotsGrantedAt != nil:
 		return c.SlotsGrantedAt.Time
-	case sawWaitingForSlots(rc):
-		return tasksStarted(rc, c).Truncate(time.Second)
+	case sawWaitingForSlots(p):
+		return tasksStarted(p, c).Truncate(time.Second)
 	}
 	return time.Time{}
 }
 
 // sawWaitingForSlots tells whether the pass before this one saw the job wait for slots, from the
 // Ready condition it wrote.
-func sawWaitingForSlots(rc *Context) bool {
-	ready := meta.FindStatusCondition(rc.Machine.Conditions, v1beta1.ConditionReady)
+func sawWaitingForSlots(p *Pass) bool {
+	ready := meta.FindStatusCondition(p.Machine.Conditions, v1beta1.ConditionReady)
 	return ready != nil && ready.Reason == waitingForSlotsReason
 }
 
 // noteSlotWait says, with a Warning, that the record's job waits for task slots, once as the wait
 // begins (the wait has no deadline, and is not silent), and records when a wait seen ended: when
 // the tasks started after it, as Flink dates their start, the first time only.
-func noteSlotWait(rc *Context, c *v1beta1.DeploymentRecord, why string) {
+func noteSlotWait(p *Pass, c *v1beta1.DeploymentRecord, why string) {
 	switch {
 	case why != "":
-		if !sawWaitingForSlots(rc) {
-			rc.Event(true, waitingForSlotsReason, why+"; it waits without a deadline until slots come free")
+		if !sawWaitingForSlots(p) {
+			p.Event(true, waitingForSlotsReason, why+"; it waits without a deadline until slots come free")
 		}
-		rc.Machine.Reason, rc.Waiting = why, waitingForSlotsReason
-	case c.SlotsGrantedAt == nil && sawWaitingForSlots(rc):
-		t := metav1.NewTime(slotsGranted(rc, c))
+		p.Machine.Reason, p.Waiting = why, waitingForSlotsReason
+	case c.SlotsGrantedAt == nil && sawWaitingForSlots(p):
+		t := metav1.NewTime(slotsGranted(p, c))
 		c.SlotsGrantedAt = &t
 	}
 }
 
 // tasksStarted is when the record's job's tasks last started, as Flink dates it (the latest of its
 // vertices' start), or now when the pass did not see it.
-func tasksStarted(rc *Context, c *v1beta1.DeploymentRecord) time.Time {
-	v := rc.Flink().Seen(c.ClusterHash, c.JobID)
+func tasksStarted(p *Pass, c *v1beta1.DeploymentRecord) time.Time {
+	v := p.Flink().Seen(c.ClusterHash, c.JobID)
 	if v == nil || v.Details == nil {
-		return rc.Now
+		return p.Now
 	}
 	var from int64
 	for _, vx := range v.Details.Vertices {
 		from = max(from, vx.StartTime)
 	}
 	if from <= 0 {
-		return rc.Now
+		return p.Now
 	}
 	return time.UnixMilli(from)
 }
 
-// giveUpSessionSubmission ends a Submitting that cannot finish in DeployFailed. The job it submitted
+// giveUpSubmission ends a Submitting that cannot finish in DeployFailed. The job it submitted
 // may run on (a job that keeps restarting runs, only never stable), or a submission that got no
 // answer may still bring it up: it becomes the session job's recorded job, from the state it was
 // submitted from, so that its checkpoints are recorded, the next change stops it per upgradeMode
 // before anything else is submitted, and a delete stops it per deleteMode. Forgotten, it ran on in
 // the shared cluster unowned, and the next submission's fence took it for the new spec's job.
-func giveUpSessionSubmission(rc *Context, cause string) Outcome {
-	st := rc.Job
+func giveUpSubmission(p *Pass, cause string) fsm.Outcome {
+	st := p.Job
 	c := jobstate.Candidate(st)
-	if _, live := jobstate.LiveJob(st); c != nil && c.JobID != "" && live == "" && !neverSubmitted(rc, c) {
-		deleteUploadedJar(rc, c)
+	if _, live := jobstate.LiveJob(st); c != nil && c.JobID != "" && live == "" && !neverSubmitted(p, c) {
+		deleteUploadedJar(p, c)
 		lifecycle.KeepAsSessionJobsJob(st)
 	}
-	return rc.DeployFailed("DeployFailed", cause)
+	return p.DeployFailed("DeployFailed", cause)
 }
 
 // neverSubmitted tells whether the record's job id has nothing behind it: its JobManager answered
@@ -117,8 +118,8 @@ func giveUpSessionSubmission(rc *Context, cause string) Outcome {
 // up, and no state of it was recorded. Kept, such an id would have the next change stop a job that
 // is not there, and find no state of it to go on from. A job that was lost with state recorded is
 // kept: the next change goes on from that state.
-func neverSubmitted(rc *Context, c *v1beta1.DeploymentRecord) bool {
-	v := rc.Flink().Seen(c.ClusterHash, c.JobID)
+func neverSubmitted(p *Pass, c *v1beta1.DeploymentRecord) bool {
+	v := p.Flink().Seen(c.ClusterHash, c.JobID)
 	return v != nil && v.Liveness == jobs.Stopped && v.Details == nil && c.SubmittedAt == nil &&
-		len(rc.JobState().Recorded(c.JobID).Completed) == 0
+		len(p.JobState().Recorded(c.JobID).Completed) == 0
 }
