@@ -17,7 +17,8 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/flinkapplication"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/sessionjob"
 )
 
 const shardLabel = "flinkfsm.io/shard"
@@ -91,8 +92,8 @@ func TestShardsRunTheirOwnApplicationsAndHandOneOver(t *testing.T) {
 		t.Errorf("the simulator saw %d jobs of app-a, want the one it had before the move", n)
 	}
 	s.assertSavepointTriggers(jm, 0)
-	if !slices.Contains(moved.Finalizers, flinkapplication.Finalizer) {
-		t.Errorf("app-a lost its finalizer %s in the move: %v", flinkapplication.Finalizer, moved.Finalizers)
+	if !slices.Contains(moved.Finalizers, lifecycle.Finalizer) {
+		t.Errorf("app-a lost its finalizer %s in the move: %v", lifecycle.Finalizer, moved.Finalizers)
 	}
 	after, err := env.Kube.AppsV1().Deployments(s.ns).List(s.ctx, metav1.ListOptions{})
 	if err != nil {
@@ -151,7 +152,7 @@ func TestASessionJobWaitsForItsClusterToJoinItsShard(t *testing.T) {
 
 	held := s.waitSessionJob("job", "held for its cluster's shard", func(j *v1beta1.FlinkSessionJob) bool {
 		c := meta.FindStatusCondition(j.Status.Conditions, v1beta1.ConditionReady)
-		return c != nil && c.Reason == flinkapplication.ReasonOtherShard
+		return c != nil && c.Reason == sessionjob.ReasonOtherShard
 	})
 	if c := meta.FindStatusCondition(held.Status.Conditions, v1beta1.ConditionReady); !strings.Contains(c.Message, "FlinkSessionCluster session is in another shard") {
 		t.Errorf("the held job's Ready condition says %q", c.Message)
@@ -162,11 +163,11 @@ func TestASessionJobWaitsForItsClusterToJoinItsShard(t *testing.T) {
 			return false, err.Error()
 		}
 		for _, e := range events.Items {
-			if e.InvolvedObject.Kind == "FlinkSessionJob" && e.InvolvedObject.Name == "job" && e.Reason == flinkapplication.ReasonOtherShard {
+			if e.InvolvedObject.Kind == "FlinkSessionJob" && e.InvolvedObject.Name == "job" && e.Reason == sessionjob.ReasonOtherShard {
 				return e.Type == "Warning", "a Normal Event"
 			}
 		}
-		return false, fmt.Sprintf("%d Events, none %s on the job", len(events.Items), flinkapplication.ReasonOtherShard)
+		return false, fmt.Sprintf("%d Events, none %s on the job", len(events.Items), sessionjob.ReasonOtherShard)
 	})
 	s.eventually("shard b runs the cluster", func() (bool, string) {
 		c := s.sessionCluster("session")

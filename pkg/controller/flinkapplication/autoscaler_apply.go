@@ -5,9 +5,13 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/autoscaler"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/autoscaling"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
@@ -86,7 +90,7 @@ func setTarget(rc *Context, d autoscaler.Decision, wayBack, restart bool, from s
 			}
 		}
 	}
-	st := autoscalerStatus(d)
+	st := autoscaling.Status(d)
 	st.Reason = decisionSummary(d)
 	if wayBack {
 		st.Reason = "goes back to the last parallelism that ran stable: " + d.Reason
@@ -152,7 +156,7 @@ func applyScaling(rc *Context, cfg autoscaler.Config) Outcome {
 			// Running short of the target is not running stable: the way back goes to what ran
 			// stable before it, as status recorded.
 			state.LastRescale, state.Stable = t.Time.Time, autoscaler.StableRun{}
-			if d := autoscaler.WayBack(rc.Now, cfg, state, autoscalerHistory(st, nil)); d.Apply {
+			if d := autoscaler.WayBack(rc.Now, cfg, state, autoscaling.History(st, nil)); d.Apply {
 				d.Reason = why
 				return startScaling(rc, d, true, false)
 			}
@@ -242,3 +246,6 @@ func describeParallelism(d *client.JobDetails, target map[string]int32) string {
 	}
 	return "parallelism " + strings.Join(out, ", ")
 }
+
+// toSecond is t as status keeps it, to the second.
+func toSecond(t time.Time) metav1.Time { return metav1.NewTime(t).Rfc3339Copy() }

@@ -25,6 +25,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/autoscaler"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/autoscaling"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 )
@@ -299,7 +300,7 @@ func newBenchRun(t *testing.T, sc benchScenario, v benchVariant) *benchRun {
 		return false, nil, nil
 	})
 	app := benchApp(v)
-	cfg, err := autoscalerConfig(app.Spec.Autoscaler, w.env.Config.Autoscaler, w.env.Config.ReadinessTimeout.Duration)
+	cfg, err := autoscaling.Config(app.Spec.Autoscaler, w.env.Config.Autoscaler, w.env.Config.ReadinessTimeout.Duration)
 	require.NoError(t, err)
 	r.cfg = cfg
 	w.create(app)

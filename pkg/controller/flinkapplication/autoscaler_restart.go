@@ -9,6 +9,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/autoscaler"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/autoscaling"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
@@ -69,9 +70,9 @@ func finishScaling(rc *Context, hash string, d *client.JobDetails) error {
 	st.Target = nil
 	if t.WayBack {
 		// The autoscaler holds off for its cool-down, longer than a record of recommendations spans.
-		rc.env.autoscaling.forget(rc.Key())
+		rc.env.scaling.Forget(rc.Key())
 	} else {
-		rc.env.autoscaling.rescaled(rc.Key(), d.JID)
+		rc.env.scaling.Rescaled(rc.Key(), d.JID)
 	}
 	running := map[string]int32{}
 	for _, v := range d.Vertices {
@@ -147,7 +148,7 @@ func scalingWayBack(rc *Context, v *jobs.View) (out Outcome, ok bool) {
 	if st.Target != nil && st.Target.WayBack {
 		return Outcome{}, false
 	}
-	cfg, err := autoscalerConfig(spec, rc.Config.Autoscaler, rc.ReadinessTimeout())
+	cfg, err := autoscaling.Config(spec, rc.Config.Autoscaler, rc.ReadinessTimeout())
 	if err != nil {
 		return Outcome{}, false
 	}
@@ -157,7 +158,7 @@ func scalingWayBack(rc *Context, v *jobs.View) (out Outcome, ok bool) {
 		// Failed before it ran at the target: the rescale took effect when it was asked for.
 		state.LastRescale = st.Target.Time.Time
 	}
-	d := autoscaler.WayBack(rc.Now, cfg, state, autoscalerHistory(st, nil))
+	d := autoscaler.WayBack(rc.Now, cfg, state, autoscaling.History(st, nil))
 	if !d.Apply {
 		return Outcome{}, false
 	}
@@ -176,7 +177,7 @@ func scalingRestartFailed(rc *Context, cause string) (out Outcome, ok bool) {
 	}
 	t := st.Target
 	js := &rc.App.Status.JobOwnerStatus
-	cfg, err := autoscalerConfig(rc.App.Spec.Autoscaler, rc.Config.Autoscaler, rc.ReadinessTimeout())
+	cfg, err := autoscaling.Config(rc.App.Spec.Autoscaler, rc.Config.Autoscaler, rc.ReadinessTimeout())
 	if s := jobstate.Stable(js); s != nil && s.JobID != "" {
 		// The job was never stopped: it runs on at the parallelism it had.
 		jobstate.ClearTarget(js)
@@ -188,7 +189,7 @@ func scalingRestartFailed(rc *Context, cause string) (out Outcome, ok bool) {
 		holdScaling(rc, cfg, fmt.Sprintf("the job restarted at %s failed (%s)", describeTarget(t), cause))
 		return Outcome{}, false
 	}
-	d := autoscaler.WayBack(rc.Now, cfg, autoscaler.JobState{Failed: true, LastRescale: rc.Now}, autoscalerHistory(st, nil))
+	d := autoscaler.WayBack(rc.Now, cfg, autoscaler.JobState{Failed: true, LastRescale: rc.Now}, autoscaling.History(st, nil))
 	choice := rc.ChooseRestoreInPlace(c.JobID, nil)
 	if choice.Problem != "" && !choice.InDoubt {
 		// It failed before it checkpointed: the state it started from, the stop's, is the newest.

@@ -2,7 +2,6 @@ package flinkapplication
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -12,10 +11,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	testclock "k8s.io/utils/clock/testing"
 
 	"github.com/flinkfsm/flinkfsm/integ/flinksim"
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/autoscaling"
 )
 
 // autoscaledChain is an application whose job is a chain of n vertices the cluster keeps up with.
@@ -67,7 +66,7 @@ func TestASlowJobManagerHoldsAnAutoscalersPassAFewSecondsAtMost(t *testing.T) {
 	t.Logf("the longest pass took %s", longest)
 	// The budget, and the call under way when it ran out (here it takes its second whatever the
 	// deadline: the fake clock moves on in the JobManager).
-	assert.LessOrEqual(t, longest, samplingBudget+time.Second, "the longest pass")
+	assert.LessOrEqual(t, longest, autoscaling.SamplingBudget+time.Second, "the longest pass")
 	st := w.get("wc").Status.Autoscaler
 	require.NotNil(t, st)
 	assert.Equal(t, "every vertex keeps its parallelism", st.Reason)
@@ -88,34 +87,8 @@ func TestAnAutoscalersPassMakesABoundedNumberOfCalls(t *testing.T) {
 	autoscaledChain(w, "wc", 100)
 	_, most := passes(w, "wc", 16*time.Minute, &calls)
 	t.Logf("the most metrics calls of one pass: %d", most)
-	assert.LessOrEqual(t, most, int64(maxSamplingCalls), "the most metrics calls of one pass")
+	assert.LessOrEqual(t, most, int64(autoscaling.MaxSamplingCalls), "the most metrics calls of one pass")
 	st := w.get("wc").Status.Autoscaler
 	require.NotNil(t, st)
 	assert.Equal(t, "every vertex keeps its parallelism", st.Reason)
-}
-
-// A call that hangs ends when the pass's budget does, on the operator's clock, and stops the sample
-// where it is rather than failing it.
-func TestAMetricsCallEndsWithThePassesBudget(t *testing.T) {
-	clk := testclock.NewFakeClock(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
-	b := newCallBudget(clk)
-	clk.Step(samplingBudget - 50*time.Millisecond)
-	start := time.Now()
-	err := b.call(context.Background(), func(ctx context.Context) error {
-		<-ctx.Done() // a JobManager that never answers
-		return ctx.Err()
-	})
-	assert.ErrorIs(t, err, errBudgetSpent)
-	assert.Less(t, time.Since(start), samplingBudget, "the call ended with what was left of the budget")
-	clk.Step(time.Second)
-	assert.ErrorIs(t, b.call(context.Background(), func(context.Context) error { t.Fatal("called"); return nil }), errBudgetSpent)
-
-	b = newCallBudget(clk)
-	for range maxSamplingCalls {
-		require.NoError(t, b.call(context.Background(), func(context.Context) error { return nil }))
-	}
-	assert.ErrorIs(t, b.call(context.Background(), func(context.Context) error { return nil }), errBudgetSpent)
-	failed := errors.New("HTTP 500")
-	b = newCallBudget(clk)
-	assert.Equal(t, failed, b.call(context.Background(), func(context.Context) error { return failed }), "the JobManager's own error")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/autoscaler"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/autoscaling"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
@@ -22,14 +23,14 @@ import (
 
 // autoscale samples and evaluates the live job when a sample is due, and in mode Apply carries a
 // decision through (autoscaler_apply.go); busy is set while it does, or while a sample is read
-// over several passes (autoscaler_sampling.go), with what the phase does.
+// over several passes (autoscaling/sampling.go), with what the phase does.
 func autoscale(rc *Context) (out Outcome, busy bool) {
 	spec := rc.App.Spec.Autoscaler
 	st := &rc.App.Status
 	if spec == nil || spec.Mode == "" || spec.Mode == v1beta1.AutoscalerOff {
 		if st.Autoscaler != nil {
 			st.Autoscaler = nil
-			rc.env.autoscaling.forget(rc.Key())
+			rc.env.scaling.Forget(rc.Key())
 		}
 		return Outcome{}, false
 	}
@@ -37,7 +38,7 @@ func autoscale(rc *Context) (out Outcome, busy bool) {
 	if jobID == "" {
 		return Outcome{}, false
 	}
-	cfg, err := autoscalerConfig(spec, rc.Config.Autoscaler, rc.ReadinessTimeout())
+	cfg, err := autoscaling.Config(spec, rc.Config.Autoscaler, rc.ReadinessTimeout())
 	if err != nil {
 		showAutoscaler(rc, autoscaler.Decision{Reason: err.Error()})
 		return Outcome{}, false
@@ -50,37 +51,37 @@ func autoscale(rc *Context) (out Outcome, busy bool) {
 	if v.Details == nil {
 		return Outcome{}, false
 	}
-	vertices, over := trackedVertices(v.Details)
+	vertices, over := autoscaling.TrackedVertices(v.Details)
 	if over != "" {
 		stopAutoscaling(rc, over)
 		return Outcome{}, false
 	}
-	mem := rc.env.autoscaling.of(rc.Key(), jobID)
-	interval := sampleSpacing(rc.Config.Autoscaler.SampleInterval.Duration, cfg.MetricsWindow, len(vertices))
-	if r := mem.reading; r != nil && rc.Now.Sub(r.Time) >= interval {
-		mem.reading = nil // not read within a sample interval: a gap in the window
+	mem := rc.env.scaling.Of(rc.Key(), jobID)
+	interval := autoscaling.SampleSpacing(rc.Config.Autoscaler.SampleInterval.Duration, cfg.MetricsWindow, len(vertices))
+	if r := mem.Reading; r != nil && rc.Now.Sub(r.Time) >= interval {
+		mem.Reading = nil // not read within a sample interval: a gap in the window
 	}
-	if mem.reading == nil && !mem.last.IsZero() && rc.Now.Sub(mem.last) < interval {
+	if mem.Reading == nil && !mem.Last.IsZero() && rc.Now.Sub(mem.Last) < interval {
 		return Outcome{}, false
 	}
 	state := jobState(rc, v.Details)
 	if !state.Restarting && !state.Failed {
-		sample, done, err := mem.readSample(rc, rc.Flink().Flink(), v.Ref, vertices, rc.Now, newCallBudget(rc.env.Clock))
+		sample, done, err := mem.ReadSample(rc, rc.Flink().Flink(), v.Ref, vertices, rc.Now, autoscaling.NewCallBudget(rc.env.Clock))
 		switch {
 		case err != nil:
 			// A gap in the samples holds decisions until the window is whole again.
-			mem.last = rc.Now
+			mem.Last = rc.Now
 			return Outcome{}, false
 		case !done:
 			// The rest of the sample in a pass of its own: this one has spent its budget.
-			return stay(resumeSampling), true
+			return stay(autoscaling.ResumeSampling), true
 		}
-		mem.add(sample, cfg.MetricsWindow+cfg.StabilizationInterval, samplesKept(len(vertices)))
+		mem.Add(sample, cfg.MetricsWindow+cfg.StabilizationInterval, autoscaling.SamplesKept(len(vertices)))
 	} else {
-		mem.last, mem.reading = rc.Now, nil
+		mem.Last, mem.Reading = rc.Now, nil
 	}
-	d := autoscaler.Evaluate(rc.Now, cfg, vertices, mem.samples, state, autoscalerHistory(st.Autoscaler, mem.load))
-	mem.load = d.History.Load
+	d := autoscaler.Evaluate(rc.Now, cfg, vertices, mem.Samples, state, autoscaling.History(st.Autoscaler, mem.Load))
+	mem.Load = d.History.Load
 	if d.Apply {
 		inPlace := cannotApplyInPlace(rc)
 		if inPlace == "" {
@@ -100,7 +101,7 @@ func autoscale(rc *Context) (out Outcome, busy bool) {
 // Warning Event when that is news, and forgets what it kept of the job. What it put in force, and
 // its history, stay.
 func stopAutoscaling(rc *Context, why string) {
-	rc.env.autoscaling.forget(rc.Key())
+	rc.env.scaling.Forget(rc.Key())
 	st := &v1beta1.AutoscalerStatus{}
 	if prev := rc.App.Status.Autoscaler; prev != nil {
 		st = prev.DeepCopy()
@@ -146,7 +147,7 @@ func jobState(rc *Context, d *client.JobDetails) autoscaler.JobState {
 // showAutoscaler writes the decision to status.autoscaler when it differs from what status shows,
 // with a ScalingReport Event of the rates behind it.
 func showAutoscaler(rc *Context, d autoscaler.Decision) {
-	st := autoscalerStatus(d)
+	st := autoscaling.Status(d)
 	st.Reason = decisionSummary(d)
 	for i := range st.Vertices {
 		st.Vertices[i].Reason = "" // with the rates of the moment: in the Event

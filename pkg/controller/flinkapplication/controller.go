@@ -4,13 +4,23 @@ import (
 	"context"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/autoscaling"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/loop"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/sessioncluster"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/sessionjob"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/watch"
 )
 
@@ -119,3 +129,77 @@ func (c *Controller) Healthy() error { return c.loop.Healthy() }
 
 // Stalled is nil unless work waits that no worker takes: the process is stuck, not just starting.
 func (c *Controller) Stalled() error { return c.loop.Stalled() }
+
+// What rests, for the loop's lanes and its quiet takeover (pkg/controller/loop): an object at rest
+// is polled behind what needs the operator, and after a takeover its first pass is spread over most
+// of a statusPollInterval.
+
+// keyAtRest tells whether the cached object of the key is at rest: nothing it asks of the
+// operator is lost by looking at it up to a statusPollInterval later.
+func (c *Controller) keyAtRest(key queueKey) bool {
+	obj, ok := c.watch.Cached(key.Kind, key.Namespace, key.Name)
+	if !ok {
+		// Gone, or not a kind the machine runs (an orphaned FlinkSnapshot): its pass is short.
+		return false
+	}
+	var s subject
+	switch o := obj.(type) {
+	case *v1beta1.FlinkApplication:
+		s = applicationSubject{o}
+	case *v1beta1.FlinkSessionJob:
+		s = sessionjob.Subject{FlinkSessionJob: o}
+	case *v1beta1.FlinkSessionCluster:
+		s = sessioncluster.Subject{FlinkSessionCluster: o}
+	default:
+		return false
+	}
+	return atRest(s) && !c.watch.SnapshotsWait(key.Kind, key.Namespace, key.Name)
+}
+
+// atRest tells whether an object rests in a steady phase with its spec acted on and nothing to
+// retry. A job shown Red may be one to restart (restartFailedJob): it is looked at first.
+func atRest(s subject) bool {
+	if !fsm.AtRest(s) {
+		return false
+	}
+	if j := s.Job(); j != nil && j.JobStatus.Health == v1beta1.Red {
+		return false
+	}
+	return true
+}
+
+// The informers, their caches and what wakes whom are package watch's. What they read besides the
+// caches (phase deadlines, the checkpoint book, the autoscaler's vertex names) is handed in here.
+
+// Collector is the Prometheus collector of the per-object series, to register beside the
+// controller's metrics.
+func (c *Controller) Collector() prometheus.Collector {
+	m := watch.ObjectMetrics{
+		Deadline: func(kind, namespace, name string) (time.Time, bool) {
+			return c.env.Deadline(kind + "/" + namespace + "/" + name)
+		},
+		VertexName:  func(v v1beta1.VertexScaling) string { return autoscaling.ShownVertexName(nameOr(v.Name, v.ID)) },
+		MaxVertices: autoscaling.MaxTrackedVertices,
+	}
+	if book := c.env.Book; book != nil {
+		m.BookCheckpoint = func(kind, namespace, name string) (string, time.Time, bool) {
+			k := checkpointbook.Key{Namespace: namespace, Kind: kind, Name: name}
+			page, _ := c.watch.Listers().CheckpointBookPage(namespace, checkpointbook.PageName(k))
+			e, ok := book.Newest(k, page)
+			return e.JobID, e.At, ok
+		}
+	}
+	return c.watch.Collector(m)
+}
+
+// groupOwned sorts the application's Deployments and Services into clusters by hash, counts each
+// cluster's pods, and finds its generic Service (clusters.Group).
+func groupOwned(owner flink.ClusterOwner, deploys []*appsv1.Deployment, services []*corev1.Service, pods []*cachedPod,
+	configMaps []*corev1.ConfigMap) (map[string]*ClusterObjects, *corev1.Service) {
+	return clusters.Group(owner, deploys, services, pods, configMaps)
+}
+
+// haConfigMapsByHash groups HA ConfigMaps by the hash of the cluster they belong to.
+func haConfigMapsByHash(objs []interface{}) map[string][]string {
+	return watch.HAConfigMapsByHash(objs)
+}

@@ -32,6 +32,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 )
 
 const ns = "jobs"
@@ -562,3 +563,9 @@ func pointersTo[T any](items []T) []*T {
 	}
 	return out
 }
+
+// Finalizer holds an object until its deletion dealt with its job and clusters (lifecycle.Finalizer).
+const Finalizer = lifecycle.Finalizer
+
+// hasFinalizer tells whether the object carries the operator's finalizer (lifecycle.HasFinalizer).
+func hasFinalizer(obj metav1.Object) bool { return lifecycle.HasFinalizer(obj) }

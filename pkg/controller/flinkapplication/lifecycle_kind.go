@@ -6,6 +6,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
@@ -110,4 +111,62 @@ func (rc *Context) ReleaseObject() (Outcome, bool) {
 		return failed(err), true
 	}
 	return Outcome{}, false
+}
+
+// jobParams are what a job is submitted with (jobstate.JobParams).
+type jobParams = jobstate.JobParams
+
+func specJobParams(app *v1beta1.FlinkApplication) jobParams {
+	s := app.Spec
+	return jobParams{JarName: s.JarName, EntryClass: s.EntryClass, ProgramArgs: s.ProgramArgs, Args: s.ProgramArgsList, Parallelism: s.Parallelism,
+		AllowNonRestoredState: s.AllowNonRestoredState}
+}
+
+// BeforeRun holds an application's job until its other clusters are gone (no job of it may run on
+// another while this one starts).
+func (rc *Context) BeforeRun(rec *v1beta1.DeploymentRecord, restorePath string) (Outcome, bool) {
+	if rc.App != nil && rc.Flink().View(rec.ClusterHash, rec.JobID).Liveness != jobs.Alive {
+		if wait, gone := leftoverClustersGone(rc, rec.ClusterHash); !gone {
+			return wait, true
+		}
+	}
+	return Outcome{}, false
+}
+
+// runConfigOfJob is the Flink configuration the application's job with this id was started with, as
+// far as the operator recorded it: the spec of its deployment record; the current spec's when no
+// record names the job or the record keeps no spec. What a job keeps of its checkpoints when it ends is what it runs with, not
+// what a later edit of the spec says (explorer seed 10000102: an update that also set the
+// retention policy to RETAIN_ON_CANCELLATION cancelled a job running with
+// NO_EXTERNALIZED_CHECKPOINTS as if its checkpoints survived, and restored one Flink had discarded).
+func runConfigOfJob(rc *Context, jobID string) v1beta1.FlinkConfig {
+	if rc.Job == nil || jobID == "" {
+		return rc.Settings.FlinkConfig
+	}
+	for _, r := range []*v1beta1.DeploymentRecord{jobstate.Stable(rc.Job), jobstate.Candidate(rc.Job)} {
+		if r == nil || r.JobID != jobID || r.Spec == "" {
+			continue
+		}
+		if rc.App != nil {
+			if app := withSpec(rc.App, r.Spec); app != nil {
+				return app.Spec.FlinkConfig
+			}
+		}
+	}
+	return rc.Settings.FlinkConfig
+}
+
+// recordsCandidateCheckpoints tells whether the candidate's job has its checkpoints recorded while
+// it starts (jobstate.Observe.CandidateCheckpoint): a new BlueGreen version's job while it runs
+// beside the deployed version, which may subsume the checkpoint it started from. A new job of the
+// other modes starts once the job before it stopped, from state nothing subsumes.
+func recordsCandidateCheckpoints(rc *Context) bool {
+	if rc.Job == nil {
+		return false
+	}
+	c, s := jobstate.Candidate(rc.Job), jobstate.Stable(rc.Job)
+	if c == nil {
+		return false
+	}
+	return rc.App != nil && blueGreen(rc.App) && s != nil && s.ClusterHash != c.ClusterHash
 }

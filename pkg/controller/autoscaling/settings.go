@@ -1,4 +1,4 @@
-package flinkapplication
+package autoscaling
 
 import (
 	"fmt"
@@ -20,9 +20,9 @@ import (
 // (the samples, how long a lower recommendation has held) stays in the operator's memory: a
 // restarted operator collects a full window again before it decides, and a scale-down waits again.
 
-// autoscalerConfig lays spec.autoscaler over the operator's defaults; readiness is how long a job
+// Config lays spec.autoscaler over the operator's defaults; readiness is how long a job
 // may take to run stable, which the way back judges by.
-func autoscalerConfig(spec *v1beta1.AutoscalerSpec, d config.AutoscalerDefaults, readiness time.Duration) (autoscaler.Config, error) {
+func Config(spec *v1beta1.AutoscalerSpec, d config.AutoscalerDefaults, readiness time.Duration) (autoscaler.Config, error) {
 	c := autoscaler.DefaultConfig()
 	c.RecommendOnly = spec.Mode != v1beta1.AutoscalerApply
 	c.TargetUtilization = float64(d.TargetUtilizationPercent) / 100
@@ -63,9 +63,9 @@ func autoscalerConfig(spec *v1beta1.AutoscalerSpec, d config.AutoscalerDefaults,
 	return c, nil
 }
 
-// autoscalerHistory is the history a decision starts from: what status.autoscaler keeps, and the
+// History is the history a decision starts from: what status.autoscaler keeps, and the
 // load of each vertex over the scale-down delay, which this operator process has recorded.
-func autoscalerHistory(st *v1beta1.AutoscalerStatus, load map[string]autoscaler.LoadRecord) autoscaler.History {
+func History(st *v1beta1.AutoscalerStatus, load map[string]autoscaler.LoadRecord) autoscaler.History {
 	h := autoscaler.History{Load: maps.Clone(load)}
 	if st == nil {
 		return h
@@ -89,10 +89,10 @@ func autoscalerHistory(st *v1beta1.AutoscalerStatus, load map[string]autoscaler.
 	return h
 }
 
-// autoscalerStatus is what status.autoscaler shows of a decision: each vertex's current and
+// Status is what status.autoscaler shows of a decision: each vertex's current and
 // recommended parallelism, why, and the history that outlives the operator. Times are kept to the
 // second, as the API server keeps them, so that a status read back equals the one written.
-func autoscalerStatus(d autoscaler.Decision) *v1beta1.AutoscalerStatus {
+func Status(d autoscaler.Decision) *v1beta1.AutoscalerStatus {
 	st := &v1beta1.AutoscalerStatus{Reason: d.Reason}
 	for _, v := range d.Vertices {
 		st.Vertices = append(st.Vertices, v1beta1.VertexScaling{ID: v.ID, Name: v.Name, Current: int32(v.Current),

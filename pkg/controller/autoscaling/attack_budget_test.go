@@ -1,4 +1,4 @@
-package flinkapplication
+package autoscaling
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
+	"github.com/flinkfsm/flinkfsm/pkg/internal/retained"
 )
 
 // shiftingVerticesJM is a hostile JobManager's metrics endpoints: every vertex it is asked about
@@ -42,13 +43,13 @@ func (f *shiftingVerticesJM) VertexMetrics(_ context.Context, _, _, _ string, na
 
 // freshVertices are as many vertices as the autoscaler tracks, with ids never seen before: what a
 // JobManager answers GET /jobs/:jobid with when it makes up new vertex ids at each call. Each list
-// alone passes trackedVertices (unique Flink vertex ids, at most maxTrackedVertices).
+// alone passes TrackedVertices (unique Flink vertex ids, at most MaxTrackedVertices).
 func freshVertices(t *testing.T, pass int) []autoscaler.Vertex {
 	d := &client.JobDetails{}
-	for i := range maxTrackedVertices {
+	for i := range MaxTrackedVertices {
 		d.Vertices = append(d.Vertices, client.JobVertex{ID: fmt.Sprintf("%016x%016x", pass, i), Name: "Map", Parallelism: 1})
 	}
-	vertices, over := trackedVertices(d)
+	vertices, over := TrackedVertices(d)
 	require.Empty(t, over)
 	return vertices
 }
@@ -56,24 +57,24 @@ func freshVertices(t *testing.T, pass int) []autoscaler.Vertex {
 // docs/security.md: the autoscaler keeps, for the job's life, at most 200 vertices of one object
 // (about 2 MiB with its samples). A JobManager that makes up new vertex ids at every answer must
 // not make the memory kept of its one job grow pass after pass: what is read of each vertex's
-// metric names (jobSamples.metrics) is kept by vertex id and never let go while the job runs.
+// metric names (JobSamples.metrics) is kept by vertex id and never let go while the job runs.
 func TestWhatTheAutoscalerKeepsOfAJobIsBoundedWhenItsVertexIdsChangeAtEveryAnswer(t *testing.T) {
 	clk := testclock.NewFakeClock(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
 	api := &shiftingVerticesJM{}
-	mem := &autoscalerMemory{}
-	s := mem.of("FlinkApplication/jobs/wc", "job")
+	mem := &Memory{}
+	s := mem.Of("FlinkApplication/jobs/wc", "job")
 	ref := jobs.Ref{URL: "http://jm", ID: "job"}
 	const passes = 200 // about three minutes of passes, a second apart, while a sample is read
 	interval := config.Default().Autoscaler.SampleInterval.Duration
 	for pass := range passes {
-		if r := s.reading; r != nil && clk.Now().Sub(r.Time) >= interval {
-			s.reading = nil // as autoscale drops a sample not read within an interval
+		if r := s.Reading; r != nil && clk.Now().Sub(r.Time) >= interval {
+			s.Reading = nil // as autoscale drops a sample not read within an interval
 		}
-		_, _, err := s.readSample(context.Background(), api, ref, freshVertices(t, pass), clk.Now(), newCallBudget(clk))
+		_, _, err := s.ReadSample(context.Background(), api, ref, freshVertices(t, pass), clk.Now(), NewCallBudget(clk))
 		require.NoError(t, err)
-		clk.Step(resumeSampling)
+		clk.Step(ResumeSampling)
 	}
-	t.Logf("%d metrics calls; %d vertices' metric names kept; %d bytes kept of the job", api.calls, len(s.metrics), retainedBytes(s))
-	assert.LessOrEqual(t, len(s.metrics), maxTrackedVertices, "vertices whose metric names are kept for the job's life")
-	assert.Less(t, retainedBytes(s), 2<<20, "bytes kept of one job")
+	t.Logf("%d metrics calls; %d vertices' metric names kept; %d bytes kept of the job", api.calls, len(s.metrics), retained.Bytes(s))
+	assert.LessOrEqual(t, len(s.metrics), MaxTrackedVertices, "vertices whose metric names are kept for the job's life")
+	assert.Less(t, retained.Bytes(s), 2<<20, "bytes kept of one job")
 }

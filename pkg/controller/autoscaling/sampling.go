@@ -1,4 +1,4 @@
-package flinkapplication
+package autoscaling
 
 import (
 	"context"
@@ -18,34 +18,34 @@ import (
 // A sample takes a REST call per vertex (two the first time, for its metric names), one after the
 // other. A JobManager runs the tenant's image and may answer each slowly, or not at all: with
 // hundreds of vertices and the client's timeout for each, one sample would hold a worker for
-// hours. So one pass spends at most samplingBudget of the operator's clock and maxSamplingCalls
+// hours. So one pass spends at most SamplingBudget of the operator's clock and MaxSamplingCalls
 // calls on a sample; each call ends when the budget does, and what is left of the sample goes on
-// in the next pass, resumeSampling later, from the vertex where it stopped. A sample not read
+// in the next pass, ResumeSampling later, from the vertex where it stopped. A sample not read
 // within one sample interval of its start is dropped: a gap the window tolerates, or, from a
 // JobManager that never answers in time, a window that never fills, which holds decisions.
 const (
-	samplingBudget   = 3 * time.Second
-	maxSamplingCalls = 64
-	resumeSampling   = time.Second
+	SamplingBudget   = 3 * time.Second
+	MaxSamplingCalls = 64
+	ResumeSampling   = time.Second
 )
 
 // errBudgetSpent stops a sample where the pass's budget ran out.
 var errBudgetSpent = errors.New("the pass's budget for metrics calls is spent")
 
-// callBudget is what is left of one pass's budget for metrics calls.
-type callBudget struct {
+// CallBudget is what is left of one pass's budget for metrics calls.
+type CallBudget struct {
 	clock clock.PassiveClock
 	until time.Time
 	calls int
 }
 
-func newCallBudget(c clock.PassiveClock) *callBudget {
-	return &callBudget{clock: c, until: c.Now().Add(samplingBudget), calls: maxSamplingCalls}
+func NewCallBudget(c clock.PassiveClock) *CallBudget {
+	return &CallBudget{clock: c, until: c.Now().Add(SamplingBudget), calls: MaxSamplingCalls}
 }
 
 // call makes one metrics call within the budget, with a context that ends when the budget does. A
 // call the budget cut short is errBudgetSpent, not the JobManager's error.
-func (b *callBudget) call(ctx context.Context, do func(context.Context) error) error {
+func (b *CallBudget) call(ctx context.Context, do func(context.Context) error) error {
 	left := b.until.Sub(b.clock.Now())
 	if left <= 0 || b.calls <= 0 {
 		return errBudgetSpent
@@ -60,18 +60,18 @@ func (b *callBudget) call(ctx context.Context, do func(context.Context) error) e
 	return err
 }
 
-// readSample reads what the budget allows of the sample under way, starting one at now when none
+// ReadSample reads what the budget allows of the sample under way, starting one at now when none
 // is. It returns the sample once every vertex is read, with each source's partitions set in
 // vertices; done is false while vertices are left for a later pass. A call that fails drops the
 // sample.
-func (s *jobSamples) readSample(ctx context.Context, api client.API, ref jobs.Ref, vertices []autoscaler.Vertex, now time.Time, b *callBudget) (sample autoscaler.Sample, done bool, err error) {
+func (s *JobSamples) ReadSample(ctx context.Context, api client.API, ref jobs.Ref, vertices []autoscaler.Vertex, now time.Time, b *CallBudget) (sample autoscaler.Sample, done bool, err error) {
 	s.keepToVertices(vertices)
-	if s.reading == nil {
-		s.reading = &autoscaler.Sample{Time: now, Vertices: map[string]autoscaler.VertexSample{}}
+	if s.Reading == nil {
+		s.Reading = &autoscaler.Sample{Time: now, Vertices: map[string]autoscaler.VertexSample{}}
 	}
 	for i := range vertices {
 		v := &vertices[i]
-		if _, read := s.reading.Vertices[v.ID]; read {
+		if _, read := s.Reading.Vertices[v.ID]; read {
 			continue
 		}
 		id, vs, err := s.readVertex(ctx, api, ref, v, b)
@@ -79,23 +79,23 @@ func (s *jobSamples) readSample(ctx context.Context, api client.API, ref jobs.Re
 		case errors.Is(err, errBudgetSpent):
 			return autoscaler.Sample{}, false, nil
 		case err != nil:
-			s.reading = nil
+			s.Reading = nil
 			return autoscaler.Sample{}, false, err
 		}
-		s.reading.Vertices[id] = vs
+		s.Reading.Vertices[id] = vs
 	}
 	for i := range vertices {
 		if v := &vertices[i]; v.IsSource {
 			v.Partitions = s.metrics[v.ID].partitions
 		}
 	}
-	sample, s.reading = *s.reading, nil
+	sample, s.Reading = *s.Reading, nil
 	return sample, true, nil
 }
 
 // readVertex reads one vertex's metrics. A source's records in are what its operator read, or
 // emitted where it counts none read: its task takes in none from the network.
-func (s *jobSamples) readVertex(ctx context.Context, api client.API, ref jobs.Ref, v *autoscaler.Vertex, b *callBudget) (string, autoscaler.VertexSample, error) {
+func (s *JobSamples) readVertex(ctx context.Context, api client.API, ref jobs.Ref, v *autoscaler.Vertex, b *CallBudget) (string, autoscaler.VertexSample, error) {
 	known, err := s.metricsOf(ctx, api, ref, v, b)
 	if err != nil {
 		return "", autoscaler.VertexSample{}, err
@@ -141,7 +141,7 @@ func (s *jobSamples) readVertex(ctx context.Context, api client.API, ref jobs.Re
 // metricsOf is what the samples need of the vertex's metric names, asked of Flink once per job, or
 // again while it lists none of the task metrics (Flink's metric store fills in some seconds after
 // the tasks start).
-func (s *jobSamples) metricsOf(ctx context.Context, api client.API, ref jobs.Ref, v *autoscaler.Vertex, b *callBudget) (vertexMetrics, error) {
+func (s *JobSamples) metricsOf(ctx context.Context, api client.API, ref jobs.Ref, v *autoscaler.Vertex, b *CallBudget) (vertexMetrics, error) {
 	if m, ok := s.metrics[v.ID]; ok {
 		return m, nil
 	}
@@ -171,7 +171,7 @@ func finite(f float64) float64 {
 // keepToVertices holds what is kept of a job to the vertices it has now. A job's graph is fixed for
 // its life: a JobManager that answers other vertex ids than before makes the memory start again,
 // never grow by them.
-func (s *jobSamples) keepToVertices(vertices []autoscaler.Vertex) {
+func (s *JobSamples) keepToVertices(vertices []autoscaler.Vertex) {
 	same := len(vertices) == len(s.vertexIDs)
 	for i := 0; same && i < len(vertices); i++ {
 		same = s.vertexIDs[vertices[i].ID]
@@ -183,5 +183,5 @@ func (s *jobSamples) keepToVertices(vertices []autoscaler.Vertex) {
 	for _, v := range vertices {
 		s.vertexIDs[v.ID] = true
 	}
-	s.metrics, s.samples, s.reading, s.load = map[string]vertexMetrics{}, nil, nil, nil
+	s.metrics, s.Samples, s.Reading, s.Load = map[string]vertexMetrics{}, nil, nil, nil
 }

@@ -1,4 +1,4 @@
-package flinkapplication
+package autoscaling
 
 import (
 	"fmt"
@@ -15,11 +15,11 @@ import (
 // What the autoscaler keeps of one object, whatever its JobManager answers. A JobManager runs the
 // tenant's image: its job may have any number of vertices, with names of any length, each listing
 // megabytes of metric names. The client bounds one answer while it is read; these bound what
-// outlives it, per object, where the answers enter the autoscaler's memory (trackedVertices,
-// readMetricNames, samplesKept), so that one tenant's job cannot grow the operator's memory, and
+// outlives it, per object, where the answers enter the autoscaler's memory (TrackedVertices,
+// readMetricNames, SamplesKept), so that one tenant's job cannot grow the operator's memory, and
 // with it every tenant's, for the job's life:
 //
-//   - at most maxTrackedVertices vertices, each with a Flink vertex id (32 hex digits) of its own:
+//   - at most MaxTrackedVertices vertices, each with a Flink vertex id (32 hex digits) of its own:
 //     a job with more, or others, is not autoscaled, and its status.autoscaler and a Warning Event
 //     (AutoscalerStopped) say why;
 //   - a vertex's name as shown, printable, at most maxVertexName bytes;
@@ -32,8 +32,8 @@ import (
 // With 200 vertices that is at most about 2 MiB: 16,384 vertex samples of about 100 bytes, and 200
 // vertices' names and load records (TestTheSamplesOfTheWidestJobStayWithinTheBudget).
 const (
-	// maxTrackedVertices is also the most status.autoscaler.vertices holds (the CRD's maxItems).
-	maxTrackedVertices = 200
+	// MaxTrackedVertices is also the most status.autoscaler.vertices holds (the CRD's maxItems).
+	MaxTrackedVertices = 200
 	// maxVertexName is the longest spec.autoscaler.vertices[].vertex (the CRD's maxLength): a longer
 	// name could not be given a limit by name anyway.
 	maxVertexName = 512
@@ -46,11 +46,11 @@ const (
 	maxSamples = 720
 )
 
-// trackedVertices are the job's vertices as the autoscaler sees them, from its details; over says
+// TrackedVertices are the job's vertices as the autoscaler sees them, from its details; over says
 // why the autoscaler does not take the job on, when it has more vertices than it tracks.
-func trackedVertices(d *client.JobDetails) (vertices []autoscaler.Vertex, over string) {
-	if n := len(d.Vertices); n > maxTrackedVertices {
-		return nil, fmt.Sprintf("the autoscaler stopped: the job has %d vertices, more than the %d it tracks of one job", n, maxTrackedVertices)
+func TrackedVertices(d *client.JobDetails) (vertices []autoscaler.Vertex, over string) {
+	if n := len(d.Vertices); n > MaxTrackedVertices {
+		return nil, fmt.Sprintf("the autoscaler stopped: the job has %d vertices, more than the %d it tracks of one job", n, MaxTrackedVertices)
 	}
 	seen := map[string]bool{}
 	for i, v := range d.Vertices {
@@ -64,7 +64,7 @@ func trackedVertices(d *client.JobDetails) (vertices []autoscaler.Vertex, over s
 	}
 	upstream := d.Upstream()
 	for _, v := range d.Vertices {
-		vertices = append(vertices, autoscaler.Vertex{ID: v.ID, Name: shownVertexName(v.Name), Parallelism: int(v.Parallelism),
+		vertices = append(vertices, autoscaler.Vertex{ID: v.ID, Name: ShownVertexName(v.Name), Parallelism: int(v.Parallelism),
 			MaxParallelism: int(v.MaxParallelism), IsSource: len(upstream[v.ID]) == 0, Upstream: upstream[v.ID]})
 	}
 	return vertices, ""
@@ -84,9 +84,9 @@ func isVertexID(id string) bool {
 	return true
 }
 
-// shownVertexName is a vertex's name as the autoscaler keeps and shows it: escaped where it would act
+// ShownVertexName is a vertex's name as the autoscaler keeps and shows it: escaped where it would act
 // on a terminal, and cut at maxVertexName bytes.
-func shownVertexName(name string) string { return shown(name, maxVertexName) }
+func ShownVertexName(name string) string { return shown(name, maxVertexName) }
 
 // shown is text from a JobManager escaped where it would act on a terminal, and cut at n bytes.
 func shown(s string, n int) string {
@@ -158,15 +158,15 @@ func readMetricNames(id string, names []string) vertexMetrics {
 // source lists each one's records in; only the source's are what it read.
 func isSourceOperator(metric string) bool { return strings.HasPrefix(metric, "Source__") }
 
-// samplesKept is how many samples the autoscaler keeps of a job of n vertices.
-func samplesKept(n int) int {
+// SamplesKept is how many samples the autoscaler keeps of a job of n vertices.
+func SamplesKept(n int) int {
 	return min(maxSamples, maxVertexSamples/max(n, 1))
 }
 
-// sampleSpacing is how long the autoscaler waits between two samples of a job of n vertices: the
+// SampleSpacing is how long the autoscaler waits between two samples of a job of n vertices: the
 // operator's sample interval, or longer where the samples a window needs at that interval would not
-// fit in samplesKept. The window then holds fewer samples, evenly spread, and still no gap longer
-// than the autoscaler allows (a fifth of the window: samplesKept is at least 81).
-func sampleSpacing(interval, window time.Duration, n int) time.Duration {
-	return max(interval, window/time.Duration(samplesKept(n)-1))
+// fit in SamplesKept. The window then holds fewer samples, evenly spread, and still no gap longer
+// than the autoscaler allows (a fifth of the window: SamplesKept is at least 81).
+func SampleSpacing(interval, window time.Duration, n int) time.Duration {
+	return max(interval, window/time.Duration(SamplesKept(n)-1))
 }

@@ -1,4 +1,4 @@
-package flinkapplication
+package autoscaling
 
 import (
 	"testing"
@@ -15,7 +15,7 @@ import (
 
 func TestTheApplicationsAutoscalerSettingsOverTheOperators(t *testing.T) {
 	d := config.Default().Autoscaler
-	c, err := autoscalerConfig(&v1beta1.AutoscalerSpec{Mode: v1beta1.AutoscalerRecommend}, d, 3*time.Minute)
+	c, err := Config(&v1beta1.AutoscalerSpec{Mode: v1beta1.AutoscalerRecommend}, d, 3*time.Minute)
 	require.NoError(t, err)
 	assert.True(t, c.RecommendOnly)
 	assert.Equal(t, 0.7, c.TargetUtilization)
@@ -23,7 +23,7 @@ func TestTheApplicationsAutoscalerSettingsOverTheOperators(t *testing.T) {
 	assert.Equal(t, 3*time.Minute, c.ReadinessTimeout)
 
 	zero := int32(0)
-	c, err = autoscalerConfig(&v1beta1.AutoscalerSpec{Mode: v1beta1.AutoscalerApply, TargetUtilizationPercent: 50,
+	c, err = Config(&v1beta1.AutoscalerSpec{Mode: v1beta1.AutoscalerApply, TargetUtilizationPercent: 50,
 		UtilizationTolerancePercent: &zero, ScaleDownDelay: &metav1.Duration{Duration: time.Minute}, MaxParallelism: 12,
 		Vertices: []v1beta1.VertexLimits{{Vertex: "Source: orders", Max: 8}}}, d, time.Minute)
 	require.NoError(t, err)
@@ -34,7 +34,7 @@ func TestTheApplicationsAutoscalerSettingsOverTheOperators(t *testing.T) {
 	assert.Equal(t, 12, c.MaxParallelism)
 	assert.Equal(t, autoscaler.VertexLimits{Max: 8}, c.Vertices["Source: orders"])
 
-	_, err = autoscalerConfig(&v1beta1.AutoscalerSpec{MetricsWindow: &metav1.Duration{Duration: -time.Second}}, d, time.Minute)
+	_, err = Config(&v1beta1.AutoscalerSpec{MetricsWindow: &metav1.Duration{Duration: -time.Second}}, d, time.Minute)
 	assert.ErrorContains(t, err, "spec.autoscaler")
 }
 
@@ -48,10 +48,10 @@ func TestAutoscalerHistoryRoundTripsThroughStatus(t *testing.T) {
 		Stable:    autoscaler.StableRun{At: at.Add(time.Minute), Parallelism: map[string]int{"v1": 2}},
 		HoldUntil: at.Add(time.Hour),
 	}
-	st := autoscalerStatus(autoscaler.Decision{Reason: "steady", History: h,
+	st := Status(autoscaler.Decision{Reason: "steady", History: h,
 		Vertices: []autoscaler.VertexDecision{{ID: "v1", Name: "Source", Current: 4, Recommended: 4, Reason: "within band"}}})
 	assert.Equal(t, []v1beta1.VertexScaling{{ID: "v1", Name: "Source", Current: 4, Recommended: 4, Reason: "within band"}}, st.Vertices)
-	back := autoscalerHistory(st, nil)
+	back := History(st, nil)
 	assert.Equal(t, h.Changes, back.Changes)
 	assert.Equal(t, h.Stable, back.Stable)
 	assert.True(t, h.HoldUntil.Equal(back.HoldUntil))
