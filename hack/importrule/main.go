@@ -1,5 +1,6 @@
 // Command importrule fails when a package of the module depends on one of the module's packages
-// its layer may not use. The rules are the layering of docs/architecture.md as it holds today; each
+// its layer may not use, or when a package of pkg/ holds more than one concern's worth of code
+// (size.go). The rules are the layering of docs/architecture.md as it holds today; each
 // step that moves code out of pkg/controller/flinkapplication adds the rule its new package keeps.
 // Dependencies are transitive (go list -deps): a package may not reach a forbidden one through
 // another.
@@ -151,6 +152,26 @@ func main() {
 			}
 		}
 	}
+	sizes, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{.Dir}} {{join .GoFiles \" \"}}", "./pkg/...").Output()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "go list:", err)
+		os.Exit(2)
+	}
+	var pkgs []packageFiles
+	for _, line := range strings.Split(strings.TrimSpace(string(sizes)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		p, _ := strings.CutPrefix(fields[0], module)
+		pkgs = append(pkgs, packageFiles{path: p, dir: fields[1], files: fields[2:]})
+	}
+	big, err := oversized(pkgs, lineCount)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	broken = append(broken, big...)
 	if len(broken) > 0 {
 		sort.Strings(broken)
 		fmt.Println("import rule broken:")

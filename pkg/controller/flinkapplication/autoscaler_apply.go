@@ -2,17 +2,10 @@ package flinkapplication
 
 import (
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
-	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/autoscaler"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/autoscaling"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
@@ -27,30 +20,6 @@ import (
 // the target within readinessTimeout, goes back to the last parallelism that ran stable (the way
 // back), and the autoscaler holds off for its cool-down. Without the adaptive scheduler, applying
 // restarts the job (autoscaler_restart.go).
-
-// cannotApplyInPlace says why a decision cannot be applied to the running job in place, "" when it
-// can.
-func cannotApplyInPlace(rc *Context) string {
-	switch {
-	case rc.App.Spec.DeploymentMode == v1beta1.DeploymentModeBlueGreen:
-		return "applying is not done under deploymentMode BlueGreen"
-	case !flink.AdaptiveScheduler(rc.App):
-		return "applying needs the adaptive scheduler (flinkConfig jobmanager.scheduler: adaptive), which rescales a job in place"
-	case !client.HasResourceRequirements(rc.FlinkVersion(jobstate.LiveCluster(&rc.App.Status.JobOwnerStatus))):
-		return "applying needs Flink 1.18 or later, whose jobs can be rescaled in place"
-	}
-	return ""
-}
-
-// targetOutdated says why a target no longer applies, "" while it does: it was decided under a
-// spec.parallelism the user has changed since. A target recorded before targets kept it applies.
-func targetOutdated(rc *Context, t *v1beta1.ScalingTarget) string {
-	if t == nil || t.SpecParallelism == 0 || t.SpecParallelism == rc.App.Spec.Parallelism {
-		return ""
-	}
-	return fmt.Sprintf("spec.parallelism changed from %d to %d while the autoscaler applied %s: the target is given up",
-		t.SpecParallelism, rc.App.Spec.Parallelism, describeTarget(t))
-}
 
 // migrateScalingTarget gives a target an older operator recorded, without the spec.parallelism it
 // was decided under, that value, before anything reads it: while the spec is still the one the last
@@ -76,41 +45,6 @@ func startScaling(rc *Context, d autoscaler.Decision, wayBack, restart bool) Out
 	_, jobID := jobstate.LiveJob(&rc.App.Status.JobOwnerStatus)
 	setTarget(rc, d, wayBack, restart, jobID)
 	return persistThenContinue()
-}
-
-// setTarget writes a decision to status.autoscaler as the target in progress, decided for job from.
-func setTarget(rc *Context, d autoscaler.Decision, wayBack, restart bool, from string) {
-	if prev := rc.App.Status.Autoscaler; prev != nil {
-		// A way back is decided from status alone, which names each vertex it showed.
-		for i := range d.Vertices {
-			for _, v := range prev.Vertices {
-				if d.Vertices[i].Name == "" && v.ID == d.Vertices[i].ID {
-					d.Vertices[i].Name = v.Name
-				}
-			}
-		}
-	}
-	st := autoscaling.Status(d)
-	st.Reason = decisionSummary(d)
-	if wayBack {
-		st.Reason = "goes back to the last parallelism that ran stable: " + d.Reason
-	}
-	if prev := rc.App.Status.Autoscaler; prev != nil {
-		st.Applied = prev.Applied
-	}
-	st.Target = &v1beta1.ScalingTarget{Time: toSecond(rc.Now), Parallelism: map[string]int32{}, WayBack: wayBack, Restart: restart, From: from,
-		SpecParallelism: rc.App.Spec.Parallelism}
-	for _, id := range slices.Sorted(maps.Keys(d.Parallelism)) {
-		st.Target.Parallelism[id] = int32(d.Parallelism[id])
-	}
-	for i := range st.Vertices {
-		st.Vertices[i].Reason = ""
-		if p, ok := st.Target.Parallelism[st.Vertices[i].ID]; ok {
-			st.Vertices[i].Recommended = p
-		}
-	}
-	rc.App.Status.Autoscaler = st
-	rc.Event(wayBack, "ScalingReport", st.Reason+"; "+vertexLines(d))
 }
 
 // applyScaling carries the target through, one step per pass.
@@ -188,33 +122,6 @@ func rescalingInPlace(rc *Context) bool {
 	return rc.App.Status.Phase == v1beta1.PhaseRescaling || as != nil && as.Target != nil && !as.Target.Restart
 }
 
-// reachedTarget tells whether every vertex of the job runs at its target parallelism.
-func reachedTarget(d *client.JobDetails, target map[string]int32) bool {
-	if d.State != client.JobRunning || !jobs.AllTasksRunning(d) {
-		return false
-	}
-	for _, v := range d.Vertices {
-		if p, ok := target[v.ID]; ok && v.Parallelism != p {
-			return false
-		}
-	}
-	return true
-}
-
-// taskManagersFor is how many TaskManagers give the slots a job at this parallelism takes: its
-// vertices share slots, so it takes as many as its widest vertex.
-func taskManagersFor(rc *Context, target map[string]int32) int32 {
-	var widest int32
-	for _, p := range target {
-		widest = max(widest, p)
-	}
-	slots := flink.OwnerFromApplication(rc.App).TaskSlots()
-	if slots <= 0 {
-		slots = 1
-	}
-	return (widest + slots - 1) / slots
-}
-
 // requestVertexParallelism sets each vertex's upper bound to its target, unless it already is.
 func requestVertexParallelism(rc *Context, hash, jobID string, target map[string]int32) error {
 	url := rc.FlinkURL(hash)
@@ -235,17 +142,3 @@ func requestVertexParallelism(rc *Context, hash, jobID string, target map[string
 	}
 	return rc.Flink().Flink().UpdateJobResourceRequirements(rc, url, jobID, reqs)
 }
-
-// describeParallelism names each vertex with its target.
-func describeParallelism(d *client.JobDetails, target map[string]int32) string {
-	var out []string
-	for _, v := range d.Vertices {
-		if p, ok := target[v.ID]; ok {
-			out = append(out, fmt.Sprintf("%s %d", nameOr(v.Name, v.ID), p))
-		}
-	}
-	return "parallelism " + strings.Join(out, ", ")
-}
-
-// toSecond is t as status keeps it, to the second.
-func toSecond(t time.Time) metav1.Time { return metav1.NewTime(t).Rfc3339Copy() }

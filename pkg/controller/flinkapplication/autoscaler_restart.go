@@ -214,12 +214,3 @@ func holdScaling(rc *Context, cfg autoscaler.Config, why string) {
 	st.HoldUntil = &hold
 	rc.Event(true, "ScalingAbandoned", fmt.Sprintf("%s; the autoscaler holds off until %s", why, hold.UTC().Format("15:04:05")))
 }
-
-// describeTarget names a target's parallelism per vertex by id.
-func describeTarget(t *v1beta1.ScalingTarget) string {
-	var out []string
-	for _, id := range slices.Sorted(maps.Keys(t.Parallelism)) {
-		out = append(out, fmt.Sprintf("%s %d", id, t.Parallelism[id]))
-	}
-	return "parallelism " + strings.Join(out, ", ")
-}

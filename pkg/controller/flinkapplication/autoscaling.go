@@ -1,16 +1,11 @@
 package flinkapplication
 
 import (
-	"fmt"
-	"strings"
-	"time"
-
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/autoscaler"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/autoscaling"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
@@ -115,35 +110,6 @@ func stopAutoscaling(rc *Context, why string) {
 	rc.Event(true, "AutoscalerStopped", why)
 }
 
-// jobState is what the autoscaler needs to know of the job beside its metrics.
-func jobState(rc *Context, d *client.JobDetails) autoscaler.JobState {
-	s := autoscaler.JobState{Failed: d.State == client.JobFailed, InPlaceRescale: cannotApplyInPlace(rc) == ""}
-	s.Restarting = d.State != client.JobRunning
-	for _, v := range d.Vertices {
-		if v.Tasks.Running < int(v.Parallelism) {
-			s.Restarting = true
-		}
-	}
-	if at := d.Timestamps.Running; at > 0 {
-		s.LastRescale = time.UnixMilli(at)
-	}
-	if stats, err := rc.Flink().Checkpoints(rc.Flink().View(jobstate.LiveJob(&rc.App.Status.JobOwnerStatus)).Ref); err == nil && stats.Latest.Failed != nil {
-		done := stats.Latest.Completed
-		s.CheckpointsFailing = done == nil || stats.Latest.Failed.TriggerTimestamp > done.TriggerTimestamp
-	}
-	_, jobID := jobstate.LiveJob(&rc.App.Status.JobOwnerStatus)
-	s.FreshState = rc.Ledger().NewestPath(jobID) != ""
-	// A job that has run with all its tasks for jobStabilizationPeriod since it last (re)started,
-	// as after a rescale in place, runs stable at its parallelism: where a way back returns to.
-	if period := rc.Config.JobStabilizationPeriod.Duration; !s.Restarting && !s.LastRescale.IsZero() && rc.Now.Sub(s.LastRescale) >= period {
-		s.Stable = autoscaler.StableRun{At: s.LastRescale.Add(period), Parallelism: map[string]int{}}
-		for _, v := range d.Vertices {
-			s.Stable.Parallelism[v.ID] = int(v.Parallelism)
-		}
-	}
-	return s
-}
-
 // showAutoscaler writes the decision to status.autoscaler when it differs from what status shows,
 // with a ScalingReport Event of the rates behind it.
 func showAutoscaler(rc *Context, d autoscaler.Decision) {
@@ -164,45 +130,4 @@ func showAutoscaler(rc *Context, d autoscaler.Decision) {
 		msg += "; " + lines
 	}
 	rc.Event(false, "ScalingReport", msg)
-}
-
-// vertexLines are each vertex's parallelism, recommendation and reason, with its rates.
-func vertexLines(d autoscaler.Decision) string {
-	var lines []string
-	for _, v := range d.Vertices {
-		lines = append(lines, fmt.Sprintf("%s: %d -> %d (%s)", nameOr(v.Name, v.ID), v.Current, v.Recommended, v.Reason))
-	}
-	return strings.Join(lines, "; ")
-}
-
-// decisionSummary is the decision in words that change only with it: which vertices would change,
-// or why nothing does, without the rates of the moment.
-func decisionSummary(d autoscaler.Decision) string {
-	var changes []string
-	for _, v := range d.Vertices {
-		to := v.Recommended
-		if p, ok := d.Parallelism[v.ID]; ok && d.Apply {
-			to = p // a scale-down waiting for its delay is not applied with the rest
-		}
-		if to != v.Current {
-			changes = append(changes, fmt.Sprintf("%s %d→%d", nameOr(v.Name, v.ID), v.Current, to))
-		}
-	}
-	switch {
-	case d.Apply:
-		return "rescales " + strings.Join(changes, ", ")
-	case len(changes) > 0:
-		return "recommends " + strings.Join(changes, ", ")
-	}
-	if i := strings.Index(d.Reason, "; "); i > 0 && strings.HasPrefix(d.Reason, "recommend-only") {
-		return d.Reason[:i]
-	}
-	return d.Reason
-}
-
-func nameOr(name, id string) string {
-	if name != "" {
-		return name
-	}
-	return id
 }

@@ -95,12 +95,6 @@ func handleDualRunning(rc *Context) Outcome {
 	return promoteOrAbort(rc)
 }
 
-func startTeardown(rc *Context, gone *v1beta1.DeploymentRecord, reason, why string) Outcome {
-	rc.App.Status.TeardownHash = gone.SpecHash
-	return moveTo(PhaseTeardown, reason, fmt.Sprintf("tearing down version %s (hash %s, job %s): %s",
-		gone.Version, gone.SpecHash, gone.JobID, why))
-}
-
 // teardownMode is how a torn-down version's job stops.
 func teardownMode(app *v1beta1.FlinkApplication) v1beta1.TeardownMode {
 	if b := app.Spec.BlueGreen; b != nil && b.TeardownMode != "" {
@@ -257,7 +251,7 @@ func deployedJobOver(rc *Context, hash, jobID, next string) *Outcome {
 		// is sent from it (explorer seed 34000468: a savepoint of the deployed job in doubt, and the
 		// new version went back behind a checkpoint recorded after the one it was to start from).
 		o := rc.DeployFailed("RecoveryFailed", fmt.Sprintf("job %s of the deployed version is over before the new version's job was sent, and %s; %s",
-			jobID, choice.Problem, rc.RestoreByHand()))
+			jobID, choice.Problem, restoreByHand(rc)))
 		return &o
 	}
 	if choice.Path == "" || jobstate.SamePath(choice.Path, next) || !newerOfOneJob(rc, jobID, choice.Path, next, before) {

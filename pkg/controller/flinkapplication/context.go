@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
@@ -27,29 +28,27 @@ type Context struct {
 	// Ingress is the application's Flink UI Ingress, if it exists.
 	Ingress *networkingv1.Ingress
 
-	// kind is what differs between the resources the machine runs: their phase table, where they
-	// write, and whose cluster their jobs run on.
-	kind *objectKind
-	env  *Environment
+	env *Environment
 }
 
-// newContext is a pass of the kind over the objects read, for the machine's part m.
-func newContext(ctx context.Context, m *fsm.Pass, kind *objectKind, e *Environment) *Context {
+// The kinds the registry names (kinds.go); this package's pass is the FlinkApplication's.
+const (
+	applicationKindName    = v1beta1.FlinkApplicationKind
+	sessionJobKindName     = v1beta1.FlinkSessionJobKind
+	sessionClusterKindName = v1beta1.FlinkSessionClusterKind
+	// snapshotKindName is not a kind the machine runs: a FlinkSnapshot is acted on by its owner's
+	// pass (package snapshots).
+	snapshotKindName = v1beta1.FlinkSnapshotKind
+)
+
+// newContext is a pass of an application over the objects read, for the machine's part m.
+func newContext(ctx context.Context, m *fsm.Pass, e *Environment) *Context {
 	var base *kindpass.Environment
 	if e != nil {
 		base = &e.Environment
 	}
-	rc := &Context{kind: kind, env: e}
-	var name string
-	var shared bool
-	var patch func(*kindpass.Pass, []byte, ...string) (metav1.Object, error)
-	if kind != nil {
-		name, shared = kind.name, kind.sharedCluster
-		patch = func(_ *kindpass.Pass, b []byte, status ...string) (metav1.Object, error) {
-			return kind.patch(rc, b, status...)
-		}
-	}
-	rc.Pass = kindpass.NewPass(ctx, m, base, name, shared, patch)
+	rc := &Context{env: e}
+	rc.Pass = kindpass.NewPass(ctx, m, base, applicationKindName, false, patchApplication)
 	rc.Kind = rc
 	rc.OwnHashes = func(own map[string]bool) {
 		if a := rc.App; a != nil {
@@ -64,3 +63,9 @@ func newContext(ctx context.Context, m *fsm.Pass, kind *objectKind, e *Environme
 
 // bind makes working the pass's object and stored the object as read.
 func (rc *Context) bind(working, stored subject) { rc.Pass.Bind(working, stored) }
+
+// patchApplication sends a merge patch to the application, to its status when status is set.
+func patchApplication(p *kindpass.Pass, patch []byte, status ...string) (metav1.Object, error) {
+	return p.Env.Apps.FlinkV1beta1().FlinkApplications(p.Meta.Namespace).Patch(
+		p, p.Meta.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}, status...)
+}

@@ -82,13 +82,6 @@ func handleDeploy(rc *Context) Outcome {
 	return moveTo(PhaseClusterStarting, "ClusterCreated", what)
 }
 
-func deploymentMode(app *v1beta1.FlinkApplication) v1beta1.DeploymentMode {
-	if app.Spec.DeploymentMode == "" {
-		return v1beta1.DeploymentModeDual
-	}
-	return app.Spec.DeploymentMode
-}
-
 // unsupported names what this operator version cannot deploy yet, so the user reads why instead of
 // watching an application that never starts.
 func unsupported(app *v1beta1.FlinkApplication) string {

@@ -48,9 +48,6 @@ func (e *Environment) forgetApp(key string) {
 	e.hashes.forget(key)
 }
 
-// wakeLater is what wakes the object of a pass once something it started off the worker ends.
-func (e *Environment) wakeLater(rc *Context) func() { return e.WakeLater(rc.Pass) }
-
 // clusterHashes remembers each application's cluster hash with the object it was computed from.
 // The hash is a function of the object alone (flink.ClusterHash), and an object does not change
 // while its resourceVersion stays; computing it (a JSON encoding of the cluster's spec) on every

@@ -57,3 +57,13 @@ func rollbackFailed(rc *Context, cause string) Outcome {
 // run (lifecycle.Pass.KeepGivenUpJob). An application's deploy on a cluster of its own leaves it
 // behind, and no job is started while a leftover cluster's JobManager is left (leftover_clusters.go).
 func keepJobGivenUpOn(rc *Context) { rc.KeepGivenUpJob(false) }
+
+// stableJobKept tells whether the stable deployment's job was never stopped for the attempt: a
+// BlueGreen version runs beside it. The attempt's state is then no newer state of the stable
+// job's, which went on on its own (docs/blue-green.md: the deployed job is never touched), and
+// going back restarts it, should it have stopped, from its own newest state (explorer seed 140309:
+// a rollback that gave up named the new version's checkpoint as the previous job's state).
+func stableJobKept(st *v1beta1.JobOwnerStatus) bool {
+	s := jobstate.Stable(st)
+	return s != nil && s.JobID != ""
+}

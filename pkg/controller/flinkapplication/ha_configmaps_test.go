@@ -160,7 +160,7 @@ func TestDeletingAnApplicationRemovesItsHAConfigMapsAfterItsJobStopped(t *testin
 }
 
 func TestASessionClusterKeepsHAConfigMapsOfAJobFlinkHasNotFinishedWith(t *testing.T) {
-	rc := newContext(context.Background(), &fsm.Pass{Meta: &metav1.ObjectMeta{Name: "session"}}, nil, nil)
+	rc := newContext(context.Background(), &fsm.Pass{Meta: &metav1.ObjectMeta{Name: "session"}}, nil)
 	rc.HAConfigMaps = map[string][]string{
 		"0badcafe": {"session-0badcafe-cluster-config-map", "session-0badcafe-4b7f1c2d9e0a8f3b6c5d4e3f2a1b0c9d-config-map"},
 	}

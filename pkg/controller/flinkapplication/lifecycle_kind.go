@@ -1,7 +1,6 @@
 package flinkapplication
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -28,9 +27,7 @@ func otherVersionsJob(rc *Context, jobID string) string {
 
 // RestoreByHand says how the user names the state a job starts from when the restore policy
 // cannot choose it: with a new savepointRedeployNonce, from the state its path names.
-func (rc *Context) RestoreByHand() string {
-	return fmt.Sprintf("name the state to start from by hand (spec.savepointPath, with a new %s)", rc.Settings.Field("savepointRedeployNonce"))
-}
+func (rc *Context) RestoreByHand() string { return restoreByHand(rc) }
 
 // RunConfig is the Flink configuration the job with this id was started with (runConfigOfJob).
 func (rc *Context) RunConfig(jobID string) v1beta1.FlinkConfig { return runConfigOfJob(rc, jobID) }

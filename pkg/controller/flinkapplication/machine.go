@@ -30,7 +30,7 @@ func step(rc *Context) Outcome { return machine.Step(rc, &rc.env.PhaseTime) }
 
 // deletionRequested says what a delete does: to the job per deleteMode.
 func deletionRequested(rc *Context) string {
-	return fmt.Sprintf("%s deleted; deleteMode %s", rc.kind.name, rc.Settings.DeleteMode)
+	return fmt.Sprintf("%s deleted; deleteMode %s", applicationKindName, rc.Settings.DeleteMode)
 }
 
 // Phase names a phase of the state machine, whatever the kind (fsm.Phase).

@@ -190,3 +190,16 @@ func sharedPass(rc *Context) *lifecycle.Pass { return rc.Pass.Pass }
 func shared(handle func(*lifecycle.Pass) Outcome) func(*Context) Outcome {
 	return func(rc *Context) Outcome { return handle(rc.Pass.Pass) }
 }
+
+// phases is the application's phase table.
+func (rc *Context) phases() map[Phase]phaseSpec { return phaseTable }
+
+// drawnApplication is what the docs draw of the application's state machine.
+func drawnApplication() fsm.Drawn[*Context] {
+	listed := make([]string, len(v1beta1.Phases))
+	for i, p := range v1beta1.Phases {
+		listed[i] = string(p)
+	}
+	return fsm.Drawn[*Context]{Table: phaseTable, Listed: listed, Global: fsm.GlobalExits,
+		EndOfLife: "job handled per deleteMode, finalizer removed"}
+}

@@ -109,3 +109,9 @@ func seconds(s *int32, def int) time.Duration {
 	}
 	return time.Duration(*s) * time.Second
 }
+
+func startTeardown(rc *Context, gone *v1beta1.DeploymentRecord, reason, why string) Outcome {
+	rc.App.Status.TeardownHash = gone.SpecHash
+	return moveTo(PhaseTeardown, reason, fmt.Sprintf("tearing down version %s (hash %s, job %s): %s",
+		gone.Version, gone.SpecHash, gone.JobID, why))
+}

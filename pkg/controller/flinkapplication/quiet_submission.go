@@ -7,6 +7,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 )
 
 // A FlinkApplication's move from ClusterStarting into Submitting, and its passes in Submitting
@@ -103,7 +104,7 @@ func writeStatus(rc *Context) (bool, error) {
 	if quiet := submittingUnwritten(rc); quiet && !repeat {
 		e.noteUnwrittenSubmitting(rc)
 	} else if !quiet {
-		if err := e.persist(rc); err != nil {
+		if err := kindpass.Persist(rc.Pass); err != nil {
 			return false, err
 		}
 		e.quiet.Delete(rc.Key())

@@ -50,7 +50,7 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 	if err != nil {
 		return 0, err
 	}
-	rc := newContext(ctx, &fsm.Pass{Config: e.Config, Now: e.Clock.Now()}, applicationKind, e)
+	rc := newContext(ctx, &fsm.Pass{Config: e.Config, Now: e.Clock.Now()}, e)
 	rc.App, rc.Hash, rc.GenericService, rc.Ingress = app, e.hashes.of(applicationKindName+"/"+namespace+"/"+name, app), generic, ingress
 	rc.Clusters, rc.HAConfigMaps, rc.Snapshots, rc.ClusterOwner = clusters, ha, snapshots, owner
 	rc.bind(applicationSubject{app}, applicationSubject{cached})
@@ -63,9 +63,6 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 // and written once (held back while a submission repeats).
 var applicationPass = kindpass.PassOf(machine, applicationKindName, kindpass.Steps[*Context]{
 	Migrate: migrateStatus, Summarize: summarize, Write: writeStatus})
-
-// persist writes the status if it changed (kindpass.Persist).
-func (e *Environment) persist(rc *Context) error { return kindpass.Persist(rc.Pass) }
 
 // summarize derives the parts of status that follow from the rest (lifecycle.Pass.Summarize).
 func summarize(rc *Context) { rc.Summarize() }

@@ -2,6 +2,7 @@ package flinkapplication
 
 import (
 	"encoding/json"
+	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -164,4 +165,17 @@ func deleteModeOr(m v1beta1.DeleteMode) v1beta1.DeleteMode {
 		return v1beta1.DeleteModeSavepoint
 	}
 	return m
+}
+
+func deploymentMode(app *v1beta1.FlinkApplication) v1beta1.DeploymentMode {
+	if app.Spec.DeploymentMode == "" {
+		return v1beta1.DeploymentModeDual
+	}
+	return app.Spec.DeploymentMode
+}
+
+// restoreByHand says how the user names the state a job starts from when the restore policy cannot
+// choose it: with a new savepointRedeployNonce, from the state spec.savepointPath names.
+func restoreByHand(rc *Context) string {
+	return fmt.Sprintf("name the state to start from by hand (spec.savepointPath, with a new %s)", rc.Settings.Field("savepointRedeployNonce"))
 }

@@ -123,3 +123,13 @@ func haRecoveryMissed(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 	out := rc.DeployFailed("RecoveryFailed", fmt.Sprintf("Flink HA did not recover job %s, and %s; %s", c.JobID, choice.Problem, rc.RestoreByHand()))
 	return &out
 }
+
+// failedAndLeftFailed tells whether the live job is one Flink was seen to end FAILED (status shows
+// that very job FAILED: jobStatus.state goes with jobStatus.jobID) and restartFailedJob is not
+// set. It is not started again when its JobManager restarts without HA and forgets it, nor when
+// its JobManager Deployment is created again: a job Flink ended is not a job lost with its
+// JobManager, and the user said a failed job waits for them.
+func failedAndLeftFailed(rc *Context, jobID string) bool {
+	js := &rc.App.Status.JobStatus
+	return !rc.App.Spec.RestartFailedJob && jobID != "" && js.JobID == jobID && js.State == v1beta1.JobFailed
+}

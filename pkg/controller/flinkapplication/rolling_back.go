@@ -175,16 +175,6 @@ func endFailedAttempt(rc *Context, c *v1beta1.DeploymentRecord) Outcome {
 	return persistThenContinue()
 }
 
-// stableJobKept tells whether the stable deployment's job was never stopped for the attempt: a
-// BlueGreen version runs beside it. The attempt's state is then no newer state of the stable
-// job's, which went on on its own (docs/blue-green.md: the deployed job is never touched), and
-// going back restarts it, should it have stopped, from its own newest state (explorer seed 140309:
-// a rollback that gave up named the new version's checkpoint as the previous job's state).
-func stableJobKept(st *v1beta1.JobOwnerStatus) bool {
-	s := jobstate.Stable(st)
-	return s != nil && s.JobID != ""
-}
-
 // startedFromRedeploy tells whether the state the attempt was to start from is the savepoint a
 // savepointRedeployNonce named (redeployFromNamedSavepoint records it in the ledger).
 func startedFromRedeploy(rc *Context) bool {

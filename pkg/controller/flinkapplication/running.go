@@ -3,7 +3,6 @@ package flinkapplication
 import (
 	"fmt"
 
-	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
@@ -118,14 +117,4 @@ func removeStaleClusters(rc *Context) error {
 		rc.Event(false, "ClusterDeleted", fmt.Sprintf("deleted Flink cluster %s", flink.VersionedServiceNameOf(rc.Meta.Name, h)))
 	}
 	return err
-}
-
-// failedAndLeftFailed tells whether the live job is one Flink was seen to end FAILED (status shows
-// that very job FAILED: jobStatus.state goes with jobStatus.jobID) and restartFailedJob is not
-// set. It is not started again when its JobManager restarts without HA and forgets it, nor when
-// its JobManager Deployment is created again: a job Flink ended is not a job lost with its
-// JobManager, and the user said a failed job waits for them.
-func failedAndLeftFailed(rc *Context, jobID string) bool {
-	js := &rc.App.Status.JobStatus
-	return !rc.App.Spec.RestartFailedJob && jobID != "" && js.JobID == jobID && js.State == v1beta1.JobFailed
 }

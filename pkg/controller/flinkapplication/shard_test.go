@@ -133,7 +133,7 @@ func TestRetentionReadsWhatOtherShardsRestoreFrom(t *testing.T) {
 	mine := wordcount("mine")
 	mine.Labels = map[string]string{shardKey: "a"}
 	w.create(mine)
-	rc := newContext(context.Background(), &fsm.Pass{Config: w.env.Config, Meta: &metav1.ObjectMeta{Namespace: ns, Name: "mine"}}, applicationKind, w.env)
+	rc := newContext(context.Background(), &fsm.Pass{Config: w.env.Config, Meta: &metav1.ObjectMeta{Namespace: ns, Name: "mine"}}, w.env)
 	rc.Settings, rc.Job = applicationSettings(mine), &mine.Status.JobOwnerStatus
 	g, err := kindpass.StateGuardian(rc.Pass, false)
 	require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 	"github.com/flinkfsm/flinkfsm/pkg/printable"
 )
 
@@ -21,7 +22,7 @@ func ensureUIIngress(rc *Context) (refusal string, err error) {
 	ingress, refusal, events, err := clusters.EnsureUIIngress(rc, rc.Writer(), want, rc.Ingress, refusal, rc.Config.Ingress.AllowedClasses)
 	rc.Ingress = ingress
 	rc.Announce(events)
-	return refusal, stepError(err)
+	return refusal, lifecycle.StepError(err)
 }
 
 // showUIURLs writes where users find the Flink UI through its Ingress, as the Lyft operator did:
