@@ -42,8 +42,9 @@ func patch(p *kindpass.Pass, b []byte, status ...string) (metav1.Object, error) 
 		p, p.Meta.Name, types.MergePatchType, b, metav1.PatchOptions{FieldManager: kindpass.FieldManager}, status...)
 }
 
-// What the shared job phases ask of a kind (lifecycle.Kind). A session cluster owns no job: they
-// run none of its phases, and its answers are those of an object with no job.
+// What the shared job phases ask of a kind (lifecycle.Kind). A session cluster owns no job: its
+// table holds none of the shared job phases (TestASessionClusterRunsNoSharedJobPhase), and its
+// answers are those of an object with no job.
 
 func (p *Pass) RunConfig(string) v1beta1.FlinkConfig         { return p.cached.Spec.FlinkConfig }
 func (p *Pass) OtherVersion(string) (string, bool)           { return "", false }
@@ -59,7 +60,18 @@ func (p *Pass) Follows(fsm.Phase) []v1beta1.SavepointPurpose { return nil }
 func (p *Pass) HoldDelete(*v1beta1.DeploymentRecord) (fsm.Outcome, bool) {
 	return fsm.Outcome{}, false
 }
-func (p *Pass) ReleaseObject() (fsm.Outcome, bool) { return fsm.Outcome{}, false }
+
+// ReleaseObject deletes the HA ConfigMaps the cluster's Flink clusters left, then removes the
+// finalizer: what its own Deleting handler does once no session job names it.
+func (p *Pass) ReleaseObject() (fsm.Outcome, bool) {
+	if out, waiting := kindpass.RemoveHAConfigMapsBeforeFinalizer(p.Pass); waiting {
+		return out, true
+	}
+	if err := p.RemoveFinalizer(); err != nil {
+		return fsm.Failed(err), true
+	}
+	return fsm.Outcome{}, false
+}
 func (p *Pass) BeforeRun(*v1beta1.DeploymentRecord, string) (fsm.Outcome, bool) {
 	return fsm.Outcome{}, false
 }
