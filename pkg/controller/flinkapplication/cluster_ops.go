@@ -85,8 +85,6 @@ type (
 // stepsPerPod are the steps a pod takes in starting.
 const stepsPerPod = clusters.StepsPerPod
 
-func podForCache(p *corev1.Pod) *cachedPod { return clusters.PodForCache(p) }
-
 func replicas(d *appsv1.Deployment) int32 { return clusters.Replicas(d) }
 
 // kubeError classifies a failed write of a Deployment or Service (clusters.KubeError).

@@ -323,7 +323,7 @@ func TestControllerIgnoresAResyncOfAnApplication(t *testing.T) {
 // resourceVersion. The pass that wrote it already asked for its next look, so the echo does not
 // queue the application again: at a thousand applications every echo would be a pass with Flink
 // calls for nothing. A pass that finds the cache older than its own last write does not need the
-// echo either: it retries shortly (staleCache). Anyone else's write still wakes the application.
+// echo either: it retries shortly (kindpass.Environment.StaleCache). Anyone else's write still wakes the application.
 func TestControllerIgnoresTheEchoOfItsOwnStatusWrite(t *testing.T) {
 	f := newControllerFixture(t)
 	// An application whose first pass writes status and adds the finalizer, and creates nothing:

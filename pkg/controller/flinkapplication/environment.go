@@ -3,7 +3,6 @@ package flinkapplication
 import (
 	"sync"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -37,9 +36,6 @@ type Observer = kindpass.Observer
 
 // SessionObserver reads session clusters and session jobs, normally from informer caches.
 type SessionObserver = kindpass.SessionObserver
-
-// staleCache tells whether the cached object predates our own last status write (fsm.OwnWrites).
-func (e *Environment) staleCache(kind string, obj metav1.Object) bool { return e.StaleCache(kind, obj) }
 
 func (e *Environment) forgetApp(key string) {
 	e.Forget(key)

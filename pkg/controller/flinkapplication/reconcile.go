@@ -26,7 +26,7 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 	if err != nil {
 		return 0, err
 	}
-	if e.staleCache(applicationKindName, cached) {
+	if e.StaleCache(applicationKindName, cached) {
 		return staleCacheRetry, nil
 	}
 	// The pass works on a copy of the whole application. Sharing the cache's spec instead saves

@@ -27,6 +27,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	appfake "github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned/fake"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
@@ -444,7 +445,7 @@ func (o *clientObserver) Owned(app flink.ClusterOwner) (map[string]*ClusterObjec
 	}
 	var ps []*cachedPod
 	for i := range pods.Items {
-		ps = append(ps, podForCache(&pods.Items[i]))
+		ps = append(ps, clusters.PodForCache(&pods.Items[i]))
 	}
 	cms, err := o.w.kube.CoreV1().ConfigMaps(app.Namespace).List(ctx, sel)
 	if err != nil {
