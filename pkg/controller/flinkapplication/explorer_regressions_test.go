@@ -491,3 +491,11 @@ func TestExplorerSeed34000468(t *testing.T) {
 func TestExplorerSeed38000557(t *testing.T) {
 	replaySeed(t, 38000557, 1208)
 }
+
+// Seed 57002531: an HA application's suspend took its job for stopped when the JobManager
+// Deployment went during the stop, and deleted the cluster with the job's HA data left; the resume
+// created the same cluster, HA ran the job again, and a spec change submitted a second job beside
+// it (TestAnHAApplicationsSuspendStopsTheJobHABringsBackWhenItsJobManagerGoes).
+func TestExplorerSeed57002531AnHAApplicationsJobIsNotGoneWithItsJobManager(t *testing.T) {
+	replayHASeed(t, 57002531, 1345)
+}

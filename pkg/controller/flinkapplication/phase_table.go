@@ -181,6 +181,14 @@ func init() {
 		},
 	}
 	maps.Copy(phaseTable, lifecycle.StopPhases(sharedPass, stopExits, abandonStop))
+	for phase, row := range phaseTable {
+		switch phase {
+		case PhaseNew, PhaseRunning, PhaseSuspended, PhaseDeleting:
+		default:
+			row.Handle = recreatingLiveJobManager(row.Handle)
+			phaseTable[phase] = row
+		}
+	}
 }
 
 // sharedPass is the part of the pass every kind shares (lifecycle.Pass).
