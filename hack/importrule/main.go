@@ -95,10 +95,8 @@ var rules = []rule{
 		"pkg/controller/autoscaling",
 		"pkg/controller/checkpointbook", "pkg/controller/clusters", "pkg/controller/config", "pkg/controller/flink/...", "pkg/controller/fsm",
 		"pkg/controller/guardian", "pkg/controller/jars", "pkg/controller/jobs", "pkg/controller/jobstate", "pkg/controller/k8", "pkg/controller/ledger",
-		"pkg/controller/kindpass", "pkg/controller/lifecycle", "pkg/controller/loop", "pkg/controller/snapshots", "pkg/controller/watch",
-		// The kinds' registry, until it moves to pkg/operator with the world tests.
-		"pkg/controller/sessioncluster", "pkg/controller/sessionjob"},
-		"the kinds never import the operator's wiring (pkg/operator), the CLI or the test harnesses"},
+		"pkg/controller/kindpass", "pkg/controller/lifecycle", "pkg/controller/loop", "pkg/controller/snapshots", "pkg/controller/watch"},
+		"a kind never imports another kind, the operator's wiring (pkg/operator), the CLI or the test harnesses"},
 	{"pkg/...", []string{"pkg/..."}, "the operator's packages never import the test harnesses (integ/) or commands"},
 }
 

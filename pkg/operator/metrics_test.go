@@ -53,7 +53,7 @@ func registered(t *testing.T) names {
 	reg := prometheus.WrapRegistererWithPrefix(config.Default().MetricNamePrefix()+"_", n)
 	client.New(client.DefaultConfig(), reg)
 	kindpass.NewMetrics(reg)
-	ctrl := flinkapplication.NewController(&flinkapplication.Environment{Environment: kindpass.Environment{
+	ctrl := NewController(&flinkapplication.Environment{Environment: kindpass.Environment{
 		Kube: kubefake.NewClientset(), Apps: appfake.NewSimpleClientset(), Config: config.Default(), Clock: clock.RealClock{}}})
 	reg.MustRegister(ctrl.Collector())
 	replicaMetrics(reg, &state{ctrl: ctrl})

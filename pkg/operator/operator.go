@@ -117,7 +117,7 @@ func Run(ctx context.Context, restConfig *rest.Config, cfg *config.Config) error
 	} else if n > 0 {
 		log.Info("removed jars an earlier process left unfinished", "count", n, "dir", cfg.Jars.Dir)
 	}
-	ctrl := flinkapplication.NewController(env)
+	ctrl := NewController(env)
 
 	reg.MustRegister(ctrl.Collector())
 	st := &state{ctrl: ctrl}

@@ -31,15 +31,8 @@ type Context struct {
 	env *Environment
 }
 
-// The kinds the registry names (kinds.go); this package's pass is the FlinkApplication's.
-const (
-	applicationKindName    = v1beta1.FlinkApplicationKind
-	sessionJobKindName     = v1beta1.FlinkSessionJobKind
-	sessionClusterKindName = v1beta1.FlinkSessionClusterKind
-	// snapshotKindName is not a kind the machine runs: a FlinkSnapshot is acted on by its owner's
-	// pass (package snapshots).
-	snapshotKindName = v1beta1.FlinkSnapshotKind
-)
+// applicationKindName is the kind this package's pass runs.
+const applicationKindName = v1beta1.FlinkApplicationKind
 
 // newContext is a pass of an application over the objects read, for the machine's part m.
 func newContext(ctx context.Context, m *fsm.Pass, e *Environment) *Context {

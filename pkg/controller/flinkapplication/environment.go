@@ -9,17 +9,14 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/autoscaling"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/sessionjob"
 )
 
 // Environment is what reconciles share (kindpass.Environment: clients, clock, configuration, the
-// caches' readers and what every kind remembers between passes), with what only this package's
-// kinds remember. Tests build one from fakes; the controller builds one from informers.
+// caches' readers and what every kind remembers between passes), with what only the FlinkApplication
+// kind remembers. Tests build one from fakes; the controller builds one from informers.
 type Environment struct {
 	kindpass.Environment
 
-	// sessionJobs is what the FlinkSessionJob kind keeps: its jars' transfers in flight.
-	sessionJobs sessionjob.Memory
 	// hashes remembers each application's cluster hash by the resourceVersion it was computed from
 	// (object_memory.go).
 	hashes clusterHashes

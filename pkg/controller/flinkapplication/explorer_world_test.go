@@ -442,7 +442,7 @@ func (x *explorer) pass() {
 			_, err = w.env.ReconcileSessionJob(ctx, ns, id.name)
 		}
 		// A jar transfer the pass started ends within it, not at a moment the scheduler picks.
-		w.env.sessionJobs.Settle()
+		w.env.sessionJobs().Settle()
 		x.attributeEvents(id)
 	} else {
 		what = "snapshot " + orphans[i-len(targets)]

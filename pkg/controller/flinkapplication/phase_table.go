@@ -202,8 +202,8 @@ func shared(handle func(*lifecycle.Pass) Outcome) func(*Context) Outcome {
 // phases is the application's phase table.
 func (rc *Context) phases() map[Phase]phaseSpec { return phaseTable }
 
-// drawnApplication is what the docs draw of the application's state machine.
-func drawnApplication() fsm.Drawn[*Context] {
+// Drawn is what the docs draw of the application's state machine.
+func Drawn() fsm.Drawn[*Context] {
 	listed := make([]string, len(v1beta1.Phases))
 	for i, p := range v1beta1.Phases {
 		listed[i] = string(p)

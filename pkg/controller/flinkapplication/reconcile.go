@@ -53,7 +53,7 @@ func (e *Environment) Reconcile(ctx context.Context, namespace, name string) (ti
 	rc := newContext(ctx, &fsm.Pass{Config: e.Config, Now: e.Clock.Now()}, e)
 	rc.App, rc.Hash, rc.GenericService, rc.Ingress = app, e.hashes.of(applicationKindName+"/"+namespace+"/"+name, app), generic, ingress
 	rc.Clusters, rc.HAConfigMaps, rc.Snapshots, rc.ClusterOwner = clusters, ha, snapshots, owner
-	rc.bind(applicationSubject{app}, applicationSubject{cached})
+	rc.bind(Subject{app}, Subject{cached})
 	rc.Settings = applicationSettings(app)
 	kindpass.ResolveRestoreSnapshot(rc.Pass)
 	return kindpass.Run(rc, applicationPass)

@@ -2,45 +2,24 @@ package flinkapplication
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	appfake "github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned/fake"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
+	"github.com/flinkfsm/flinkfsm/pkg/internal/apifake"
 )
 
-// resourceVersions makes the FlinkApplication fake clientset keep resourceVersions as the API
-// server does, which the plain object tracker does not: every write stores a new resourceVersion,
-// an update or merge patch that names a resourceVersion other than the stored one is refused with
-// 409 Conflict, a write to the status subresource changes only status and any other write
-// everything but status. It can also answer 409 to one chosen write.
-type resourceVersions struct {
-	tracker k8stesting.ObjectTracker
-
-	mu   sync.Mutex
-	last uint64
-	// conflicts counts the writes refused with 409, injected or not.
-	conflicts int
-	// inject, while set, is asked about each status write that would succeed; the first it
-	// accepts is refused with 409 (and changes nothing), and inject is cleared.
-	inject func(stored, next *v1beta1.FlinkApplication) bool
-	// injected counts the 409s inject caused.
-	injected int
-}
+// resourceVersions keeps resourceVersions on FlinkApplication writes as the API server does
+// (apifake.ResourceVersions).
+type resourceVersions = apifake.ResourceVersions
 
 // enforceResourceVersions returns the world's resourceVersions, which newWorld installs.
 func (w *world) enforceResourceVersions() *resourceVersions { return w.rv }
@@ -48,118 +27,7 @@ func (w *world) enforceResourceVersions() *resourceVersions { return w.rv }
 // enforceResourceVersions installs resourceVersions on a FlinkApplication clientset, before its
 // first application is created.
 func enforceResourceVersions(apps *appfake.Clientset) *resourceVersions {
-	g := &resourceVersions{tracker: apps.Tracker(), last: 100}
-	apps.PrependReactor("*", "flinkapplications", g.react)
-	return g
-}
-
-// conflictOnce makes the first status write for which when holds fail with 409 Conflict.
-func (g *resourceVersions) conflictOnce(when func(stored, next *v1beta1.FlinkApplication) bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.inject = when
-}
-
-func (g *resourceVersions) counts() (conflicts, injected int) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.conflicts, g.injected
-}
-
-func (g *resourceVersions) react(a k8stesting.Action) (bool, runtime.Object, error) {
-	switch a := a.(type) {
-	case k8stesting.CreateActionImpl:
-		if a.GetSubresource() != "" {
-			return false, nil, nil
-		}
-		app := a.GetObject().(*v1beta1.FlinkApplication).DeepCopy()
-		if app.Namespace == "" {
-			app.Namespace = a.GetNamespace()
-		}
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		app.ResourceVersion = g.next()
-		if err := g.tracker.Create(a.GetResource(), app, a.GetNamespace()); err != nil {
-			return true, nil, err
-		}
-		return true, app.DeepCopy(), nil
-	case k8stesting.UpdateActionImpl:
-		in := a.GetObject().(*v1beta1.FlinkApplication)
-		return g.write(a, in.Name, in.ResourceVersion, func(*v1beta1.FlinkApplication) (*v1beta1.FlinkApplication, error) {
-			return in.DeepCopy(), nil
-		})
-	case k8stesting.PatchActionImpl:
-		if a.GetPatchType() != types.MergePatchType {
-			return false, nil, nil
-		}
-		var doc struct {
-			Metadata struct {
-				ResourceVersion string `json:"resourceVersion"`
-			} `json:"metadata"`
-		}
-		if err := json.Unmarshal(a.GetPatch(), &doc); err != nil {
-			return true, nil, apierrors.NewBadRequest(err.Error())
-		}
-		return g.write(a, a.GetName(), doc.Metadata.ResourceVersion, func(stored *v1beta1.FlinkApplication) (*v1beta1.FlinkApplication, error) {
-			old, err := json.Marshal(stored)
-			if err != nil {
-				return nil, err
-			}
-			merged, err := jsonpatch.MergePatch(old, a.GetPatch())
-			if err != nil {
-				return nil, apierrors.NewBadRequest(err.Error())
-			}
-			next := &v1beta1.FlinkApplication{}
-			return next, json.Unmarshal(merged, next)
-		})
-	}
-	return false, nil, nil
-}
-
-// write stores what change makes of the stored object, if rv (when given) is the stored one.
-func (g *resourceVersions) write(a k8stesting.Action, name, rv string,
-	change func(*v1beta1.FlinkApplication) (*v1beta1.FlinkApplication, error)) (bool, runtime.Object, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	obj, err := g.tracker.Get(a.GetResource(), a.GetNamespace(), name)
-	if err != nil {
-		return true, nil, err
-	}
-	stored := obj.(*v1beta1.FlinkApplication)
-	conflict := apierrors.NewConflict(a.GetResource().GroupResource(), name,
-		errors.New("the object has been modified; please apply your changes to the latest version and try again"))
-	if rv != "" && rv != stored.ResourceVersion {
-		g.conflicts++
-		return true, nil, conflict
-	}
-	next, err := change(stored.DeepCopy())
-	if err != nil {
-		return true, nil, err
-	}
-	if a.GetSubresource() == "status" {
-		s := stored.DeepCopy()
-		s.Status = next.Status
-		next = s
-	} else {
-		next.Status = *stored.Status.DeepCopy()
-	}
-	if g.inject != nil && a.GetSubresource() == "status" && g.inject(stored, next) {
-		g.inject = nil
-		g.conflicts++
-		g.injected++
-		return true, nil, conflict
-	}
-	next.Namespace, next.Name, next.UID = stored.Namespace, stored.Name, stored.UID
-	next.ResourceVersion = g.next()
-	if err := g.tracker.Update(a.GetResource(), next, a.GetNamespace()); err != nil {
-		return true, nil, err
-	}
-	return true, next.DeepCopy(), nil
-}
-
-func (g *resourceVersions) next() string {
-	g.last++
-	return strconv.FormatUint(g.last, 10)
+	return apifake.EnforceResourceVersions(apps)
 }
 
 func TestResourceVersionsAreEnforcedByTheFakeClientset(t *testing.T) {
@@ -255,7 +123,7 @@ func TestStatusWriteFromAnOutdatedReadConflictsInsteadOfOverwriting(t *testing.T
 	assert.Equal(t, newer.ResourceVersion, got.ResourceVersion, "nothing was written")
 	assert.Equal(t, newer.Status.Phase, got.Status.Phase, "the phase is not put back")
 	assert.Equal(t, newer.Status, got.Status, "the newer status is kept")
-	conflicts, _ := rv.counts()
+	conflicts, _ := rv.Counts()
 	assert.Equal(t, 1, conflicts)
 
 	// The outdated process carries on from what the newer one did: one savepoint, one new job.
@@ -298,12 +166,12 @@ func TestOneConflictingStatusWriteIsRedoneWithoutRepeatingASideEffect(t *testing
 			rv := w.enforceResourceVersions()
 			old := running(t, w, "wc")
 			oldJM := w.jm(old, old.Status.DeployHash)
-			rv.conflictOnce(c.when)
+			rv.ConflictOnce(c.when)
 			w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.Image = "flink-wordcount:2" })
 			app := w.runUntil("wc", "upgraded", upgradedFrom(old))
 			w.passes("wc", 10)
 
-			_, injected := rv.counts()
+			_, injected := rv.Counts()
 			require.Equal(t, 1, injected, "the 409 was answered")
 			assert.Equal(t, 1, oldJM.SavepointTriggers(), "savepoints of the old job")
 			assert.Equal(t, 1, savepointsTaken(w))

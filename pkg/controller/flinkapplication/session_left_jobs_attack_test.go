@@ -63,7 +63,7 @@ func TestANamesakeSessionJobNeverDisposesOfTheStateItsPredecessorsLeftJobRunsFro
 	for i := 0; i < 120 && !w.sessionJobIn("a", v1beta1.SessionJobRunning); i++ {
 		// The jar's upload runs off the worker: on a busy machine the simulated clock would run past
 		// Submitting's deadline while it waits for a core.
-		w.env.sessionJobs.Settle()
+		w.env.sessionJobs().Settle()
 		w.settle()
 		_, _ = w.env.ReconcileSessionJob(ctx, ns, "a")
 		w.clock.Step(2 * time.Second)

@@ -1,4 +1,4 @@
-package flinkapplication
+package operator
 
 import (
 	"context"
@@ -30,8 +30,10 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink/client"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flinkapplication"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
+	"github.com/flinkfsm/flinkfsm/pkg/internal/apifake"
 )
 
 // controllerFixture is sample-controller's fixture for the Controller: fake clientsets, the
@@ -48,8 +50,8 @@ type controllerFixture struct {
 	kube *kubefake.Clientset
 	apps *appfake.Clientset
 	// versions is the fake API server's resourceVersion keeping, which handles every write.
-	versions *resourceVersions
-	env      *Environment
+	versions *apifake.ResourceVersions
+	env      *flinkapplication.Environment
 	c        *Controller
 	// run makes the names of one test's objects its own.
 	run string
@@ -84,13 +86,13 @@ func newControllerFixture(t *testing.T) *controllerFixture {
 
 func startController(f *controllerFixture) error {
 	f.kube, f.apps = kubefake.NewClientset(), appfake.NewSimpleClientset()
-	f.versions = enforceResourceVersions(f.apps)
+	f.versions = apifake.EnforceResourceVersions(f.apps)
 	// The fake clientsets do not replay what happened between an informer's list and its watch;
 	// objects are created only once every informer watches.
 	watches := f.countWatches()
 	f.kubeListSelectors = f.recordListSelectors()
 	cfg := config.Default()
-	f.env = &Environment{Environment: kindpass.Environment{
+	f.env = &flinkapplication.Environment{Environment: kindpass.Environment{
 		Kube: f.kube, Apps: f.apps, Clock: clock.RealClock{}, Recorder: record.NewFakeRecorder(1000), Config: cfg,
 		Flink: client.New(client.DefaultConfig(), prometheus.NewRegistry()),
 		FlinkURL: func(namespace, service string, _ int32) string {
@@ -166,7 +168,7 @@ func (f *controllerFixture) poll(within time.Duration) (cache.ObjectName, bool) 
 			return cache.ObjectName{}, false
 		}
 		// A pod wakes the session cluster of its label's name too; these tests are about applications.
-		if key.Kind == applicationKindName {
+		if key.Kind == v1beta1.FlinkApplicationKind {
 			return key.ObjectName, true
 		}
 	}
@@ -389,8 +391,8 @@ func TestControllerWakesSessionJobsWithTheirCluster(t *testing.T) {
 	}
 	// Each job and the cluster it names.
 	got := drain(5)
-	for _, k := range []queueKey{key(sessionJobKindName, f.n("a")), key(sessionJobKindName, f.n("b")), key(sessionJobKindName, f.n("c")),
-		key(sessionClusterKindName, cluster), key(sessionClusterKindName, other)} {
+	for _, k := range []queueKey{key(v1beta1.FlinkSessionJobKind, f.n("a")), key(v1beta1.FlinkSessionJobKind, f.n("b")), key(v1beta1.FlinkSessionJobKind, f.n("c")),
+		key(v1beta1.FlinkSessionClusterKind, cluster), key(v1beta1.FlinkSessionClusterKind, other)} {
 		assert.True(t, got[k], "%s enqueued", k)
 	}
 
@@ -398,15 +400,15 @@ func TestControllerWakesSessionJobsWithTheirCluster(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: cluster, Namespace: ns, UID: types.UID(cluster)}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	got = drain(3)
-	assert.Equal(t, map[queueKey]bool{key(sessionClusterKindName, cluster): true, key(sessionJobKindName, f.n("a")): true,
-		key(sessionJobKindName, f.n("b")): true}, got, "the cluster and its jobs, not the other cluster's")
+	assert.Equal(t, map[queueKey]bool{key(v1beta1.FlinkSessionClusterKind, cluster): true, key(v1beta1.FlinkSessionJobKind, f.n("a")): true,
+		key(v1beta1.FlinkSessionJobKind, f.n("b")): true}, got, "the cluster and its jobs, not the other cluster's")
 
 	owner := flink.OwnerFromSessionCluster(c)
 	_, err = f.kube.AppsV1().Deployments(ns).Create(f.ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{
 		Name: cluster + "-abc-jm", Namespace: ns, OwnerReferences: []metav1.OwnerReference{k8.ControllerReference(c, owner.Kind)}}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	got = drain(3)
-	assert.True(t, got[key(sessionJobKindName, f.n("a"))] && got[key(sessionJobKindName, f.n("b"))], "a Deployment of the cluster wakes its jobs: %v", got)
+	assert.True(t, got[key(v1beta1.FlinkSessionJobKind, f.n("a"))] && got[key(v1beta1.FlinkSessionJobKind, f.n("b"))], "a Deployment of the cluster wakes its jobs: %v", got)
 	f.expectEmpty()
 }
 
@@ -437,9 +439,9 @@ func TestAPodWakesTheObjectItsLabelNamesAndNoOther(t *testing.T) {
 	}
 	app := f.n("pod-app")
 	f.createApp(appNamed(app))
-	assert.Equal(t, map[queueKey]bool{key(applicationKindName, app): true}, drain(1))
+	assert.Equal(t, map[queueKey]bool{key(v1beta1.FlinkApplicationKind, app): true}, drain(1))
 	f.create(jobManagerPod(app+"-abc-jm-0", app))
-	assert.Equal(t, map[queueKey]bool{key(applicationKindName, app): true}, drain(1), "an application's pod")
+	assert.Equal(t, map[queueKey]bool{key(v1beta1.FlinkApplicationKind, app): true}, drain(1), "an application's pod")
 
 	cluster := f.n("pod-session")
 	_, err := f.apps.FlinkV1beta1().FlinkSessionClusters(ns).Create(f.ctx, &v1beta1.FlinkSessionCluster{
@@ -450,9 +452,9 @@ func TestAPodWakesTheObjectItsLabelNamesAndNoOther(t *testing.T) {
 		Spec:       v1beta1.FlinkSessionJobSpec{ClusterName: cluster},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, map[queueKey]bool{key(sessionClusterKindName, cluster): true, key(sessionJobKindName, f.n("pod-job")): true}, drain(2))
+	assert.Equal(t, map[queueKey]bool{key(v1beta1.FlinkSessionClusterKind, cluster): true, key(v1beta1.FlinkSessionJobKind, f.n("pod-job")): true}, drain(2))
 	f.create(jobManagerPod(cluster+"-abc-jm-0", cluster))
-	assert.Equal(t, map[queueKey]bool{key(sessionClusterKindName, cluster): true, key(sessionJobKindName, f.n("pod-job")): true}, drain(2),
+	assert.Equal(t, map[queueKey]bool{key(v1beta1.FlinkSessionClusterKind, cluster): true, key(v1beta1.FlinkSessionJobKind, f.n("pod-job")): true}, drain(2),
 		"a session cluster's pod")
 
 	// A pod whose owner is gone, or not yet in the cache, wakes nothing: the owner's own add event
@@ -508,7 +510,7 @@ func TestControllerIgnoresAnEchoThatOvertakesItsWrite(t *testing.T) {
 		if !ok || p.GetSubresource() != "status" || p.GetName() != slow {
 			return false, nil, nil
 		}
-		_, obj, err := f.versions.react(a)
+		_, obj, err := f.versions.React(a)
 		// The write is stored and its watch event sent; its answer is late.
 		time.Sleep(300 * time.Millisecond)
 		return true, obj, err
@@ -558,12 +560,12 @@ func TestControllerWakesTheOwnerOfAFlinkSnapshot(t *testing.T) {
 	f := newControllerFixture(t)
 	owner := f.n("snapped")
 	snap := &v1beta1.FlinkSnapshot{ObjectMeta: metav1.ObjectMeta{Name: f.n("snap"), Namespace: ns},
-		Spec: v1beta1.FlinkSnapshotSpec{Owner: v1beta1.SnapshotOwner{Kind: applicationKindName, Name: owner}, Type: v1beta1.SnapshotSavepoint}}
+		Spec: v1beta1.FlinkSnapshotSpec{Owner: v1beta1.SnapshotOwner{Kind: v1beta1.FlinkApplicationKind, Name: owner}, Type: v1beta1.SnapshotSavepoint}}
 	created, err := f.apps.FlinkV1beta1().FlinkSnapshots(ns).Create(f.ctx, snap, metav1.CreateOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, owner, f.next().Name, "a new FlinkSnapshot")
 	require.Eventually(t, func() bool {
-		got, err := f.env.Observer.Snapshots(ns, applicationKindName, owner)
+		got, err := f.env.Observer.Snapshots(ns, v1beta1.FlinkApplicationKind, owner)
 		return err == nil && len(got) == 1
 	}, 5*time.Second, 10*time.Millisecond, "the owner's pass finds it")
 

@@ -1,4 +1,4 @@
-package flinkapplication
+package operator
 
 import (
 	"context"
@@ -13,12 +13,13 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	appfake "github.com/flinkfsm/flinkfsm/pkg/client/clientset/versioned/fake"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/config"
 )
 
 func appKey(name string) queueKey {
-	return queueKey{Kind: applicationKindName, ObjectName: cache.ObjectName{Namespace: ns, Name: name}}
+	return queueKey{Kind: v1beta1.FlinkApplicationKind, ObjectName: cache.ObjectName{Namespace: ns, Name: name}}
 }
 
 // The controller's own queue: with a fleet's polls waiting, a new application's first pass comes

@@ -1,12 +1,10 @@
-package flinkapplication
+package operator
 
 import (
 	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -15,9 +13,9 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/autoscaling"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/checkpointbook"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/flinkapplication"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/fsm"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/loop"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/sessioncluster"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/sessionjob"
@@ -29,8 +27,10 @@ import (
 // enqueue their owner, so waiting phases move as soon as a Deployment or pod changes instead of on
 // a resync.
 type Controller struct {
-	env  *Environment
-	loop *loop.Loop
+	env *flinkapplication.Environment
+	// kinds are the kinds the machine runs, over env (kinds.go).
+	kinds []registeredKind
+	loop  *loop.Loop
 	// queue is the loop's workqueue.
 	queue   workqueue.TypedRateLimitingInterface[queueKey]
 	watch   *watch.Watch
@@ -53,23 +53,19 @@ func (c *Controller) newLoop(opts loop.Options) {
 			return c.keyAtRest(queueKey{Kind: kind, ObjectName: cache.ObjectName{Namespace: namespace, Name: name}})
 		}
 	}
-	for _, k := range kinds {
-		pass := k.pass
-		c.loop.Register(loop.Kind{Name: k.name, Resting: resting(k.name),
-			Reconcile: func(ctx context.Context, namespace, name string) (time.Duration, error) {
-				return pass(c.env, ctx, namespace, name)
-			}})
+	for _, k := range c.kinds {
+		c.loop.Register(loop.Kind{Name: k.name, Resting: resting(k.name), Reconcile: k.pass})
 	}
 	// Not a kind the machine runs: a FlinkSnapshot is its owner's to answer, but for one whose
 	// owner is gone.
-	c.loop.Register(loop.Kind{Name: snapshotKindName, Reconcile: func(ctx context.Context, namespace, name string) (time.Duration, error) {
+	c.loop.Register(loop.Kind{Name: v1beta1.FlinkSnapshotKind, Reconcile: func(ctx context.Context, namespace, name string) (time.Duration, error) {
 		return c.env.ReconcileOrphanedSnapshot(ctx, namespace, name)
 	}})
 }
 
 // NewController wires informers for the configured namespaces (all when none are listed) to the queue.
-func NewController(env *Environment) *Controller {
-	c := &Controller{env: env, workers: env.Config.WorkerCount()}
+func NewController(env *flinkapplication.Environment) *Controller {
+	c := &Controller{env: env, kinds: kindsOver(env), workers: env.Config.WorkerCount()}
 	// The queue's delays follow the operator's clock: a test steps through the start-up spread.
 	clk, _ := env.Clock.(clock.WithTicker)
 	c.newLoop(loop.Options{Clock: clk, HealthClock: env.Clock, StallAfter: env.Config.StallTimeout.Duration,
@@ -142,10 +138,10 @@ func (c *Controller) keyAtRest(key queueKey) bool {
 		// Gone, or not a kind the machine runs (an orphaned FlinkSnapshot): its pass is short.
 		return false
 	}
-	var s subject
+	var s lifecycle.Subject
 	switch o := obj.(type) {
 	case *v1beta1.FlinkApplication:
-		s = applicationSubject{o}
+		s = flinkapplication.Subject{FlinkApplication: o}
 	case *v1beta1.FlinkSessionJob:
 		s = sessionjob.Subject{FlinkSessionJob: o}
 	case *v1beta1.FlinkSessionCluster:
@@ -158,7 +154,7 @@ func (c *Controller) keyAtRest(key queueKey) bool {
 
 // atRest tells whether an object rests in a steady phase with its spec acted on and nothing to
 // retry. A job shown Red may be one to restart (restartFailedJob): it is looked at first.
-func atRest(s subject) bool {
+func atRest(s lifecycle.Subject) bool {
 	if !fsm.AtRest(s) {
 		return false
 	}
@@ -192,14 +188,10 @@ func (c *Controller) Collector() prometheus.Collector {
 	return c.watch.Collector(m)
 }
 
-// groupOwned sorts the application's Deployments and Services into clusters by hash, counts each
-// cluster's pods, and finds its generic Service (clusters.Group).
-func groupOwned(owner flink.ClusterOwner, deploys []*appsv1.Deployment, services []*corev1.Service, pods []*cachedPod,
-	configMaps []*corev1.ConfigMap) (map[string]*ClusterObjects, *corev1.Service) {
-	return clusters.Group(owner, deploys, services, pods, configMaps)
-}
-
-// haConfigMapsByHash groups HA ConfigMaps by the hash of the cluster they belong to.
-func haConfigMapsByHash(objs []interface{}) map[string][]string {
-	return watch.HAConfigMapsByHash(objs)
+// nameOr is name, or id when the name is empty.
+func nameOr(name, id string) string {
+	if name != "" {
+		return name
+	}
+	return id
 }
