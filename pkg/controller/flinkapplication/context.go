@@ -43,7 +43,7 @@ func newContext(ctx context.Context, m *fsm.Pass, e *Environment) *Context {
 	rc := &Context{env: e}
 	rc.Pass = kindpass.NewPass(ctx, m, base, applicationKindName, false, patchApplication)
 	rc.Kind = rc
-	rc.KeepsJobs = func(hash string) bool { return haBringsLiveJobBack(rc, hash) }
+	rc.KeepsJobs = func(hash string) bool { return haBringsJobBack(rc, hash) }
 	rc.OwnHashes = func(own map[string]bool) {
 		if a := rc.App; a != nil {
 			own[a.Status.RollbackHash], own[a.Status.TeardownHash], own[a.Status.InPlaceUpdatedFromHash] = true, true, true

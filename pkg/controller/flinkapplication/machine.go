@@ -17,6 +17,7 @@ var machine = fsm.Machine[*Context]{
 	Table:             (*Context).phases,
 	Key:               (*Context).Key,
 	DeletionRequested: deletionRequested,
+	HeldBy:            haJobManagerComingBack,
 	Recorded: func(rc *Context, at metav1.Time) {
 		if rc.App != nil && rc.App.Status.StartedAt == nil {
 			rc.App.Status.StartedAt = &at

@@ -185,7 +185,7 @@ func init() {
 		switch phase {
 		case PhaseNew, PhaseRunning, PhaseSuspended, PhaseDeleting:
 		default:
-			row.Handle = recreatingLiveJobManager(row.Handle)
+			row.Handle = recreatingHAJobManager(row.Handle)
 			phaseTable[phase] = row
 		}
 	}

@@ -25,6 +25,10 @@ func recoverDeployment(rc *Context) Outcome {
 	lost := js.JobID
 	msg := fmt.Sprintf("the JobManager Deployment of %s is gone", flink.VersionedServiceName(rc.App, jobstate.LiveCluster(&st.JobOwnerStatus)))
 	if rc.Settings.Suspend {
+		if out, wait := recreateHAJobManager(rc); wait {
+			// Flink HA runs the job again: the suspend stops it with its state once it is back.
+			return out
+		}
 		choice := rc.ChooseRestore(lost, nil)
 		if choice.InDoubt {
 			// Suspended, it would resume from older state than the savepoint in doubt.
@@ -110,7 +114,11 @@ func restartInPlace(rc *Context, reason, msg string, keepJob bool) Outcome {
 // know the job (its HA data went with the Deployment, say) and the newest state known of it is in
 // doubt or missing: the job is not submitted again from older state, nor without state.
 func haRecoveryMissed(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
-	if c.Kind != v1beta1.DeploymentRestart || c.JobID == "" || c.SubmittedAt != nil || rc.App == nil || !flink.HighAvailability(rc.App) {
+	if c.Kind != v1beta1.DeploymentRestart || c.JobID == "" || c.SubmittedAt != nil || rc.App == nil {
+		return nil
+	}
+	// The cluster runs the spec the record deployed, whatever a pending update says of HA.
+	if app := withSpec(rc.App, c.Spec); app == nil && !flink.HighAvailability(rc.App) || app != nil && !flink.HighAvailability(app) {
 		return nil
 	}
 	if rc.Flink().View(c.ClusterHash, c.JobID).Liveness != jobs.Stopped {
@@ -132,51 +140,4 @@ func haRecoveryMissed(rc *Context, c *v1beta1.DeploymentRecord) *Outcome {
 func failedAndLeftFailed(rc *Context, jobID string) bool {
 	js := &rc.App.Status.JobStatus
 	return !rc.App.Spec.RestartFailedJob && jobID != "" && js.JobID == jobID && js.State == v1beta1.JobFailed
-}
-
-// haBringsLiveJobBack tells whether Flink HA runs the live job again once a JobManager of its
-// cluster is created again: the cluster runs with HA and the application is not being deleted. Its
-// JobManager gone is then no evidence that the job stopped (kindpass.Pass.KeepsJobs): Flink
-// suspended the job and keeps it in the HA data, and the next JobManager of that cluster id runs it
-// from its newest checkpoint (explorer seed 57002531: a suspend took the job for stopped, recorded
-// older state and deleted the cluster; the resume created the same cluster, HA ran the job again,
-// and a spec change submitted a second job beside it). Should the HA data be gone, the JobManager
-// created again answers that it does not know the job: evidence.
-func haBringsLiveJobBack(rc *Context, hash string) bool {
-	if rc.App == nil || rc.App.DeletionTimestamp != nil {
-		return false
-	}
-	live, jobID := jobstate.LiveJob(rc.Job)
-	if jobID == "" || live != hash {
-		return false
-	}
-	app := stableApp(rc)
-	return app != nil && flink.HighAvailability(app)
-}
-
-// recreateLiveJobManager creates the live cluster again when its JobManager is gone and Flink HA
-// brings the job back with it, in the phases that stop, rescale or run beside the live job: they
-// wait for the job (its state is unknown meanwhile), which the new JobManager runs again. Running
-// does so itself (recoverDeployment); a deletion does not bring a job back.
-func recreateLiveJobManager(rc *Context) (Outcome, bool) {
-	hash, jobID := jobstate.LiveJob(rc.Job)
-	if jobID == "" || !rc.Clusters[hash].JobManagerGone() || !haBringsLiveJobBack(rc, hash) {
-		return Outcome{}, false
-	}
-	if err := createCluster(rc, flink.OwnerFromApplication(stableApp(rc)), hash); err != nil {
-		return failed(err), true
-	}
-	rc.Event(true, "RecoverDeployment", fmt.Sprintf("the JobManager of %s is gone; created it again, and Flink HA recovers job %s",
-		flink.VersionedServiceName(rc.App, hash), jobID))
-	return stay(0), true
-}
-
-// recreatingLiveJobManager runs handle after recreateLiveJobManager.
-func recreatingLiveJobManager(handle func(*Context) Outcome) func(*Context) Outcome {
-	return func(rc *Context) Outcome {
-		if out, wait := recreateLiveJobManager(rc); wait {
-			return out
-		}
-		return handle(rc)
-	}
 }

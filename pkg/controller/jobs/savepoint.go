@@ -159,6 +159,13 @@ func (p *Pass) Savepoint(ref Ref, t *Trigger, cancelJob, mayTrigger bool) Savepo
 // job's checkpoint history, once Flink lists it there; only a restart before that may trigger a
 // second savepoint.
 func (p *Pass) trigger(ref Ref, t *Trigger, cancelJob bool) SavepointStep {
+	if d := p.seenDetails(ref); d != nil && d.State == client.JobInitializing {
+		// Flink fails the savepoint of a job that has no JobMaster yet (one Flink HA brings back
+		// with a JobManager created again, say): it is sent once the job is past INITIALIZING,
+		// within the caller's deadline (attack review s10: a stop took that failure for the
+		// savepoint's and went on from older state).
+		return SavepointStep{Wait: later(0)}
+	}
 	id, err := p.flink.TriggerSavepoint(p.ctx, ref.URL, ref.ID,
 		client.SavepointRequest{CancelJob: cancelJob, TriggerID: t.ID, FormatType: p.SavepointFormat, FlinkVersion: ref.FlinkVersion})
 	switch {
