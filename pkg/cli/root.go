@@ -121,7 +121,7 @@ func NewCommand(clients Clients) *cobra.Command {
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: kubectl's rules)")
 	f.StringVar(&o.context, "context", "", "kubeconfig context")
 	f.StringVarP(&o.namespace, "namespace", "n", "", "namespace (default: the context's)")
-	root.AddCommand(newStatusCommand(o), newHistoryCommand(o), newWaitCommand(o), newSavepointCommand(o), newSnapshotsCommand(o))
+	root.AddCommand(newStatusCommand(o), newHistoryCommand(o), newWaitCommand(o), newSavepointCommand(o), newSnapshotsCommand(o), newConvertCommand())
 	root.AddCommand(patchCommands(o)...)
 	root.AddCommand(&cobra.Command{
 		Use: "version", Short: "Print the plugin's version", Args: cobra.NoArgs,

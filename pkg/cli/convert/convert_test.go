@@ -1,0 +1,207 @@
+package convert
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// decode reads the n-th document of a converted stream into obj.
+func decode(t *testing.T, out []byte, n int, obj any) {
+	t.Helper()
+	docs := strings.Split(string(out), "---\n")[1:]
+	require.Greater(t, len(docs), n, "documents: %s", out)
+	require.NoError(t, yaml.UnmarshalStrict([]byte(docs[n]), obj), docs[n])
+}
+
+func warnings(r Report) []string {
+	var out []string
+	for _, w := range r.Warnings {
+		out = append(out, w.String())
+	}
+	return out
+}
+
+func TestASessionJobConvertsWithEveryFieldCarriedOrNamed(t *testing.T) {
+	in := `
+apiVersion: flink.apache.org/v1beta1
+kind: FlinkSessionJob
+metadata:
+  name: orders
+  namespace: streaming
+  labels: {team: payments}
+  annotations:
+    kubectl.kubernetes.io/last-applied-configuration: "{}"
+  finalizers: [flinksessionjobs.flink.apache.org/finalizer]
+  uid: 1234
+spec:
+  deploymentName: shared-session
+  restartNonce: 3
+  flinkConfiguration:
+    execution:
+      checkpointing:
+        interval: 10s
+    pipeline.classpaths: [file:///a.jar, file:///b.jar]
+    taskmanager.numberOfTaskSlots: 2
+    kubernetes.operator.periodic.savepoint.interval: 6h
+    kubernetes.operator.savepoint.history.max.count: 5
+    kubernetes.operator.job.restart.failed: true
+  job:
+    jarURI: https://repo.example.com/orders-1.4.jar
+    entryClass: com.example.Orders
+    args: [--window, 5m]
+    parallelism: 4
+    upgradeMode: last-state
+    state: suspended
+    savepointTriggerNonce: 17
+    savepointRedeployNonce: 2
+    initialSavepointPath: s3://state/savepoints/savepoint-1
+    allowNonRestoredState: true
+    autoscalerResetNonce: 1
+status:
+  jobStatus: {state: RUNNING}
+`
+	out, report, err := Convert([]byte(in))
+	require.NoError(t, err)
+	assert.Equal(t, 1, report.Converted)
+	var j v1beta1.FlinkSessionJob
+	decode(t, out, 0, &j)
+	assert.Equal(t, "FlinkSessionJob", j.Kind)
+	assert.Equal(t, "flink.k8s.io/v1beta1", j.APIVersion)
+	assert.Equal(t, "orders", j.Name)
+	assert.Equal(t, "streaming", j.Namespace)
+	assert.Equal(t, map[string]string{"team": "payments"}, j.Labels)
+	assert.Empty(t, j.Annotations, "kubectl's record of the Apache object is not carried")
+	assert.Equal(t, "shared-session", j.Spec.ClusterName)
+	assert.Equal(t, v1beta1.FlinkConfig{"execution.checkpointing.interval": "10s",
+		"pipeline.classpaths": "file:///a.jar;file:///b.jar", "taskmanager.numberOfTaskSlots": "2"}, j.Spec.FlinkConfig,
+		"nested keys flattened as Flink does, lists joined with ;, the Apache operator's own settings out")
+	job := j.Spec.Job
+	assert.Equal(t, "https://repo.example.com/orders-1.4.jar", job.JarURI)
+	assert.Equal(t, "com.example.Orders", job.EntryClass)
+	assert.Equal(t, []string{"--window", "5m"}, job.Args)
+	require.NotNil(t, job.Parallelism)
+	assert.EqualValues(t, 4, *job.Parallelism)
+	assert.Equal(t, v1beta1.UpgradeModeLastState, job.UpgradeMode)
+	assert.Equal(t, v1beta1.JobStateSuspended, job.State)
+	assert.Equal(t, "17", job.SavepointTriggerNonce, "integer nonces become strings")
+	assert.Equal(t, "2", job.SavepointRedeployNonce)
+	assert.Equal(t, "3", job.RestartNonce)
+	assert.Equal(t, "s3://state/savepoints/savepoint-1", job.InitialSavepointPath)
+	assert.True(t, job.AllowNonRestoredState)
+	require.NotNil(t, job.PeriodicSavepoint)
+	assert.EqualValues(t, 6*3600, job.PeriodicSavepoint.IntervalSeconds)
+	require.NotNil(t, job.SavepointRetention)
+	assert.EqualValues(t, 5, job.SavepointRetention.Keep)
+
+	w := strings.Join(warnings(report), "\n")
+	assert.Contains(t, w, "FlinkSessionJob/orders: spec.job.autoscalerResetNonce:")
+	assert.Contains(t, w, "FlinkSessionJob/orders: spec.flinkConfiguration.kubernetes.operator.job.restart.failed:")
+	assert.Contains(t, w, "FlinkSessionJob/orders: metadata.finalizers:")
+	assert.Len(t, report.Warnings, 3, w)
+}
+
+func TestAJobWithoutAnUpgradeModeRunsStatelessAsItDidUnderTheApacheOperator(t *testing.T) {
+	out, _, err := Convert([]byte(`
+apiVersion: flink.apache.org/v1beta1
+kind: FlinkSessionJob
+metadata: {name: basic}
+spec:
+  deploymentName: session
+  job: {jarURI: "https://example.com/job.jar"}
+`))
+	require.NoError(t, err)
+	var j v1beta1.FlinkSessionJob
+	decode(t, out, 0, &j)
+	assert.Equal(t, v1beta1.UpgradeModeStateless, j.Spec.Job.UpgradeMode)
+	assert.Nil(t, j.Spec.Job.Parallelism)
+}
+
+func TestAnUnknownFieldIsNamedNotDropped(t *testing.T) {
+	_, report, err := Convert([]byte(`
+apiVersion: flink.apache.org/v1beta1
+kind: FlinkSessionJob
+metadata: {name: basic}
+spec:
+  deploymentName: session
+  futureField: 1
+  job: {jarURI: "https://example.com/job.jar", somethingNew: {a: 1}}
+`))
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{
+		"FlinkSessionJob/basic: spec.futureField: no flinkfsm field takes it; left out",
+		"FlinkSessionJob/basic: spec.job.somethingNew: no flinkfsm field takes it; left out",
+	}, warnings(report))
+}
+
+func TestStateSnapshotsConvertWithTheApacheOperatorsDefaults(t *testing.T) {
+	out, report, err := Convert([]byte(`
+apiVersion: flink.apache.org/v1beta1
+kind: FlinkStateSnapshot
+metadata: {name: taken}
+spec:
+  backoffLimit: -1
+  jobReference: {kind: FlinkDeployment, name: orders}
+  savepoint: {formatType: NATIVE}
+---
+apiVersion: flink.apache.org/v1beta1
+kind: FlinkStateSnapshot
+metadata: {name: existing}
+spec:
+  savepoint: {path: "s3://state/savepoint-7", alreadyExists: true, disposeOnDelete: false}
+  jobReference: {kind: FlinkSessionJob, name: sj}
+---
+apiVersion: flink.apache.org/v1beta1
+kind: FlinkStateSnapshot
+metadata: {name: cp}
+spec:
+  checkpoint: {}
+  jobReference: {kind: FlinkDeployment, name: orders}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: other}
+data: {a: b}
+`))
+	require.NoError(t, err)
+	assert.Equal(t, 3, report.Converted)
+	assert.Equal(t, 1, report.Passed)
+	var taken, existing, cp v1beta1.FlinkSnapshot
+	decode(t, out, 0, &taken)
+	decode(t, out, 1, &existing)
+	decode(t, out, 2, &cp)
+	assert.Equal(t, v1beta1.SnapshotOwner{Kind: "FlinkApplication", Name: "orders"}, taken.Spec.Owner)
+	assert.Equal(t, v1beta1.SnapshotSavepoint, taken.Spec.Type)
+	assert.Equal(t, v1beta1.SavepointFormatNative, taken.Spec.FormatType)
+	assert.True(t, taken.Spec.DisposeOnDelete, "the Apache operator disposes of a savepoint with its object by default")
+	require.NotNil(t, taken.Spec.BackoffLimit)
+	assert.EqualValues(t, 100, *taken.Spec.BackoffLimit)
+	assert.Equal(t, "s3://state/savepoint-7", existing.Spec.Path)
+	assert.False(t, existing.Spec.DisposeOnDelete)
+	assert.Equal(t, v1beta1.SnapshotOwner{Kind: "FlinkSessionJob", Name: "sj"}, existing.Spec.Owner)
+	assert.Equal(t, v1beta1.SnapshotCheckpoint, cp.Spec.Type)
+	assert.Contains(t, string(out), "kind: ConfigMap", "other objects pass through")
+	assert.Equal(t, []string{"FlinkStateSnapshot/taken: spec.backoffLimit: -1 (for ever) is written 100, the most flinkfsm tries"}, warnings(report))
+}
+
+func TestFlinkDurationsReadAsFlinkWritesThem(t *testing.T) {
+	for in, want := range map[string]string{"6h": "6h0m0s", "30 min": "30m0s", "90s": "1m30s", "60000": "1m0s", "1 d": "24h0m0s"} {
+		d, err := parseFlinkDuration(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, d.String(), in)
+	}
+	_, err := parseFlinkDuration("soon")
+	assert.Error(t, err)
+}
+
+func TestAConvertedObjectCarriesNoStatus(t *testing.T) {
+	out, _, err := Convert([]byte("apiVersion: flink.apache.org/v1beta1\nkind: FlinkSessionJob\nmetadata: {name: basic}\n" +
+		"spec: {deploymentName: session, job: {jarURI: \"https://example.com/job.jar\"}}\nstatus: {jobStatus: {state: RUNNING}}\n"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(out), "status")
+}

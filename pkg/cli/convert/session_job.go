@@ -1,0 +1,116 @@
+package convert
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// sessionJob converts a FlinkSessionJob: its FlinkDeployment in session mode is the
+// FlinkSessionCluster of the same name (deploymentName is clusterName).
+func sessionJob(doc *fields, _ string) ([]any, error) {
+	out := &v1beta1.FlinkSessionJob{TypeMeta: typeMeta(v1beta1.FlinkSessionJobKind), ObjectMeta: objectMeta(doc)}
+	doc.take("apiVersion")
+	doc.take("kind")
+	doc.take("status")
+	spec := doc.object("spec")
+	if spec == nil {
+		return nil, fmt.Errorf("no spec")
+	}
+	out.Spec.ClusterName, _ = spec.text("deploymentName")
+	config, settings := splitConfig(spec, spec.at("flinkConfiguration"), flatConfig(spec, "flinkConfiguration"))
+	out.Spec.FlinkConfig = config
+	restart, hasRestart := spec.text("restartNonce")
+	if job := spec.object("job"); job != nil {
+		out.Spec.Job = jobSpec(job)
+	}
+	if hasRestart {
+		out.Spec.Job.RestartNonce = restart
+	}
+	out.Spec.Job.PeriodicSavepoint, out.Spec.Job.SavepointRetention = settings.periodicSavepoint, settings.retention
+	spec.rest()
+	doc.rest()
+	return []any{out}, nil
+}
+
+// jobSpec converts an Apache job spec to a session job's.
+func jobSpec(job *fields) v1beta1.JobSpec {
+	var j v1beta1.JobSpec
+	j.JarURI, _ = job.text("jarURI")
+	j.EntryClass, _ = job.text("entryClass")
+	if p, ok := job.integer("parallelism"); ok && p > 0 {
+		n := int32(p)
+		j.Parallelism = &n
+	}
+	j.Args = job.textList("args")
+	j.UpgradeMode = upgradeMode(job)
+	j.State = desiredState(job)
+	j.SavepointTriggerNonce, _ = job.text("savepointTriggerNonce")
+	j.CheckpointTriggerNonce, _ = job.text("checkpointTriggerNonce")
+	j.SavepointRedeployNonce, _ = job.text("savepointRedeployNonce")
+	j.InitialSavepointPath, _ = job.text("initialSavepointPath")
+	j.AllowNonRestoredState, _ = job.boolean("allowNonRestoredState")
+	job.drop("autoscalerResetNonce", "flinkfsm's autoscaler runs for FlinkApplications, not session jobs")
+	job.rest()
+	return j
+}
+
+// upgradeMode is the job's upgradeMode. The Apache operator's default is stateless, flinkfsm's
+// Savepoint: an Apache job without one is written Stateless, as it ran.
+func upgradeMode(job *fields) v1beta1.UpgradeMode {
+	s, _ := job.text("upgradeMode")
+	switch strings.ToLower(s) {
+	case "savepoint":
+		return v1beta1.UpgradeModeSavepoint
+	case "last-state":
+		return v1beta1.UpgradeModeLastState
+	case "", "stateless":
+		return v1beta1.UpgradeModeStateless
+	}
+	job.out.warn(job.at("upgradeMode"), fmt.Sprintf("%q is not an upgrade mode; written Stateless, the Apache operator's default", s))
+	return v1beta1.UpgradeModeStateless
+}
+
+// desiredState is the job's state: running or suspended.
+func desiredState(job *fields) v1beta1.JobDesiredState {
+	s, _ := job.text("state")
+	switch strings.ToLower(s) {
+	case "suspended":
+		return v1beta1.JobStateSuspended
+	case "", "running":
+		return ""
+	}
+	job.out.warn(job.at("state"), fmt.Sprintf("%q is not running or suspended; left out", s))
+	return ""
+}
+
+// textList takes a field that holds a list of text.
+func (f *fields) textList(key string) []string {
+	v, ok := f.take(key)
+	if !ok {
+		return nil
+	}
+	items, isList := v.([]any)
+	if !isList {
+		f.out.warn(f.at(key), "not a list; left out")
+		return nil
+	}
+	out := make([]string, 0, len(items))
+	for i, x := range items {
+		s, ok := scalarText(x)
+		if !ok {
+			f.out.warn(fmt.Sprintf("%s[%d]", f.at(key), i), "not text; left out")
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// typeMeta is the apiVersion and kind of a flinkfsm kind.
+func typeMeta(kind string) metav1.TypeMeta {
+	return metav1.TypeMeta{APIVersion: v1beta1.SchemeGroupVersion.String(), Kind: kind}
+}
