@@ -20,9 +20,10 @@ func newConvertCommand() *cobra.Command {
 		Use:   "convert -f FILE|DIR",
 		Short: "Convert the Apache Flink operator's objects (flink.apache.org) to flinkfsm's, naming every field not carried across",
 		Long: "Read YAML manifests (files, directories of .yaml/.yml files, or - for standard input) and write them to\n" +
-			"standard output with each FlinkSessionJob and FlinkStateSnapshot of the Apache Flink Kubernetes operator\n" +
-			"converted to flinkfsm's kind, ready for kubectl apply; other objects pass through. Every Apache field is\n" +
-			"carried across or named on standard error with the reason it is not. Nothing is sent to a cluster.",
+			"standard output with each session-mode FlinkDeployment, FlinkSessionJob and FlinkStateSnapshot of the Apache\n" +
+			"Flink Kubernetes operator converted to flinkfsm's kind, ready for kubectl apply; other objects pass through.\n" +
+			"Every Apache field is carried across or named on standard error with the reason it is not. Nothing is sent\n" +
+			"to a cluster.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(files) == 0 {

@@ -48,6 +48,7 @@ type converter func(doc *fields, name string) ([]any, error)
 
 // converters are the Apache kinds this package converts.
 var converters = map[string]converter{
+	"FlinkDeployment":    flinkDeployment,
 	"FlinkSessionJob":    sessionJob,
 	"FlinkStateSnapshot": stateSnapshot,
 }

@@ -205,3 +205,90 @@ func TestAConvertedObjectCarriesNoStatus(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(out), "status")
 }
+
+func TestASessionModeFlinkDeploymentIsASessionCluster(t *testing.T) {
+	out, report, err := Convert([]byte(`
+apiVersion: flink.apache.org/v1beta1
+kind: FlinkDeployment
+metadata: {name: shared, namespace: streaming}
+spec:
+  image: flink:1.20
+  flinkVersion: v1_20
+  imagePullPolicy: IfNotPresent
+  serviceAccount: flink
+  mode: native
+  restartNonce: 4
+  flinkConfiguration:
+    taskmanager.numberOfTaskSlots: 4
+    rest.port: 8082
+    kubernetes.cluster-id: other
+    state.checkpoints.dir: s3://state/cp
+  logConfiguration:
+    log4j-console.properties: "rootLogger.level = INFO"
+  podTemplate:
+    apiVersion: v1
+    kind: Pod
+    spec:
+      containers:
+        - name: flink-main-container
+          volumeMounts: [{name: logs, mountPath: /opt/flink/log}]
+      volumes: [{name: logs, emptyDir: {}}]
+  jobManager:
+    replicas: 1
+    resource: {cpu: 0.5, memory: "1024m"}
+  taskManager:
+    replicas: 3
+    resources:
+      requests: {cpu: "2", memory: "2048m"}
+      limits: {memory: "4g"}
+    podTemplate:
+      spec: {nodeSelector: {pool: flink}}
+  ingress: {template: "flink.example.com/{{namespace}}/{{name}}"}
+`))
+	require.NoError(t, err)
+	var c v1beta1.FlinkSessionCluster
+	decode(t, out, 0, &c)
+	assert.Equal(t, "FlinkSessionCluster", c.Kind)
+	s := c.Spec
+	assert.Equal(t, "flink:1.20", s.Image)
+	assert.Equal(t, "1.20", s.FlinkVersion)
+	assert.Equal(t, "flink", s.ServiceAccountName)
+	assert.Equal(t, "4", s.RestartNonce)
+	assert.Equal(t, v1beta1.FlinkConfig{"state.checkpoints.dir": "s3://state/cp"}, s.FlinkConfig)
+	require.NotNil(t, s.TaskManagerConfig.TaskSlots)
+	assert.EqualValues(t, 4, *s.TaskManagerConfig.TaskSlots, "the slots flinkfsm renders itself come from taskSlots")
+	require.NotNil(t, s.UIPort)
+	assert.EqualValues(t, 8082, *s.UIPort)
+	require.NotNil(t, s.TaskManagerConfig.Replicas)
+	assert.EqualValues(t, 3, *s.TaskManagerConfig.Replicas)
+	require.NotNil(t, s.PodTemplate)
+	assert.Equal(t, "flink-main-container", s.PodTemplate.Spec.Containers[0].Name)
+	require.NotNil(t, s.JobManagerConfig.Resources)
+	assert.Equal(t, "1Gi", s.JobManagerConfig.Resources.Requests.Memory().String(), "1024m is Flink's MiB")
+	assert.Equal(t, "1Gi", s.JobManagerConfig.Resources.Limits.Memory().String())
+	assert.Equal(t, "500m", s.JobManagerConfig.Resources.Requests.Cpu().String())
+	tm := s.TaskManagerConfig.Resources
+	require.NotNil(t, tm)
+	assert.Equal(t, "2Gi", tm.Requests.Memory().String())
+	assert.Equal(t, "4Gi", tm.Limits.Memory().String())
+	assert.Equal(t, map[string]string{"pool": "flink"}, s.TaskManagerConfig.PodTemplate.Spec.NodeSelector)
+	assert.Equal(t, map[string]string{"log4j-console.properties": "rootLogger.level = INFO"}, s.LogConfiguration)
+	w := strings.Join(warnings(report), "\n")
+	assert.Contains(t, w, "spec.mode:")
+	assert.Contains(t, w, "spec.flinkConfiguration.kubernetes.cluster-id:")
+	assert.Contains(t, w, "spec.ingress:")
+	assert.Len(t, report.Warnings, 3, w)
+}
+
+func TestAnApplicationModeFlinkDeploymentIsRefusedForNow(t *testing.T) {
+	_, _, err := Convert([]byte("apiVersion: flink.apache.org/v1beta1\nkind: FlinkDeployment\nmetadata: {name: app}\nspec: {job: {jarURI: local:///opt/job.jar}}\n"))
+	require.ErrorContains(t, err, "application mode")
+}
+
+func TestFlinkMemorySizesReadAsTheApacheOperatorReadsThem(t *testing.T) {
+	for in, want := range map[string]string{"2048m": "2Gi", "1g": "1Gi", "512 mb": "512Mi", "2Gi": "2Gi", "1073741824": "1Gi"} {
+		q, err := flinkMemory(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, q.String(), in)
+	}
+}

@@ -1,0 +1,36 @@
+package convert
+
+import (
+	"fmt"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+)
+
+// flinkDeployment converts a FlinkDeployment: in session mode (no spec.job) to a
+// FlinkSessionCluster of the same name, which its FlinkSessionJobs name as clusterName.
+func flinkDeployment(doc *fields, _ string) ([]any, error) {
+	meta := objectMeta(doc)
+	doc.take("apiVersion")
+	doc.take("kind")
+	doc.take("status")
+	spec := doc.object("spec")
+	if spec == nil {
+		return nil, fmt.Errorf("no spec")
+	}
+	if _, application := spec.m["job"]; application {
+		return nil, fmt.Errorf("a FlinkDeployment in application mode (spec.job): not converted yet; convert converts session clusters, session jobs and state snapshots")
+	}
+	p := clusterOf(spec)
+	out := &v1beta1.FlinkSessionCluster{TypeMeta: typeMeta(v1beta1.FlinkSessionClusterKind), ObjectMeta: meta}
+	out.Spec.ClusterSpec = p.cluster
+	out.Spec.JobManagerConfig = p.jobManager
+	out.Spec.TaskManagerConfig = v1beta1.SessionTaskManagerConfig{TaskManagerConfig: p.taskManager, Replicas: p.taskManagers}
+	out.Spec.RestartNonce = p.restartNonce
+	if p.settings.periodicSavepoint != nil || p.settings.retention != nil {
+		spec.out.warn(spec.at("flinkConfiguration"), "periodic savepoints and savepoint history of a session cluster are its jobs' in flinkfsm: set them on each FlinkSessionJob")
+	}
+	spec.drop("ingress", "a FlinkSessionCluster has no UI Ingress in flinkfsm; a FlinkApplication does (spec.ingress)")
+	spec.rest()
+	doc.rest()
+	return []any{out}, nil
+}
