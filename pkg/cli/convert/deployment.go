@@ -6,10 +6,18 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
+// canaryLabel marks the Apache operator's canary objects, which test that it reconciles.
+const canaryLabel = "flink.apache.org/canary"
+
 // flinkDeployment converts a FlinkDeployment: in session mode (no spec.job) to a
 // FlinkSessionCluster of the same name, which its FlinkSessionJobs name as clusterName.
 func flinkDeployment(doc *fields, _ string) ([]any, error) {
 	meta := objectMeta(doc)
+	if meta.Labels[canaryLabel] == "true" {
+		// The Apache operator's health check reconciles it; flinkfsm's health is its /healthz.
+		doc.out.warn("metadata.labels."+canaryLabel, "the Apache operator's canary, for its own health check; flinkfsm answers /healthz instead: not converted")
+		return nil, nil
+	}
 	doc.take("apiVersion")
 	doc.take("kind")
 	doc.take("status")
