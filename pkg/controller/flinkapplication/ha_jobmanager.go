@@ -1,9 +1,13 @@
 package flinkapplication
 
 import (
+	"errors"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/clusters"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
@@ -74,18 +78,31 @@ func recreatingHAJobManager(handle func(*Context) Outcome) func(*Context) Outcom
 }
 
 // haJobManagerComingBack says, while the JobManager of the application's HA job is gone to be
-// created again or is not up yet, what a failed attempt of the phase waits for instead of spending
-// one of its retries (fsm.Machine.HeldBy): a JobManager Flink HA brings the job back with, and one
-// the operator itself created, may take minutes to come up. "" otherwise.
-func haJobManagerComingBack(rc *Context) string {
+// created again or is on its way up, what an attempt of the phase that failed on it waits for
+// instead of spending one of its retries (fsm.Machine.HeldBy): a JobManager Flink HA brings the job
+// back with, and one the operator itself created, may take minutes to come up. "" for an error of
+// the API server (a refused object is no JobManager's to bring back: attack review s11, an update
+// held for ever on an admission webhook's refusal), for a JobManager that cannot come up as it is
+// (no replica asked for, a pod problem Kubernetes reports), and once the phase is older than
+// clusterStartTimeout, the bound of a cluster's start: then the attempts count again, and a phase
+// without a deadline ends as its retries do (a deletion in DeleteBlocked, which says how to go on).
+func haJobManagerComingBack(rc *Context, err error) string {
+	var refused apierrors.APIStatus
+	if err == nil || errors.As(err, &refused) {
+		return ""
+	}
 	rec, _ := haJob(rc)
 	if rec == nil {
+		return ""
+	}
+	if limit, started := rc.Config.ClusterStartTimeout.Duration, rc.Machine.PhaseStartedAt; limit > 0 && started != nil && rc.Now.Sub(started.Time) >= limit {
 		return ""
 	}
 	c := rc.Clusters[rec.ClusterHash]
 	switch {
 	case c.JobManagerGone() && haBringsJobBack(rc, rec.ClusterHash),
-		c != nil && c.JobManager != nil && c.ReadyJobManagerPods == 0 && c.JobManager.Status.AvailableReplicas == 0:
+		c != nil && c.JobManager != nil && c.Problem == "" && clusters.Replicas(c.JobManager) > 0 &&
+			c.ReadyJobManagerPods == 0 && c.JobManager.Status.AvailableReplicas == 0:
 		return fmt.Sprintf("the JobManager of %s is coming back; Flink HA recovers job %s once it is up",
 			flink.VersionedServiceName(rc.App, rec.ClusterHash), rec.JobID)
 	}

@@ -19,9 +19,9 @@ type Machine[C any] struct {
 	Key func(C) string
 	// DeletionRequested says what deleting the object does, in the move to Deleting.
 	DeletionRequested func(C) string
-	// HeldBy, when it says something, is what a failed attempt of the phase waits for instead of
-	// spending one of its retries; nil when nothing holds a kind's attempts so.
-	HeldBy func(C) string
+	// HeldBy, when it says something, is what a failed attempt of the phase, failed with err, waits
+	// for instead of spending one of its retries; nil when nothing holds a kind's attempts so.
+	HeldBy func(c C, err error) string
 	// Recorded runs as the pass records its outcome in the working status; nil for nothing more.
 	Recorded func(c C, at metav1.Time)
 	// Classify says of a failed attempt what it called and whether a retry may succeed.
@@ -80,7 +80,7 @@ func (m Machine[C]) Step(c C, d *Deadlines) Outcome {
 	}
 	held := ""
 	if out.Err != nil && m.HeldBy != nil {
-		held = m.HeldBy(c)
+		held = m.HeldBy(c, out.Err)
 	}
 	switch {
 	case overdue && (out.Next == "" || out.Next == from):

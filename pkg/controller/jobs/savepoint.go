@@ -159,11 +159,7 @@ func (p *Pass) Savepoint(ref Ref, t *Trigger, cancelJob, mayTrigger bool) Savepo
 // job's checkpoint history, once Flink lists it there; only a restart before that may trigger a
 // second savepoint.
 func (p *Pass) trigger(ref Ref, t *Trigger, cancelJob bool) SavepointStep {
-	if d := p.seenDetails(ref); d != nil && d.State == client.JobInitializing {
-		// Flink fails the savepoint of a job that has no JobMaster yet (one Flink HA brings back
-		// with a JobManager created again, say): it is sent once the job is past INITIALIZING,
-		// within the caller's deadline (attack review s10: a stop took that failure for the
-		// savepoint's and went on from older state).
+	if d := p.seenDetails(ref); d != nil && comingUp(d, t.Time) {
 		return SavepointStep{Wait: later(0)}
 	}
 	id, err := p.flink.TriggerSavepoint(p.ctx, ref.URL, ref.ID,
@@ -308,4 +304,21 @@ func failureCause(cause string) string {
 		return c
 	}
 	return "Flink reported no cause"
+}
+
+// comingUp tells whether a savepoint of the job is to wait: Flink fails the savepoint of a job that
+// has no JobMaster yet (INITIALIZING), and declines one of a job whose tasks do not all run. A job
+// its JobMaster started after the savepoint was asked (one Flink HA brings back with a JobManager
+// created again) is coming up: its savepoint is sent once its tasks run, within the caller's
+// deadline (attack reviews s10 and s11: a stop took that failure for the savepoint's and went on
+// from older state). A job that ran before is not waited for: a savepoint declined then says that
+// the job is failing, and the stop goes on to its newest checkpoint.
+func comingUp(d *client.JobDetails, asked time.Time) bool {
+	switch {
+	case d.State == client.JobInitializing:
+		return true
+	case d.StartTime <= 0 || time.UnixMilli(d.StartTime).Before(asked):
+		return false
+	}
+	return d.State == client.JobCreated || d.State == client.JobRunning && !AllTasksRunning(d)
 }

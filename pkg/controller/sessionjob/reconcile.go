@@ -80,7 +80,7 @@ var machine = fsm.Machine[*Pass]{
 	DeletionRequested: func(p *Pass) string {
 		return fmt.Sprintf("%s deleted; deleteMode %s", KindName, p.Settings.DeleteMode)
 	},
-	HeldBy:   jobManagerHABringsBack,
+	HeldBy:   func(p *Pass, _ error) string { return jobManagerHABringsBack(p) },
 	Classify: func(err error) (string, bool) { return jobs.ErrorMethod(err), jobs.IsRetryable(err) },
 }
 
