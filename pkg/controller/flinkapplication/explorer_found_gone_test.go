@@ -92,7 +92,7 @@ func TestASessionJobLeavingRunningAfterAQuietSpellHasItsNewestCheckpointRecorded
 	w.downFor(time.Minute)
 	require.False(t, w.storage.Exists(before), "Flink subsumed %s meanwhile", before)
 	w.updateSessionJob("b", func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.Args = []string{"--input", "c d"} })
-	_, _ = w.env.ReconcileSessionJob(context.Background(), ns, "b")
+	_, _ = w.reconcileSessionJob(context.Background(), ns, "b")
 	require.Equal(t, v1beta1.SessionJobUpdating, w.sessionJob("b").Status.Phase)
 	w.jms["session-"+w.sessionCluster("session").Status.DeployHash].Crash()
 	var restored flinksim.JobRecord

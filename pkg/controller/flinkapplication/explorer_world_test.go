@@ -437,12 +437,12 @@ func (x *explorer) pass() {
 		case applicationKindName:
 			_, err = w.env.Reconcile(ctx, ns, id.name)
 		case sessionClusterKindName:
-			_, err = w.env.ReconcileSessionCluster(ctx, ns, id.name)
+			_, err = w.reconcileSessionCluster(ctx, ns, id.name)
 		case sessionJobKindName:
-			_, err = w.env.ReconcileSessionJob(ctx, ns, id.name)
+			_, err = w.reconcileSessionJob(ctx, ns, id.name)
 		}
 		// A jar transfer the pass started ends within it, not at a moment the scheduler picks.
-		w.env.sessionJobs().Settle()
+		w.sessionJobs().Settle()
 		x.attributeEvents(id)
 	} else {
 		what = "snapshot " + orphans[i-len(targets)]

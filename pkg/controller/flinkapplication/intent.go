@@ -46,6 +46,26 @@ func targetApp(rc *Context) *v1beta1.FlinkApplication {
 	return rc.App
 }
 
+// deploying is what a pass deploys, read from the records once: the candidate record, the
+// application as the record's spec has it (typed, decoded once), and whether its job starts beside
+// the deployed version's job (BlueGreen). The steps of a start take it as a value instead of asking
+// the records again.
+type deploying struct {
+	record *v1beta1.DeploymentRecord
+	app    *v1beta1.FlinkApplication
+	beside bool
+}
+
+// deployingNow is the deployment in progress; false when none is.
+func deployingNow(rc *Context) (deploying, bool) {
+	c := jobstate.Candidate(rc.Job)
+	if c == nil {
+		return deploying{}, false
+	}
+	stable := jobstate.Stable(rc.Job)
+	return deploying{record: c, app: targetApp(rc), beside: besideLive(rc) && stable != nil && stable.JobID != ""}, true
+}
+
 // stableApp is the application as its stable deployment's spec had it; nil before a job ever ran
 // stable.
 func stableApp(rc *Context) *v1beta1.FlinkApplication {

@@ -2,7 +2,6 @@ package flinkapplication
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -27,24 +26,31 @@ const (
 	snapshotKindName       = v1beta1.FlinkSnapshotKind
 )
 
-// sessionJobMemories keeps each environment's session job memory (sessionjob.Memory), which the
-// operator's wiring keeps beside the environment.
-var sessionJobMemories sync.Map
-
-// sessionJobs is the environment's session job memory.
-func (e *Environment) sessionJobs() *sessionjob.Memory {
-	m, _ := sessionJobMemories.LoadOrStore(e, &sessionjob.Memory{})
-	return m.(*sessionjob.Memory)
+// sessionJobs is the session job memory (sessionjob.Memory) of the operator process the world
+// runs now: each environment, a process, has its own, which the operator's list of kinds keeps
+// beside it. Kept by the world, so that it goes with the world.
+func (w *world) sessionJobs() *sessionjob.Memory {
+	w.sessionJobMu.Lock()
+	defer w.sessionJobMu.Unlock()
+	if w.sessionJobMemory == nil {
+		w.sessionJobMemory = map[*Environment]*sessionjob.Memory{}
+	}
+	m, ok := w.sessionJobMemory[w.env]
+	if !ok {
+		m = &sessionjob.Memory{}
+		w.sessionJobMemory[w.env] = m
+	}
+	return m
 }
 
-// ReconcileSessionJob runs one pass of the state machine for one FlinkSessionJob.
-func (e *Environment) ReconcileSessionJob(ctx context.Context, namespace, name string) (time.Duration, error) {
-	return sessionjob.Reconcile(ctx, &e.Environment, e.sessionJobs(), namespace, name)
+// reconcileSessionJob runs one pass of the state machine for one FlinkSessionJob.
+func (w *world) reconcileSessionJob(ctx context.Context, namespace, name string) (time.Duration, error) {
+	return sessionjob.Reconcile(ctx, &w.env.Environment, w.sessionJobs(), namespace, name)
 }
 
-// ReconcileSessionCluster runs one pass of the state machine for one FlinkSessionCluster.
-func (e *Environment) ReconcileSessionCluster(ctx context.Context, namespace, name string) (time.Duration, error) {
-	return sessioncluster.Reconcile(ctx, &e.Environment, namespace, name)
+// reconcileSessionCluster runs one pass of the state machine for one FlinkSessionCluster.
+func (w *world) reconcileSessionCluster(ctx context.Context, namespace, name string) (time.Duration, error) {
+	return sessioncluster.Reconcile(ctx, &w.env.Environment, namespace, name)
 }
 
 // objectKey names an object across kinds (kindpass.ObjectKey).

@@ -63,9 +63,9 @@ func TestANamesakeSessionJobNeverDisposesOfTheStateItsPredecessorsLeftJobRunsFro
 	for i := 0; i < 120 && !w.sessionJobIn("a", v1beta1.SessionJobRunning); i++ {
 		// The jar's upload runs off the worker: on a busy machine the simulated clock would run past
 		// Submitting's deadline while it waits for a core.
-		w.env.sessionJobs().Settle()
+		w.sessionJobs().Settle()
 		w.settle()
-		_, _ = w.env.ReconcileSessionJob(ctx, ns, "a")
+		_, _ = w.reconcileSessionJob(ctx, ns, "a")
 		w.clock.Step(2 * time.Second)
 	}
 	require.True(t, w.sessionJobIn("a", v1beta1.SessionJobRunning), w.describeSessions())
@@ -75,12 +75,12 @@ func TestANamesakeSessionJobNeverDisposesOfTheStateItsPredecessorsLeftJobRunsFro
 	})
 	for i := 0; i < 3; i++ {
 		w.settle()
-		_, _ = w.env.ReconcileSessionJob(ctx, ns, "a")
+		_, _ = w.reconcileSessionJob(ctx, ns, "a")
 	}
 	w.deleteSnapshot("grab")
 	for i := 0; i < 3; i++ {
 		w.settle()
-		_, _ = w.env.ReconcileSessionJob(ctx, ns, "a")
+		_, _ = w.reconcileSessionJob(ctx, ns, "a")
 	}
 	require.Len(t, w.jobsOf("session", "a"), 2, "the namesake runs a job of its own")
 	_, ended := w.jobsOf("session", "a")[0].AliveUntil()
@@ -179,7 +179,7 @@ func TestLeftJobsCostOneJobListAndAFewReadsPerPass(t *testing.T) {
 		return 0
 	}
 	before := w.clock.Now()
-	_, err := w.env.ReconcileSessionCluster(context.Background(), ns, "session")
+	_, err := w.reconcileSessionCluster(context.Background(), ns, "session")
 	require.NoError(t, err)
 	took := w.clock.Now().Sub(before)
 	w.answerTime = nil

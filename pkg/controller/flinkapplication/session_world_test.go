@@ -155,14 +155,14 @@ func (w *world) reconcileSessions() {
 	clusters, err := w.apps.FlinkV1beta1().FlinkSessionClusters(ns).List(ctx, metav1.ListOptions{})
 	require.NoError(w.t, err)
 	for _, c := range clusters.Items {
-		if a, err := w.env.ReconcileSessionCluster(ctx, ns, c.Name); err == nil && a > 0 && a < after {
+		if a, err := w.reconcileSessionCluster(ctx, ns, c.Name); err == nil && a > 0 && a < after {
 			after = a
 		}
 	}
 	jobs, err := w.apps.FlinkV1beta1().FlinkSessionJobs(ns).List(ctx, metav1.ListOptions{})
 	require.NoError(w.t, err)
 	for _, j := range jobs.Items {
-		if a, err := w.env.ReconcileSessionJob(ctx, ns, j.Name); err == nil && a > 0 && a < after {
+		if a, err := w.reconcileSessionJob(ctx, ns, j.Name); err == nil && a > 0 && a < after {
 			after = a
 		}
 	}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/flinkfsm/flinkfsm/pkg/controller/flink"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/jobs"
-	"github.com/flinkfsm/flinkfsm/pkg/controller/jobstate"
 )
 
 // handleSubmitting points the application's Service at the candidate's cluster and starts the
@@ -13,15 +12,14 @@ import (
 // Then the candidate is the stable deployment.
 func handleSubmitting(rc *Context) Outcome {
 	st := rc.Job
-	c := jobstate.Candidate(st)
-	if c == nil {
+	d, ok := deployingNow(rc)
+	if !ok {
 		return moveTo(PhaseUpdating, "NothingToSubmit", "no deployment is in progress; deploying the spec")
 	}
 	if forcedRollback(rc) {
 		return warnTo(PhaseRollingBack, "ForceRollback", "forceRollback set: abandoning the update")
 	}
-	app := targetApp(rc)
-	beside := besideLive(rc) && jobstate.Stable(st) != nil && jobstate.Stable(st).JobID != ""
+	c, app, beside := d.record, d.app, d.beside
 	if tms, scaled := taskManagersToSubmit(rc, app); scaled || c.ClusterHash != c.SpecHash {
 		// The cluster is kept, or started for the spec's parallelism; its TaskManagers follow the
 		// parallelism the job is submitted with.

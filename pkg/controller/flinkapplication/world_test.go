@@ -34,6 +34,7 @@ import (
 	"github.com/flinkfsm/flinkfsm/pkg/controller/k8"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/kindpass"
 	"github.com/flinkfsm/flinkfsm/pkg/controller/lifecycle"
+	"github.com/flinkfsm/flinkfsm/pkg/controller/sessionjob"
 )
 
 const ns = "jobs"
@@ -41,15 +42,18 @@ const ns = "jobs"
 // world is a unit-test universe: fake Kubernetes clientsets whose Deployments a tiny "kubelet"
 // marks ready, one simulated Flink JobManager per ready cluster, and one fake clock driving both.
 type world struct {
-	t        *testing.T
-	clock    *testclock.FakeClock
-	kube     *kubefake.Clientset
-	apps     *appfake.Clientset
-	env      *Environment
-	recorder *record.FakeRecorder
-	storage  *flinksim.Storage
-	timeline *flinksim.Timeline
-	server   *httptest.Server
+	t *testing.T
+	// sessionJobMemory is each operator process's session job memory (session_kinds_test.go).
+	sessionJobMu     sync.Mutex
+	sessionJobMemory map[*Environment]*sessionjob.Memory
+	clock            *testclock.FakeClock
+	kube             *kubefake.Clientset
+	apps             *appfake.Clientset
+	env              *Environment
+	recorder         *record.FakeRecorder
+	storage          *flinksim.Storage
+	timeline         *flinksim.Timeline
+	server           *httptest.Server
 
 	mu sync.Mutex
 	// jms are the running JobManagers by versioned service name.
