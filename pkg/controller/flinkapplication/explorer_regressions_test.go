@@ -499,3 +499,12 @@ func TestExplorerSeed38000557(t *testing.T) {
 func TestExplorerSeed57002531AnHAApplicationsJobIsNotGoneWithItsJobManager(t *testing.T) {
 	replayHASeed(t, 57002531, 1345)
 }
+
+// Seed 62000064 (Flink HA off): a deleted FlinkSnapshot's savepoint, the newest state its job's
+// status held, was disposed of because the checkpoint book had noted a newer checkpoint; the
+// operator was killed before the book's page took it, the job was lost with its JobManager, and it
+// started again from a checkpoint older than the savepoint. What may go is judged by what status
+// and the book's page hold (jobstate.Job.NewestWrittenStatePath).
+func TestExplorerSeed62000064NoStateGoesForABookEntryNotWrittenYet(t *testing.T) {
+	replaySeedHA(t, 62000064, 187, false)
+}

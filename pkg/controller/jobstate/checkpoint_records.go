@@ -44,6 +44,18 @@ func (r CheckpointRecords) Newest() (checkpointbook.Entry, bool) {
 	return r.Book.Newest(r.Key, r.Page())
 }
 
+// NewestWritten is the book's newest entry of the owner that its page holds: what this process
+// noted and has not written yet is left out, as a process that takes over would not read it.
+func (r CheckpointRecords) NewestWritten() (checkpointbook.Entry, bool) {
+	if r.Book == nil {
+		return checkpointbook.Entry{}, false
+	}
+	if r.Book.Unwritten(r.Key) {
+		return checkpointbook.Read(r.Page(), r.Key)
+	}
+	return r.Book.Newest(r.Key, r.Page())
+}
+
 // StatusCheckpointEvery is about how many record windows the checkpoint in status
 // (jobStatus.lastCheckpoint, what users and Lyft's tools read) may lag the book's: the
 // checkpointStatusInterval in checkpointRecordIntervals, 10 with the defaults.

@@ -47,6 +47,24 @@ func TestTheBookCountsOnlyForItsOwnJob(t *testing.T) {
 	assert.Empty(t, Job{Status: &v1beta1.JobOwnerStatus{}}.BookPoints(job), "no book, no entry")
 }
 
+// What a process that takes over would restore from is the newest state status and the book's page
+// hold: an entry noted and not written yet is not among them.
+func TestTheNewestWrittenStateLeavesOutABookEntryNotWrittenYet(t *testing.T) {
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	savepoint := "file:/sp/savepoint-1"
+	st := &v1beta1.JobOwnerStatus{}
+	st.Ledger = []v1beta1.StateEntry{{Purpose: v1beta1.SavepointManual, JobID: job, Result: v1beta1.StateCompleted,
+		Path: savepoint, Time: &metav1.Time{Time: at}}}
+	noted := checkpointbook.Entry{JobID: job, Path: "file:/cp/" + job + "/chk-7", At: at.Add(time.Minute)}
+	written := false
+	j := Job{Status: st, Noted: func() (checkpointbook.Entry, bool) { return noted, true },
+		Written: func() (checkpointbook.Entry, bool) { return noted, written }}
+	assert.Equal(t, noted.Path, j.NewestStatePath(job))
+	assert.Equal(t, savepoint, j.NewestWrittenStatePath(job), "the book's entry is not written yet")
+	written = true
+	assert.Equal(t, noted.Path, j.NewestWrittenStatePath(job))
+}
+
 func TestStatePathsAreComparedAsFlinkWritesThemBack(t *testing.T) {
 	assert.True(t, SamePath("file:///sp/savepoint-1/_metadata", "file:/sp/savepoint-1/"))
 	assert.False(t, SamePath("", ""))

@@ -164,10 +164,13 @@ func protectedPaths(p *Pass) map[string]bool {
 func PathsNamedBy(p *Pass, st *v1beta1.JobOwnerStatus) map[string]bool {
 	out := map[string]bool{st.Deployments.NextRestorePath: true, st.JobStatus.RestorePath: true,
 		st.FinalSavepointPath: true, st.SavepointPath: true}
+	named := p.JobState()
+	named.Status = st
 	for _, r := range []*v1beta1.DeploymentRecord{jobstate.Stable(st), jobstate.Candidate(st)} {
 		if r != nil {
 			out[r.RestorePath] = true
-			out[p.JobState().NewestStatePath(r.JobID)] = true
+			out[named.NewestStatePath(r.JobID)] = true
+			out[named.NewestWrittenStatePath(r.JobID)] = true
 			if !checkpointsOutliveJob(p, r.JobID) {
 				out[ledger.Of(&st.Ledger).NewestSavepointPath(r.JobID)] = true
 			}

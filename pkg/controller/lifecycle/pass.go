@@ -132,7 +132,8 @@ func (p *Pass) bookPage() *corev1.ConfigMap {
 // JobState is the status side of the object's jobs as this pass sees it, for the restore policy
 // and the guardian: the book's entry is read when asked, as the pass may note a newer one meanwhile.
 func (p *Pass) JobState() jobstate.Job {
-	return jobstate.Job{Status: p.Job, Settings: p.Settings, Noted: p.CheckpointRecords().Newest}
+	r := p.CheckpointRecords()
+	return jobstate.Job{Status: p.Job, Settings: p.Settings, Noted: r.Newest, Written: r.NewestWritten}
 }
 
 // Flink is the pass's view of Flink and its job operations (the job core): it asks each question
