@@ -292,3 +292,32 @@ func TestFlinkMemorySizesReadAsTheApacheOperatorReadsThem(t *testing.T) {
 		assert.Equal(t, want, q.String(), in)
 	}
 }
+
+func TestAJarFlinkfsmCannotFetchIsNamed(t *testing.T) {
+	_, report, err := Convert([]byte(`
+apiVersion: flink.apache.org/v1beta1
+kind: FlinkSessionJob
+metadata: {name: s3job}
+spec:
+  deploymentName: session
+  job: {jarURI: "s3://bucket/job.jar"}
+`))
+	require.NoError(t, err)
+	require.Len(t, report.Warnings, 1)
+	assert.Equal(t, "spec.job.jarURI", report.Warnings[0].Field)
+	assert.Contains(t, report.Warnings[0].Reason, "kubectl apply refuses it")
+}
+
+func TestASnapshotOfNoJobIsNotConvertedAndSaysWhereItsPathGoes(t *testing.T) {
+	out, report, err := Convert([]byte(`
+apiVersion: flink.apache.org/v1beta1
+kind: FlinkStateSnapshot
+metadata: {name: existing}
+spec:
+  savepoint: {path: "s3://state/savepoint-7", alreadyExists: true}
+`))
+	require.NoError(t, err)
+	assert.Empty(t, strings.TrimSpace(string(out)))
+	require.Len(t, report.Warnings, 1)
+	assert.Contains(t, report.Warnings[0].Reason, "savepointPath")
+}

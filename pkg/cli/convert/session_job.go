@@ -2,6 +2,7 @@ package convert
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,10 +37,17 @@ func sessionJob(doc *fields, _ string) ([]any, error) {
 	return []any{out}, nil
 }
 
+// jarSchemes are the jar locations a FlinkSessionJob takes (the API's validation).
+var jarSchemes = []string{"https://", "http://", "local://"}
+
 // jobSpec converts an Apache job spec to a session job's.
 func jobSpec(job *fields) v1beta1.JobSpec {
 	var j v1beta1.JobSpec
 	j.JarURI, _ = job.text("jarURI")
+	if j.JarURI != "" && !slices.ContainsFunc(jarSchemes, func(scheme string) bool { return strings.HasPrefix(j.JarURI, scheme) }) {
+		job.out.warn(job.at("jarURI"), fmt.Sprintf("%q: flinkfsm fetches a jar over https:// or http://, or takes it from the image (local://); "+
+			"kubectl apply refuses it until it names one of those", j.JarURI))
+	}
 	j.EntryClass, _ = job.text("entryClass")
 	if p, ok := job.integer("parallelism"); ok && p > 0 {
 		n := int32(p)

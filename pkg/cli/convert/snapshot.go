@@ -23,19 +23,25 @@ func stateSnapshot(doc *fields, _ string) ([]any, error) {
 	if spec == nil {
 		return nil, fmt.Errorf("no spec")
 	}
-	if ref := spec.object("jobReference"); ref != nil {
-		kind, _ := ref.text("kind")
-		out.Spec.Owner.Name, _ = ref.text("name")
-		switch kind {
-		case "FlinkDeployment":
-			out.Spec.Owner.Kind = v1beta1.FlinkApplicationKind
-		case "FlinkSessionJob":
-			out.Spec.Owner.Kind = v1beta1.FlinkSessionJobKind
-		default:
-			ref.out.warn(ref.at("kind"), fmt.Sprintf("%q owns no job flinkfsm follows; left out", kind))
-		}
-		ref.rest()
+	ref := spec.object("jobReference")
+	if ref == nil {
+		// The Apache operator registers a savepoint that already exists without a job; a FlinkSnapshot
+		// is always some owner's.
+		spec.out.warn(spec.path, "no jobReference: a FlinkSnapshot belongs to a FlinkApplication or FlinkSessionJob; "+
+			"name the savepoint's path in that object's savepointPath (initialSavepointPath) instead: not converted")
+		return nil, nil
 	}
+	kind, _ := ref.text("kind")
+	out.Spec.Owner.Name, _ = ref.text("name")
+	switch kind {
+	case "FlinkDeployment":
+		out.Spec.Owner.Kind = v1beta1.FlinkApplicationKind
+	case "FlinkSessionJob":
+		out.Spec.Owner.Kind = v1beta1.FlinkSessionJobKind
+	default:
+		ref.out.warn(ref.at("kind"), fmt.Sprintf("%q owns no job flinkfsm follows; left out", kind))
+	}
+	ref.rest()
 	savepoint, checkpoint := spec.object("savepoint"), spec.object("checkpoint")
 	switch {
 	case savepoint != nil && checkpoint != nil:
