@@ -2,11 +2,13 @@ package crdtest
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 	"github.com/flinkfsm/flinkfsm/pkg/cli/convert"
 )
 
@@ -60,4 +62,45 @@ func TestConvertedApacheManifestsAreAdmitted(t *testing.T) {
 		t.Fatal("no converted object was checked")
 	}
 	t.Logf("%d converted objects checked, %d of them refused where the converter said they would be", admitted, refused)
+}
+
+// A flinkConfig written as nested YAML, as Flink's own config.yaml and the Apache operator take it,
+// is admitted as it is, and the operator reads it as Flink does: dotted keys.
+func TestANestedFlinkConfigIsAdmittedAndReadFlat(t *testing.T) {
+	obj := parseObject(t, []byte(`apiVersion: flink.k8s.io/v1beta1
+kind: FlinkApplication
+metadata: {name: nested}
+spec:
+  image: flink:1.20
+  jarName: job.jar
+  parallelism: 2
+  flinkConfig:
+    high-availability:
+      type: kubernetes
+      storageDir: s3://state/ha
+    state.checkpoints.dir: s3://state/cp
+    pipeline.classpaths: [file:///a.jar, file:///b.jar]
+`))
+	r := crdFor(t, "FlinkApplication").Create(context.Background(), obj)
+	if len(r.Errs) > 0 || len(r.Pruned) > 0 {
+		t.Fatalf("refused: %v, pruned: %v", r.Errs.ToAggregate(), r.Pruned)
+	}
+	b, err := json.Marshal(r.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var app v1beta1.FlinkApplication
+	if err := json.Unmarshal(b, &app); err != nil {
+		t.Fatal(err)
+	}
+	conf, err := app.Spec.FlinkConfig.Strings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"high-availability.type": "kubernetes", "high-availability.storageDir": "s3://state/ha",
+		"pipeline.classpaths": "file:///a.jar;file:///b.jar"} {
+		if conf[k] != want {
+			t.Errorf("%s = %q, want %q (read %v)", k, conf[k], want, conf)
+		}
+	}
 }

@@ -37,3 +37,29 @@ func TestLookupOfAStringAllocatesNothing(t *testing.T) {
 		_, _, _ = conf.Lookup("execution.checkpointing.interval")
 	}))
 }
+
+// Nested YAML reads as Flink reads it: every reader sees flat keys, and a flat configuration reads
+// as it always did, integers as integers.
+func TestANestedConfigurationReadsAsFlat(t *testing.T) {
+	var c FlinkConfig
+	require.NoError(t, c.UnmarshalJSON([]byte(`{"high-availability":{"type":"kubernetes","storageDir":"s3://b/ha"},
+		"state.checkpoints.dir":"s3://b/cp","taskmanager.numberOfTaskSlots":2,"pipeline.classpaths":["file:///a.jar","file:///b.jar"],
+		"execution":{"checkpointing":{"interval":"10s","unaligned":true}}}`)))
+	assert.Equal(t, FlinkConfig{"high-availability.type": "kubernetes", "high-availability.storageDir": "s3://b/ha",
+		"state.checkpoints.dir": "s3://b/cp", "taskmanager.numberOfTaskSlots": int64(2), "pipeline.classpaths": "file:///a.jar;file:///b.jar",
+		"execution.checkpointing.interval": "10s", "execution.checkpointing.unaligned": true}, c)
+	s, err := c.Strings()
+	require.NoError(t, err)
+	assert.Equal(t, "2", s["taskmanager.numberOfTaskSlots"])
+
+	var flat FlinkConfig
+	require.NoError(t, flat.UnmarshalJSON([]byte(`{"a":"x","b":1.5,"c":3,"d":false}`)))
+	assert.Equal(t, FlinkConfig{"a": "x", "b": 1.5, "c": int64(3), "d": false}, flat)
+
+	var twice FlinkConfig
+	assert.ErrorContains(t, twice.UnmarshalJSON([]byte(`{"a.b":"1","a":{"b":"2"}}`)), `"a.b" is set twice`)
+	var none FlinkConfig
+	require.NoError(t, none.UnmarshalJSON([]byte(`null`)))
+	assert.Nil(t, none)
+	assert.Error(t, none.UnmarshalJSON([]byte(`{"a":[{"b":1}]}`)), "a list of objects is no Flink value")
+}

@@ -56,7 +56,8 @@ type FlinkSessionJobSpec struct {
 	// +kubebuilder:default=Savepoint
 	DeleteMode DeleteMode `json:"deleteMode,omitempty"`
 	// FlinkConfig is the job's own configuration, sent as flinkConfiguration with the submission; it
-	// cannot change what the shared cluster was started with (memory, slots, ports).
+	// cannot change what the shared cluster was started with (memory, slots, ports). Nested objects
+	// are read as Flink reads nested YAML (dotted keys), a list as its items joined with ";".
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Type=object

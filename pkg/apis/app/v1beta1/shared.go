@@ -30,7 +30,8 @@ type ClusterSpec struct {
 	SecurityContext    *corev1.PodSecurityContext    `json:"securityContext,omitempty"`
 
 	// FlinkConfig is added to the cluster's Flink configuration. Values must be strings, numbers or
-	// booleans; the operator sets the keys it needs itself (ports, slots, memory).
+	// booleans; nested objects are read as Flink reads nested YAML (dotted keys), a list as its items
+	// joined with ";". The operator sets the keys it needs itself (ports, slots, memory).
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Type=object
