@@ -54,6 +54,13 @@ func haBringsJobBack(rc *Context, hash string) bool {
 // recreateHAJobManager creates the live cluster again, from the spec its job's record deployed,
 // when its JobManager is gone and Flink HA brings the job back with it.
 func recreateHAJobManager(rc *Context) (Outcome, bool) {
+	if rc.Job == nil {
+		return Outcome{}, false
+	}
+	if live := jobstate.LiveCluster(rc.Job); live == "" || !rc.Clusters[live].JobManagerGone() {
+		// The common pass: nothing to create, and no recorded spec decoded to learn it.
+		return Outcome{}, false
+	}
 	rec, app := haJob(rc)
 	if rec == nil || !rc.Clusters[rec.ClusterHash].JobManagerGone() || !haBringsJobBack(rc, rec.ClusterHash) {
 		return Outcome{}, false
