@@ -13,6 +13,8 @@ import (
 	"io"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
@@ -43,8 +45,9 @@ func (r *Report) warn(field, reason string) {
 	r.Warnings = append(r.Warnings, Warning{Object: r.object, Field: field, Reason: reason})
 }
 
-// converter turns one Apache object of a kind into flinkfsm's objects.
-type converter func(doc *fields, name string) ([]any, error)
+// converter turns one Apache object of a kind, its metadata carried across and its spec to walk,
+// into flinkfsm's objects.
+type converter func(meta metav1.ObjectMeta, spec *fields) ([]any, error)
 
 // converters are the Apache kinds this package converts.
 var converters = map[string]converter{
@@ -117,18 +120,32 @@ func convertDocument(raw []byte, report *Report) ([]any, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s %s of the Apache operator: no flinkfsm kind to convert it to", apiVersion, kind)
 	}
-	f := &fields{m: doc, out: report}
-	meta := f.object("metadata")
 	name := ""
-	if meta != nil {
-		name, _ = meta.m["name"].(string)
-		// Put back for the converter, which carries the metadata across.
-		f.m["metadata"] = meta.m
+	if m, ok := doc["metadata"].(map[string]any); ok {
+		name, _ = m["name"].(string)
 	}
 	report.object = kind + "/" + name
-	objects, err := convert(f, name)
+	f := &fields{m: doc, out: report}
+	meta := objectMeta(f)
+	// What the API server writes, and what says the kind: the converter writes its own.
+	f.take("apiVersion")
+	f.take("kind")
+	f.take("status")
+	spec := f.object("spec")
+	switch {
+	case spec == nil && !canary(meta):
+		return nil, fmt.Errorf("%s: no spec", report.object)
+	case spec == nil:
+		spec = &fields{path: "spec", out: report}
+	}
+	objects, err := convert(meta, spec)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", report.object, err)
+	}
+	if len(objects) > 0 {
+		// Left out whole, an object was named once; converted, each field it left is named.
+		spec.rest()
+		f.rest()
 	}
 	report.Converted++
 	return objects, nil

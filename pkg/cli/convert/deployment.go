@@ -3,27 +3,24 @@ package convert
 import (
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
 // canaryLabel marks the Apache operator's canary objects, which test that it reconciles.
 const canaryLabel = "flink.apache.org/canary"
 
+// canary tells whether the object is the Apache operator's canary, which has no spec.
+func canary(meta metav1.ObjectMeta) bool { return meta.Labels[canaryLabel] == "true" }
+
 // flinkDeployment converts a FlinkDeployment: in session mode (no spec.job) to a
 // FlinkSessionCluster of the same name, which its FlinkSessionJobs name as clusterName.
-func flinkDeployment(doc *fields, _ string) ([]any, error) {
-	meta := objectMeta(doc)
-	if meta.Labels[canaryLabel] == "true" {
+func flinkDeployment(meta metav1.ObjectMeta, spec *fields) ([]any, error) {
+	if canary(meta) {
 		// The Apache operator's health check reconciles it; flinkfsm's health is its /healthz.
-		doc.out.warn("metadata.labels."+canaryLabel, "the Apache operator's canary, for its own health check; flinkfsm answers /healthz instead: not converted")
+		spec.out.warn("metadata.labels."+canaryLabel, "the Apache operator's canary, for its own health check; flinkfsm answers /healthz instead: not converted")
 		return nil, nil
-	}
-	doc.take("apiVersion")
-	doc.take("kind")
-	doc.take("status")
-	spec := doc.object("spec")
-	if spec == nil {
-		return nil, fmt.Errorf("no spec")
 	}
 	if _, application := spec.m["job"]; application {
 		return nil, fmt.Errorf("a FlinkDeployment in application mode (spec.job): not converted yet; convert converts session clusters, session jobs and state snapshots")
@@ -38,7 +35,5 @@ func flinkDeployment(doc *fields, _ string) ([]any, error) {
 		spec.out.warn(spec.at("flinkConfiguration"), "periodic savepoints and savepoint history of a session cluster are its jobs' in flinkfsm: set them on each FlinkSessionJob")
 	}
 	spec.drop("ingress", "a FlinkSessionCluster has no UI Ingress in flinkfsm; a FlinkApplication does (spec.ingress)")
-	spec.rest()
-	doc.rest()
 	return []any{out}, nil
 }

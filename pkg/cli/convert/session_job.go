@@ -12,15 +12,8 @@ import (
 
 // sessionJob converts a FlinkSessionJob: its FlinkDeployment in session mode is the
 // FlinkSessionCluster of the same name (deploymentName is clusterName).
-func sessionJob(doc *fields, _ string) ([]any, error) {
-	out := &v1beta1.FlinkSessionJob{TypeMeta: typeMeta(v1beta1.FlinkSessionJobKind), ObjectMeta: objectMeta(doc)}
-	doc.take("apiVersion")
-	doc.take("kind")
-	doc.take("status")
-	spec := doc.object("spec")
-	if spec == nil {
-		return nil, fmt.Errorf("no spec")
-	}
+func sessionJob(meta metav1.ObjectMeta, spec *fields) ([]any, error) {
+	out := &v1beta1.FlinkSessionJob{TypeMeta: typeMeta(v1beta1.FlinkSessionJobKind), ObjectMeta: meta}
 	out.Spec.ClusterName, _ = spec.text("deploymentName")
 	config, settings := splitConfig(spec, spec.at("flinkConfiguration"), flatConfig(spec, "flinkConfiguration"))
 	out.Spec.FlinkConfig = config
@@ -32,8 +25,6 @@ func sessionJob(doc *fields, _ string) ([]any, error) {
 		out.Spec.Job.RestartNonce = restart
 	}
 	out.Spec.Job.PeriodicSavepoint, out.Spec.Job.SavepointRetention = settings.periodicSavepoint, settings.retention
-	spec.rest()
-	doc.rest()
 	return []any{out}, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
@@ -14,15 +16,8 @@ const maxBackoffLimit = 100
 // stateSnapshot converts a FlinkStateSnapshot to a FlinkSnapshot. A savepoint's disposeOnDelete is
 // true by default in the Apache operator and false in flinkfsm: it is written as the Apache object
 // meant it.
-func stateSnapshot(doc *fields, _ string) ([]any, error) {
-	out := &v1beta1.FlinkSnapshot{TypeMeta: typeMeta(v1beta1.FlinkSnapshotKind), ObjectMeta: objectMeta(doc)}
-	doc.take("apiVersion")
-	doc.take("kind")
-	doc.take("status")
-	spec := doc.object("spec")
-	if spec == nil {
-		return nil, fmt.Errorf("no spec")
-	}
+func stateSnapshot(meta metav1.ObjectMeta, spec *fields) ([]any, error) {
+	out := &v1beta1.FlinkSnapshot{TypeMeta: typeMeta(v1beta1.FlinkSnapshotKind), ObjectMeta: meta}
 	ref := spec.object("jobReference")
 	if ref == nil {
 		// The Apache operator registers a savepoint that already exists without a job; a FlinkSnapshot
@@ -82,7 +77,5 @@ func stateSnapshot(doc *fields, _ string) ([]any, error) {
 		}
 		out.Spec.BackoffLimit = &limit
 	}
-	spec.rest()
-	doc.rest()
 	return []any{out}, nil
 }
