@@ -103,7 +103,7 @@ func haLifecycle(t *testing.T, env *localenv.Env, fleet *Fleet, r realRelease) {
 	// Nine more updates, each a cluster of its own: only the running cluster's HA ConfigMaps stay,
 	// and they never go while it runs.
 	for i := 1; i <= 9; i++ {
-		s.update(func(a *v1beta1.FlinkApplication) { a.Spec.RestartNonce = fmt.Sprintf("update-%d", i) })
+		s.update(func(a *v1beta1.FlinkApplication) { a.Spec.RestartNonce = v1beta1.Nonce(fmt.Sprintf("update-%d", i)) })
 		next := s.awaitNewJob(upgraded.id, upgraded.hash)
 		running := flink.HAClusterIDOf(app.Name, next.hash)
 		eventually(t, 3*time.Minute, "only the HA ConfigMaps of "+running+" left", func() (bool, error) {

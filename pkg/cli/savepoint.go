@@ -125,7 +125,7 @@ func nonceSavepoint(cmd *cobra.Command, t *target, timeout time.Duration) error 
 	ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 	defer cancel()
 	for {
-		if v, err := t.get(ctx); err == nil && v.savepointNonce == nonce {
+		if v, err := t.get(ctx); err == nil && v.savepointNonce == v1beta1.Nonce(nonce) {
 			// The operator asked for it, in the write that honoured the nonce: its ledger entry
 			// says how it ended, and a savepoint Flink refused ends at once.
 			switch e := v.manualSavepoint(); {

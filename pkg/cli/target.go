@@ -72,7 +72,7 @@ type view struct {
 	history        []transition
 	// savepointNonce is the savepointTriggerNonce last honoured; savepoints, the savepoints taken;
 	// ledger, every state the operator knows of, savepoints in flight included.
-	savepointNonce string
+	savepointNonce v1beta1.Nonce
 	savepoints     []v1beta1.SavepointRecord
 	ledger         []v1beta1.StateEntry
 }

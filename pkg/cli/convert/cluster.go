@@ -22,7 +22,7 @@ type clusterParts struct {
 	taskManager v1beta1.TaskManagerConfig
 	// taskManagers is spec.taskManager.replicas; nil when unset.
 	taskManagers *int32
-	restartNonce string
+	restartNonce v1beta1.Nonce
 	settings     jobSettings
 }
 
@@ -43,7 +43,7 @@ func clusterOf(spec *fields) clusterParts {
 	if mode, ok := spec.text("mode"); ok && !strings.EqualFold(mode, "standalone") {
 		spec.out.warn(spec.at("mode"), fmt.Sprintf("%q: flinkfsm runs the JobManager and TaskManagers as Deployments of its own, as the Apache operator's standalone mode does", mode))
 	}
-	p.restartNonce, _ = spec.text("restartNonce")
+	p.restartNonce = spec.nonce("restartNonce")
 	config, settings := splitConfig(spec, spec.at("flinkConfiguration"), flatConfig(spec, "flinkConfiguration"))
 	p.settings = settings
 	if jm := spec.object("jobManager"); jm != nil {

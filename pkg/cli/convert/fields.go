@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+
+	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
 
 // fields walks one object of a manifest and hands out its fields one at a time: what a converter
@@ -62,6 +64,12 @@ func (f *fields) text(key string) (string, bool) {
 		f.out.warn(f.at(key), "not a string, number or boolean; left out")
 	}
 	return s, ok
+}
+
+// nonce takes a nonce: Apache's are whole numbers, written as the text flinkfsm reads them as.
+func (f *fields) nonce(key string) v1beta1.Nonce {
+	s, _ := f.text(key)
+	return v1beta1.Nonce(s)
 }
 
 // integer takes a field that holds a whole number.

@@ -17,11 +17,11 @@ func sessionJob(meta metav1.ObjectMeta, spec *fields) ([]any, error) {
 	out.Spec.ClusterName, _ = spec.text("deploymentName")
 	config, settings := splitConfig(spec, spec.at("flinkConfiguration"), flatConfig(spec, "flinkConfiguration"))
 	out.Spec.FlinkConfig = config
-	restart, hasRestart := spec.text("restartNonce")
+	restart := spec.nonce("restartNonce")
 	if job := spec.object("job"); job != nil {
 		out.Spec.Job = jobSpec(job)
 	}
-	if hasRestart {
+	if restart != "" {
 		out.Spec.Job.RestartNonce = restart
 	}
 	out.Spec.Job.PeriodicSavepoint, out.Spec.Job.SavepointRetention = settings.periodicSavepoint, settings.retention
@@ -47,9 +47,9 @@ func jobSpec(job *fields) v1beta1.JobSpec {
 	j.Args = job.textList("args")
 	j.UpgradeMode = upgradeMode(job)
 	j.State = desiredState(job)
-	j.SavepointTriggerNonce, _ = job.text("savepointTriggerNonce")
-	j.CheckpointTriggerNonce, _ = job.text("checkpointTriggerNonce")
-	j.SavepointRedeployNonce, _ = job.text("savepointRedeployNonce")
+	j.SavepointTriggerNonce = job.nonce("savepointTriggerNonce")
+	j.CheckpointTriggerNonce = job.nonce("checkpointTriggerNonce")
+	j.SavepointRedeployNonce = job.nonce("savepointRedeployNonce")
 	j.InitialSavepointPath, _ = job.text("initialSavepointPath")
 	j.AllowNonRestoredState, _ = job.boolean("allowNonRestoredState")
 	job.drop("autoscalerResetNonce", "flinkfsm's autoscaler runs for FlinkApplications, not session jobs")

@@ -61,7 +61,7 @@ func ClusterHash(app *v1beta1.FlinkApplication) string {
 	h := clusterFields(OwnerFromApplication(app))
 	s := &app.Spec
 	h.JarName, h.EntryClass, h.ProgramArgs, h.ProgramArgsList = s.JarName, s.EntryClass, s.ProgramArgs, s.ProgramArgsList
-	h.AllowNonRestoredState, h.SavepointRedeployNonce = s.AllowNonRestoredState, s.SavepointRedeployNonce
+	h.AllowNonRestoredState, h.SavepointRedeployNonce = s.AllowNonRestoredState, string(s.SavepointRedeployNonce)
 	return hashOf(h)
 }
 

@@ -60,7 +60,7 @@ func OwnerFromApplication(app *v1beta1.FlinkApplication) ClusterOwner {
 		Spec:              app.Spec.ClusterSpec,
 		TaskManagerConfig: app.Spec.TaskManagerConfig,
 		Parallelism:       app.Spec.Parallelism,
-		RestartNonce:      app.Spec.RestartNonce,
+		RestartNonce:      string(app.Spec.RestartNonce),
 	}
 	// The fewest TaskManagers whose slots fit the parallelism. A parallelism below 1 (which the CRD
 	// rejects) counts as 1, so that a cluster always has a TaskManager. In int64, because
@@ -80,7 +80,7 @@ func OwnerFromSessionCluster(c *v1beta1.FlinkSessionCluster) ClusterOwner {
 		Spec:              c.Spec.ClusterSpec,
 		TaskManagerConfig: c.Spec.TaskManagerConfig.TaskManagerConfig,
 		TaskManagers:      1,
-		RestartNonce:      c.Spec.RestartNonce,
+		RestartNonce:      string(c.Spec.RestartNonce),
 	}
 	if r := c.Spec.TaskManagerConfig.Replicas; r != nil && *r > 0 {
 		o.TaskManagers = *r

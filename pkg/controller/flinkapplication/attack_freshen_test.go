@@ -15,7 +15,7 @@ import (
 // its path.
 func manualCheckpointOf(t *testing.T, w *world, name, nonce string) string {
 	t.Helper()
-	w.update(name, func(a *v1beta1.FlinkApplication) { a.Spec.CheckpointTriggerNonce = nonce })
+	w.update(name, func(a *v1beta1.FlinkApplication) { a.Spec.CheckpointTriggerNonce = v1beta1.Nonce(nonce) })
 	for i := 0; i < 60; i++ {
 		_, _ = w.reconcile(name)
 		for _, e := range w.get(name).Status.Ledger {

@@ -16,9 +16,9 @@ import (
 // only until it is recorded, without letting time run on past it (takeSavepoint waits a minute).
 func savepointNow(t *testing.T, w *world, name, nonce string) string {
 	t.Helper()
-	w.update(name, func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = nonce })
+	w.update(name, func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = v1beta1.Nonce(nonce) })
 	app := w.runUntil(name, "savepoint "+nonce, func(a *v1beta1.FlinkApplication) bool {
-		return a.Status.SavepointTriggerNonce == nonce && a.Status.SavepointTriggerID == ""
+		return a.Status.SavepointTriggerNonce == v1beta1.Nonce(nonce) && a.Status.SavepointTriggerID == ""
 	})
 	for i := len(app.Status.Ledger) - 1; i >= 0; i-- {
 		if e := app.Status.Ledger[i]; e.Purpose == v1beta1.SavepointManual && e.Result == v1beta1.StateCompleted {

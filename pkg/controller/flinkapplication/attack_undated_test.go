@@ -114,9 +114,9 @@ func TestACheckpointRecordedAfterAnUndatedSavepointOutranksIt(t *testing.T) {
 // returns the application once the savepoint completed, and the savepoint's path.
 func manualSavepointWhileTheStatisticsFail(w *world, jm *flinksim.JobManager, name, nonce string) (*v1beta1.FlinkApplication, string) {
 	jm.SetFaults(flinksim.Faults{ErrorRate: map[string]float64{flinksim.EndpointCheckpoints: 1}})
-	w.update(name, func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = nonce })
+	w.update(name, func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = v1beta1.Nonce(nonce) })
 	got := w.runUntil(name, "savepoint "+nonce, func(a *v1beta1.FlinkApplication) bool {
-		return a.Status.SavepointTriggerNonce == nonce && len(a.Status.Savepoints) > 0 &&
+		return a.Status.SavepointTriggerNonce == v1beta1.Nonce(nonce) && len(a.Status.Savepoints) > 0 &&
 			a.Status.Savepoints[len(a.Status.Savepoints)-1].Result == "Completed"
 	})
 	return got, got.Status.Savepoints[len(got.Status.Savepoints)-1].Path

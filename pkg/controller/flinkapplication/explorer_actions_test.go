@@ -137,8 +137,8 @@ func (x *explorer) restartNonce() string {
 		return ""
 	}
 	n := x.nonce()
-	x.edit(id, func(s *v1beta1.FlinkApplicationSpec) { s.RestartNonce = n },
-		func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.RestartNonce = n })
+	x.edit(id, func(s *v1beta1.FlinkApplicationSpec) { s.RestartNonce = v1beta1.Nonce(n) },
+		func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.RestartNonce = v1beta1.Nonce(n) })
 	return fmt.Sprintf("%s restartNonce %s", id.name, n)
 }
 
@@ -148,8 +148,8 @@ func (x *explorer) savepointNonce() string {
 		return ""
 	}
 	n := x.nonce()
-	x.edit(id, func(s *v1beta1.FlinkApplicationSpec) { s.SavepointTriggerNonce = n },
-		func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.SavepointTriggerNonce = n })
+	x.edit(id, func(s *v1beta1.FlinkApplicationSpec) { s.SavepointTriggerNonce = v1beta1.Nonce(n) },
+		func(j *v1beta1.FlinkSessionJob) { j.Spec.Job.SavepointTriggerNonce = v1beta1.Nonce(n) })
 	return fmt.Sprintf("%s savepointTriggerNonce %s", id.name, n)
 }
 
@@ -171,9 +171,9 @@ func (x *explorer) redeploy() string {
 		if s, ok := pickOne(x, done); ok {
 			id.explicitSnapshots[s.Name] = true
 			x.edit(id, func(sp *v1beta1.FlinkApplicationSpec) {
-				sp.SavepointPath, sp.RestoreSnapshot, sp.SavepointRedeployNonce = "", s.Name, n
+				sp.SavepointPath, sp.RestoreSnapshot, sp.SavepointRedeployNonce = "", s.Name, v1beta1.Nonce(n)
 			}, func(j *v1beta1.FlinkSessionJob) {
-				j.Spec.Job.InitialSavepointPath, j.Spec.Job.RestoreSnapshot, j.Spec.Job.SavepointRedeployNonce = "", s.Name, n
+				j.Spec.Job.InitialSavepointPath, j.Spec.Job.RestoreSnapshot, j.Spec.Job.SavepointRedeployNonce = "", s.Name, v1beta1.Nonce(n)
 			})
 			return fmt.Sprintf("%s savepointRedeployNonce %s from FlinkSnapshot %s (%s, of %s)", id.name, n, s.Name, s.Status.Path, s.Spec.Owner.Name)
 		}
@@ -184,9 +184,9 @@ func (x *explorer) redeploy() string {
 	}
 	id.explicit[normalPath(sp.Path)] = true
 	x.edit(id, func(s *v1beta1.FlinkApplicationSpec) {
-		s.SavepointPath, s.RestoreSnapshot, s.SavepointRedeployNonce = sp.Path, "", n
+		s.SavepointPath, s.RestoreSnapshot, s.SavepointRedeployNonce = sp.Path, "", v1beta1.Nonce(n)
 	}, func(j *v1beta1.FlinkSessionJob) {
-		j.Spec.Job.InitialSavepointPath, j.Spec.Job.RestoreSnapshot, j.Spec.Job.SavepointRedeployNonce = sp.Path, "", n
+		j.Spec.Job.InitialSavepointPath, j.Spec.Job.RestoreSnapshot, j.Spec.Job.SavepointRedeployNonce = sp.Path, "", v1beta1.Nonce(n)
 	})
 	of := "?"
 	if o := x.identityOfJob(sp.JobID); o != nil {
@@ -341,7 +341,7 @@ func (x *explorer) changeSessionCluster() string {
 	}
 	if x.rng.IntN(2) == 0 {
 		n := x.nonce()
-		x.w.updateSessionCluster(sessionClusterName, func(c *v1beta1.FlinkSessionCluster) { c.Spec.RestartNonce = n })
+		x.w.updateSessionCluster(sessionClusterName, func(c *v1beta1.FlinkSessionCluster) { c.Spec.RestartNonce = v1beta1.Nonce(n) })
 		return "session cluster restartNonce " + n
 	}
 	image := fmt.Sprintf("flink:1.20.%d", x.rng.IntN(3))

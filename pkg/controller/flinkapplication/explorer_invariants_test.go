@@ -368,7 +368,7 @@ func (x *explorer) referencesTo(p string) []string {
 			}
 		}
 	}
-	owner := func(what string, st *v1beta1.JobOwnerStatus, specPath, nonce, restoreSnapshot string) {
+	owner := func(what string, st *v1beta1.JobOwnerStatus, specPath string, nonce v1beta1.Nonce, restoreSnapshot string) {
 		fields := map[string]string{"jobStatus.restorePath": st.JobStatus.RestorePath,
 			"deployments.nextRestorePath": st.Deployments.NextRestorePath, "finalSavepointPath": st.FinalSavepointPath,
 			"savepointPath": st.SavepointPath}
@@ -387,7 +387,7 @@ func (x *explorer) referencesTo(p string) []string {
 				fields["the newest state its ledger records of job "+r.JobID] = newest
 			}
 		}
-		if snapshots.PendingSpecPath(specPath, nonce, st) != "" {
+		if snapshots.PendingSpecPath(specPath, v1beta1.Nonce(nonce), st) != "" {
 			fields["its spec (a restore still to come)"] = specPath
 		}
 		if restoreSnapshot != "" && snapshotPath[restoreSnapshot] == p {

@@ -22,9 +22,9 @@ func retainOne(a *v1beta1.FlinkApplication) {
 // takeSavepoint asks wc's job for a manual savepoint by nonce and waits until it is recorded; it
 // returns the savepoint's path and the name of the FlinkSnapshot that shows it.
 func takeSavepoint(t *testing.T, w *world, name, nonce string) (path, snapshot string) {
-	w.update(name, func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = nonce })
+	w.update(name, func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = v1beta1.Nonce(nonce) })
 	app := w.runUntil(name, "savepoint "+nonce, func(a *v1beta1.FlinkApplication) bool {
-		return a.Status.SavepointTriggerNonce == nonce && a.Status.SavepointTriggerID == ""
+		return a.Status.SavepointTriggerNonce == v1beta1.Nonce(nonce) && a.Status.SavepointTriggerID == ""
 	})
 	for i := len(app.Status.Ledger) - 1; i >= 0; i-- {
 		if e := app.Status.Ledger[i]; e.Purpose == v1beta1.SavepointManual && e.Result == v1beta1.StateCompleted {

@@ -18,9 +18,9 @@ import (
 // its path.
 func manualSavepoint(t *testing.T, w *world, name, nonce string) string {
 	t.Helper()
-	w.update(name, func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = nonce })
+	w.update(name, func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = v1beta1.Nonce(nonce) })
 	app := w.runUntil(name, "savepoint "+nonce, func(a *v1beta1.FlinkApplication) bool {
-		return a.Status.SavepointTriggerNonce == nonce && len(a.Status.Savepoints) > 0 &&
+		return a.Status.SavepointTriggerNonce == v1beta1.Nonce(nonce) && len(a.Status.Savepoints) > 0 &&
 			a.Status.Savepoints[len(a.Status.Savepoints)-1].Result == "Completed"
 	})
 	return app.Status.Savepoints[len(app.Status.Savepoints)-1].Path
@@ -166,7 +166,7 @@ func TestASessionJobsHashIsUnchangedWithoutARedeployNonce(t *testing.T) {
 		Parallelism                                 *int32
 		AllowNonRestoredState                       bool
 		FlinkConfig                                 v1beta1.FlinkConfig
-	}{j.JarURI, j.JarSHA256, j.EntryClass, j.RestartNonce, j.Args, j.Parallelism, j.AllowNonRestoredState, job.Spec.FlinkConfig})
+	}{j.JarURI, j.JarSHA256, j.EntryClass, string(j.RestartNonce), j.Args, j.Parallelism, j.AllowNonRestoredState, job.Spec.FlinkConfig})
 	sum := sha256.Sum256(b)
 	assert.Equal(t, hex.EncodeToString(sum[:])[:8], sessionjob.Hash(job))
 	job.Spec.Job.SavepointRedeployNonce = "r1"

@@ -71,8 +71,8 @@ func TestSavepointRetentionDisposesOfOlderSavepoints(t *testing.T) {
 	})
 	var paths []string
 	for i, nonce := range []string{"a", "b", "c", "d"} {
-		w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = nonce })
-		for j := 0; j < 40 && len(w.get("wc").Status.Savepoints) < min(i+1, 2) || w.get("wc").Status.SavepointTriggerNonce != nonce || w.get("wc").Status.SavepointTriggerID != ""; j++ {
+		w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = v1beta1.Nonce(nonce) })
+		for j := 0; j < 40 && len(w.get("wc").Status.Savepoints) < min(i+1, 2) || w.get("wc").Status.SavepointTriggerNonce != v1beta1.Nonce(nonce) || w.get("wc").Status.SavepointTriggerID != ""; j++ {
 			_, _ = w.reconcile("wc")
 		}
 		st := w.get("wc").Status

@@ -252,9 +252,9 @@ func TestRetentionDeletesTheOperatorsOldSnapshotsByCountAndAge(t *testing.T) {
 	})
 	w.createSnapshot("mine", nil) // a user's own is theirs to delete
 	for i, nonce := range []string{"a", "b", "c", "d", "e"} {
-		w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = nonce })
+		w.update("wc", func(a *v1beta1.FlinkApplication) { a.Spec.SavepointTriggerNonce = v1beta1.Nonce(nonce) })
 		w.runUntil("wc", "savepoint "+nonce, func(a *v1beta1.FlinkApplication) bool {
-			return a.Status.SavepointTriggerNonce == nonce && a.Status.SavepointTriggerID == "" && len(a.Status.Savepoints) >= min(i+1, 3)
+			return a.Status.SavepointTriggerNonce == v1beta1.Nonce(nonce) && a.Status.SavepointTriggerID == "" && len(a.Status.Savepoints) >= min(i+1, 3)
 		})
 		if i == 0 {
 			// Kept on purpose: never retired.

@@ -19,12 +19,13 @@ type Settings struct {
 	// ReadinessTimeoutSeconds bounds how long a new job may take to run stable; nil for the
 	// operator's readinessTimeout.
 	ReadinessTimeoutSeconds *int32
-	SavepointTriggerNonce   string
+	SavepointTriggerNonce   v1beta1.Nonce
 	// CheckpointTriggerNonce asks, each time it changes, for a checkpoint of the running job.
-	CheckpointTriggerNonce string
+	CheckpointTriggerNonce v1beta1.Nonce
 	// RedeployNonce asks, each time it changes, for the next job to start from RedeployFrom, the
 	// savepoint the user named.
-	RedeployNonce, RedeployFrom string
+	RedeployNonce v1beta1.Nonce
+	RedeployFrom  string
 	// RestoreSnapshot is the FlinkSnapshot the spec names instead of a path; while it has none to
 	// give, InitialSavepoint and RedeployFrom are empty and RestoreWaiting says why
 	// (snapshots.ResolveRestore), and nothing is started from them.

@@ -60,8 +60,8 @@ func Hash(job *v1beta1.FlinkSessionJob) string {
 		AllowNonRestoredState                       bool
 		FlinkConfig                                 v1beta1.FlinkConfig
 		SavepointRedeployNonce                      string `json:",omitempty"`
-	}{j.JarURI, j.JarSHA256, j.EntryClass, j.RestartNonce, j.Args, j.Parallelism, j.AllowNonRestoredState, job.Spec.FlinkConfig,
-		j.SavepointRedeployNonce})
+	}{j.JarURI, j.JarSHA256, j.EntryClass, string(j.RestartNonce), j.Args, j.Parallelism, j.AllowNonRestoredState, job.Spec.FlinkConfig,
+		string(j.SavepointRedeployNonce)})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])[:8]
 }

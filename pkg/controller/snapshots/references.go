@@ -102,7 +102,7 @@ func (r Refs) References(now time.Time, window time.Duration) guardian.Reference
 // savepointRedeployNonce is not yet done. Once used, the state the job started from is in its
 // records, and a path left in the spec is history (Lyft's users keep it in their manifests). The
 // FlinkSnapshot a spec names by restoreSnapshot is needed for as long as the spec names it.
-func PendingSpecPath(path, nonce string, st *v1beta1.JobOwnerStatus) string {
+func PendingSpecPath(path string, nonce v1beta1.Nonce, st *v1beta1.JobOwnerStatus) string {
 	firstPending := st == nil || jobstate.Stable(st) == nil || jobstate.Stable(st).JobID == ""
 	redeployPending := nonce != "" && (st == nil || nonce != st.SavepointRedeployNonce)
 	if firstPending || redeployPending {

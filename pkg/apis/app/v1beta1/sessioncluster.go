@@ -48,8 +48,7 @@ type FlinkSessionClusterSpec struct {
 	ClusterSpec `json:",inline"`
 	// RestartNonce starts a new Flink cluster when changed, as any spec change does: it comes up
 	// beside the running one, and every job moves to it per its own upgradeMode, with its state.
-	// +kubebuilder:validation:MaxLength=253
-	RestartNonce string `json:"restartNonce,omitempty"`
+	RestartNonce Nonce `json:"restartNonce,omitempty"`
 
 	TaskManagerConfig SessionTaskManagerConfig `json:"taskManagerConfig,omitempty"`
 }

@@ -66,7 +66,7 @@ type FlinkSessionJobSpec struct {
 }
 
 // JobSpec is a job's jar, its arguments and how its state is carried across updates.
-// +kubebuilder:validation:XValidation:rule="!has(self.savepointRedeployNonce) || size(self.savepointRedeployNonce) == 0 || (has(self.initialSavepointPath) && size(self.initialSavepointPath) > 0) || (has(self.restoreSnapshot) && size(self.restoreSnapshot) > 0)",message="savepointRedeployNonce resubmits from spec.job.initialSavepointPath or spec.job.restoreSnapshot: set one of them to the savepoint to start from",fieldPath=".initialSavepointPath"
+// +kubebuilder:validation:XValidation:rule="!has(self.savepointRedeployNonce) || size(string(self.savepointRedeployNonce)) == 0 || (has(self.initialSavepointPath) && size(self.initialSavepointPath) > 0) || (has(self.restoreSnapshot) && size(self.restoreSnapshot) > 0)",message="savepointRedeployNonce resubmits from spec.job.initialSavepointPath or spec.job.restoreSnapshot: set one of them to the savepoint to start from",fieldPath=".initialSavepointPath"
 // +kubebuilder:validation:XValidation:rule="!has(self.restoreSnapshot) || size(self.restoreSnapshot) == 0 || !has(self.initialSavepointPath) || size(self.initialSavepointPath) == 0",message="initialSavepointPath and restoreSnapshot both name the state to start from; set only one",fieldPath=".restoreSnapshot"
 type JobSpec struct {
 	// JarURI is where the operator fetches the jar to upload to the cluster: an https:// or http://
@@ -108,24 +108,21 @@ type JobSpec struct {
 	// AllowNonRestoredState lets a new job start from a savepoint that has state for operators it no longer has.
 	AllowNonRestoredState bool `json:"allowNonRestoredState,omitempty"`
 	// RestartNonce resubmits the job, its state carried per upgradeMode, when changed.
-	RestartNonce string `json:"restartNonce,omitempty"`
+	RestartNonce Nonce `json:"restartNonce,omitempty"`
 	// RestartFailedJob starts a job that FAILED again, from its newest state (without state for
 	// upgradeMode Stateless). Without it a FAILED job leaves the FlinkSessionJob in DeployFailed
 	// until the spec changes or this is set.
 	RestartFailedJob bool `json:"restartFailedJob,omitempty"`
 	// SavepointTriggerNonce takes a savepoint of the running job, which keeps running, each time it
 	// changes; status.savepoints records it.
-	// +kubebuilder:validation:MaxLength=253
-	SavepointTriggerNonce string `json:"savepointTriggerNonce,omitempty"`
+	SavepointTriggerNonce Nonce `json:"savepointTriggerNonce,omitempty"`
 	// CheckpointTriggerNonce takes a checkpoint of the running job (Flink 1.17+) each time it
 	// changes; the ledger records it, and it is a state a later restart may restore.
-	// +kubebuilder:validation:MaxLength=253
-	CheckpointTriggerNonce string `json:"checkpointTriggerNonce,omitempty"`
+	CheckpointTriggerNonce Nonce `json:"checkpointTriggerNonce,omitempty"`
 	// SavepointRedeployNonce resubmits the job from initialSavepointPath each time it changes, on a
 	// running, failed or suspended job alike: a running job is first stopped per its upgradeMode (its
 	// state stays recorded), then the new job starts from the named savepoint.
-	// +kubebuilder:validation:MaxLength=253
-	SavepointRedeployNonce string `json:"savepointRedeployNonce,omitempty"`
+	SavepointRedeployNonce Nonce `json:"savepointRedeployNonce,omitempty"`
 	// PeriodicSavepoint takes savepoints of the running job on a schedule, never while an update,
 	// a suspend or a delete is under way.
 	PeriodicSavepoint *PeriodicSchedule `json:"periodicSavepoint,omitempty"`

@@ -153,13 +153,13 @@ type JobOwnerStatus struct {
 	UpgradeMode UpgradeMode `json:"upgradeMode,omitempty"`
 	// SavepointTriggerNonce is the savepointTriggerNonce of the spec whose savepoint was taken (or is
 	// being taken): one savepoint per nonce, however often the operator restarts.
-	SavepointTriggerNonce string `json:"savepointTriggerNonce,omitempty"`
+	SavepointTriggerNonce Nonce `json:"savepointTriggerNonce,omitempty"`
 	// CheckpointTriggerNonce is the checkpointTriggerNonce of the spec whose checkpoint was taken (or
 	// is being taken): one checkpoint per nonce.
-	CheckpointTriggerNonce string `json:"checkpointTriggerNonce,omitempty"`
+	CheckpointTriggerNonce Nonce `json:"checkpointTriggerNonce,omitempty"`
 	// SavepointRedeployNonce is the savepointRedeployNonce of the spec whose redeploy was made: the
 	// new job's restore was recorded to start from the named savepoint. One redeploy per nonce.
-	SavepointRedeployNonce string `json:"savepointRedeployNonce,omitempty"`
+	SavepointRedeployNonce Nonce `json:"savepointRedeployNonce,omitempty"`
 	// Savepoints are the last savepoints taken of the job, newest last, as the ledger records them.
 	// +kubebuilder:validation:MaxItems=10
 	Savepoints []SavepointRecord `json:"savepoints,omitempty"`

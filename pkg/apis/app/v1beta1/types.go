@@ -54,7 +54,7 @@ type FlinkApplicationList struct {
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.deploymentMode) || !has(self.deploymentMode) || (self.deploymentMode == 'BlueGreen') == (oldSelf.deploymentMode == 'BlueGreen')",message="deploymentMode cannot be switched to or from BlueGreen on an existing application; create a new FlinkApplication instead"
 // +kubebuilder:validation:XValidation:rule="!has(self.deploymentMode) || self.deploymentMode != 'BlueGreen' || !has(self.scaleMode) || self.scaleMode != 'InPlace'",message="scaleMode InPlace cannot apply to deploymentMode BlueGreen, where every change starts a new version beside the deployed one; drop scaleMode"
 // +kubebuilder:validation:XValidation:rule="!has(self.programArgs) || size(self.programArgs) == 0 || !has(self.programArgsList) || size(self.programArgsList) == 0",message="programArgs and programArgsList both give the program's arguments; set only programArgsList"
-// +kubebuilder:validation:XValidation:rule="!has(self.savepointRedeployNonce) || size(self.savepointRedeployNonce) == 0 || (has(self.savepointPath) && size(self.savepointPath) > 0) || (has(self.restoreSnapshot) && size(self.restoreSnapshot) > 0)",message="savepointRedeployNonce redeploys from spec.savepointPath or spec.restoreSnapshot: set one of them to the savepoint to start from",fieldPath=".savepointPath"
+// +kubebuilder:validation:XValidation:rule="!has(self.savepointRedeployNonce) || size(string(self.savepointRedeployNonce)) == 0 || (has(self.savepointPath) && size(self.savepointPath) > 0) || (has(self.restoreSnapshot) && size(self.restoreSnapshot) > 0)",message="savepointRedeployNonce redeploys from spec.savepointPath or spec.restoreSnapshot: set one of them to the savepoint to start from",fieldPath=".savepointPath"
 // +kubebuilder:validation:XValidation:rule="!has(self.restoreSnapshot) || size(self.restoreSnapshot) == 0 || !has(self.savepointPath) || size(self.savepointPath) == 0",message="savepointPath and restoreSnapshot both name the state to start from; set only one",fieldPath=".restoreSnapshot"
 type FlinkApplicationSpec struct {
 	ClusterSpec `json:",inline"`
@@ -125,20 +125,17 @@ type FlinkApplicationSpec struct {
 	DeploymentMode DeploymentMode `json:"deploymentMode,omitempty"`
 
 	// RestartNonce redeploys the application (new cluster, job restored from a savepoint) when changed.
-	RestartNonce string `json:"restartNonce,omitempty"`
+	RestartNonce Nonce `json:"restartNonce,omitempty"`
 	// SavepointTriggerNonce takes a savepoint of the running job, which keeps running, each time it
 	// changes; status.savepoints records it.
-	// +kubebuilder:validation:MaxLength=253
-	SavepointTriggerNonce string `json:"savepointTriggerNonce,omitempty"`
+	SavepointTriggerNonce Nonce `json:"savepointTriggerNonce,omitempty"`
 	// CheckpointTriggerNonce takes a checkpoint of the running job (Flink 1.17+) each time it
 	// changes; the ledger records it, and it is a state a later restart may restore.
-	// +kubebuilder:validation:MaxLength=253
-	CheckpointTriggerNonce string `json:"checkpointTriggerNonce,omitempty"`
+	CheckpointTriggerNonce Nonce `json:"checkpointTriggerNonce,omitempty"`
 	// SavepointRedeployNonce redeploys the application from spec.savepointPath each time it changes,
 	// on a running, failed or suspended application alike: a running job is first stopped per its
 	// upgradeMode (its state stays recorded), then the new job starts from the named savepoint.
-	// +kubebuilder:validation:MaxLength=253
-	SavepointRedeployNonce string `json:"savepointRedeployNonce,omitempty"`
+	SavepointRedeployNonce Nonce `json:"savepointRedeployNonce,omitempty"`
 	// PeriodicSavepoint takes savepoints of the running job on a schedule, never while an update,
 	// a suspend or a delete is under way.
 	PeriodicSavepoint *PeriodicSchedule `json:"periodicSavepoint,omitempty"`
