@@ -111,7 +111,24 @@ func TestInvalidManifestsAreRefusedNamingTheField(t *testing.T) {
 		{"unknown deleteMode", set("Later", "spec", "deleteMode"), "spec.deleteMode", `Unsupported value: "Later"`},
 		{"image missing", del("spec", "image"), "spec.image", "Required value"},
 		{"image empty", set("", "spec", "image"), "spec.image", "at least 1 chars long"},
-		{"jarName missing", del("spec", "jarName"), "spec.jarName", "Required value"},
+		{"jarName missing", del("spec", "jarName"), "spec.jarName", "set one of them"},
+		{"jarName and jarURI", set("local:///opt/flink/usrlib/job.jar", "spec", "jarURI"), "spec.jarName", "set one of them"},
+		{"jarURI not local", func(o map[string]interface{}) {
+			del("spec", "jarName")(o)
+			set("https://example.com/job.jar", "spec", "jarURI")(o)
+		}, "spec.jarURI", "local://"},
+		{"jarURI relative", func(o map[string]interface{}) {
+			del("spec", "jarName")(o)
+			set("local://usrlib/job.jar", "spec", "jarURI")(o)
+		}, "spec.jarURI", "absolute path"},
+		{"jarURI climbing", func(o map[string]interface{}) {
+			del("spec", "jarName")(o)
+			set("local:///opt/../etc/job.jar", "spec", "jarURI")(o)
+		}, "spec.jarURI", "absolute path"},
+		{"jarURI with a newline", func(o map[string]interface{}) {
+			del("spec", "jarName")(o)
+			set("local:///opt/job\n.jar", "spec", "jarURI")(o)
+		}, "spec.jarURI", "absolute path"},
 		{"jarName empty", set("", "spec", "jarName"), "spec.jarName", "at least 1 chars long"},
 		{"taskSlots 0", set(int64(0), "spec", "taskManagerConfig", "taskSlots"), "spec.taskManagerConfig.taskSlots", "greater than or equal to 1"},
 		{"jobManager replicas 0", set(int64(0), "spec", "jobManagerConfig", "replicas"), "spec.jobManagerConfig.replicas", "greater than or equal to 1"},

@@ -139,6 +139,9 @@ func pod(o *ClusterOwner, hash string, c component) corev1.PodTemplateSpec {
 	if t := componentTemplate(o, c.name); t != nil {
 		out = overTemplate(o, c, t, out, selector)
 	}
+	if c.name == JobManagerComponent {
+		copyJarOnStart(o, &out.Spec)
+	}
 	return out
 }
 

@@ -81,6 +81,9 @@ func (o ClusterOwner) RenderFlinkConfig(hash string) (jm, tm string, err error) 
 		tmConfig["jobmanager.rpc.address"] = VersionedServiceNameOf(o.Name, hash)
 	}
 	tmConfig["taskmanager.host"] = hostIPRef
+	if o.JarInImage != "" {
+		jmConfig[UploadDirKey] = JarUploadDir(o.Spec.FlinkConfig)
+	}
 	owned := maps.Clone(jmConfig)
 	maps.Copy(owned, tmConfig)
 	if user != "" {

@@ -17,29 +17,31 @@ import (
 // Renaming or reordering fields here changes every application's hash and so redeploys every
 // application on operator upgrade; add new fields with omitempty so that existing hashes survive.
 type hashedSpec struct {
-	Image                 string                        `json:"image"`
-	ImagePullPolicy       corev1.PullPolicy             `json:"imagePullPolicy,omitempty"`
-	ImagePullSecrets      []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
-	ServiceAccountName    string                        `json:"serviceAccountName,omitempty"`
-	SecurityContext       *corev1.PodSecurityContext    `json:"securityContext,omitempty"`
-	FlinkConfig           v1beta1.FlinkConfig           `json:"flinkConfig,omitempty"`
-	FlinkVersion          string                        `json:"flinkVersion,omitempty"`
-	JobManagerConfig      v1beta1.JobManagerConfig      `json:"jobManagerConfig"`
-	TaskManagerConfig     v1beta1.TaskManagerConfig     `json:"taskManagerConfig"`
-	JarName               string                        `json:"jarName"`
-	EntryClass            string                        `json:"entryClass,omitempty"`
-	ProgramArgs           string                        `json:"programArgs,omitempty"`
-	ProgramArgsList       []string                      `json:"programArgsList,omitempty"`
-	Parallelism           int32                         `json:"parallelism"`
-	AllowNonRestoredState bool                          `json:"allowNonRestoredState,omitempty"`
-	RPCPort               *int32                        `json:"rpcPort,omitempty"`
-	BlobPort              *int32                        `json:"blobPort,omitempty"`
-	QueryPort             *int32                        `json:"queryPort,omitempty"`
-	UIPort                *int32                        `json:"uiPort,omitempty"`
-	MetricsQueryPort      *int32                        `json:"metricsQueryPort,omitempty"`
-	Volumes               []corev1.Volume               `json:"volumes,omitempty"`
-	VolumeMounts          []corev1.VolumeMount          `json:"volumeMounts,omitempty"`
-	RestartNonce          string                        `json:"restartNonce,omitempty"`
+	Image              string                        `json:"image"`
+	ImagePullPolicy    corev1.PullPolicy             `json:"imagePullPolicy,omitempty"`
+	ImagePullSecrets   []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+	ServiceAccountName string                        `json:"serviceAccountName,omitempty"`
+	SecurityContext    *corev1.PodSecurityContext    `json:"securityContext,omitempty"`
+	FlinkConfig        v1beta1.FlinkConfig           `json:"flinkConfig,omitempty"`
+	FlinkVersion       string                        `json:"flinkVersion,omitempty"`
+	JobManagerConfig   v1beta1.JobManagerConfig      `json:"jobManagerConfig"`
+	TaskManagerConfig  v1beta1.TaskManagerConfig     `json:"taskManagerConfig"`
+	JarName            string                        `json:"jarName"`
+	// JarURI is the jar's path in the image; empty (and left out, so older hashes stand) with jarName.
+	JarURI                string               `json:"jarURI,omitempty"`
+	EntryClass            string               `json:"entryClass,omitempty"`
+	ProgramArgs           string               `json:"programArgs,omitempty"`
+	ProgramArgsList       []string             `json:"programArgsList,omitempty"`
+	Parallelism           int32                `json:"parallelism"`
+	AllowNonRestoredState bool                 `json:"allowNonRestoredState,omitempty"`
+	RPCPort               *int32               `json:"rpcPort,omitempty"`
+	BlobPort              *int32               `json:"blobPort,omitempty"`
+	QueryPort             *int32               `json:"queryPort,omitempty"`
+	UIPort                *int32               `json:"uiPort,omitempty"`
+	MetricsQueryPort      *int32               `json:"metricsQueryPort,omitempty"`
+	Volumes               []corev1.Volume      `json:"volumes,omitempty"`
+	VolumeMounts          []corev1.VolumeMount `json:"volumeMounts,omitempty"`
+	RestartNonce          string               `json:"restartNonce,omitempty"`
 	// SavepointRedeployNonce starts a new cluster, as restartNonce does, for a job redeployed from a
 	// named savepoint.
 	SavepointRedeployNonce string `json:"savepointRedeployNonce,omitempty"`
@@ -60,7 +62,7 @@ type hashedSpec struct {
 func ClusterHash(app *v1beta1.FlinkApplication) string {
 	h := clusterFields(OwnerFromApplication(app))
 	s := &app.Spec
-	h.JarName, h.EntryClass, h.ProgramArgs, h.ProgramArgsList = s.JarName, s.EntryClass, s.ProgramArgs, s.ProgramArgsList
+	h.JarName, h.JarURI, h.EntryClass, h.ProgramArgs, h.ProgramArgsList = s.JarName, s.JarURI, s.EntryClass, s.ProgramArgs, s.ProgramArgsList
 	h.AllowNonRestoredState, h.SavepointRedeployNonce = s.AllowNonRestoredState, string(s.SavepointRedeployNonce)
 	return hashOf(h)
 }

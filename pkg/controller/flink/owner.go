@@ -40,6 +40,9 @@ type ClusterOwner struct {
 	Parallelism int32
 	// RestartNonce starts a new cluster when it changes; only the hash reads it.
 	RestartNonce string
+	// JarInImage is the path in the image of the jar the JobManager copies into its upload directory
+	// each time it starts (an application's jarURI); "" for none.
+	JarInImage string
 	// KeepCheckpointsFor is how long after the next checkpoint is due a completed one must stay on
 	// storage for the operator's records of it (see CheckpointsToRetain); 0 leaves Flink's retention
 	// as the spec sets it. The operator's configuration decides it, so the hash never reads it.
@@ -61,6 +64,7 @@ func OwnerFromApplication(app *v1beta1.FlinkApplication) ClusterOwner {
 		TaskManagerConfig: app.Spec.TaskManagerConfig,
 		Parallelism:       app.Spec.Parallelism,
 		RestartNonce:      string(app.Spec.RestartNonce),
+		JarInImage:        app.Spec.JarInImage(),
 	}
 	// The fewest TaskManagers whose slots fit the parallelism. A parallelism below 1 (which the CRD
 	// rejects) counts as 1, so that a cluster always has a TaskManager. In int64, because

@@ -115,7 +115,7 @@ type jobParams = jobstate.JobParams
 
 func specJobParams(app *v1beta1.FlinkApplication) jobParams {
 	s := app.Spec
-	return jobParams{JarName: s.JarName, EntryClass: s.EntryClass, ProgramArgs: s.ProgramArgs, Args: s.ProgramArgsList, Parallelism: s.Parallelism,
+	return jobParams{JarName: s.JobJar(), EntryClass: s.EntryClass, ProgramArgs: s.ProgramArgs, Args: s.ProgramArgsList, Parallelism: s.Parallelism,
 		AllowNonRestoredState: s.AllowNonRestoredState}
 }
 

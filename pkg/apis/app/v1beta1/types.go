@@ -1,6 +1,9 @@
 package v1beta1
 
 import (
+	"path"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -56,14 +59,23 @@ type FlinkApplicationList struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.programArgs) || size(self.programArgs) == 0 || !has(self.programArgsList) || size(self.programArgsList) == 0",message="programArgs and programArgsList both give the program's arguments; set only programArgsList"
 // +kubebuilder:validation:XValidation:rule="!has(self.savepointRedeployNonce) || size(string(self.savepointRedeployNonce)) == 0 || (has(self.savepointPath) && size(self.savepointPath) > 0) || (has(self.restoreSnapshot) && size(self.restoreSnapshot) > 0)",message="savepointRedeployNonce redeploys from spec.savepointPath or spec.restoreSnapshot: set one of them to the savepoint to start from",fieldPath=".savepointPath"
 // +kubebuilder:validation:XValidation:rule="!has(self.restoreSnapshot) || size(self.restoreSnapshot) == 0 || !has(self.savepointPath) || size(self.savepointPath) == 0",message="savepointPath and restoreSnapshot both name the state to start from; set only one",fieldPath=".restoreSnapshot"
+// +kubebuilder:validation:XValidation:rule="has(self.jarName) != has(self.jarURI)",message="the job's jar is named by jarName (a jar in the image's upload directory) or by jarURI (local:///path/in/the/image.jar): set one of them",fieldPath=".jarName"
 type FlinkApplicationSpec struct {
 	ClusterSpec `json:",inline"`
 
 	TaskManagerConfig TaskManagerConfig `json:"taskManagerConfig,omitempty"`
 
 	// JarName is the jar id in the JobManager's upload directory, as Flink's /jars/:jarid/run takes it.
+	// Set jarName or jarURI.
 	// +kubebuilder:validation:MinLength=1
-	JarName    string `json:"jarName"`
+	// +kubebuilder:validation:MaxLength=255
+	JarName string `json:"jarName,omitempty"`
+	// JarURI is the job's jar as the Apache operator names it, a path inside the image:
+	// local:///opt/flink/usrlib/job.jar. The JobManager copies it into its upload directory each time
+	// it starts, and the job runs from it as from jarName. Set jarName or jarURI.
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self.matches('^local:///[A-Za-z0-9._+-]+(/[A-Za-z0-9._+-]+)*[.]jar$') && !self.contains('/../') && !self.contains('/./')",message="jarURI is local:// and the absolute path of a .jar file inside the image, in letters, digits and . _ + -, as local:///opt/flink/usrlib/job.jar"
+	JarURI     string `json:"jarURI,omitempty"`
 	EntryClass string `json:"entryClass,omitempty"`
 	// ProgramArgs are the program's arguments in one string, split as Flink 1.x splits it (quoted
 	// strings kept whole). ProgramArgsList gives them one per item, none ever split; set one of them.
@@ -438,4 +450,18 @@ type SavepointRetention struct {
 	// DisposeOlder deletes, through Flink's savepoint disposal, the completed savepoints that fall out
 	// of status.savepoints; never the one the running job was restored from.
 	DisposeOlder bool `json:"disposeOlder,omitempty"`
+}
+
+// JobJar is the jar id the job runs from: jarName, or the file name of jarURI, which the JobManager
+// copies into its upload directory.
+func (s *FlinkApplicationSpec) JobJar() string {
+	if s.JarURI != "" {
+		return path.Base(s.JarURI)
+	}
+	return s.JarName
+}
+
+// JarInImage is the path inside the image jarURI names; "" without one.
+func (s *FlinkApplicationSpec) JarInImage() string {
+	return strings.TrimPrefix(s.JarURI, "local://")
 }
