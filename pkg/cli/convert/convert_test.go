@@ -280,11 +280,6 @@ spec:
 	assert.Len(t, report.Warnings, 3, w)
 }
 
-func TestAnApplicationModeFlinkDeploymentIsRefusedForNow(t *testing.T) {
-	_, _, err := Convert([]byte("apiVersion: flink.apache.org/v1beta1\nkind: FlinkDeployment\nmetadata: {name: app}\nspec: {job: {jarURI: local:///opt/job.jar}}\n"))
-	require.ErrorContains(t, err, "application mode")
-}
-
 func TestFlinkMemorySizesReadAsTheApacheOperatorReadsThem(t *testing.T) {
 	for in, want := range map[string]string{"2048m": "2Gi", "1g": "1Gi", "512 mb": "512Mi", "2Gi": "2Gi", "1073741824": "1Gi"} {
 		q, err := flinkMemory(in)

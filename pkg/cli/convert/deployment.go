@@ -1,8 +1,6 @@
 package convert
 
 import (
-	"fmt"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -14,16 +12,17 @@ const canaryLabel = "flink.apache.org/canary"
 // canary tells whether the object is the Apache operator's canary, which has no spec.
 func canary(meta metav1.ObjectMeta) bool { return meta.Labels[canaryLabel] == "true" }
 
-// flinkDeployment converts a FlinkDeployment: in session mode (no spec.job) to a
-// FlinkSessionCluster of the same name, which its FlinkSessionJobs name as clusterName.
+// flinkDeployment converts a FlinkDeployment: in application mode (spec.job) to a FlinkApplication,
+// in session mode to a FlinkSessionCluster of the same name, which its FlinkSessionJobs name as
+// clusterName.
 func flinkDeployment(meta metav1.ObjectMeta, spec *fields) ([]any, error) {
 	if canary(meta) {
 		// The Apache operator's health check reconciles it; flinkfsm's health is its /healthz.
 		spec.out.warn("metadata.labels."+canaryLabel, "the Apache operator's canary, for its own health check; flinkfsm answers /healthz instead: not converted")
 		return nil, nil
 	}
-	if _, application := spec.m["job"]; application {
-		return nil, fmt.Errorf("a FlinkDeployment in application mode (spec.job): not converted yet; convert converts session clusters, session jobs and state snapshots")
+	if _, ok := spec.m["job"]; ok {
+		return application(meta, spec)
 	}
 	p := clusterOf(spec)
 	out := &v1beta1.FlinkSessionCluster{TypeMeta: typeMeta(v1beta1.FlinkSessionClusterKind), ObjectMeta: meta}
