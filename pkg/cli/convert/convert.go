@@ -51,9 +51,10 @@ type converter func(meta metav1.ObjectMeta, spec *fields) ([]any, error)
 
 // converters are the Apache kinds this package converts.
 var converters = map[string]converter{
-	"FlinkDeployment":    flinkDeployment,
-	"FlinkSessionJob":    sessionJob,
-	"FlinkStateSnapshot": stateSnapshot,
+	"FlinkDeployment":          flinkDeployment,
+	"FlinkSessionJob":          sessionJob,
+	"FlinkStateSnapshot":       stateSnapshot,
+	"FlinkBlueGreenDeployment": blueGreen,
 }
 
 // Convert converts a stream of YAML documents and returns flinkfsm's objects as a stream of YAML
