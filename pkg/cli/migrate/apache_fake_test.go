@@ -38,14 +38,15 @@ type fakeApache struct {
 	faults *faults
 
 	// How the operator behaves.
-	snapshotResources bool // kubernetes.operator.snapshot.resource.enabled
-	delay             int  // reads after the suspend before it acts
-	stall             bool // never acts
-	savepointFails    bool // Flink's stop-with-savepoint fails: status.error, the job runs on
-	newerCheckpoint   bool // a checkpoint recorded after the savepoint
-	secondSavepoint   bool // a second savepoint recorded, not older than the upgrade's
-	uncorroborated    bool // upgradeSavepointPath written without its savepointInfo record
-	onSuspend         func()
+	snapshotResources bool                             // kubernetes.operator.snapshot.resource.enabled
+	delay             int                              // reads after the suspend before it acts
+	stall             bool                             // never acts
+	savepointFails    bool                             // Flink's stop-with-savepoint fails: status.error, the job runs on
+	newerCheckpoint   bool                             // a checkpoint recorded after the savepoint
+	secondSavepoint   bool                             // a second savepoint recorded, not older than the upgrade's
+	uncorroborated    bool                             // upgradeSavepointPath written without its savepointInfo record
+	onSuspend         func()                           // called as the operator stops the job
+	afterSuspend      func(*unstructured.Unstructured) // changes what it writes after
 
 	// What it did.
 	stops     int    // jobs it stopped (with a savepoint, or cancelled for stateless)
@@ -239,6 +240,9 @@ func (a *fakeApache) reconcile() {
 	status["observedGeneration"] = u.GetGeneration()
 	status["lifecycleState"] = lifecycleSuspend
 	status["error"] = nil
+	if a.afterSuspend != nil {
+		a.afterSuspend(u)
+	}
 	a.store(u)
 }
 
@@ -272,6 +276,9 @@ func lastReconciled(spec map[string]interface{}) string {
 
 func reconciledSpec(t *testing.T, u *unstructured.Unstructured) map[string]interface{} {
 	raw, _, _ := unstructured.NestedString(u.Object, "status", "reconciliationStatus", "lastReconciledSpec")
+	if raw == "" {
+		return map[string]interface{}{} // before the first deployment
+	}
 	var w struct {
 		Spec map[string]interface{} `json:"spec"`
 	}

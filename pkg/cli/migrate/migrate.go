@@ -129,8 +129,11 @@ func (m *Migrator) Run(ctx context.Context, req Request) error {
 		r, a, err = run.begin(ctx, a)
 		// A conflict: the object changed between the read and the request (its operator wrote its
 		// status, or another run began). Nothing was written; decide again on what is there now.
-		if apierrors.IsConflict(err) && attempt < 5 {
-			continue
+		if apierrors.IsConflict(err) {
+			if attempt < 5 {
+				continue
+			}
+			return refuse("%s changed under each of %d attempts to record the migration; nothing was changed: run the same command again", a, attempt)
 		}
 		if err != nil || r == nil {
 			return err
@@ -298,7 +301,7 @@ func (m *migration) awaitSuspend(ctx context.Context, a apacheObject, r *record)
 				"It goes on; the request stays recorded in annotation %s: run the same command again to continue waiting",
 				a, m.req.Timeout, v.why, RecordAnnotation)}
 		}
-		if err := m.Clock.Sleep(ctx, m.Poll); err != nil {
+		if err := m.Clock.Sleep(ctx, min(m.Poll, deadline.Sub(m.Clock.Now()))); err != nil {
 			return nil, a, &Error{Reason: TimedOut, Message: fmt.Sprintf("interrupted while waiting for %s: the request stays recorded in annotation %s; "+
 				"run the same command again to continue", a, RecordAnnotation)}
 		}
