@@ -123,6 +123,7 @@ func NewCommand(clients Clients) *cobra.Command {
 	f.StringVarP(&o.namespace, "namespace", "n", "", "namespace (default: the context's)")
 	root.AddCommand(newStatusCommand(o), newHistoryCommand(o), newWaitCommand(o), newSavepointCommand(o), newSnapshotsCommand(o), newConvertCommand())
 	root.AddCommand(patchCommands(o)...)
+	root.AddCommand(newMigrateCommand(o))
 	root.AddCommand(&cobra.Command{
 		Use: "version", Short: "Print the plugin's version", Args: cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), Version) },
