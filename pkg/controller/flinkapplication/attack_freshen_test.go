@@ -40,6 +40,7 @@ func TestABlueGreenRedeployFromANamedCheckpointStartsFromThatCheckpoint(t *testi
 	runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
 		blueGreenSpec(s)
 		s.UpgradeMode = v1beta1.UpgradeModeLastState
+		s.BlueGreen = &v1beta1.BlueGreenSpec{LastStateFrom: v1beta1.LastStateFromCheckpoint}
 		s.FlinkConfig["state.checkpoints.num-retained"] = "100"
 	})
 	named := manualCheckpointOf(t, w, "wc", "c1")
@@ -78,6 +79,7 @@ func TestANewBlueGreenVersionLostWhileStabilizingStartsAgainFromItsOwnCheckpoint
 	app := wordcount("wc")
 	blueGreenSpec(&app.Spec)
 	app.Spec.UpgradeMode = v1beta1.UpgradeModeLastState
+	app.Spec.BlueGreen = &v1beta1.BlueGreenSpec{LastStateFrom: v1beta1.LastStateFromCheckpoint}
 	app.Spec.FlinkConfig["state.checkpoints.num-retained"] = "3"
 	w.create(app)
 	old := w.runUntilPhase("wc", v1beta1.PhaseRunning)

@@ -27,6 +27,7 @@ func TestABlueGreenLastStateVersionWhoseDeployedJobFailsBeforeItIsSentStartsFrom
 	old := runningWith(t, w, "wc", func(s *v1beta1.FlinkApplicationSpec) {
 		blueGreenSpec(s)
 		s.UpgradeMode = v1beta1.UpgradeModeLastState
+		s.BlueGreen = &v1beta1.BlueGreenSpec{LastStateFrom: v1beta1.LastStateFromCheckpoint}
 		s.FlinkConfig["state.checkpoints.num-retained"] = "20"
 	})
 	deployed := old.Status.JobStatus.JobID

@@ -21,8 +21,9 @@ func besideLive(rc *Context) bool {
 }
 
 // startBeside takes the state a new BlueGreen version starts from without stopping the deployed
-// job: a savepoint without cancel (upgradeMode Savepoint, and LastState when the newest checkpoint
-// will not do), the newest checkpoint (LastState), or nothing (Stateless).
+// job: a savepoint without cancel (upgradeMode Savepoint, and LastState unless blueGreen.lastStateFrom
+// is Checkpoint or the newest checkpoint will not do), the newest checkpoint (LastState from
+// Checkpoint), or nothing (Stateless).
 func startBeside(rc *Context, ready string) Outcome {
 	st := &rc.App.Status
 	hash, jobID := jobstate.LiveJob(&st.JobOwnerStatus)
@@ -31,6 +32,9 @@ func startBeside(rc *Context, ready string) Outcome {
 	case v1beta1.UpgradeModeStateless:
 		return moveTo(PhaseSubmitting, "ClusterReady", fmt.Sprintf("%s; starting version %s without state beside job %s", ready, jobstate.Candidate(&st.JobOwnerStatus).Version, jobID))
 	case v1beta1.UpgradeModeLastState:
+		if lastStateFrom(rc.App) != v1beta1.LastStateFromCheckpoint {
+			break
+		}
 		usable := func(ref jobs.Ref) bool { return rc.LastStateProblem(ref) == "" }
 		if latest := newestCheckpointOfLiveJob(rc, hash, jobID, usable); latest != nil {
 			st.Deployments.NextRestorePath = latest.ExternalPath
@@ -40,6 +44,15 @@ func startBeside(rc *Context, ready string) Outcome {
 	}
 	return moveTo(PhaseSavepointing, "ClusterReady", fmt.Sprintf("%s; taking a savepoint of job %s without cancelling it, for version %s",
 		ready, jobID, jobstate.Candidate(&st.JobOwnerStatus).Version))
+}
+
+// lastStateFrom is what a new version of a LastState application starts from: a savepoint of the
+// deployed job unless the spec asks for its newest checkpoint.
+func lastStateFrom(app *v1beta1.FlinkApplication) v1beta1.LastStateSource {
+	if b := app.Spec.BlueGreen; b != nil && b.LastStateFrom != "" {
+		return b.LastStateFrom
+	}
+	return v1beta1.LastStateFromSavepoint
 }
 
 // enterDualRunning keeps both versions: the new one ran stable beside the deployed one, which the

@@ -31,7 +31,7 @@ func TestACheckpointNonceTakesOneCheckpointRecordedInTheLedger(t *testing.T) {
 	assert.Contains(t, entry.Path, "chk-")
 	assert.Equal(t, old.Status.JobStatus.JobID, entry.JobID)
 	app := w.get("wc")
-	assert.Equal(t, "c1", app.Status.CheckpointTriggerNonce)
+	assert.Equal(t, v1beta1.Nonce("c1"), app.Status.CheckpointTriggerNonce)
 	assert.Equal(t, old.Status.JobStatus.JobID, app.Status.JobStatus.JobID, "the job keeps running")
 	assert.Equal(t, v1beta1.PhaseRunning, app.Status.Phase)
 	for _, r := range app.Status.Savepoints {

@@ -221,6 +221,7 @@ func TestANewBlueGreenVersionHasItsCheckpointsRecordedWhileTheOldOneRuns(t *test
 	app := wordcount("wc")
 	blueGreenSpec(&app.Spec)
 	app.Spec.UpgradeMode = v1beta1.UpgradeModeLastState
+	app.Spec.BlueGreen = &v1beta1.BlueGreenSpec{LastStateFrom: v1beta1.LastStateFromCheckpoint}
 	app.Spec.FlinkConfig["state.checkpoints.num-retained"] = "3"
 	w.create(app)
 	old := w.runUntilPhase("wc", v1beta1.PhaseRunning)

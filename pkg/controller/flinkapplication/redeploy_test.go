@@ -43,7 +43,7 @@ func TestARedeployNonceRestartsFromTheNamedSavepointKeepingTheStopsState(t *test
 			a.Status.JobStatus.State == v1beta1.JobRunning
 	})
 	assert.Equal(t, named, app.Status.JobStatus.RestorePath, "the new job starts from the named savepoint")
-	assert.Equal(t, "r1", app.Status.SavepointRedeployNonce)
+	assert.Equal(t, v1beta1.Nonce("r1"), app.Status.SavepointRedeployNonce)
 	var stop, recorded *v1beta1.StateEntry
 	for i, e := range app.Status.Ledger {
 		switch {

@@ -30,7 +30,7 @@ func TestSavepointsOnDemandAndOnSchedule(t *testing.T) {
 	assert.Equal(t, v1beta1.SavepointManual, r.Trigger)
 	assert.Equal(t, "Completed", r.Result)
 	assert.Contains(t, r.Path, "savepoint-")
-	assert.Equal(t, "first", app.Status.SavepointTriggerNonce)
+	assert.Equal(t, v1beta1.Nonce("first"), app.Status.SavepointTriggerNonce)
 	assert.Equal(t, 1, jm.SavepointTriggers())
 	assert.Equal(t, jobID, app.Status.JobStatus.JobID, "the job keeps running")
 	assert.Equal(t, v1beta1.PhaseRunning, app.Status.Phase)

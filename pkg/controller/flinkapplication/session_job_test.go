@@ -303,7 +303,7 @@ func TestSessionJobSavepointOnDemand(t *testing.T) {
 	assert.Equal(t, v1beta1.SavepointManual, r.Trigger)
 	assert.Equal(t, "Completed", r.Result)
 	assert.Contains(t, r.Path, "savepoint-")
-	assert.Equal(t, "now", job.Status.SavepointTriggerNonce)
+	assert.Equal(t, v1beta1.Nonce("now"), job.Status.SavepointTriggerNonce)
 	assert.Equal(t, v1beta1.SessionJobRunning, job.Status.Phase)
 	assert.Equal(t, a.JobID, job.Status.JobStatus.JobID, "a keeps running")
 	assert.Equal(t, b.JobID, w.sessionJob("b").Status.JobStatus.JobID, "b untouched")

@@ -335,7 +335,24 @@ type BlueGreenSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=604800
 	TeardownDelaySeconds *int32 `json:"teardownDelaySeconds,omitempty"`
+	// LastStateFrom is what a new version of an upgradeMode LastState application starts from:
+	// Savepoint (the default, as the Apache operator does) takes a savepoint of the deployed
+	// version's job without stopping it, so the new version starts from its state as of now;
+	// Checkpoint starts it from that job's newest retained checkpoint, without a savepoint's cost,
+	// up to a checkpoint interval older. A savepoint that fails falls back to the newest checkpoint
+	// younger than maxCheckpointRestoreAgeSeconds, as upgradeMode Savepoint does.
+	// +kubebuilder:validation:Enum=Savepoint;Checkpoint
+	LastStateFrom LastStateSource `json:"lastStateFrom,omitempty"`
 }
+
+// LastStateSource is what a new BlueGreen version of a LastState application starts from.
+type LastStateSource string
+
+// The sources of a new LastState BlueGreen version's state.
+const (
+	LastStateFromSavepoint  LastStateSource = "Savepoint"
+	LastStateFromCheckpoint LastStateSource = "Checkpoint"
+)
 
 // Promotion is how a new BlueGreen version replaces the deployed one.
 type Promotion string
