@@ -45,7 +45,10 @@ func newMigrateCommand(o *options) *cobra.Command {
 			"  4. leave the Apache object suspended, never deleted: delete it yourself when you no longer need it.\n" +
 			"Each step is recorded on the Apache object (annotation " + migrate.RecordAnnotation + ") before it acts: after an\n" +
 			"interruption, run the same command again to continue; it never asks for a second savepoint or creates a\n" +
-			"second object. A job whose state cannot be proven is refused, and nothing is created.\n\n" +
+			"second object. A job whose state cannot be proven is refused, and nothing is created. A job the Apache\n" +
+			"operator suspended with a savepoint already moves from that savepoint if its status proves it the newest\n" +
+			"state. A job with upgradeMode stateless is refused unless --allow-stateless: it is then suspended without\n" +
+			"a savepoint and the new job starts empty. --dry-run checks all this and prints the plan.\n\n" +
 			"Exit codes: 0 migrated (or already); 1 the Apache operator did not stop the job within --timeout (run\n" +
 			"again to keep waiting); 2 the savepoint failed or cannot be proven the newest state; 3 refused (nothing\n" +
 			"more was changed), bad usage, or the API server could not be read.",

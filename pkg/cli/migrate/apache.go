@@ -233,6 +233,22 @@ func (a apacheObject) ownedByBlueGreen() string {
 	return ""
 }
 
+// syncedBy names the tool that applies the object from a source elsewhere, by the marks each puts
+// on what it applies; empty when none is seen. Such a tool sets spec.job.state back to what its
+// source says, and the Apache operator would then start the job beside flinkfsm's.
+func (a apacheObject) syncedBy() string {
+	annotations, labels := a.u.GetAnnotations(), a.u.GetLabels()
+	switch {
+	case annotations["argocd.argoproj.io/tracking-id"] != "" || labels["argocd.argoproj.io/instance"] != "":
+		return "Argo CD"
+	case labels["kustomize.toolkit.fluxcd.io/name"] != "" || labels["helm.toolkit.fluxcd.io/name"] != "":
+		return "Flux"
+	case labels["app.kubernetes.io/managed-by"] == "Helm":
+		return "Helm"
+	}
+	return ""
+}
+
 // stateSnapshot is a FlinkStateSnapshot of the job: where the Apache operator records savepoints
 // (an upgrade's among them) when kubernetes.operator.snapshot.resource.enabled is on.
 type stateSnapshot struct {

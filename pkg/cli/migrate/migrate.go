@@ -158,13 +158,26 @@ func (m *Migrator) Run(ctx context.Context, req Request) error {
 	if r.Step != stepCreated {
 		return refuse("%s: annotation %s has step %q, which this version of kubectl-flink does not know", a, RecordAnnotation, r.Step)
 	}
+	return run.finish(a, r)
+}
+
+// finish reports a finished migration, after checking the Apache object is still suspended.
+func (m *migration) finish(a apacheObject, r *record) error {
+	if state, _, _, _ := a.reconciledJob(); a.desiredState() != jobSuspended || state != jobSuspended {
+		// Something resumed the Apache object after the migration: two copies of the job may run.
+		return &Error{Reason: Failed, Message: fmt.Sprintf("%s was migrated to %s, but its spec.job.state is %s again "+
+			"(status.reconciliationStatus.lastReconciledSpec job.state %s): the Apache operator starts the job beside flinkfsm's. "+
+			"Suspend one of them now, then find what set it back (kubectl apply of the old manifest, Argo CD, Flux)",
+			a, r.Target, a.desiredState(), orNone(state))}
+	}
 	follow := a.u.GetName()
 	if a.kind == FlinkSessionJob {
 		follow = "sessionjob/" + follow
 	}
-	run.sayf("left %s suspended; delete it when you no longer need it (kubectl delete %s.%s/%s -n %s)",
+	m.sayf("left %s suspended; delete it when you no longer need it (kubectl delete %s.%s/%s -n %s)",
 		a.short(), a.kind.Resource, ApacheGroup, a.u.GetName(), a.u.GetNamespace())
-	run.sayf("flinkfsm runs the job as %s now: follow it with kubectl flink wait %s -n %s", r.Target, follow, a.u.GetNamespace())
+	m.sayf("until then keep it suspended: applying its old manifest (spec.job.state running) would start the job again beside flinkfsm's")
+	m.sayf("flinkfsm runs the job as %s now: follow it with kubectl flink wait %s -n %s", r.Target, follow, a.u.GetNamespace())
 	return nil
 }
 

@@ -42,6 +42,10 @@ func (m *migration) plan(ctx context.Context, a apacheObject) (*record, *target,
 	}
 	m.sayf("%s: spec.job.state %s, upgradeMode %s; status.jobStatus.state %s, lifecycleState %s",
 		a, a.desiredState(), a.upgradeMode(), orNone(a.jobState()), orNone(a.lifecycle()))
+	if tool := a.syncedBy(); tool != "" {
+		m.sayf("warning: %s is applied by %s: set spec.job.state suspended in its source before its next sync (or stop syncing it), "+
+			"or the sync sets it running again and the Apache operator starts the job beside flinkfsm's", a.short(), tool)
+	}
 	snapshots, err := snapshotsOf(ctx, m.Apache, a)
 	if err != nil {
 		return nil, nil, refuse("%v", err)

@@ -224,3 +224,23 @@ func TestAJobSuspendedWithLastStateIsRefused(t *testing.T) {
 	assert.Contains(t, err.Error(), "Resume it (spec.job.state running)")
 	assert.Equal(t, 0, w.faults.writes)
 }
+
+// An Apache object resumed after its migration (its old manifest applied again, say) runs the job
+// beside flinkfsm's: a run of the migration says so and fails; an object a sync tool applies is
+// warned of before anything is changed.
+func TestAnApacheObjectResumedAfterTheMigrationIsReported(t *testing.T) {
+	obj := runningDeployment(upgradeSavepoint)
+	obj.SetAnnotations(map[string]string{"argocd.argoproj.io/tracking-id": "payments:flink.apache.org/FlinkDeployment:jobs/orders"})
+	w := newWorld(t, obj)
+	require.NoError(t, w.run(w.request()))
+	assert.Contains(t, w.out.String(), "warning: FlinkDeployment/orders is applied by Argo CD: set spec.job.state suspended in its source")
+
+	u := w.apache.object()
+	require.NoError(t, unstructured.SetNestedField(u.Object, jobRunning, "spec", "job", "state"))
+	w.apache.store(u)
+	err := w.run(w.request())
+	require.Error(t, err)
+	assert.Equal(t, Failed, reason(t, err))
+	assert.Contains(t, err.Error(), "was migrated to FlinkApplication/orders, but its spec.job.state is running again")
+	assert.Equal(t, 1, w.creates)
+}
