@@ -58,6 +58,21 @@ func TestMigratesAFlinkDeploymentFromItsSuspendSavepoint(t *testing.T) {
 	assert.Equal(t, 1, w.creates)
 }
 
+// The real converter's FlinkApplication is what the migration creates, starting from the savepoint.
+func TestMigratesAFlinkDeploymentWithTheRealConverter(t *testing.T) {
+	w := newWorld(t, runningDeployment(upgradeLastState))
+	w.convert = realConvert
+	require.NoError(t, w.run(w.request()))
+	app := w.application("orders")
+	require.NotNil(t, app)
+	assert.Equal(t, w.apache.savepoint, app.Spec.SavepointPath)
+	assert.Equal(t, v1beta1.JobStateRunning, app.Spec.State)
+	assert.Equal(t, v1beta1.UpgradeModeLastState, app.Spec.UpgradeMode)
+	assert.Equal(t, "flink:1.20", app.Spec.Image)
+	assert.Equal(t, "uid-orders", app.Annotations[FromUIDAnnotation])
+	assert.NotContains(t, w.out.String(), "finalizers", "the Apache operator's finalizer is not the converter's to name")
+}
+
 // A FlinkSessionJob moves to a FlinkSessionJob on the FlinkSessionCluster of its cluster's name,
 // converted by the real converter; with snapshot resources on, the savepoint is proven from the
 // FlinkStateSnapshot the Apache operator creates for it.

@@ -30,10 +30,11 @@ type world struct {
 	clock   *fakeClock
 	out     bytes.Buffer
 	creates int // flinkfsm objects created (a create whose answer was lost counts)
+	convert func([]byte) ([]byte, []string, error)
 }
 
 func newWorld(t *testing.T, obj *unstructured.Unstructured, fsmObjects ...runtime.Object) *world {
-	w := &world{t: t, faults: &faults{}, clock: &fakeClock{now: time.Date(2026, 1, 1, 12, 5, 0, 0, time.UTC)}}
+	w := &world{t: t, faults: &faults{}, clock: &fakeClock{now: time.Date(2026, 1, 1, 12, 5, 0, 0, time.UTC)}, convert: fakeConvert}
 	w.apache = newFakeApache(t, obj, w.faults)
 	w.fsm = appfake.NewSimpleClientset(fsmObjects...)
 	w.fsm.PrependReactor("create", "*", func(action k8stesting.Action) (bool, runtime.Object, error) {
@@ -52,7 +53,7 @@ func newWorld(t *testing.T, obj *unstructured.Unstructured, fsmObjects ...runtim
 }
 
 func (w *world) migrator() *Migrator {
-	return &Migrator{Apache: w.apache.client, Flinkfsm: w.fsm, Convert: fakeConvert, Clock: w.clock, Out: &w.out, Poll: 2 * time.Second}
+	return &Migrator{Apache: w.apache.client, Flinkfsm: w.fsm, Convert: w.convert, Clock: w.clock, Out: &w.out, Poll: 2 * time.Second}
 }
 
 func (w *world) request() Request {
@@ -108,21 +109,17 @@ func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
 	return ctx.Err()
 }
 
-// fakeConvert converts as convert.Convert does, and converts application-mode FlinkDeployments,
-// which it does not yet, to a FlinkApplication carrying what the tests look at: the image, the
-// parallelism, the upgrade mode and the savepoint the job started from.
+// fakeConvert converts as convert.Convert does, but application-mode FlinkDeployments, which it
+// converts to a FlinkApplication carrying only what the tests look at (the image, the parallelism,
+// the upgrade mode and the savepoint the job started from): the migration's tests do not follow the
+// converter's choices.
 func fakeConvert(in []byte) ([]byte, []string, error) {
 	var doc map[string]interface{}
 	if err := yaml.Unmarshal(in, &doc); err != nil {
 		return nil, nil, err
 	}
 	if doc["kind"] != FlinkDeployment.Name {
-		out, report, err := convert.Convert(in)
-		var warnings []string
-		for _, w := range report.Warnings {
-			warnings = append(warnings, w.String())
-		}
-		return out, warnings, err
+		return realConvert(in)
 	}
 	u := unstructured.Unstructured{Object: doc}
 	if _, found, _ := unstructured.NestedFieldNoCopy(doc, "status"); found {
@@ -154,6 +151,16 @@ func fakeConvert(in []byte) ([]byte, []string, error) {
 		warnings = append(warnings, "FlinkDeployment/"+u.GetName()+": metadata.finalizers: the Apache operator's finalizers")
 	}
 	return append([]byte("---\n"), out...), warnings, nil
+}
+
+// realConvert is convert.Convert, its warnings as text.
+func realConvert(in []byte) ([]byte, []string, error) {
+	out, report, err := convert.Convert(in)
+	var warnings []string
+	for _, w := range report.Warnings {
+		warnings = append(warnings, w.String())
+	}
+	return out, warnings, err
 }
 
 // sessionCluster is the FlinkSessionCluster a converted FlinkSessionJob of "session" runs on.
