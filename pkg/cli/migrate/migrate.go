@@ -25,7 +25,8 @@ import (
 
 // Migrator is what a migration works with.
 type Migrator struct {
-	// Apache reads and patches the Apache operator's objects.
+	// Apache reads and patches the Apache operator's objects, and reads what they leave behind
+	// under the names the flinkfsm object takes (a stopped JobManager's Service, a UI Ingress).
 	Apache dynamic.Interface
 	// Flinkfsm creates the converted object.
 	Flinkfsm versioned.Interface
@@ -245,7 +246,8 @@ func recordError(a apacheObject, err error) error {
 	if apierrors.IsConflict(err) {
 		return err
 	}
-	return refuse("writing the migration's record (annotation %s) on %s: %v; nothing else was changed", RecordAnnotation, a, err)
+	return refuse("writing the migration's record (annotation %s) on %s: %v. Run the same command again: "+
+		"it continues if the write landed, and starts over if it did not", RecordAnnotation, a, err)
 }
 
 // describe prints what a run would do.
@@ -310,7 +312,7 @@ func (m *migration) awaitSuspend(ctx context.Context, a apacheObject, r *record)
 			said = v.why
 		}
 		if !m.Clock.Now().Before(deadline) {
-			return nil, a, &Error{Reason: TimedOut, Message: fmt.Sprintf("%s: the Apache operator did not stop the job with its savepoint within %s (%s). "+
+			return nil, a, &Error{Reason: TimedOut, Message: fmt.Sprintf("%s: the Apache operator did not stop the job and record it within %s (%s). "+
 				"It goes on; the request stays recorded in annotation %s: run the same command again to continue waiting",
 				a, m.req.Timeout, v.why, RecordAnnotation)}
 		}
@@ -392,6 +394,9 @@ func (m *migration) createTarget(ctx context.Context, a apacheObject, r *record)
 			return nil, a, refuse("%s was created by this migration but starts from %q, not the recorded %q", t, found.startsFrom(), r.Savepoint)
 		}
 		m.sayf("%s exists already, created by this migration starting from %s", t, orWithoutState(r.Savepoint))
+	}
+	for _, w := range m.leftovers(ctx, a, t) {
+		m.sayf("warning: %s", w)
 	}
 	r.Step = stepCreated
 	written, err := m.writeRecord(ctx, a, r, nil, "")

@@ -7,7 +7,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
 )
@@ -71,6 +73,32 @@ func TestMigratesAFlinkDeploymentWithTheRealConverter(t *testing.T) {
 	assert.Equal(t, "flink:1.20", app.Spec.Image)
 	assert.Equal(t, "uid-orders", app.Annotations[FromUIDAnnotation])
 	assert.NotContains(t, w.out.String(), "finalizers", "the Apache operator's finalizer is not the converter's to name")
+}
+
+// What the stopped Apache deployment keeps under the FlinkApplication's names is named, with how
+// to free it.
+func TestLeftoversOfTheApacheDeploymentAreNamed(t *testing.T) {
+	obj := runningDeployment(upgradeSavepoint)
+	require.NoError(t, unstructured.SetNestedField(obj.Object, map[string]interface{}{"template": "{{name}}.flink.example.com"}, "spec", "ingress"))
+	w := newWorld(t, obj)
+	w.convert = realConvert
+	controller := true
+	for gvr, owner := range map[schema.GroupVersionResource]metav1.OwnerReference{
+		services:  {APIVersion: "apps/v1", Kind: "Deployment", Name: "orders", UID: "uid-jm", Controller: &controller},
+		ingresses: {APIVersion: "flink.apache.org/v1beta1", Kind: "FlinkDeployment", Name: "orders", UID: "uid-orders", Controller: &controller},
+	} {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(gvr.GroupVersion().String())
+		u.SetKind(map[string]string{"services": "Service", "ingresses": "Ingress"}[gvr.Resource])
+		u.SetName("orders")
+		u.SetNamespace(namespace)
+		u.SetOwnerReferences([]metav1.OwnerReference{owner})
+		require.NoError(t, w.apache.client.Tracker().Create(gvr, u, namespace))
+	}
+	require.NoError(t, w.run(w.request()))
+	assert.Contains(t, w.out.String(), "warning: Service jobs/orders is the stopped Apache JobManager's")
+	assert.Contains(t, w.out.String(), "kubectl delete deployment orders -n jobs")
+	assert.Contains(t, w.out.String(), "warning: Ingress jobs/orders is FlinkDeployment/orders's (spec.ingress)")
 }
 
 // A FlinkSessionJob moves to a FlinkSessionJob on the FlinkSessionCluster of its cluster's name,
@@ -168,7 +196,7 @@ func TestAJobThatDoesNotStopInTimeLeavesTheRecord(t *testing.T) {
 	err := w.run(req)
 	require.Error(t, err)
 	assert.Equal(t, TimedOut, reason(t, err))
-	assert.Contains(t, err.Error(), "did not stop the job with its savepoint within 1m0s")
+	assert.Contains(t, err.Error(), "did not stop the job and record it within 1m0s")
 	assert.Contains(t, err.Error(), "run the same command again to continue waiting")
 	assert.Contains(t, w.out.String(), "waiting: status.reconciliationStatus.lastReconciledSpec has job.state running")
 	assert.Equal(t, stepSuspendRequested, w.record().Step)
