@@ -27,6 +27,9 @@ func fakeNode(name string, size Sizing) *corev1.Node {
 		corev1.ResourceCPU:    resource.MustParse(size.NodeCPU),
 		corev1.ResourceMemory: resource.MustParse(size.NodeMemory),
 		corev1.ResourcePods:   resource.MustParse(size.NodePods),
+		// Manifests written for real clusters ask for ephemeral storage (the Apache operator's
+		// examples do); a node without it would leave their pods unschedulable.
+		corev1.ResourceEphemeralStorage: resource.MustParse(size.NodeMemory),
 	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{

@@ -30,6 +30,10 @@ func flinkDeployment(meta metav1.ObjectMeta, spec *fields) ([]any, error) {
 	out.Spec.JobManagerConfig = p.jobManager
 	out.Spec.TaskManagerConfig = v1beta1.SessionTaskManagerConfig{TaskManagerConfig: p.taskManager, Replicas: p.taskManagers}
 	out.Spec.RestartNonce = p.restartNonce
+	if p.taskManagers == nil {
+		spec.out.warn("spec.taskManager.replicas", "unset: the Apache operator's native session cluster starts TaskManagers as its jobs ask for slots; "+
+			"a FlinkSessionCluster runs taskManagerConfig.replicas TaskManagers, 1 when unset: set it so that their slots fit the parallelism of its jobs")
+	}
 	if p.settings.periodicSavepoint != nil || p.settings.retention != nil {
 		spec.out.warn(spec.at("flinkConfiguration"), "periodic savepoints and savepoint history of a session cluster are its jobs' in flinkfsm: set them on each FlinkSessionJob")
 	}
