@@ -193,7 +193,7 @@ func PointService(ctx context.Context, w Writer, want, have *corev1.Service) (*c
 	if have == nil {
 		created, err := svc.Create(ctx, want, metav1.CreateOptions{FieldManager: w.FieldManager})
 		if apierrors.IsAlreadyExists(err) {
-			return have, retryable("CreateGenericService", fmt.Errorf("service %s exists but is not in the cache yet", want.Name))
+			return have, retryable("CreateGenericService", serviceInTheWay(ctx, w, want))
 		}
 		if err != nil {
 			return have, KubeError("CreateGenericService", err)
@@ -219,4 +219,30 @@ func Selects(svc *corev1.Service, selector map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// serviceInTheWay says why the owner's stable Service could not be created under its name: one of
+// the owner's own not yet in the cache (the next pass finds it), or another's, which the operator
+// never takes over. The Apache operator's stopped JobManager keeps a Service of its deployment's
+// name after kubectl flink migrate, until its shutdown TTL; it must go before this one can be made.
+func serviceInTheWay(ctx context.Context, w Writer, want *corev1.Service) error {
+	got, err := w.Kube.CoreV1().Services(w.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("service %s exists but is not in the cache yet", want.Name)
+	}
+	for _, ours := range want.OwnerReferences {
+		for _, ref := range got.OwnerReferences {
+			if ref.UID == ours.UID {
+				return fmt.Errorf("service %s exists but is not in the cache yet", want.Name)
+			}
+		}
+	}
+	owner := "no owner"
+	if ref := metav1.GetControllerOfNoCopy(got); ref != nil {
+		owner = fmt.Sprintf("%s %s", ref.Kind, ref.Name)
+	} else if len(got.OwnerReferences) > 0 {
+		owner = fmt.Sprintf("%s %s", got.OwnerReferences[0].Kind, got.OwnerReferences[0].Name)
+	}
+	return fmt.Errorf("service %s, the name of this application's stable Service, is another object's (%s), which the operator never "+
+		"takes over; the job starts once it is deleted (after kubectl flink migrate: the stopped Apache JobManager's Service)", want.Name, owner)
 }
