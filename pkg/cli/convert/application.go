@@ -45,6 +45,7 @@ func application(meta metav1.ObjectMeta, spec *fields) ([]any, error) {
 	s.CheckpointTriggerNonce = job.nonce("checkpointTriggerNonce")
 	s.SavepointRedeployNonce = job.nonce("savepointRedeployNonce")
 	s.SavepointPath, _ = job.text("initialSavepointPath")
+	s.SavepointRedeployNonce = redeployNonce(job, s.SavepointRedeployNonce, s.SavepointPath)
 	s.AllowNonRestoredState, _ = job.boolean("allowNonRestoredState")
 	job.drop("autoscalerResetNonce", "flinkfsm's autoscaler starts over when spec.autoscaler changes (docs/autoscaler.md); there is no reset nonce")
 	job.rest()

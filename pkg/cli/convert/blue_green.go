@@ -57,6 +57,7 @@ func blueGreen(meta metav1.ObjectMeta, spec *fields) ([]any, error) {
 		app.Spec.Ingress = in
 	}
 	app.Spec.BlueGreen = blueGreenSettings(spec)
+	asTheApacheOperatorPromotes(app)
 	return objects, nil
 }
 
@@ -65,23 +66,26 @@ func blueGreenSettings(spec *fields) *v1beta1.BlueGreenSpec {
 	config := spec.stringMap("configuration")
 	abort := int32(apacheAbortGracePeriod)
 	out := &v1beta1.BlueGreenSpec{Promotion: v1beta1.PromotionAuto, TeardownMode: v1beta1.TeardownModeSavepoint, AbortAfterSeconds: &abort}
-	seconds := func(key string, lo, hi int64) (*int32, bool) {
+	seconds := func(key string, lo, hi int64, field string) (*int32, bool) {
 		d, err := parseFlinkDuration(config[key])
 		if err != nil {
 			spec.out.warn("spec.configuration."+key, fmt.Sprintf("%q is not a duration; left at the Apache operator's default", config[key]))
 			return nil, false
 		}
-		s := int64(math.Ceil(d.Seconds()))
-		return ptrTo(int32(max(lo, min(s, hi)))), true
+		s, note := bounded(int64(math.Ceil(d.Seconds())), lo, hi, field)
+		if note != "" {
+			spec.out.warn("spec.configuration."+key, note)
+		}
+		return ptrTo(int32(s)), true
 	}
 	for _, key := range slices.Sorted(maps.Keys(config)) {
 		switch key {
 		case abortGracePeriodKey:
-			if s, ok := seconds(key, 1, 604800); ok {
+			if s, ok := seconds(key, 1, 604800, "blueGreen.abortAfterSeconds"); ok {
 				out.AbortAfterSeconds = s
 			}
 		case deletionDelayKey:
-			if s, ok := seconds(key, 0, 604800); ok && *s > 0 {
+			if s, ok := seconds(key, 0, 604800, "blueGreen.teardownDelaySeconds"); ok && *s > 0 {
 				out.TeardownDelaySeconds = s
 			}
 		case rescheduleIntervalKey:
@@ -103,3 +107,21 @@ func merged(own, template map[string]string) map[string]string {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// asTheApacheOperatorPromotes fits flinkfsm's gate and teardown to what the job can do, as the
+// Apache operator, which promotes a version once it is ready and deletes the other without a
+// savepoint unless its upgrade mode keeps state: a job that does not checkpoint passes the gate
+// without a checkpoint (minCheckpoints 0; the gate's default of 1 would abort every update), and a
+// version that cannot take a savepoint (upgradeMode Stateless, or no savepoint directory) is torn
+// down by a cancel (a Savepoint teardown would fail, and leave both versions running).
+func asTheApacheOperatorPromotes(app *v1beta1.FlinkApplication) {
+	config, _ := app.Spec.FlinkConfig.Strings()
+	if _, ok := config["execution.checkpointing.interval"]; !ok {
+		app.Spec.BlueGreen.MinCheckpoints = ptrTo(int32(0))
+	}
+	_, dir := config["state.savepoints.dir"]
+	_, dir2 := config["execution.checkpointing.savepoint-dir"]
+	if app.Spec.UpgradeMode == v1beta1.UpgradeModeStateless || !dir && !dir2 {
+		app.Spec.BlueGreen.TeardownMode = v1beta1.TeardownModeForceCancel
+	}
+}

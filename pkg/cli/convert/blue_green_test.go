@@ -28,7 +28,7 @@ spec:
     spec:
       image: flink:1.20
       flinkVersion: v1_20
-      flinkConfiguration: {taskmanager.numberOfTaskSlots: "1"}
+      flinkConfiguration: {taskmanager.numberOfTaskSlots: "1", state.savepoints.dir: "s3://b/sp", execution.checkpointing.interval: 10s}
       job:
         jarURI: local:///opt/flink/examples/streaming/StateMachineExample.jar
         parallelism: 2
@@ -72,6 +72,10 @@ spec:
 	decode(t, out, 0, &app)
 	assert.Equal(t, int32(600), *app.Spec.BlueGreen.AbortAfterSeconds)
 	assert.Nil(t, app.Spec.BlueGreen.TeardownDelaySeconds)
+	// A job that neither checkpoints nor has a savepoint directory, as the Apache operator runs it:
+	// promoted once it runs stable, the other version cancelled.
+	assert.Equal(t, int32(0), *app.Spec.BlueGreen.MinCheckpoints)
+	assert.Equal(t, v1beta1.TeardownModeForceCancel, app.Spec.BlueGreen.TeardownMode)
 }
 
 func TestABlueGreenDeploymentOfNoJobIsRefused(t *testing.T) {

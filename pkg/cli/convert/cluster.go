@@ -2,6 +2,7 @@ package convert
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,7 +40,7 @@ func clusterOf(spec *fields) clusterParts {
 		c.FlinkVersion = flinkVersion(v)
 	}
 	c.PodTemplate = podTemplate(spec, "podTemplate")
-	c.LogConfiguration = spec.stringMap("logConfiguration")
+	c.LogConfiguration = logConfiguration(spec)
 	if mode, ok := spec.text("mode"); ok && !strings.EqualFold(mode, "standalone") {
 		spec.out.warn(spec.at("mode"), fmt.Sprintf("%q: flinkfsm runs the JobManager and TaskManagers as Deployments of its own, as the Apache operator's standalone mode does", mode))
 	}
@@ -197,4 +198,23 @@ func flinkMemory(s string) (resource.Quantity, error) {
 		return resource.Quantity{}, fmt.Errorf("%q: unknown unit %q", s, unit)
 	}
 	return *resource.NewQuantity(n<<sh, resource.BinarySI), nil
+}
+
+// logFiles are the log configuration files a cluster takes (the CRD's rule on logConfiguration).
+var logFiles = []string{"log4j-console.properties", "logback-console.xml"}
+
+// logConfiguration carries the log configuration files flinkfsm writes into the cluster; the others
+// (the Apache operator writes any name it is given) are named.
+func logConfiguration(spec *fields) map[string]string {
+	files := spec.stringMap("logConfiguration")
+	for name := range files {
+		if !slices.Contains(logFiles, name) {
+			spec.out.warn(spec.at("logConfiguration")+"."+name, "flinkfsm writes log4j-console.properties and logback-console.xml, which Flink's console logging reads; left out")
+			delete(files, name)
+		}
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	return files
 }

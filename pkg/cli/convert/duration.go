@@ -2,6 +2,7 @@ package convert
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -36,11 +37,14 @@ func parseFlinkDuration(s string) (time.Duration, error) {
 	}
 	unit := strings.ToLower(strings.TrimSpace(s[i:]))
 	if unit == "" {
-		return time.Duration(n) * time.Millisecond, nil
+		unit = "ms"
 	}
 	d, ok := flinkUnits[unit]
 	if !ok {
 		return 0, fmt.Errorf("%q: unknown unit %q", s, unit)
+	}
+	if n > math.MaxInt64/int64(d) {
+		return 0, fmt.Errorf("%q is longer than a duration can be", s)
 	}
 	return time.Duration(n) * d, nil
 }

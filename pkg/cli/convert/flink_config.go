@@ -3,7 +3,9 @@ package convert
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/flinkfsm/flinkfsm/pkg/apis/app/v1beta1"
@@ -77,8 +79,11 @@ func splitConfig(f *fields, path string, config map[string]string) (v1beta1.Flin
 			out[k] = v
 			continue
 		}
-		if !s.take(k, v) {
+		switch ok, note := s.take(k, v); {
+		case !ok:
 			f.out.warn(path+"."+k, "a setting of the Apache operator, not of Flink, that no flinkfsm field takes; left out")
+		case note != "":
+			f.out.warn(path+"."+k, note)
 		}
 	}
 	if len(out) == 0 {
@@ -87,25 +92,45 @@ func splitConfig(f *fields, path string, config map[string]string) (v1beta1.Flin
 	return out, s
 }
 
-// take carries one Apache operator setting to its flinkfsm field; false when none takes it.
-func (s *jobSettings) take(key, value string) bool {
+// take carries one Apache operator setting to its flinkfsm field; false when none takes it. A value
+// beyond what the field takes is carried as the nearest it takes, and note says so.
+func (s *jobSettings) take(key, value string) (ok bool, note string) {
 	switch key {
 	case "kubernetes.operator.periodic.savepoint.interval":
 		d, err := parseFlinkDuration(value)
 		if err != nil || d <= 0 {
-			return false
+			return false, ""
 		}
-		s.periodicSavepoint = &v1beta1.PeriodicSchedule{IntervalSeconds: int32(max(60, d.Seconds()))}
-		return true
+		seconds, note := bounded(int64(math.Ceil(d.Seconds())), minimumInterval, math.MaxInt32, "periodicSavepoint.intervalSeconds")
+		s.periodicSavepoint = &v1beta1.PeriodicSchedule{IntervalSeconds: int32(seconds)}
+		return true, note
 	case "kubernetes.operator.savepoint.history.max.count":
-		var n int32
-		if _, err := fmt.Sscan(value, &n); err != nil || n < 1 {
-			return false
+		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+		if err != nil || n < 1 {
+			return false, ""
 		}
-		s.retentionOf().Keep = n
-		return true
+		keep, note := bounded(n, 1, maxKeep, "savepointRetention.keep")
+		s.retentionOf().Keep = int32(keep)
+		return true, note
 	}
-	return false
+	return false, ""
+}
+
+// The bounds of the fields the Apache operator's settings go to (the CRD's).
+const (
+	minimumInterval = 60
+	maxKeep         = 1000
+)
+
+// bounded is n within [lo, hi], and a note naming the field when it was not.
+func bounded(n, lo, hi int64, field string) (int64, string) {
+	switch {
+	case n < lo:
+		return lo, fmt.Sprintf("%d is below the least %s takes; written %d", n, field, lo)
+	case n > hi:
+		return hi, fmt.Sprintf("%d is beyond the most %s takes; written %d", n, field, hi)
+	}
+	return n, ""
 }
 
 func (s *jobSettings) retentionOf() *v1beta1.SavepointRetention {

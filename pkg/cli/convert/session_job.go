@@ -51,6 +51,7 @@ func jobSpec(job *fields) v1beta1.JobSpec {
 	j.CheckpointTriggerNonce = job.nonce("checkpointTriggerNonce")
 	j.SavepointRedeployNonce = job.nonce("savepointRedeployNonce")
 	j.InitialSavepointPath, _ = job.text("initialSavepointPath")
+	j.SavepointRedeployNonce = redeployNonce(job, j.SavepointRedeployNonce, j.InitialSavepointPath)
 	j.AllowNonRestoredState, _ = job.boolean("allowNonRestoredState")
 	job.drop("autoscalerResetNonce", "flinkfsm's autoscaler runs for FlinkApplications, not session jobs")
 	job.rest()
@@ -112,4 +113,15 @@ func (f *fields) textList(key string) []string {
 // typeMeta is the apiVersion and kind of a flinkfsm kind.
 func typeMeta(kind string) metav1.TypeMeta {
 	return metav1.TypeMeta{APIVersion: v1beta1.SchemeGroupVersion.String(), Kind: kind}
+}
+
+// redeployNonce is a savepointRedeployNonce flinkfsm takes: one with the savepoint it redeploys from.
+// The Apache operator reads the pair only when the nonce changes (its blue/green abort sets a nonce
+// on its own), flinkfsm's API at every apply: a nonce without its path is left out, named.
+func redeployNonce(job *fields, nonce v1beta1.Nonce, path string) v1beta1.Nonce {
+	if nonce != "" && path == "" {
+		job.out.warn(job.at("savepointRedeployNonce"), "without an initialSavepointPath to redeploy from, which flinkfsm's API asks for with it; left out")
+		return ""
+	}
+	return nonce
 }
