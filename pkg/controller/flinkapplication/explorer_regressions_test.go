@@ -508,3 +508,12 @@ func TestExplorerSeed57002531AnHAApplicationsJobIsNotGoneWithItsJobManager(t *te
 func TestExplorerSeed62000064NoStateGoesForABookEntryNotWrittenYet(t *testing.T) {
 	replaySeedHA(t, 62000064, 187, false)
 }
+
+// Seed 67000854 (Flink HA off): a savepoint the job completed while the operator had not yet learned
+// its result (its ledger entry still pending, no path) was disposed of when a FlinkSnapshot naming
+// that path was deleted; once the result came in, it was the job's newest state, and the next job
+// was started from it, gone. A pending savepoint or checkpoint of an owner's job holds every state
+// Flink would name for it (guardian.References.Pending).
+func TestExplorerSeed67000854APendingSavepointsStateIsNotDisposedOfBeforeItsResultIsKnown(t *testing.T) {
+	replaySeedHA(t, 67000854, 1214, false)
+}

@@ -2,6 +2,7 @@ package guardian
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -38,11 +39,33 @@ type References struct {
 	Snapshots []Use
 	// HAClusters are cluster ids whose HA ConfigMaps a cluster of it runs, or may run again, from.
 	HAClusters []Use
+	// Pending are jobs (by id) with a savepoint or checkpoint asked for whose result is not known
+	// yet: Flink may have completed it, and the job's newest state is then a path nobody has read.
+	// Each holds every path Flink would give such a state (PendingStateOf) but those of Recorded.
+	Pending []Use
+	// Recorded are the paths the holder's records already give to a state they know: none of
+	// them is a pending one's unknown result.
+	Recorded []string
+}
+
+// PendingStateOf tells whether path could be a state Flink completed for the job: a savepoint,
+// which Flink names savepoint-<the job id's first 6 characters>-<random>, or a checkpoint, in a
+// directory named after the job id.
+func PendingStateOf(jobID, path string) bool {
+	if len(jobID) < 6 || path == "" {
+		return false
+	}
+	p := strings.TrimSuffix(strings.TrimSuffix(path, "/_metadata"), "/")
+	base := p[strings.LastIndex(p, "/")+1:]
+	return strings.HasPrefix(base, "savepoint-"+jobID[:6]+"-") || strings.Contains(p, "/"+jobID+"/")
 }
 
 // Snapshot is a FlinkSnapshot as the guardian needs it: its name and the state it shows.
 type Snapshot struct {
 	Name, Path string
+	// Recorded says that the path is a result the operator read and recorded (a FlinkSnapshot it
+	// made for a ledger entry), not a path a user registered: no pending state is it.
+	Recorded bool
 }
 
 // Namespace is what the guardian knows of one namespace in one pass.
@@ -50,15 +73,20 @@ type Namespace struct {
 	refs []References
 	// snapshotPaths are the paths of the FlinkSnapshots of the namespace, by name.
 	snapshotPaths map[string]string
+	// recorded are the paths FlinkSnapshots show as results the operator recorded.
+	recorded map[string]bool
 }
 
 // NewNamespace is the guardian of a namespace whose objects name refs, and whose FlinkSnapshots are
 // snapshots. A reference to a FlinkSnapshot by name covers the state it shows.
 func NewNamespace(refs []References, snapshots []Snapshot) *Namespace {
-	n := &Namespace{refs: refs, snapshotPaths: map[string]string{}}
+	n := &Namespace{refs: refs, snapshotPaths: map[string]string{}, recorded: map[string]bool{}}
 	for _, s := range snapshots {
 		if s.Path != "" {
 			n.snapshotPaths[s.Name] = s.Path
+			if s.Recorded {
+				n.recorded[s.Path] = true
+			}
 		}
 	}
 	return n
@@ -114,7 +142,8 @@ func (v Verdict) String() string {
 
 // MayDelete answers whether anything the guardian knows of needs the state. A savepoint is needed
 // when any holder names its path, or names by name the FlinkSnapshot that shows it, or any
-// FlinkSnapshot whose path is the same; an HA cluster when any holder names its id.
+// FlinkSnapshot whose path is the same, or may be the result of a savepoint or checkpoint a holder
+// asked for and has no answer to yet; an HA cluster when any holder names its id.
 func (n *Namespace) MayDelete(s State) Verdict {
 	v := Verdict{State: s}
 	for _, r := range n.refs {
@@ -136,6 +165,11 @@ func (n *Namespace) MayDelete(s State) Verdict {
 		}
 		for _, u := range r.HAClusters {
 			if s.HACluster != "" && u.Name == s.HACluster {
+				v.Needs = append(v.Needs, Need{r.Holder, u.Why})
+			}
+		}
+		for _, u := range r.Pending {
+			if PendingStateOf(u.Name, s.Path) && !slices.Contains(r.Recorded, s.Path) && !n.recorded[s.Path] {
 				v.Needs = append(v.Needs, Need{r.Holder, u.Why})
 			}
 		}

@@ -52,6 +52,24 @@ func OwnReferences(p *Pass) guardian.References {
 			out.Snapshots = append(out.Snapshots, guardian.Use{Name: s.RestoreSnapshot, Why: s.Field("restoreSnapshot")})
 		}
 	}
+	// A savepoint or checkpoint asked for, by this pass's status or the stored one, whose result is
+	// not known yet may be the job's newest state under a path nobody has read.
+	// A path either status gives to a state is known, not a pending one's unknown result: a
+	// result is read once, and retention trims the pass's ledger before it disposes.
+	pending := []string{}
+	if p.Job != nil {
+		pending = snapshots.PendingJobs(p.Job)
+		out.Recorded = snapshots.RecordedPaths(p.Job)
+	}
+	if p.StoredJob != nil {
+		for _, j := range snapshots.PendingJobs(p.StoredJob) {
+			if !slices.Contains(pending, j) {
+				pending = append(pending, j)
+			}
+		}
+		out.Recorded = append(out.Recorded, snapshots.RecordedPaths(p.StoredJob)...)
+	}
+	out.Pending = snapshots.PendingUses(pending)
 	return out
 }
 

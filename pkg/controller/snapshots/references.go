@@ -1,6 +1,7 @@
 package snapshots
 
 import (
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +25,9 @@ type Refs struct {
 	paths []string
 	// redeploys are its ledger's Redeploy entries, with their path and time only.
 	redeploys []v1beta1.StateEntry
+	// pending are the jobs with a savepoint or checkpoint asked for whose result its ledger does
+	// not know yet; recorded, the paths its ledger knows.
+	pending, recorded []string
 }
 
 // ApplicationRefs and SessionJobRefs are what an object of either kind names, the same in every
@@ -70,6 +74,7 @@ func refsOf(kind string, meta metav1.ObjectMeta, specPath, named string, st *v1b
 			r.redeploys = append(r.redeploys, v1beta1.StateEntry{Path: e.Path, Time: e.Time})
 		}
 	}
+	r.pending, r.recorded = PendingJobs(st), RecordedPaths(st)
 	return r
 }
 
@@ -94,6 +99,7 @@ func (r Refs) References(now time.Time, window time.Duration) guardian.Reference
 	if r.named != "" {
 		out.Snapshots = append(out.Snapshots, guardian.Use{Name: r.named, Why: "its spec's restoreSnapshot names"})
 	}
+	out.Pending, out.Recorded = PendingUses(r.pending), r.recorded
 	return out
 }
 
@@ -129,4 +135,36 @@ func OnlyUntilThisWrite(v guardian.Verdict) bool {
 		}
 	}
 	return len(v.Needs) > 0
+}
+
+// PendingJobs are the jobs of the status's ledger with a savepoint or checkpoint asked for whose
+// result it does not know yet.
+func PendingJobs(st *v1beta1.JobOwnerStatus) []string {
+	var out []string
+	for _, e := range st.Ledger {
+		if e.Result == v1beta1.StatePending && e.JobID != "" && !slices.Contains(out, e.JobID) {
+			out = append(out, e.JobID)
+		}
+	}
+	return out
+}
+
+// PendingUses tell the guardian that the states Flink may have completed for these jobs are needed.
+func PendingUses(jobs []string) []guardian.Use {
+	var out []guardian.Use
+	for _, job := range jobs {
+		out = append(out, guardian.Use{Name: job, Why: "a savepoint or checkpoint of its job " + job + " was asked for and its result is not known yet"})
+	}
+	return out
+}
+
+// RecordedPaths are the paths the status's ledger gives to states it knows.
+func RecordedPaths(st *v1beta1.JobOwnerStatus) []string {
+	var out []string
+	for _, e := range st.Ledger {
+		if e.Path != "" {
+			out = append(out, e.Path)
+		}
+	}
+	return out
 }
