@@ -10,19 +10,18 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/flinkfsm/flinkfsm/integ/apachefake"
 )
 
 // fakeApache is an API server holding one Apache object, and the Apache operator 1.16 acting on
-// it as its source does (AbstractJobReconciler.reconcileSpecChange, ApplicationReconciler and
-// SessionJobReconciler.cancelJob, AbstractFlinkService.cancelJob/cancelSessionJob,
-// AbstractJobReconciler.setUpgradeSavepointPath, ReconciliationUtils.updateStatusForSpecReconciliation):
-// a spec with job.state suspended and upgradeMode savepoint stops the job with a savepoint, then one
+// it as its source does, in what integ/apachefake writes (which the end-to-end test of kubectl
+// flink migrate plays on a real API server too): a spec with job.state suspended and upgradeMode savepoint stops the job with a savepoint, then one
 // status write records job state FINISHED, upgradeSavepointPath, either savepointInfo.lastSavepoint
 // (triggerType UPGRADE, timeStamp the cancel's start) or, with snapshot resources on, a FlinkStateSnapshot
 // labelled UPGRADE created just before, and the suspended spec as lastReconciledSpec.
@@ -172,13 +171,15 @@ func mergePatch(target, patch interface{}) interface{} {
 	return t
 }
 
-// reconcile is one pass of the Apache operator over the object.
+// reconcile is one pass of the Apache operator over the object: apachefake writes what 1.16 does,
+// and the fake's knobs change it.
 func (a *fakeApache) reconcile() {
 	u := a.object()
-	desired, _, _ := unstructured.NestedString(u.Object, "spec", "job", "state")
-	reconciled := reconciledSpec(a.t, u)
-	job, _ := reconciled["job"].(map[string]interface{})
-	if desired != jobSuspended || job["state"] != jobRunning || a.stall {
+	asked, err := apachefake.SuspendAsked(u)
+	if err != nil {
+		a.t.Fatalf("the Apache object: %v", err)
+	}
+	if !asked || a.stall {
 		return
 	}
 	if a.delay > 0 {
@@ -186,15 +187,10 @@ func (a *fakeApache) reconcile() {
 		return
 	}
 	a.clock += 1000
-	cancelAt := a.clock
+	stop := apachefake.Stop{CancelAt: a.clock, SnapshotResources: a.snapshotResources, Unrecorded: a.uncorroborated}
 	mode, _, _ := unstructured.NestedString(u.Object, "spec", "job", "upgradeMode")
-	status := u.Object["status"].(map[string]interface{})
-	jobStatus := status["jobStatus"].(map[string]interface{})
 	if mode == upgradeSavepoint && a.savepointFails {
-		// UpgradeFailureException("Savepoint Error"), written by FlinkResourceExceptionUtils; the
-		// spec is not reconciled and the next pass tries again.
-		status["error"] = `{"type":"org.apache.flink.kubernetes.operator.exception.UpgradeFailureException","message":"Savepoint Error",` +
-			`"additionalMetadata":{},"throwableList":[{"type":"java.util.concurrent.ExecutionException","message":"org.apache.flink.runtime.checkpoint.CheckpointException: Task local checkpoint failure."}]}`
+		apachefake.SavepointError(u)
 		a.store(u)
 		return
 	}
@@ -202,90 +198,50 @@ func (a *fakeApache) reconcile() {
 	if a.onSuspend != nil {
 		a.onSuspend()
 	}
-	jobStatus["state"] = "FINISHED"
-	if a.kind == FlinkSessionJob {
-		jobStatus["jobId"] = nil
-	}
 	if mode == upgradeSavepoint {
 		a.savepoint = fmt.Sprintf("s3://flink-state/savepoints/savepoint-%s-%04d", jobIDPrefix, a.stops)
-		jobStatus["upgradeSavepointPath"] = a.savepoint
-		info := jobStatus["savepointInfo"].(map[string]interface{})
-		switch {
-		case a.uncorroborated:
-		case a.snapshotResources:
-			a.createUpgradeSnapshot(cancelAt)
-		default:
-			sp := map[string]interface{}{"timeStamp": cancelAt, "location": a.savepoint, "triggerType": triggerUpgrade, "formatType": "CANONICAL", "triggerNonce": nil}
-			info["lastSavepoint"] = sp
-			info["savepointHistory"] = append(info["savepointHistory"].([]interface{}), runtime.DeepCopyJSONValue(sp))
+		stop.Savepoint = a.savepoint
+	}
+	a.clock += 20
+	stop.ReconciledAt = a.clock
+	if err := stop.Record(u); err != nil {
+		a.t.Fatalf("recording the stop: %v", err)
+	}
+	if stop.Savepoint != "" && a.snapshotResources && !a.uncorroborated {
+		snap := stop.Snapshot(u, stop.CancelAt)
+		apachefake.CompleteSnapshot(snap, time.UnixMilli(stop.CancelAt))
+		if err := a.client.Tracker().Create(FlinkStateSnapshots, snap, a.ns); err != nil {
+			a.t.Fatalf("creating the upgrade FlinkStateSnapshot: %v", err)
 		}
+	}
+	if stop.Savepoint != "" {
+		jobStatus := u.Object["status"].(map[string]interface{})["jobStatus"].(map[string]interface{})
+		info := jobStatus["savepointInfo"].(map[string]interface{})
 		if a.secondSavepoint {
-			info["savepointHistory"] = append(info["savepointHistory"].([]interface{}), map[string]interface{}{
-				"timeStamp": cancelAt + 5, "location": "s3://flink-state/savepoints/savepoint-periodic", "triggerType": "PERIODIC", "formatType": "CANONICAL"})
+			history, _ := info["savepointHistory"].([]interface{})
+			info["savepointHistory"] = append(history, map[string]interface{}{
+				"timeStamp": stop.CancelAt + 5, "location": "s3://flink-state/savepoints/savepoint-periodic", "triggerType": "PERIODIC", "formatType": "CANONICAL"})
 		}
 		if a.newerCheckpoint {
 			jobStatus["checkpointInfo"].(map[string]interface{})["lastCheckpoint"] = map[string]interface{}{
-				"timeStamp": cancelAt + 7, "triggerType": "PERIODIC", "formatType": "FULL"}
+				"timeStamp": stop.CancelAt + 7, "triggerType": "PERIODIC", "formatType": "FULL"}
 		}
 	}
-	a.clock += 20
-	spec := runtime.DeepCopyJSONValue(u.Object["spec"]).(map[string]interface{})
-	spec["job"].(map[string]interface{})["state"] = jobSuspended
-	if mode == "" {
-		spec["job"].(map[string]interface{})["upgradeMode"] = upgradeStateless
-	}
-	last := lastReconciled(spec)
-	status["reconciliationStatus"] = map[string]interface{}{
-		"reconciliationTimestamp": a.clock, "lastReconciledSpec": last, "lastStableSpec": last, "state": reconcileDeployed}
-	status["observedGeneration"] = u.GetGeneration()
-	status["lifecycleState"] = lifecycleSuspend
-	status["error"] = nil
 	if a.afterSuspend != nil {
 		a.afterSuspend(u)
 	}
 	a.store(u)
 }
 
-// createUpgradeSnapshot is FlinkStateSnapshotUtils.createUpgradeSnapshotResource, and the
-// snapshot's own first reconcile (alreadyExists: COMPLETED with the path).
-func (a *fakeApache) createUpgradeSnapshot(at int64) {
-	name := fmt.Sprintf("%s-savepoint-upgrade-%d", a.name, at)
-	s := &unstructured.Unstructured{Object: map[string]interface{}{
-		"apiVersion": ApacheGroup + "/" + apacheVersion, "kind": "FlinkStateSnapshot",
-		"metadata": map[string]interface{}{"name": name, "namespace": a.ns,
-			"labels": map[string]interface{}{snapshotTriggerLabel: triggerUpgrade}},
-		"spec": map[string]interface{}{
-			"jobReference": map[string]interface{}{"kind": a.kind.Name, "name": a.name},
-			"savepoint":    map[string]interface{}{"path": a.savepoint, "alreadyExists": true, "disposeOnDelete": false, "formatType": "CANONICAL"},
-		},
-		"status": map[string]interface{}{"state": "COMPLETED", "path": a.savepoint, "failures": int64(0)},
-	}}
-	s.SetCreationTimestamp(metav1.NewTime(time.UnixMilli(at).Truncate(time.Second)))
-	if err := a.client.Tracker().Create(FlinkStateSnapshots, s, a.ns); err != nil {
-		a.t.Fatalf("creating the upgrade FlinkStateSnapshot: %v", err)
-	}
-}
-
-// lastReconciled is status.reconciliationStatus.lastReconciledSpec as SpecUtils.writeSpecWithMeta
-// writes it.
-func lastReconciled(spec map[string]interface{}) string {
-	b, _ := json.Marshal(map[string]interface{}{"spec": spec,
-		"resource_metadata": map[string]interface{}{"apiVersion": ApacheGroup + "/" + apacheVersion, "firstDeployment": false}})
-	return string(b)
-}
+// lastReconciled is status.reconciliationStatus.lastReconciledSpec as the Apache operator writes it.
+func lastReconciled(spec map[string]interface{}) string { return apachefake.LastReconciledSpec(spec) }
 
 func reconciledSpec(t *testing.T, u *unstructured.Unstructured) map[string]interface{} {
-	raw, _, _ := unstructured.NestedString(u.Object, "status", "reconciliationStatus", "lastReconciledSpec")
-	if raw == "" {
-		return map[string]interface{}{} // before the first deployment
+	spec, err := apachefake.ReconciledSpec(u)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var w struct {
-		Spec map[string]interface{} `json:"spec"`
-	}
-	if err := json.Unmarshal([]byte(raw), &w); err != nil {
-		t.Fatalf("lastReconciledSpec: %v", err)
-	}
-	return w.Spec
+	return spec
 }
 
 const (
@@ -306,8 +262,7 @@ func runningDeployment(upgradeMode string) *unstructured.Unstructured {
 		"job": map[string]interface{}{"jarURI": "local:///opt/flink/usrlib/orders.jar", "parallelism": int64(2),
 			"upgradeMode": upgradeMode, "state": jobRunning},
 	}
-	return apacheObjectOf("FlinkDeployment", "orders", spec, map[string]interface{}{
-		"jobManagerDeploymentStatus": "READY", "clusterInfo": map[string]interface{}{"flink-version": "1.20.1"}})
+	return apacheObjectOf("FlinkDeployment", "orders", spec)
 }
 
 // runningSessionJob is a FlinkSessionJob on the Apache session cluster "session".
@@ -317,25 +272,11 @@ func runningSessionJob(upgradeMode string) *unstructured.Unstructured {
 		"job": map[string]interface{}{"jarURI": "https://repo.example.com/jobs/etl-1.4.jar", "entryClass": "com.example.Etl",
 			"parallelism": int64(2), "upgradeMode": upgradeMode, "state": jobRunning, "args": []interface{}{"--window", "5m"}},
 	}
-	return apacheObjectOf("FlinkSessionJob", "etl", spec, map[string]interface{}{})
+	return apacheObjectOf("FlinkSessionJob", "etl", spec)
 }
 
-func apacheObjectOf(kind, name string, spec, extraStatus map[string]interface{}) *unstructured.Unstructured {
-	last := lastReconciled(runtime.DeepCopyJSONValue(spec).(map[string]interface{}))
-	status := map[string]interface{}{
-		"jobStatus": map[string]interface{}{
-			"jobName": name, "jobId": jobIDPrefix + "0b1e5d4c3a29f8e7d6c5b4a3", "state": flinkRunning,
-			"startTime": strconv.FormatInt(startMillis, 10), "updateTime": strconv.FormatInt(startMillis+30_000, 10),
-			"savepointInfo":  map[string]interface{}{"savepointHistory": []interface{}{}, "lastPeriodicSavepointTimestamp": int64(0)},
-			"checkpointInfo": map[string]interface{}{"lastPeriodicCheckpointTimestamp": int64(0)},
-		},
-		"error": nil, "observedGeneration": int64(1), "lifecycleState": "STABLE",
-		"reconciliationStatus": map[string]interface{}{
-			"reconciliationTimestamp": startMillis - 10_000, "lastReconciledSpec": last, "lastStableSpec": last, "state": reconcileDeployed},
-	}
-	for k, v := range extraStatus {
-		status[k] = v
-	}
+func apacheObjectOf(kind, name string, spec map[string]interface{}) *unstructured.Unstructured {
+	status := apachefake.RunningStatus(kind, name, spec, apachefake.Running{JobID: jobIDPrefix + "0b1e5d4c3a29f8e7d6c5b4a3", StartedAt: startMillis})
 	u := &unstructured.Unstructured{Object: map[string]interface{}{
 		"apiVersion": ApacheGroup + "/" + apacheVersion, "kind": kind,
 		"metadata": map[string]interface{}{"name": name, "namespace": namespace, "uid": "uid-" + name,
@@ -346,4 +287,13 @@ func apacheObjectOf(kind, name string, spec, extraStatus map[string]interface{})
 		"status": status,
 	}}
 	return u
+}
+
+// The fake speaks of the resources the migration reads.
+func TestTheFakeNamesTheMigrationsResources(t *testing.T) {
+	if ApacheGroup != apachefake.Group || apacheVersion != apachefake.Version || FlinkDeployments != apachefake.FlinkDeployments ||
+		FlinkSessionJobs != apachefake.FlinkSessionJobs || FlinkStateSnapshots != apachefake.FlinkStateSnapshots ||
+		snapshotTriggerLabel != apachefake.TriggerLabel || triggerUpgrade != apachefake.TriggerUpgrade {
+		t.Fatal("integ/apachefake and pkg/cli/migrate name the Apache operator's resources differently")
+	}
 }
