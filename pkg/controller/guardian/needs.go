@@ -2,7 +2,6 @@ package guardian
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 )
@@ -40,11 +39,12 @@ type References struct {
 	// HAClusters are cluster ids whose HA ConfigMaps a cluster of it runs, or may run again, from.
 	HAClusters []Use
 	// Pending are jobs (by id) with a savepoint or checkpoint asked for whose result is not known
-	// yet: Flink may have completed it, and the job's newest state is then a path nobody has read.
-	// Each holds every path Flink would give such a state (PendingStateOf) but those of Recorded.
+	// yet, or whose end can no longer be learned: Flink may have completed it, and the job's newest
+	// state is then a path nobody has read. Each holds every path Flink would give such a state
+	// (PendingStateOf) but those some holder's records give to a state they know (Recorded).
 	Pending []Use
-	// Recorded are the paths the holder's records already give to a state they know: none of
-	// them is a pending one's unknown result.
+	// Recorded are the paths the holder's records (its status, which only the operator writes)
+	// give to a state they know: none of them is anybody's pending result.
 	Recorded []string
 }
 
@@ -63,9 +63,6 @@ func PendingStateOf(jobID, path string) bool {
 // Snapshot is a FlinkSnapshot as the guardian needs it: its name and the state it shows.
 type Snapshot struct {
 	Name, Path string
-	// Recorded says that the path is a result the operator read and recorded (a FlinkSnapshot it
-	// made for a ledger entry), not a path a user registered: no pending state is it.
-	Recorded bool
 }
 
 // Namespace is what the guardian knows of one namespace in one pass.
@@ -73,7 +70,7 @@ type Namespace struct {
 	refs []References
 	// snapshotPaths are the paths of the FlinkSnapshots of the namespace, by name.
 	snapshotPaths map[string]string
-	// recorded are the paths FlinkSnapshots show as results the operator recorded.
+	// recorded are the paths some holder's records give to a state they know.
 	recorded map[string]bool
 }
 
@@ -84,9 +81,13 @@ func NewNamespace(refs []References, snapshots []Snapshot) *Namespace {
 	for _, s := range snapshots {
 		if s.Path != "" {
 			n.snapshotPaths[s.Name] = s.Path
-			if s.Recorded {
-				n.recorded[s.Path] = true
-			}
+		}
+	}
+	// What a FlinkSnapshot shows is not a record: its annotations and spec are the tenant's to write,
+	// and the operator makes one before the status that records its result is written.
+	for _, r := range refs {
+		for _, p := range r.Recorded {
+			n.recorded[p] = true
 		}
 	}
 	return n
@@ -116,6 +117,9 @@ func (s State) String() string {
 type Need struct {
 	Holder Holder
 	Why    string
+	// UntilAnswered says the need lasts until Flink's answer about a savepoint or checkpoint is
+	// read: whoever wanted the state gone asks again later, rather than giving it up for good.
+	UntilAnswered bool
 }
 
 // Verdict is the guardian's answer: the state may go only when nothing needs it.
@@ -126,6 +130,17 @@ type Verdict struct {
 
 // MayGo tells whether the state may be deleted.
 func (v Verdict) MayGo() bool { return len(v.Needs) == 0 }
+
+// OnlyUntilAnswered tells whether every need lasts only until an answer about a pending state is
+// read: the deletion is to be asked again, not given up.
+func (v Verdict) OnlyUntilAnswered() bool {
+	for _, n := range v.Needs {
+		if !n.UntilAnswered {
+			return false
+		}
+	}
+	return len(v.Needs) > 0
+}
 
 // String names the state and who needs it, for an Event or a log line.
 func (v Verdict) String() string {
@@ -153,24 +168,24 @@ func (n *Namespace) MayDelete(s State) Verdict {
 		}
 		for _, u := range r.Paths {
 			if s.Path != "" && u.Name == s.Path {
-				v.Needs = append(v.Needs, Need{r.Holder, u.Why})
+				v.Needs = append(v.Needs, Need{Holder: r.Holder, Why: u.Why})
 			}
 		}
 		for _, u := range r.Snapshots {
 			named := u.Name == s.Snapshot && s.Snapshot != ""
 			samePath := s.Path != "" && n.snapshotPaths[u.Name] == s.Path
 			if named || samePath {
-				v.Needs = append(v.Needs, Need{r.Holder, u.Why + " " + u.Name})
+				v.Needs = append(v.Needs, Need{Holder: r.Holder, Why: u.Why + " " + u.Name})
 			}
 		}
 		for _, u := range r.HAClusters {
 			if s.HACluster != "" && u.Name == s.HACluster {
-				v.Needs = append(v.Needs, Need{r.Holder, u.Why})
+				v.Needs = append(v.Needs, Need{Holder: r.Holder, Why: u.Why})
 			}
 		}
 		for _, u := range r.Pending {
-			if PendingStateOf(u.Name, s.Path) && !slices.Contains(r.Recorded, s.Path) && !n.recorded[s.Path] {
-				v.Needs = append(v.Needs, Need{r.Holder, u.Why})
+			if PendingStateOf(u.Name, s.Path) && !n.recorded[s.Path] {
+				v.Needs = append(v.Needs, Need{Holder: r.Holder, Why: u.Why, UntilAnswered: true})
 			}
 		}
 	}

@@ -27,6 +27,8 @@ type keptOf struct {
 type keptNote struct {
 	why string
 	at  time.Time
+	// untilAnswered: kept only until a savepoint's answer is read, so asked about again next pass.
+	untilAnswered bool
 }
 
 func (k *Kept) of(key, uid string) map[string]keptNote {
@@ -48,4 +50,4 @@ func (k *Kept) store(key, uid string, notes map[string]keptNote) {
 func (k *Kept) Forget(key string) { k.objects.Delete(key) }
 
 // recent tells whether the state at path was kept less than keptRecheck ago.
-func (n keptNote) recent(now time.Time) bool { return now.Sub(n.at) < keptRecheck }
+func (n keptNote) recent(now time.Time) bool { return !n.untilAnswered && now.Sub(n.at) < keptRecheck }

@@ -88,7 +88,7 @@ func (n Namespace) Guardian(ctx context.Context, owner Owner, own guardian.Refer
 			// One registering a path shows it from the moment it exists, before its status is written.
 			path = s.Spec.Path
 		}
-		snaps = append(snaps, guardian.Snapshot{Name: s.Name, Path: path, Recorded: s.Annotations[LedgerEntryAnnotation] != ""})
+		snaps = append(snaps, guardian.Snapshot{Name: s.Name, Path: path})
 		if s.DeletionTimestamp == nil && path != "" && s.Spec.Type != v1beta1.SnapshotCheckpoint {
 			// A FlinkSnapshot shows its savepoint to its users (one kept with spec.keep, one a
 			// user registered for the same path): while it is there, the storage stays.

@@ -138,11 +138,16 @@ func OnlyUntilThisWrite(v guardian.Verdict) bool {
 }
 
 // PendingJobs are the jobs of the status's ledger with a savepoint or checkpoint asked for whose
-// result it does not know yet.
+// result it does not know yet, or a savepoint whose end can no longer be learned and no newer
+// state of the job settled (ledger.InDoubt): until then it may be the job's newest state.
 func PendingJobs(st *v1beta1.JobOwnerStatus) []string {
 	var out []string
+	l := ledger.Of(&st.Ledger)
 	for _, e := range st.Ledger {
-		if e.Result == v1beta1.StatePending && e.JobID != "" && !slices.Contains(out, e.JobID) {
+		if e.JobID == "" || slices.Contains(out, e.JobID) {
+			continue
+		}
+		if e.Result == v1beta1.StatePending || len(l.InDoubt(e.JobID)) > 0 {
 			out = append(out, e.JobID)
 		}
 	}
@@ -167,4 +172,23 @@ func RecordedPaths(st *v1beta1.JobOwnerStatus) []string {
 		}
 	}
 	return out
+}
+
+// PendingJobsNotAnswered are the PendingJobs of a stored status but for savepoints whose answer the
+// pass's status (now) already holds.
+func PendingJobsNotAnswered(stored, now *v1beta1.JobOwnerStatus) []string {
+	if now == nil {
+		return PendingJobs(stored)
+	}
+	answered := map[string]bool{}
+	for _, e := range now.Ledger {
+		if e.TriggerID != "" && e.Result != v1beta1.StatePending {
+			answered[e.TriggerID] = true
+		}
+	}
+	unanswered := *stored
+	unanswered.Ledger = slices.DeleteFunc(slices.Clone(stored.Ledger), func(e v1beta1.StateEntry) bool {
+		return e.TriggerID != "" && answered[e.TriggerID]
+	})
+	return PendingJobs(&unanswered)
 }

@@ -168,9 +168,10 @@ func disposeOnDelete(ctx context.Context, p Pass, s *v1beta1.FlinkSnapshot, d *d
 		return err
 	}
 	if v := g.MayDelete(guardian.State{Path: path, Snapshot: s.Name}); !v.MayGo() {
-		if OnlyUntilThisWrite(v) {
-			// Only the stored status names it, and this pass's write stops naming it: the
-			// finalizer stays, and the next pass disposes of it.
+		if OnlyUntilThisWrite(v) || v.OnlyUntilAnswered() {
+			// Only the stored status names it, and this pass's write stops naming it, or it may be
+			// a savepoint's unread result until Flink's answer is read: the finalizer stays, and a
+			// later pass disposes of it.
 			return nil
 		}
 		p.Announce(true, "SnapshotKept", fmt.Sprintf("FlinkSnapshot %s is deleted but its savepoint is kept: %s", s.Name, v))

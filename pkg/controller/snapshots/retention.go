@@ -67,7 +67,9 @@ func Retain(ctx context.Context, p Pass, r Retention, kept *Kept, key string, gu
 			if before[s.Status.Path].why != v.String() {
 				p.Announce(false, "StateKept", v.String())
 			}
-			notes[s.Status.Path] = keptNote{why: v.String(), at: p.Now}
+			// Kept for another object, it is asked about again in a while; kept only until a
+			// savepoint's answer is read, next pass.
+			notes[s.Status.Path] = keptNote{why: v.String(), at: p.Now, untilAnswered: v.OnlyUntilAnswered()}
 			continue
 		}
 		err := p.Apps.FlinkV1beta1().FlinkSnapshots(s.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{
