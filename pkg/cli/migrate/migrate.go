@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -367,9 +368,14 @@ func (m *migration) createTarget(ctx context.Context, a apacheObject, r *record)
 	if err != nil {
 		return nil, a, refuse("%v", err)
 	}
+	blocking, warnings := m.leftovers(ctx, a, t)
 	if found == nil {
 		if err := m.checkSessionCluster(ctx, t); err != nil {
 			return nil, a, err
+		}
+		if len(blocking) > 0 {
+			return nil, a, refuse("%s; the job is stopped on the Apache operator, its savepoint recorded in annotation %s: "+
+				"run the same command again once the name is free", strings.Join(blocking, "; "), RecordAnnotation)
 		}
 		err := m.create(ctx, t)
 		switch {
@@ -395,7 +401,7 @@ func (m *migration) createTarget(ctx context.Context, a apacheObject, r *record)
 		}
 		m.sayf("%s exists already, created by this migration starting from %s", t, orWithoutState(r.Savepoint))
 	}
-	for _, w := range m.leftovers(ctx, a, t) {
+	for _, w := range append(blocking, warnings...) {
 		m.sayf("warning: %s", w)
 	}
 	r.Step = stepCreated

@@ -95,9 +95,19 @@ func TestLeftoversOfTheApacheDeploymentAreNamed(t *testing.T) {
 		u.SetOwnerReferences([]metav1.OwnerReference{owner})
 		require.NoError(t, w.apache.client.Tracker().Create(gvr, u, namespace))
 	}
+	// The stopped JobManager's Service holds the application's stable Service's name: a
+	// FlinkApplication created now would fail its deploy (e2e: DeployFailed after its retries,
+	// and for good), so the migration stops before it, the savepoint recorded, and says how to
+	// free the name.
+	err := w.run(w.request())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Service jobs/orders is the stopped Apache JobManager's")
+	assert.Contains(t, err.Error(), "kubectl delete deployment orders -n jobs")
+	assert.Nil(t, w.application("orders"), "nothing is created while the name is held")
+	require.NoError(t, w.apache.client.Tracker().Delete(services, namespace, "orders"))
 	require.NoError(t, w.run(w.request()))
-	assert.Contains(t, w.out.String(), "warning: Service jobs/orders is the stopped Apache JobManager's")
-	assert.Contains(t, w.out.String(), "kubectl delete deployment orders -n jobs")
+	assert.NotNil(t, w.application("orders"))
+	assert.Equal(t, 1, w.apache.stops, "one savepoint")
 	assert.Contains(t, w.out.String(), "warning: Ingress jobs/orders is FlinkDeployment/orders's (spec.ingress)")
 }
 

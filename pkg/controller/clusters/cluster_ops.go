@@ -244,5 +244,6 @@ func serviceInTheWay(ctx context.Context, w Writer, want *corev1.Service) error 
 		owner = fmt.Sprintf("%s %s", got.OwnerReferences[0].Kind, got.OwnerReferences[0].Name)
 	}
 	return fmt.Errorf("service %s, the name of this application's stable Service, is another object's (%s), which the operator never "+
-		"takes over; the job starts once it is deleted (after kubectl flink migrate: the stopped Apache JobManager's Service)", want.Name, owner)
+		"takes over: delete it (after kubectl flink migrate: the stopped Apache JobManager's Deployment, which owns it), and if the deploy "+
+		"failed meanwhile, change spec.restartNonce to deploy again", want.Name, owner)
 }
