@@ -36,17 +36,11 @@ func application(meta metav1.ObjectMeta, spec *fields) ([]any, error) {
 	s.DeploymentMode = v1beta1.DeploymentModeSingle
 
 	s.JarURI = jarURI
-	s.EntryClass, _ = job.text("entryClass")
-	s.ProgramArgsList = job.textList("args")
 	s.Parallelism = parallelism(spec, job, &p)
-	s.UpgradeMode = upgradeMode(job)
-	s.State = desiredState(job)
-	s.SavepointTriggerNonce = job.nonce("savepointTriggerNonce")
-	s.CheckpointTriggerNonce = job.nonce("checkpointTriggerNonce")
-	s.SavepointRedeployNonce = job.nonce("savepointRedeployNonce")
-	s.SavepointPath, _ = job.text("initialSavepointPath")
-	s.SavepointRedeployNonce = redeployNonce(job, s.SavepointRedeployNonce, s.SavepointPath)
-	s.AllowNonRestoredState, _ = job.boolean("allowNonRestoredState")
+	j := jobOf(job)
+	s.EntryClass, s.ProgramArgsList, s.UpgradeMode, s.State = j.entryClass, j.args, j.upgradeMode, j.state
+	s.SavepointTriggerNonce, s.CheckpointTriggerNonce, s.SavepointRedeployNonce = j.savepointTrigger, j.checkpointTrigger, j.redeploy
+	s.SavepointPath, s.AllowNonRestoredState = j.initialSavepoint, j.allowNonRestoredState
 	job.drop("autoscalerResetNonce", "flinkfsm's autoscaler starts over when spec.autoscaler changes (docs/autoscaler.md); there is no reset nonce")
 	job.rest()
 
