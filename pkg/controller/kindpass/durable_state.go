@@ -53,11 +53,10 @@ func OwnReferences(p *Pass) guardian.References {
 		}
 	}
 	// A savepoint or checkpoint asked for, by this pass's status or the stored one, whose result is
-	// not known yet may be the job's newest state under a path nobody has read.
-	// A path either status gives to a state is known, not a pending one's unknown result: a
-	// result is read once, and retention trims the pass's ledger before it disposes. A savepoint the
-	// stored status has pending whose answer this pass read is no longer unknown: its result is in
-	// the pass's records (and a crash before the write leaves it pending for the next pass).
+	// not known yet may be the job's newest state under a path nobody has read. One the stored
+	// status has pending whose answer this pass read is known: its result is in the pass's records
+	// (a crash before the write leaves it pending for the next pass). A path either status gives to
+	// a state is no pending one's result: retention trims the pass's ledger before it disposes.
 	pending := []string{}
 	if p.Job != nil {
 		pending = snapshots.PendingJobs(p.Job)
