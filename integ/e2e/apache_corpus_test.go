@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -184,7 +185,10 @@ func runGroup(t *testing.T, objects []map[string]any, clusters map[string]map[st
 		c.Namespace = s.ns
 		onFlink(c.Spec.FlinkVersion, &c.Spec.ClusterSpec)
 		fitJobs(c, jobs)
-		if _, err := api.FlinkSessionClusters(s.ns).Create(s.ctx, c, metav1.CreateOptions{}); err != nil {
+		if err := admitted(func() error {
+			_, err := api.FlinkSessionClusters(s.ns).Create(s.ctx, c, metav1.CreateOptions{})
+			return err
+		}); err != nil {
 			t.Fatalf("applying FlinkSessionCluster %s: %v", c.Name, err)
 		}
 		applied++
@@ -195,7 +199,10 @@ func runGroup(t *testing.T, objects []map[string]any, clusters map[string]map[st
 		if p := a.Spec.SavepointPath; p != "" {
 			env.Fleet.Storage().PutBack(flinksim.Snapshot{Path: p, Savepoint: true, CheckpointID: 1, JobID: strings.Repeat("0", 32), CreatedAt: time.Now()})
 		}
-		if _, err := api.FlinkApplications(s.ns).Create(s.ctx, a, metav1.CreateOptions{}); err != nil {
+		if err := admitted(func() error {
+			_, err := api.FlinkApplications(s.ns).Create(s.ctx, a, metav1.CreateOptions{})
+			return err
+		}); err != nil {
 			t.Fatalf("applying FlinkApplication %s: %v", a.Name, err)
 		}
 		s.apps = append(s.apps, a.Name)
@@ -213,7 +220,10 @@ func runGroup(t *testing.T, objects []map[string]any, clusters map[string]map[st
 		if strings.HasPrefix(j.Spec.Job.JarURI, "https://") || !strings.Contains(j.Spec.Job.JarURI, "://") {
 			j.Spec.Job.JarURI, j.Spec.Job.JarSHA256 = jar, ""
 		}
-		if _, err := api.FlinkSessionJobs(s.ns).Create(s.ctx, j, metav1.CreateOptions{}); err != nil {
+		if err := admitted(func() error {
+			_, err := api.FlinkSessionJobs(s.ns).Create(s.ctx, j, metav1.CreateOptions{})
+			return err
+		}); err != nil {
 			t.Fatalf("applying FlinkSessionJob %s: %v", j.Name, err)
 		}
 		applied++
@@ -322,4 +332,18 @@ func (s *scenario) createClaimWithVolume(o map[string]any) {
 		s.t.Fatalf("creating a volume for %s: %v", claim.Name, err)
 	}
 	s.t.Cleanup(func() { _ = env.Kube.CoreV1().PersistentVolumes().Delete(s.ctx, pv.Name, metav1.DeleteOptions{}) })
+}
+
+// admitted creates an object, waiting out the admission policy's view of the namespace: the API
+// server reads namespaces for its admission policies from a cache, which may not yet hold the
+// annotations just written.
+func admitted(create func() error) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := create()
+		if err == nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "flinkfsm.io/allow") || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

@@ -290,6 +290,18 @@ func (s *scenario) allowApacheExamples() {
 	if _, err := env.Kube.CoreV1().Namespaces().Update(s.ctx, ns, metav1.UpdateOptions{}); err != nil {
 		s.t.Fatal(err)
 	}
+	// The API server's admission policies read namespaces from a cache: wait until a dry run of an
+	// application running as flink is admitted, so that what migrate creates is judged by the
+	// annotation.
+	probe := &v1beta1.FlinkApplication{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: s.ns}, Spec: appSpec()}
+	probe.Spec.ServiceAccountName = "flink"
+	err = admitted(func() error {
+		_, err := env.Apps.FlinkV1beta1().FlinkApplications(s.ns).Create(s.ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	})
+	if err != nil {
+		s.t.Fatalf("a dry run of an application running as flink: %v", err)
+	}
 }
 
 var (
