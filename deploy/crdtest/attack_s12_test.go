@@ -26,16 +26,11 @@ func s12Admit(t *testing.T, manifest string) {
 	for _, w := range report.Warnings {
 		warnings = append(warnings, w.Field+": "+w.Reason)
 	}
-	for i, doc := range documents(out) {
-		obj := parseObject(t, doc)
-		kind, _ := obj["kind"].(string)
-		if api, _ := obj["apiVersion"].(string); !strings.HasPrefix(api, "flink.k8s.io/") {
-			continue
-		}
-		r := crdFor(t, kind).Create(context.Background(), obj)
+	for _, c := range flinkfsmObjects(t, out) {
+		r := crdFor(t, c.kind).Create(context.Background(), c.obj)
 		if len(r.Errs) > 0 {
 			t.Errorf("converted document %d (%s) is refused by kubectl apply, and the converter warned of nothing that says so:\n%v\nwarnings:\n  %s\nconverted:\n%s",
-				i, kind, r.Errs.ToAggregate(), strings.Join(warnings, "\n  "), doc)
+				c.index, c.kind, r.Errs.ToAggregate(), strings.Join(warnings, "\n  "), c.doc)
 		}
 	}
 }

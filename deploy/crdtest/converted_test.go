@@ -34,13 +34,9 @@ func TestConvertedApacheManifestsAreAdmitted(t *testing.T) {
 		for _, w := range report.Warnings {
 			warned[w.Field] = true
 		}
-		for i, doc := range documents(out) {
-			obj := parseObject(t, doc)
-			kind, _ := obj["kind"].(string)
-			if api, _ := obj["apiVersion"].(string); !strings.HasPrefix(api, "flink.k8s.io/") {
-				continue
-			}
-			r := crdFor(t, kind).Create(context.Background(), obj)
+		for _, c := range flinkfsmObjects(t, out) {
+			i, kind, doc := c.index, c.kind, c.doc
+			r := crdFor(t, kind).Create(context.Background(), c.obj)
 			for _, e := range r.Errs {
 				if warned[e.Field] {
 					// A field the converter named as one apply refuses (a jar flinkfsm cannot fetch).
@@ -103,4 +99,28 @@ spec:
 			t.Errorf("%s = %q, want %q (read %v)", k, conf[k], want, conf)
 		}
 	}
+}
+
+// convertedObject is one flinkfsm object of a converted stream: its document's index, kind, text
+// and contents.
+type convertedObject struct {
+	index int
+	kind  string
+	doc   []byte
+	obj   map[string]interface{}
+}
+
+// flinkfsmObjects are the flinkfsm objects of a converted stream; objects of other kinds pass
+// through the converter untouched and are left out.
+func flinkfsmObjects(t *testing.T, out []byte) []convertedObject {
+	t.Helper()
+	var objects []convertedObject
+	for i, doc := range documents(out) {
+		obj := parseObject(t, doc)
+		kind, _ := obj["kind"].(string)
+		if api, _ := obj["apiVersion"].(string); strings.HasPrefix(api, "flink.k8s.io/") {
+			objects = append(objects, convertedObject{index: i, kind: kind, doc: doc, obj: obj})
+		}
+	}
+	return objects
 }

@@ -2,7 +2,6 @@ package crdtest
 
 import (
 	"context"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"os"
 	"os/exec"
 	"path"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
 	flyteconfig "github.com/flyteorg/flytestdlib/config"
 	"github.com/flyteorg/flytestdlib/config/viper"
