@@ -2,6 +2,7 @@ package crdtest
 
 import (
 	"context"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"os"
 	"os/exec"
 	"path"
@@ -12,8 +13,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
 	flyteconfig "github.com/flyteorg/flytestdlib/config"
 	"github.com/flyteorg/flytestdlib/config/viper"
